@@ -1,0 +1,13 @@
+//go:build !linux
+
+package proc
+
+// GroupMembers lists the processes of a process group. It needs /proc, so
+// outside Linux it returns ErrUnsupportedPlatform.
+func GroupMembers(pgid int) ([]Member, error) {
+	return nil, ErrUnsupportedPlatform
+}
+
+// onlyZombies cannot be decided without /proc; the probe then relies on
+// kill(-pgid, 0) alone.
+func onlyZombies(int) bool { return false }

@@ -1,0 +1,340 @@
+//go:build unix
+
+package proc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is one started process and the group it leads. The owner must call
+// Wait or Close exactly as it would for exec.Cmd; both may be called from
+// several goroutines and return the same outcome.
+type Process struct {
+	cmd  *exec.Cmd
+	pgid int
+	opts Options
+
+	stdin    *os.File    // our write end when PipeStdin
+	stdout   *os.File    // our read end when PipeStdout
+	captured [2]*os.File // our read ends of captured streams (nil when piped)
+	cap      *capture
+
+	killOnce sync.Once
+	killCh   chan struct{}
+	reasonMu sync.Mutex
+	reason   End // first kill reason requested; guarded by reasonMu
+
+	done      chan struct{}
+	result    Result
+	err       error
+	closePipe sync.Once
+}
+
+// Start starts cmd as the leader of a new process group and takes ownership
+// of it. cmd must not have been started and must leave Stdin, Stdout and
+// Stderr nil: the owner connects them as opts says. Start sets
+// cmd.SysProcAttr.Setpgid. When ctx is done the whole group is killed.
+func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case cmd == nil || cmd.Path == "":
+		return nil, fmt.Errorf("%w: cmd and cmd.Path are required", ErrInvalidOptions)
+	case cmd.Process != nil:
+		return nil, fmt.Errorf("%w: cmd was already started", ErrInvalidOptions)
+	case cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil:
+		return nil, fmt.Errorf("%w: leave cmd.Stdin, cmd.Stdout and cmd.Stderr nil; use Options.PipeStdin, PipeStdout and the capture bounds", ErrInvalidOptions)
+	case cmd.Cancel != nil || cmd.WaitDelay != 0:
+		return nil, fmt.Errorf("%w: leave cmd.Cancel and cmd.WaitDelay unset; the owner cancels through ctx", ErrInvalidOptions)
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if err := checkAttr(cmd.SysProcAttr); err != nil {
+		return nil, err
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Pgid = 0
+	if err := ctx.Err(); err != nil {
+		return nil, &StartError{Path: cmd.Path, Err: err}
+	}
+
+	p := &Process{cmd: cmd, opts: opts, killCh: make(chan struct{}), done: make(chan struct{})}
+	var childEnds, parentEnds []*os.File
+	fail := func(err error) (*Process, error) {
+		for _, f := range childEnds {
+			f.Close()
+		}
+		for _, f := range parentEnds {
+			f.Close()
+		}
+		return nil, &StartError{Path: cmd.Path, Err: err}
+	}
+	if opts.PipeStdin {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		childEnds, parentEnds = append(childEnds, r), append(parentEnds, w)
+		cmd.Stdin, p.stdin = r, w
+	}
+	for i := range 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		childEnds, parentEnds = append(childEnds, w), append(parentEnds, r)
+		if i == 0 {
+			cmd.Stdout = w
+			if opts.PipeStdout {
+				p.stdout = r
+				continue
+			}
+		} else {
+			cmd.Stderr = w
+		}
+		p.captured[i] = r
+	}
+	if opts.PipeStdout {
+		opts.MaxStdout = 0
+		p.opts = opts
+	}
+	p.cap = newCapture(opts, p.overflow)
+
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	for _, f := range childEnds {
+		f.Close()
+	}
+	p.pgid = cmd.Process.Pid
+
+	var readers sync.WaitGroup
+	for i, r := range p.captured {
+		if r == nil {
+			continue
+		}
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			p.cap.read(i, r)
+		}()
+	}
+	readersDone := make(chan struct{})
+	go func() {
+		readers.Wait()
+		close(readersDone)
+	}()
+	flushDone := make(chan struct{})
+	if p.cap.stream {
+		go func() {
+			defer close(flushDone)
+			p.cap.flush(readersDone)
+		}()
+	} else {
+		close(flushDone)
+	}
+	go p.supervise(ctx, readersDone, flushDone)
+	return p, nil
+}
+
+func (p *Process) overflow() {
+	if p.opts.StopOnOverflow {
+		p.kill(EndOutputLimit)
+	}
+}
+
+func (p *Process) kill(reason End) {
+	p.reasonMu.Lock()
+	if p.reason == EndExited {
+		p.reason = reason
+	}
+	p.reasonMu.Unlock()
+	p.killOnce.Do(func() { close(p.killCh) })
+}
+
+func (p *Process) killReason() End {
+	p.reasonMu.Lock()
+	defer p.reasonMu.Unlock()
+	return p.reason
+}
+
+// supervise waits for the end, tears the group down and records the outcome.
+// It joins the readers and the streamer; only the leader's waiter can outlive
+// it, and then only when the leader could not be reaped, which is reported.
+func (p *Process) supervise(ctx context.Context, readersDone, flushDone <-chan struct{}) {
+	defer close(p.done)
+	waitCh := make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait() // the exit status is read from ProcessState
+		close(waitCh)
+	}()
+
+	reaped := false
+	end := EndExited
+	select {
+	case <-waitCh:
+		reaped = true
+	case <-ctx.Done():
+		end = EndCancelled
+	case <-p.killCh:
+		end = p.killReason()
+	}
+	// Kill the group even after a normal exit: background members of the
+	// group must not outlive the command.
+	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+
+	allowance := p.opts.CleanupAllowance
+	deadline := time.Now().Add(allowance)
+	timer := time.NewTimer(allowance)
+	defer timer.Stop()
+	problem := ""
+	if !reaped {
+		select {
+		case <-waitCh:
+			reaped = true
+		case <-timer.C:
+			problem = "leader_not_reaped"
+		}
+	}
+	if problem == "" {
+		select {
+		case <-readersDone:
+		case <-timer.C:
+			problem = "pipes_held_open"
+		}
+	}
+	// Unblock readers still waiting on a pipe held by a stray process.
+	for _, r := range p.captured {
+		if r != nil {
+			_ = r.SetReadDeadline(time.Now())
+		}
+	}
+	<-readersDone
+	<-flushDone
+	for _, r := range p.captured {
+		if r != nil {
+			r.Close()
+		}
+	}
+	if problem == "" && !groupGone(p.pgid, deadline) {
+		problem = "group_alive"
+	}
+
+	if end == EndExited && p.killReason() == EndOutputLimit {
+		end = EndOutputLimit
+	}
+	res := Result{ExitCode: -1, End: end, Pgid: p.pgid}
+	p.cap.result(&res)
+	if reaped && p.cmd.ProcessState != nil {
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+			switch {
+			case ws.Exited():
+				res.ExitCode = ws.ExitStatus()
+			case ws.Signaled():
+				res.Signal = signalName(ws.Signal())
+			}
+		}
+	}
+	p.result = res
+	if problem != "" {
+		p.err = &CleanupError{Pgid: p.pgid, Problem: problem, Allowance: allowance}
+	}
+}
+
+// groupGone probes the group until kill(-pgid, 0) reports ESRCH (or only
+// zombies remain) or the deadline passes.
+func groupGone(pgid int, deadline time.Time) bool {
+	backoff := 200 * time.Microsecond
+	for {
+		if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
+			return true
+		}
+		if onlyZombies(pgid) {
+			return true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		time.Sleep(min(backoff, left))
+		backoff = min(2*backoff, 20*time.Millisecond)
+	}
+}
+
+// Pid returns the leader's process ID.
+func (p *Process) Pid() int { return p.pgid }
+
+// Pgid returns the ID of the process group the process leads.
+func (p *Process) Pgid() int { return p.pgid }
+
+// Stdin returns the writer to the child's stdin, or nil without
+// Options.PipeStdin. Closing it sends EOF to the child. Wait closes it.
+func (p *Process) Stdin() io.WriteCloser {
+	if p.stdin == nil {
+		return nil
+	}
+	return p.stdin
+}
+
+// Stdout returns the reader on the child's stdout, or nil without
+// Options.PipeStdout. Wait closes it, so read to EOF first when all output
+// matters.
+func (p *Process) Stdout() io.ReadCloser {
+	if p.stdout == nil {
+		return nil
+	}
+	return p.stdout
+}
+
+// Done is closed once the process group has been torn down and Wait will
+// not block.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Kill asks the owner to end the process: the group is killed with SIGKILL
+// and torn down as for any other end. It does not wait; call Wait.
+func (p *Process) Kill() error {
+	p.kill(EndKilled)
+	return nil
+}
+
+// Wait blocks until the process has ended and its group has been torn down,
+// then returns the result. The error is nil or a *CleanupError; the result
+// is valid either way. A nonzero exit is not an error.
+func (p *Process) Wait() (*Result, error) {
+	<-p.done
+	p.closePipe.Do(func() {
+		if p.stdin != nil {
+			p.stdin.Close()
+		}
+		if p.stdout != nil {
+			p.stdout.Close()
+		}
+	})
+	res := p.result
+	return &res, p.err
+}
+
+// Close kills the process and waits for its teardown, returning any cleanup
+// error.
+func (p *Process) Close() error {
+	_ = p.Kill()
+	_, err := p.Wait()
+	return err
+}
+
+func checkAttr(a *syscall.SysProcAttr) error {
+	if a.Setsid || a.Setctty || a.Foreground {
+		return fmt.Errorf("%w: SysProcAttr.Setsid, Setctty and Foreground would take the process out of its owned group; leave them unset", ErrInvalidOptions)
+	}
+	return nil
+}
