@@ -1,0 +1,388 @@
+package schema
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Code classifies a validation diagnostic. The values are the reference's
+// output-validation-v1 codes.
+type Code string
+
+// Diagnostic codes.
+const (
+	// CodeMalformedJSON: the instance is not JSON (including invalid UTF-8
+	// and unpaired surrogate escapes).
+	CodeMalformedJSON Code = "malformed_json"
+	// CodeJSONBytes: the instance is larger than MaxInstanceBytes.
+	CodeJSONBytes Code = "json_bytes"
+	// CodeValidationWork: validating would charge more than MaxWork.
+	CodeValidationWork Code = "validation_work"
+	// CodeJSONStructure: the instance nests deeper than MaxInstanceDepth,
+	// has more than MaxInstanceNodes values, repeats an object key, or has
+	// a number exponent of more than nine digits.
+	CodeJSONStructure Code = "json_structure"
+	// CodeSchemaViolation: the instance does not satisfy the schema.
+	CodeSchemaViolation Code = "schema_violation"
+)
+
+// Diagnostic bounds from the reference's output-validation-v1 record.
+const (
+	// MaxDiagnostics is the most diagnostics a Result holds.
+	MaxDiagnostics = 8
+	// MaxDiagnosticPathBytes bounds each path, measured JSON-encoded
+	// without quotes (so it also bounds the raw bytes).
+	MaxDiagnosticPathBytes = 256
+	// MaxDiagnosticsBytes bounds the JSON encoding of the whole list.
+	MaxDiagnosticsBytes = 2048
+)
+
+// Diagnostic locates one validation failure. It never holds instance
+// values: InstancePath is a JSON pointer into the instance (its keys and
+// indexes) and SchemaPath a JSON pointer to the failing keyword in the schema
+// document (for "required", to the missing name's entry).
+type Diagnostic struct {
+	Code         Code   `json:"code"`
+	InstancePath string `json:"instance_path"`
+	SchemaPath   string `json:"schema_path"`
+}
+
+// Result is the outcome of one validation. Valid is true exactly when
+// Diagnostics is empty. Work is the work charged, zero when validation did
+// not run (the instance was too large, malformed, or over the work bound).
+type Result struct {
+	Valid       bool
+	Diagnostics []Diagnostic
+	Work        uint64
+}
+
+// Validate checks instance, a JSON text, against the schema.
+//
+// The checks run in order: size (json_bytes), syntax (malformed_json),
+// structure (json_structure: depth, value count, duplicate keys), work
+// (validation_work: Work(len(instance)) against MaxWork), then the schema
+// itself (schema_violation). Object keys must be unique: a repeated key is a
+// json_structure failure, because parsers disagree on which copy wins.
+// Numbers compare exactly as decimals; nothing is rounded through float64.
+func (s *Schema) Validate(instance []byte) Result {
+	lim := s.lim
+	if len(instance) > lim.MaxInstanceBytes {
+		return failed(CodeJSONBytes, "")
+	}
+	v, perr := parseJSON(instance, lim.MaxInstanceDepth, lim.MaxInstanceNodes)
+	if perr != nil {
+		if perr.kind == errSyntax {
+			return failed(CodeMalformedJSON, "")
+		}
+		return failed(CodeJSONStructure, perr.path)
+	}
+	work := s.Work(len(instance))
+	if work > lim.MaxWork {
+		return failed(CodeValidationWork, "")
+	}
+	ev := evaluator{}
+	ok := ev.eval(s.root, &v, true)
+	return Result{Valid: ok, Diagnostics: ev.diags, Work: work}
+}
+
+// ValidateValue checks an already-decoded value (as produced by
+// encoding/json: maps, slices, strings, float64 or json.Number, bools, nil)
+// by encoding it and calling Validate. A value that does not encode is
+// malformed_json.
+func (s *Schema) ValidateValue(v any) Result {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return failed(CodeMalformedJSON, "")
+	}
+	return s.Validate(b)
+}
+
+func failed(code Code, instancePath string) Result {
+	d := Diagnostic{Code: code, InstancePath: truncatePath(instancePath)}
+	return Result{Diagnostics: []Diagnostic{d}}
+}
+
+// truncatePath cuts p at a character boundary so that its JSON encoding,
+// quotes excluded, is at most MaxDiagnosticPathBytes.
+func truncatePath(p string) string {
+	if encodedLen(p)-2 <= MaxDiagnosticPathBytes {
+		return p
+	}
+	n := 0
+	for i, r := range p {
+		w := encodedLen(string(r)) - 2
+		if n+w > MaxDiagnosticPathBytes {
+			return p[:i]
+		}
+		n += w
+	}
+	return p
+}
+
+// evaluator holds the state of one validation.
+type evaluator struct {
+	diags []Diagnostic
+	bytes int // JSON size of diags so far
+	full  bool
+	path  []pathSeg
+	work  uint64 // applications plus payload actually charged; tests compare it with Work
+}
+
+func (e *evaluator) add(schemaPath string) {
+	if e.full {
+		return
+	}
+	d := Diagnostic{Code: CodeSchemaViolation, InstancePath: truncatePath(pointer(e.path)), SchemaPath: truncatePath(schemaPath)}
+	size := len(`{"code":,"instance_path":,"schema_path":}`) + encodedLen(string(d.Code)) +
+		encodedLen(d.InstancePath) + encodedLen(d.SchemaPath)
+	if len(e.diags) == 0 {
+		size += 2 // brackets
+	} else {
+		size++ // comma
+	}
+	if e.bytes+size > MaxDiagnosticsBytes {
+		e.full = true
+		return
+	}
+	e.diags = append(e.diags, d)
+	e.bytes += size
+	if len(e.diags) == MaxDiagnostics {
+		e.full = true
+	}
+}
+
+// eval applies n to v. With report set it records diagnostics and keeps
+// going until the list is full; without, it stops at the first failure.
+func (e *evaluator) eval(n *node, v *value, report bool) bool {
+	e.work += 1 + n.payload
+	if n.boolean {
+		if !n.allow && report {
+			e.add(n.path)
+		}
+		return n.allow
+	}
+	ok := true
+	// fail records a failing keyword and says whether to stop.
+	fail := func(kw string) bool {
+		ok = false
+		if report {
+			e.add(n.path + "/" + kw)
+		}
+		return !report || e.full
+	}
+	sub := func(s *node, sv *value) bool {
+		if e.eval(s, sv, report) {
+			return false
+		}
+		ok = false
+		return !report || e.full
+	}
+	if n.ref != nil && sub(n.ref, v) {
+		return false
+	}
+	if n.types != 0 && !n.types.has(v) && fail("type") {
+		return false
+	}
+	if n.constVal != nil && !equal(n.constVal, v) && fail("const") {
+		return false
+	}
+	if n.hasEnum && !inEnum(n.enum, v) && fail("enum") {
+		return false
+	}
+	switch v.kind {
+	case kindNumber:
+		if !e.number(n, v, fail) {
+			return false
+		}
+	case kindString:
+		if n.minLength > 0 || n.maxLength != maxCount {
+			l := uint64(utf8.RuneCountInString(v.str))
+			if l < n.minLength && fail("minLength") || l > n.maxLength && fail("maxLength") {
+				return false
+			}
+		}
+	case kindObject:
+		if !e.object(n, v, fail, sub) {
+			return false
+		}
+	case kindArray:
+		cnt := uint64(len(v.items))
+		if cnt < n.minItems && fail("minItems") || cnt > n.maxItems && fail("maxItems") {
+			return false
+		}
+		for i := range v.items {
+			var s *node
+			if i < len(n.prefixItems) {
+				s = n.prefixItems[i]
+			} else {
+				s = n.items
+			}
+			if s == nil {
+				continue
+			}
+			e.path = append(e.path, pathSeg{index: i})
+			stop := sub(s, &v.items[i])
+			e.path = e.path[:len(e.path)-1]
+			if stop {
+				return false
+			}
+		}
+	}
+	for _, s := range n.allOf {
+		if sub(s, v) {
+			return false
+		}
+	}
+	if len(n.anyOf) > 0 && !slices.ContainsFunc(n.anyOf, func(s *node) bool { return e.eval(s, v, false) }) && fail("anyOf") {
+		return false
+	}
+	if len(n.oneOf) > 0 {
+		matched := 0
+		for _, s := range n.oneOf {
+			if e.eval(s, v, false) {
+				matched++
+				if matched > 1 {
+					break
+				}
+			}
+		}
+		if matched != 1 && fail("oneOf") {
+			return false
+		}
+	}
+	if n.not != nil && e.eval(n.not, v, false) && fail("not") {
+		return false
+	}
+	if n.ifS != nil {
+		branch := n.els
+		if e.eval(n.ifS, v, false) {
+			branch = n.thenS
+		}
+		if branch != nil && sub(branch, v) {
+			return false
+		}
+	}
+	return ok
+}
+
+const maxCount = ^uint64(0)
+
+func (e *evaluator) number(n *node, v *value, fail func(string) bool) bool {
+	x := v.num
+	if n.minimum != nil && x.cmp(*n.minimum) < 0 && fail("minimum") {
+		return false
+	}
+	if n.maximum != nil && x.cmp(*n.maximum) > 0 && fail("maximum") {
+		return false
+	}
+	if n.exclMin != nil && x.cmp(*n.exclMin) <= 0 && fail("exclusiveMinimum") {
+		return false
+	}
+	if n.exclMax != nil && x.cmp(*n.exclMax) >= 0 && fail("exclusiveMaximum") {
+		return false
+	}
+	if n.multipleOf != nil && !multipleOf(x, *n.multipleOf) && fail("multipleOf") {
+		return false
+	}
+	return true
+}
+
+func (e *evaluator) object(n *node, v *value, fail func(string) bool, sub func(*node, *value) bool) bool {
+	cnt := uint64(len(v.members))
+	if cnt < n.minProps && fail("minProperties") || cnt > n.maxProps && fail("maxProperties") {
+		return false
+	}
+	for i, name := range n.required {
+		if _, ok := v.lookup(name); !ok && fail("required/"+strconv.Itoa(i)) {
+			return false
+		}
+	}
+	for _, dep := range n.dependentRequired {
+		if _, ok := v.lookup(dep.name); !ok {
+			continue
+		}
+		for i, name := range dep.required {
+			if _, ok := v.lookup(name); !ok && fail("dependentRequired/"+escapeToken(dep.name)+"/"+strconv.Itoa(i)) {
+				return false
+			}
+		}
+	}
+	for i := range v.members {
+		m := &v.members[i]
+		s := n.additional
+		if j, found := slices.BinarySearchFunc(n.properties, m.key, func(p namedNode, k string) int {
+			return strings.Compare(p.name, k)
+		}); found {
+			s = n.properties[j].node
+		}
+		e.path = append(e.path, pathSeg{key: m.key, isKey: true})
+		stop := false
+		if s != nil {
+			stop = sub(s, &m.val)
+		}
+		if !stop && n.propertyNames != nil {
+			key := value{kind: kindString, str: m.key}
+			stop = !e.eval(n.propertyNames, &key, false) && fail("propertyNames")
+		}
+		e.path = e.path[:len(e.path)-1]
+		if stop {
+			return false
+		}
+	}
+	for _, ds := range n.dependentSchemas {
+		if _, ok := v.lookup(ds.name); ok && sub(ds.node, v) {
+			return false
+		}
+	}
+	return true
+}
+
+func inEnum(enum []value, v *value) bool {
+	for i := range enum {
+		if equal(&enum[i], v) {
+			return true
+		}
+	}
+	return false
+}
+
+// equal is JSON equality: numbers compare as exact decimals, objects as
+// unordered key sets (members are sorted), arrays in order.
+func equal(a, b *value) bool {
+	if a.kind != b.kind {
+		return false
+	}
+	switch a.kind {
+	case kindNull:
+		return true
+	case kindBool:
+		return a.b == b.b
+	case kindNumber:
+		return a.num == b.num
+	case kindString:
+		return a.str == b.str
+	case kindArray:
+		if len(a.items) != len(b.items) {
+			return false
+		}
+		for i := range a.items {
+			if !equal(&a.items[i], &b.items[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		if len(a.members) != len(b.members) {
+			return false
+		}
+		for i := range a.members {
+			if a.members[i].key != b.members[i].key || !equal(&a.members[i].val, &b.members[i].val) {
+				return false
+			}
+		}
+		return true
+	}
+}
