@@ -1,0 +1,143 @@
+package ledger
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event is one entry of a root's ordered event stream. RootSeq orders every
+// event of the root task (1, 2, 3, ... with no gaps); Seq orders the events of
+// one agent. Time is UTC with microsecond precision from the root's clock.
+// The ledger retains Payload as given: do not modify it after Append.
+type Event struct {
+	RootSeq  uint64          `json:"root_seq"`
+	Seq      uint64          `json:"seq"`
+	RootID   string          `json:"root_id"`
+	ParentID string          `json:"parent_id,omitempty"`
+	AgentID  string          `json:"agent_id"`
+	Type     string          `json:"type"`
+	Time     time.Time       `json:"time"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
+}
+
+// RecordKind tags a [Record].
+type RecordKind string
+
+// Record kinds.
+const (
+	RecordTask     RecordKind = "task"     // the task started; Task is set
+	RecordAgent    RecordKind = "agent"    // an agent started; Agent is set
+	RecordEvent    RecordKind = "event"    // Event is set
+	RecordCall     RecordKind = "call"     // a call transition; Call is set
+	RecordDecision RecordKind = "decision" // an authority decision; Decision is set
+	RecordResult   RecordKind = "result"   // an immutable result; Result is set
+	RecordFinish   RecordKind = "finish"   // an agent's terminal outcome; Finish is set
+)
+
+// Record is the unit a [Store] persists: one durable fact about a task. N
+// numbers a task's records densely from 1, in the order the ledger accepted
+// them; a store returns them in that order. Exactly one of the payload fields
+// matches Kind. Records are immutable once appended: stores may share the
+// pointed-to values, so never modify them.
+type Record struct {
+	TaskID   string          `json:"task_id"`
+	N        uint64          `json:"n"`
+	Kind     RecordKind      `json:"kind"`
+	Time     time.Time       `json:"time"`
+	Event    Event           `json:"event,omitzero"`
+	Task     *TaskRecord     `json:"task,omitempty"`
+	Agent    *AgentRecord    `json:"agent,omitempty"`
+	Call     *CallRecord     `json:"call,omitempty"`
+	Decision *DecisionRecord `json:"decision,omitempty"`
+	Result   *ResultRecord   `json:"result,omitempty"`
+	Finish   *FinishRecord   `json:"finish,omitempty"`
+}
+
+// TaskRecord opens a task: its identity, its input version and the
+// authorization scope it runs under.
+type TaskRecord struct {
+	TaskID      string `json:"task_id"`
+	RootAgentID string `json:"root_agent_id"`
+	// InputDigest identifies the input version, e.g. "sha256:<hex>".
+	InputDigest string `json:"input_digest,omitempty"`
+	// Fingerprint is the deployment fingerprint the task's authority came from.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Limits      Limits `json:"limits"`
+}
+
+// AgentRecord records an agent joining the tree.
+type AgentRecord struct {
+	AgentID     string `json:"agent_id"`
+	ParentID    string `json:"parent_id,omitempty"`
+	Kind        string `json:"kind"`
+	InputDigest string `json:"input_digest,omitempty"`
+	Limits      Limits `json:"limits"`
+}
+
+// CallKind says whether a call went to a model or a tool.
+type CallKind string
+
+// Call kinds.
+const (
+	ModelCallKind CallKind = "model"
+	ToolCallKind  CallKind = "tool"
+)
+
+// CallState is a call's place in its state machine:
+// admitted → dispatched → settled, or admitted → settled when it never left.
+type CallState string
+
+// Call states.
+const (
+	CallAdmitted   CallState = "admitted"
+	CallDispatched CallState = "dispatched"
+	CallSettled    CallState = "settled"
+)
+
+// CallRecord is one transition of a model or tool call. The admitted record
+// carries what was requested and decided; the settled record carries what
+// happened.
+type CallRecord struct {
+	CallID  string    `json:"call_id"`
+	AgentID string    `json:"agent_id"`
+	Kind    CallKind  `json:"kind"`
+	State   CallState `json:"state"`
+	// Admitted.
+	Step            uint64   `json:"step,omitempty"` // the agent's call ordinal, from 1
+	Name            string   `json:"name,omitempty"` // tool capability ID or model route
+	ArgumentsDigest string   `json:"arguments_digest,omitempty"`
+	InputBytes      uint64   `json:"input_bytes,omitempty"`
+	Decision        Decision `json:"decision,omitzero"`
+	TokenBound      Limit    `json:"token_bound,omitzero"`
+	CostBound       Limit    `json:"cost_bound,omitzero"`
+	// Settled.
+	Status        string    `json:"status,omitempty"` // ToolStatus or OutcomeStatus
+	Delivery      Delivery  `json:"delivery,omitempty"`
+	Usage         Usage     `json:"usage,omitzero"`
+	CostMicroUSD  Count     `json:"cost_microusd,omitzero"`
+	ChargedTokens Count     `json:"charged_tokens,omitzero"`
+	ChargedCost   Count     `json:"charged_cost_microusd,omitzero"`
+	OutputBytes   uint64    `json:"output_bytes,omitempty"`
+	Result        ResultRef `json:"result,omitempty"`
+	Error         string    `json:"error,omitempty"`
+}
+
+// DecisionRecord records an authority decision that is part of the task's
+// authorization scope but not tied to one call (a spawn, a Skill activation).
+type DecisionRecord struct {
+	AgentID    string   `json:"agent_id"`
+	Capability string   `json:"capability"`
+	Decision   Decision `json:"decision"`
+}
+
+// ResultRecord holds an immutable result in canonical JSON.
+type ResultRecord struct {
+	ID   ResultRef       `json:"id"`
+	Data json.RawMessage `json:"data"`
+}
+
+// FinishRecord records an agent's terminal outcome.
+type FinishRecord struct {
+	AgentID string  `json:"agent_id"`
+	Outcome Outcome `json:"outcome"`
+}

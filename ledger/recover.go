@@ -1,0 +1,206 @@
+package ledger
+
+import (
+	"context"
+)
+
+// Class sorts a recovered call by what a host may do with it.
+type Class string
+
+// Classes of recovered calls.
+const (
+	// ClassCompleted: the call settled with a certain delivery; its recorded
+	// status and result are final.
+	ClassCompleted Class = "completed"
+	// ClassUnknown: the call was dispatched and never settled, or settled with
+	// delivery may_have_been_sent. It may have taken effect. Never replay it
+	// automatically; reconcile with the peer or ask a human.
+	ClassUnknown Class = "unknown"
+	// ClassRetryable: the call was admitted and provably never dispatched. It
+	// had no effect and may be retried after re-checking authority.
+	ClassRetryable Class = "retryable"
+)
+
+// Report is what [Recover] found in a store. It marshals to stable JSON:
+// tasks in ID order, everything else in record order, empty lists as [].
+type Report struct {
+	Tasks []TaskReport `json:"tasks"`
+}
+
+// TaskReport is the durable state of one task.
+type TaskReport struct {
+	TaskID      string `json:"task_id"`
+	RootAgentID string `json:"root_agent_id"`
+	InputDigest string `json:"input_digest,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Limits      Limits `json:"limits"`
+	// Agents is the agent tree, the root first.
+	Agents []AgentReport `json:"agents"`
+	// Decisions are the recorded decisions outside calls (the rest of the
+	// authorization scope is in each call's Decision).
+	Decisions []DecisionRecord `json:"decisions"`
+	// Completed, Unknown and Retryable partition the task's calls.
+	Completed []CallReport `json:"completed"`
+	Unknown   []CallReport `json:"unknown"`
+	Retryable []CallReport `json:"retryable"`
+	// Results lists the stored results in the order they were put.
+	Results []ResultRef `json:"results"`
+	// Events and LastRootSeq describe the event stream.
+	Events      uint64 `json:"events"`
+	LastRootSeq uint64 `json:"last_root_seq"`
+	// Outcome is the task's terminal outcome, or nil when the root never
+	// finished (the task was interrupted).
+	Outcome *Outcome `json:"outcome"`
+}
+
+// AgentReport is one agent of the tree.
+type AgentReport struct {
+	AgentID  string   `json:"agent_id"`
+	ParentID string   `json:"parent_id,omitempty"`
+	Kind     string   `json:"kind"`
+	Outcome  *Outcome `json:"outcome"`
+}
+
+// CallReport is the folded state of one call.
+type CallReport struct {
+	AgentID         string    `json:"agent_id"`
+	CallID          string    `json:"call_id"`
+	Kind            CallKind  `json:"kind"`
+	Step            uint64    `json:"step"`
+	Name            string    `json:"name,omitempty"`
+	ArgumentsDigest string    `json:"arguments_digest,omitempty"`
+	Decision        *Decision `json:"decision,omitempty"`
+	State           CallState `json:"state"`
+	Class           Class     `json:"class"`
+	Status          string    `json:"status,omitempty"`
+	Delivery        Delivery  `json:"delivery,omitempty"`
+	Result          ResultRef `json:"result,omitempty"`
+	Error           string    `json:"error,omitempty"`
+}
+
+// Recover reads every task in store and reports, for each, its completed
+// calls, its unknown outcomes and its retryable operations, plus the terminal
+// outcome when one was recorded. It only reads: nothing is replayed.
+func Recover(ctx context.Context, store Store) (Report, error) {
+	ids, err := store.Tasks(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Tasks: make([]TaskReport, 0, len(ids))}
+	for _, id := range ids {
+		t, err := RecoverTask(ctx, store, id)
+		if err != nil {
+			return Report{}, err
+		}
+		rep.Tasks = append(rep.Tasks, t)
+	}
+	return rep, nil
+}
+
+// RecoverTask reports one task; see [Recover].
+func RecoverTask(ctx context.Context, store Store, taskID string) (TaskReport, error) {
+	recs, err := store.Records(ctx, taskID)
+	if err != nil {
+		return TaskReport{}, err
+	}
+	return fold(taskID, recs), nil
+}
+
+func fold(taskID string, recs []Record) TaskReport {
+	t := TaskReport{
+		TaskID: taskID, Agents: []AgentReport{}, Decisions: []DecisionRecord{},
+		Completed: []CallReport{}, Unknown: []CallReport{}, Retryable: []CallReport{}, Results: []ResultRef{},
+	}
+	type key struct{ agent, call string }
+	var order []key
+	calls := map[key]*CallReport{}
+	agents := map[string]int{}
+	for i := range recs {
+		r := &recs[i]
+		switch r.Kind {
+		case RecordTask:
+			if r.Task != nil {
+				t.RootAgentID, t.InputDigest, t.Fingerprint, t.Limits = r.Task.RootAgentID, r.Task.InputDigest, r.Task.Fingerprint, r.Task.Limits
+			}
+		case RecordAgent:
+			if r.Agent != nil {
+				agents[r.Agent.AgentID] = len(t.Agents)
+				t.Agents = append(t.Agents, AgentReport{AgentID: r.Agent.AgentID, ParentID: r.Agent.ParentID, Kind: r.Agent.Kind})
+			}
+		case RecordEvent:
+			t.Events++
+			t.LastRootSeq = max(t.LastRootSeq, r.Event.RootSeq)
+		case RecordDecision:
+			if r.Decision != nil {
+				t.Decisions = append(t.Decisions, *r.Decision)
+			}
+		case RecordResult:
+			if r.Result != nil {
+				t.Results = append(t.Results, r.Result.ID)
+			}
+		case RecordFinish:
+			if r.Finish == nil {
+				continue
+			}
+			o := r.Finish.Outcome
+			if i, ok := agents[r.Finish.AgentID]; ok {
+				t.Agents[i].Outcome = &o
+			}
+			if r.Finish.AgentID == t.RootAgentID {
+				t.Outcome = &o
+			}
+		case RecordCall:
+			c := r.Call
+			if c == nil {
+				continue
+			}
+			k := key{c.AgentID, c.CallID}
+			cr := calls[k]
+			if cr == nil {
+				cr = &CallReport{AgentID: c.AgentID, CallID: c.CallID, Kind: c.Kind}
+				calls[k] = cr
+				order = append(order, k)
+			}
+			switch c.State {
+			case CallAdmitted:
+				cr.Step, cr.Name, cr.ArgumentsDigest = c.Step, c.Name, c.ArgumentsDigest
+				if c.Kind == ToolCallKind {
+					d := c.Decision
+					cr.Decision = &d
+				}
+			case CallSettled:
+				cr.Status, cr.Delivery, cr.Result, cr.Error = c.Status, c.Delivery, c.Result, c.Error
+			}
+			if stateRank(c.State) > stateRank(cr.State) {
+				cr.State = c.State
+			}
+		}
+	}
+	for _, k := range order {
+		cr := calls[k]
+		switch {
+		case cr.State == CallSettled && cr.Delivery != MayHaveBeenSent:
+			cr.Class = ClassCompleted
+			t.Completed = append(t.Completed, *cr)
+		case cr.State == CallAdmitted:
+			cr.Class = ClassRetryable
+			t.Retryable = append(t.Retryable, *cr)
+		default:
+			cr.Class = ClassUnknown
+			t.Unknown = append(t.Unknown, *cr)
+		}
+	}
+	return t
+}
+
+func stateRank(s CallState) int {
+	switch s {
+	case CallAdmitted:
+		return 1
+	case CallDispatched:
+		return 2
+	case CallSettled:
+		return 3
+	}
+	return 0
+}

@@ -1,0 +1,551 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/pabloagent/pablo/internal/ids"
+)
+
+// Ledger orders, charges, records and recovers the work of one root task and
+// its children. [*Root] is the implementation; a host may wrap it (to mirror
+// events, add metrics, ...) and hand the wrapper to the runtime.
+//
+// Every method names the acting agent. Admissions (StartAgent,
+// ReserveModelCall, AdmitToolCall) check and reserve all the ceilings they
+// touch at once, for the agent and every ancestor, or take nothing and return
+// a [*LimitError]. Call transitions, decisions, results and finishes are
+// durable when the method returns; events are durable at the next such
+// barrier or Flush.
+type Ledger interface {
+	// StartAgent adds a child agent under spec.ParentID and returns its ID.
+	StartAgent(ctx context.Context, spec AgentSpec) (string, error)
+	// Append adds an event of type typ with the engine's JSON payload.
+	Append(ctx context.Context, agentID, typ string, payload json.RawMessage) (Event, error)
+	// ReserveModelCall admits a model call and returns its call ID.
+	ReserveModelCall(ctx context.Context, agentID string, req ModelCall) (string, error)
+	// AdmitToolCall records a tool call with its authority decision and, when
+	// allowed, reserves it.
+	AdmitToolCall(ctx context.Context, agentID string, req ToolCall) error
+	// Dispatch records that an admitted call is about to leave the process.
+	Dispatch(ctx context.Context, agentID, callID string) error
+	// SettleModelCall settles a model call exactly once.
+	SettleModelCall(ctx context.Context, agentID, callID string, s ModelSettlement) error
+	// SettleToolCall settles a tool call exactly once.
+	SettleToolCall(ctx context.Context, agentID, callID string, s ToolSettlement) error
+	// RecordDecision adds an authority decision to the task's scope.
+	RecordDecision(ctx context.Context, agentID, capability string, d Decision) error
+	// PutResult stores v as canonical JSON and returns its reference.
+	PutResult(ctx context.Context, v any) (ResultRef, error)
+	// Result reads a stored result.
+	Result(ctx context.Context, ref ResultRef) (json.RawMessage, error)
+	// Accounting snapshots an agent's counters (its descendants included).
+	Accounting(agentID string) (Accounting, error)
+	// Finish appends the agent's terminal event and records its outcome.
+	Finish(ctx context.Context, agentID string, f Finish) (Event, error)
+	// Flush makes every accepted record durable.
+	Flush(ctx context.Context) error
+}
+
+// Options configure [NewRoot].
+type Options struct {
+	// Store receives the records. Nil means a fresh [NewMemoryStore].
+	Store Store
+	// TaskID identifies the task (the root ID of every event); RootAgentID the
+	// root agent. Empty means a fresh ID from IDs.
+	TaskID      string
+	RootAgentID string
+	// Limits are the root's ceilings: they bound the whole tree.
+	Limits Limits
+	// InputDigest names the input version, e.g. "sha256:<hex>".
+	InputDigest string
+	// InputBytes is the size of the task input, checked against
+	// Limits.InputBytes.
+	InputBytes uint64
+	// Fingerprint is the deployment fingerprint the authority came from.
+	Fingerprint string
+	// Now is the clock; nil means time.Now. Times are stored in UTC with
+	// microsecond precision.
+	Now func() time.Time
+	// IDs makes task, agent and model-call IDs; nil means ids.Random.
+	IDs ids.Source
+	// FlushEvery is how many records may wait in memory before an Append
+	// flushes them itself. Zero means 256.
+	FlushEvery int
+}
+
+// AgentSpec describes a child for [Root.StartAgent].
+type AgentSpec struct {
+	ID       string // empty means a fresh ID
+	ParentID string // required
+	Kind     string // e.g. "local_acp_temporary", "remote_a2a"; empty means "child"
+	// Limits are the child's own ceilings. Each must be at most the parent's.
+	Limits      Limits
+	InputDigest string
+	InputBytes  uint64 // checked against the input_bytes ceilings
+}
+
+// Finish is the terminal record of an agent.
+type Finish struct {
+	Outcome Outcome
+	// EventType is the terminal event's type; empty means "run.finished".
+	EventType string
+	Payload   json.RawMessage
+	// OutputBytes is the final output's size, checked against output_bytes
+	// when the outcome is completed.
+	OutputBytes uint64
+}
+
+// Root is the ledger of one root task: the concrete [Ledger].
+type Root struct {
+	id         string
+	store      Store
+	now        func() time.Time
+	ids        ids.Source
+	flushEvery int
+	root       *agent
+
+	flushMu sync.Mutex // orders flushes; guards spare
+	spare   []Record
+
+	mu       sync.Mutex
+	pending  []Record
+	n        uint64
+	rootSeq  uint64
+	agents   map[string]*agent
+	results  map[ResultRef]struct{}
+	err      error // sticky store failure
+}
+
+type agent struct {
+	id, parentID string
+	parent       *agent
+	limits       Limits
+	deadline     time.Time // zero: none
+	seq          uint64
+	steps        uint64
+	c            counters
+	calls        map[string]*call
+	open         int // unsettled calls
+	liveChildren int
+	finished     bool
+}
+
+type call struct {
+	kind      CallKind
+	state     CallState
+	reserved  bool // holds a model_calls or tool_calls reservation
+	tokenRes  uint64
+	costRes   uint64
+	tokenBnd  Limit
+	costBnd   Limit
+}
+
+// NewRoot starts a root task: it records the task and its root agent durably
+// and reserves the root's terminal event.
+func NewRoot(ctx context.Context, opts Options) (*Root, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if opts.FlushEvery < 0 {
+		return nil, &InvalidError{Field: "Options.FlushEvery", Reason: "must not be negative"}
+	}
+	if opts.Store == nil {
+		opts.Store = NewMemoryStore()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.IDs == nil {
+		opts.IDs = ids.Random{}
+	}
+	if opts.FlushEvery == 0 {
+		opts.FlushEvery = 256
+	}
+	if opts.TaskID == "" {
+		opts.TaskID = opts.IDs.NewID()
+	}
+	if opts.RootAgentID == "" {
+		opts.RootAgentID = opts.IDs.NewID()
+	}
+	r := &Root{
+		id:         opts.TaskID,
+		store:      opts.Store,
+		now:        opts.Now,
+		ids:        opts.IDs,
+		flushEvery: opts.FlushEvery,
+		agents:     map[string]*agent{},
+		results:    map[ResultRef]struct{}{},
+	}
+	now := r.clock()
+	a := &agent{id: opts.RootAgentID, limits: opts.Limits, calls: map[string]*call{}}
+	a.deadline = deadlineOf(now, opts.Limits.DurationMillis)
+	if err := checkBytes(a, LimitInputBytes, opts.InputBytes); err != nil {
+		return nil, err
+	}
+	if err := checkEvents(a, 1); err != nil {
+		return nil, err
+	}
+	a.c.eventsRes = 1
+	r.root = a
+	r.agents[a.id] = a
+	r.record(Record{Kind: RecordTask, Time: now, Task: &TaskRecord{
+		TaskID: r.id, RootAgentID: a.id, InputDigest: opts.InputDigest, Fingerprint: opts.Fingerprint, Limits: opts.Limits,
+	}})
+	r.record(Record{Kind: RecordAgent, Time: now, Agent: &AgentRecord{
+		AgentID: a.id, Kind: "root", InputDigest: opts.InputDigest, Limits: opts.Limits,
+	}})
+	if err := r.flush(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ID returns the task ID, the RootID of every event.
+func (r *Root) ID() string { return r.id }
+
+// RootAgentID returns the root agent's ID.
+func (r *Root) RootAgentID() string { return r.root.id }
+
+// Deadline returns the earliest deadline that binds agentID (its own or an
+// ancestor's), and false when none does.
+func (r *Root) Deadline(agentID string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.agents[agentID]
+	var d time.Time
+	for ; a != nil; a = a.parent {
+		if !a.deadline.IsZero() && (d.IsZero() || a.deadline.Before(d)) {
+			d = a.deadline
+		}
+	}
+	return d, !d.IsZero()
+}
+
+func deadlineOf(start time.Time, ms Limit) time.Time {
+	n, ok := ms.Value()
+	if !ok {
+		return time.Time{}
+	}
+	if n > uint64(1<<63-1)/uint64(time.Millisecond) {
+		return time.Time{}
+	}
+	return start.Add(time.Duration(n) * time.Millisecond)
+}
+
+func (r *Root) clock() time.Time { return r.now().UTC().Truncate(time.Microsecond) }
+
+// record appends rec to the pending batch; r.mu must be held.
+func (r *Root) record(rec Record) {
+	r.n++
+	rec.N = r.n
+	rec.TaskID = r.id
+	r.pending = append(r.pending, rec)
+}
+
+// flush makes every pending record durable. Flushes are serialized, so when
+// flush returns, every record accepted before it was called is durable. The
+// store write is not cancelled with ctx: a record the ledger accepted is
+// always written, so a cancelled task can still settle its calls.
+func (r *Root) flush(ctx context.Context) error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	r.mu.Lock()
+	if r.err != nil {
+		err := r.err
+		r.mu.Unlock()
+		return err
+	}
+	batch := r.pending
+	r.pending = r.spare[:0]
+	r.mu.Unlock()
+	if len(batch) == 0 {
+		r.spare = batch
+		return nil
+	}
+	err := r.store.Append(context.WithoutCancel(ctx), batch)
+	clear(batch)
+	r.spare = batch[:0]
+	if err != nil {
+		se := &StoreError{Op: "append", Err: err}
+		r.mu.Lock()
+		if r.err == nil {
+			r.err = se
+		}
+		r.mu.Unlock()
+		return se
+	}
+	return nil
+}
+
+// Flush implements [Ledger].
+func (r *Root) Flush(ctx context.Context) error { return r.flush(ctx) }
+
+// usable returns the live agent agentID; r.mu must be held.
+func (r *Root) usable(agentID, op string) (*agent, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	a := r.agents[agentID]
+	if a == nil {
+		return nil, &StateError{What: "agent", ID: agentID, Op: op, Reason: reasonUnknown}
+	}
+	if a.finished {
+		return nil, &StateError{What: "agent", ID: agentID, Op: op, State: "finished", Reason: "the agent has already finished"}
+	}
+	return a, nil
+}
+
+func checkDeadline(a *agent, now time.Time) error {
+	for ; a != nil; a = a.parent {
+		if !a.deadline.IsZero() && !now.Before(a.deadline) {
+			ms, _ := a.limits.DurationMillis.Value()
+			return &LimitError{Kind: LimitDuration, AgentID: a.id, Limit: ms}
+		}
+	}
+	return nil
+}
+
+// checkBytes checks one item's size against a per-item bound of a and every
+// ancestor.
+func checkBytes(a *agent, kind LimitKind, n uint64) error {
+	for ; a != nil; a = a.parent {
+		var l Limit
+		switch kind {
+		case LimitInputBytes:
+			l = a.limits.InputBytes
+		case LimitOutputBytes:
+			l = a.limits.OutputBytes
+		case LimitContextBytes:
+			l = a.limits.ContextBytes
+		case LimitToolInputBytes:
+			l = a.limits.ToolInputBytes
+		case LimitToolOutputBytes:
+			l = a.limits.ToolOutputBytes
+		}
+		if !l.Allows(0, n) {
+			max, _ := l.Value()
+			return &LimitError{Kind: kind, AgentID: a.id, Limit: max, Requested: n}
+		}
+	}
+	return nil
+}
+
+func checkEvents(a *agent, more uint64) error {
+	for ; a != nil; a = a.parent {
+		used := a.c.events + a.c.eventsRes
+		if !a.limits.Events.Allows(used, more) {
+			max, _ := a.limits.Events.Value()
+			return &LimitError{Kind: LimitEvents, AgentID: a.id, Limit: max, Used: used, Requested: more}
+		}
+	}
+	return nil
+}
+
+// StartAgent implements [Ledger]. It reserves the child's terminal event in
+// the child and every ancestor, and fails with [ErrInvalid] when a child
+// ceiling is higher than its parent's.
+func (r *Root) StartAgent(ctx context.Context, spec AgentSpec) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if spec.ID == "" {
+		spec.ID = r.ids.NewID()
+	}
+	if spec.Kind == "" {
+		spec.Kind = "child"
+	}
+	r.mu.Lock()
+	p, err := r.usable(spec.ParentID, "start a child under")
+	if err != nil {
+		r.mu.Unlock()
+		return "", err
+	}
+	if _, dup := r.agents[spec.ID]; dup {
+		r.mu.Unlock()
+		return "", &StateError{What: "agent", ID: spec.ID, Op: "start", Reason: "an agent with this ID already exists"}
+	}
+	if field, ok := spec.Limits.Within(p.limits); !ok {
+		r.mu.Unlock()
+		return "", &InvalidError{Field: "AgentSpec.Limits." + field, Reason: "a child ceiling can only be lower than or equal to its parent's " + field}
+	}
+	now := r.clock()
+	a := &agent{id: spec.ID, parentID: p.id, parent: p, limits: spec.Limits, calls: map[string]*call{}}
+	a.deadline = deadlineOf(now, spec.Limits.DurationMillis)
+	if err := firstErr(checkDeadline(p, now), checkBytes(a, LimitInputBytes, spec.InputBytes), checkEvents(a, 1)); err != nil {
+		r.mu.Unlock()
+		return "", err
+	}
+	for x := a; x != nil; x = x.parent {
+		x.c.eventsRes++
+	}
+	p.liveChildren++
+	r.agents[a.id] = a
+	r.record(Record{Kind: RecordAgent, Time: now, Agent: &AgentRecord{
+		AgentID: a.id, ParentID: p.id, Kind: spec.Kind, InputDigest: spec.InputDigest, Limits: spec.Limits,
+	}})
+	r.mu.Unlock()
+	return a.id, r.flush(ctx)
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Append implements [Ledger]. typ must be non-empty and payload empty or valid
+// JSON. The event is durable at the next barrier or Flush; an Append that
+// finds FlushEvery records waiting flushes them itself. The agent's terminal
+// event slot stays reserved, so ordinary events fail with an events
+// [*LimitError] one short of the ceiling.
+func (r *Root) Append(ctx context.Context, agentID, typ string, payload json.RawMessage) (Event, error) {
+	if typ == "" {
+		return Event{}, &InvalidError{Field: "event type", Reason: "must not be empty"}
+	}
+	if len(payload) > 0 && !json.Valid(payload) {
+		return Event{}, &InvalidError{Field: "event payload", Reason: "event " + strconv.Quote(typ) + " payload is not valid JSON"}
+	}
+	r.mu.Lock()
+	a, err := r.usable(agentID, "append an event for")
+	if err == nil {
+		err = checkEvents(a, 1)
+	}
+	if err != nil {
+		r.mu.Unlock()
+		return Event{}, err
+	}
+	for x := a; x != nil; x = x.parent {
+		x.c.events++
+	}
+	ev := r.event(a, typ, payload)
+	full := len(r.pending) >= r.flushEvery
+	r.mu.Unlock()
+	if full {
+		if err := r.flush(ctx); err != nil {
+			return ev, err
+		}
+	}
+	return ev, nil
+}
+
+// event numbers and records an event whose slot was already charged; r.mu
+// must be held.
+func (r *Root) event(a *agent, typ string, payload json.RawMessage) Event {
+	a.seq++
+	r.rootSeq++
+	ev := Event{
+		RootSeq: r.rootSeq, Seq: a.seq, RootID: r.id, ParentID: a.parentID, AgentID: a.id,
+		Type: typ, Time: r.clock(), Payload: payload,
+	}
+	r.record(Record{Kind: RecordEvent, Time: ev.Time, Event: ev})
+	return ev
+}
+
+// Finish implements [Ledger]. The agent must have no live children and no
+// unsettled calls: settle or join them first. A completed outcome whose
+// OutputBytes exceed an output_bytes ceiling returns a [*LimitError] and
+// finishes nothing, so the caller can finish with limit_exceeded instead.
+// After the root agent finishes, the ledger accepts no more work.
+func (r *Root) Finish(ctx context.Context, agentID string, f Finish) (Event, error) {
+	if err := f.Outcome.validate(); err != nil {
+		return Event{}, err
+	}
+	if f.EventType == "" {
+		f.EventType = "run.finished"
+	}
+	if len(f.Payload) > 0 && !json.Valid(f.Payload) {
+		return Event{}, &InvalidError{Field: "Finish.Payload", Reason: "not valid JSON"}
+	}
+	r.mu.Lock()
+	a, err := r.usable(agentID, "finish")
+	if err == nil && a.liveChildren > 0 {
+		err = &StateError{What: "agent", ID: agentID, Op: "finish", State: "running",
+			Reason: strconv.Itoa(a.liveChildren) + " child agent(s) still running; finish every child first"}
+	}
+	if err == nil && a.open > 0 {
+		err = &StateError{What: "agent", ID: agentID, Op: "finish", State: "running",
+			Reason: strconv.Itoa(a.open) + " call(s) not settled; settle every call first (use may_have_been_sent when the outcome is unknown)"}
+	}
+	if err == nil && f.Outcome.Status == OutcomeCompleted {
+		err = checkBytes(a, LimitOutputBytes, f.OutputBytes)
+	}
+	if err != nil {
+		r.mu.Unlock()
+		return Event{}, err
+	}
+	for x := a; x != nil; x = x.parent {
+		x.c.eventsRes--
+		x.c.events++
+	}
+	ev := r.event(a, f.EventType, f.Payload)
+	r.record(Record{Kind: RecordFinish, Time: ev.Time, Finish: &FinishRecord{AgentID: a.id, Outcome: f.Outcome}})
+	a.finished = true
+	if a.parent != nil {
+		a.parent.liveChildren--
+	}
+	r.mu.Unlock()
+	return ev, r.flush(ctx)
+}
+
+// RecordDecision implements [Ledger].
+func (r *Root) RecordDecision(ctx context.Context, agentID, capability string, d Decision) error {
+	if capability == "" {
+		return &InvalidError{Field: "capability", Reason: "must not be empty"}
+	}
+	r.mu.Lock()
+	a, err := r.usable(agentID, "record a decision for")
+	if err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	r.record(Record{Kind: RecordDecision, Time: r.clock(), Decision: &DecisionRecord{AgentID: a.id, Capability: capability, Decision: d}})
+	r.mu.Unlock()
+	return r.flush(ctx)
+}
+
+// PutResult implements [Ledger]. v is marshalled with encoding/json
+// (json.RawMessage and []byte are taken as JSON text), canonicalized and
+// stored under "sha256:<hex>". Storing the same value again returns the same
+// reference and writes nothing new.
+func (r *Root) PutResult(ctx context.Context, v any) (ResultRef, error) {
+	data, err := canonicalOf(v)
+	if err != nil {
+		return "", err
+	}
+	ref := RefOf(data)
+	r.mu.Lock()
+	if r.err != nil {
+		err := r.err
+		r.mu.Unlock()
+		return "", err
+	}
+	if _, ok := r.results[ref]; !ok {
+		r.results[ref] = struct{}{}
+		r.record(Record{Kind: RecordResult, Time: r.clock(), Result: &ResultRecord{ID: ref, Data: data}})
+	}
+	r.mu.Unlock()
+	return ref, r.flush(ctx)
+}
+
+// Result implements [Ledger].
+func (r *Root) Result(ctx context.Context, ref ResultRef) (json.RawMessage, error) {
+	return r.store.Result(ctx, ref)
+}
+
+// Accounting implements [Ledger].
+func (r *Root) Accounting(agentID string) (Accounting, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.agents[agentID]
+	if a == nil {
+		return Accounting{}, &StateError{What: "agent", ID: agentID, Op: "read accounting of", Reason: reasonUnknown}
+	}
+	return a.c.snapshot(), nil
+}

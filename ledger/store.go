@@ -1,0 +1,108 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+)
+
+// Store persists records. Implementations must be safe for concurrent use.
+//
+// Append makes every record of recs durable before it returns, atomically: a
+// crash leaves all of them or none visible. It must not retain recs itself
+// (it may retain the values the records point to, which are immutable).
+// Records returns a task's records in N order; Tasks lists task IDs in
+// ascending order; Result returns a result's canonical JSON, indexed from
+// RecordResult records.
+type Store interface {
+	Append(ctx context.Context, recs []Record) error
+	Records(ctx context.Context, taskID string) ([]Record, error)
+	Tasks(ctx context.Context) ([]string, error)
+	Result(ctx context.Context, ref ResultRef) (json.RawMessage, error)
+	Close() error
+}
+
+// MemoryStore is a [Store] that keeps records in memory, for tests and for
+// hosts that want no persistence. "Durable" means "appended to a slice".
+type MemoryStore struct {
+	mu      sync.Mutex
+	closed  bool
+	tasks   map[string][]Record
+	results map[ResultRef]json.RawMessage
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{tasks: map[string][]Record{}, results: map[ResultRef]json.RawMessage{}}
+}
+
+// Append implements [Store].
+func (m *MemoryStore) Append(_ context.Context, recs []Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Kind == RecordResult && r.Result != nil {
+			if _, ok := m.results[r.Result.ID]; !ok {
+				m.results[r.Result.ID] = r.Result.Data
+			}
+		}
+		m.tasks[r.TaskID] = append(m.tasks[r.TaskID], *r)
+	}
+	return nil
+}
+
+// Records implements [Store]. The returned slice is a copy.
+func (m *MemoryStore) Records(_ context.Context, taskID string) ([]Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	recs, ok := m.tasks[taskID]
+	if !ok {
+		return nil, &StateError{What: "task", ID: taskID, Op: "read", Reason: reasonUnknown}
+	}
+	return slices.Clone(recs), nil
+}
+
+// Tasks implements [Store].
+func (m *MemoryStore) Tasks(context.Context) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	ids := make([]string, 0, len(m.tasks))
+	for id := range m.tasks {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// Result implements [Store].
+func (m *MemoryStore) Result(_ context.Context, ref ResultRef) (json.RawMessage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	data, ok := m.results[ref]
+	if !ok {
+		return nil, &StateError{What: "result", ID: string(ref), Op: "read", Reason: reasonUnknown}
+	}
+	return data, nil
+}
+
+// Close implements [Store]; later calls fail with [ErrClosed].
+func (m *MemoryStore) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	return nil
+}
