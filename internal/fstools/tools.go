@@ -1,0 +1,199 @@
+package fstools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pabloagent/pablo/authority"
+)
+
+// Limits are the hard work limits of one agent (limits.filesystem.* and
+// max_tool_output_bytes). Zero means unlimited.
+type Limits struct {
+	// MaxFileBytes bounds the size of any file read, searched or written.
+	MaxFileBytes int64
+	// MaxEntries bounds the entries of a listed directory and the entries
+	// visited by one search.
+	MaxEntries int64
+	// MaxDepth bounds how deep below its start directory a search goes:
+	// 1 admits only the start directory's own entries.
+	MaxDepth int64
+	// MaxScanBytes bounds the file bytes one search reads.
+	MaxScanBytes int64
+	// MaxToolOutputBytes bounds a result's JSON serialization.
+	MaxToolOutputBytes int64
+}
+
+// Options configure the Tools of one agent.
+type Options struct {
+	// Workspace is the task tree's shared workspace. Required.
+	Workspace *Workspace
+	// Write enables fs.write and fs.edit.
+	Write bool
+	// Decide authorizes a workspace-relative path ("." for the workspace)
+	// for reading or writing, normally by asking the agent's
+	// authority.Authority with the resource attached. Required; it must
+	// not block.
+	Decide func(kind authority.ResourceKind, rel string) authority.Decision
+	// Limits are the agent's work limits.
+	Limits Limits
+}
+
+// Tools is one agent's set of workspace tools. It is immutable and safe for
+// concurrent use, although the run loop calls tools one at a time.
+type Tools struct {
+	ws     *Workspace
+	write  bool
+	decide func(authority.ResourceKind, string) authority.Decision
+	limits Limits
+	hooks  hooks
+}
+
+// hooks let tests act between steps; all nil in production.
+type hooks struct {
+	betweenCheckAndOpen func(rel, name string)
+	beforeInstall       func(rel string)
+}
+
+// New builds an agent's Tools.
+func New(opts Options) (*Tools, error) {
+	if opts.Workspace == nil {
+		return nil, errors.New("fstools: Options.Workspace is required")
+	}
+	if opts.Decide == nil {
+		return nil, errors.New("fstools: Options.Decide is required; pass a function that asks the agent's authority")
+	}
+	l := opts.Limits
+	for name, v := range map[string]int64{
+		"MaxFileBytes": l.MaxFileBytes, "MaxEntries": l.MaxEntries, "MaxDepth": l.MaxDepth,
+		"MaxScanBytes": l.MaxScanBytes, "MaxToolOutputBytes": l.MaxToolOutputBytes,
+	} {
+		if v < 0 {
+			return nil, fmt.Errorf("fstools: Limits.%s is %d; use 0 for unlimited or a positive bound", name, v)
+		}
+	}
+	return &Tools{ws: opts.Workspace, write: opts.Write, decide: opts.Decide, limits: l}, nil
+}
+
+// call is the state of one tool invocation.
+type call struct {
+	t   *Tools
+	id  authority.ID
+	ctx context.Context
+}
+
+func (t *Tools) begin(ctx context.Context, id authority.ID) *call {
+	return &call{t: t, id: id, ctx: ctx}
+}
+
+// alive reports cancellation or an expired deadline between steps.
+func (c *call) alive() error {
+	if err := c.ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", c.id, err)
+	}
+	return nil
+}
+
+func (c *call) limit(name string, max int64) error {
+	return &LimitError{Tool: c.id, Kind: FilesystemWork, Limit: name, Max: max}
+}
+
+// Call runs the tool id on JSON arguments. The arguments are decoded
+// strictly (unknown fields, nulls where a value is required and wrong types
+// are rejected), the common fields timeout_ms and max_output_bytes are
+// applied, and the payload's JSON serialization is checked against the
+// output limit. The payload is a *ReadResult, *ListResult, *SearchResult or
+// *WriteResult. A committed mutation whose cleanup failed returns both the
+// payload and a *CleanupError.
+func (t *Tools) Call(ctx context.Context, id authority.ID, args json.RawMessage) (any, error) {
+	if !t.has(id) {
+		return nil, &DeniedError{Tool: id, Decision: authority.Decision{
+			Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable,
+			Reason: fmt.Sprintf("%s is not one of this agent's workspace tools", id)}}
+	}
+	var (
+		common Common
+		run    func(ctx context.Context) (any, error)
+	)
+	switch id {
+	case authority.FSRead:
+		var a ReadArgs
+		if err := decodeArgs(id, args, &a); err != nil {
+			return nil, err
+		}
+		common, run = a.Common, func(ctx context.Context) (any, error) { return t.Read(ctx, a) }
+	case authority.FSList:
+		var a ListArgs
+		if err := decodeArgs(id, args, &a); err != nil {
+			return nil, err
+		}
+		common, run = a.Common, func(ctx context.Context) (any, error) { return t.List(ctx, a) }
+	case authority.FSSearch:
+		var a SearchArgs
+		if err := decodeArgs(id, args, &a); err != nil {
+			return nil, err
+		}
+		common, run = a.Common, func(ctx context.Context) (any, error) { return t.Search(ctx, a) }
+	case authority.FSWrite:
+		var a WriteArgs
+		if err := decodeArgs(id, args, &a); err != nil {
+			return nil, err
+		}
+		common, run = a.Common, func(ctx context.Context) (any, error) { return t.Write(ctx, a) }
+	case authority.FSEdit:
+		var a EditArgs
+		if err := decodeArgs(id, args, &a); err != nil {
+			return nil, err
+		}
+		common, run = a.Common, func(ctx context.Context) (any, error) { return t.Edit(ctx, a) }
+	}
+	if err := common.validate(id); err != nil {
+		return nil, err
+	}
+	maxOut := t.limits.MaxToolOutputBytes
+	if common.MaxOutputBytes > 0 && (maxOut == 0 || common.MaxOutputBytes < maxOut) {
+		maxOut = common.MaxOutputBytes
+	}
+	if common.TimeoutMS > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, durationMS(common.TimeoutMS))
+		defer cancel()
+	}
+	payload, err := run(ctx)
+	if err != nil && payload == nil {
+		return nil, err
+	}
+	if maxOut > 0 {
+		b, merr := json.Marshal(payload)
+		if merr != nil {
+			return nil, fmt.Errorf("%s: encode result: %w", id, merr)
+		}
+		if int64(len(b)) > maxOut {
+			limitName := "max_tool_output_bytes"
+			if maxOut == common.MaxOutputBytes {
+				limitName = "max_output_bytes"
+			}
+			// A committed mutation stays committed; the limit is still
+			// reported, and the payload is returned so the caller can
+			// record committed:true.
+			if w, ok := payload.(*WriteResult); ok && w.Committed {
+				return payload, &LimitError{Tool: id, Kind: ToolOutputBytes, Limit: limitName, Max: maxOut}
+			}
+			return nil, &LimitError{Tool: id, Kind: ToolOutputBytes, Limit: limitName, Max: maxOut}
+		}
+	}
+	return payload, err
+}
+
+// has reports whether id is one of this agent's tools.
+func (t *Tools) has(id authority.ID) bool {
+	switch id {
+	case authority.FSRead, authority.FSList, authority.FSSearch:
+		return true
+	case authority.FSWrite, authority.FSEdit:
+		return t.write
+	}
+	return false
+}
