@@ -1,0 +1,33 @@
+// Package shell implements Pablo's native shell.run tool: the literal command
+// grammar, executable resolution, layered command rules and the governed
+// executor that runs a command in an owned process group.
+//
+// # Two modes
+//
+// With no command policy configured at any layer, shell.run runs
+// `/bin/sh -c COMMAND` as the reference does. Once a [Policy] exists — even
+// one whose layers are deny-only or have no rules at all — every command must
+// pass the literal grammar ([Parse]), resolve to an executable ([Resolve]) and
+// be allowed by every layer; it is then dispatched as
+// `/bin/sh -c 'exec "$@"' sh ARGV...`, so the shell never interprets the
+// words a second time.
+//
+// # Built-in decision IDs
+//
+// Denials that no configured rule made are named by these rule IDs:
+//
+//	builtin.shell.syntax              the command failed the literal grammar
+//	builtin.shell.executable          the program could not be resolved
+//	builtin.commands.allowlist_miss   a layer has allow rules and none matched
+//	builtin.commands.default_deny     a layer without allow rules denies by default
+//	builtin.commands.default_allow    (allowed) a layer without rules allows by default
+//	builtin.workspace                 cwd is outside the workspace
+//	builtin.symlink                   cwd escapes the workspace through a symlink
+//	builtin.environment               env names or values are not admitted
+//	builtin.unsupported_platform      shell execution is Linux and macOS only
+//
+// A denial carries a reason code and never echoes the command text.
+//
+// The literal policy is not a sandbox: an allowed program may still start
+// children, write files and use the network.
+package shell

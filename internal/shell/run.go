@@ -1,0 +1,321 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pabloagent/pablo/internal/proc"
+)
+
+// Host defaults from the reference (§1.10 limits).
+const (
+	DefaultMaxToolDuration = 900 * time.Second
+	DefaultMaxOutputBytes  = 8 << 20
+	// Launcher is the only program shell.run starts directly.
+	Launcher = "/bin/sh"
+	// literalScript executes the positional parameters as given, so the
+	// shell interprets nothing a second time.
+	literalScript = `exec "$@"`
+)
+
+// InputSchema is the closed JSON Schema of shell.run's arguments.
+const InputSchema = `{"type":"object","additionalProperties":false,"required":["command","cwd"],"properties":{` +
+	`"command":{"type":"string","minLength":1},` +
+	`"cwd":{"type":"string","minLength":1},` +
+	`"timeout_ms":{"type":"integer","minimum":1},` +
+	`"max_output_bytes":{"type":"integer","minimum":1},` +
+	`"env":{"type":"object","additionalProperties":{"type":"string"}}}}`
+
+// Sentinel error kinds of Run, besides ErrDenied.
+var (
+	// ErrInvalidOptions: the Options given to New cannot be used.
+	ErrInvalidOptions = errors.New("shell: invalid options")
+	// ErrInvalidArguments: the request's arguments are malformed.
+	ErrInvalidArguments = errors.New("shell: invalid shell.run arguments")
+	// ErrTimeout: the command ran past its duration and was killed.
+	ErrTimeout = errors.New("shell: command timed out")
+	// ErrCancelled: the caller's context ended the command.
+	ErrCancelled = errors.New("shell: command cancelled")
+	// ErrOutputLimit: the command's output overflowed the capture bound and
+	// the command was stopped (the run ends with tool_output_bytes).
+	ErrOutputLimit = errors.New("shell: command output exceeded the capture bound")
+	// ErrCleanup: the command's process group could not be proven gone
+	// (tool_cleanup). It is also proc.ErrCleanup.
+	ErrCleanup = errors.New("shell: command cleanup could not be proven")
+	// ErrSpawn: the launcher could not be started.
+	ErrSpawn = errors.New("shell: command could not be started")
+)
+
+// ArgumentError reports a malformed shell.run argument.
+type ArgumentError struct {
+	Field   string
+	Problem string
+}
+
+// Error implements error.
+func (e *ArgumentError) Error() string {
+	return fmt.Sprintf("shell: argument %s: %s", e.Field, e.Problem)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidArguments) hold.
+func (e *ArgumentError) Unwrap() error { return ErrInvalidArguments }
+
+// RunError reports a command that started but did not end normally. Run
+// returns the (partial) ShellResult alongside it.
+type RunError struct {
+	// Kind is ErrTimeout, ErrCancelled, ErrOutputLimit, ErrCleanup or
+	// ErrSpawn.
+	Kind error
+	// Status is the reference's tool status for the kind: "timed_out",
+	// "cancelled", "output_limit", "cleanup_failed" or "spawn_failed".
+	Status string
+	// Err is the cause, when there is one (the context error, the
+	// *proc.CleanupError, the start error).
+	Err error
+}
+
+// Error implements error.
+func (e *RunError) Error() string {
+	if e.Err == nil {
+		return e.Kind.Error()
+	}
+	return e.Kind.Error() + ": " + e.Err.Error()
+}
+
+// Unwrap returns the kind and the cause.
+func (e *RunError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
+
+// Options configures a Runner: the host's side of shell.run.
+type Options struct {
+	// Workspace is the workspace directory (required); cwd arguments
+	// resolve inside it.
+	Workspace string
+	// Policy is the literal command policy, or nil when no layer configures
+	// shell.commands (then commands go to /bin/sh -c unparsed).
+	Policy *Policy
+	// CheckCwd, when set, decides the canonical workspace-relative cwd
+	// against shell.cwd_roots. A decision that is not Allowed denies.
+	CheckCwd func(rel string) Decision
+	// Environment is shell.environment.
+	Environment Environment
+	// MaxToolDuration is the host tool duration (max_tool_duration_ms);
+	// zero means DefaultMaxToolDuration. A request's timeout_ms narrows it.
+	MaxToolDuration time.Duration
+	// MaxOutputBytes is the host output bound (max_tool_output_bytes); zero
+	// means DefaultMaxOutputBytes. A request's max_output_bytes narrows it.
+	MaxOutputBytes int64
+	// CleanupAllowance bounds process-group teardown; zero means
+	// proc.DefaultCleanupAllowance.
+	CleanupAllowance time.Duration
+}
+
+// Runner executes shell.run requests. It is immutable and safe for
+// concurrent use.
+type Runner struct {
+	opts      Options
+	workspace string
+	supported bool
+}
+
+// New validates opts and returns a Runner.
+func New(opts Options) (*Runner, error) {
+	if opts.Workspace == "" {
+		return nil, fmt.Errorf("%w: Workspace is required", ErrInvalidOptions)
+	}
+	if opts.MaxToolDuration < 0 || opts.MaxOutputBytes < 0 || opts.CleanupAllowance < 0 {
+		return nil, fmt.Errorf("%w: MaxToolDuration, MaxOutputBytes and CleanupAllowance must not be negative", ErrInvalidOptions)
+	}
+	if opts.MaxToolDuration == 0 {
+		opts.MaxToolDuration = DefaultMaxToolDuration
+	}
+	if opts.MaxOutputBytes == 0 {
+		opts.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if err := opts.Environment.validate(); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(opts.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("%w: Workspace: %v", ErrInvalidOptions, err)
+	}
+	ws, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: Workspace must be an existing directory: %v", ErrInvalidOptions, err)
+	}
+	return &Runner{opts: opts, workspace: ws, supported: runtime.GOOS == "linux" || runtime.GOOS == "darwin"}, nil
+}
+
+// Request holds shell.run's arguments (reference §4.3).
+type Request struct {
+	// Command is the command line (required).
+	Command string `json:"command"`
+	// Cwd is the working directory, relative to the workspace (required).
+	Cwd string `json:"cwd"`
+	// TimeoutMs narrows the host tool duration; 0 means not given.
+	TimeoutMs int64 `json:"timeout_ms,omitempty"`
+	// MaxOutputBytes narrows the host output bound; 0 means not given.
+	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
+	// Env adds PABLO_TASK_* variables.
+	Env map[string]string `json:"env,omitempty"`
+	// OnOutput, when set, receives the captured output as it arrives,
+	// coalesced into chunks of at most 4 KiB at most 16 ms apart. The
+	// chunks of a stream concatenate to exactly the bytes behind the final
+	// result; OnOutput is never called after Run returns.
+	OnOutput func(stream string, chunk []byte) `json:"-"`
+}
+
+// ShellResult is what a command left behind (reference §4.3).
+type ShellResult struct {
+	Stdout          string  `json:"stdout"`
+	Stderr          string  `json:"stderr"`
+	ExitCode        *int    `json:"exit_code"`
+	Signal          *string `json:"signal"`
+	StdoutTruncated bool    `json:"stdout_truncated"`
+	StderrTruncated bool    `json:"stderr_truncated"`
+	// StdoutLossy and StderrLossy report that non-UTF-8 bytes were
+	// replaced with U+FFFD.
+	StdoutLossy bool `json:"stdout_lossy"`
+	StderrLossy bool `json:"stderr_lossy"`
+}
+
+// plan is a request checked and ready to launch.
+type plan struct {
+	args    []string
+	env     []string
+	dir     string
+	timeout time.Duration
+	bound   int64
+}
+
+// prepare runs every check that comes before launch, in the reference's
+// order: platform, arguments, environment, workspace, cwd roots, command.
+func (r *Runner) prepare(req Request) (plan, error) {
+	if !r.supported {
+		return plan{}, denial(ruleUnsupportedOS, reasonUnsupportedOS)
+	}
+	switch {
+	case req.Command == "":
+		return plan{}, &ArgumentError{Field: "command", Problem: "is required and must not be empty"}
+	case strings.IndexByte(req.Command, 0) >= 0:
+		return plan{}, &ArgumentError{Field: "command", Problem: "must not contain NUL"}
+	case req.Cwd == "":
+		return plan{}, &ArgumentError{Field: "cwd", Problem: "is required and must not be empty; use \".\" for the workspace"}
+	case req.TimeoutMs < 0:
+		return plan{}, &ArgumentError{Field: "timeout_ms", Problem: "must be positive"}
+	case req.MaxOutputBytes < 0:
+		return plan{}, &ArgumentError{Field: "max_output_bytes", Problem: "must be positive"}
+	}
+	env, problem := r.opts.Environment.build(req.Env)
+	if problem != "" {
+		return plan{}, denial(ruleEnvironment, reasonEnvironment)
+	}
+	dir, rel, err := resolveCwd(r.workspace, req.Cwd)
+	if err != nil {
+		return plan{}, err
+	}
+	if r.opts.CheckCwd != nil {
+		if d := r.opts.CheckCwd(rel); !d.Allowed {
+			if d.Reason == "" {
+				d.Reason = reasonCwdRootsDenied
+			}
+			return plan{}, &DeniedError{Decision: d}
+		}
+	}
+	var args []string
+	if r.opts.Policy == nil {
+		args = []string{Launcher, "-c", req.Command}
+	} else {
+		d := r.opts.Policy.Check(req.Command)
+		if !d.Allowed {
+			return plan{}, &DeniedError{Decision: d}
+		}
+		args = make([]string, 0, 4+len(d.Argv))
+		args = append(args, Launcher, "-c", literalScript, "sh", d.Executable.Path)
+		args = append(args, d.Argv[1:]...)
+	}
+	p := plan{args: args, env: env, dir: dir, timeout: r.opts.MaxToolDuration, bound: r.opts.MaxOutputBytes}
+	if req.TimeoutMs > 0 {
+		p.timeout = min(p.timeout, time.Duration(req.TimeoutMs)*time.Millisecond)
+	}
+	if req.MaxOutputBytes > 0 {
+		p.bound = min(p.bound, req.MaxOutputBytes)
+	}
+	return p, nil
+}
+
+// Run checks and executes one shell.run request in its own process group
+// and returns its result. Errors: *ArgumentError (ErrInvalidArguments),
+// *DeniedError (ErrDenied) — both before anything starts — and *RunError
+// (ErrTimeout, ErrCancelled, ErrOutputLimit, ErrCleanup, ErrSpawn), which
+// comes with the partial result when the command ran. A nonzero exit is an
+// ordinary result, not an error.
+func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
+	p, err := r.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	cmd := &exec.Cmd{Path: Launcher, Args: p.args, Env: p.env, Dir: p.dir}
+	process, err := proc.Start(runCtx, cmd, proc.Options{
+		CleanupAllowance: r.opts.CleanupAllowance,
+		MaxStdout:        p.bound,
+		MaxStderr:        p.bound,
+		MaxTotal:         p.bound,
+		StopOnOverflow:   true,
+		OnOutput:         req.OnOutput,
+	})
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, &RunError{Kind: ErrCancelled, Status: "cancelled", Err: ctxErr}
+		}
+		return nil, &RunError{Kind: ErrSpawn, Status: "spawn_failed", Err: err}
+	}
+	res, cleanupErr := process.Wait()
+	out := toShellResult(res)
+	switch {
+	case cleanupErr != nil:
+		return out, &RunError{Kind: ErrCleanup, Status: "cleanup_failed", Err: cleanupErr}
+	case res.End == proc.EndOutputLimit || res.StdoutTruncated || res.StderrTruncated:
+		return out, &RunError{Kind: ErrOutputLimit, Status: "output_limit"}
+	case res.End == proc.EndCancelled && ctx.Err() != nil:
+		return out, &RunError{Kind: ErrCancelled, Status: "cancelled", Err: ctx.Err()}
+	case res.End == proc.EndCancelled:
+		return out, &RunError{Kind: ErrTimeout, Status: "timed_out", Err: context.DeadlineExceeded}
+	}
+	return out, nil
+}
+
+func toShellResult(res *proc.Result) *ShellResult {
+	out := &ShellResult{StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated}
+	out.Stdout, out.StdoutLossy = lossy(res.Stdout)
+	out.Stderr, out.StderrLossy = lossy(res.Stderr)
+	if res.Signal != "" {
+		s := res.Signal
+		out.Signal = &s
+	} else if res.ExitCode >= 0 {
+		c := res.ExitCode
+		out.ExitCode = &c
+	}
+	return out
+}
+
+// lossy converts captured bytes to a string, replacing invalid UTF-8.
+func lossy(b []byte) (string, bool) {
+	if utf8.Valid(b) {
+		return string(b), false
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD"), true
+}
