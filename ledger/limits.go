@@ -154,34 +154,40 @@ type Limits struct {
 
 type namedLimit struct {
 	name  string
-	limit Limit
+	limit *Limit
 }
 
 // fields lists every ceiling once, in declaration order.
 func (l *Limits) fields() [11]namedLimit {
 	return [...]namedLimit{
-		{"model_calls", l.ModelCalls},
-		{"tool_calls", l.ToolCalls},
-		{"total_tokens", l.TotalTokens},
-		{"cost_microusd", l.CostMicroUSD},
-		{"events", l.Events},
-		{"duration_ms", l.DurationMillis},
-		{"context_bytes", l.ContextBytes},
-		{"input_bytes", l.InputBytes},
-		{"output_bytes", l.OutputBytes},
-		{"tool_input_bytes", l.ToolInputBytes},
-		{"tool_output_bytes", l.ToolOutputBytes},
+		{"model_calls", &l.ModelCalls},
+		{"tool_calls", &l.ToolCalls},
+		{"total_tokens", &l.TotalTokens},
+		{"cost_microusd", &l.CostMicroUSD},
+		{"events", &l.Events},
+		{"duration_ms", &l.DurationMillis},
+		{"context_bytes", &l.ContextBytes},
+		{"input_bytes", &l.InputBytes},
+		{"output_bytes", &l.OutputBytes},
+		{"tool_input_bytes", &l.ToolInputBytes},
+		{"tool_output_bytes", &l.ToolOutputBytes},
 	}
 }
 
-// Within reports the first field where l is higher than parent, or "" when l
-// is lower than or equal to parent everywhere.
-func (l Limits) Within(parent Limits) (field string, ok bool) {
+// Narrow returns the child ceilings l under parent: an unlimited field of l
+// inherits the parent's value, a finite one must be at most the parent's. It
+// fails with an [*InvalidError] naming the first field that would be higher.
+func (l Limits) Narrow(parent Limits) (Limits, error) {
 	mine, theirs := l.fields(), parent.fields()
 	for i := range mine {
-		if !mine[i].limit.AtMost(theirs[i].limit) {
-			return mine[i].name, false
+		m, p := mine[i].limit, theirs[i].limit
+		switch {
+		case !m.IsFinite():
+			*m = *p
+		case !m.AtMost(*p):
+			return Limits{}, &InvalidError{Field: "AgentSpec.Limits." + mine[i].name,
+				Reason: "a child ceiling can only be lower than or equal to its parent's " + p.String() + ", got " + m.String()}
 		}
 	}
-	return "", true
+	return l, nil
 }

@@ -82,7 +82,9 @@ type AgentSpec struct {
 	ID       string // empty means a fresh ID
 	ParentID string // required
 	Kind     string // e.g. "local_acp_temporary", "remote_a2a"; empty means "child"
-	// Limits are the child's own ceilings. Each must be at most the parent's.
+	// Limits are the child's own ceilings, in addition to every ancestor's.
+	// A finite field must be at most the parent's; an unlimited (zero) field
+	// inherits the parent's value.
 	Limits      Limits
 	InputDigest string
 	InputBytes  uint64 // checked against the input_bytes ceilings
@@ -368,13 +370,14 @@ func (r *Root) StartAgent(ctx context.Context, spec AgentSpec) (string, error) {
 		r.mu.Unlock()
 		return "", &StateError{What: "agent", ID: spec.ID, Op: "start", Reason: "an agent with this ID already exists"}
 	}
-	if field, ok := spec.Limits.Within(p.limits); !ok {
+	limits, err := spec.Limits.Narrow(p.limits)
+	if err != nil {
 		r.mu.Unlock()
-		return "", &InvalidError{Field: "AgentSpec.Limits." + field, Reason: "a child ceiling can only be lower than or equal to its parent's " + field}
+		return "", err
 	}
 	now := r.clock()
-	a := &agent{id: spec.ID, parentID: p.id, parent: p, limits: spec.Limits, calls: map[string]*call{}}
-	a.deadline = deadlineOf(now, spec.Limits.DurationMillis)
+	a := &agent{id: spec.ID, parentID: p.id, parent: p, limits: limits, calls: map[string]*call{}}
+	a.deadline = deadlineOf(now, limits.DurationMillis)
 	if err := firstErr(checkDeadline(p, now), checkBytes(a, LimitInputBytes, spec.InputBytes), checkEvents(a, 1)); err != nil {
 		r.mu.Unlock()
 		return "", err
@@ -385,7 +388,7 @@ func (r *Root) StartAgent(ctx context.Context, spec AgentSpec) (string, error) {
 	p.liveChildren++
 	r.agents[a.id] = a
 	r.record(Record{Kind: RecordAgent, Time: now, Agent: &AgentRecord{
-		AgentID: a.id, ParentID: p.id, Kind: spec.Kind, InputDigest: spec.InputDigest, Limits: spec.Limits,
+		AgentID: a.id, ParentID: p.id, Kind: spec.Kind, InputDigest: spec.InputDigest, Limits: limits,
 	}})
 	r.mu.Unlock()
 	return a.id, r.flush(ctx)

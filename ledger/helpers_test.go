@@ -1,0 +1,74 @@
+package ledger
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pabloagent/pablo/internal/ids"
+)
+
+// fakeClock is a settable clock for deterministic times and deadlines.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 11, 10, 12, 0, 0, 123456789, time.FixedZone("X", 3600))}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newRoot(t testing.TB, limits Limits) (*Root, *MemoryStore, *fakeClock) {
+	t.Helper()
+	store := NewMemoryStore()
+	clock := newFakeClock()
+	r, err := NewRoot(context.Background(), Options{
+		Store: store, Limits: limits, Now: clock.Now, IDs: ids.NewSequential(0),
+		InputDigest: "sha256:input", Fingerprint: "sha256:deploy",
+	})
+	if err != nil {
+		t.Fatalf("NewRoot: %v", err)
+	}
+	return r, store, clock
+}
+
+var bg = context.Background()
+
+// modelCall reserves, dispatches and settles one model call.
+func modelCall(t testing.TB, r *Root, agent string, req ModelCall, s ModelSettlement) error {
+	t.Helper()
+	id, err := r.ReserveModelCall(bg, agent, req)
+	if err != nil {
+		return err
+	}
+	if err := r.Dispatch(bg, agent, id); err != nil {
+		t.Fatalf("Dispatch: %v", err)
+	}
+	return r.SettleModelCall(bg, agent, id, s)
+}
+
+func usage(in, out uint64) Usage {
+	return Usage{InputTokens: Known(in), OutputTokens: Known(out)}
+}
+
+func mustAccounting(t testing.TB, r *Root, agent string) Accounting {
+	t.Helper()
+	a, err := r.Accounting(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
