@@ -1,0 +1,57 @@
+package authority
+
+import "fmt"
+
+// Decision is the answer to one request. A denial always names the layer and
+// the rule that denied; an allowed decision names the layer and rule most
+// specific to the grant (the first explicit allow rule met), and Trail lists
+// the verdict of every layer consulted.
+type Decision struct {
+	Allowed bool   `json:"allowed"`
+	Layer   string `json:"layer"`
+	RuleID  string `json:"rule_id"`
+	Reason  string `json:"reason"`
+	Trail   []Step `json:"trail,omitempty"`
+}
+
+// Step is one layer's verdict on one dimension.
+type Step struct {
+	Layer     string    `json:"layer"`
+	Dimension Dimension `json:"dimension"`
+	Value     string    `json:"value"`
+	Allowed   bool      `json:"allowed"`
+	RuleID    string    `json:"rule_id"`
+}
+
+// Err returns nil for an allowed decision and a *DeniedError otherwise.
+func (d Decision) Err() error {
+	if d.Allowed {
+		return nil
+	}
+	return &DeniedError{Decision: d}
+}
+
+// The built-in decision IDs for mandatory checks.
+const (
+	RuleToolUnavailable     = "builtin.tool_unavailable"
+	RuleWorkspace           = "builtin.workspace"
+	RuleSymlink             = "builtin.symlink"
+	RuleEnvironment         = "builtin.environment"
+	RuleUnsupportedPlatform = "builtin.unsupported_platform"
+	RuleUnconfiguredServer  = "builtin.mcp.unconfigured_server"
+	RuleNarrowing           = "builtin.narrowing"
+)
+
+// LayerConfiguration is the layer name of decisions made because the host did
+// not configure a capability at all.
+const LayerConfiguration = "configuration"
+
+// DeniedError is the error form of a denial.
+type DeniedError struct{ Decision Decision }
+
+func (e *DeniedError) Error() string {
+	return fmt.Sprintf("denied by layer %q rule %q: %s", e.Decision.Layer, e.Decision.RuleID, e.Decision.Reason)
+}
+
+// Is makes errors.Is(err, ErrDenied) true.
+func (e *DeniedError) Is(target error) bool { return target == ErrDenied }

@@ -1,0 +1,122 @@
+package authority
+
+import "strings"
+
+// Effect is what a rule set does when no rule decides.
+type Effect string
+
+// The two effects. The empty Effect denies.
+const (
+	Allow Effect = "allow"
+	Deny  Effect = "deny"
+)
+
+// Rule names one exact value. Its ID is what decisions report.
+type Rule struct {
+	ID    string `json:"id"`
+	Value string `json:"value"`
+}
+
+// Rules is one dimension of one layer: {default, allow, deny}. The zero value
+// denies everything.
+type Rules struct {
+	Default Effect `json:"default"`
+	Allow   []Rule `json:"allow"`
+	Deny    []Rule `json:"deny"`
+}
+
+// AllowAll returns rules whose default allows.
+func AllowAll() *Rules { return &Rules{Default: Allow} }
+
+// Dimension names what a rule set constrains. Each dimension has its own
+// matching: tool and server names match exactly, roots match whole leading
+// path components.
+type Dimension string
+
+// The dimensions of a layer.
+const (
+	DimTools        Dimension = "tools"
+	DimExecutables  Dimension = "executables"
+	DimReadRoots    Dimension = "read_roots"
+	DimWriteRoots   Dimension = "write_roots"
+	DimMCPServers   Dimension = "mcp.servers"
+	DimMCPTools     Dimension = "mcp.tools"
+	DimMCPLaunchers Dimension = "mcp.launchers"
+	DimToolNames    Dimension = "tool_names"
+)
+
+// Verdict is the outcome of one rule set on one value.
+type Verdict struct {
+	Allowed bool
+	RuleID  string
+	// Explicit is true when a configured rule decided, false for a default or
+	// an allowlist miss.
+	Explicit bool
+}
+
+// Evaluate decides value under r: the first matching deny wins, then a
+// non-empty allow list must match, then the default decides. A nil *Rules
+// allows (an omitted dimension adds no constraint); a non-nil zero Rules
+// denies.
+func (r *Rules) Evaluate(dim Dimension, value string) Verdict {
+	if r == nil {
+		return Verdict{Allowed: true, RuleID: builtinID(dim, "default_allow")}
+	}
+	for _, rule := range r.Deny {
+		if dim.matches(rule.Value, value) {
+			return Verdict{Allowed: false, RuleID: rule.ID, Explicit: true}
+		}
+	}
+	if len(r.Allow) > 0 {
+		for _, rule := range r.Allow {
+			if dim.matches(rule.Value, value) {
+				return Verdict{Allowed: true, RuleID: rule.ID, Explicit: true}
+			}
+		}
+		return Verdict{Allowed: false, RuleID: builtinID(dim, "allowlist_miss")}
+	}
+	if r.Default == Allow {
+		return Verdict{Allowed: true, RuleID: builtinID(dim, "default_allow")}
+	}
+	return Verdict{Allowed: false, RuleID: builtinID(dim, "default_deny")}
+}
+
+func builtinID(dim Dimension, what string) string {
+	return "builtin." + string(dim) + "." + what
+}
+
+// matches reports whether a rule value covers value in this dimension.
+func (d Dimension) matches(rule, value string) bool {
+	switch d {
+	case DimReadRoots, DimWriteRoots:
+		return WithinRoot(rule, value)
+	default:
+		return rule == value
+	}
+}
+
+// WithinRoot reports whether the workspace-relative path p lies in the subtree
+// root, comparing whole path components: "docs" covers "docs" and "docs/a",
+// never "docs2". "." covers everything.
+func WithinRoot(root, p string) bool {
+	root = strings.Trim(root, "/")
+	p = strings.Trim(p, "/")
+	if root == "." || root == "" {
+		return true
+	}
+	if p == root {
+		return true
+	}
+	return strings.HasPrefix(p, root) && p[len(root)] == '/'
+}
+
+// Clone returns a deep copy of r (nil stays nil).
+func (r *Rules) Clone() *Rules {
+	if r == nil {
+		return nil
+	}
+	c := &Rules{Default: r.Default}
+	c.Allow = append([]Rule(nil), r.Allow...)
+	c.Deny = append([]Rule(nil), r.Deny...)
+	return c
+}

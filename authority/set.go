@@ -1,0 +1,227 @@
+package authority
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Authority decides requests and narrows into smaller authorities. It is the
+// seam a host wraps to add its own checks; Set is Pablo's implementation.
+type Authority interface {
+	// Decide answers one request. It never blocks and never fails: a
+	// malformed request is a denial.
+	Decide(req Request) Decision
+	// Narrow returns an authority that admits at most what this one
+	// admits. Asking for anything this one does not admit is an error
+	// wrapping ErrWiden.
+	Narrow(n Narrowing) (Authority, error)
+}
+
+// ResourceKind says how a request uses a resource.
+type ResourceKind string
+
+// The resource kinds a request can name.
+const (
+	// ResourceRead is a workspace-relative path that will be read.
+	ResourceRead ResourceKind = "read"
+	// ResourceWrite is a workspace-relative path that will be written.
+	ResourceWrite ResourceKind = "write"
+	// ResourceExecutable is an absolute launcher path.
+	ResourceExecutable ResourceKind = "executable"
+)
+
+// Resource is something a request touches.
+type Resource struct {
+	Kind  ResourceKind `json:"kind"`
+	Value string       `json:"value"`
+}
+
+// Request asks whether one capability may be used on some resources.
+type Request struct {
+	Capability ID         `json:"capability"`
+	Resources  []Resource `json:"resources,omitempty"`
+}
+
+// MCPServer is what configuration says about one MCP server.
+type MCPServer struct {
+	// Launcher is the absolute command of a stdio server; empty for HTTP.
+	Launcher string `json:"launcher,omitempty"`
+}
+
+// Config is the configured possibility space and the layers over it.
+type Config struct {
+	// Native lists the native tools the configuration enables.
+	Native []ID
+	// MCPServers lists the MCP servers the host configured, by name.
+	MCPServers map[string]MCPServer
+	// Skills lists the Skills IDs that may be activated.
+	Skills []ID
+	// Layers are evaluated in order; every one must allow.
+	Layers []Layer
+}
+
+// Set is the standard Authority: a configured catalog and layers over it. The
+// zero value admits nothing. A Set is immutable once built and safe for
+// concurrent use.
+type Set struct {
+	native  []ID
+	servers map[string]MCPServer
+	skills  []ID
+	layers  []Layer
+}
+
+var _ Authority = (*Set)(nil)
+
+// New builds a Set from cfg, copying everything so later changes to cfg have
+// no effect. Layer IDs must be unique.
+func New(cfg Config) (*Set, error) {
+	s := &Set{servers: make(map[string]MCPServer, len(cfg.MCPServers))}
+	for _, id := range cfg.Native {
+		if id.Kind() != KindNative {
+			return nil, fmt.Errorf("authority: %q is not a native tool", id)
+		}
+		s.native = append(s.native, id)
+	}
+	for name, srv := range cfg.MCPServers {
+		if !ValidMCPServerName(name) {
+			return nil, fmt.Errorf("authority: %q is not a valid MCP server name", name)
+		}
+		s.servers[name] = srv
+	}
+	s.skills = append(s.skills, cfg.Skills...)
+	seen := map[string]bool{}
+	for _, l := range cfg.Layers {
+		if l.ID == "" || seen[l.ID] {
+			return nil, fmt.Errorf("authority: layer ID %q is empty or repeated", l.ID)
+		}
+		seen[l.ID] = true
+		s.layers = append(s.layers, l.clone())
+	}
+	return s, nil
+}
+
+// Layers returns a copy of the layers in evaluation order.
+func (s *Set) Layers() []Layer {
+	out := make([]Layer, len(s.layers))
+	for i, l := range s.layers {
+		out[i] = l.clone()
+	}
+	return out
+}
+
+// Native returns the configured native tools.
+func (s *Set) Native() []ID { return slices.Clone(s.native) }
+
+// MCPServers returns the configured MCP server names, sorted.
+func (s *Set) MCPServers() []string {
+	names := make([]string, 0, len(s.servers))
+	for n := range s.servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Decide implements Authority.
+func (s *Set) Decide(req Request) Decision {
+	d := Decision{}
+	id := req.Capability
+	kind := id.Kind()
+	deny := func(layer, rule, reason string) Decision {
+		d.Allowed, d.Layer, d.RuleID, d.Reason = false, layer, rule, reason
+		return d
+	}
+	var server, launcher string
+	switch kind {
+	case KindInvalid:
+		return deny(LayerConfiguration, RuleToolUnavailable, fmt.Sprintf("%q is not a capability ID", truncate(string(id), 80)))
+	case KindNative:
+		if !slices.Contains(s.native, id) {
+			return deny(LayerConfiguration, RuleToolUnavailable, fmt.Sprintf("%s is not enabled by the configuration", id))
+		}
+	case KindMCPTool:
+		server, _, _ = id.MCP()
+		srv, ok := s.servers[server]
+		if !ok {
+			return deny(LayerConfiguration, RuleUnconfiguredServer, fmt.Sprintf("MCP server %q is not configured by the host; no rule can create it", server))
+		}
+		launcher = srv.Launcher
+	case KindSkill:
+		if !slices.Contains(s.skills, id) {
+			return deny(LayerConfiguration, RuleToolUnavailable, fmt.Sprintf("Skill %s is not configured", id))
+		}
+	}
+	for _, r := range req.Resources {
+		if r.Kind == ResourceExecutable && len(r.Value) == 0 {
+			return deny(LayerConfiguration, RuleToolUnavailable, "empty executable")
+		}
+	}
+
+	checks := make([]check, 0, 8)
+	checks = append(checks, check{DimToolNames, string(id)})
+	if kind == KindMCPTool {
+		checks = append(checks, check{DimMCPServers, server})
+		if launcher != "" {
+			checks = append(checks, check{DimMCPLaunchers, launcher}, check{DimExecutables, launcher})
+		}
+		checks = append(checks, check{DimMCPTools, string(id)})
+	}
+	checks = append(checks, check{DimTools, string(id)})
+	for _, r := range req.Resources {
+		switch r.Kind {
+		case ResourceExecutable:
+			checks = append(checks, check{DimExecutables, r.Value})
+		case ResourceRead:
+			checks = append(checks, check{DimReadRoots, r.Value})
+		case ResourceWrite:
+			checks = append(checks, check{DimWriteRoots, r.Value})
+		}
+	}
+
+	var grantLayer, grantRule string
+	for _, l := range s.layers {
+		for _, c := range checks {
+			var v Verdict
+			if c.dim == DimToolNames {
+				if l.ToolNames == nil {
+					continue
+				}
+				if l.admitsName(id) {
+					v = Verdict{Allowed: true, RuleID: "builtin.tool_names.listed", Explicit: true}
+				} else {
+					v = Verdict{RuleID: "builtin.tool_names.allowlist_miss"}
+				}
+			} else {
+				r, ok := l.Dimensions[c.dim]
+				if !ok {
+					continue
+				}
+				v = r.Evaluate(c.dim, c.value)
+			}
+			d.Trail = append(d.Trail, Step{Layer: l.ID, Dimension: c.dim, Value: c.value, Allowed: v.Allowed, RuleID: v.RuleID})
+			if !v.Allowed {
+				return deny(l.ID, v.RuleID, fmt.Sprintf("%s %q is not allowed by %s layer %q", c.dim, c.value, l.Kind, l.ID))
+			}
+			if v.Explicit && grantLayer == "" && c.dim != DimToolNames {
+				grantLayer, grantRule = l.ID, v.RuleID
+			}
+		}
+	}
+	d.Allowed = true
+	switch {
+	case grantLayer != "":
+		d.Layer, d.RuleID = grantLayer, grantRule
+	case len(d.Trail) > 0:
+		d.Layer, d.RuleID = d.Trail[0].Layer, d.Trail[0].RuleID
+	default:
+		d.Layer, d.RuleID = LayerConfiguration, "builtin.configured"
+	}
+	d.Reason = fmt.Sprintf("%s is allowed by every layer", id)
+	return d
+}
+
+type check struct {
+	dim   Dimension
+	value string
+}

@@ -1,0 +1,524 @@
+package pablo
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// LoadOptions say which deployment to load and what the host supplies.
+type LoadOptions struct {
+	// Config is the entry file. Required.
+	Config string
+	// ConfigRoot contains every imported file; default: the entry's
+	// directory.
+	ConfigRoot string
+	// Profile selects a profile, overriding the entry's `profile`.
+	Profile string
+	// Bindings are the named host directories (--bind name=path).
+	// Relative paths are anchored once to WorkDir.
+	Bindings map[string]string
+	// WorkDir anchors relative paths; default: the process working
+	// directory.
+	WorkDir string
+	// Locked forces lock mode; an entry cannot turn it off.
+	Locked bool
+	// Overrides are typed per-run overrides (CLI flags map to these).
+	Overrides []Override
+	// LookupEnv reads declared environment bindings. Nil means no
+	// environment: undeclared variables are never read either way.
+	LookupEnv func(name string) (string, bool)
+	// LoopbackHTTP lets http://127.0.0.1, http://[::1] and
+	// http://localhost URLs stand in for remote endpoints: a host test
+	// fixture. Never honoured under lock.
+	LoopbackHTTP bool
+}
+
+// Override is one typed per-run assignment, such as
+// {Target: "limits.max_tool_calls", Value: int64(3)}.
+type Override struct {
+	Target string
+	Value  any
+}
+
+// contribution is one ordered layer of option values.
+type contribution struct {
+	id      string
+	kind    string
+	locator string
+	digest  string
+	options map[string]any
+}
+
+// loader holds the state of one Load.
+type loader struct {
+	opts      LoadOptions
+	root      string // real config root
+	entry     string // real entry path
+	files     map[string]*document
+	active    []string
+	edges     int
+	total     int
+	contribs  []contribution
+	layers    []map[string]any
+	layerSrc  []string
+	creds     map[string]any
+	credSrc   map[string]string
+	envs      map[string]any
+	profiles  map[string]map[string]any
+	profSrc   map[string]*document
+	entryDoc  *document
+	bindings  map[string]string
+	sourceSeq int
+}
+
+// Load reads, composes and resolves a deployment. It reads no credential,
+// starts nothing and touches no network. Every failure is a *ConfigError.
+func Load(opts LoadOptions) (*Deployment, error) {
+	if opts.Config == "" {
+		return nil, &ConfigError{Code: CodeInvalidValue, Message: "no deployment file given (--config)"}
+	}
+	wd := opts.WorkDir
+	if wd == "" {
+		var err error
+		if wd, err = os.Getwd(); err != nil {
+			return nil, &ConfigError{Code: CodeInvalidValue, Message: "cannot read the working directory"}
+		}
+	}
+	l := &loader{opts: opts, files: map[string]*document{}, creds: map[string]any{}, credSrc: map[string]string{},
+		envs: map[string]any{}, profiles: map[string]map[string]any{}, profSrc: map[string]*document{}}
+	bindings, err := resolveBindings(opts.Bindings, wd)
+	if err != nil {
+		return nil, err
+	}
+	l.bindings = bindings
+	entry := anchor(opts.Config, wd)
+	realEntry, err := filepath.EvalSymlinks(entry)
+	if err != nil {
+		return nil, &ConfigError{Code: CodeImportPath, Source: opts.Config, Message: "cannot open the deployment file"}
+	}
+	rootDir := filepath.Dir(realEntry)
+	if opts.ConfigRoot != "" {
+		if rootDir, err = filepath.EvalSymlinks(anchor(opts.ConfigRoot, wd)); err != nil {
+			return nil, &ConfigError{Code: CodeImportPath, Message: "cannot open the config root"}
+		}
+	}
+	l.root, l.entry = rootDir, realEntry
+	if !within(rootDir, realEntry) {
+		return nil, &ConfigError{Code: CodeImportPath, Source: opts.Config, Message: "the entry file is outside the config root"}
+	}
+	l.contribs = append(l.contribs, contribution{id: l.nextSource(), kind: "defaults", locator: "builtin:deployment-defaults-v1"})
+	if err := l.visit(realEntry, 1); err != nil {
+		return nil, err
+	}
+	return l.resolve()
+}
+
+func (l *loader) nextSource() string {
+	id := fmt.Sprintf("source-%04d", l.sourceSeq)
+	l.sourceSeq++
+	return id
+}
+
+func anchor(p, wd string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(wd, p)
+}
+
+func within(root, p string) bool {
+	if p == root {
+		return true
+	}
+	return strings.HasPrefix(p, root+string(filepath.Separator)) || root == string(filepath.Separator)
+}
+
+// resolveBindings turns --bind values into real absolute directories.
+func resolveBindings(in map[string]string, wd string) (map[string]string, error) {
+	if len(in) > maxNamed {
+		return nil, &ConfigError{Code: CodeLimit, Message: fmt.Sprintf("more than %d path bindings", maxNamed)}
+	}
+	out := make(map[string]string, len(in))
+	for name, p := range in {
+		if !nameRE.MatchString(name) {
+			return nil, &ConfigError{Code: CodeBinding, Option: "--bind " + truncateStr(name, 64), Message: fmt.Sprintf("binding names match %s", nameRE)}
+		}
+		if p == "" || len(p) > maxPathBytes || strings.IndexByte(p, 0) >= 0 {
+			return nil, &ConfigError{Code: CodeBinding, Option: "--bind " + name, Message: "binding path must be 1..4096 bytes without NUL"}
+		}
+		real, err := filepath.EvalSymlinks(anchor(p, wd))
+		if err != nil {
+			return nil, &ConfigError{Code: CodeBinding, Option: "--bind " + name, Message: fmt.Sprintf("binding %q does not name an existing directory", name)}
+		}
+		st, err := os.Stat(real)
+		if err != nil || !st.IsDir() {
+			return nil, &ConfigError{Code: CodeBinding, Option: "--bind " + name, Message: fmt.Sprintf("binding %q is not a directory", name)}
+		}
+		out[name] = real
+	}
+	return out, nil
+}
+
+// visit loads one file and, depth first, its imports; then records its body.
+func (l *loader) visit(real string, depth int) error {
+	if slices.Contains(l.active, real) {
+		chain := append(l.displayChain(), l.display(real))
+		return &ConfigError{Code: CodeImportCycle, Source: l.display(real), Chain: chain, Message: "an import leads back to a file that is still being loaded"}
+	}
+	if _, seen := l.files[real]; seen {
+		return &ConfigError{Code: CodeDuplicateImport, Source: l.display(real), Chain: append(l.displayChain(), l.display(real)), Message: "this file is imported more than once"}
+	}
+	if depth > maxFileDepth {
+		return &ConfigError{Code: CodeLimit, Source: l.display(real), Message: fmt.Sprintf("imports nest deeper than %d files", maxFileDepth)}
+	}
+	if len(l.files) >= maxFiles {
+		return &ConfigError{Code: CodeLimit, Source: l.display(real), Message: fmt.Sprintf("more than %d files", maxFiles)}
+	}
+	raw, err := readBounded(real, maxFileBytes)
+	if err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			ce.Source = l.display(real)
+			return ce
+		}
+		return &ConfigError{Code: CodeImportPath, Source: l.display(real), Message: "cannot read the file"}
+	}
+	l.total += len(raw)
+	if l.total > maxTotalBytes {
+		return &ConfigError{Code: CodeLimit, Source: l.display(real), Message: fmt.Sprintf("configuration exceeds %d bytes in total", maxTotalBytes)}
+	}
+	doc, err := parseDocument(l.display(real), real, raw)
+	if err != nil {
+		return err
+	}
+	l.files[real] = doc
+	if depth == 1 {
+		l.entryDoc = doc
+	}
+	// The version is checked before imports or profiles are evaluated.
+	if v, ok := doc.tree["schema_version"]; !ok || v != int64(1) {
+		return doc.errf(CodeSchemaVersion, "/schema_version", "schema_version = 1 is required (got %s)", describe(v, ok))
+	}
+	imports, err := l.imports(doc, real)
+	if err != nil {
+		return err
+	}
+	l.active = append(l.active, real)
+	for _, imp := range imports {
+		l.edges++
+		if l.edges > maxImportEdges {
+			return doc.errf(CodeLimit, "/imports", "more than %d import edges", maxImportEdges)
+		}
+		if err := l.visit(imp, depth+1); err != nil {
+			return err
+		}
+	}
+	l.active = l.active[:len(l.active)-1]
+	return l.body(doc, depth == 1)
+}
+
+func describe(v any, ok bool) string {
+	if !ok {
+		return "nothing"
+	}
+	if s, isStr := v.(string); isStr {
+		return strconv.Quote(truncateStr(s, 20))
+	}
+	return fmt.Sprint(v)
+}
+
+func (l *loader) display(real string) string {
+	if rel, err := filepath.Rel(l.root, real); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.Base(real)
+}
+
+func (l *loader) displayChain() []string {
+	out := make([]string, len(l.active))
+	for i, a := range l.active {
+		out[i] = l.display(a)
+	}
+	return out
+}
+
+func readBounded(p string, max int) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &ConfigError{Code: CodeImportPath, Message: "not a regular file"}
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > max {
+		return nil, &ConfigError{Code: CodeLimit, Message: fmt.Sprintf("file exceeds %d bytes", max)}
+	}
+	st2, err := f.Stat()
+	if err != nil || st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) || int64(len(raw)) != st2.Size() {
+		return nil, &ConfigError{Code: CodeInputChanged, Message: "the file changed while it was being read"}
+	}
+	return raw, nil
+}
+
+// imports validates a file's import list and returns the real paths.
+func (l *loader) imports(doc *document, real string) ([]string, error) {
+	v, ok := doc.tree["imports"]
+	if !ok {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, doc.errf(CodeInvalidValue, "/imports", "imports is an array of relative paths")
+	}
+	if len(list) > maxImportsPerFile {
+		return nil, doc.errf(CodeLimit, "/imports", "more than %d imports in one file", maxImportsPerFile)
+	}
+	var out []string
+	for i, e := range list {
+		ptr := "/imports/" + strconv.Itoa(i)
+		s, ok := e.(string)
+		if !ok || s == "" || len(s) > maxPathBytes || strings.IndexByte(s, 0) >= 0 {
+			return nil, doc.errf(CodeImportPath, ptr, "imports are 1..4096-byte relative paths")
+		}
+		if filepath.IsAbs(s) || strings.Contains(s, "://") || strings.ContainsAny(s, "*?[{\\") || strings.HasPrefix(s, "~") {
+			return nil, doc.errf(CodeImportPath, ptr, "import %q must be a plain relative path (no absolute paths, URLs, globs or ~)", truncateStr(s, 80))
+		}
+		lexical := filepath.Join(filepath.Dir(real), filepath.FromSlash(s))
+		if !within(l.root, lexical) {
+			return nil, doc.errf(CodeImportPath, ptr, "import %q leaves the config root", truncateStr(s, 80))
+		}
+		if err := noSymlinkBelow(l.root, lexical); err != nil {
+			return nil, doc.errf(CodeImportPath, ptr, "import %q: %v", truncateStr(s, 80), err)
+		}
+		out = append(out, lexical)
+	}
+	return out, nil
+}
+
+// noSymlinkBelow checks that no component of p below root is a symlink and
+// that p is a regular file.
+func noSymlinkBelow(root, p string) error {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return fmt.Errorf("outside the config root")
+	}
+	cur := root
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		st, err := os.Lstat(cur)
+		if err != nil {
+			return fmt.Errorf("does not exist")
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("symlinks are not followed")
+		}
+		if i == len(parts)-1 && !st.Mode().IsRegular() {
+			return fmt.Errorf("not a regular file")
+		}
+	}
+	return nil
+}
+
+// body validates a file's top-level members and records its contributions.
+func (l *loader) body(doc *document, entry bool) error {
+	rel, _ := filepath.Rel(l.root, filepath.Dir(doc.path))
+	nc := &normCtx{dir: filepath.ToSlash(rel)}
+	fail := func(err *ConfigError) error {
+		if err.Source == "" {
+			err.Source = doc.name
+		}
+		if err.Line == 0 {
+			err.Line = doc.line(err.Option)
+		}
+		return err
+	}
+	sum := sha256.Sum256(doc.raw)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	var opts map[string]any
+	for _, key := range sortedKeys(doc.tree) {
+		v := doc.tree[key]
+		ptr := pointer(key)
+		switch key {
+		case "schema_version", "imports":
+		case "profile", "deployment":
+			if !entry {
+				return fail(&ConfigError{Code: CodeInvalidValue, Option: ptr, Message: key + " is allowed only in the entry file"})
+			}
+			if key == "profile" {
+				if s, ok := v.(string); !ok || !nameRE.MatchString(s) {
+					return fail(&ConfigError{Code: CodeInvalidValue, Option: ptr, Message: "profile is a profile name"})
+				}
+				continue
+			}
+			if _, err := normalize(deploymentSpec(), v, ptr, nc); err != nil {
+				return fail(err)
+			}
+		case "options":
+			nv, err := normalize(optionsSpec(), v, ptr, nc)
+			if err != nil {
+				return fail(err)
+			}
+			opts = nv.(map[string]any)
+		case "credentials":
+			m, err := normalize(mapOf(maxNamed, keyRE(nameRE, "credential name"), credentialSpec()), v, ptr, nc)
+			if err != nil {
+				return fail(err)
+			}
+			for name, c := range m.(map[string]any) {
+				c = normalizeCredential(c.(map[string]any), nc)
+				if err := l.define(l.creds, l.credSrc, name, c, doc, ptr+pointer(name), "credential"); err != nil {
+					return err
+				}
+			}
+			if len(l.creds) > maxNamed {
+				return fail(&ConfigError{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d credentials", maxNamed)})
+			}
+		case "environment":
+			m, err := normalize(mapOf(maxNamed, keyRE(envRE, "environment variable"), table(
+				"option", enum(nil, environmentTargets...),
+				"required", boolean(nil),
+			)), v, ptr, nc)
+			if err != nil {
+				return fail(err)
+			}
+			for name, e := range m.(map[string]any) {
+				if _, ok := e.(map[string]any)["option"]; !ok {
+					return fail(&ConfigError{Code: CodeInvalidValue, Option: ptr + pointer(name), Message: "environment bindings need option"})
+				}
+				if err := l.define(l.envs, map[string]string{}, name, e, doc, ptr+pointer(name), "environment binding"); err != nil {
+					return err
+				}
+			}
+			if len(l.envs) > maxNamed {
+				return fail(&ConfigError{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d environment bindings", maxNamed)})
+			}
+		case "profiles":
+			m, err := normalize(mapOf(maxProfiles, keyRE(nameRE, "profile name"), table(
+				"extends", list(32, str(1, 64, nil).with(nameValue), nil),
+				"options", optionsSpec(),
+				"authority", list(maxLayers, authoritySpec(), nil),
+			)), v, ptr, nc)
+			if err != nil {
+				return fail(err)
+			}
+			for name, p := range m.(map[string]any) {
+				pm := p.(map[string]any)
+				if ext, ok := pm["extends"].([]any); ok && hasDup(ext) {
+					return fail(&ConfigError{Code: CodeDuplicateProfileAncesor, Option: ptr + pointer(name) + "/extends", Message: "extends names a profile twice"})
+				}
+				if old, ok := l.profiles[name]; ok {
+					if canonicalString(old) != canonicalString(pm) {
+						return fail(&ConfigError{Code: CodeConflict, Option: ptr + pointer(name), Message: fmt.Sprintf("profile %q is defined differently in %s", name, l.profSrc[name].name)})
+					}
+					continue
+				}
+				l.profiles[name], l.profSrc[name] = pm, doc
+			}
+			if len(l.profiles) > maxProfiles {
+				return fail(&ConfigError{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d profiles", maxProfiles)})
+			}
+		case "authority":
+			m, err := normalize(list(maxLayers, authoritySpec(), nil), v, ptr, nc)
+			if err != nil {
+				return fail(err)
+			}
+			for i, layer := range m.([]any) {
+				lm := layer.(map[string]any)
+				if _, ok := lm["id"]; !ok {
+					return fail(&ConfigError{Code: CodeInvalidValue, Option: ptr + "/" + strconv.Itoa(i), Message: "authority layers need an id"})
+				}
+				l.layers = append(l.layers, lm)
+				l.layerSrc = append(l.layerSrc, doc.name)
+			}
+		case "requires":
+			return fail(&ConfigError{Code: CodeUnsupportedFeature, Option: ptr, Message: "requires is not supported in this release"})
+		default:
+			return fail(&ConfigError{Code: CodeUnknownOption, Option: ptr, Message: fmt.Sprintf("unknown option %q", truncateStr(key, 64))})
+		}
+	}
+	l.contribs = append(l.contribs, contribution{id: l.nextSource(), kind: "file", locator: doc.name, digest: digest, options: opts})
+	return nil
+}
+
+func deploymentSpec() *spec {
+	return table(
+		"locked", boolean(false),
+		"allowed_run_overrides", list(64, enum(nil, overrideTargets...), []any{"input"}).with(func(v any) error {
+			if hasDup(v.([]any)) {
+				return fmt.Errorf("allowed_run_overrides lists a name twice")
+			}
+			return nil
+		}),
+	)
+}
+
+func hasDup(l []any) bool {
+	seen := map[string]bool{}
+	for _, e := range l {
+		s := fmt.Sprint(e)
+		if seen[s] {
+			return true
+		}
+		seen[s] = true
+	}
+	return false
+}
+
+func normalizeCredential(c map[string]any, nc *normCtx) map[string]any {
+	out := map[string]any{}
+	for k, v := range c {
+		out[k] = v
+	}
+	if s, ok := c["consumer"].(string); ok && s == "mcp.environment" {
+		out["consumer"] = "mcp.env"
+	}
+	if srcs, ok := c["sources"].([]any); ok {
+		ns := make([]any, len(srcs))
+		for i, s := range srcs {
+			m := s.(map[string]any)
+			cp := map[string]any{}
+			for k, v := range m {
+				cp[k] = v
+			}
+			if p, ok := m["path"].(map[string]any); ok {
+				cp["path"] = normalizePath(p, nc)
+			}
+			ns[i] = cp
+		}
+		out["sources"] = ns
+	}
+	return out
+}
+
+// define records an atomic named definition: identical ones coalesce,
+// differing ones conflict.
+func (l *loader) define(into map[string]any, src map[string]string, name string, v any, doc *document, ptr, what string) error {
+	if old, ok := into[name]; ok {
+		if canonicalString(old) != canonicalString(v) {
+			return &ConfigError{Code: CodeConflict, Option: ptr, Source: doc.name, Line: doc.line(ptr),
+				Message: fmt.Sprintf("%s %q is defined differently elsewhere", what, name)}
+		}
+		return nil
+	}
+	into[name] = v
+	src[name] = doc.name
+	return nil
+}

@@ -1,0 +1,761 @@
+package pablo
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pabloagent/pablo/authority"
+)
+
+// spec describes the shape of one deployment value: what is accepted, how it
+// merges and what it defaults to. The whole document is one spec tree, so
+// strict decoding, merging, defaults and rendering share one definition.
+type spec struct {
+	kind   specKind
+	fields map[string]*spec // table fields
+	order  []string         // table fields in declaration order (for rendering)
+	elem   *spec            // map value or list element
+	key    func(string) error
+	min    int64
+	max    int64
+	enum   []string
+	check  func(v any) error
+	// optional leaves also accept exactly {unset = true}.
+	optional bool
+	// listOps lists also accept {mode = "replace"|"append"|"prepend", items = [...]}.
+	listOps bool
+	// atomic values replace as a unit when documents compose.
+	atomic bool
+	// unsupported names a known feature this release does not implement.
+	unsupported string
+	def         any // default value (already normalized), nil for none
+}
+
+type specKind int
+
+const (
+	sBool specKind = iota
+	sInt
+	sString
+	sEnum
+	sPath
+	sTable
+	sMap
+	sList
+	sCount  // 0..4294967295 or "unlimited"
+	sU64    // u64str or "unlimited"
+	sUnion  // custom check decides
+	sSchema // output schema: inline JSON string or Path
+)
+
+var (
+	nameRE   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
+	envRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	u64RE    = regexp.MustCompile(`^(0|[1-9][0-9]{0,19})$`)
+	taskEnv  = regexp.MustCompile(`^PABLO_TASK_[A-Za-z0-9_]+$`)
+	headerRE = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+	identRE  = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
+	remoteRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	credRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	otelRE   = regexp.MustCompile(`^https?://[^/@?#\s]+(?:/[^?#\s]*)?$`)
+	ratioRE  = regexp.MustCompile(`^(0(\.[0-9]{1,17})?|1(\.0{1,17})?)$`)
+)
+
+const maxSafeInt = 1<<53 - 1
+
+func table(fields ...any) *spec {
+	s := &spec{kind: sTable, fields: map[string]*spec{}}
+	for i := 0; i < len(fields); i += 2 {
+		name := fields[i].(string)
+		s.fields[name] = fields[i+1].(*spec)
+		s.order = append(s.order, name)
+	}
+	return s
+}
+
+func boolean(def any) *spec { return &spec{kind: sBool, def: def} }
+func integer(min, max int64, def any) *spec {
+	return &spec{kind: sInt, min: min, max: max, def: def}
+}
+func str(min, max int64, def any) *spec { return &spec{kind: sString, min: min, max: max, def: def} }
+func enum(def any, values ...string) *spec {
+	return &spec{kind: sEnum, enum: values, def: def}
+}
+func pathSpec(def any) *spec                   { return &spec{kind: sPath, def: def} }
+func count(def any) *spec                      { return &spec{kind: sCount, def: def} }
+func u64(def any) *spec                        { return &spec{kind: sU64, def: def} }
+func mapOf(max int64, key func(string) error, elem *spec) *spec {
+	return &spec{kind: sMap, max: max, key: key, elem: elem, def: map[string]any{}}
+}
+func list(max int64, elem *spec, def any) *spec {
+	return &spec{kind: sList, max: max, elem: elem, def: def}
+}
+func (s *spec) opt() *spec           { s.optional = true; return s }
+func (s *spec) ops() *spec           { s.listOps = true; return s }
+func (s *spec) atom() *spec          { s.atomic = true; return s }
+func (s *spec) with(f func(any) error) *spec { s.check = f; return s }
+func unsupported(owner string) *spec { return &spec{kind: sUnion, unsupported: owner} }
+
+func keyRE(re *regexp.Regexp, what string) func(string) error {
+	return func(k string) error {
+		if !re.MatchString(k) {
+			return fmt.Errorf("%s %q must match %s", what, k, re)
+		}
+		return nil
+	}
+}
+
+func rulesSpec() *spec {
+	rule := table("id", str(1, 64, nil).with(ruleID), "value", str(1, 4096, nil).with(noNUL))
+	return table(
+		"default", enum(nil, "allow", "deny"),
+		"allow", list(maxRulesPerDim, rule, []any{}).ops(),
+		"deny", list(maxRulesPerDim, rule, []any{}).ops(),
+	).atom().with(needDefault)
+}
+
+func needDefault(v any) error {
+	if _, ok := v.(map[string]any)["default"]; !ok {
+		return fmt.Errorf("rule sets need default = \"allow\" or \"deny\"")
+	}
+	return nil
+}
+
+func commandRulesSpec() *spec {
+	rule := table(
+		"id", str(1, 64, nil).with(ruleID),
+		"executable", str(1, 4096, nil).with(absolute),
+		"args", list(256, str(0, 8192, nil), []any{}),
+		"match", enum(nil, "exact", "prefix"),
+		"examples", table(
+			"match", list(32, str(1, 65536, nil), nil),
+			"not_match", list(32, str(1, 65536, nil), nil),
+		),
+	)
+	return table(
+		"default", enum(nil, "allow", "deny"),
+		"allow", list(maxRulesPerDim, rule, []any{}),
+		"deny", list(maxRulesPerDim, rule, []any{}),
+	).atom().with(needDefault)
+}
+
+func limitsSpec(withDefaults bool) *spec {
+	d := func(v any) any {
+		if withDefaults {
+			return v
+		}
+		return nil
+	}
+	return table(
+		"max_model_calls", count(d("unlimited")),
+		"max_tool_calls", count(d("unlimited")),
+		"max_total_tokens", u64(d("unlimited")),
+		"max_cost_microusd", u64(d("unlimited")),
+		"max_run_duration_ms", integer(1, 86_400_000, d(int64(3_600_000))),
+		"max_tool_duration_ms", integer(1, 86_400_000, d(int64(900_000))),
+		"max_tool_input_bytes", integer(1, maxSafeInt, d(int64(1_048_576))),
+		"max_tool_output_bytes", integer(1024, maxSafeInt, d(int64(8_388_608))),
+		"max_context_bytes", integer(1, maxSafeInt, d(int64(33_554_432))),
+		"max_input_bytes", integer(1, maxSafeInt, d(int64(1_048_576))),
+		"max_output_bytes", integer(1, maxSafeInt, d(int64(4_194_304))),
+		"max_output_tokens", integer(1, math.MaxUint32, d(int64(65_536))),
+		"max_events", u64(d("1000000")).with(minEvents),
+		"filesystem", table(
+			"max_file_bytes", positiveOrUnlimited(d("unlimited")),
+			"max_entries", positiveOrUnlimited(d("unlimited")),
+			"max_depth", positiveOrUnlimited(d("unlimited")),
+			"max_scan_bytes", positiveOrUnlimited(d("unlimited")),
+		),
+	)
+}
+
+func positiveOrUnlimited(def any) *spec {
+	return &spec{kind: sUnion, def: def, check: func(v any) error {
+		switch x := v.(type) {
+		case string:
+			if x == "unlimited" {
+				return nil
+			}
+		case int64:
+			if x >= 1 && x <= maxSafeInt {
+				return nil
+			}
+		}
+		return fmt.Errorf("want a positive integer or \"unlimited\"")
+	}}
+}
+
+func reasoningSpec() *spec {
+	efforts := []string{"provider_default", "none", "minimal", "low", "medium", "high", "xhigh", "max"}
+	return &spec{kind: sUnion, check: func(v any) error {
+		switch x := v.(type) {
+		case string:
+			if slices.Contains(efforts, x) {
+				return nil
+			}
+			return fmt.Errorf("reasoning effort %q is not one of %s", x, strings.Join(efforts, ", "))
+		case map[string]any:
+			if len(x) != 1 {
+				return fmt.Errorf("reasoning table takes exactly budget_tokens")
+			}
+			b, ok := x["budget_tokens"].(int64)
+			if !ok || b < 1 || b > math.MaxUint32 {
+				return fmt.Errorf("budget_tokens must be an integer 1..4294967295")
+			}
+			return nil
+		}
+		return fmt.Errorf("want an effort string or { budget_tokens = N }")
+	}}
+}
+
+func modelFields(top bool) []any {
+	providers := []string{"vercel", "openrouter", "open_responses", "openai_compatible", "script"}
+	var providerDef, credDef any
+	if top {
+		providerDef, credDef = "vercel", "gateway"
+	}
+	f := []any{
+		"provider", enum(providerDef, providers...),
+		"id", str(1, 256, nil).with(noSpace),
+		"endpoint", str(1, 4096, nil).with(httpURL),
+		"credential", str(1, 64, credDef).with(nameValue),
+		"capability_profile", enum(nil, "open-responses-text-tools-v1"),
+		"auth_header", str(1, 128, nil).with(authHeader),
+		"auth_scheme", enum(nil, "bearer", "raw"),
+		"context_window_tokens", integer(1, 1_000_000_000, nil).opt(),
+		"script", pathSpec(nil),
+	}
+	if top {
+		f = append(f,
+			"reasoning", reasoningSpec(),
+			"reasoning_capabilities", table(
+				"efforts", list(7, enum(nil, "none", "minimal", "low", "medium", "high", "xhigh", "max"), nil),
+				"mandatory", boolean(nil),
+				"token_budget", boolean(nil),
+			),
+		)
+	} else {
+		f = append(f,
+			"model_options", table(
+				"max_output_tokens", integer(1, math.MaxUint32, nil),
+				"reasoning", reasoningSpec(),
+			),
+			"capabilities", table(
+				"text_streaming", boolean(nil),
+				"tool_calls", boolean(nil),
+				"reasoning", table(
+					"efforts", list(7, enum(nil, "none", "minimal", "low", "medium", "high", "xhigh", "max"), nil),
+					"mandatory", boolean(nil),
+					"token_budget", boolean(nil),
+				),
+			),
+		)
+	}
+	return f
+}
+
+func optionsSpec() *spec {
+	workspaceDef := map[string]any{"base": "binding", "name": "workspace", "path": "."}
+	route := table(
+		"entries", list(32, &spec{kind: sUnion, check: routeEntry}, nil),
+		"max_attempts", integer(1, 32, nil),
+		"per_attempt_timeout_ms", integer(1, 86_400_000, nil),
+		"eligible_errors", list(4, enum(nil, "not_sent", "rate_limited", "service_unavailable", "transport_uncertain"), nil),
+		"retry_uncertain_delivery", boolean(nil),
+		"retry_owner", enum(nil, "pablo"),
+		"sticky", &spec{kind: sUnion, check: func(v any) error {
+			if v != true {
+				return fmt.Errorf("sticky must be true")
+			}
+			return nil
+		}},
+		"required_capabilities", list(3, enum(nil, "text_streaming", "tool_calls", "structured_output"), nil),
+		"router", table(
+			"provider", enum(nil, "vercel"),
+			"model", enum(nil, "typesafe-ai/jev"),
+			"credential", str(1, 64, nil).with(nameValue),
+			"instructions", str(1, 8192, nil),
+			"timeout_ms", integer(1, 60_000, nil),
+			"categories", mapOf(10, keyRE(nameRE, "category"), table(
+				"description", str(1, 4096, nil),
+				"model", str(1, 64, nil).with(nameValue),
+			)),
+		),
+	)
+	mcpServer := table(
+		"transport", enum(nil, "stdio", "http"),
+		"command", str(1, 4096, nil).with(absolute),
+		"args", list(64, str(0, 4096, nil), nil),
+		"cwd", pathSpec(nil),
+		"env", mapOf(32, keyRE(envRE, "environment name"), str(1, 64, nil).with(credValue)),
+		"url", str(1, 4096, nil).with(httpURL),
+		"headers", mapOf(16, headerName, str(1, 64, nil).with(credValue)),
+		"required", boolean(nil),
+		"startup_timeout_ms", integer(1000, 120_000, nil),
+		"operation_timeout_ms", integer(1000, 900_000, nil),
+		"pins", mapOf(64, keyRE(regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`), "tool name"), str(71, 71, nil).with(digestValue)),
+	).atom()
+	return table(
+		"run", table(
+			"workspace", pathSpec(workspaceDef).with(notWorkspaceBase),
+			"instructions", str(0, maxInstructions, nil),
+		),
+		"model", table(modelFields(true)...),
+		"models", mapOf(maxNamed, keyRE(nameRE, "model name"), table(modelFields(false)...)),
+		"routes", mapOf(maxNamed, keyRE(nameRE, "route name"), route),
+		"model_route", str(1, 64, nil).with(nameValue),
+		"context", table(
+			"enabled", boolean(true),
+			"safety_margin_percent", integer(1, 50, int64(10)),
+			"max_summary_tokens", integer(16, 65536, int64(1024)),
+			"max_summary_bytes", integer(256, 1_048_576, int64(16384)),
+			"keep_recent_turns", integer(0, 32, int64(0)),
+		),
+		"limits", limitsSpec(true),
+		"shell", table(
+			"enabled", boolean(true),
+			"commands", commandRulesSpec(),
+			"environment", table(
+				"values", mapOf(32, keyRE(taskEnv, "PABLO_TASK_ variable"), str(0, 8192, nil)),
+				"allowed_names", list(32, str(12, 128, nil).with(taskEnvValue), nil),
+			),
+			"cwd_roots", rulesSpec(),
+		),
+		"filesystem", table(
+			"enabled", boolean(true),
+			"write", boolean(false),
+		),
+		"policy", table(
+			"tools", rulesSpec(),
+			"executables", rulesSpec(),
+			"read_roots", rulesSpec(),
+			"write_roots", rulesSpec(),
+		),
+		"output", table(
+			"schema", &spec{kind: sSchema, optional: true},
+			"max_validation_work", integer(1, 1_000_000_000, int64(16_777_216)),
+			"repair", table(
+				"enabled", boolean(false),
+				"max_feedback_bytes", integer(512, 4096, int64(4096)),
+			),
+		),
+		"skills", table(
+			"roots", mapOf(16, keyRE(identRE, "skills root"), pathSpec(nil)),
+			"activate", list(8, str(1, 128, nil), []any{}),
+		),
+		"mcp", table(
+			"servers", mapOf(16, keyRE(identRE, "MCP server name"), mcpServer),
+			"policies", list(16, table(
+				"servers", rulesSpec(),
+				"tools", rulesSpec(),
+				"launchers", rulesSpec(),
+			), []any{}),
+		),
+		"children", table("enabled", boolean(false)),
+		"a2a", table(
+			"remotes", mapOf(16, keyRE(remoteRE, "remote name"), table(
+				"card_url", str(1, 4096, nil).with(httpURL),
+				"endpoint", str(1, 4096, nil).with(httpURL),
+				"trace_context", boolean(nil),
+				"bearer", table(
+					"scheme", str(1, 128, nil),
+					"credential", str(1, 128, nil).with(credValue),
+				),
+			).atom()),
+		),
+		"interfaces", table(
+			"cli_output", enum("text", "text", "json"),
+			"tui", unsupported("the terminal UI"),
+			"acp", unsupported("ACP interface options"),
+		),
+		"trace", table(
+			"path", pathSpec(nil).opt(),
+			"capture_content", boolean(false),
+			"max_bytes", integer(1, maxSafeInt, int64(268_435_456)),
+		),
+		"otel", table(
+			"exporter", enum("none", "none", "otlp"),
+			"sdk_disabled", boolean(false),
+			"endpoint", str(1, 4096, "http://localhost:4318/v1/traces").with(otelURL),
+			"protocol", enum("http/protobuf", "http/protobuf"),
+			"headers", str(1, 64, nil).with(nameValue).opt(),
+			"compression", enum("none", "none", "gzip"),
+			"timeout_ms", integer(1, 86_400_000, int64(10_000)),
+			"service_name", str(1, 256, "pablo"),
+			"resource_attributes", mapOf(64, lenKey(1, 256), str(0, 4096, nil)),
+			"sampler", enum("parentbased_always_on", "parentbased_always_on", "always_on", "always_off", "traceidratio", "parentbased_always_off", "parentbased_traceidratio"),
+			"sampler_arg", str(1, 19, "1").with(func(v any) error {
+				if !ratioRE.MatchString(v.(string)) {
+					return fmt.Errorf("sampler_arg must be a decimal 0..1")
+				}
+				return nil
+			}),
+			"propagators", list(1, enum(nil, "tracecontext"), []any{"tracecontext"}),
+			"max_queue_size", integer(1, maxSafeInt, int64(2048)),
+			"max_export_batch_size", integer(1, maxSafeInt, int64(512)),
+			"schedule_delay_ms", integer(1, 86_400_000, int64(5000)),
+			"export_timeout_ms", integer(1, 86_400_000, int64(30_000)),
+		),
+		"diagnostics", unsupported("diagnostics options"),
+		"compatibility", unsupported("compatibility options"),
+	)
+}
+
+func authoritySpec() *spec {
+	return table(
+		"id", str(1, 64, nil).with(ruleID),
+		"workspace_roots", list(64, pathSpec(nil), nil),
+		"tool_names", list(128, str(1, 256, nil), nil),
+		"model_ids", list(64, str(1, 256, nil), nil),
+		"provider_endpoints", list(64, str(1, 4096, nil).with(httpURL), nil),
+		"credential_ids", list(64, str(1, 64, nil).with(credValue), nil),
+		"otel_endpoints", list(64, str(1, 4096, nil).with(otelURL), nil),
+		"capture_content", boolean(nil),
+		"limits", limitsSpec(false),
+		"policy", table(
+			"tools", rulesSpec(),
+			"executables", rulesSpec(),
+			"read_roots", rulesSpec(),
+			"write_roots", rulesSpec(),
+		),
+		"shell", table(
+			"commands", commandRulesSpec(),
+			"environment", table("allowed_names", list(32, str(12, 128, nil).with(taskEnvValue), nil)),
+			"cwd_roots", rulesSpec(),
+		),
+		"mcp", table(
+			"servers", rulesSpec(),
+			"tools", rulesSpec(),
+			"launchers", rulesSpec(),
+		),
+		"skill_roots", list(16, pathSpec(nil), nil),
+		"a2a_remotes", mapOf(16, keyRE(remoteRE, "remote name"), table(
+			"card_url", str(1, 4096, nil).with(httpURL),
+			"endpoint", str(1, 4096, nil).with(httpURL),
+		)),
+	)
+}
+
+func credentialSpec() *spec {
+	return table(
+		"consumer", &spec{kind: sUnion, check: func(v any) error {
+			s, ok := v.(string)
+			if _, known := authority.ParseConsumer(s); !ok || !known {
+				return fmt.Errorf("consumer must be one of provider.vercel, provider.openrouter, provider.open_responses, provider.openai_compatible, otel.headers, mcp.env (or mcp.environment), mcp.headers, a2a.bearer")
+			}
+			return nil
+		}},
+		"sources", list(8, &spec{kind: sUnion, check: credentialSource}, nil),
+	)
+}
+
+var overrideTargets = []string{
+	"input", "run.workspace", "shell.enabled", "filesystem.enabled", "filesystem.write",
+	"trace.capture_content", "interfaces.cli_output", "limits.max_model_calls", "limits.max_tool_calls",
+	"limits.max_total_tokens", "limits.max_cost_microusd", "limits.max_run_duration_ms",
+	"limits.max_tool_duration_ms", "limits.max_tool_input_bytes", "limits.max_context_bytes",
+	"limits.max_input_bytes", "limits.max_output_bytes", "limits.max_tool_output_bytes",
+	"limits.max_output_tokens", "limits.max_events", "limits.filesystem.max_file_bytes",
+	"limits.filesystem.max_entries", "limits.filesystem.max_depth", "limits.filesystem.max_scan_bytes",
+	"output.schema", "output.max_validation_work", "output.repair.enabled",
+	"output.repair.max_feedback_bytes", "skills.activate", "model.reasoning",
+}
+
+var environmentTargets = []string{
+	"model.provider", "model.id", "shell.enabled", "filesystem.enabled", "filesystem.write",
+	"interfaces.cli_output", "trace.capture_content",
+	"limits.max_model_calls", "limits.max_tool_calls", "limits.max_total_tokens", "limits.max_cost_microusd",
+	"limits.max_run_duration_ms", "limits.max_tool_duration_ms", "limits.max_tool_input_bytes",
+	"limits.max_context_bytes", "limits.max_input_bytes", "limits.max_output_bytes",
+	"limits.max_tool_output_bytes", "limits.max_output_tokens", "limits.max_events",
+	"limits.filesystem.max_file_bytes", "limits.filesystem.max_entries", "limits.filesystem.max_depth",
+	"limits.filesystem.max_scan_bytes", "otel.exporter", "otel.sdk_disabled", "otel.protocol",
+	"otel.compression", "otel.timeout_ms", "otel.service_name", "otel.sampler", "otel.sampler_arg",
+	"otel.max_queue_size", "otel.max_export_batch_size", "otel.schedule_delay_ms", "otel.export_timeout_ms",
+}
+
+// --- leaf checks ---
+
+func ruleID(v any) error {
+	if !authority.ValidRuleID(v.(string)) {
+		return fmt.Errorf("rule IDs are 1..64 bytes of [A-Za-z0-9_.-] and may not start with \"builtin.\"")
+	}
+	return nil
+}
+
+func noNUL(v any) error {
+	if strings.IndexByte(v.(string), 0) >= 0 {
+		return fmt.Errorf("NUL is not allowed")
+	}
+	return nil
+}
+
+func noSpace(v any) error {
+	for _, r := range v.(string) {
+		if r <= ' ' || r == 0x7f {
+			return fmt.Errorf("whitespace and control characters are not allowed")
+		}
+	}
+	return nil
+}
+
+func absolute(v any) error {
+	s := v.(string)
+	if !strings.HasPrefix(s, "/") {
+		return fmt.Errorf("must be an absolute path, got %q (no PATH lookup is done)", truncateStr(s, 80))
+	}
+	if strings.IndexByte(s, 0) >= 0 || path.Clean(s) != s {
+		return fmt.Errorf("must be a clean absolute path without NUL, \"..\" or \"//\"")
+	}
+	return nil
+}
+
+func nameValue(v any) error {
+	if !nameRE.MatchString(v.(string)) {
+		return fmt.Errorf("names match %s", nameRE)
+	}
+	return nil
+}
+
+func credValue(v any) error {
+	if !credRE.MatchString(v.(string)) {
+		return fmt.Errorf("this value is a credential name ([A-Za-z0-9_.-], 1..64), never a literal secret")
+	}
+	return nil
+}
+
+func digestValue(v any) error {
+	s := v.(string)
+	if !strings.HasPrefix(s, "sha256:") || len(s) != 71 || strings.Trim(s[7:], "0123456789abcdef") != "" {
+		return fmt.Errorf("pins are \"sha256:\" followed by 64 lowercase hex digits")
+	}
+	return nil
+}
+
+func taskEnvValue(v any) error {
+	if !taskEnv.MatchString(v.(string)) {
+		return fmt.Errorf("names match %s", taskEnv)
+	}
+	return nil
+}
+
+func minEvents(v any) error {
+	if s, ok := v.(string); ok && s != "unlimited" {
+		n, _ := strconv.ParseUint(s, 10, 64)
+		if n < 4 {
+			return fmt.Errorf("max_events must be at least 4 (lifecycle and terminal events count)")
+		}
+	}
+	return nil
+}
+
+func headerName(k string) error {
+	if !headerRE.MatchString(k) || strings.HasPrefix(k, "mcp-") {
+		return fmt.Errorf("header %q must be lowercase [a-z0-9-], at most 64 bytes, and not start with mcp-", truncateStr(k, 80))
+	}
+	switch k {
+	case "host", "content-length", "content-type", "accept", "connection", "transfer-encoding", "upgrade",
+		"traceparent", "tracestate", "baggage", "authorization-mcp":
+		return fmt.Errorf("header %q is a protocol or routing header and cannot be configured", k)
+	}
+	return nil
+}
+
+func lenKey(min, max int) func(string) error {
+	return func(k string) error {
+		if len(k) < min || len(k) > max {
+			return fmt.Errorf("key length must be %d..%d bytes", min, max)
+		}
+		return nil
+	}
+}
+
+func authHeader(v any) error {
+	h := v.(string)
+	lower := strings.ToLower(h)
+	if lower == "authorization" {
+		return nil
+	}
+	if strings.HasPrefix(lower, "x-forwarded-") || !strings.HasPrefix(lower, "x-") {
+		return fmt.Errorf("auth_header must be Authorization or an X-* header ending in -api-key, -auth-key, -auth-token, -access-token or -authorization")
+	}
+	for _, suffix := range []string{"-api-key", "-auth-key", "-auth-token", "-access-token", "-authorization"} {
+		if strings.HasSuffix(lower, suffix) {
+			for _, c := range []byte(h) {
+				if !(c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+					return fmt.Errorf("auth_header must be an HTTP token")
+				}
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("auth_header must be Authorization or an X-* header ending in -api-key, -auth-key, -auth-token, -access-token or -authorization")
+}
+
+// httpURL checks the shape of a remote URL: absolute http(s), a host, no
+// userinfo, query or fragment. Whether plain http is acceptable is decided
+// later (only a loopback host fixture, never under lock).
+func httpURL(v any) error {
+	s := v.(string)
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return fmt.Errorf("%q is not an absolute URL", truncateStr(s, 120))
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return fmt.Errorf("URL scheme must be https")
+	}
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(s, "#") {
+		return fmt.Errorf("URL must not carry userinfo, a query or a fragment")
+	}
+	for _, r := range s {
+		if r <= ' ' || r == 0x7f {
+			return fmt.Errorf("URL must not contain whitespace or control characters")
+		}
+	}
+	return nil
+}
+
+func otelURL(v any) error {
+	if !otelRE.MatchString(v.(string)) {
+		return fmt.Errorf("endpoint must be a complete http(s) traces URL without userinfo, query or fragment")
+	}
+	return httpURL(v)
+}
+
+func routeEntry(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return fmt.Errorf("a route entry is { model = \"name\" } or { route = \"name\" }")
+	}
+	for k, val := range m {
+		s, ok := val.(string)
+		if (k != "model" && k != "route") || !ok || !nameRE.MatchString(s) {
+			return fmt.Errorf("a route entry is { model = \"name\" } or { route = \"name\" }")
+		}
+	}
+	return nil
+}
+
+func credentialSource(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("a source is a table with kind")
+	}
+	kind, _ := m["kind"].(string)
+	allowed := map[string]bool{"kind": true}
+	switch kind {
+	case "environment":
+		allowed["name"] = true
+		name, _ := m["name"].(string)
+		if !envRE.MatchString(name) {
+			return fmt.Errorf("environment sources need name matching %s", envRE)
+		}
+	case "host":
+		allowed["name"] = true
+		name, _ := m["name"].(string)
+		if !nameRE.MatchString(name) {
+			return fmt.Errorf("host sources need a name matching %s", nameRE)
+		}
+	case "file":
+		allowed["path"], allowed["encoding"], allowed["key"] = true, true, true
+		enc, _ := m["encoding"].(string)
+		switch enc {
+		case "utf8":
+			if _, has := m["key"]; has {
+				return fmt.Errorf("key is only for encoding = \"dotenv\"")
+			}
+		case "dotenv":
+			key, _ := m["key"].(string)
+			if !envRE.MatchString(key) {
+				return fmt.Errorf("dotenv sources need key matching %s", envRE)
+			}
+		default:
+			return fmt.Errorf("file sources need encoding = \"utf8\" or \"dotenv\"")
+		}
+		if err := checkPathObject(m["path"]); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("source kind must be environment, file or host")
+	}
+	for k := range m {
+		if !allowed[k] {
+			return fmt.Errorf("unknown source key %q", truncateStr(k, 40))
+		}
+	}
+	return nil
+}
+
+func notWorkspaceBase(v any) error {
+	if m, ok := v.(map[string]any); ok && m["base"] == "workspace" {
+		return fmt.Errorf("run.workspace cannot be relative to the workspace")
+	}
+	return nil
+}
+
+// checkPathObject validates a typed path object's shape.
+func checkPathObject(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("paths are typed objects such as { base = \"binding\", name = \"workspace\", path = \".\" }, never strings")
+	}
+	base, _ := m["base"].(string)
+	for k := range m {
+		switch k {
+		case "base", "path":
+		case "name":
+			if base != "binding" {
+				return fmt.Errorf("name is only allowed with base = \"binding\"")
+			}
+		default:
+			return fmt.Errorf("unknown path key %q", truncateStr(k, 40))
+		}
+	}
+	switch base {
+	case "source", "config", "workspace":
+	case "binding":
+		name, _ := m["name"].(string)
+		if !nameRE.MatchString(name) {
+			return fmt.Errorf("binding paths need a name matching %s", nameRE)
+		}
+	default:
+		return fmt.Errorf("path base must be source, config, workspace or binding")
+	}
+	p, ok := m["path"].(string)
+	if !ok {
+		return fmt.Errorf("path objects need a path string")
+	}
+	return checkRelPath(p)
+}
+
+// checkRelPath enforces: nonempty, relative, ≤4096 bytes, no NUL, valid
+// UTF-8, and no ".." left after normalization.
+func checkRelPath(p string) error {
+	if p == "" || len(p) > maxPathBytes {
+		return fmt.Errorf("path must be 1..%d bytes", maxPathBytes)
+	}
+	if !utf8.ValidString(p) || strings.IndexByte(p, 0) >= 0 {
+		return fmt.Errorf("path must be UTF-8 without NUL")
+	}
+	if strings.HasPrefix(p, "/") || strings.Contains(p, "\\") {
+		return fmt.Errorf("path %q must be relative (no leading / or backslash)", truncateStr(p, 80))
+	}
+	if c := path.Clean(p); c == ".." || strings.HasPrefix(c, "../") {
+		return fmt.Errorf("path %q escapes its base", truncateStr(p, 80))
+	}
+	return nil
+}
+
+func truncateStr(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

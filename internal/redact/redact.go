@@ -1,0 +1,76 @@
+// Package redact removes known secret values from bytes before they are
+// recorded anywhere: events, ledger, traces, errors.
+package redact
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+)
+
+// Mask replaces every redacted value.
+const Mask = "[redacted]"
+
+// minLen is the shortest value worth masking: masking one- or two-byte
+// values would shred ordinary output without protecting anything.
+const minLen = 4
+
+// Set is a concurrency-safe set of secret values. The zero value is empty and
+// ready to use.
+type Set struct {
+	mu     sync.RWMutex
+	values []string
+}
+
+// Add registers a secret value. Short values are ignored.
+func (s *Set) Add(v string) {
+	if len(v) < minLen {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, have := range s.values {
+		if have == v {
+			return
+		}
+	}
+	s.values = append(s.values, v)
+}
+
+// Len reports how many values are registered.
+func (s *Set) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.values)
+}
+
+// Bytes returns b with every registered value replaced by Mask. It returns b
+// itself when nothing matched, so the common case allocates nothing.
+func (s *Set) Bytes(b []byte) []byte {
+	if s == nil {
+		return b
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, v := range s.values {
+		if bytes.Contains(b, []byte(v)) {
+			b = bytes.ReplaceAll(b, []byte(v), []byte(Mask))
+		}
+	}
+	return b
+}
+
+// String is Bytes for strings.
+func (s *Set) String(str string) string {
+	if s == nil {
+		return str
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, v := range s.values {
+		if strings.Contains(str, v) {
+			str = strings.ReplaceAll(str, v, Mask)
+		}
+	}
+	return str
+}

@@ -1,0 +1,297 @@
+package pablo
+
+import (
+	"encoding/json"
+
+	"github.com/pabloagent/pablo/authority"
+)
+
+// Options is the typed view of a resolved deployment's options.* tables.
+// Field names follow the TOML keys.
+type Options struct {
+	Run        RunOptions              `json:"run"`
+	Model      ModelOptions            `json:"model"`
+	Models     map[string]ModelOptions `json:"models"`
+	Routes     map[string]Route        `json:"routes"`
+	ModelRoute string                  `json:"model_route"`
+	Context    ContextOptions          `json:"context"`
+	Limits     LimitOptions            `json:"limits"`
+	Shell      ShellOptions            `json:"shell"`
+	Filesystem FilesystemOptions       `json:"filesystem"`
+	Policy     PolicyOptions           `json:"policy"`
+	Output     OutputOptions           `json:"output"`
+	Skills     SkillsOptions           `json:"skills"`
+	MCP        MCPOptions              `json:"mcp"`
+	Children   ChildrenOptions         `json:"children"`
+	A2A        A2AOptions              `json:"a2a"`
+	Interfaces InterfaceOptions        `json:"interfaces"`
+	Trace      TraceOptions            `json:"trace"`
+	OTel       OTelOptions             `json:"otel"`
+}
+
+// RunOptions are options.run.
+type RunOptions struct {
+	Workspace    PathRef `json:"workspace"`
+	Instructions *string `json:"instructions,omitempty"`
+}
+
+// ModelOptions describe one model profile (options.model or
+// options.models.NAME).
+type ModelOptions struct {
+	Provider              string          `json:"provider"`
+	ID                    string          `json:"id"`
+	Endpoint              string          `json:"endpoint"`
+	Credential            string          `json:"credential"`
+	CapabilityProfile     string          `json:"capability_profile"`
+	AuthHeader            string          `json:"auth_header"`
+	AuthScheme            string          `json:"auth_scheme"`
+	ContextWindowTokens   *int64          `json:"context_window_tokens,omitempty"`
+	Script                *PathRef        `json:"script,omitempty"`
+	Reasoning             json.RawMessage `json:"reasoning,omitempty"`
+	ReasoningCapabilities json.RawMessage `json:"reasoning_capabilities,omitempty"`
+	ModelOptions          json.RawMessage `json:"model_options,omitempty"`
+	Capabilities          json.RawMessage `json:"capabilities,omitempty"`
+}
+
+// Route is options.routes.NAME: an ordered fallback list.
+type Route struct {
+	Entries                []RouteEntry    `json:"entries"`
+	MaxAttempts            int             `json:"max_attempts"`
+	PerAttemptTimeoutMS    int64           `json:"per_attempt_timeout_ms"`
+	EligibleErrors         []string        `json:"eligible_errors"`
+	RetryUncertainDelivery bool            `json:"retry_uncertain_delivery"`
+	RequiredCapabilities   []string        `json:"required_capabilities"`
+	Router                 json.RawMessage `json:"router,omitempty"`
+}
+
+// RouteEntry names a model or another route.
+type RouteEntry struct {
+	Model string `json:"model,omitempty"`
+	Route string `json:"route,omitempty"`
+}
+
+// ContextOptions are options.context (compaction).
+type ContextOptions struct {
+	Enabled             bool  `json:"enabled"`
+	SafetyMarginPercent int64 `json:"safety_margin_percent"`
+	MaxSummaryTokens    int64 `json:"max_summary_tokens"`
+	MaxSummaryBytes     int64 `json:"max_summary_bytes"`
+	KeepRecentTurns     int64 `json:"keep_recent_turns"`
+}
+
+// LimitOptions are options.limits.
+type LimitOptions struct {
+	MaxModelCalls      Limit `json:"max_model_calls"`
+	MaxToolCalls       Limit `json:"max_tool_calls"`
+	MaxTotalTokens     Limit `json:"max_total_tokens"`
+	MaxCostMicroUSD    Limit `json:"max_cost_microusd"`
+	MaxRunDurationMS   int64 `json:"max_run_duration_ms"`
+	MaxToolDurationMS  int64 `json:"max_tool_duration_ms"`
+	MaxToolInputBytes  int64 `json:"max_tool_input_bytes"`
+	MaxToolOutputBytes int64 `json:"max_tool_output_bytes"`
+	MaxContextBytes    int64 `json:"max_context_bytes"`
+	MaxInputBytes      int64 `json:"max_input_bytes"`
+	MaxOutputBytes     int64 `json:"max_output_bytes"`
+	MaxOutputTokens    int64 `json:"max_output_tokens"`
+	MaxEvents          Limit `json:"max_events"`
+	Filesystem         struct {
+		MaxFileBytes Limit `json:"max_file_bytes"`
+		MaxEntries   Limit `json:"max_entries"`
+		MaxDepth     Limit `json:"max_depth"`
+		MaxScanBytes Limit `json:"max_scan_bytes"`
+	} `json:"filesystem"`
+}
+
+// ShellOptions are options.shell.
+type ShellOptions struct {
+	Enabled     bool          `json:"enabled"`
+	Commands    *CommandRules `json:"commands,omitempty"`
+	Environment struct {
+		Values       map[string]string `json:"values"`
+		AllowedNames []string          `json:"allowed_names"`
+	} `json:"environment"`
+	CWDRoots *authority.Rules `json:"cwd_roots,omitempty"`
+}
+
+// CommandRules is a literal command policy.
+type CommandRules struct {
+	Default string        `json:"default"`
+	Allow   []CommandRule `json:"allow"`
+	Deny    []CommandRule `json:"deny"`
+}
+
+// CommandRule matches one executable and its leading or exact arguments.
+type CommandRule struct {
+	ID         string   `json:"id"`
+	Executable string   `json:"executable"`
+	Args       []string `json:"args"`
+	Match      string   `json:"match"`
+	Examples   *struct {
+		Match    []string `json:"match"`
+		NotMatch []string `json:"not_match"`
+	} `json:"examples,omitempty"`
+}
+
+// FilesystemOptions are options.filesystem.
+type FilesystemOptions struct {
+	Enabled bool `json:"enabled"`
+	Write   bool `json:"write"`
+}
+
+// PolicyOptions are the ordinary static policy dimensions.
+type PolicyOptions struct {
+	Tools       *authority.Rules `json:"tools,omitempty"`
+	Executables *authority.Rules `json:"executables,omitempty"`
+	ReadRoots   *authority.Rules `json:"read_roots,omitempty"`
+	WriteRoots  *authority.Rules `json:"write_roots,omitempty"`
+}
+
+// OutputOptions are options.output (final-answer validation).
+type OutputOptions struct {
+	// Schema is the pinned inline JSON schema text, or empty.
+	Schema            string `json:"schema,omitempty"`
+	MaxValidationWork int64  `json:"max_validation_work"`
+	Repair            struct {
+		Enabled          bool  `json:"enabled"`
+		MaxFeedbackBytes int64 `json:"max_feedback_bytes"`
+	} `json:"repair"`
+}
+
+// SkillsOptions are options.skills.
+type SkillsOptions struct {
+	Roots    map[string]PathRef `json:"roots"`
+	Activate []string           `json:"activate"`
+}
+
+// MCPOptions are options.mcp.
+type MCPOptions struct {
+	Servers  map[string]MCPServer `json:"servers"`
+	Policies []MCPPolicy          `json:"policies"`
+}
+
+// MCPServer is one configured MCP server.
+type MCPServer struct {
+	Transport          string            `json:"transport"`
+	Command            string            `json:"command,omitempty"`
+	Args               []string          `json:"args,omitempty"`
+	CWD                *PathRef          `json:"cwd,omitempty"`
+	Env                map[string]string `json:"env,omitempty"`
+	URL                string            `json:"url,omitempty"`
+	Headers            map[string]string `json:"headers,omitempty"`
+	Required           bool              `json:"required"`
+	StartupTimeoutMS   int64             `json:"startup_timeout_ms"`
+	OperationTimeoutMS int64             `json:"operation_timeout_ms"`
+	// Pins maps raw tool names to expected definition digests.
+	Pins map[string]string `json:"pins,omitempty"`
+}
+
+// MCPPolicy is one ordinary MCP policy layer.
+type MCPPolicy struct {
+	Servers   *authority.Rules `json:"servers,omitempty"`
+	Tools     *authority.Rules `json:"tools,omitempty"`
+	Launchers *authority.Rules `json:"launchers,omitempty"`
+}
+
+// ChildrenOptions are options.children.
+type ChildrenOptions struct {
+	Enabled bool `json:"enabled"`
+}
+
+// A2AOptions are options.a2a.
+type A2AOptions struct {
+	Remotes map[string]A2ARemote `json:"remotes"`
+}
+
+// A2ARemote is one configured remote agent.
+type A2ARemote struct {
+	CardURL      string `json:"card_url"`
+	Endpoint     string `json:"endpoint"`
+	TraceContext bool   `json:"trace_context"`
+	Bearer       *struct {
+		Scheme     string `json:"scheme"`
+		Credential string `json:"credential"`
+	} `json:"bearer,omitempty"`
+}
+
+// InterfaceOptions are options.interfaces.
+type InterfaceOptions struct {
+	CLIOutput string `json:"cli_output"`
+}
+
+// TraceOptions are options.trace.
+type TraceOptions struct {
+	Path           *PathRef `json:"path,omitempty"`
+	CaptureContent bool     `json:"capture_content"`
+	MaxBytes       int64    `json:"max_bytes"`
+}
+
+// OTelOptions are options.otel.
+type OTelOptions struct {
+	Exporter           string            `json:"exporter"`
+	SDKDisabled        bool              `json:"sdk_disabled"`
+	Endpoint           string            `json:"endpoint"`
+	Protocol           string            `json:"protocol"`
+	Headers            string            `json:"headers,omitempty"`
+	Compression        string            `json:"compression"`
+	TimeoutMS          int64             `json:"timeout_ms"`
+	ServiceName        string            `json:"service_name"`
+	ResourceAttributes map[string]string `json:"resource_attributes"`
+	Sampler            string            `json:"sampler"`
+	SamplerArg         string            `json:"sampler_arg"`
+	Propagators        []string          `json:"propagators"`
+	MaxQueueSize       int64             `json:"max_queue_size"`
+	MaxExportBatchSize int64             `json:"max_export_batch_size"`
+	ScheduleDelayMS    int64             `json:"schedule_delay_ms"`
+	ExportTimeoutMS    int64             `json:"export_timeout_ms"`
+}
+
+// CredentialRef is a named credential reference: a consumer and the
+// ordered sources to read, never a value.
+type CredentialRef struct {
+	Consumer authority.Consumer `json:"consumer"`
+	Sources  []CredentialSource `json:"sources"`
+}
+
+// CredentialSource is one source of a credential.
+type CredentialSource struct {
+	Kind     string   `json:"kind"`
+	Name     string   `json:"name,omitempty"`
+	Path     *PathRef `json:"path,omitempty"`
+	Encoding string   `json:"encoding,omitempty"`
+	Key      string   `json:"key,omitempty"`
+}
+
+// AuthorityLayer is one immutable [[authority]] layer.
+type AuthorityLayer struct {
+	ID                string               `json:"id"`
+	WorkspaceRoots    []PathRef            `json:"workspace_roots,omitempty"`
+	ToolNames         []string             `json:"tool_names,omitempty"`
+	ModelIDs          []string             `json:"model_ids,omitempty"`
+	ProviderEndpoints []string             `json:"provider_endpoints,omitempty"`
+	CredentialIDs     []string             `json:"credential_ids,omitempty"`
+	OTelEndpoints     []string             `json:"otel_endpoints,omitempty"`
+	CaptureContent    *bool                `json:"capture_content,omitempty"`
+	Limits            json.RawMessage      `json:"limits,omitempty"`
+	Policy            PolicyOptions        `json:"policy"`
+	Shell             AuthorityShell       `json:"shell"`
+	MCP               MCPPolicy            `json:"mcp"`
+	SkillRoots        []PathRef            `json:"skill_roots,omitempty"`
+	A2ARemotes        map[string]A2ARemote `json:"a2a_remotes,omitempty"`
+
+	// present records which list fields were written at all: an empty
+	// allowlist permits nothing, an omitted one adds no constraint.
+	present map[string]bool
+}
+
+// Has reports whether the layer sets field (a TOML key such as
+// "tool_names").
+func (l AuthorityLayer) Has(field string) bool { return l.present[field] }
+
+// AuthorityShell is an authority layer's shell ceiling.
+type AuthorityShell struct {
+	Commands    *CommandRules `json:"commands,omitempty"`
+	Environment *struct {
+		AllowedNames []string `json:"allowed_names"`
+	} `json:"environment,omitempty"`
+	CWDRoots *authority.Rules `json:"cwd_roots,omitempty"`
+}
