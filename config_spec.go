@@ -88,20 +88,20 @@ func str(min, max int64, def any) *spec { return &spec{kind: sString, min: min, 
 func enum(def any, values ...string) *spec {
 	return &spec{kind: sEnum, enum: values, def: def}
 }
-func pathSpec(def any) *spec                   { return &spec{kind: sPath, def: def} }
-func count(def any) *spec                      { return &spec{kind: sCount, def: def} }
-func u64(def any) *spec                        { return &spec{kind: sU64, def: def} }
+func pathSpec(def any) *spec { return &spec{kind: sPath, def: def} }
+func count(def any) *spec    { return &spec{kind: sCount, def: def} }
+func u64(def any) *spec      { return &spec{kind: sU64, def: def} }
 func mapOf(max int64, key func(string) error, elem *spec) *spec {
 	return &spec{kind: sMap, max: max, key: key, elem: elem, def: map[string]any{}}
 }
 func list(max int64, elem *spec, def any) *spec {
 	return &spec{kind: sList, max: max, elem: elem, def: def}
 }
-func (s *spec) opt() *spec           { s.optional = true; return s }
-func (s *spec) ops() *spec           { s.listOps = true; return s }
-func (s *spec) atom() *spec          { s.atomic = true; return s }
+func (s *spec) opt() *spec                   { s.optional = true; return s }
+func (s *spec) ops() *spec                   { s.listOps = true; return s }
+func (s *spec) atom() *spec                  { s.atomic = true; return s }
 func (s *spec) with(f func(any) error) *spec { s.check = f; return s }
-func unsupported(owner string) *spec { return &spec{kind: sUnion, unsupported: owner} }
+func unsupported(owner string) *spec         { return &spec{kind: sUnion, unsupported: owner} }
 
 func keyRE(re *regexp.Regexp, what string) func(string) error {
 	return func(k string) error {
