@@ -1,0 +1,143 @@
+// Command pablo is Pablo's reference host: a thin CLI over the library that
+// validates and inspects deployments, decides policy questions offline and
+// runs tasks.
+//
+//	pablo config validate|explain|render --config F --bind name=DIR ...
+//	pablo policy check CAPABILITY_ID --config F --bind name=DIR ... [--json]
+//
+// Exit codes: 0 success, 1 a runtime issue or a non-completed task, 2 invalid
+// arguments or configuration (stdout stays empty), 130 user cancellation.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/pabloagent/pablo"
+)
+
+// Version is the executable version.
+const Version = "0.1.0-dev"
+
+// host is what a command sees of the process: testable without one.
+type host struct {
+	stdout, stderr io.Writer
+	lookupEnv      func(string) (string, bool)
+	workDir        string
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	wd, _ := os.Getwd()
+	code := run(ctx, os.Args[1:], &host{stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv, workDir: wd})
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage: pablo COMMAND [ARGS]
+
+commands:
+  config validate|explain|render --config F [--bind NAME=DIR]... [--profile P] [--locked]
+  policy check CAPABILITY_ID --config F [--bind NAME=DIR]... [--json]
+  version
+
+Run 'pablo COMMAND --help' for a command's flags.
+`
+
+// run executes one command line and returns the exit code.
+func run(ctx context.Context, args []string, h *host) int {
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
+		fmt.Fprint(h.stdout, usage)
+		return 0
+	}
+	var err error
+	switch args[0] {
+	case "version", "--version":
+		fmt.Fprintf(h.stdout, "pablo %s\n", Version)
+		return 0
+	case "config":
+		err = configCommand(ctx, args[1:], h)
+	case "policy":
+		err = policyCommand(ctx, args[1:], h)
+	default:
+		err = usagef("unknown command %q\n\n%s", args[0], usage)
+	}
+	return report(err, h)
+}
+
+// exitError carries a specific exit code.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// report prints err to stderr and maps it to an exit code.
+func report(err error, h *host) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(h.stderr, "pablo: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	var ue *usageError
+	var ce *pablo.ConfigError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(h.stderr, "pablo: %v\n", ue)
+		return 2
+	case errors.As(err, &ce):
+		fmt.Fprintf(h.stderr, "pablo: %v\n", ce)
+		return 2
+	case errors.Is(err, pablo.ErrConfig):
+		fmt.Fprintf(h.stderr, "pablo: %v\n", err)
+		return 2
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(h.stderr, "pablo: cancelled")
+		return 130
+	}
+	fmt.Fprintf(h.stderr, "pablo: %v\n", err)
+	return 1
+}
+
+// loadDeployment reads the bootstrap flags and loads the deployment.
+func loadDeployment(p *parsed, h *host, overrides []pablo.Override) (*pablo.Deployment, error) {
+	cfg := p.one("config")
+	if cfg == "" {
+		return nil, usagef("--config is required")
+	}
+	binds := map[string]string{}
+	for _, b := range p.values["bind"] {
+		name, dir, ok := strings.Cut(b, "=")
+		if !ok || name == "" || dir == "" {
+			return nil, usagef("--bind takes NAME=DIR, got %q", b)
+		}
+		if _, dup := binds[name]; dup {
+			return nil, usagef("--bind %s is given twice", name)
+		}
+		binds[name] = dir
+	}
+	return pablo.Load(pablo.LoadOptions{
+		Config:       cfg,
+		ConfigRoot:   p.one("config-root"),
+		Profile:      p.one("profile"),
+		Bindings:     binds,
+		WorkDir:      h.workDir,
+		Locked:       p.bools["locked"],
+		Overrides:    overrides,
+		LookupEnv:    h.lookupEnv,
+		LoopbackHTTP: p.bools["loopback-http"],
+	})
+}
