@@ -79,13 +79,13 @@ func parseArgs(args []string, specs map[string]flagSpec) (*parsed, error) {
 // deploymentFlags are the bootstrap flags every configured command takes.
 func deploymentFlags() map[string]flagSpec {
 	return map[string]flagSpec{
-	"config":        {value: true},
-	"config-root":   {value: true},
-	"profile":       {value: true},
-	"bind":          {value: true, repeat: true},
-	"locked":        {},
-	"json":          {},
-	"loopback-http": {},
+		"config":        {value: true},
+		"config-root":   {value: true},
+		"profile":       {value: true},
+		"bind":          {value: true, repeat: true},
+		"locked":        {},
+		"json":          {},
+		"loopback-http": {},
 	}
 }
 
