@@ -347,7 +347,7 @@ func (c *compiler) keyword(n *node, path, kw string, v *value) *CompileError {
 		}
 		for i := range v.members {
 			m := &v.members[i]
-			names, err := stringSet(child(path, kw), m.key, &m.val)
+			names, err := stringSet(path, kw, &m.val)
 			if err != nil {
 				return err
 			}

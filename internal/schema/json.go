@@ -586,7 +586,8 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// canonicalSize is the byte length of v's canonical serialization, used to
+// canonicalSize is the byte length of v's serialization (canonical, except
+// that strings are measured with encodedLen's conservative escaping), used to
 // charge comparison payload without building the bytes.
 func canonicalSize(v *value) int {
 	switch v.kind {
@@ -602,15 +603,15 @@ func canonicalSize(v *value) int {
 	case kindString:
 		return encodedLen(v.str)
 	case kindArray:
-		n := 2
+		n := 2 + max(len(v.items)-1, 0) // brackets and commas
 		for i := range v.items {
-			n += canonicalSize(&v.items[i]) + 1
+			n += canonicalSize(&v.items[i])
 		}
 		return n
 	default:
-		n := 2
+		n := 2 + max(len(v.members)-1, 0)
 		for i := range v.members {
-			n += encodedLen(v.members[i].key) + 2 + canonicalSize(&v.members[i].val)
+			n += encodedLen(v.members[i].key) + 1 + canonicalSize(&v.members[i].val)
 		}
 		return n
 	}
