@@ -129,6 +129,9 @@ func (c *call) regular(tg *target) error {
 // openRegular opens tg's file read-only, never blocking (O_NONBLOCK) and
 // verifying the opened file is the one inspected.
 func (c *call) openRegular(tg *target) (*os.File, fs.FileInfo, error) {
+	if h := c.t.hooks.betweenCheckAndOpen; h != nil {
+		h(tg.rel, tg.name)
+	}
 	f, err := tg.parent.OpenFile(tg.name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, c.swapped(tg.parent, tg.rel, tg.name, err)
