@@ -337,43 +337,59 @@ func makePackages(t testing.TB, root string, n int, frontmatterPad int) {
 	}
 }
 
+// sixteenRoots configures the maximum number of roots: fifteen share
+// directory a and one uses directory b. Global limits count every root, so
+// small directories reach them quickly.
+func sixteenRoots(a, b string) Options {
+	roots := map[string]string{"b": b}
+	for i := range MaxRoots - 1 {
+		roots[fmt.Sprintf("a%02d", i)] = a
+	}
+	return Options{Roots: roots}
+}
+
 func TestDiscoveryLimitsAtAndPastTheBoundary(t *testing.T) {
+	const perRoot = MaxRoots
 	t.Run("directory entries", func(t *testing.T) {
 		t.Parallel()
-		dir := t.TempDir()
-		for i := range MaxDirectoryEntries {
-			write(t, filepath.Join(dir, fmt.Sprintf("f%05d", i)), "")
+		a, b := t.TempDir(), t.TempDir()
+		for i := range MaxDirectoryEntries / perRoot {
+			write(t, filepath.Join(a, fmt.Sprintf("f%05d", i)), "")
+			write(t, filepath.Join(b, fmt.Sprintf("f%05d", i)), "")
 		}
-		if _, err := Discover(context.Background(), Options{Roots: map[string]string{"r": dir}}); err != nil {
+		if _, err := Discover(context.Background(), sixteenRoots(a, b)); err != nil {
 			t.Fatalf("at limit: %v", err)
 		}
-		write(t, filepath.Join(dir, "one-more"), "")
-		if _, err := Discover(context.Background(), Options{Roots: map[string]string{"r": dir}}); !errors.Is(err, ErrLimitExceeded) {
+		write(t, filepath.Join(b, "one-more"), "")
+		if _, err := Discover(context.Background(), sixteenRoots(a, b)); !errors.Is(err, ErrLimitExceeded) {
 			t.Fatalf("past limit: want ErrLimitExceeded, got %v", err)
 		}
 	})
 	t.Run("admitted skills", func(t *testing.T) {
 		t.Parallel()
-		dir := t.TempDir()
-		makePackages(t, dir, MaxSkills, 0)
-		cat, err := Discover(context.Background(), Options{Roots: map[string]string{"r": dir}})
+		a, b := t.TempDir(), t.TempDir()
+		makePackages(t, a, MaxSkills/perRoot, 0)
+		makePackages(t, b, MaxSkills/perRoot, 0)
+		cat, err := Discover(context.Background(), sixteenRoots(a, b))
 		if err != nil || len(cat.Skills()) != MaxSkills {
 			t.Fatalf("at limit: %v", err)
 		}
-		write(t, filepath.Join(dir, "zz", SkillFile), "---\nname: zz\ndescription: d\n---\n")
-		if _, err := Discover(context.Background(), Options{Roots: map[string]string{"r": dir}}); !errors.Is(err, ErrLimitExceeded) {
+		write(t, filepath.Join(b, "zz", SkillFile), "---\nname: zz\ndescription: d\n---\n")
+		if _, err := Discover(context.Background(), sixteenRoots(a, b)); !errors.Is(err, ErrLimitExceeded) {
 			t.Fatalf("past limit: want ErrLimitExceeded, got %v", err)
 		}
 	})
 	t.Run("aggregate metadata", func(t *testing.T) {
 		t.Parallel()
-		dir := t.TempDir()
-		makePackages(t, dir, MaxMetadataBytes/MaxFrontmatterBytes, MaxFrontmatterBytes)
-		if _, err := Discover(context.Background(), Options{Roots: map[string]string{"r": dir}}); err != nil {
+		a, b := t.TempDir(), t.TempDir()
+		n := MaxMetadataBytes / MaxFrontmatterBytes / perRoot
+		makePackages(t, a, n, MaxFrontmatterBytes)
+		makePackages(t, b, n, MaxFrontmatterBytes)
+		if _, err := Discover(context.Background(), sixteenRoots(a, b)); err != nil {
 			t.Fatalf("at limit: %v", err)
 		}
-		write(t, filepath.Join(dir, "zz", SkillFile), "---\nname: zz\ndescription: d\n---\n")
-		if _, err := Discover(context.Background(), Options{Roots: map[string]string{"r": dir}}); !errors.Is(err, ErrLimitExceeded) {
+		write(t, filepath.Join(b, "zz", SkillFile), "---\nname: zz\ndescription: d\n---\n")
+		if _, err := Discover(context.Background(), sixteenRoots(a, b)); !errors.Is(err, ErrLimitExceeded) {
 			t.Fatalf("past limit: want ErrLimitExceeded, got %v", err)
 		}
 	})
