@@ -421,6 +421,9 @@ func (l *loader) body(doc *document, entry bool) error {
 			}
 			for name, p := range m.(map[string]any) {
 				pm := p.(map[string]any)
+				if bad := findOps(pm["authority"], ptr+pointer(name)+"/authority"); bad != "" {
+					return fail(&ConfigError{Code: CodeInvalidValue, Option: bad, Message: "authority layers are never merged: write plain arrays and values"})
+				}
 				if ext, ok := pm["extends"].([]any); ok && hasDup(ext) {
 					return fail(&ConfigError{Code: CodeDuplicateProfileAncesor, Option: ptr + pointer(name) + "/extends", Message: "extends names a profile twice"})
 				}
@@ -439,6 +442,9 @@ func (l *loader) body(doc *document, entry bool) error {
 			m, err := normalize(list(maxLayers, authoritySpec(), nil), v, ptr, nc)
 			if err != nil {
 				return fail(err)
+			}
+			if bad := findOps(m, ptr); bad != "" {
+				return fail(&ConfigError{Code: CodeInvalidValue, Option: bad, Message: "authority layers are never merged: write plain arrays and values"})
 			}
 			for i, layer := range m.([]any) {
 				lm := layer.(map[string]any)
@@ -521,4 +527,26 @@ func (l *loader) define(into map[string]any, src map[string]string, name string,
 	into[name] = v
 	src[name] = doc.name
 	return nil
+}
+
+// findOps returns the pointer of the first list operation or unset marker
+// in v, or "".
+func findOps(v any, ptr string) string {
+	switch x := v.(type) {
+	case listOp, unsetValue:
+		return ptr
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			if p := findOps(x[k], ptr+pointer(k)); p != "" {
+				return p
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if p := findOps(e, ptr+"/"+strconv.Itoa(i)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }

@@ -116,9 +116,9 @@ func rulesSpec() *spec {
 	rule := table("id", str(1, 64, nil).with(ruleID), "value", str(1, 4096, nil).with(noNUL))
 	return table(
 		"default", enum(nil, "allow", "deny"),
-		"allow", list(maxRulesPerDim, rule, []any{}).ops(),
-		"deny", list(maxRulesPerDim, rule, []any{}).ops(),
-	).atom().with(needDefault)
+		"allow", list(maxRulesPerDim, rule, nil).ops(),
+		"deny", list(maxRulesPerDim, rule, nil).ops(),
+	).with(needDefault)
 }
 
 func needDefault(v any) error {
@@ -262,6 +262,30 @@ func modelFields(top bool) []any {
 }
 
 func optionsSpec() *spec {
+	s := optionsTables()
+	markListOps(s)
+	return s
+}
+
+// markListOps lets every ordered option list take {mode, items}, except
+// inside atomic values, which replace as a unit.
+func markListOps(s *spec) {
+	if s.atomic {
+		return
+	}
+	switch s.kind {
+	case sList:
+		s.listOps = true
+	case sTable:
+		for _, f := range s.fields {
+			markListOps(f)
+		}
+	case sMap:
+		markListOps(s.elem)
+	}
+}
+
+func optionsTables() *spec {
 	workspaceDef := map[string]any{"base": "binding", "name": "workspace", "path": "."}
 	route := table(
 		"entries", list(32, &spec{kind: sUnion, check: routeEntry}, nil),
