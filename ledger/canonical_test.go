@@ -1,0 +1,132 @@
+package ledger
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestCanonicalSortsKeysAndDropsWhitespace(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want string }{
+		{` { "b" : 1 , "a" : [ true , null , "x" ] } `, `{"a":[true,null,"x"],"b":1}`},
+		{`"<&>\u00e9\u2028"`, "\"<&>\u00e9\u2028\""},
+		{`"\u0001\n\"\\\/"`, `"\u0001\n\"\\/"`},
+		{`1.50e+3`, `1.50e+3`},
+		{`{"z":{"y":1,"x":2},"":0}`, `{"":0,"z":{"x":2,"y":1}}`},
+		{`[]`, `[]`},
+		{`{}`, `{}`},
+	}
+	for _, tc := range cases {
+		got, err := Canonical([]byte(tc.in))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("Canonical(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestCanonicalRejectsAmbiguousInput(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{`{"a":1,"a":2}`, `{} {}`, `{"a":`, ``, `[1,]`, `nul`} {
+		if _, err := Canonical([]byte(in)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Canonical(%q) = %v, want ErrInvalid", in, err)
+		}
+	}
+}
+
+func TestPutResultIsContentAddressedAndIdempotent(t *testing.T) {
+	t.Parallel()
+	r, store, _ := newRoot(t, Limits{})
+	a, err := r.PutResult(bg, map[string]any{"b": 2, "a": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.PutResult(bg, json.RawMessage(`{ "a":"x", "b":2 }`))
+	if err != nil || a != b || !a.Valid() {
+		t.Fatalf("refs %q %q (%v)", a, b, err)
+	}
+	if a != RefOf([]byte(`{"a":"x","b":2}`)) {
+		t.Fatalf("ref %q is not the sha256 of the canonical JSON", a)
+	}
+	data, err := r.Result(bg, a)
+	if err != nil || string(data) != `{"a":"x","b":2}` {
+		t.Fatalf("Result = %s, %v", data, err)
+	}
+	recs, _ := store.Records(bg, r.ID())
+	n := 0
+	for _, rec := range recs {
+		if rec.Kind == RecordResult {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d result records, want 1", n)
+	}
+	if _, err := r.Result(bg, RefOf([]byte("nothing"))); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing result: %v", err)
+	}
+}
+
+func TestLimitText(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"unlimited", "0", "7", "18446744073709551615"} {
+		l, err := ParseLimit(s)
+		if err != nil || l.String() != s {
+			t.Errorf("ParseLimit(%q) = %v, %v", s, l, err)
+		}
+	}
+	for _, s := range []string{"", "-1", "01", "1.0", " 1", "18446744073709551616", "Unlimited"} {
+		if _, err := ParseLimit(s); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseLimit(%q) accepted", s)
+		}
+	}
+	if (Limit{}) != Unlimited() || Unlimited().IsFinite() {
+		t.Fatal("the zero Limit must be unlimited")
+	}
+	var lims Limits
+	if err := json.Unmarshal([]byte(`{"model_calls":"4","cost_microusd":"unlimited"}`), &lims); err != nil || lims.ModelCalls != Max(4) {
+		t.Fatalf("%+v %v", lims, err)
+	}
+}
+
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[1,2]}`, `"\u00e9"`, `{"a":{"a":{}}}`, `[1e5,-0.0,true]`, `{"a":1,"a":1}`, "\"\xff\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := Canonical(in)
+		if err != nil {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("Canonical(%q) = %q is not valid JSON", in, out)
+		}
+		again, err := Canonical(out)
+		if err != nil || string(again) != string(out) {
+			t.Fatalf("not idempotent: %q -> %q -> %q (%v)", in, out, again, err)
+		}
+		var a, b any
+		if json.Unmarshal(in, &a) == nil && json.Unmarshal(out, &b) == nil {
+			ja, _ := json.Marshal(a)
+			jb, _ := json.Marshal(b)
+			if string(ja) != string(jb) {
+				t.Fatalf("meaning changed: %s vs %s", ja, jb)
+			}
+		}
+	})
+}
+
+func FuzzParseLimit(f *testing.F) {
+	for _, s := range []string{"unlimited", "0", "42", "18446744073709551615", "01", "-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseLimit(s)
+		if err != nil {
+			return
+		}
+		if l.String() != s {
+			t.Fatalf("ParseLimit(%q).String() = %q", s, l.String())
+		}
+	})
+}
