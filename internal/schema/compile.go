@@ -299,6 +299,9 @@ func (c *compiler) keyword(n *node, path, kw string, v *value) *CompileError {
 			if d.sign() <= 0 {
 				return invalid(path, kw, "\"multipleOf\" must be greater than 0")
 			}
+			if len(d.digits) > maxMultipleOfDigits {
+				return unsupported(path, kw, "\"multipleOf\" may have at most "+strconv.Itoa(maxMultipleOfDigits)+" significant digits")
+			}
 			n.multipleOf = &d
 		}
 	case "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties":

@@ -36,6 +36,7 @@ func TestCompileRejectsOutsideSubset(t *testing.T) {
 		{"additionalItems", `{"additionalItems":false}`, "additionalItems", ""},
 		{"contentMediaType", `{"contentMediaType":"application/json"}`, "contentMediaType", ""},
 		{"array items", `{"items":[true]}`, "items", ""},
+		{"multipleOf with 20 digits", `{"multipleOf":1.2345678901234567891}`, "multipleOf", ""},
 		{"draft 7", `{"$schema":"http://json-schema.org/draft-07/schema#"}`, "$schema", ""},
 		{"draft 2019-09", `{"$schema":"https://json-schema.org/draft/2019-09/schema"}`, "$schema", ""},
 		{"custom metaschema", `{"$schema":"https://example.com/my-meta"}`, "$schema", ""},
@@ -136,6 +137,18 @@ func TestCompileRejectsMalformedKeywordValues(t *testing.T) {
 // TestAnnotationContentIsNotScannedAsSchema checks that values of const,
 // enum, default and examples are data: keywords inside them are not
 // keywords.
+// TestMultipleOfAtDigitBound checks the 19-digit bound at the limit.
+func TestMultipleOfAtDigitBound(t *testing.T) {
+	t.Parallel()
+	s := mustCompile(t, `{"multipleOf":9999999999999999999}`)
+	if r := s.Validate([]byte(`19999999999999999998`)); !r.Valid {
+		t.Fatalf("2×m rejected: %+v", r)
+	}
+	if r := s.Validate([]byte(`19999999999999999999`)); r.Valid {
+		t.Fatal("2×m+1 accepted")
+	}
+}
+
 func TestAnnotationContentIsNotScannedAsSchema(t *testing.T) {
 	t.Parallel()
 	src := `{"const":{"pattern":"x"},"enum":[{"$ref":"http://x"}],"default":{"$id":"y"},"examples":[{"uniqueItems":true}]}`

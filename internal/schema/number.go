@@ -1,7 +1,7 @@
 package schema
 
 import (
-	"math/big"
+	"math/bits"
 	"strings"
 )
 
@@ -105,13 +105,21 @@ func (d decimal) toUint64(limit uint64) (uint64, bool) {
 	return min(n, limit), true
 }
 
+// maxMultipleOfDigits bounds the significant digits of a multipleOf value,
+// so the divisor fits a uint64 and the test runs in time linear in the
+// instance number's length.
+const maxMultipleOfDigits = 19
+
 // multipleOf reports whether x is an integer multiple of m, exactly. m is
-// positive (checked at compile time).
+// positive with at most maxMultipleOfDigits significant digits (checked at
+// compile time).
 //
 // With x = dx·10^ex and m = dm·10^em, x/m = (dx/dm)·10^(ex-em). When
-// ex ≥ em the test is dx·10^(ex-em) ≡ 0 (mod dm), computed with modular
-// exponentiation so huge exponents cost nothing. When ex < em, m·k = x would
-// need 10 to divide dx, which has no trailing zeros, so x is no multiple.
+// ex ≥ em the test is dx·10^(ex-em) ≡ 0 (mod dm), computed digit chunk by
+// digit chunk and with modular exponentiation, so neither a long digit string
+// nor a huge exponent costs more than a linear pass. When ex < em, m·k = x
+// would need 10 to divide dx, which has no trailing zeros, so x is no
+// multiple.
 func multipleOf(x, m decimal) bool {
 	if x.isZero() {
 		return true
@@ -119,21 +127,53 @@ func multipleOf(x, m decimal) bool {
 	if x.exp < m.exp {
 		return false
 	}
-	dm, ok := new(big.Int).SetString(m.digits, 10)
-	if !ok {
-		return false
+	var dm uint64 // m's digits as an integer; 19 digits fit a uint64
+	for i := 0; i < len(m.digits); i++ {
+		dm = dm*10 + uint64(m.digits[i]-'0')
 	}
-	dx, ok := new(big.Int).SetString(x.digits, 10)
-	if !ok {
-		return false
-	}
-	if dm.IsInt64() && dm.Int64() == 1 {
+	if dm == 1 {
 		return true
 	}
-	k := big.NewInt(x.exp - m.exp)
-	p := new(big.Int).Exp(big.NewInt(10), k, dm)
-	dx.Mod(dx, dm)
-	dx.Mul(dx, p)
-	dx.Mod(dx, dm)
-	return dx.Sign() == 0
+	r := modDigits(x.digits, dm)
+	return mulMod(r, powMod(10, uint64(x.exp-m.exp), dm), dm) == 0
+}
+
+// modDigits returns the decimal digit string s modulo d, 18 digits at a time.
+func modDigits(s string, d uint64) uint64 {
+	const chunk = 18
+	var r uint64
+	for len(s) > 0 {
+		n := min(chunk, len(s))
+		var c, scale uint64 = 0, 1
+		for i := 0; i < n; i++ {
+			c = c*10 + uint64(s[i]-'0')
+			scale *= 10
+		}
+		s = s[n:]
+		// r·scale + c < d·2^64 because r < d and scale, c < 2^64.
+		hi, lo := bits.Mul64(r, scale)
+		lo, carry := bits.Add64(lo, c, 0)
+		hi += carry
+		_, r = bits.Div64(hi%d, lo, d)
+	}
+	return r
+}
+
+func mulMod(a, b, d uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	_, r := bits.Div64(hi%d, lo, d)
+	return r
+}
+
+func powMod(base, exp, d uint64) uint64 {
+	result := uint64(1) % d
+	base %= d
+	for exp > 0 {
+		if exp&1 == 1 {
+			result = mulMod(result, base, d)
+		}
+		base = mulMod(base, base, d)
+		exp >>= 1
+	}
+	return result
 }

@@ -79,3 +79,22 @@ func TestCountKeywordsSaturate(t *testing.T) {
 		t.Fatal("huge minLength accepted a short string")
 	}
 }
+
+// TestMultipleOfAgreesWithBigInt cross-checks the chunked modular
+// arithmetic against math/big on varied operands.
+func TestMultipleOfAgreesWithBigInt(t *testing.T) {
+	t.Parallel()
+	xs := []string{"1", "18", "123456789012345678901234567890", "99999999999999999999999999999999999999", "7e25", "1.8e-3", "4.2", "1e19", "18446744073709551615", "36893488147419103230"}
+	ms := []string{"1", "2", "3", "7", "0.3", "1e-5", "9999999999999999999", "1844674407370955161.5", "0.0000001", "4294967296"}
+	for _, xs := range xs {
+		for _, ms := range ms {
+			x, m := dec(t, xs), dec(t, ms)
+			rx, _ := new(big.Rat).SetString(xs)
+			rm, _ := new(big.Rat).SetString(ms)
+			want := new(big.Rat).Quo(rx, rm).IsInt()
+			if got := multipleOf(x, m); got != want {
+				t.Errorf("multipleOf(%s, %s) = %v, big.Rat says %v", xs, ms, got, want)
+			}
+		}
+	}
+}
