@@ -176,6 +176,21 @@ func (s *Set) Decide(req Request) Decision {
 			checks = append(checks, check{DimReadRoots, r.Value})
 		case ResourceWrite:
 			checks = append(checks, check{DimWriteRoots, r.Value})
+		default:
+			// A host-defined resource kind is its own dimension, matched
+			// exactly. With no rule for it anywhere, it fails closed.
+			dim := Dimension(r.Kind)
+			scoped := false
+			for _, l := range s.layers {
+				if _, ok := l.Dimensions[dim]; ok {
+					scoped = true
+					break
+				}
+			}
+			if !scoped {
+				return deny(LayerConfiguration, builtinID(dim, "unscoped"), fmt.Sprintf("no layer scopes resources of kind %q", truncate(string(r.Kind), 40)))
+			}
+			checks = append(checks, check{dim, r.Value})
 		}
 	}
 

@@ -1,0 +1,402 @@
+package authority
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pabloagent/pablo/internal/redact"
+)
+
+func mustSet(t testing.TB, cfg Config) *Set {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestZeroValuesDeny(t *testing.T) {
+	var s Set
+	if d := s.Decide(Request{Capability: FSRead}); d.Allowed {
+		t.Fatal("the zero Set admitted fs.read")
+	}
+	var r Rules
+	if v := r.Evaluate(DimTools, "fs.read"); v.Allowed || v.RuleID != "builtin.tools.default_deny" {
+		t.Fatalf("zero Rules: %+v", v)
+	}
+	var nilRules *Rules
+	if v := nilRules.Evaluate(DimTools, "fs.read"); !v.Allowed {
+		t.Fatal("an omitted dimension must add no constraint")
+	}
+}
+
+func TestRuleEvaluation(t *testing.T) {
+	r := &Rules{Default: Allow,
+		Allow: []Rule{{ID: "a.read", Value: "fs.read"}, {ID: "a.list", Value: "fs.list"}},
+		Deny:  []Rule{{ID: "d.read", Value: "fs.read"}}}
+	cases := []struct {
+		value string
+		ok    bool
+		rule  string
+	}{
+		{"fs.read", false, "d.read"},                       // deny wins over allow
+		{"fs.list", true, "a.list"},                        // allow list match
+		{"fs.search", false, "builtin.tools.allowlist_miss"}, // non-empty allow list must match, whatever the default
+		{"fs.*", false, "builtin.tools.allowlist_miss"},
+	}
+	for _, c := range cases {
+		v := r.Evaluate(DimTools, c.value)
+		if v.Allowed != c.ok || v.RuleID != c.rule {
+			t.Errorf("%s: got %+v, want %v/%s", c.value, v, c.ok, c.rule)
+		}
+	}
+}
+
+func TestNoWildcards(t *testing.T) {
+	s := mustSet(t, Config{Native: []ID{FSRead}, Layers: []Layer{{ID: "p", Kind: KindPolicy,
+		Dimensions: map[Dimension]*Rules{DimTools: {Default: Deny, Allow: []Rule{{ID: "all.fs", Value: "fs.*"}}}}}}})
+	if d := s.Decide(Request{Capability: FSRead}); d.Allowed {
+		t.Fatal("fs.* matched fs.read")
+	}
+}
+
+func TestRootsMatchByComponent(t *testing.T) {
+	for _, c := range []struct {
+		root, p string
+		ok      bool
+	}{{"docs", "docs", true}, {"docs", "docs/a.md", true}, {"docs", "docs2/a.md", false}, {"docs", "doc", false}, {".", "x/y", true}, {"a/b", "a/b/c", true}, {"a/b", "a/bc", false}} {
+		if got := WithinRoot(c.root, c.p); got != c.ok {
+			t.Errorf("WithinRoot(%q, %q) = %v", c.root, c.p, got)
+		}
+	}
+}
+
+func TestEveryLayerMustAllow(t *testing.T) {
+	s := mustSet(t, Config{Native: []ID{FSRead, FSList}, Layers: []Layer{
+		{ID: "ceiling", Kind: KindAuthority, ToolNames: []ID{FSRead}},
+		{ID: "policy", Kind: KindPolicy, Dimensions: map[Dimension]*Rules{DimTools: AllowAll()}},
+	}})
+	d := s.Decide(Request{Capability: FSList})
+	if d.Allowed || d.Layer != "ceiling" || d.RuleID != "builtin.tool_names.allowlist_miss" {
+		t.Fatalf("got %+v", d)
+	}
+	if d := s.Decide(Request{Capability: FSRead}); !d.Allowed {
+		t.Fatalf("fs.read: %+v", d)
+	}
+}
+
+func TestAllowRuleCannotCreateServer(t *testing.T) {
+	s := mustSet(t, Config{MCPServers: map[string]MCPServer{"evidence": {}}, Layers: []Layer{{ID: "p", Kind: KindPolicy,
+		Dimensions: map[Dimension]*Rules{
+			DimMCPServers: {Default: Deny, Allow: []Rule{{ID: "ghost.server", Value: "ghost"}}},
+			DimMCPTools:   {Default: Deny, Allow: []Rule{{ID: "ghost.tool", Value: "mcp/ghost/read"}}},
+		}}}})
+	d := s.Decide(Request{Capability: "mcp/ghost/read"})
+	if d.Allowed || d.RuleID != RuleUnconfiguredServer || d.Layer != LayerConfiguration {
+		t.Fatalf("got %+v", d)
+	}
+}
+
+func TestMCPAdmissionOrder(t *testing.T) {
+	s := mustSet(t, Config{MCPServers: map[string]MCPServer{"records": {Launcher: "/opt/records"}}, Layers: []Layer{{ID: "p", Kind: KindPolicy,
+		Dimensions: map[Dimension]*Rules{
+			DimMCPServers:   AllowAll(),
+			DimMCPLaunchers: {Default: Deny},
+			DimMCPTools:     {Default: Deny},
+		}}}})
+	d := s.Decide(Request{Capability: "mcp/records/lookup"})
+	if d.Allowed || d.RuleID != "builtin.mcp.launchers.default_deny" {
+		t.Fatalf("the launcher is checked before the tool: %+v", d)
+	}
+}
+
+func TestHostResourceKindsFailClosed(t *testing.T) {
+	s := mustSet(t, Config{Native: []ID{FSRead}})
+	d := s.Decide(Request{Capability: FSRead, Resources: []Resource{{Kind: "note", Value: "N-1"}}})
+	if d.Allowed {
+		t.Fatal("an unscoped resource kind was admitted")
+	}
+}
+
+// The seed's narrow read contract: only read_note with one string note_id in
+// a trusted authorized set.
+func TestSeedReadNoteContract(t *testing.T) {
+	s := mustSet(t, Config{Native: []ID{FSRead}, Layers: []Layer{{ID: "case", Kind: KindAuthority, Dimensions: map[Dimension]*Rules{
+		"note": {Default: Deny, Allow: []Rule{{ID: "case.n1", Value: "N-1"}}},
+	}}}})
+	spec := ToolSpec{ID: FSRead, InputSchema: json.RawMessage(`{"type":"object","properties":{"note_id":{"type":"string"}},"required":["note_id"],"additionalProperties":false}`),
+		Resources: func(a map[string]any) []Resource { return []Resource{{Kind: "note", Value: a["note_id"].(string)}} }}
+	c, err := NewContracts(s, []ToolSpec{spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(tool ID, args string) error {
+		_, err := c.Check(Call{Tool: tool, Arguments: json.RawMessage(args)})
+		return err
+	}
+	if err := check(FSRead, `{"note_id":"N-1"}`); err != nil {
+		t.Fatalf("allowed read: %v", err)
+	}
+	for _, tc := range []struct {
+		tool ID
+		args string
+		want error
+	}{
+		{"fs.delete", `{"note_id":"N-1"}`, ErrUnknownTool},
+		{FSRead, `{"note_id":"N-2"}`, ErrUnauthorizedResource},
+		{FSRead, `{"note_id":[]}`, ErrWrongType},
+		{FSRead, `{"note_id":"N-1","approved":true}`, ErrExtraField},
+	} {
+		err := check(tc.tool, tc.args)
+		if !errors.Is(err, tc.want) || !errors.Is(err, ErrContract) {
+			t.Errorf("%s %s: got %v, want %v", tc.tool, tc.args, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "N-2") {
+			t.Errorf("the error echoes an argument value: %v", err)
+		}
+	}
+}
+
+func TestNarrowOnlyRemoves(t *testing.T) {
+	s := mustSet(t, Config{Native: []ID{FSRead, FSList, FSWrite}, MCPServers: map[string]MCPServer{"records": {}},
+		Layers: []Layer{{ID: "p", Kind: KindPolicy, Dimensions: map[Dimension]*Rules{DimTools: {Default: Allow, Deny: []Rule{{ID: "no.write", Value: "fs.write"}}}}}}})
+	if _, err := s.Narrow(Narrowing{ID: "child", Tools: []ID{FSRead, FSWrite}}); !errors.Is(err, ErrWiden) {
+		t.Fatalf("a child asked for a denied tool: %v", err)
+	}
+	if _, err := s.Narrow(Narrowing{ID: "child", Tools: []ID{ShellRun}}); !errors.Is(err, ErrWiden) {
+		t.Fatalf("a child asked for an unconfigured tool: %v", err)
+	}
+	if _, err := s.Narrow(Narrowing{ID: "child", MCPServers: []string{"ghost"}}); !errors.Is(err, ErrWiden) {
+		t.Fatalf("a child asked for an unconfigured server: %v", err)
+	}
+	child, err := s.Narrow(Narrowing{ID: "child", Tools: []ID{FSRead}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := child.Decide(Request{Capability: FSList}); d.Allowed {
+		t.Fatal("narrowing kept fs.list")
+	}
+	if d := child.Decide(Request{Capability: FSRead}); !d.Allowed {
+		t.Fatalf("narrowing lost fs.read: %+v", d)
+	}
+}
+
+// randomRequest draws a request from a small universe so that hits are
+// frequent.
+func randomRequest(r *rand.Rand) Request {
+	caps := []ID{FSRead, FSList, FSWrite, ShellRun, "mcp/records/a", "mcp/records/b", "mcp/ghost/a", "team/review", "bad id"}
+	req := Request{Capability: caps[r.Intn(len(caps))]}
+	roots := []string{"docs", "docs/a", "src", ".", "docs2"}
+	for i := r.Intn(3); i > 0; i-- {
+		kinds := []ResourceKind{ResourceRead, ResourceWrite}
+		req.Resources = append(req.Resources, Resource{Kind: kinds[r.Intn(2)], Value: roots[r.Intn(len(roots))]})
+	}
+	return req
+}
+
+func randomNarrowing(r *rand.Rand) Narrowing {
+	n := Narrowing{ID: "child"}
+	pick := func(all []string) []string {
+		if r.Intn(3) == 0 {
+			return nil
+		}
+		var out []string
+		for _, a := range all {
+			if r.Intn(2) == 0 {
+				out = append(out, a)
+			}
+		}
+		return append([]string{}, out...)
+	}
+	for _, t := range pick([]string{"fs.read", "fs.list", "fs.write", "shell.run", "mcp/records/a"}) {
+		n.Tools = append(n.Tools, ID(t))
+	}
+	if n.Tools == nil && r.Intn(2) == 0 {
+		n.Tools = []ID{}
+	}
+	n.MCPServers = pick([]string{"records"})
+	n.ReadRoots = pick([]string{"docs", "src", "."})
+	n.WriteRoots = pick([]string{"docs"})
+	return n
+}
+
+func propertySet(t testing.TB) *Set {
+	return mustSet(t, Config{
+		Native:     []ID{FSRead, FSList, FSWrite, ShellRun},
+		MCPServers: map[string]MCPServer{"records": {}},
+		Skills:     []ID{"team/review"},
+		Layers: []Layer{
+			{ID: "ceiling", Kind: KindAuthority, Dimensions: map[Dimension]*Rules{DimWriteRoots: {Default: Deny, Allow: []Rule{{ID: "w.docs", Value: "docs"}}}}},
+			{ID: "policy", Kind: KindPolicy, Dimensions: map[Dimension]*Rules{DimMCPTools: {Default: Allow, Deny: []Rule{{ID: "no.b", Value: "mcp/records/b"}}}}},
+		},
+	})
+}
+
+// TestNarrowPropertyNeverWidens: for random narrowings and requests, a
+// narrowed authority admits a request only if its parent does.
+func TestNarrowPropertyNeverWidens(t *testing.T) {
+	s := propertySet(t)
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < 20000; i++ {
+		n := randomNarrowing(r)
+		child, err := s.Narrow(n)
+		if err != nil {
+			continue
+		}
+		req := randomRequest(r)
+		if child.Decide(req).Allowed && !s.Decide(req).Allowed {
+			t.Fatalf("narrowing %+v widened %+v", n, req)
+		}
+	}
+}
+
+func FuzzNarrow(f *testing.F) {
+	f.Add(int64(1), int64(2))
+	f.Add(int64(7), int64(99))
+	s := propertySet(f)
+	f.Fuzz(func(t *testing.T, a, b int64) {
+		n := randomNarrowing(rand.New(rand.NewSource(a)))
+		child, err := s.Narrow(n)
+		if err != nil {
+			return
+		}
+		req := randomRequest(rand.New(rand.NewSource(b)))
+		if child.Decide(req).Allowed && !s.Decide(req).Allowed {
+			t.Fatalf("narrowing %+v widened %+v", n, req)
+		}
+		// Narrowing twice is narrower still.
+		grand, err := child.Narrow(Narrowing{ID: "grand", Tools: n.Tools})
+		if err == nil && grand.Decide(req).Allowed && !child.Decide(req).Allowed {
+			t.Fatal("a second narrowing widened")
+		}
+	})
+}
+
+func FuzzContract(f *testing.F) {
+	f.Add("fs.read", []byte(`{"note_id":"N-1"}`))
+	f.Add("fs.read", []byte(`{"note_id":null}`))
+	f.Add("x", []byte(`[]`))
+	s := mustSet(f, Config{Native: []ID{FSRead}, Layers: []Layer{{ID: "case", Kind: KindAuthority, Dimensions: map[Dimension]*Rules{
+		"note": {Default: Deny, Allow: []Rule{{ID: "case.n1", Value: "N-1"}}},
+	}}}})
+	c, err := NewContracts(s, []ToolSpec{{ID: FSRead,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"note_id":{"type":"string","maxLength":64}},"required":["note_id"],"additionalProperties":false}`),
+		Resources:   func(a map[string]any) []Resource { return []Resource{{Kind: "note", Value: a["note_id"].(string)}} }}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, tool string, args []byte) {
+		decoded, err := c.Check(Call{Tool: ID(tool), Arguments: args})
+		if err == nil {
+			if tool != "fs.read" || decoded["note_id"] != "N-1" || len(decoded) != 1 {
+				t.Fatalf("accepted %q %q", tool, args)
+			}
+			return
+		}
+		var ce *ContractError
+		if !errors.As(err, &ce) {
+			t.Fatalf("untyped rejection %T", err)
+		}
+	})
+}
+
+func TestCredentialResolvesOnlyForConsumerAndDestination(t *testing.T) {
+	var rs redact.Set
+	r := NewResolver(ResolverOptions{
+		Credentials: []Credential{{Name: "evidence", Consumer: ConsumerMCPHeaders, Destinations: []string{"mcp:evidence:header:x-token"},
+			Sources: []Source{{Kind: SourceEnvironment, Name: "MISSING"}, {Kind: SourceEnvironment, Name: "EVIDENCE_TOKEN"}}}},
+		LookupEnv: func(n string) (string, bool) {
+			if n == "EVIDENCE_TOKEN" {
+				return "sk-very-secret-value", true
+			}
+			return "", false
+		},
+		Redact: &rs,
+	})
+	ctx := context.Background()
+	v, err := r.Resolve(ctx, "evidence", ConsumerMCPHeaders, "mcp:evidence:header:x-token")
+	if err != nil || v.Reveal() != "sk-very-secret-value" {
+		t.Fatalf("resolve: %v", err)
+	}
+	for _, bad := range []struct {
+		consumer Consumer
+		dest     string
+	}{{ConsumerA2ABearer, "mcp:evidence:header:x-token"}, {ConsumerMCPHeaders, "mcp:other:header:x-token"}, {ConsumerOpenRouter, "https://openrouter.ai/api/v1/chat/completions"}} {
+		_, err := r.Resolve(ctx, "evidence", bad.consumer, bad.dest)
+		if !errors.Is(err, ErrCredential) {
+			t.Errorf("%s at %s resolved", bad.consumer, bad.dest)
+		}
+		if err != nil && strings.Contains(err.Error(), "sk-very") {
+			t.Errorf("the value leaked into an error")
+		}
+	}
+	for _, out := range []string{fmt.Sprint(v), fmt.Sprintf("%v %+v %#v %s %q", v, v, v, v, v)} {
+		if strings.Contains(out, "sk-very") {
+			t.Fatalf("formatting leaked the value: %s", out)
+		}
+	}
+	b, _ := json.Marshal(struct{ Token Secret }{v})
+	if strings.Contains(string(b), "sk-very") {
+		t.Fatalf("JSON leaked the value: %s", b)
+	}
+	if got := rs.String("echo sk-very-secret-value"); got != "echo [redacted]" {
+		t.Fatalf("the redactor did not learn the value: %s", got)
+	}
+}
+
+func TestOnlyAnAbsentSourceFallsThrough(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, []byte("\n"), 0o600)
+	r := NewResolver(ResolverOptions{Credentials: []Credential{{Name: "k", Consumer: ConsumerA2ABearer, Destinations: []string{"d"},
+		Sources: []Source{{Kind: SourceFile, Path: empty, Encoding: "utf8"}, {Kind: SourceEnvironment, Name: "K"}}}},
+		LookupEnv: func(string) (string, bool) { return "fallback", true }})
+	if _, err := r.Resolve(context.Background(), "k", ConsumerA2ABearer, "d"); err == nil {
+		t.Fatal("a present but empty file fell through")
+	}
+	r2 := NewResolver(ResolverOptions{Credentials: []Credential{{Name: "k", Consumer: ConsumerA2ABearer, Destinations: []string{"d"},
+		Sources: []Source{{Kind: SourceFile, Path: filepath.Join(dir, "absent"), Encoding: "utf8"}, {Kind: SourceEnvironment, Name: "K"}}}},
+		LookupEnv: func(string) (string, bool) { return "fallback", true }})
+	if v, err := r2.Resolve(context.Background(), "k", ConsumerA2ABearer, "d"); err != nil || v.Reveal() != "fallback" {
+		t.Fatalf("an absent file did not fall through: %v", err)
+	}
+}
+
+func TestDotenv(t *testing.T) {
+	for _, c := range []struct {
+		doc, key, want string
+		present, ok    bool
+	}{
+		{"A=1\nB='two words'\n# c\n", "B", "two words", true, true},
+		{"export A=\"x\"\n", "A", "x", true, true},
+		{"A=1\n", "B", "", false, true},
+		{"A=1\nA=2\n", "A", "", false, false},
+		{"A=$(id)\n", "A", "", false, false},
+		{"not a line\n", "A", "", false, false},
+	} {
+		v, present, err := ParseDotenvKey([]byte(c.doc), c.key)
+		if (err == nil) != c.ok || v != c.want || present != c.present {
+			t.Errorf("%q: got %q %v %v", c.doc, v, present, err)
+		}
+	}
+}
+
+func ExampleSet_Decide() {
+	s, _ := New(Config{
+		Native: []ID{FSRead, FSWrite},
+		Layers: []Layer{{ID: "read-only", Kind: KindAuthority, Dimensions: map[Dimension]*Rules{
+			DimWriteRoots: {Default: Deny},
+		}}},
+	})
+	d := s.Decide(Request{Capability: FSWrite, Resources: []Resource{{Kind: ResourceWrite, Value: "notes.md"}}})
+	fmt.Println(d.Allowed, d.Layer, d.RuleID)
+	// Output: false read-only builtin.write_roots.default_deny
+}

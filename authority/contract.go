@@ -1,0 +1,171 @@
+package authority
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pabloagent/pablo/internal/schema"
+)
+
+// ToolSpec is what a tool declares: its identity, description and closed
+// argument schema, plus how to read the resources a call names. Descriptions
+// are untrusted text: they are shown to a model, never consulted for
+// authority.
+type ToolSpec struct {
+	ID           ID              `json:"id"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// Resources returns the resources a call touches, from its decoded
+	// arguments. Nil means the call names no resource.
+	Resources func(args map[string]any) []Resource `json:"-"`
+}
+
+// Call is one proposed tool call.
+type Call struct {
+	ID        string          `json:"id"`
+	Tool      ID              `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ContractKind names the way a call broke its contract. The four kinds the
+// product asks to keep apart each have their own sentinel.
+type ContractKind string
+
+// The contract violation kinds.
+const (
+	ContractUnknownTool          ContractKind = "unknown_tool"
+	ContractExtraField           ContractKind = "extra_field"
+	ContractWrongType            ContractKind = "wrong_type"
+	ContractUnauthorizedResource ContractKind = "unauthorized_resource"
+	ContractInvalidArguments     ContractKind = "invalid_arguments"
+)
+
+// Sentinels for errors.Is on a *ContractError.
+var (
+	ErrUnknownTool          = errors.New("authority: unknown tool")
+	ErrExtraField           = errors.New("authority: extra argument field")
+	ErrWrongType            = errors.New("authority: argument of the wrong type")
+	ErrUnauthorizedResource = errors.New("authority: resource outside the caller's scope")
+	ErrInvalidArguments     = errors.New("authority: invalid arguments")
+)
+
+// ContractError is a rejected call. Path is the JSON pointer of the
+// offending argument; no argument value is ever included.
+type ContractError struct {
+	Kind     ContractKind
+	Tool     ID
+	Path     string
+	Decision *Decision
+}
+
+func (e *ContractError) Error() string {
+	switch e.Kind {
+	case ContractUnknownTool:
+		return fmt.Sprintf("tool %q is not in the admitted catalog", truncate(string(e.Tool), 80))
+	case ContractUnauthorizedResource:
+		return fmt.Sprintf("tool %s: a resource is outside the caller's scope (layer %q rule %q)", e.Tool, e.Decision.Layer, e.Decision.RuleID)
+	}
+	return fmt.Sprintf("tool %s: %s at %q", e.Tool, e.Kind, e.Path)
+}
+
+// Is matches ErrContract and the sentinel of the kind.
+func (e *ContractError) Is(target error) bool {
+	switch target {
+	case ErrContract:
+		return true
+	case ErrUnknownTool:
+		return e.Kind == ContractUnknownTool
+	case ErrExtraField:
+		return e.Kind == ContractExtraField
+	case ErrWrongType:
+		return e.Kind == ContractWrongType
+	case ErrUnauthorizedResource:
+		return e.Kind == ContractUnauthorizedResource
+	case ErrInvalidArguments:
+		return e.Kind == ContractInvalidArguments || e.Kind == ContractExtraField || e.Kind == ContractWrongType
+	case ErrDenied:
+		return e.Kind == ContractUnauthorizedResource
+	}
+	return false
+}
+
+// Contracts accepts or rejects calls against an admitted catalog: the tool
+// must be admitted, its arguments must validate against its closed schema,
+// and every resource it names must be inside the caller's authority.
+type Contracts struct {
+	auth  Authority
+	specs map[ID]contract
+}
+
+type contract struct {
+	spec   ToolSpec
+	schema *schema.Schema
+}
+
+// NewContracts compiles the argument schema of every spec. A schema outside
+// the supported subset is an error naming the tool.
+func NewContracts(auth Authority, specs []ToolSpec) (*Contracts, error) {
+	c := &Contracts{auth: auth, specs: make(map[ID]contract, len(specs))}
+	for _, s := range specs {
+		if _, dup := c.specs[s.ID]; dup {
+			return nil, fmt.Errorf("authority: tool %s is declared twice", s.ID)
+		}
+		sc, err := schema.Compile(s.InputSchema, schema.DefaultLimits())
+		if err != nil {
+			return nil, fmt.Errorf("authority: tool %s: %w", s.ID, err)
+		}
+		c.specs[s.ID] = contract{spec: s, schema: sc}
+	}
+	return c, nil
+}
+
+// Spec returns the declared spec of an admitted tool.
+func (c *Contracts) Spec(id ID) (ToolSpec, bool) {
+	k, ok := c.specs[id]
+	return k.spec, ok
+}
+
+// Check accepts a call or returns a *ContractError. On success it returns
+// the decoded arguments.
+func (c *Contracts) Check(call Call) (map[string]any, error) {
+	k, ok := c.specs[call.Tool]
+	if !ok {
+		return nil, &ContractError{Kind: ContractUnknownTool, Tool: call.Tool}
+	}
+	if d := c.auth.Decide(Request{Capability: call.Tool}); !d.Allowed {
+		return nil, &ContractError{Kind: ContractUnknownTool, Tool: call.Tool, Decision: &d}
+	}
+	args := call.Arguments
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	if res := k.schema.Validate(args); !res.Valid {
+		kind, path := ContractInvalidArguments, ""
+		if len(res.Diagnostics) > 0 {
+			dg := res.Diagnostics[0]
+			path = dg.InstancePath
+			switch {
+			case strings.HasSuffix(dg.SchemaPath, "/additionalProperties"):
+				kind = ContractExtraField
+			case strings.HasSuffix(dg.SchemaPath, "/type"):
+				kind = ContractWrongType
+			}
+		}
+		return nil, &ContractError{Kind: kind, Tool: call.Tool, Path: path}
+	}
+	var decoded map[string]any
+	if err := json.Unmarshal(args, &decoded); err != nil {
+		return nil, &ContractError{Kind: ContractWrongType, Tool: call.Tool}
+	}
+	if k.spec.Resources != nil {
+		if res := k.spec.Resources(decoded); len(res) > 0 {
+			if d := c.auth.Decide(Request{Capability: call.Tool, Resources: res}); !d.Allowed {
+				return nil, &ContractError{Kind: ContractUnauthorizedResource, Tool: call.Tool, Decision: &d}
+			}
+		}
+	}
+	return decoded, nil
+}

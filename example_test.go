@@ -1,0 +1,57 @@
+package pablo_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/authority"
+)
+
+// Load a deployment, then ask its authority about two MCP tools: the
+// configured one the policy allows, and one the policy never named.
+func ExampleLoad() {
+	dir, _ := os.MkdirTemp("", "pablo-example")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(`schema_version = 1
+[options.mcp.servers.evidence]
+transport = "http"
+url = "https://mcp.example.com/mcp"
+
+[[options.mcp.policies]]
+[options.mcp.policies.tools]
+default = "deny"
+allow = [{ id = "support.read-evidence", value = "mcp/evidence/read_evidence" }]
+`), 0o600)
+	d, err := pablo.Load(pablo.LoadOptions{
+		Config:   filepath.Join(dir, "deployment.toml"),
+		Bindings: map[string]string{"workspace": dir},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	set, _ := d.Authority()
+	for _, id := range []authority.ID{"mcp/evidence/read_evidence", "mcp/evidence/delete_evidence"} {
+		dec := set.Decide(authority.Request{Capability: id})
+		fmt.Println(id, dec.Allowed, dec.RuleID)
+	}
+	// Output:
+	// mcp/evidence/read_evidence true support.read-evidence
+	// mcp/evidence/delete_evidence false builtin.mcp.tools.allowlist_miss
+}
+
+// A typed error names the code, the key's JSON pointer, the file and line.
+func ExampleConfigError() {
+	dir, _ := os.MkdirTemp("", "pablo-example")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte("schema_version = 1\n[options.shell]\nenabeld = false\n"), 0o600)
+	_, err := pablo.Load(pablo.LoadOptions{
+		Config:   filepath.Join(dir, "deployment.toml"),
+		Bindings: map[string]string{"workspace": dir},
+	})
+	fmt.Println(err)
+	// Output:
+	// config_unknown_option deployment.toml:3 at /options/shell/enabeld: unknown option "enabeld"
+}
