@@ -1,0 +1,132 @@
+package skills
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"unicode/utf8"
+)
+
+// FuzzFrontmatter checks that any input either parses into values within
+// every limit or fails with a typed error, and that reading incrementally in
+// one-byte steps finds the same frontmatter as reading at once.
+func FuzzFrontmatter(f *testing.F) {
+	paths, _ := filepath.Glob("testdata/corpus/*/*/SKILL.md")
+	for _, p := range paths {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	for _, s := range []string{
+		"name: a\ndescription: '\n  x\n\n  y'\nmetadata:\n  \"k\": \"\\u00e9\\x41\"\n",
+		"name: a\ndescription: |2-\n    x\n  y\nallowed-tools: a b\n",
+		"---\nname: a\ndescription: |\n  x\n\n  y\n---\n",
+		"---\nname: a\ndescription: >+\n  x\n   y\n\n---\n",
+		"---\nname: a\ndescription: \"a\\\n  b\"\nmetadata:\n  k: 'v'\n---\n",
+		"---\r\nname: a\r\ndescription: d\r\n---",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		raw1, _, err1 := readFrontmatter(bytes.NewReader(data))
+		raw2, _, err2 := readFrontmatter(iotest.OneByteReader(bytes.NewReader(data)))
+		if !bytes.Equal(raw1, raw2) || CodeOf(err1) != CodeOf(err2) {
+			t.Fatalf("incremental read differs: %q/%v vs %q/%v", raw1, err1, raw2, err2)
+		}
+		if len(raw1) > MaxFrontmatterBytes {
+			t.Fatalf("frontmatter of %d bytes accepted", len(raw1))
+		}
+		checkFrontmatter(t, data)
+		// Most mutations break the opening delimiter; also treat the input
+		// as the YAML between delimiters so the parser itself is explored.
+		checkFrontmatter(t, append(append([]byte("---\n"), data...), "\n---\n"...))
+	})
+}
+
+// checkFrontmatter asserts ParseFrontmatter's contract on one input.
+func checkFrontmatter(t *testing.T, data []byte) {
+	fm, err := ParseFrontmatter(data)
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) || e.Code == "" || e.Reason == "" || e.Kind == nil || !errors.Is(err, e.Kind) {
+			t.Fatalf("untyped error %#v", err)
+		}
+		return
+	}
+	if reason := nameProblem(fm.Name); reason != "" {
+		t.Fatalf("accepted bad name: %s", reason)
+	}
+	if n := utf8.RuneCountInString(fm.Description); n < 1 || n > MaxDescriptionChars {
+		t.Fatalf("description of %d characters accepted", n)
+	}
+	if n := utf8.RuneCountInString(fm.Compatibility); n > MaxCompatibilityChars {
+		t.Fatalf("compatibility of %d characters accepted", n)
+	}
+	if len(fm.Metadata) > MaxMetadataPairs {
+		t.Fatalf("%d metadata pairs accepted", len(fm.Metadata))
+	}
+	all := []string{fm.Name, fm.Description, fm.License, fm.Compatibility}
+	for k, v := range fm.Metadata {
+		if k == "" || len(k) > MaxMetadataKeyBytes || len(v) > MaxMetadataValueBytes {
+			t.Fatalf("metadata %q=%q accepted", k, v)
+		}
+		all = append(all, k, v)
+	}
+	all = append(all, fm.AllowedTools...)
+	for _, s := range all {
+		if !utf8.ValidString(s) || hasControl(s) {
+			t.Fatalf("value %q accepted", s)
+		}
+	}
+	for _, tool := range fm.AllowedTools {
+		if tool == "" || strings.ContainsAny(tool, " \t\n") {
+			t.Fatalf("tool %q accepted", tool)
+		}
+	}
+	again, err := ParseFrontmatter(data)
+	if err != nil || !reflect.DeepEqual(fm, again) {
+		t.Fatal("parse is not deterministic")
+	}
+}
+
+// FuzzParseReadArguments checks that accepted skill.read arguments always
+// satisfy the schema's bounds.
+func FuzzParseReadArguments(f *testing.F) {
+	for _, s := range []string{
+		`{"skill":"r/a","path":"x.md"}`,
+		`{"skill":"r/a","path":"x.md","max_bytes":5}`,
+		`{"skill":"r/a","path":"../x","max_bytes":1.0}`,
+		`{"skill":"r/a","path":"a\\b"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		args, err := ParseReadArguments(data)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidArguments) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if len(args.Skill) < 1 || len(args.Skill) > MaxReadSkillBytes || args.Path == "" ||
+			strings.ContainsRune(args.Skill+args.Path, 0) ||
+			args.MaxBytes != nil && (*args.MaxBytes < 1 || *args.MaxBytes > MaxResourceBytes) {
+			t.Fatalf("accepted %+v", args)
+		}
+		if checkResourcePath(args.Path) == "" {
+			for _, c := range strings.Split(args.Path, "/") {
+				if c == ".." || c == "." || c == "" || strings.Contains(c, `\`) {
+					t.Fatalf("path %q accepted", args.Path)
+				}
+			}
+			if strings.HasPrefix(args.Path, "/") {
+				t.Fatalf("absolute path %q accepted", args.Path)
+			}
+		}
+	})
+}
