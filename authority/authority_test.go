@@ -47,8 +47,8 @@ func TestRuleEvaluation(t *testing.T) {
 		ok    bool
 		rule  string
 	}{
-		{"fs.read", false, "d.read"},                       // deny wins over allow
-		{"fs.list", true, "a.list"},                        // allow list match
+		{"fs.read", false, "d.read"},                         // deny wins over allow
+		{"fs.list", true, "a.list"},                          // allow list match
 		{"fs.search", false, "builtin.tools.allowlist_miss"}, // non-empty allow list must match, whatever the default
 		{"fs.*", false, "builtin.tools.allowlist_miss"},
 	}
