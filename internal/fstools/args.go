@@ -116,6 +116,7 @@ type field struct {
 	name     string
 	required bool
 	nullable bool
+	min      int64 // least value of an integer member
 }
 
 // isStringField reports whether a member is string-typed; every other member
@@ -132,24 +133,24 @@ func fieldsOf(id authority.ID) []field {
 	var f []field
 	switch id {
 	case authority.FSRead:
-		f = []field{{name: "path", required: true}, {name: "offset"}, {name: "max_bytes"}}
+		f = []field{{name: "path", required: true}, {name: "offset"}, {name: "max_bytes", min: 1}}
 	case authority.FSList:
-		f = []field{{name: "path", required: true}, {name: "offset"}, {name: "max_entries"}}
+		f = []field{{name: "path", required: true}, {name: "offset"}, {name: "max_entries", min: 1}}
 	case authority.FSSearch:
-		f = []field{{name: "path", required: true}, {name: "query", required: true}, {name: "max_matches"}}
+		f = []field{{name: "path", required: true}, {name: "query", required: true}, {name: "max_matches", min: 1}}
 	case authority.FSWrite:
 		f = []field{{name: "path", required: true}, {name: "text", required: true}, {name: "expected_revision", required: true, nullable: true}}
 	case authority.FSEdit:
 		f = []field{{name: "path", required: true}, {name: "expected_revision", required: true},
 			{name: "old_text", required: true}, {name: "new_text", required: true}}
 	}
-	return append(f, field{name: "timeout_ms"}, field{name: "max_output_bytes"})
+	return append(f, field{name: "timeout_ms", min: 1}, field{name: "max_output_bytes", min: MinOutputBytes})
 }
 
 // decodeArgs decodes one JSON object into dst strictly: exactly one object,
 // no unknown or repeated members, no null unless the field is nullable, every
 // required member present, and every value of the declared type. Integer
-// fields must be non-negative integers no larger than 2^53-1.
+// fields must be integers from their minimum to 2^53-1.
 func decodeArgs(id authority.ID, raw json.RawMessage, dst any) error {
 	bad := func(field, reason string) error { return &ArgumentError{Tool: id, Field: field, Reason: reason} }
 	raw = bytes.TrimSpace(raw)
@@ -189,8 +190,8 @@ func decodeArgs(id authority.ID, raw json.RawMessage, dst any) error {
 		}
 		if !isStringField(key) && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
 			n, err := json.Number(v).Int64()
-			if err != nil || n < 0 || n > maxJSONInt {
-				return bad(key, "must be a non-negative integer")
+			if err != nil || n < f.min || n > maxJSONInt {
+				return bad(key, fmt.Sprintf("must be an integer from %d to 2^53-1", f.min))
 			}
 		}
 	}

@@ -157,3 +157,5 @@ func contextWithCancel() (context.Context, context.CancelFunc) {
 }
 
 func isCanceled(err error) bool { return errors.Is(err, context.Canceled) }
+
+func contextDeadlineExceeded() error { return context.DeadlineExceeded }
