@@ -119,6 +119,15 @@ type Options struct {
 	// CleanupAllowance bounds process-group teardown; zero means
 	// proc.DefaultCleanupAllowance.
 	CleanupAllowance time.Duration
+	// DirectExec, under a Policy only, executes the resolved program
+	// directly instead of through `/bin/sh -c 'exec "$@"'`. It saves one
+	// exec of the shell per command (about half a millisecond), and there
+	// is still no second interpretation. What changes: the launcher is the
+	// program itself (so a `policy.executables` check on /bin/sh no longer
+	// describes what runs), a file without a #! line that is not a binary
+	// fails with "exec format error" instead of being run as a script, and
+	// no PWD is set. Off by default, as in the reference.
+	DirectExec bool
 }
 
 // Runner executes shell.run requests. It is immutable and safe for
@@ -192,6 +201,7 @@ type ShellResult struct {
 
 // plan is a request checked and ready to launch.
 type plan struct {
+	path    string
 	args    []string
 	env     []string
 	dir     string
@@ -233,7 +243,7 @@ func (r *Runner) prepare(req Request) (plan, error) {
 			return plan{}, &DeniedError{Decision: d}
 		}
 	}
-	var args []string
+	path, args := Launcher, []string(nil)
 	if r.opts.Policy == nil {
 		args = []string{Launcher, "-c", req.Command}
 	} else {
@@ -241,11 +251,16 @@ func (r *Runner) prepare(req Request) (plan, error) {
 		if !d.Allowed {
 			return plan{}, &DeniedError{Decision: d}
 		}
-		args = make([]string, 0, 4+len(d.Argv))
-		args = append(args, Launcher, "-c", literalScript, "sh", d.Executable.Path)
-		args = append(args, d.Argv[1:]...)
+		if r.opts.DirectExec {
+			path = d.Executable.Path
+			args = append([]string{d.Executable.Path}, d.Argv[1:]...)
+		} else {
+			args = make([]string, 0, 4+len(d.Argv))
+			args = append(args, Launcher, "-c", literalScript, "sh", d.Executable.Path)
+			args = append(args, d.Argv[1:]...)
+		}
 	}
-	p := plan{args: args, env: env, dir: dir, timeout: r.opts.MaxToolDuration, bound: r.opts.MaxOutputBytes}
+	p := plan{path: path, args: args, env: env, dir: dir, timeout: r.opts.MaxToolDuration, bound: r.opts.MaxOutputBytes}
 	if req.TimeoutMs > 0 {
 		p.timeout = min(p.timeout, time.Duration(req.TimeoutMs)*time.Millisecond)
 	}
@@ -268,7 +283,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	cmd := &exec.Cmd{Path: Launcher, Args: p.args, Env: p.env, Dir: p.dir}
+	cmd := &exec.Cmd{Path: p.path, Args: p.args, Env: p.env, Dir: p.dir}
 	process, err := proc.Start(runCtx, cmd, proc.Options{
 		CleanupAllowance: r.opts.CleanupAllowance,
 		MaxStdout:        p.bound,
