@@ -108,3 +108,42 @@ func BenchmarkBoltDurableAppends(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
 }
+
+// BenchmarkBoltDurableRootEvents: parallel roots on one bolt store, each
+// appending events and flushing every 64; an event counts once a Flush
+// covering it has returned (acknowledged). Reports events/s.
+func BenchmarkBoltDurableRootEvents(b *testing.B) {
+	db, err := OpenBolt(filepath.Join(b.TempDir(), "bench.db"), BoltOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		r, err := NewRoot(bg, Options{Store: db, FlushEvery: 1 << 20})
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		a := r.RootAgentID()
+		n := 0
+		for pb.Next() {
+			if _, err := r.Append(bg, a, "assistant.text.delta", benchPayload); err != nil {
+				b.Error(err)
+				return
+			}
+			if n++; n%64 == 0 {
+				if err := r.Flush(bg); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}
+		if err := r.Flush(bg); err != nil {
+			b.Error(err)
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+}

@@ -106,7 +106,7 @@ func (b *Bolt) Append(ctx context.Context, recs []Record) error {
 		if r.TaskID == "" || r.N == 0 {
 			return &InvalidError{Field: "record", Reason: "needs a TaskID and an N of at least 1"}
 		}
-		v, err := json.Marshal(r)
+		v, err := encodeRecord(r)
 		if err != nil {
 			return &InvalidError{Field: "record", Reason: fmt.Sprintf("task %s record %d does not encode: %v", r.TaskID, r.N, err)}
 		}

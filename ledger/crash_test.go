@@ -141,7 +141,7 @@ func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "crash.db")
 	rng := rand.New(rand.NewPCG(2026, 11))
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	iterations, acked := 0, 0
 	var unknown, retryable int
 	for i := 0; i < 20 && (i < 3 || time.Now().Before(deadline)); i++ {

@@ -28,13 +28,31 @@ type Store interface {
 type MemoryStore struct {
 	mu      sync.Mutex
 	closed  bool
-	tasks   map[string][]Record
+	tasks   map[string]*memoryTask
 	results map[ResultRef]json.RawMessage
+}
+
+// memoryTask keeps a task's records in fixed-size chunks, so appending never
+// copies earlier records.
+type memoryTask struct {
+	chunks [][]Record
+	n      int
+}
+
+const memoryChunk = 1024
+
+func (t *memoryTask) add(r *Record) {
+	if t.n%memoryChunk == 0 {
+		t.chunks = append(t.chunks, make([]Record, 0, memoryChunk))
+	}
+	last := &t.chunks[len(t.chunks)-1]
+	*last = append(*last, *r)
+	t.n++
 }
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{tasks: map[string][]Record{}, results: map[ResultRef]json.RawMessage{}}
+	return &MemoryStore{tasks: map[string]*memoryTask{}, results: map[ResultRef]json.RawMessage{}}
 }
 
 // Append implements [Store].
@@ -51,7 +69,12 @@ func (m *MemoryStore) Append(_ context.Context, recs []Record) error {
 				m.results[r.Result.ID] = r.Result.Data
 			}
 		}
-		m.tasks[r.TaskID] = append(m.tasks[r.TaskID], *r)
+		t := m.tasks[r.TaskID]
+		if t == nil {
+			t = &memoryTask{}
+			m.tasks[r.TaskID] = t
+		}
+		t.add(r)
 	}
 	return nil
 }
@@ -63,11 +86,15 @@ func (m *MemoryStore) Records(_ context.Context, taskID string) ([]Record, error
 	if m.closed {
 		return nil, ErrClosed
 	}
-	recs, ok := m.tasks[taskID]
+	t, ok := m.tasks[taskID]
 	if !ok {
 		return nil, &StateError{What: "task", ID: taskID, Op: "read", Reason: reasonUnknown}
 	}
-	return slices.Clone(recs), nil
+	recs := make([]Record, 0, t.n)
+	for _, c := range t.chunks {
+		recs = append(recs, c...)
+	}
+	return recs, nil
 }
 
 // Tasks implements [Store].
