@@ -175,7 +175,6 @@ type discoverer struct {
 	cat      *Catalog
 	entries  int
 	metaSize int
-	admitted int
 }
 
 func (d *discoverer) finding(root, dir string, code Code, reason string) {

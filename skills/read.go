@@ -79,42 +79,54 @@ func ParseReadArguments(raw []byte) (ReadArguments, error) {
 	bad := func(reason string) (ReadArguments, error) {
 		return ReadArguments{}, &Error{Kind: ErrInvalidArguments, Code: CodeInvalidArguments, Reason: reason}
 	}
-	if bytes.Contains(raw, []byte(`\u0000`)) || bytes.IndexByte(raw, 0) >= 0 {
-		return bad("arguments must not contain NUL")
-	}
+	// Decode the members first so names match exactly: encoding/json would
+	// otherwise accept "Skill" or "PATH" for the closed schema's fields.
+	var members map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&args); err != nil {
-		return bad("arguments must be an object with string `skill`, string `path` and optional integer `max_bytes`, and nothing else: " + jsonProblem(err))
-	}
-	if dec.More() {
-		return bad("arguments must be exactly one JSON object")
+	if err := dec.Decode(&members); err != nil || members == nil {
+		return bad("arguments must be one JSON object")
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return bad("arguments must be exactly one JSON object")
 	}
-	if len(args.Skill) == 0 || len(args.Skill) > MaxReadSkillBytes {
-		return bad(fmt.Sprintf("`skill` must have 1 to %d bytes", MaxReadSkillBytes))
+	for name, v := range members {
+		var err error
+		switch name {
+		case "skill":
+			err = decodeStrict(v, &args.Skill)
+		case "path":
+			err = decodeStrict(v, &args.Path)
+		case "max_bytes":
+			var n int
+			if err = decodeStrict(v, &n); err == nil {
+				args.MaxBytes = &n
+			}
+		default:
+			return bad("unknown field " + strconv.Quote(name) + "; skill.read takes skill, path and max_bytes")
+		}
+		if err != nil {
+			return bad("field " + strconv.Quote(name) + " has the wrong type")
+		}
 	}
-	if len(args.Path) == 0 {
+	switch {
+	case len(args.Skill) == 0 || len(args.Skill) > MaxReadSkillBytes:
+		return bad(fmt.Sprintf("`skill` must be a string of 1 to %d bytes", MaxReadSkillBytes))
+	case len(args.Path) == 0:
 		return bad("`path` is required")
-	}
-	if args.MaxBytes != nil && (*args.MaxBytes < 1 || *args.MaxBytes > MaxResourceBytes) {
-		return bad(fmt.Sprintf("`max_bytes` must be 1 to %d", MaxResourceBytes))
+	case strings.ContainsRune(args.Skill, 0) || strings.ContainsRune(args.Path, 0):
+		return bad("arguments must not contain NUL")
+	case args.MaxBytes != nil && (*args.MaxBytes < 1 || *args.MaxBytes > MaxResourceBytes):
+		return bad(fmt.Sprintf("`max_bytes` must be an integer from 1 to %d", MaxResourceBytes))
 	}
 	return args, nil
 }
 
-// jsonProblem names a decoding failure without echoing argument content.
-func jsonProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return "field " + strconv.Quote(te.Field) + " has the wrong type"
+// decodeStrict decodes one member value, refusing null.
+func decodeStrict(v json.RawMessage, dst any) error {
+	if string(bytes.TrimSpace(v)) == "null" {
+		return errors.New("null")
 	}
-	if strings.HasPrefix(err.Error(), "json: unknown field ") {
-		return strings.TrimPrefix(err.Error(), "json: ")
-	}
-	return "malformed JSON"
+	return json.Unmarshal(v, dst)
 }
 
 // ReadOptions carries the host's bounds for one skill.read call.

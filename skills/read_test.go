@@ -115,6 +115,9 @@ func TestParseReadArguments(t *testing.T) {
 		{"escaped NUL", `{"skill":"r/a","path":"x\u0000"}`, false},
 		{"trailing data", `{"skill":"r/a","path":"x"} {}`, false},
 		{"not an object", `["r/a"]`, false},
+		{"field names are exact", `{"Skill":"r/a","path":"x"}`, false},
+		{"null max_bytes", `{"skill":"r/a","path":"x","max_bytes":null}`, false},
+		{"literal backslash-u is not NUL", `{"skill":"r/\\u0000","path":"x"}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
