@@ -41,7 +41,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("%s %q: %s: %s", e.Tool, e.Path, e.Code, e.Detail)
+	return fmt.Sprintf("%s %q: %s: %s", e.Tool, e.Path, string(e.Code), e.Detail)
 }
 
 // Is makes errors.Is(err, e.Code) and errors.Is(err, ErrRecoverable) true.
@@ -81,7 +81,7 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("%s: limit_exceeded (%s): %s = %d exceeded; raise the limit or narrow the request", e.Tool, e.Kind, e.Limit, e.Max)
+	return fmt.Sprintf("%s: limit_exceeded (%s): %s = %d exceeded; raise the limit or narrow the request", e.Tool, string(e.Kind), e.Limit, e.Max)
 }
 
 // Is makes errors.Is(err, e.Kind) and errors.Is(err, ErrLimit) true.
@@ -97,6 +97,9 @@ type DeniedError struct {
 }
 
 func (e *DeniedError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("%s: denied by layer %q rule %q: %s", e.Tool, e.Decision.Layer, e.Decision.RuleID, e.Decision.Reason)
+	}
 	return fmt.Sprintf("%s %q: denied by layer %q rule %q: %s", e.Tool, e.Path, e.Decision.Layer, e.Decision.RuleID, e.Decision.Reason)
 }
 

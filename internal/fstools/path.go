@@ -212,7 +212,7 @@ func (c *call) fsErr(rel string, err error) error {
 	var errno syscall.Errno
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return &Error{Tool: c.id, Code: NotFound, Path: rel, Detail: "no such file or directory in the workspace", cause: err}
+		return &Error{Tool: c.id, Code: NotFound, Path: rel, Detail: "the path does not exist in the workspace", cause: err}
 	case errors.As(err, &errno) && errno == syscall.ENOTDIR:
 		return &Error{Tool: c.id, Code: NotDirectory, Path: rel, Detail: "a component of the path is not a directory", cause: err}
 	case errors.As(err, &errno) && errno == syscall.ELOOP:

@@ -115,7 +115,7 @@ func (c *call) snapshot(tg *target) ([]byte, error) {
 // or device is never opened.
 func (c *call) regular(tg *target) error {
 	if !tg.exists {
-		return &Error{Tool: c.id, Code: NotFound, Path: tg.rel, Detail: "no such file in the workspace"}
+		return &Error{Tool: c.id, Code: NotFound, Path: tg.rel, Detail: "the file does not exist in the workspace"}
 	}
 	if !tg.info.Mode().IsRegular() {
 		return &Error{Tool: c.id, Code: NotFile, Path: tg.rel, Detail: "the path is not a regular file (" + describe(tg.info.Mode()) + ")"}

@@ -1,6 +1,7 @@
 package fstools
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"syscall"
@@ -176,5 +177,31 @@ func TestReadHonoursCancellation(t *testing.T) {
 	cancel()
 	if _, err := f.tools.Read(c, ReadArgs{Path: "a"}); err == nil || !isCanceled(err) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Operating-system errors become codes without their messages, whoever runs
+// the tests (root reads files whatever their mode, so F07 is also checked
+// here at the mapping).
+func TestOSErrorsMapToCodesWithoutOSMessages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	c := f.tools.begin(bg(), "fs.read")
+	tests := []struct {
+		errno syscall.Errno
+		code  Code
+	}{
+		{syscall.EACCES, IOError}, {syscall.EPERM, IOError}, {syscall.EIO, IOError},
+		{syscall.ENOENT, NotFound}, {syscall.ENOTDIR, NotDirectory},
+	}
+	for _, tt := range tests {
+		err := c.fsErr("x", &os.PathError{Op: "openat", Path: "/private/host/path", Err: tt.errno})
+		wantCode(t, err, tt.code)
+		if strings.Contains(err.Error(), "/private/host/path") || strings.HasSuffix(err.Error(), ": "+tt.errno.Error()) {
+			t.Fatalf("OS message leaked: %q", err)
+		}
+		if !errors.Is(err, tt.errno) {
+			t.Fatalf("cause not kept for the host: %v", err)
+		}
 	}
 }

@@ -89,7 +89,7 @@ func (t *Tools) Edit(ctx context.Context, a EditArgs) (*WriteResult, error) {
 		if i < 0 {
 			return nil, &Error{Tool: c.id, Code: MatchNotUnique, Path: rel, Detail: "old_text occurs 0 times; it must occur exactly once (re-read the file)"}
 		}
-		if bytes.Index(cur[i+1:], old) >= 0 {
+		if bytes.Contains(cur[i+1:], old) {
 			return nil, &Error{Tool: c.id, Code: MatchNotUnique, Path: rel, Detail: "old_text occurs more than once; include more surrounding text so it occurs exactly once"}
 		}
 		out := make([]byte, 0, len(cur)-len(old)+len(a.NewText))
