@@ -22,7 +22,14 @@ type Cache struct {
 	mu      sync.Mutex
 	size    int
 	lim     Limits
-	entries []*Schema // most recently used last
+	entries []cacheEntry // most recently used last
+}
+
+// cacheEntry remembers the raw text's hash too, so a byte-identical schema
+// (the common case: the same tool schema on every call) hits without parsing.
+type cacheEntry struct {
+	rawSum [sha256.Size]byte
+	schema *Schema
 }
 
 // NewCache returns a cache of size schemas (non-positive means
@@ -44,20 +51,24 @@ func (c *Cache) Compile(raw []byte) (*Schema, error) {
 	lim := c.lim
 	c.mu.Unlock()
 
+	rawSum := sha256.Sum256(raw)
+	if s := c.get(func(e cacheEntry) bool { return e.rawSum == rawSum }); s != nil {
+		return s, nil
+	}
 	doc, canonical, err := parseSchemaDoc(raw, lim)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(canonical)
 	digest := "sha256:" + hex.EncodeToString(sum[:])
-	if s := c.get(digest); s != nil {
+	if s := c.get(func(e cacheEntry) bool { return e.schema.digest == digest }); s != nil {
 		return s, nil
 	}
 	s, err := compileDoc(raw, &doc, canonical, lim)
 	if err != nil {
 		return nil, err
 	}
-	return c.put(s), nil
+	return c.put(cacheEntry{rawSum: rawSum, schema: s}), nil
 }
 
 // Len returns the number of cached schemas.
@@ -67,13 +78,15 @@ func (c *Cache) Len() int {
 	return len(c.entries)
 }
 
-func (c *Cache) get(digest string) *Schema {
+// get returns the schema of the first entry matching, moving it to the
+// most recently used end.
+func (c *Cache) get(match func(cacheEntry) bool) *Schema {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i, s := range c.entries {
-		if s.digest == digest {
-			c.entries = append(append(c.entries[:i:i], c.entries[i+1:]...), s)
-			return s
+	for i, e := range c.entries {
+		if match(e) {
+			c.entries = append(append(c.entries[:i:i], c.entries[i+1:]...), e)
+			return e.schema
 		}
 	}
 	return nil
@@ -81,17 +94,17 @@ func (c *Cache) get(digest string) *Schema {
 
 // put adds s unless a concurrent Compile already cached the same digest, in
 // which case the cached schema wins so every caller shares one instance.
-func (c *Cache) put(s *Schema) *Schema {
+func (c *Cache) put(n cacheEntry) *Schema {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.entries {
-		if e.digest == s.digest {
-			return e
+		if e.schema.digest == n.schema.digest {
+			return e.schema
 		}
 	}
 	if len(c.entries) >= c.size {
 		c.entries = append(c.entries[:0], c.entries[len(c.entries)-c.size+1:]...)
 	}
-	c.entries = append(c.entries, s)
-	return s
+	c.entries = append(c.entries, n)
+	return n.schema
 }

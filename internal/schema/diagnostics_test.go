@@ -153,3 +153,26 @@ func checkActualWork(t testing.TB, s *Schema, inst []byte) {
 		t.Fatalf("actual work %d > charged %d for %s against %s", ev.work, s.Work(len(inst)), inst, s.canonical)
 	}
 }
+
+// TestDiagnosticPathAtLimit checks a 256-byte path is kept whole and a
+// 257-byte one is cut to 256 at a character boundary.
+func TestDiagnosticPathAtLimit(t *testing.T) {
+	t.Parallel()
+	s := mustCompile(t, `{"additionalProperties":false}`)
+	for _, tt := range []struct {
+		key  string
+		want string
+	}{
+		{strings.Repeat("a", 255), "/" + strings.Repeat("a", 255)},
+		{strings.Repeat("a", 256), "/" + strings.Repeat("a", 255)},
+		{strings.Repeat("a", 254) + "é", "/" + strings.Repeat("a", 254)},
+		{strings.Repeat("a", 250) + "\n", "/" + strings.Repeat("a", 250) + "\n"},
+		{strings.Repeat("a", 254) + "\n", "/" + strings.Repeat("a", 254)},
+	} {
+		b, _ := json.Marshal(map[string]int{tt.key: 1})
+		r := s.Validate(b)
+		if r.Valid || r.Diagnostics[0].InstancePath != tt.want {
+			t.Fatalf("key of %d bytes: path %q, want %q", len(tt.key), r.Diagnostics[0].InstancePath, tt.want)
+		}
+	}
+}

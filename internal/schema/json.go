@@ -95,6 +95,10 @@ type parser struct {
 	nodes    int
 	path     []pathSeg
 	err      *parseError
+	// Scratch stacks: children collect here and are copied into one
+	// exactly sized slice when their container closes.
+	itemStack   []value
+	memberStack []member
 }
 
 // pathSeg is one step of a JSON pointer: an object key or an array index.
@@ -107,7 +111,8 @@ type pathSeg struct {
 // parseJSON parses data as exactly one JSON value. Depth counts nested
 // arrays and objects: a scalar document has depth 0, `[1]` has depth 1.
 func parseJSON(data []byte, maxDepth, maxNodes int) (value, *parseError) {
-	p := &parser{data: data, maxDepth: maxDepth, maxNodes: maxNodes}
+	p := &parser{data: data, maxDepth: maxDepth, maxNodes: maxNodes,
+		path: make([]pathSeg, 0, 8), itemStack: make([]value, 0, 8), memberStack: make([]member, 0, 16)}
 	if !utf8.Valid(data) {
 		i := 0
 		for i < len(data) {
@@ -217,6 +222,8 @@ func (p *parser) parseArray(depth int) value {
 		p.pos++
 		return v
 	}
+	base := len(p.itemStack)
+	defer func() { p.itemStack = p.itemStack[:base] }()
 	for i := 0; ; i++ {
 		p.path = append(p.path, pathSeg{index: i})
 		p.skipSpace()
@@ -225,7 +232,7 @@ func (p *parser) parseArray(depth int) value {
 		if p.err != nil {
 			return value{}
 		}
-		v.items = append(v.items, item)
+		p.itemStack = append(p.itemStack, item)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			p.fail(errSyntax, "unterminated array")
@@ -236,6 +243,7 @@ func (p *parser) parseArray(depth int) value {
 			p.pos++
 		case ']':
 			p.pos++
+			v.items = slices.Clone(p.itemStack[base:])
 			return v
 		default:
 			p.fail(errSyntax, "expected ',' or ']' in array")
@@ -255,6 +263,8 @@ func (p *parser) parseObject(depth int) value {
 		p.pos++
 		return v
 	}
+	base := len(p.memberStack)
+	defer func() { p.memberStack = p.memberStack[:base] }()
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
@@ -278,7 +288,7 @@ func (p *parser) parseObject(depth int) value {
 		if p.err != nil {
 			return value{}
 		}
-		v.members = append(v.members, member{key: key, val: val})
+		p.memberStack = append(p.memberStack, member{key: key, val: val})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			p.fail(errSyntax, "unterminated object")
@@ -289,6 +299,7 @@ func (p *parser) parseObject(depth int) value {
 			p.pos++
 		case '}':
 			p.pos++
+			v.members = slices.Clone(p.memberStack[base:])
 			slices.SortStableFunc(v.members, func(a, b member) int { return strings.Compare(a.key, b.key) })
 			for i := 1; i < len(v.members); i++ {
 				if v.members[i].key == v.members[i-1].key {

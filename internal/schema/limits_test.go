@@ -146,7 +146,7 @@ func TestDefaultWorkBound(t *testing.T) {
 		t.Fatalf("Work(10) = %d, want 80", e.Work(10))
 	}
 	big := mustCompile(t, string(fanSchema(5, 817))) // 4096 visits
-	n := 16_777_216 / 4_096                            // 4096 bytes
+	n := 16_777_216 / 4_096                          // 4096 bytes
 	if r := big.Validate(stringOfBytes(n)); !r.Valid || r.Work != 16_777_216 {
 		t.Fatalf("at the work limit: %+v", r)
 	}

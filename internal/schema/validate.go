@@ -83,7 +83,7 @@ func (s *Schema) Validate(instance []byte) Result {
 	if work > lim.MaxWork {
 		return failed(CodeValidationWork, "")
 	}
-	ev := evaluator{}
+	ev := evaluator{path: make([]pathSeg, 0, 8)}
 	ok := ev.eval(s.root, &v, true)
 	return Result{Valid: ok, Diagnostics: ev.diags, Work: work}
 }
@@ -129,6 +129,9 @@ type evaluator struct {
 	full  bool
 	path  []pathSeg
 	work  uint64 // applications plus payload actually charged; tests compare it with Work
+	// key holds the object key that propertyNames is applied to. One
+	// suffices: a string instance never reaches another propertyNames.
+	key value
 }
 
 func (e *evaluator) add(schemaPath string) {
@@ -164,53 +167,38 @@ func (e *evaluator) eval(n *node, v *value, report bool) bool {
 		}
 		return n.allow
 	}
-	ok := true
-	// fail records a failing keyword and says whether to stop.
-	fail := func(kw string) bool {
-		ok = false
-		if report {
-			e.add(n.path + "/" + kw)
-		}
-		return !report || e.full
-	}
-	sub := func(s *node, sv *value) bool {
-		if e.eval(s, sv, report) {
-			return false
-		}
-		ok = false
-		return !report || e.full
-	}
-	if n.ref != nil && sub(n.ref, v) {
+	f := frame{e: e, n: n, report: report, ok: true}
+	if n.ref != nil && f.sub(n.ref, v) {
 		return false
 	}
-	if n.types != 0 && !n.types.has(v) && fail("type") {
+	if n.types != 0 && !n.types.has(v) && f.fail("type") {
 		return false
 	}
-	if n.constVal != nil && !equal(n.constVal, v) && fail("const") {
+	if n.constVal != nil && !equal(n.constVal, v) && f.fail("const") {
 		return false
 	}
-	if n.hasEnum && !inEnum(n.enum, v) && fail("enum") {
+	if n.hasEnum && !inEnum(n.enum, v) && f.fail("enum") {
 		return false
 	}
 	switch v.kind {
 	case kindNumber:
-		if !e.number(n, v, fail) {
+		if !f.number(v) {
 			return false
 		}
 	case kindString:
 		if n.minLength > 0 || n.maxLength != maxCount {
 			l := uint64(utf8.RuneCountInString(v.str))
-			if l < n.minLength && fail("minLength") || l > n.maxLength && fail("maxLength") {
+			if l < n.minLength && f.fail("minLength") || l > n.maxLength && f.fail("maxLength") {
 				return false
 			}
 		}
 	case kindObject:
-		if !e.object(n, v, fail, sub) {
+		if !f.object(v) {
 			return false
 		}
 	case kindArray:
 		cnt := uint64(len(v.items))
-		if cnt < n.minItems && fail("minItems") || cnt > n.maxItems && fail("maxItems") {
+		if cnt < n.minItems && f.fail("minItems") || cnt > n.maxItems && f.fail("maxItems") {
 			return false
 		}
 		for i := range v.items {
@@ -224,7 +212,7 @@ func (e *evaluator) eval(n *node, v *value, report bool) bool {
 				continue
 			}
 			e.path = append(e.path, pathSeg{index: i})
-			stop := sub(s, &v.items[i])
+			stop := f.sub(s, &v.items[i])
 			e.path = e.path[:len(e.path)-1]
 			if stop {
 				return false
@@ -232,11 +220,11 @@ func (e *evaluator) eval(n *node, v *value, report bool) bool {
 		}
 	}
 	for _, s := range n.allOf {
-		if sub(s, v) {
+		if f.sub(s, v) {
 			return false
 		}
 	}
-	if len(n.anyOf) > 0 && !slices.ContainsFunc(n.anyOf, func(s *node) bool { return e.eval(s, v, false) }) && fail("anyOf") {
+	if len(n.anyOf) > 0 && !slices.ContainsFunc(n.anyOf, func(s *node) bool { return e.eval(s, v, false) }) && f.fail("anyOf") {
 		return false
 	}
 	if len(n.oneOf) > 0 {
@@ -249,11 +237,11 @@ func (e *evaluator) eval(n *node, v *value, report bool) bool {
 				}
 			}
 		}
-		if matched != 1 && fail("oneOf") {
+		if matched != 1 && f.fail("oneOf") {
 			return false
 		}
 	}
-	if n.not != nil && e.eval(n.not, v, false) && fail("not") {
+	if n.not != nil && e.eval(n.not, v, false) && f.fail("not") {
 		return false
 	}
 	if n.ifS != nil {
@@ -261,42 +249,71 @@ func (e *evaluator) eval(n *node, v *value, report bool) bool {
 		if e.eval(n.ifS, v, false) {
 			branch = n.thenS
 		}
-		if branch != nil && sub(branch, v) {
+		if branch != nil && f.sub(branch, v) {
 			return false
 		}
 	}
-	return ok
+	return f.ok
+}
+
+// frame is the state of applying one node: it records failures and says
+// when to stop (at the first failure when not reporting, or when the
+// diagnostic list is full).
+type frame struct {
+	e      *evaluator
+	n      *node
+	report bool
+	ok     bool
+}
+
+// fail records a failing keyword and reports whether to stop.
+func (f *frame) fail(kw string) bool {
+	f.ok = false
+	if f.report {
+		f.e.add(f.n.path + "/" + kw)
+	}
+	return !f.report || f.e.full
+}
+
+// sub applies s to sv and reports whether to stop.
+func (f *frame) sub(s *node, sv *value) bool {
+	if f.e.eval(s, sv, f.report) {
+		return false
+	}
+	f.ok = false
+	return !f.report || f.e.full
 }
 
 const maxCount = ^uint64(0)
 
-func (e *evaluator) number(n *node, v *value, fail func(string) bool) bool {
-	x := v.num
-	if n.minimum != nil && x.cmp(*n.minimum) < 0 && fail("minimum") {
+func (f *frame) number(v *value) bool {
+	n, x := f.n, v.num
+	if n.minimum != nil && x.cmp(*n.minimum) < 0 && f.fail("minimum") {
 		return false
 	}
-	if n.maximum != nil && x.cmp(*n.maximum) > 0 && fail("maximum") {
+	if n.maximum != nil && x.cmp(*n.maximum) > 0 && f.fail("maximum") {
 		return false
 	}
-	if n.exclMin != nil && x.cmp(*n.exclMin) <= 0 && fail("exclusiveMinimum") {
+	if n.exclMin != nil && x.cmp(*n.exclMin) <= 0 && f.fail("exclusiveMinimum") {
 		return false
 	}
-	if n.exclMax != nil && x.cmp(*n.exclMax) >= 0 && fail("exclusiveMaximum") {
+	if n.exclMax != nil && x.cmp(*n.exclMax) >= 0 && f.fail("exclusiveMaximum") {
 		return false
 	}
-	if n.multipleOf != nil && !multipleOf(x, *n.multipleOf) && fail("multipleOf") {
+	if n.multipleOf != nil && !multipleOf(x, *n.multipleOf) && f.fail("multipleOf") {
 		return false
 	}
 	return true
 }
 
-func (e *evaluator) object(n *node, v *value, fail func(string) bool, sub func(*node, *value) bool) bool {
+func (f *frame) object(v *value) bool {
+	n, e := f.n, f.e
 	cnt := uint64(len(v.members))
-	if cnt < n.minProps && fail("minProperties") || cnt > n.maxProps && fail("maxProperties") {
+	if cnt < n.minProps && f.fail("minProperties") || cnt > n.maxProps && f.fail("maxProperties") {
 		return false
 	}
 	for i, name := range n.required {
-		if _, ok := v.lookup(name); !ok && fail("required/"+strconv.Itoa(i)) {
+		if _, ok := v.lookup(name); !ok && f.fail("required/"+strconv.Itoa(i)) {
 			return false
 		}
 	}
@@ -305,7 +322,7 @@ func (e *evaluator) object(n *node, v *value, fail func(string) bool, sub func(*
 			continue
 		}
 		for i, name := range dep.required {
-			if _, ok := v.lookup(name); !ok && fail("dependentRequired/"+escapeToken(dep.name)+"/"+strconv.Itoa(i)) {
+			if _, ok := v.lookup(name); !ok && f.fail("dependentRequired/"+escapeToken(dep.name)+"/"+strconv.Itoa(i)) {
 				return false
 			}
 		}
@@ -321,11 +338,11 @@ func (e *evaluator) object(n *node, v *value, fail func(string) bool, sub func(*
 		e.path = append(e.path, pathSeg{key: m.key, isKey: true})
 		stop := false
 		if s != nil {
-			stop = sub(s, &m.val)
+			stop = f.sub(s, &m.val)
 		}
 		if !stop && n.propertyNames != nil {
-			key := value{kind: kindString, str: m.key}
-			stop = !e.eval(n.propertyNames, &key, false) && fail("propertyNames")
+			e.key = value{kind: kindString, str: m.key}
+			stop = !e.eval(n.propertyNames, &e.key, false) && f.fail("propertyNames")
 		}
 		e.path = e.path[:len(e.path)-1]
 		if stop {
@@ -333,7 +350,7 @@ func (e *evaluator) object(n *node, v *value, fail func(string) bool, sub func(*
 		}
 	}
 	for _, ds := range n.dependentSchemas {
-		if _, ok := v.lookup(ds.name); ok && sub(ds.node, v) {
+		if _, ok := v.lookup(ds.name); ok && f.sub(ds.node, v) {
 			return false
 		}
 	}
