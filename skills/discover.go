@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -185,6 +186,16 @@ func (d *discoverer) finding(root, dir string, code Code, reason string) {
 	d.cat.findings = append(d.cat.findings, Finding{Root: root, Dir: dir, Code: code, Reason: reason})
 }
 
+// findingOf records err as a finding, keeping its code and reason.
+func (d *discoverer) findingOf(root, dir string, err error) {
+	var e *Error
+	if errors.As(err, &e) {
+		d.finding(root, dir, e.Code, e.Reason)
+		return
+	}
+	d.finding(root, dir, CodeIOError, "SKILL.md cannot be read")
+}
+
 func discover(ctx context.Context, opts Options, lim limits) (*Catalog, error) {
 	ids, err := checkOptions(opts)
 	if err != nil {
@@ -329,8 +340,7 @@ func (d *discoverer) entry(r *os.Root, id string, e fs.DirEntry) error {
 	defer f.Close()
 	raw, _, err := readFrontmatter(f)
 	if err != nil {
-		e := err.(*Error)
-		d.finding(id, name, e.Code, e.Reason)
+		d.findingOf(id, name, err)
 		return nil
 	}
 	d.metaSize += len(raw)
@@ -340,8 +350,7 @@ func (d *discoverer) entry(r *os.Root, id string, e fs.DirEntry) error {
 	}
 	fm, err := decodeFrontmatter(raw)
 	if err != nil {
-		e := err.(*Error)
-		d.finding(id, name, e.Code, e.Reason)
+		d.findingOf(id, name, err)
 		return nil
 	}
 	if fm.Name != name {

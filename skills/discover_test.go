@@ -465,12 +465,3 @@ func TestCatalogJSONIsStable(t *testing.T) {
 		t.Fatal("skills not sorted")
 	}
 }
-
-func TestPrintCorpusForReview(t *testing.T) {
-	if os.Getenv("SKILLS_PRINT") == "" {
-		t.Skip("set SKILLS_PRINT=1 to print the corpus catalog")
-	}
-	cat, _ := discoverCorpus(t)
-	js, _ := json.MarshalIndent(cat, "", "  ")
-	t.Log(string(js))
-}

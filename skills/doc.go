@@ -26,6 +26,22 @@
 // the Skill's Requirements; Validate compares them with what a task admits
 // and reports the gaps as findings, and nothing here adds a capability.
 //
+// Where this package departs from the reference, on purpose:
+//
+//   - Names must be ASCII. The reference NFKC-normalizes names; ASCII names
+//     are already NFKC-normal, and any other name is rejected with a reason
+//     instead of being folded (no look-alike names, no golang.org/x/text).
+//   - Frontmatter is split by a bounded incremental reader and decoded by a
+//     small strict parser of the reference's YAML subset (see yaml.go), not
+//     by github.com/adrg/frontmatter, which reads the whole file and decodes
+//     with a general YAML library that accepts what the subset rejects.
+//   - Entries whose names start with '.' and plain files beside packages are
+//     not packages and produce no finding.
+//   - Crossing a global discovery limit (directory entries, admitted Skills,
+//     aggregate metadata) fails discovery with ErrLimitExceeded rather than
+//     returning a silently partial catalog; findings past MaxFindings are
+//     counted, not kept.
+//
 // All limits are the reference's fixed safety limits (the Max* constants).
 // Errors are *Error values wrapping one of the Err* sentinel kinds, with a
 // stable Code.

@@ -111,6 +111,12 @@ func TestFrontmatterRejectsOutsideTheSubset(t *testing.T) {
 		{"empty description", fm("name: a", `description: ""`), CodeInvalidDescription, "empty"},
 		{"empty compatibility", fm("name: a", "description: d", `compatibility: ""`), CodeInvalidCompatibility, "1 to 500"},
 		{"empty license", fm("name: a", "description: d", "license:"), CodeInvalidLicense, "license"},
+		{"key inside multi-line plain", fm("name: a", "description: first", "  second: x"), CodeInvalidYAML, "key:"},
+		{"text after a comment ends the value", fm("name: a", "description: first # c", "  second"), CodeInvalidYAML, "indentation"},
+		{"no space after colon", fm("name:a"), CodeInvalidYAML, "key: value"},
+		{"empty block scalar", fm("name: a", "description: >", "license: MIT"), CodeInvalidDescription, "empty"},
+		{"nested mapping under metadata value", fm("name: a", "description: d", "metadata:", "  k: v", "    x: y"), CodeInvalidYAML, "`key:`"},
+		{"quoted key not closed", fm(`"name: a`), CodeInvalidYAML, "quoted key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
