@@ -10,7 +10,12 @@
 // pass the literal grammar ([Parse]), resolve to an executable ([Resolve]) and
 // be allowed by every layer; it is then dispatched as
 // `/bin/sh -c 'exec "$@"' sh ARGV...`, so the shell never interprets the
-// words a second time.
+// words a second time. [Options.DirectExec] opts into executing the resolved
+// program directly, which saves the shell's exec (see its documentation for
+// what else changes).
+//
+// The shell sets PWD itself, so a command run through it sees PWD in addition
+// to PATH=/usr/bin:/bin, LANG=C and the admitted PABLO_TASK_* variables.
 //
 // # Built-in decision IDs
 //
