@@ -187,3 +187,30 @@ func decodeAndValidate(id authority.ID, doc string) error {
 	}
 	return nil
 }
+
+func TestCallDispatchesEveryTool(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{Write: true, Limits: Limits{MaxToolOutputBytes: 1 << 20}})
+	f.write("d/a.txt", "one\ntwo needle\n")
+	rev := Revision([]byte("one\ntwo needle\n"))
+	steps := []struct {
+		id   authority.ID
+		args string
+		want string
+	}{
+		{authority.FSList, `{"path":"d","max_entries":5,"offset":0}`, `{"path":"d","entries":[{"path":"d/a.txt","type":"file"}],"next_offset":null,"truncated":false}`},
+		{authority.FSSearch, `{"path":".","query":"needle","max_matches":3}`, `{"path":".","matches":[{"path":"d/a.txt","line":2,"text":"two needle"}],"truncated":false}`},
+		{authority.FSRead, `{"path":"d/a.txt","offset":4,"max_bytes":3}`, `{"path":"d/a.txt","text":"two","offset":4,"next_offset":7,"size_bytes":15,"revision":"` + rev + `","truncated":true}`},
+		{authority.FSEdit, `{"path":"d/a.txt","expected_revision":"` + rev + `","old_text":"one","new_text":"1"}`, `{"path":"d/a.txt","revision":"` + Revision([]byte("1\ntwo needle\n")) + `","size_bytes":13,"created":false,"committed":true}`},
+	}
+	for _, s := range steps {
+		p, err := f.tools.Call(bg(), s.id, json.RawMessage(s.args))
+		if err != nil {
+			t.Fatalf("%s: %v", s.id, err)
+		}
+		b, _ := json.Marshal(p)
+		if string(b) != s.want {
+			t.Fatalf("%s:\n got %s\nwant %s", s.id, b, s.want)
+		}
+	}
+}

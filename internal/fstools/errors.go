@@ -23,6 +23,7 @@ const (
 	IOError             Code = "io_error"
 )
 
+// Error returns the code with the package prefix.
 func (c Code) Error() string { return "fstools: " + string(c) }
 
 // Error is a recoverable filesystem failure. Its message names the tool, the
@@ -40,6 +41,7 @@ type Error struct {
 	cause  error
 }
 
+// Error says what failed and what to change.
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s %q: %s: %s", e.Tool, e.Path, string(e.Code), e.Detail)
 }
@@ -67,6 +69,7 @@ const (
 	ToolOutputBytes LimitKind = "tool_output_bytes"
 )
 
+// Error returns the kind with the package prefix.
 func (k LimitKind) Error() string { return "fstools: limit " + string(k) }
 
 // LimitError is a hard work or output limit. It is terminal for the run.
@@ -80,6 +83,7 @@ type LimitError struct {
 	Max int64
 }
 
+// Error says what failed and what to change.
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("%s: limit_exceeded (%s): %s = %d exceeded; raise the limit or narrow the request", e.Tool, string(e.Kind), e.Limit, e.Max)
 }
@@ -96,6 +100,7 @@ type DeniedError struct {
 	Decision authority.Decision
 }
 
+// Error says what failed and what to change.
 func (e *DeniedError) Error() string {
 	if e.Path == "" {
 		return fmt.Sprintf("%s: denied by layer %q rule %q: %s", e.Tool, e.Decision.Layer, e.Decision.RuleID, e.Decision.Reason)
@@ -114,6 +119,7 @@ type ArgumentError struct {
 	Reason string
 }
 
+// Error says what failed and what to change.
 func (e *ArgumentError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("%s: invalid arguments: %s", e.Tool, e.Reason)
@@ -132,6 +138,7 @@ type CleanupError struct {
 	cause  error
 }
 
+// Error says what failed and what to change.
 func (e *CleanupError) Error() string {
 	return fmt.Sprintf("%s %q: committed, but the temporary file could not be removed", e.Tool, e.Result.Path)
 }
