@@ -34,7 +34,7 @@ const (
 	SearchSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,` +
 		`"required":["path","query"],"properties":{` +
 		`"path":{"type":"string","minLength":1,"maxLength":4096,"description":"Workspace-relative directory searched recursively."},` +
-		`"query":{"type":"string","minLength":1,"maxLength":4096,"pattern":"^[^\\n\\r\\x00]+$","description":"Case-sensitive literal text; no line breaks."},` +
+		`"query":{"type":"string","minLength":1,"maxLength":4096,"description":"Case-sensitive literal text; no line breaks."},` +
 		`"max_matches":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"Most matching lines returned. Default 100."},` +
 		commonProps + `}}`
 
@@ -42,13 +42,13 @@ const (
 		`"required":["path","text","expected_revision"],"properties":{` +
 		`"path":{"type":"string","minLength":1,"maxLength":4096,"description":"Workspace-relative file path; the parent directory must exist."},` +
 		`"text":{"type":"string","description":"The complete new UTF-8 content."},` +
-		`"expected_revision":{"type":["string","null"],"pattern":"^[0-9a-f]{64}$","description":"null to create a new file only; otherwise the revision from fs.read, to replace only if unchanged."},` +
+		`"expected_revision":{"type":["string","null"],"minLength":64,"maxLength":64,"description":"null to create a new file only; otherwise the revision from fs.read, to replace only if unchanged."},` +
 		commonProps + `}}`
 
 	EditSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,` +
 		`"required":["path","expected_revision","old_text","new_text"],"properties":{` +
 		`"path":{"type":"string","minLength":1,"maxLength":4096,"description":"Workspace-relative path of an existing file."},` +
-		`"expected_revision":{"type":"string","pattern":"^[0-9a-f]{64}$","description":"The revision from fs.read; the edit applies only if the file is unchanged."},` +
+		`"expected_revision":{"type":"string","minLength":64,"maxLength":64,"description":"The revision from fs.read; the edit applies only if the file is unchanged."},` +
 		`"old_text":{"type":"string","minLength":1,"description":"Literal text that occurs exactly once in the file."},` +
 		`"new_text":{"type":"string","description":"Replacement text."},` +
 		commonProps + `}}`

@@ -1,0 +1,72 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/fstools"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// ToolCatalog is a set of admitted tools of one task: native workspace
+// tools, shell, MCP servers, Skills' skill.read, the subagent tool or a
+// host's own. The engine lists their specs for the model and calls one only
+// after the authority and the contract accepted the call.
+type ToolCatalog interface {
+	// Tools lists the catalog's tools. The list must not change during a
+	// task.
+	Tools() []authority.ToolSpec
+	// Call executes one accepted call. args are the decoded arguments the
+	// contract validated. Call never panics on bad input and reports every
+	// outcome in the ledger.ToolResult.
+	Call(ctx context.Context, call authority.Call, args map[string]any) ledger.ToolResult
+}
+
+// workspaceCatalog adapts the native filesystem tools.
+type workspaceCatalog struct {
+	tools *fstools.Tools
+	specs []authority.ToolSpec
+}
+
+func newWorkspaceCatalog(t *fstools.Tools) *workspaceCatalog {
+	c := &workspaceCatalog{tools: t}
+	for _, s := range t.Specs() {
+		c.specs = append(c.specs, authority.ToolSpec{ID: s.ID, Description: s.Description, InputSchema: json.RawMessage(s.Schema)})
+	}
+	return c
+}
+
+func (c *workspaceCatalog) Tools() []authority.ToolSpec { return c.specs }
+
+func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call, _ map[string]any) ledger.ToolResult {
+	payload, err := c.tools.Call(ctx, call.Tool, call.Arguments)
+	if err == nil {
+		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: map[string]any{"filesystem": payload}}
+	}
+	var fe *fstools.Error
+	var de *fstools.DeniedError
+	var le *fstools.LimitError
+	var ae *fstools.ArgumentError
+	switch {
+	case errors.As(err, &fe):
+		return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: map[string]any{"filesystem": map[string]any{"error": map[string]any{"code": string(fe.Code), "message": fe.Error()}}}}
+	case errors.As(err, &de):
+		return ledger.ToolResult{Status: ledger.ToolPolicyDenied, Rule: de.Decision.RuleID, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "rule_id": de.Decision.RuleID}}}
+	case errors.As(err, &le):
+		status := ledger.ToolWorkLimit
+		kind := ledger.LimitFilesystemWork
+		if le.Kind == fstools.ToolOutputBytes {
+			status, kind = ledger.ToolOutputLimit, ledger.LimitToolOutputBytes
+		}
+		return ledger.ToolResult{Status: status, Limit: kind}
+	case errors.As(err, &ae):
+		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
+	case errors.Is(err, context.DeadlineExceeded):
+		return ledger.ToolResult{Status: ledger.ToolTimedOut}
+	case errors.Is(err, context.Canceled):
+		return ledger.ToolResult{Status: ledger.ToolCancelled}
+	}
+	return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution}
+}

@@ -1,0 +1,258 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/fstools"
+	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/skills"
+)
+
+// HostOptions are what a host adds to a deployment to run it.
+type HostOptions struct {
+	// Store receives ledger records; nil means memory.
+	Store ledger.Store
+	// Model, when set, replaces the configured model (a host's own model,
+	// or a test double).
+	Model Model
+	// LookupEnv and Host resolve credential sources; nil means none.
+	LookupEnv func(string) (string, bool)
+	Host      func(ctx context.Context, name string) (string, bool, error)
+	// Sink, Tracer, Now and OnStart are passed to the Runtime.
+	Sink    func(Event) error
+	Tracer  trace.Tracer
+	Now     func() time.Time
+	OnStart func(TaskInfo)
+}
+
+// ErrUnavailable marks a configured capability this build cannot provide.
+var ErrUnavailable = errors.New("pablo: not available")
+
+// NewRuntime builds the runtime a deployment describes: its authority, its
+// workspace tools, its activated Skills, its model and its ceilings.
+func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime, error) {
+	set, err := d.Authority()
+	if err != nil {
+		return nil, err
+	}
+	o := &d.Options
+	ro := RuntimeOptions{
+		Authority:       set,
+		Limits:          d.ledgerLimits(),
+		MaxOutputTokens: o.Limits.MaxOutputTokens,
+		Store:           opts.Store,
+		Deployment:      &DeploymentRef{SchemaVersion: 1, ContractRevision: ContractRevision, Fingerprint: d.Fingerprint},
+		Sink:            opts.Sink,
+		Tracer:          opts.Tracer,
+		Now:             opts.Now,
+		OnStart:         opts.OnStart,
+		secrets:         &redact.Set{},
+	}
+	if o.Run.Instructions != nil {
+		ro.Instructions = *o.Run.Instructions
+	}
+	fail := func(err error) (*Runtime, error) {
+		for _, c := range ro.cleanup {
+			c()
+		}
+		return nil, err
+	}
+	if o.Filesystem.Enabled {
+		dir, err := d.Workspace()
+		if err != nil {
+			return fail(err)
+		}
+		ws, err := fstools.Open(dir)
+		if err != nil {
+			return fail(fmt.Errorf("pablo: open the workspace: %w", err))
+		}
+		ro.cleanup = append(ro.cleanup, ws.Close)
+		fs := o.Limits.Filesystem
+		tools, err := fstools.New(fstools.Options{
+			Workspace: ws,
+			Write:     o.Filesystem.Write,
+			Decide: func(kind authority.ResourceKind, rel string) authority.Decision {
+				id := authority.FSRead
+				if kind == authority.ResourceWrite {
+					id = authority.FSWrite
+				}
+				return set.Decide(authority.Request{Capability: id, Resources: []authority.Resource{{Kind: kind, Value: rel}}})
+			},
+			Limits: fstools.Limits{MaxFileBytes: limitInt(fs.MaxFileBytes), MaxEntries: limitInt(fs.MaxEntries), MaxDepth: limitInt(fs.MaxDepth),
+				MaxScanBytes: limitInt(fs.MaxScanBytes), MaxToolOutputBytes: o.Limits.MaxToolOutputBytes},
+		})
+		if err != nil {
+			return fail(err)
+		}
+		ro.Catalogs = append(ro.Catalogs, newWorkspaceCatalog(tools))
+	}
+	if len(o.Skills.Activate) > 0 {
+		cat, msgs, err := d.activateSkills(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		ro.Catalogs = append(ro.Catalogs, cat)
+		ro.Context = append(ro.Context, msgs...)
+		ro.activations = cat.active.Activations()
+	}
+	switch {
+	case opts.Model != nil:
+		ro.Model = opts.Model
+	default:
+		m, err := d.configuredModel()
+		if err != nil {
+			return fail(err)
+		}
+		ro.Model = m
+	}
+	return NewRuntime(ro)
+}
+
+func limitInt(l Limit) int64 {
+	if l.Unlimited || l.N > 1<<62 {
+		return 0
+	}
+	return int64(l.N)
+}
+
+func ledgerLimit(l Limit) ledger.Limit {
+	if l.Unlimited {
+		return ledger.Unlimited()
+	}
+	return ledger.Max(l.N)
+}
+
+func (d *Deployment) ledgerLimits() ledger.Limits {
+	l := d.Options.Limits
+	return ledger.Limits{
+		ModelCalls:      ledgerLimit(l.MaxModelCalls),
+		ToolCalls:       ledgerLimit(l.MaxToolCalls),
+		TotalTokens:     ledgerLimit(l.MaxTotalTokens),
+		CostMicroUSD:    ledgerLimit(l.MaxCostMicroUSD),
+		Events:          ledgerLimit(l.MaxEvents),
+		DurationMillis:  ledger.Max(uint64(l.MaxRunDurationMS)),
+		ContextBytes:    ledger.Max(uint64(l.MaxContextBytes)),
+		InputBytes:      ledger.Max(uint64(l.MaxInputBytes)),
+		OutputBytes:     ledger.Max(uint64(l.MaxOutputBytes)),
+		ToolInputBytes:  ledger.Max(uint64(l.MaxToolInputBytes)),
+		ToolOutputBytes: ledger.Max(uint64(l.MaxToolOutputBytes)),
+	}
+}
+
+// configuredModel builds the model the deployment selects.
+func (d *Deployment) configuredModel() (Model, error) {
+	m := d.Options.Model
+	if d.Options.ModelRoute != "" {
+		return nil, fmt.Errorf("pablo: model routes need the HTTP providers: %w", ErrUnavailable)
+	}
+	switch m.Provider {
+	case "script":
+		p, err := d.ResolvePath(*m.Script)
+		if err != nil {
+			return nil, err
+		}
+		s, err := LoadScript(p)
+		if err != nil {
+			return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/model/script", Message: err.Error()}
+		}
+		return NewScriptModel(s), nil
+	}
+	return nil, fmt.Errorf("pablo: provider %q is not available in this build; pass HostOptions.Model or use --script: %w", m.Provider, ErrUnavailable)
+}
+
+// SkillRoots resolves the configured Skills roots to directories.
+func (d *Deployment) SkillRoots() (map[string]string, error) {
+	roots := map[string]string{}
+	for id, p := range d.Options.Skills.Roots {
+		dir, err := d.ResolvePath(p)
+		if err != nil {
+			return nil, err
+		}
+		roots[id] = dir
+	}
+	return roots, nil
+}
+
+// SkillOptions returns the discovery options of this deployment: its roots,
+// bounded by every authority layer's skill_roots.
+func (d *Deployment) SkillOptions() (skills.Options, error) {
+	roots, err := d.SkillRoots()
+	if err != nil {
+		return skills.Options{}, err
+	}
+	opts := skills.Options{Roots: roots}
+	var bounds [][]string
+	for _, l := range d.layers {
+		if !l.Has("skill_roots") {
+			continue
+		}
+		var dirs []string
+		for _, p := range l.SkillRoots {
+			if dir, err := d.ResolvePath(p); err == nil {
+				dirs = append(dirs, dir)
+			}
+		}
+		bounds = append(bounds, dirs)
+	}
+	if len(bounds) > 0 {
+		opts.Contained = func(rootID, dir string) bool {
+			for _, b := range bounds {
+				if !skills.WithinDirs(b)(rootID, dir) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return opts, nil
+}
+
+// skillCatalog serves skill.read over the activated Skills.
+type skillCatalog struct {
+	active *skills.Active
+	max    int
+}
+
+func (d *Deployment) activateSkills(ctx context.Context) (*skillCatalog, []Message, error) {
+	opts, err := d.SkillOptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, err := skills.Discover(ctx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	active, err := cat.Activate(ctx, d.Options.Skills.Activate)
+	if err != nil {
+		return nil, nil, err
+	}
+	var msgs []Message
+	for _, s := range active.Skills() {
+		msgs = append(msgs, Message{Role: RoleUser, Content: s.Message.Text})
+	}
+	return &skillCatalog{active: active, max: int(d.Options.Limits.MaxToolOutputBytes) - 1024}, msgs, nil
+}
+
+func (c *skillCatalog) Tools() []authority.ToolSpec {
+	return []authority.ToolSpec{{ID: authority.SkillRead, Description: skills.ReadToolDescription, InputSchema: json.RawMessage(skills.ReadArgumentsSchema)}}
+}
+
+func (c *skillCatalog) Call(ctx context.Context, call authority.Call, _ map[string]any) ledger.ToolResult {
+	args, err := skills.ParseReadArguments(call.Arguments)
+	if err != nil {
+		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
+	}
+	res, err := c.active.Read(ctx, args, skills.ReadOptions{MaxBytes: c.max})
+	if err != nil {
+		return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: map[string]any{"skill": map[string]any{"error": map[string]any{"code": string(skills.CodeOf(err))}}}}
+	}
+	return ledger.Completed(map[string]any{"skill": map[string]any{"resource": res}})
+}

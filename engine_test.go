@@ -1,0 +1,145 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// runScript runs input against a deployment body and a script in a fresh
+// workspace and returns the task object and its events.
+func runScript(t *testing.T, body, script string, setup func(ws string)) (*TaskObject, []Event, *ledger.MemoryStore) {
+	t.Helper()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	if setup != nil {
+		setup(ws)
+	}
+	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
+	doc := "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.shell]\nenabled = false\n" + body
+	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(doc), 0o600)
+	d, err := Load(LoadOptions{Config: filepath.Join(dir, "deployment.toml"), Bindings: map[string]string{"workspace": ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := ledger.NewMemoryStore()
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	task, err := rt.Start(context.Background(), "What was paid?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []Event
+	for ev, err := range task.Events() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	return task.Wait(), events, store
+}
+
+func TestDemoCompletes(t *testing.T) {
+	script := `{"turns":[{"text":["Reading."],"tool_calls":[{"name":"fs_read","arguments":{"path":"evidence.md"}}],"usage":{"input_tokens":10,"output_tokens":2}},{"text":["Paid ","on time."],"usage":{"input_tokens":20,"output_tokens":3}}]}`
+	obj, events, _ := runScript(t, "", script, func(ws string) {
+		os.WriteFile(filepath.Join(ws, "evidence.md"), []byte("INV-1042 paid\n"), 0o600)
+	})
+	if obj.Outcome.Status != StatusCompleted || *obj.Outcome.Output != "Paid on time." {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("outcome: %s", b)
+	}
+	if obj.Accounting.ModelCalls.N != 2 || obj.Accounting.ToolCalls.N != 1 || obj.Accounting.Usage.InputTokens.N != 30 {
+		t.Fatalf("accounting: %+v", obj.Accounting)
+	}
+	var types []string
+	for i, ev := range events {
+		types = append(types, string(ev.Type))
+		if ev.RootSeq != uint64(i+1) {
+			t.Fatalf("root_seq gap at %d: %d", i, ev.RootSeq)
+		}
+	}
+	want := "run.started model.started assistant.text.delta model.finished tool.started tool.finished model.started assistant.text.delta assistant.text.delta model.finished run.finished"
+	if got := strings.Join(types, " "); got != want {
+		t.Fatalf("events:\n got %s\nwant %s", got, want)
+	}
+	var res map[string]any
+	json.Unmarshal(events[5].Result, &res)
+	if res["status"] != "completed" || !strings.Contains(string(events[5].Result), "INV-1042") {
+		t.Fatalf("tool result: %s", events[5].Result)
+	}
+}
+
+func TestReadOutsideWorkspaceIsDenied(t *testing.T) {
+	for _, path := range []string{"../outside.txt", "OUTSIDE_ABS", "link/outside.txt"} {
+		t.Run(path, func(t *testing.T) {
+			secretDir := t.TempDir()
+			secret := filepath.Join(secretDir, "outside.txt")
+			os.WriteFile(secret, []byte("TOP-SECRET-BYTES"), 0o600)
+			p := path
+			if p == "OUTSIDE_ABS" {
+				p = secret
+			}
+			args, _ := json.Marshal(map[string]string{"path": p})
+			script := `{"turns":[{"text":["x"],"tool_calls":[{"name":"fs.read","arguments":` + string(args) + `}]},{"text":["done"]}]}`
+			obj, events, store := runScript(t, "", script, func(ws string) {
+				os.WriteFile(filepath.Join(filepath.Dir(ws), "outside.txt"), []byte("TOP-SECRET-BYTES"), 0o600)
+				os.Symlink(secretDir, filepath.Join(ws, "link"))
+			})
+			if obj.Outcome.Status != StatusPolicyDenied {
+				b, _ := json.Marshal(obj)
+				t.Fatalf("want policy_denied, got %s", b)
+			}
+			all, _ := json.Marshal(events)
+			objJSON, _ := json.Marshal(obj)
+			recs, _ := store.Records(context.Background(), *obj.RunID)
+			recJSON, _ := json.Marshal(recs)
+			for _, blob := range [][]byte{all, objJSON, recJSON} {
+				if strings.Contains(string(blob), "TOP-SECRET") {
+					t.Fatal("outside bytes leaked")
+				}
+			}
+		})
+	}
+}
+
+func TestMaxToolCallsStopsAfterOneDispatch(t *testing.T) {
+	script := `{"turns":[{"text":["x"],"tool_calls":[{"name":"fs_list","arguments":{"path":"."}},{"name":"fs_list","arguments":{"path":"."}}]},{"text":["done"]}]}`
+	obj, _, _ := runScript(t, "[options.limits]\nmax_tool_calls = 1\n", script, nil)
+	if obj.Outcome.Status != StatusLimitExceeded || obj.Outcome.Limit != "tool_calls" {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("outcome: %s", b)
+	}
+	if obj.Accounting.ToolCalls.N != 1 {
+		t.Fatalf("dispatched %d tool calls", obj.Accounting.ToolCalls.N)
+	}
+}
+
+func TestUnknownToolIsDeniedNotExecuted(t *testing.T) {
+	script := `{"turns":[{"text":["x"],"tool_calls":[{"name":"shell_run","arguments":{"command":"id","cwd":"."}}]},{"text":["done"]}]}`
+	obj, _, _ := runScript(t, "", script, nil)
+	if obj.Outcome.Status != StatusPolicyDenied || obj.Outcome.Rule != "tool_unavailable" {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("outcome: %s", b)
+	}
+	if obj.Accounting.ToolCalls.N != 0 {
+		t.Fatal("a denied call was counted")
+	}
+}
+
+func TestInvalidArgumentsNeverExecute(t *testing.T) {
+	script := `{"turns":[{"text":["x"],"tool_calls":[{"name":"fs_read","arguments":{"path":"a","approved":true}}]},{"text":["done"]}]}`
+	obj, _, _ := runScript(t, "", script, nil)
+	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != "invalid_tool_arguments" || obj.Outcome.Delivery != "not_sent" {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("outcome: %s", b)
+	}
+}

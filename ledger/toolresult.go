@@ -1,0 +1,35 @@
+package ledger
+
+// ToolResult is what a tool call produced, as a tool catalog reports it and
+// the ledger records it. Status is the reference's tool status; Output is
+// the JSON value returned to the model (a payload or a recoverable error
+// object).
+type ToolResult struct {
+	Status ToolStatus
+	Output any
+	// Rule names the deciding rule of a policy_denied result.
+	Rule string
+	// Limit names the limit of a work_limit or output_limit result.
+	Limit LimitKind
+	// Code is the failure code of a terminal failure (tool_execution,
+	// tool_cleanup, remote_task, ...).
+	Code FailureCode
+	// Delivery is how certain it is that a remote effect happened; empty
+	// means the work was local and its outcome is known.
+	Delivery Delivery
+}
+
+// Terminal reports whether the result ends the run: everything but a
+// completed call or a recoverable error does.
+func (r ToolResult) Terminal() bool {
+	return r.Status != ToolCompleted && r.Status != ToolRecoverableError
+}
+
+// Completed returns a completed result with output.
+func Completed(output any) ToolResult { return ToolResult{Status: ToolCompleted, Output: output} }
+
+// RecoverableError returns a result the model sees as an error object
+// {"error": {"code", "message"}} and may recover from.
+func RecoverableError(code, message string) ToolResult {
+	return ToolResult{Status: ToolRecoverableError, Output: map[string]any{"error": map[string]any{"code": code, "message": message}}}
+}

@@ -1,0 +1,571 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// step is the state of one task's run loop.
+type step struct {
+	t         *Task
+	ctx       context.Context
+	caller    context.Context
+	agent     string
+	ref       AgentRef
+	catalogs  []ToolCatalog
+	owner     map[authority.ID]ToolCatalog
+	byWire    map[string]authority.ID
+	contracts *authority.Contracts
+	defs      []ToolDef
+	history   []Message
+	usage     ledger.Usage
+	modelInfo ModelInfo
+}
+
+// run is the task's loop: model proposes → authority and contract validate
+// → the executor acts → the observation is recorded → the ledger retains.
+func (t *Task) run(ctx, caller context.Context) {
+	r := t.rt
+	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info()}
+	s.ref = AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}
+	if d, ok := t.root.Deadline(s.agent); ok {
+		var cancel context.CancelFunc
+		s.ctx, cancel = context.WithDeadline(ctx, d)
+		defer cancel()
+	}
+	ctx, span := r.tracer.Start(s.ctx, "invoke_agent", trace.WithAttributes(attribute.String("pablo.run_id", t.root.ID())))
+	s.ctx = ctx
+	outcome := s.loop()
+	span.SetAttributes(attribute.String("pablo.outcome", outcome.Status))
+	if outcome.Status != StatusCompleted {
+		span.SetStatus(codes.Error, outcome.Status)
+	}
+	span.End()
+	if err := closeAll(s.catalogs); err != nil && outcome.Status == StatusCompleted {
+		outcome = &Outcome{Status: StatusFailed, Code: string(ledger.FailToolCleanup), Delivery: string(ledger.ResponseReceived)}
+	}
+	t.finish(s, outcome)
+}
+
+// loop runs model turns until an outcome.
+func (s *step) loop() *Outcome {
+	t, r := s.t, s.t.rt
+	if o := s.emit(EventData{Type: EventRunStarted, Deployment: r.opts.Deployment}); o != nil {
+		return o
+	}
+	for i := range r.opts.activations {
+		if o := s.emit(EventData{Type: EventSkillActivated, Skill: &r.opts.activations[i]}); o != nil {
+			return o
+		}
+	}
+	if o := s.openCatalogs(); o != nil {
+		return o
+	}
+	s.history = append(s.history, Message{Role: RoleUser, Content: t.input})
+	s.history = append(s.history, r.opts.Context...)
+	for {
+		if o := s.interrupted(); o != nil {
+			return o
+		}
+		resp, o := s.modelTurn()
+		if o != nil {
+			return o
+		}
+		if len(resp.ToolCalls) == 0 {
+			text := resp.Text
+			return &Outcome{Status: StatusCompleted, Output: &text, FinishReason: FinishStop, Usage: usageOf(s.usage)}
+		}
+		// No tool starts unless a model call remains to consume its result.
+		if o := s.modelCallRemains(); o != nil {
+			return o
+		}
+		for _, call := range resp.ToolCalls {
+			if o := s.interrupted(); o != nil {
+				return o
+			}
+			if o := s.toolCall(call); o != nil {
+				return o
+			}
+		}
+	}
+}
+
+// openCatalogs gathers the shared and per-task catalogs and compiles the
+// contracts of every admitted tool.
+func (s *step) openCatalogs() *Outcome {
+	r := s.t.rt
+	s.catalogs = append(s.catalogs, r.opts.Catalogs...)
+	if r.opts.OpenCatalogs != nil {
+		more, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root})
+		s.catalogs = append(s.catalogs, more...)
+		if err != nil {
+			return &Outcome{Status: StatusFailed, Code: string(ledger.FailToolExecution), Delivery: string(ledger.NotSent)}
+		}
+	}
+	s.owner = map[authority.ID]ToolCatalog{}
+	s.byWire = map[string]authority.ID{}
+	var specs []authority.ToolSpec
+	for _, c := range s.catalogs {
+		for _, spec := range c.Tools() {
+			if _, dup := s.owner[spec.ID]; dup {
+				continue
+			}
+			// Only tools the authority admits are shown to the model.
+			if !r.opts.Authority.Decide(authority.Request{Capability: spec.ID}).Allowed {
+				continue
+			}
+			s.owner[spec.ID] = c
+			specs = append(specs, spec)
+			w := wireName(spec.ID)
+			s.byWire[w] = spec.ID
+			s.defs = append(s.defs, ToolDef{Name: w, Description: spec.Description, Parameters: spec.InputSchema})
+		}
+	}
+	contracts, err := authority.NewContracts(r.opts.Authority, specs)
+	if err != nil {
+		return &Outcome{Status: StatusFailed, Code: string(ledger.FailToolExecution), Delivery: string(ledger.NotSent)}
+	}
+	s.contracts = contracts
+	return nil
+}
+
+// interrupted reports cancellation or the deadline as an outcome.
+func (s *step) interrupted() *Outcome {
+	if s.ctx.Err() == nil {
+		return nil
+	}
+	if errors.Is(context.Cause(s.ctx), context.DeadlineExceeded) || errors.Is(s.ctx.Err(), context.DeadlineExceeded) {
+		if s.caller.Err() == nil || errors.Is(s.caller.Err(), context.DeadlineExceeded) {
+			return &Outcome{Status: StatusTimedOut}
+		}
+	}
+	return &Outcome{Status: StatusCancelled}
+}
+
+func (s *step) modelCallRemains() *Outcome {
+	lim := s.t.rt.opts.Limits.ModelCalls
+	n, finite := lim.Value()
+	if !finite {
+		return nil
+	}
+	acc, err := s.t.root.Accounting(s.agent)
+	if err == nil && acc.ModelCalls.N >= n {
+		return &Outcome{Status: StatusLimitExceeded, Limit: string(ledger.LimitModelCalls)}
+	}
+	return nil
+}
+
+// modelTurn reserves, dispatches and settles one model call.
+func (s *step) modelTurn() (*ModelResponse, *Outcome) {
+	t, r := s.t, s.t.rt
+	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
+	mc := ledger.ModelCall{Route: s.modelInfo.Provider + "/" + s.modelInfo.Model, ContextBytes: requestBytes(req)}
+	if s.modelInfo.TokenBound > 0 {
+		mc.TokenBound = ledger.Max(s.modelInfo.TokenBound)
+	}
+	if s.modelInfo.CostBound > 0 {
+		mc.CostBound = ledger.Max(s.modelInfo.CostBound)
+	}
+	callID, err := t.root.ReserveModelCall(s.ctx, s.agent, mc)
+	if err != nil {
+		return nil, s.ledgerOutcome(err)
+	}
+	if o := s.emit(EventData{Type: EventModelStarted, Provider: s.modelInfo.Provider, Model: s.modelInfo.Model}); o != nil {
+		t.root.SettleModelCall(s.ctx, s.agent, callID, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent, Error: ledger.FailEventSinkIO})
+		return nil, o
+	}
+	ctx, span := r.tracer.Start(s.ctx, "chat", trace.WithAttributes(attribute.String("gen_ai.request.model", s.modelInfo.Model)))
+	defer span.End()
+	if err := t.root.Dispatch(ctx, s.agent, callID); err != nil {
+		t.root.SettleModelCall(s.ctx, s.agent, callID, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent})
+		return nil, s.ledgerOutcome(err)
+	}
+	var sinkErr *Outcome
+	outBytes := uint64(0)
+	resp, err := r.opts.Model.Generate(ctx, req, func(delta string) error {
+		if delta == "" {
+			return nil
+		}
+		outBytes += uint64(len(delta))
+		if o := s.emitDelta(delta); o != nil {
+			sinkErr = o
+			return errSink
+		}
+		return nil
+	})
+	settle := ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusCompleted), Delivery: ledger.ResponseReceived}
+	var outcome *Outcome
+	if err != nil {
+		span.SetStatus(codes.Error, "model call failed")
+		var me *ModelError
+		switch {
+		case sinkErr != nil:
+			outcome = sinkErr
+			settle.Status, settle.Error = ledger.OutcomeStatus(StatusFailed), ledger.FailEventSinkIO
+		case s.ctx.Err() != nil:
+			outcome = s.interrupted()
+			settle.Status, settle.Delivery = ledger.OutcomeStatus(outcome.Status), ledger.MayHaveBeenSent
+		case errors.As(err, &me):
+			outcome = &Outcome{Status: StatusFailed, Code: string(me.Code), Delivery: string(me.Delivery)}
+			settle.Status, settle.Delivery, settle.Error = ledger.OutcomeStatus(StatusFailed), me.Delivery, me.Code
+		default:
+			outcome = &Outcome{Status: StatusFailed, Code: string(ledger.FailProviderTransport), Delivery: string(ledger.MayHaveBeenSent)}
+			settle.Status, settle.Delivery, settle.Error = ledger.OutcomeStatus(StatusFailed), ledger.MayHaveBeenSent, ledger.FailProviderTransport
+		}
+	} else if resp.UsageReported {
+		settle.Reported = true
+		settle.Usage = ledger.Usage{InputTokens: countOf(resp.Usage.InputTokens), OutputTokens: countOf(resp.Usage.OutputTokens),
+			CacheReadTokens: countOf(resp.Usage.CacheReadTokens), CacheWriteTokens: countOf(resp.Usage.CacheWriteTokens)}
+		if resp.Usage.CostMicroUSD != nil {
+			settle.CostReported, settle.CostMicroUSD = true, *resp.Usage.CostMicroUSD
+		}
+	}
+	if serr := t.root.SettleModelCall(s.ctx, s.agent, callID, settle); serr != nil && outcome == nil {
+		outcome = s.ledgerOutcome(serr)
+	}
+	if acc, aerr := t.root.Accounting(s.agent); aerr == nil {
+		s.usage = acc.Usage
+	}
+	fin := EventData{Type: EventModelFinished, Status: string(settle.Status), OutputBytes: &outBytes}
+	if resp != nil {
+		fin.FinishReason = resp.FinishReason
+		if resp.UsageReported {
+			fin.Usage = usageOf(settle.Usage)
+		}
+	}
+	if o := s.emit(fin); o != nil && outcome == nil {
+		outcome = o
+	}
+	if outcome != nil {
+		return nil, outcome
+	}
+	s.history = append(s.history, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+	return resp, nil
+}
+
+var errSink = errors.New("pablo: event sink failed")
+
+func countOf(p *uint64) ledger.Count {
+	if p == nil {
+		return ledger.UnknownCount()
+	}
+	return ledger.Known(*p)
+}
+
+// requestBytes measures a request: instructions, messages and tool
+// descriptors.
+func requestBytes(req *ModelRequest) uint64 {
+	n := len(req.Instructions)
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		n += len(m.Content) + len(m.ToolCallID) + 16
+		for _, c := range m.ToolCalls {
+			n += len(c.ID) + len(c.Name) + len(c.Arguments)
+		}
+	}
+	for _, d := range req.Tools {
+		n += len(d.Name) + len(d.Description) + len(d.Parameters)
+	}
+	return uint64(n)
+}
+
+// toolCall decides, admits, executes, records and retains one proposed call.
+func (s *step) toolCall(call ToolCall) *Outcome {
+	t, r := s.t, s.t.rt
+	id, known := s.byWire[call.Name]
+	if !known {
+		if cand := authority.ID(call.Name); s.owner[cand] != nil {
+			id, known = cand, true
+		}
+	}
+	args := call.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	digest := sha256Tag(args)
+	lc := ledger.ToolCall{ID: call.ID, Name: string(id), ArgumentsDigest: digest, InputBytes: uint64(len(args))}
+	if lc.ID == "" {
+		lc.ID = "call_" + strconv.FormatUint(uint64(len(s.history)), 10)
+	}
+	if !known {
+		// A name outside the admitted catalog: a model misselection, decided
+		// as the mandatory tool_unavailable denial.
+		lc.Name = truncateStr(call.Name, 256)
+		if !utf8.ValidString(lc.Name) {
+			lc.Name = "invalid"
+		}
+		d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable, Reason: "the tool is not in the admitted catalog"}
+		return s.deny(lc, d)
+	}
+	decoded, err := s.contracts.Check(authority.Call{ID: lc.ID, Tool: id, Arguments: args})
+	var ce *authority.ContractError
+	if errors.As(err, &ce) {
+		switch ce.Kind {
+		case authority.ContractUnknownTool, authority.ContractUnauthorizedResource:
+			d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable}
+			if ce.Decision != nil {
+				d = *ce.Decision
+			}
+			return s.deny(lc, d)
+		default:
+			lc.Decision = ledger.Decision{Allowed: true, Layer: "contract", RuleID: "builtin.contract"}
+			if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
+				return s.ledgerOutcome(err)
+			}
+			t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolInvalidArguments, Error: string(ce.Kind)})
+			return &Outcome{Status: StatusFailed, Code: string(ledger.FailInvalidToolArguments), Delivery: string(ledger.NotSent)}
+		}
+	}
+	lc.Decision = ledger.Decision{Allowed: true, Layer: "authority", RuleID: "builtin.admitted"}
+	if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
+		return s.ledgerOutcome(err)
+	}
+	if o := s.emit(EventData{Type: EventToolStarted, Call: &EventCall{ID: lc.ID, Name: string(id), Arguments: args}}); o != nil {
+		t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolEventSinkFailed})
+		return o
+	}
+	ctx, span := r.tracer.Start(s.ctx, "execute_tool", trace.WithAttributes(attribute.String("gen_ai.tool.name", string(id))))
+	if err := t.root.Dispatch(ctx, s.agent, lc.ID); err != nil {
+		span.End()
+		t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolAdmissionFailed})
+		return s.ledgerOutcome(err)
+	}
+	res := s.owner[id].Call(ctx, authority.Call{ID: lc.ID, Tool: id, Arguments: args}, decoded)
+	if res.Terminal() {
+		span.SetStatus(codes.Error, string(res.Status))
+	}
+	span.End()
+	result := s.resultJSON(res)
+	settle := ledger.ToolSettlement{Status: res.Status, Delivery: res.Delivery, OutputBytes: uint64(len(result)), Error: string(res.Code)}
+	if settle.Delivery == "" {
+		settle.Delivery = ledger.ResponseReceived
+	}
+	ref, err := t.root.PutResult(s.ctx, json.RawMessage(result))
+	if err == nil {
+		settle.Result = ref
+	}
+	if err := t.root.SettleToolCall(s.ctx, s.agent, lc.ID, settle); err != nil {
+		var le *ledger.LimitError
+		if errors.As(err, &le) {
+			s.emit(EventData{Type: EventToolFinished, CallID: lc.ID, Name: string(id), Result: json.RawMessage(`{"status":"output_limit","policy_rule":null,"shell":null}`)})
+		}
+		return s.ledgerOutcome(err)
+	}
+	if o := s.emit(EventData{Type: EventToolFinished, CallID: lc.ID, Name: string(id), Result: result}); o != nil {
+		return o
+	}
+	if res.Terminal() {
+		return s.toolOutcome(res)
+	}
+	s.history = append(s.history, Message{Role: RoleTool, ToolCallID: call.ID, Content: string(result)})
+	return nil
+}
+
+// deny records a denied call and returns the policy_denied outcome: a
+// denial is terminal.
+func (s *step) deny(lc ledger.ToolCall, d authority.Decision) *Outcome {
+	t := s.t
+	lc.Decision = ledger.Decision{Allowed: false, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason}
+	if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
+		return s.ledgerOutcome(err)
+	}
+	t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolPolicyDenied, Error: d.RuleID})
+	return &Outcome{Status: StatusPolicyDenied, Rule: ruleOf(d.RuleID)}
+}
+
+// resultJSON is the ToolResult object the model and the event stream see:
+// status, policy_rule, shell, then the catalog's payload keys. Known secrets
+// are masked before anything is recorded.
+func (s *step) resultJSON(res ledger.ToolResult) []byte {
+	obj := map[string]any{"status": res.Status, "policy_rule": nil, "shell": nil}
+	if res.Rule != "" {
+		obj["policy_rule"] = ruleOf(res.Rule)
+	}
+	switch out := res.Output.(type) {
+	case nil:
+	case map[string]any:
+		for k, v := range out {
+			obj[k] = v
+		}
+	default:
+		obj["output"] = out
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		b = []byte(`{"status":"io_failed","policy_rule":null,"shell":null}`)
+	}
+	return s.t.rt.opts.secrets.Bytes(b)
+}
+
+// toolOutcome maps a terminal tool status to the task outcome.
+func (s *step) toolOutcome(res ledger.ToolResult) *Outcome {
+	switch res.Status {
+	case ledger.ToolPolicyDenied:
+		return &Outcome{Status: StatusPolicyDenied, Rule: ruleOf(res.Rule)}
+	case ledger.ToolWorkLimit, ledger.ToolOutputLimit:
+		limit := res.Limit
+		if limit == "" {
+			limit = ledger.LimitToolOutputBytes
+		}
+		return &Outcome{Status: StatusLimitExceeded, Limit: string(limit)}
+	case ledger.ToolTimedOut:
+		return &Outcome{Status: StatusTimedOut}
+	case ledger.ToolCancelled:
+		if o := s.interrupted(); o != nil {
+			return o
+		}
+		return &Outcome{Status: StatusCancelled}
+	case ledger.ToolCleanupFailed:
+		return &Outcome{Status: StatusFailed, Code: string(ledger.FailToolCleanup), Delivery: string(ledger.ResponseReceived)}
+	case ledger.ToolInvalidArguments:
+		return &Outcome{Status: StatusFailed, Code: string(ledger.FailInvalidToolArguments), Delivery: string(ledger.NotSent)}
+	}
+	code := res.Code
+	if code == "" {
+		code = ledger.FailToolExecution
+	}
+	d := res.Delivery
+	if d == "" {
+		d = ledger.ResponseReceived
+	}
+	return &Outcome{Status: StatusFailed, Code: string(code), Delivery: string(d)}
+}
+
+// ledgerOutcome maps a refused admission or a ledger failure to an outcome.
+func (s *step) ledgerOutcome(err error) *Outcome {
+	var le *ledger.LimitError
+	switch {
+	case errors.As(err, &le) && le.Kind == ledger.LimitDuration:
+		return &Outcome{Status: StatusTimedOut}
+	case errors.As(err, &le) && le.NoBound:
+		return &Outcome{Status: StatusFailed, Code: string(ledger.FailAccountingBoundViolated), Delivery: string(ledger.NotSent)}
+	case errors.As(err, &le):
+		return &Outcome{Status: StatusLimitExceeded, Limit: string(le.Kind)}
+	case errors.Is(err, ledger.ErrBoundViolated):
+		return &Outcome{Status: StatusFailed, Code: string(ledger.FailAccountingBoundViolated), Delivery: string(ledger.ResponseReceived)}
+	case s.ctx.Err() != nil:
+		return s.interrupted()
+	}
+	return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.NotSent)}
+}
+
+// emit appends an event to the ledger, publishes it and hands it to the
+// host sink.
+func (s *step) emit(data EventData) *Outcome {
+	payload, err := json.Marshal(&data)
+	if err != nil {
+		return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.NotSent)}
+	}
+	return s.publish(data, payload)
+}
+
+// emitDelta is emit for text deltas, with the payload built by hand: it is
+// the hot path of every streamed response.
+func (s *step) emitDelta(text string) *Outcome {
+	buf := make([]byte, 0, len(text)+48)
+	buf = append(buf, `{"type":"assistant.text.delta","text":`...)
+	buf = appendJSONString(buf, text)
+	buf = append(buf, '}')
+	return s.publish(EventData{Type: EventTextDelta, Text: text}, buf)
+}
+
+func (s *step) publish(data EventData, payload []byte) *Outcome {
+	ev, err := s.t.root.Append(s.ctx, s.agent, string(data.Type), payload)
+	if err != nil {
+		return s.ledgerOutcome(err)
+	}
+	e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: ev.Time.UnixMicro(),
+		RunID: ev.RootID, SessionID: ev.RootID, Agent: s.ref, EventData: data}
+	s.t.publish(e)
+	if sink := s.t.rt.opts.Sink; sink != nil {
+		if err := sink(e); err != nil {
+			return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.ResponseReceived)}
+		}
+	}
+	return nil
+}
+
+// appendJSONString appends s as a JSON string, escaping only what JSON
+// requires (and invalid UTF-8 as U+FFFD).
+func appendJSONString(b []byte, s string) []byte {
+	const hexdigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexdigits[c>>4], hexdigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// finish settles the task: the terminal event, the ledger's outcome record
+// and the task object.
+func (t *Task) finish(s *step, o *Outcome) {
+	acc, _ := t.root.Accounting(s.agent)
+	payload, _ := json.Marshal(&EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc})
+	ev, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, OutputBytes: outputBytes(o)})
+	var le *ledger.LimitError
+	if errors.As(err, &le) && o.Status == StatusCompleted {
+		o = &Outcome{Status: StatusLimitExceeded, Limit: string(le.Kind)}
+		payload, _ = json.Marshal(&EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc})
+		ev, err = t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload})
+	}
+	if err == nil {
+		e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: ev.Time.UnixMicro(),
+			RunID: ev.RootID, SessionID: ev.RootID, Agent: s.ref, EventData: EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
+		t.publish(e)
+		if sink := t.rt.opts.Sink; sink != nil {
+			sink(e)
+		}
+	}
+	id := t.root.ID()
+	t.settle(&TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &id, TraceID: &id, Outcome: o, Accounting: &acc})
+}
+
+func outputBytes(o *Outcome) uint64 {
+	if o.Output == nil {
+		return 0
+	}
+	return uint64(len(*o.Output))
+}

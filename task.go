@@ -1,0 +1,102 @@
+package pablo
+
+import (
+	"strings"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// TaskObject is a settled task, as the reference's task envelope: either
+// an admitted task (IDs, outcome and accounting set, Error nil) or a
+// pre-admission failure (those null and Error set).
+type TaskObject struct {
+	SchemaVersion string             `json:"schema_version"`
+	RunID         *string            `json:"run_id"`
+	SessionID     *string            `json:"session_id"`
+	TraceID       *string            `json:"trace_id"`
+	Outcome       *Outcome           `json:"outcome"`
+	Accounting    *ledger.Accounting `json:"accounting"`
+	Error         *TaskError         `json:"error"`
+}
+
+// TaskError is a pre-admission failure.
+type TaskError struct {
+	// Code is invalid_arguments, invalid_configuration,
+	// credential_unavailable or trace_setup_failed.
+	Code    string `json:"code"`
+	Message string `json:"-"`
+}
+
+// PreAdmissionFailure returns the envelope of a task that was never
+// admitted.
+func PreAdmissionFailure(code, message string) *TaskObject {
+	return &TaskObject{SchemaVersion: EventSchemaVersion, Error: &TaskError{Code: code, Message: message}}
+}
+
+// Outcome is how a task ended, tagged by Status: completed, cancelled,
+// timed_out, policy_denied (with Rule), limit_exceeded (with Limit) or failed
+// (with Code and Delivery).
+type Outcome struct {
+	Status       string        `json:"status"`
+	Output       *string       `json:"output,omitempty"`
+	FinishReason FinishReason  `json:"finish_reason,omitempty"`
+	Usage        *OutcomeUsage `json:"usage,omitempty"`
+	// Rule is a mandatory rule name ("workspace", "symlink",
+	// "tool_unavailable", "environment", "unsupported_platform") or
+	// {"configured": {"id": RULE}}.
+	Rule     any    `json:"rule,omitempty"`
+	Limit    string `json:"limit,omitempty"`
+	Code     string `json:"code,omitempty"`
+	Delivery string `json:"delivery,omitempty"`
+}
+
+// OutcomeUsage is the usage of a completed task as JSON integers or null.
+type OutcomeUsage struct {
+	InputTokens      *uint64 `json:"input_tokens"`
+	OutputTokens     *uint64 `json:"output_tokens"`
+	CacheReadTokens  *uint64 `json:"cache_read_input_tokens"`
+	CacheWriteTokens *uint64 `json:"cache_write_input_tokens"`
+}
+
+// The outcome statuses.
+const (
+	StatusCompleted     = "completed"
+	StatusCancelled     = "cancelled"
+	StatusTimedOut      = "timed_out"
+	StatusPolicyDenied  = "policy_denied"
+	StatusLimitExceeded = "limit_exceeded"
+	StatusFailed        = "failed"
+)
+
+func usageOf(u ledger.Usage) *OutcomeUsage {
+	f := func(c ledger.Count) *uint64 {
+		if c.Unknown {
+			return nil
+		}
+		n := c.N
+		return &n
+	}
+	return &OutcomeUsage{InputTokens: f(u.InputTokens), OutputTokens: f(u.OutputTokens), CacheReadTokens: f(u.CacheReadTokens), CacheWriteTokens: f(u.CacheWriteTokens)}
+}
+
+// ruleOf maps a decision's rule ID to the outcome's rule field.
+func ruleOf(ruleID string) any {
+	switch ruleID {
+	case authority.RuleToolUnavailable, authority.RuleWorkspace, authority.RuleSymlink, authority.RuleEnvironment, authority.RuleUnsupportedPlatform:
+		return strings.TrimPrefix(ruleID, "builtin.")
+	}
+	return map[string]any{"configured": map[string]string{"id": ruleID}}
+}
+
+// ledgerOutcome converts an outcome for the ledger's terminal record.
+func (o *Outcome) ledgerOutcome() ledger.Outcome {
+	lo := ledger.Outcome{Status: ledger.OutcomeStatus(o.Status), Limit: ledger.LimitKind(o.Limit), Code: ledger.FailureCode(o.Code), Delivery: ledger.Delivery(o.Delivery)}
+	switch r := o.Rule.(type) {
+	case string:
+		lo.Rule = r
+	case map[string]any:
+		lo.Rule = r["configured"].(map[string]string)["id"]
+	}
+	return lo
+}
