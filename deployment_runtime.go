@@ -103,11 +103,18 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		ro.Context = append(ro.Context, msgs...)
 		ro.activations = cat.active.Activations()
 	}
+	if len(o.MCP.Servers) > 0 {
+		open, err := d.mcpCatalogs(opts, set)
+		if err != nil {
+			return fail(err)
+		}
+		ro.OpenCatalogs = open
+	}
 	switch {
 	case opts.Model != nil:
 		ro.Model = opts.Model
 	default:
-		m, err := d.configuredModel()
+		m, err := d.configuredModel(opts)
 		if err != nil {
 			return fail(err)
 		}
@@ -148,10 +155,10 @@ func (d *Deployment) ledgerLimits() ledger.Limits {
 }
 
 // configuredModel builds the model the deployment selects.
-func (d *Deployment) configuredModel() (Model, error) {
+func (d *Deployment) configuredModel(opts HostOptions) (Model, error) {
 	m := d.Options.Model
 	if d.Options.ModelRoute != "" {
-		return nil, fmt.Errorf("pablo: model routes need the HTTP providers: %w", ErrUnavailable)
+		return d.httpModel(opts)
 	}
 	switch m.Provider {
 	case "script":
@@ -165,7 +172,7 @@ func (d *Deployment) configuredModel() (Model, error) {
 		}
 		return NewScriptModel(s), nil
 	}
-	return nil, fmt.Errorf("pablo: provider %q is not available in this build; pass HostOptions.Model or use --script: %w", m.Provider, ErrUnavailable)
+	return d.httpModel(opts)
 }
 
 // SkillRoots resolves the configured Skills roots to directories.
