@@ -41,18 +41,18 @@ func RefOf(canonical []byte) ResultRef {
 // minimally (only '"', '\\' and control characters), numbers kept exactly as
 // written. Duplicate object keys and trailing data are errors, so two inputs
 // with the same canonical form mean the same thing to every JSON reader.
+// Work is linear in the input however deep it nests.
 func Canonical(data []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	out := make([]byte, 0, len(data))
-	out, err := canonValue(dec, out)
+	root, err := parseNode(dec)
 	if err != nil {
 		return nil, canonError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &InvalidError{Field: "result", Reason: "trailing data after the JSON value"}
 	}
-	return out, nil
+	return root.append(make([]byte, 0, len(data))), nil
 }
 
 func canonError(err error) error {
@@ -63,85 +63,109 @@ func canonError(err error) error {
 	return &InvalidError{Field: "result", Reason: "not valid JSON: " + err.Error()}
 }
 
-func canonValue(dec *json.Decoder, out []byte) ([]byte, error) {
+// jsonNode is a parsed value: a scalar's canonical text, or an array's or
+// object's members (objects sorted by key once parsed).
+type jsonNode struct {
+	scalar []byte
+	object bool
+	array  bool
+	keys   []string
+	kids   []*jsonNode
+}
+
+func parseNode(dec *json.Decoder) (*jsonNode, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return out, err
+		return nil, err
 	}
 	switch v := tok.(type) {
 	case json.Delim:
-		switch v {
-		case '{':
-			return canonObject(dec, out)
-		case '[':
-			out = append(out, '[')
-			for i := 0; dec.More(); i++ {
-				if i > 0 {
-					out = append(out, ',')
-				}
-				if out, err = canonValue(dec, out); err != nil {
-					return out, err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return out, err
-			}
-			return append(out, ']'), nil
+		n := &jsonNode{object: v == '{', array: v == '['}
+		if !n.object && !n.array {
+			return nil, &InvalidError{Field: "result", Reason: "unexpected " + v.String()}
 		}
-		return out, &InvalidError{Field: "result", Reason: "unexpected " + v.String()}
+		for dec.More() {
+			if n.object {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, _ := k.(string)
+				n.keys = append(n.keys, key)
+			}
+			kid, err := parseNode(dec)
+			if err != nil {
+				return nil, err
+			}
+			n.kids = append(n.kids, kid)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+		if n.object {
+			return n, n.sortKeys()
+		}
+		return n, nil
 	case string:
-		return appendString(out, v), nil
+		return &jsonNode{scalar: appendString(nil, v)}, nil
 	case json.Number:
-		return append(out, v...), nil
+		return &jsonNode{scalar: []byte(v)}, nil
 	case bool:
 		if v {
-			return append(out, "true"...), nil
+			return &jsonNode{scalar: []byte("true")}, nil
 		}
-		return append(out, "false"...), nil
+		return &jsonNode{scalar: []byte("false")}, nil
 	case nil:
-		return append(out, "null"...), nil
+		return &jsonNode{scalar: []byte("null")}, nil
 	}
-	return out, &InvalidError{Field: "result", Reason: "unexpected token"}
+	return nil, &InvalidError{Field: "result", Reason: "unexpected token"}
 }
 
-func canonObject(dec *json.Decoder, out []byte) ([]byte, error) {
-	type member struct {
-		key   string
-		value []byte
+func (n *jsonNode) sortKeys() error {
+	idx := make([]int, len(n.keys))
+	for i := range idx {
+		idx[i] = i
 	}
-	var members []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return out, err
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(n.keys[a], n.keys[b]) })
+	keys := make([]string, len(idx))
+	kids := make([]*jsonNode, len(idx))
+	for i, j := range idx {
+		keys[i], kids[i] = n.keys[j], n.kids[j]
+		if i > 0 && keys[i-1] == keys[i] {
+			return &InvalidError{Field: "result", Reason: "duplicate object key " + string(appendString(nil, keys[i]))}
 		}
-		key, _ := tok.(string)
-		val, err := canonValue(dec, nil)
-		if err != nil {
-			return out, err
-		}
-		members = append(members, member{key, val})
 	}
-	if _, err := dec.Token(); err != nil {
-		return out, err
-	}
-	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
-	out = append(out, '{')
-	for i, m := range members {
-		if i > 0 {
-			if members[i-1].key == m.key {
-				return out, &InvalidError{Field: "result", Reason: "duplicate object key " + string(appendString(nil, m.key))}
+	n.keys, n.kids = keys, kids
+	return nil
+}
+
+func (n *jsonNode) append(out []byte) []byte {
+	switch {
+	case n.object:
+		out = append(out, '{')
+		for i, kid := range n.kids {
+			if i > 0 {
+				out = append(out, ',')
 			}
-			out = append(out, ',')
+			out = appendString(out, n.keys[i])
+			out = append(out, ':')
+			out = kid.append(out)
 		}
-		out = appendString(out, m.key)
-		out = append(out, ':')
-		out = append(out, m.value...)
+		return append(out, '}')
+	case n.array:
+		out = append(out, '[')
+		for i, kid := range n.kids {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = kid.append(out)
+		}
+		return append(out, ']')
 	}
-	return append(out, '}'), nil
+	return append(out, n.scalar...)
 }
 
 func appendString(out []byte, s string) []byte {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,16 @@ func TestCanonicalSortsKeysAndDropsWhitespace(t *testing.T) {
 		if err != nil || string(got) != tc.want {
 			t.Errorf("Canonical(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+func TestCanonicalHandlesDeepNesting(t *testing.T) {
+	t.Parallel()
+	const depth = 5000
+	in := strings.Repeat(`{"k":`, depth) + "1" + strings.Repeat("}", depth)
+	out, err := Canonical([]byte(in))
+	if err != nil || string(out) != in {
+		t.Fatalf("deep object: %v", err)
 	}
 }
 

@@ -312,12 +312,10 @@ func TestHardCeilingNeedsAnAttestedBound(t *testing.T) {
 func TestSettlementRules(t *testing.T) {
 	t.Parallel()
 	type want struct {
-		calls          uint64
-		charged        Count
-		usageIn        Count
-		reservedAfter  uint64
-		err            error
-		dispatchBefore bool
+		calls   uint64
+		charged Count
+		usageIn Count
+		err     error
 	}
 	bound := ModelCall{TokenBound: Max(100), CostBound: Max(50)}
 	cases := []struct {

@@ -113,13 +113,13 @@ type Root struct {
 	flushMu sync.Mutex // orders flushes; guards spare
 	spare   []Record
 
-	mu       sync.Mutex
-	pending  []Record
-	n        uint64
-	rootSeq  uint64
-	agents   map[string]*agent
-	results  map[ResultRef]struct{}
-	err      error // sticky store failure
+	mu      sync.Mutex
+	pending []Record
+	n       uint64
+	rootSeq uint64
+	agents  map[string]*agent
+	results map[ResultRef]struct{}
+	err     error // sticky store failure
 }
 
 type agent struct {
@@ -137,13 +137,13 @@ type agent struct {
 }
 
 type call struct {
-	kind      CallKind
-	state     CallState
-	reserved  bool // holds a model_calls or tool_calls reservation
-	tokenRes  uint64
-	costRes   uint64
-	tokenBnd  Limit
-	costBnd   Limit
+	kind     CallKind
+	state    CallState
+	reserved bool // holds a model_calls or tool_calls reservation
+	tokenRes uint64
+	costRes  uint64
+	tokenBnd Limit
+	costBnd  Limit
 }
 
 // NewRoot starts a root task: it records the task and its root agent durably
