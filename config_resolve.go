@@ -100,6 +100,9 @@ func (l *loader) resolve() (*Deployment, error) {
 	if err := d.build(); err != nil {
 		return nil, err
 	}
+	if err := d.checkShellExamples(); err != nil {
+		return nil, err
+	}
 	d.Fingerprint = sha256Tag(canonicalJSON(map[string]any{"schema_version": int64(1), "contract_revision": ContractRevision, "config": tree}))
 	var sources []any
 	for _, c := range l.contribs {

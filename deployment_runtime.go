@@ -94,6 +94,17 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		}
 		ro.Catalogs = append(ro.Catalogs, newWorkspaceCatalog(tools))
 	}
+	if o.Shell.Enabled {
+		dir, err := d.Workspace()
+		if err != nil {
+			return fail(err)
+		}
+		runner, err := d.shellRunner(dir)
+		if err != nil {
+			return fail(err)
+		}
+		ro.Catalogs = append(ro.Catalogs, &shellCatalog{runner: runner})
+	}
 	if len(o.Skills.Activate) > 0 {
 		cat, msgs, err := d.activateSkills(ctx)
 		if err != nil {

@@ -143,3 +143,63 @@ func TestInvalidArgumentsNeverExecute(t *testing.T) {
 		t.Fatalf("outcome: %s", b)
 	}
 }
+
+func TestShellRunUnderProductionLikePolicy(t *testing.T) {
+	policy := "[options.shell]\nenabled = true\n[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"t.printf\", executable = \"/usr/bin/printf\", args = [], match = \"prefix\" }]\n"
+	script := func(cmd string) string {
+		args, _ := json.Marshal(map[string]string{"command": cmd, "cwd": "."})
+		return `{"turns":[{"text":["x"],"tool_calls":[{"name":"shell_run","arguments":` + string(args) + `}]},{"text":["done"]}]}`
+	}
+	run := func(body, cmd string) (*TaskObject, []Event) {
+		dir := t.TempDir()
+		ws := filepath.Join(dir, "work")
+		os.Mkdir(ws, 0o700)
+		os.WriteFile(filepath.Join(dir, "script.json"), []byte(script(cmd)), 0o600)
+		doc := "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n" + body
+		os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(doc), 0o600)
+		d, err := Load(LoadOptions{Config: filepath.Join(dir, "deployment.toml"), Bindings: map[string]string{"workspace": ws}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := d.NewRuntime(context.Background(), HostOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		task, _ := rt.Start(context.Background(), "go")
+		var evs []Event
+		for ev := range task.Events() {
+			evs = append(evs, ev)
+		}
+		return task.Wait(), evs
+	}
+	obj, evs := run(policy, "/usr/bin/printf hello")
+	if obj.Outcome.Status != StatusCompleted {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("allowed printf: %s", b)
+	}
+	var sawOutput bool
+	for _, ev := range evs {
+		if ev.Type == EventToolOutput && ev.Text == "hello" {
+			sawOutput = true
+		}
+	}
+	if !sawOutput {
+		t.Error("no live tool.output event for the command's stdout")
+	}
+	for cmd, rule := range map[string]string{"printf hello | sh": "builtin.shell.syntax", "/bin/rm -rf x": "builtin.commands.allowlist_miss", "env": "builtin.commands.allowlist_miss", "/usr/bin/printf $(id)": "builtin.shell.syntax"} {
+		obj, evs := run(policy, cmd)
+		if obj.Outcome.Status != StatusPolicyDenied {
+			b, _ := json.Marshal(obj)
+			t.Fatalf("%q: %s", cmd, b)
+		}
+		got, _ := json.Marshal(obj.Outcome.Rule)
+		if !strings.Contains(string(got), rule) {
+			t.Errorf("%q: rule %s, want %s", cmd, got, rule)
+		}
+		all, _ := json.Marshal(evs)
+		if strings.Contains(string(all), "rm -rf") && cmd == "/bin/rm -rf x" && strings.Count(string(all), "rm -rf") > 1 {
+			t.Errorf("the denial echoes the command text")
+		}
+	}
+}

@@ -255,6 +255,10 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 
 var errSink = errors.New("pablo: event sink failed")
 
+// maxStreamedOutput bounds the live output one tool call streams as
+// tool.output events.
+const maxStreamedOutput = 64 << 10
+
 func countOf(p *uint64) ledger.Count {
 	if p == nil {
 		return ledger.UnknownCount()
@@ -340,6 +344,19 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolAdmissionFailed})
 		return s.ledgerOutcome(err)
 	}
+	streamed := 0
+	ctx = WithToolOutput(ctx, func(stream string, chunk []byte) {
+		// Live output is progress for hosts, bounded per call; the final
+		// result still carries everything the tool captured.
+		if streamed >= maxStreamedOutput || len(chunk) == 0 {
+			return
+		}
+		if len(chunk) > maxStreamedOutput-streamed {
+			chunk = chunk[:maxStreamedOutput-streamed]
+		}
+		streamed += len(chunk)
+		s.emit(EventData{Type: EventToolOutput, CallID: lc.ID, Name: string(id), Stream: stream, Text: string(s.t.rt.opts.secrets.Bytes(chunk))})
+	})
 	res := s.owner[id].Call(ctx, authority.Call{ID: lc.ID, Tool: id, Arguments: args}, decoded)
 	if res.Terminal() {
 		span.SetStatus(codes.Error, string(res.Status))

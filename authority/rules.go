@@ -43,6 +43,7 @@ const (
 	DimMCPTools     Dimension = "mcp.tools"
 	DimMCPLaunchers Dimension = "mcp.launchers"
 	DimToolNames    Dimension = "tool_names"
+	DimCWDRoots     Dimension = "cwd_roots"
 )
 
 // Verdict is the outcome of one rule set on one value.
@@ -88,7 +89,7 @@ func builtinID(dim Dimension, what string) string {
 // matches reports whether a rule value covers value in this dimension.
 func (d Dimension) matches(rule, value string) bool {
 	switch d {
-	case DimReadRoots, DimWriteRoots:
+	case DimReadRoots, DimWriteRoots, DimCWDRoots:
 		return WithinRoot(rule, value)
 	default:
 		return rule == value

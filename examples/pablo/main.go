@@ -43,6 +43,9 @@ func main() {
 const usage = `usage: pablo COMMAND [ARGS]
 
 commands:
+  demo [--json]                      run the bundled offline demo
+  run "TASK" --config F --bind workspace=DIR [--json] [--store PATH] [--script FILE]
+  ledger show|recover --store PATH [TASK_ID] [--json]
   config validate|explain|render --config F [--bind NAME=DIR]... [--profile P] [--locked]
   policy check CAPABILITY_ID --config F [--bind NAME=DIR]... [--json]
   version
@@ -65,6 +68,12 @@ func run(ctx context.Context, args []string, h *host) int {
 		err = configCommand(ctx, args[1:], h)
 	case "policy":
 		err = policyCommand(ctx, args[1:], h)
+	case "run":
+		err = runCommand(ctx, args[1:], h)
+	case "demo":
+		err = demoCommand(ctx, args[1:], h)
+	case "ledger":
+		err = ledgerCommand(ctx, args[1:], h)
 	default:
 		err = usagef("unknown command %q\n\n%s", args[0], usage)
 	}

@@ -1,0 +1,204 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/shell"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// ShellDescription is what a model reads about shell.run.
+const ShellDescription = "Run one command in the workspace with /bin/sh. stdin is closed; the environment holds only " +
+	"PATH=/usr/bin:/bin, LANG=C and admitted PABLO_TASK_* variables. Returns stdout, stderr and the exit code. " +
+	"A command policy may allow only literal commands: no pipes, redirections, expansions or globs."
+
+// ShellPolicy returns the literal command policy of this deployment: the
+// ordinary shell.commands and every authority layer's, each of which must
+// allow. It is nil when no layer configures commands.
+func (d *Deployment) ShellPolicy() (*shell.Policy, error) {
+	var layers []shell.Layer
+	if c := d.Options.Shell.Commands; c != nil {
+		layers = append(layers, shell.Layer{Name: "options/shell", Rules: commandRules(c)})
+	}
+	for _, l := range d.layers {
+		if c := l.Shell.Commands; c != nil {
+			layers = append(layers, shell.Layer{Name: l.ID, Rules: commandRules(c)})
+		}
+	}
+	if len(layers) == 0 {
+		return nil, nil
+	}
+	return shell.NewPolicy(layers...)
+}
+
+func commandRules(c *CommandRules) shell.CommandRules {
+	conv := func(in []CommandRule) []shell.CommandRule {
+		var out []shell.CommandRule
+		for _, r := range in {
+			sr := shell.CommandRule{ID: r.ID, Executable: r.Executable, Args: r.Args, Match: r.Match}
+			if sr.Args == nil {
+				sr.Args = []string{}
+			}
+			if r.Examples != nil {
+				sr.MatchExamples, sr.NotMatchExamples = r.Examples.Match, r.Examples.NotMatch
+			}
+			out = append(out, sr)
+		}
+		return out
+	}
+	return shell.CommandRules{Default: c.Default, Allow: conv(c.Allow), Deny: conv(c.Deny)}
+}
+
+// checkShellExamples verifies every rule's example commands.
+func (d *Deployment) checkShellExamples() error {
+	check := func(ptr string, c *CommandRules) error {
+		if c == nil {
+			return nil
+		}
+		if err := shell.CheckExamples(commandRules(c)); err != nil {
+			return &ConfigError{Code: CodeInvalidValue, Option: ptr, Message: err.Error()}
+		}
+		return nil
+	}
+	if err := check("/options/shell/commands", d.Options.Shell.Commands); err != nil {
+		return err
+	}
+	for i, l := range d.layers {
+		if err := check(fmt.Sprintf("/authority/%d/shell/commands", i), l.Shell.Commands); err != nil {
+			err.(*ConfigError).AuthorityID = l.ID
+			return err
+		}
+	}
+	return nil
+}
+
+// shellRunner builds shell.run for a workspace directory.
+func (d *Deployment) shellRunner(workspace string) (*shell.Runner, error) {
+	pol, err := d.ShellPolicy()
+	if err != nil {
+		return nil, err
+	}
+	o := &d.Options
+	env := shell.Environment{Values: o.Shell.Environment.Values, AllowedNames: o.Shell.Environment.AllowedNames, AllowAnyName: o.Shell.Environment.AllowedNames == nil}
+	for _, l := range d.layers {
+		if e := l.Shell.Environment; e != nil {
+			env.AllowedNames = intersect(env.AllowedNames, e.AllowedNames, env.AllowAnyName)
+			env.AllowAnyName = false
+		}
+	}
+	var cwdRules []struct {
+		layer string
+		rules *authority.Rules
+	}
+	if o.Shell.CWDRoots != nil {
+		cwdRules = append(cwdRules, struct {
+			layer string
+			rules *authority.Rules
+		}{"options/shell", o.Shell.CWDRoots})
+	}
+	for _, l := range d.layers {
+		if l.Shell.CWDRoots != nil {
+			cwdRules = append(cwdRules, struct {
+				layer string
+				rules *authority.Rules
+			}{l.ID, l.Shell.CWDRoots})
+		}
+	}
+	return shell.New(shell.Options{
+		Workspace: workspace,
+		Policy:    pol,
+		// Under a literal command policy the resolved program is executed
+		// directly: nothing is interpreted at all, and one exec of the
+		// shell is saved (see docs/differences.md).
+		DirectExec: pol != nil,
+		CheckCwd: func(rel string) shell.Decision {
+			for _, c := range cwdRules {
+				v := c.rules.Evaluate(authority.DimCWDRoots, rel)
+				if !v.Allowed {
+					return shell.Decision{Allowed: false, Layer: c.layer, RuleID: v.RuleID, Reason: "cwd_roots"}
+				}
+			}
+			return shell.Decision{Allowed: true}
+		},
+		Environment:     env,
+		MaxToolDuration: time.Duration(o.Limits.MaxToolDurationMS) * time.Millisecond,
+		MaxOutputBytes:  o.Limits.MaxToolOutputBytes,
+	})
+}
+
+func intersect(have, ceiling []string, haveAny bool) []string {
+	out := []string{}
+	for _, n := range ceiling {
+		if haveAny || contains(have, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func contains(l []string, s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// shellCatalog serves shell.run.
+type shellCatalog struct {
+	runner *shell.Runner
+}
+
+func (c *shellCatalog) Tools() []authority.ToolSpec {
+	return []authority.ToolSpec{{ID: authority.ShellRun, Description: ShellDescription, InputSchema: json.RawMessage(shell.InputSchema),
+		// The launcher is what policy.executables governs.
+		Resources: func(map[string]any) []authority.Resource {
+			return []authority.Resource{{Kind: authority.ResourceExecutable, Value: "/bin/sh"}}
+		}}}
+}
+
+func (c *shellCatalog) Call(ctx context.Context, call authority.Call, _ map[string]any) ledger.ToolResult {
+	var req shell.Request
+	dec := json.NewDecoder(bytesReaderOf(call.Arguments))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
+	}
+	if out := toolOutputFunc(ctx); out != nil {
+		req.OnOutput = out
+	}
+	res, err := c.runner.Run(ctx, req)
+	payload := map[string]any{"shell": res}
+	var de *shell.DeniedError
+	var re *shell.RunError
+	var ae *shell.ArgumentError
+	switch {
+	case err == nil:
+		if res.ExitCode != nil && *res.ExitCode != 0 || res.Signal != nil {
+			return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: payload}
+		}
+		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: payload}
+	case errors.As(err, &de):
+		return ledger.ToolResult{Status: ledger.ToolPolicyDenied, Rule: de.Decision.RuleID, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "reason": de.Decision.Reason, "rule_id": de.Decision.RuleID}}}
+	case errors.As(err, &ae):
+		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
+	case errors.As(err, &re):
+		r := ledger.ToolResult{Status: ledger.ToolStatus(re.Status), Output: payload}
+		switch r.Status {
+		case ledger.ToolOutputLimit:
+			r.Limit = ledger.LimitToolOutputBytes
+		case ledger.ToolCleanupFailed:
+			r.Code = ledger.FailToolCleanup
+		case ledger.ToolSpawnFailed:
+			r.Code = ledger.FailToolExecution
+		}
+		return r
+	}
+	return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution}
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+func runFlags() map[string]flagSpec {
+	return withFlags(map[string]flagSpec{
+		"store":            {value: true},
+		"script":           {value: true},
+		"timeout":          {value: true},
+		"tool-timeout":     {value: true},
+		"max-model-calls":  {value: true},
+		"max-tool-calls":   {value: true},
+		"max-total-tokens": {value: true},
+		"no-shell":         {},
+		"no-filesystem":    {},
+		"allow-write":      {},
+		"skill":            {value: true, repeat: true},
+	})
+}
+
+// runOverrides maps run flags to typed deployment overrides.
+func runOverrides(p *parsed) ([]pablo.Override, error) {
+	var out []pablo.Override
+	seconds := func(flag, target string) error {
+		v := p.one(flag)
+		if v == "" {
+			return nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 86400 {
+			return usagef("--%s takes 1..86400 seconds", flag)
+		}
+		out = append(out, pablo.Override{Target: target, Value: n * 1000})
+		return nil
+	}
+	if err := seconds("timeout", "limits.max_run_duration_ms"); err != nil {
+		return nil, err
+	}
+	if err := seconds("tool-timeout", "limits.max_tool_duration_ms"); err != nil {
+		return nil, err
+	}
+	for flag, target := range map[string]string{"max-model-calls": "limits.max_model_calls", "max-tool-calls": "limits.max_tool_calls"} {
+		if v := p.one(flag); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 || n > 4294967295 {
+				return nil, usagef("--%s takes 0..4294967295", flag)
+			}
+			out = append(out, pablo.Override{Target: target, Value: n})
+		}
+	}
+	if v := p.one("max-total-tokens"); v != "" {
+		out = append(out, pablo.Override{Target: "limits.max_total_tokens", Value: v})
+	}
+	if p.bools["no-shell"] {
+		out = append(out, pablo.Override{Target: "shell.enabled", Value: false})
+	}
+	if p.bools["no-filesystem"] {
+		if p.bools["allow-write"] {
+			return nil, usagef("--no-filesystem conflicts with --allow-write")
+		}
+		out = append(out, pablo.Override{Target: "filesystem.enabled", Value: false})
+	}
+	if p.bools["allow-write"] {
+		out = append(out, pablo.Override{Target: "filesystem.write", Value: true})
+	}
+	if skills := p.values["skill"]; len(skills) > 0 {
+		items := make([]any, len(skills))
+		for i, s := range skills {
+			items[i] = s
+		}
+		out = append(out, pablo.Override{Target: "skills.activate", Value: items})
+	}
+	return out, nil
+}
+
+// runCommand implements `pablo run "TASK"`.
+func runCommand(ctx context.Context, args []string, h *host) error {
+	p, err := parseArgs(args, runFlags())
+	if err != nil {
+		return preAdmission(h, p, "invalid_arguments", err)
+	}
+	if len(p.args) != 1 {
+		return preAdmission(h, p, "invalid_arguments", usagef("usage: pablo run \"TASK\" --config F --bind workspace=DIR [--json] [--store PATH] [--script FILE]"))
+	}
+	overrides, err := runOverrides(p)
+	if err != nil {
+		return preAdmission(h, p, "invalid_arguments", err)
+	}
+	d, err := loadDeployment(p, h, overrides)
+	if err != nil {
+		return preAdmission(h, p, "invalid_configuration", err)
+	}
+	return runTask(ctx, h, p, d, p.args[0])
+}
+
+// preAdmission reports a failure before a task exists: with --json, one
+// envelope with null IDs; always exit 2.
+func preAdmission(h *host, p *parsed, code string, err error) error {
+	if p != nil && p.bools["json"] {
+		writeJSON(h, pablo.PreAdmissionFailure(code, err.Error()))
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return &exitError{code: 2, err: err}
+}
+
+func writeJSON(h *host, v any) {
+	b, _ := json.Marshal(v)
+	h.stdout.Write(append(b, '\n'))
+}
+
+// runTask runs one task of a loaded deployment and reports it.
+func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input string) error {
+	jsonOut := p.bools["json"] || d.Options.Interfaces.CLIOutput == "json"
+	hopts := pablo.HostOptions{LookupEnv: h.lookupEnv}
+	if path := p.one("script"); path != "" {
+		s, err := pablo.LoadScript(path)
+		if err != nil {
+			return preAdmission(h, p, "invalid_arguments", usagef("--script: %v", err))
+		}
+		hopts.Model = pablo.NewScriptModel(s)
+	}
+	if path := p.one("store"); path != "" {
+		store, err := ledger.OpenBolt(path, ledger.BoltOptions{})
+		if err != nil {
+			return preAdmission(h, p, "invalid_arguments", fmt.Errorf("--store: %w", err))
+		}
+		defer store.Close()
+		hopts.Store = store
+	}
+	view := newProgress(h, jsonOut)
+	hopts.Sink = view.event
+	rt, err := d.NewRuntime(ctx, hopts)
+	if err != nil {
+		code := "invalid_configuration"
+		if errors.Is(err, pablo.ErrUnavailable) {
+			code = "invalid_arguments"
+		}
+		return preAdmission(h, p, code, err)
+	}
+	defer rt.Close()
+	task, err := rt.Start(ctx, input)
+	if err != nil {
+		return preAdmission(h, p, "invalid_arguments", err)
+	}
+	obj := task.Wait()
+	view.done()
+	if jsonOut {
+		writeJSON(h, obj)
+	} else {
+		view.summary(obj)
+	}
+	switch {
+	case obj.Outcome.Status == pablo.StatusCompleted:
+		return nil
+	case obj.Outcome.Status == pablo.StatusCancelled && ctx.Err() != nil:
+		return &exitError{code: 130}
+	}
+	return &exitError{code: 1}
+}
+
+// progress renders events in text mode: model text to stdout, tool
+// progress to stderr, a live status line when stderr is a terminal.
+type progress struct {
+	h        *host
+	quiet    bool
+	tty      bool
+	lastText bool
+}
+
+func newProgress(h *host, quiet bool) *progress {
+	pr := &progress{h: h, quiet: quiet}
+	if f, ok := h.stderr.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			pr.tty = true
+		}
+	}
+	return pr
+}
+
+func (pr *progress) status(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if pr.tty {
+		fmt.Fprintf(pr.h.stderr, "\r\x1b[2K%s", line)
+		return
+	}
+	fmt.Fprintln(pr.h.stderr, line)
+}
+
+func (pr *progress) event(ev pablo.Event) error {
+	if pr.quiet {
+		return nil
+	}
+	switch ev.Type {
+	case pablo.EventTextDelta:
+		if pr.tty {
+			fmt.Fprint(pr.h.stderr, "\r\x1b[2K")
+		}
+		_, err := fmt.Fprint(pr.h.stdout, ev.Text)
+		pr.lastText = true
+		return err
+	case pablo.EventModelStarted:
+		pr.status("· %s/%s thinking…", ev.Provider, ev.Model)
+	case pablo.EventToolStarted:
+		if pr.lastText {
+			fmt.Fprintln(pr.h.stdout)
+			pr.lastText = false
+		}
+		pr.status("→ %s %s", ev.Call.Name, truncate(string(ev.Call.Arguments), 120))
+	case pablo.EventToolFinished:
+		var r struct {
+			Status string `json:"status"`
+		}
+		json.Unmarshal(ev.Result, &r)
+		pr.status("← %s %s", ev.Name, r.Status)
+	case pablo.EventSkillActivated:
+		pr.status("skill %s activated", ev.Skill.QualifiedName)
+	}
+	return nil
+}
+
+func (pr *progress) done() {
+	if pr.quiet {
+		return
+	}
+	if pr.lastText {
+		fmt.Fprintln(pr.h.stdout)
+	}
+	if pr.tty {
+		fmt.Fprint(pr.h.stderr, "\r\x1b[2K")
+	}
+}
+
+func (pr *progress) summary(obj *pablo.TaskObject) {
+	o := obj.Outcome
+	detail := ""
+	switch o.Status {
+	case pablo.StatusPolicyDenied:
+		b, _ := json.Marshal(o.Rule)
+		detail = " rule " + string(b)
+	case pablo.StatusLimitExceeded:
+		detail = " limit " + o.Limit
+	case pablo.StatusFailed:
+		detail = " " + o.Code + " (" + o.Delivery + ")"
+	}
+	acc := obj.Accounting
+	fmt.Fprintf(pr.h.stderr, "%s%s · run %s · %s model calls · %s tool calls\n", o.Status, detail, *obj.RunID, acc.ModelCalls, acc.ToolCalls)
+}
+
+func truncate(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
