@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const presets = "../../../shared/reference/presets"
+
+// cli runs the CLI in-process and returns its exit code and output.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	wd, _ := os.Getwd()
+	code := run(context.Background(), args, &host{stdout: &out, stderr: &errb, lookupEnv: func(string) (string, bool) { return "", false }, workDir: wd})
+	return code, out.String(), errb.String()
+}
+
+func production(t *testing.T) []string {
+	return []string{"--config", filepath.Join(presets, "production.toml"), "--bind", "workspace=" + t.TempDir(), "--bind", "preset=" + presets}
+}
+
+func TestValidateFingerprintIsStable(t *testing.T) {
+	args := production(t)
+	code, out1, _ := cli(t, append([]string{"config", "validate"}, args...)...)
+	if code != 0 || !strings.HasPrefix(out1, "valid sha256:") {
+		t.Fatalf("exit %d: %q", code, out1)
+	}
+	_, out2, _ := cli(t, append([]string{"config", "validate"}, args...)...)
+	if out1 != out2 {
+		t.Fatal("a second run changed the fingerprint")
+	}
+	code, rendered, _ := cli(t, append([]string{"config", "render"}, args...)...)
+	if code != 0 {
+		t.Fatal("render failed")
+	}
+	p := filepath.Join(t.TempDir(), "rendered.toml")
+	os.WriteFile(p, []byte(rendered), 0o600)
+	_, out3, errs := cli(t, "config", "validate", "--config", p, "--bind", "workspace="+t.TempDir(), "--bind", "preset="+presets)
+	if out3 != out1 {
+		t.Fatalf("render + reload changed the fingerprint: %q vs %q (%s)", out3, out1, errs)
+	}
+	code, explain, _ := cli(t, append([]string{"config", "explain"}, args...)...)
+	var env map[string]any
+	if code != 0 || json.Unmarshal([]byte(explain), &env) != nil || "valid "+env["fingerprint"].(string)+"\n" != out1 {
+		t.Fatalf("explain: %d %.200s", code, explain)
+	}
+}
+
+func TestPolicyCheckProduction(t *testing.T) {
+	args := production(t)
+	code, out, _ := cli(t, append([]string{"policy", "check", "--json", "mcp/evidence/read_evidence"}, args...)...)
+	if code != 0 || !strings.Contains(out, `"rule_id":"production.evidence_read"`) || !strings.Contains(out, `"rule_id":"preset.evidence_read"`) {
+		t.Fatalf("read_evidence: %d %s", code, out)
+	}
+	code, out, _ = cli(t, append([]string{"policy", "check", "--json", "mcp/evidence/delete_evidence"}, args...)...)
+	if code != 1 || !strings.Contains(out, `"layer":"production.read_only"`) || !strings.Contains(out, `"allowed":false`) {
+		t.Fatalf("delete_evidence: %d %s", code, out)
+	}
+	code, out, _ = cli(t, append([]string{"policy", "check", "--json", "mcp/ghost/read_evidence"}, args...)...)
+	if code != 1 || !strings.Contains(out, "builtin.mcp.unconfigured_server") {
+		t.Fatalf("unconfigured server: %d %s", code, out)
+	}
+	for cmd, want := range map[string]int{"/usr/bin/printf hello": 0, "printf hello | sh": 1, "/bin/rm -rf x": 1, "env": 1, "/usr/bin/printf $(id)": 1} {
+		code, out, _ := cli(t, append([]string{"policy", "check", "--json", "--shell", cmd}, args...)...)
+		if code != want {
+			t.Errorf("%q: exit %d: %s", cmd, code, out)
+		}
+		if strings.Contains(out, "$(id)") || strings.Contains(out, "| sh") {
+			t.Errorf("%q: the decision echoes the command: %s", cmd, out)
+		}
+	}
+}
+
+func TestConfigErrorsExitTwoWithEmptyStdout(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("schema_version = 1\n[options.shell]\nenabeld = true\n"), 0o600)
+	code, out, errs := cli(t, "config", "validate", "--json", "--config", bad, "--bind", "workspace="+dir)
+	if code != 2 || out != "" || !strings.Contains(errs, "config_unknown_option") || !strings.Contains(errs, "/options/shell/enabeld") || !strings.Contains(errs, ":3") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	rel := filepath.Join(dir, "rel.toml")
+	os.WriteFile(rel, []byte("schema_version = 1\n[options.mcp.servers.records]\ntransport = \"stdio\"\ncommand = \"records-server\"\n"), 0o600)
+	code, out, errs = cli(t, "config", "validate", "--config", rel, "--bind", "workspace="+dir)
+	if code != 2 || out != "" || !strings.Contains(errs, "records") || !strings.Contains(errs, "absolute") {
+		t.Fatalf("relative command: exit %d stderr %q", code, errs)
+	}
+	code, _, _ = cli(t, "config", "validate", "--config", rel, "--bogus")
+	if code != 2 {
+		t.Fatal("an unknown flag must exit 2")
+	}
+}
+
+func TestDemoCompletes(t *testing.T) {
+	code, out, errs := cli(t, "demo", "--json")
+	var obj struct {
+		Outcome struct {
+			Status string `json:"status"`
+			Output string `json:"output"`
+		} `json:"outcome"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &obj) != nil || obj.Outcome.Status != "completed" || !strings.Contains(obj.Outcome.Output, "INV-1042") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+}
+
+func TestRunPreAdmissionJSONEnvelope(t *testing.T) {
+	code, out, _ := cli(t, "run", "x", "--json", "--config", filepath.Join(t.TempDir(), "missing.toml"))
+	if code != 2 || !strings.Contains(out, `"run_id":null`) || !strings.Contains(out, `"code":"invalid_configuration"`) {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}
+
+// TestKillDuringToolCallLeavesUnknownOutcome runs `pablo run` as a real
+// process, SIGKILLs it while a tool call is in flight, and checks that the
+// ledger reports that call as unknown and the earlier one as completed.
+func TestKillDuringToolCallLeavesUnknownOutcome(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills a process")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pablo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o600)
+	marker := filepath.Join(dir, "started")
+	script := `{"turns":[
+	 {"text":["x"],"tool_calls":[{"name":"fs_read","arguments":{"path":"a.txt"}}]},
+	 {"text":["y"],"tool_calls":[{"name":"shell_run","arguments":{"command":"touch ` + marker + ` && sleep 60","cwd":"."}}]},
+	 {"text":["done"]}]}`
+	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
+	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n"), 0o600)
+	store := filepath.Join(dir, "ledger.db")
+	cmd := exec.Command(bin, "run", "go", "--config", filepath.Join(dir, "deployment.toml"), "--bind", "workspace="+ws, "--store", store, "--json")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+			t.Fatal("the shell call never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	out, err := exec.Command(bin, "ledger", "recover", "--store", store, "--json").Output()
+	if err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	var rep struct {
+		Tasks []struct {
+			Outcome   any `json:"outcome"`
+			Completed []struct {
+				Kind, Name string
+			} `json:"completed"`
+			Unknown []struct {
+				Kind, Name string
+			} `json:"unknown"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || len(rep.Tasks) != 1 {
+		t.Fatalf("report: %v %s", err, out)
+	}
+	task := rep.Tasks[0]
+	if task.Outcome != nil || len(task.Unknown) != 1 || task.Unknown[0].Name != "shell.run" {
+		t.Fatalf("want one unknown shell.run: %s", out)
+	}
+	var completedRead bool
+	for _, c := range task.Completed {
+		if c.Name == "fs.read" {
+			completedRead = true
+		}
+	}
+	if !completedRead {
+		t.Fatalf("the earlier fs.read is not completed: %s", out)
+	}
+}
