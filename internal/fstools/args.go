@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
@@ -150,7 +152,8 @@ func fieldsOf(id authority.ID) []field {
 // decodeArgs decodes one JSON object into dst strictly: exactly one object,
 // no unknown or repeated members, no null unless the field is nullable, every
 // required member present, and every value of the declared type. Integer
-// fields must be integers from their minimum to 2^53-1.
+// fields must be integers from their minimum to 2^53-1; as in JSON Schema,
+// 1.0 and 1e2 are integers.
 func decodeArgs(id authority.ID, raw json.RawMessage, dst any) error {
 	bad := func(field, reason string) error { return &ArgumentError{Tool: id, Field: field, Reason: reason} }
 	raw = bytes.TrimSpace(raw)
@@ -166,7 +169,13 @@ func decodeArgs(id authority.ID, raw json.RawMessage, dst any) error {
 	if _, err := dec.Token(); err != nil {
 		return bad("", "arguments are not valid JSON")
 	}
+	type member struct {
+		key   string
+		value json.RawMessage
+	}
+	var members []member
 	seen := map[string]bool{}
+	rewrite := false // some integer is not a plain literal (1.0, 1e2)
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -189,11 +198,15 @@ func decodeArgs(id authority.ID, raw json.RawMessage, dst any) error {
 			return bad(key, "must not be null")
 		}
 		if !isStringField(key) && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
-			n, err := json.Number(v).Int64()
-			if err != nil || n < f.min || n > maxJSONInt {
+			n, ok := jsonInteger(v)
+			if !ok || n < f.min || n > maxJSONInt {
 				return bad(key, fmt.Sprintf("must be an integer from %d to 2^53-1", f.min))
 			}
+			if plain := strconv.FormatInt(n, 10); plain != string(v) {
+				v, rewrite = json.RawMessage(plain), true
+			}
 		}
+		members = append(members, member{key, v})
 	}
 	if _, err := dec.Token(); err != nil {
 		return bad("", "arguments are not valid JSON")
@@ -206,6 +219,17 @@ func decodeArgs(id authority.ID, raw json.RawMessage, dst any) error {
 			return bad(f.name, "required field is missing")
 		}
 	}
+	if rewrite {
+		norm := []byte{'{'}
+		for i, m := range members {
+			if i > 0 {
+				norm = append(norm, ',')
+			}
+			k, _ := json.Marshal(m.key)
+			norm = append(append(append(norm, k...), ':'), m.value...)
+		}
+		raw = append(norm, '}')
+	}
 	strict := json.NewDecoder(bytes.NewReader(raw))
 	strict.DisallowUnknownFields()
 	if err := strict.Decode(dst); err != nil {
@@ -216,6 +240,60 @@ func decodeArgs(id authority.ID, raw json.RawMessage, dst any) error {
 		return bad("", "arguments do not match the tool's schema")
 	}
 	return nil
+}
+
+// jsonInteger returns the value of a JSON number that is an integer (no
+// nonzero fraction) of at most 16 digits, whatever its spelling ("5", "5.0",
+// "5e0", "50e-1"). It never expands an exponent beyond that bound.
+func jsonInteger(v json.RawMessage) (int64, bool) {
+	s := string(v)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mant, exp, hasExp := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	if intPart == "" || !allDigits(intPart) || !allDigits(frac) {
+		return 0, false
+	}
+	if digits == "" {
+		return 0, true // zero, whatever the exponent
+	}
+	e := -len(frac)
+	if hasExp {
+		exp = strings.TrimPrefix(exp, "+")
+		negExp := strings.HasPrefix(exp, "-")
+		exp = strings.TrimLeft(strings.TrimPrefix(exp, "-"), "0")
+		if !allDigits(exp) || len(exp) > 4 {
+			return 0, false
+		}
+		x, _ := strconv.Atoi("0" + exp)
+		if negExp {
+			x = -x
+		}
+		e += x
+	}
+	trimmed := strings.TrimRight(digits, "0")
+	e += len(digits) - len(trimmed)
+	if e < 0 || len(trimmed)+e > 16 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(trimmed+strings.Repeat("0", e), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func jsonType(kind string) string {

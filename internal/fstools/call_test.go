@@ -3,11 +3,12 @@ package fstools
 import (
 	"encoding/json"
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/schema"
 )
 
 func TestCallDecodesArgumentsStrictly(t *testing.T) {
@@ -104,57 +105,153 @@ func TestCallTimeoutNarrowsTheDeadline(t *testing.T) {
 	}
 }
 
-// The schema constants are valid Draft 2020-12 documents, closed, and agree
-// with the strict decoder on what they accept.
-func TestSchemasAreClosedAndAgreeWithDecoder(t *testing.T) {
+// The schema constants compile in the engine's bounded subset
+// (internal/schema), are closed, and the strict decoder is at least as strict
+// as they are. The decoder is stricter where the subset has no keyword: the
+// query's forbidden characters, the revision's hex digits, and byte (not
+// codepoint) lengths.
+func TestSchemasAreClosedAndDecoderIsAtLeastAsStrict(t *testing.T) {
 	t.Parallel()
-	cases := map[authority.ID][]string{
-		authority.FSRead:   {`{"path":"a"}`, `{"path":"a","offset":0,"max_bytes":1,"timeout_ms":5,"max_output_bytes":1024}`, `{"path":"a","x":1}`, `{}`, `{"path":"a","max_bytes":0}`},
-		authority.FSList:   {`{"path":"."}`, `{"path":".","max_entries":0}`, `{"path":5}`},
-		authority.FSSearch: {`{"path":".","query":"q"}`, `{"path":".","query":""}`, `{"path":".","query":"a\nb"}`},
-		authority.FSWrite: {`{"path":"a","text":"","expected_revision":null}`, `{"path":"a","text":""}`,
-			`{"path":"a","text":"","expected_revision":"` + strings.Repeat("a", 64) + `"}`, `{"path":"a","text":"","expected_revision":"XYZ"}`},
-		authority.FSEdit: {`{"path":"a","expected_revision":"` + strings.Repeat("0", 64) + `","old_text":"o","new_text":""}`,
-			`{"path":"a","expected_revision":null,"old_text":"o","new_text":""}`, `{"path":"a","expected_revision":"` + strings.Repeat("0", 64) + `","old_text":"","new_text":""}`},
+	rev := strings.Repeat("a", 64)
+	cases := map[authority.ID][]struct {
+		doc     string
+		schema  bool // the schema accepts
+		decoder bool // the decoder and argument checks accept
+	}{
+		authority.FSRead: {
+			{`{"path":"a"}`, true, true},
+			{`{"path":"a","offset":0,"max_bytes":1,"timeout_ms":5,"max_output_bytes":1024}`, true, true},
+			{`{"path":"a","max_bytes":1.0,"offset":2e1}`, true, true},
+			{`{"path":"a","max_bytes":1.5}`, false, false},
+			{`{"path":"a","x":1}`, false, false},
+			{`{}`, false, false},
+			{`{"path":""}`, false, false},
+			{`{"path":"a","max_bytes":0}`, false, false},
+			{`{"path":"a","max_output_bytes":1023}`, false, false},
+			{`{"path":"a","offset":9007199254740992}`, false, false},
+		},
+		authority.FSList: {
+			{`{"path":"."}`, true, true},
+			{`{"path":".","max_entries":0}`, false, false},
+			{`{"path":5}`, false, false},
+		},
+		authority.FSSearch: {
+			{`{"path":".","query":"q"}`, true, true},
+			{`{"path":".","query":""}`, false, false},
+			{`{"path":".","query":"a\nb"}`, true, false},
+			{`{"path":".","query":"a\u0000b"}`, true, false},
+		},
+		authority.FSWrite: {
+			{`{"path":"a","text":"","expected_revision":null}`, true, true},
+			{`{"path":"a","text":""}`, false, false},
+			{`{"path":"a","text":"","expected_revision":"` + rev + `"}`, true, true},
+			{`{"path":"a","text":"","expected_revision":"XYZ"}`, false, false},
+			{`{"path":"a","text":"","expected_revision":"` + strings.Repeat("A", 64) + `"}`, true, false},
+		},
+		authority.FSEdit: {
+			{`{"path":"a","expected_revision":"` + rev + `","old_text":"o","new_text":""}`, true, true},
+			{`{"path":"a","expected_revision":null,"old_text":"o","new_text":""}`, false, false},
+			{`{"path":"a","expected_revision":"` + rev + `","old_text":"","new_text":""}`, false, false},
+		},
 	}
 	for id, docs := range cases {
 		spec, ok := SpecOf(id)
 		if !ok || spec.Description == "" {
 			t.Fatalf("%s: no spec", id)
 		}
-		var s jsonschema.Schema
-		if err := json.Unmarshal([]byte(spec.Schema), &s); err != nil {
-			t.Fatalf("%s: %v", id, err)
+		var top struct {
+			AdditionalProperties *bool    `json:"additionalProperties"`
+			Required             []string `json:"required"`
 		}
-		if s.AdditionalProperties == nil || len(s.Required) == 0 {
-			t.Fatalf("%s: schema is not closed", id)
+		if err := json.Unmarshal([]byte(spec.Schema), &top); err != nil || top.AdditionalProperties == nil || *top.AdditionalProperties || len(top.Required) == 0 {
+			t.Fatalf("%s: schema is not closed: %v", id, err)
 		}
-		rs, err := s.Resolve(nil)
+		compiled, err := schema.Compile([]byte(spec.Schema), schema.DefaultLimits())
 		if err != nil {
-			t.Fatalf("%s: resolve: %v", id, err)
+			t.Fatalf("%s: compile: %v", id, err)
 		}
-		for _, doc := range docs {
-			var inst any
-			if err := json.Unmarshal([]byte(doc), &inst); err != nil {
-				t.Fatal(err)
+		for _, c := range docs {
+			if got := compiled.Validate([]byte(c.doc)).Valid; got != c.schema {
+				t.Errorf("%s %s: schema accepts=%v, want %v", id, c.doc, got, c.schema)
 			}
-			schemaOK := rs.Validate(inst) == nil
-			decodeOK := decodeAndValidate(id, doc) == nil
-			if schemaOK != decodeOK {
-				t.Errorf("%s %s: schema accepts=%v, decoder accepts=%v", id, doc, schemaOK, decodeOK)
+			if got := decodeAndValidate(id, c.doc) == nil; got != c.decoder {
+				t.Errorf("%s %s: decoder accepts=%v, want %v", id, c.doc, got, c.decoder)
 			}
 		}
 	}
+}
+
+// FuzzDecodeArgs: whatever the strict decoder accepts, the tool's schema
+// accepts too, and the decoder never panics.
+func FuzzDecodeArgs(f *testing.F) {
+	f.Add(uint8(0), `{"path":"a","offset":1.0}`)
+	f.Add(uint8(1), `{"path":".","max_entries":2e0}`)
+	f.Add(uint8(2), `{"path":".","query":"x","max_matches":1}`)
+	f.Add(uint8(3), `{"path":"a","text":"","expected_revision":null}`)
+	f.Add(uint8(4), `{"path":"a","expected_revision":"`+strings.Repeat("0", 64)+`","old_text":"o","new_text":""}`)
+	ids := []authority.ID{authority.FSRead, authority.FSList, authority.FSSearch, authority.FSWrite, authority.FSEdit}
+	compiled := map[authority.ID]*schema.Schema{}
+	for _, id := range ids {
+		spec, _ := SpecOf(id)
+		s, err := schema.Compile([]byte(spec.Schema), schema.DefaultLimits())
+		if err != nil {
+			f.Fatal(err)
+		}
+		compiled[id] = s
+	}
+	f.Fuzz(func(t *testing.T, which uint8, doc string) {
+		id := ids[int(which)%len(ids)]
+		if decodeAndValidate(id, doc) != nil {
+			return
+		}
+		if r := compiled[id].Validate([]byte(doc)); !r.Valid {
+			t.Fatalf("%s: decoder accepted %q, schema rejects: %+v", id, doc, r.Diagnostics)
+		}
+	})
+}
+
+// FuzzJSONInteger compares the integer reader with exact rational
+// arithmetic.
+func FuzzJSONInteger(f *testing.F) {
+	for _, s := range []string{"0", "-0", "5", "5.0", "5e0", "50e-1", "1.5", "1e16", "9007199254740991", "0.000e-99999", "12E+2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !json.Valid([]byte(s)) || len(s) == 0 || s != strings.TrimSpace(s) || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+			return
+		}
+		if _, exp, ok := strings.Cut(strings.ToLower(s), "e"); ok && len(strings.TrimLeft(strings.TrimLeft(exp, "+-"), "0")) > 4 {
+			return // keep the oracle's work small
+		}
+		n, ok := jsonInteger(json.RawMessage(s))
+		r, rok := new(big.Rat).SetString(s)
+		if !rok {
+			t.Fatalf("oracle rejects %q", s)
+		}
+		want := r.IsInt() && r.Num().IsInt64() && r.Num().CmpAbs(big.NewInt(1e16)) < 0
+		if ok != want || (ok && n != r.Num().Int64()) {
+			t.Fatalf("%q: got %d %v, oracle %v %v", s, n, ok, r, want)
+		}
+	})
 }
 
 // decodeAndValidate runs the argument checks Call and the typed methods make
 // before touching the filesystem.
 func decodeAndValidate(id authority.ID, doc string) error {
 	raw := json.RawMessage(doc)
+	pathOK := func(p string) error {
+		if _, _, perr := lexicalPath("/ws", p); perr != nil && perr.invalid != "" {
+			return errors.New(perr.invalid)
+		}
+		return nil
+	}
 	switch id {
 	case authority.FSRead:
 		var a ReadArgs
 		if err := decodeArgs(id, raw, &a); err != nil {
+			return err
+		}
+		if err := pathOK(a.Path); err != nil {
 			return err
 		}
 	case authority.FSList:
@@ -162,9 +259,15 @@ func decodeAndValidate(id authority.ID, doc string) error {
 		if err := decodeArgs(id, raw, &a); err != nil {
 			return err
 		}
+		if err := pathOK(a.Path); err != nil {
+			return err
+		}
 	case authority.FSSearch:
 		var a SearchArgs
 		if err := decodeArgs(id, raw, &a); err != nil {
+			return err
+		}
+		if err := pathOK(a.Path); err != nil {
 			return err
 		}
 		return checkQuery(id, a.Query)
@@ -173,12 +276,18 @@ func decodeAndValidate(id authority.ID, doc string) error {
 		if err := decodeArgs(id, raw, &a); err != nil {
 			return err
 		}
+		if err := pathOK(a.Path); err != nil {
+			return err
+		}
 		if a.ExpectedRevision != nil && !ValidRevision(*a.ExpectedRevision) {
 			return errors.New("revision")
 		}
 	case authority.FSEdit:
 		var a EditArgs
 		if err := decodeArgs(id, raw, &a); err != nil {
+			return err
+		}
+		if err := pathOK(a.Path); err != nil {
 			return err
 		}
 		if !ValidRevision(a.ExpectedRevision) || a.OldText == "" {
@@ -213,4 +322,40 @@ func TestCallDispatchesEveryTool(t *testing.T) {
 			t.Fatalf("%s:\n got %s\nwant %s", s.id, b, s.want)
 		}
 	}
+}
+
+// The cheap bound used to skip serialization is never below the real size.
+func TestOutputUpperBoundCoversEncoding(t *testing.T) {
+	t.Parallel()
+	nasty := "a\"\\<>&\u2028\u2029\x01\n\t日本 😀"
+	payloads := []interface{ jsonUpperBound() int64 }{
+		&ReadResult{Path: nasty, Text: strings.Repeat(nasty, 50), Offset: 1 << 52, NextOffset: ptr(int64(1 << 52)), SizeBytes: 1 << 52, Revision: strings.Repeat("f", 64), Truncated: true},
+		&ListResult{Path: nasty, Entries: []Entry{{nasty, TypeDirectory}, {"", TypeOther}}, NextOffset: ptr(int64(1 << 52)), Truncated: true},
+		&SearchResult{Path: nasty, Matches: []Match{{nasty, 1 << 52, nasty, true}, {"", 0, "", false}}, Truncated: true},
+		&WriteResult{Path: nasty, Revision: strings.Repeat("f", 64), SizeBytes: 1 << 52, Created: true, Committed: true},
+	}
+	for _, p := range payloads {
+		b, _ := json.Marshal(p)
+		if int64(len(b)) > p.jsonUpperBound() {
+			t.Fatalf("%T: bound %d < size %d", p, p.jsonUpperBound(), len(b))
+		}
+	}
+}
+
+func FuzzOutputUpperBound(f *testing.F) {
+	f.Add("a\"<\u2028", "x")
+	f.Fuzz(func(t *testing.T, path, text string) {
+		if !utf8ValidString(path) || !utf8ValidString(text) {
+			return
+		}
+		for _, p := range []interface{ jsonUpperBound() int64 }{
+			&ReadResult{Path: path, Text: text, Revision: strings.Repeat("0", 64), NextOffset: ptr(int64(maxJSONInt))},
+			&SearchResult{Path: path, Matches: []Match{{path, maxJSONInt, text, true}}},
+		} {
+			b, _ := json.Marshal(p)
+			if int64(len(b)) > p.jsonUpperBound() {
+				t.Fatalf("%T: bound %d < size %d", p, p.jsonUpperBound(), len(b))
+			}
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/authority"
 )
@@ -159,3 +160,5 @@ func contextWithCancel() (context.Context, context.CancelFunc) {
 func isCanceled(err error) bool { return errors.Is(err, context.Canceled) }
 
 func contextDeadlineExceeded() error { return context.DeadlineExceeded }
+
+func utf8ValidString(s string) bool { return utf8.ValidString(s) }

@@ -123,31 +123,31 @@ func (t *Tools) Call(ctx context.Context, id authority.ID, args json.RawMessage)
 		if err := decodeArgs(id, args, &a); err != nil {
 			return nil, err
 		}
-		common, run = a.Common, func(ctx context.Context) (any, error) { return t.Read(ctx, a) }
+		common, run = a.Common, func(ctx context.Context) (any, error) { return payload(t.Read(ctx, a)) }
 	case authority.FSList:
 		var a ListArgs
 		if err := decodeArgs(id, args, &a); err != nil {
 			return nil, err
 		}
-		common, run = a.Common, func(ctx context.Context) (any, error) { return t.List(ctx, a) }
+		common, run = a.Common, func(ctx context.Context) (any, error) { return payload(t.List(ctx, a)) }
 	case authority.FSSearch:
 		var a SearchArgs
 		if err := decodeArgs(id, args, &a); err != nil {
 			return nil, err
 		}
-		common, run = a.Common, func(ctx context.Context) (any, error) { return t.Search(ctx, a) }
+		common, run = a.Common, func(ctx context.Context) (any, error) { return payload(t.Search(ctx, a)) }
 	case authority.FSWrite:
 		var a WriteArgs
 		if err := decodeArgs(id, args, &a); err != nil {
 			return nil, err
 		}
-		common, run = a.Common, func(ctx context.Context) (any, error) { return t.Write(ctx, a) }
+		common, run = a.Common, func(ctx context.Context) (any, error) { return payload(t.Write(ctx, a)) }
 	case authority.FSEdit:
 		var a EditArgs
 		if err := decodeArgs(id, args, &a); err != nil {
 			return nil, err
 		}
-		common, run = a.Common, func(ctx context.Context) (any, error) { return t.Edit(ctx, a) }
+		common, run = a.Common, func(ctx context.Context) (any, error) { return payload(t.Edit(ctx, a)) }
 	}
 	if err := common.validate(id); err != nil {
 		return nil, err
@@ -161,30 +161,35 @@ func (t *Tools) Call(ctx context.Context, id authority.ID, args json.RawMessage)
 		ctx, cancel = context.WithTimeout(ctx, durationMS(common.TimeoutMS))
 		defer cancel()
 	}
-	payload, err := run(ctx)
-	if err != nil && payload == nil {
+	result, err := run(ctx)
+	if result == nil {
 		return nil, err
 	}
 	if maxOut > 0 {
-		b, merr := json.Marshal(payload)
-		if merr != nil {
-			return nil, fmt.Errorf("%s: encode result: %w", id, merr)
+		limitName := "max_tool_output_bytes"
+		if maxOut == common.MaxOutputBytes {
+			limitName = "max_output_bytes"
 		}
-		if int64(len(b)) > maxOut {
-			limitName := "max_tool_output_bytes"
-			if maxOut == common.MaxOutputBytes {
-				limitName = "max_output_bytes"
+		if lerr := checkOutput(id, result, maxOut, limitName); lerr != nil {
+			// A committed mutation stays committed: its result is
+			// returned with the error so the caller can record
+			// committed:true.
+			if w, ok := result.(*WriteResult); ok && w.Committed {
+				return result, lerr
 			}
-			// A committed mutation stays committed; the limit is still
-			// reported, and the payload is returned so the caller can
-			// record committed:true.
-			if w, ok := payload.(*WriteResult); ok && w.Committed {
-				return payload, &LimitError{Tool: id, Kind: ToolOutputBytes, Limit: limitName, Max: maxOut}
-			}
-			return nil, &LimitError{Tool: id, Kind: ToolOutputBytes, Limit: limitName, Max: maxOut}
+			return nil, lerr
 		}
 	}
-	return payload, err
+	return result, err
+}
+
+// payload converts a typed result to an interface value that is nil when
+// the result is nil, never a non-nil interface holding a nil pointer.
+func payload[T any](p *T, err error) (any, error) {
+	if p == nil {
+		return nil, err
+	}
+	return p, err
 }
 
 // has reports whether id is one of this agent's tools.
