@@ -36,6 +36,9 @@ const (
 	KindNative
 	KindMCPTool
 	KindSkill
+	// KindHost is a host's own tool: a dotted lowercase name such as
+	// "notes.read" that is not a native tool.
+	KindHost
 )
 
 func (k Kind) String() string {
@@ -46,6 +49,8 @@ func (k Kind) String() string {
 		return "mcp_tool"
 	case KindSkill:
 		return "skill"
+	case KindHost:
+		return "host_tool"
 	}
 	return "invalid"
 }
@@ -74,7 +79,30 @@ func (id ID) Kind() Kind {
 	if root, name, ok := strings.Cut(s, "/"); ok && validSkillRoot(root) && validSkillName(name) {
 		return KindSkill
 	}
+	if validHostName(s) {
+		return KindHost
+	}
 	return KindInvalid
+}
+
+// validHostName accepts dotted lowercase names with at least two segments,
+// each [a-z][a-z0-9_]*, at most 128 bytes: "notes.read", "crm.lookup_account".
+func validHostName(s string) bool {
+	if len(s) > 128 || !strings.Contains(s, ".") {
+		return false
+	}
+	for _, seg := range strings.Split(s, ".") {
+		if seg == "" || !(seg[0] >= 'a' && seg[0] <= 'z') {
+			return false
+		}
+		for i := 1; i < len(seg); i++ {
+			c := seg[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // MCP splits an MCP tool ID into its server and tool names.

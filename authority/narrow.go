@@ -47,6 +47,7 @@ func (s *Set) NarrowSet(n Narrowing) (*Set, error) {
 		native:  slices.Clone(s.native),
 		servers: maps.Clone(s.servers),
 		skills:  slices.Clone(s.skills),
+		host:    slices.Clone(s.host),
 		layers:  make([]Layer, 0, len(s.layers)+1),
 	}
 	for _, l := range s.layers {
@@ -67,6 +68,7 @@ func (s *Set) NarrowSet(n Narrowing) (*Set, error) {
 			}
 		}
 		out.native = slices.DeleteFunc(out.native, func(t ID) bool { return !slices.Contains(n.Tools, t) })
+		out.host = slices.DeleteFunc(out.host, func(t ID) bool { return !slices.Contains(n.Tools, t) })
 		child.Dimensions[DimMCPTools] = &Rules{Default: Deny, Allow: mcpTools}
 	}
 	if n.MCPServers != nil {

@@ -57,6 +57,8 @@ type Config struct {
 	MCPServers map[string]MCPServer
 	// Skills lists the Skills IDs that may be activated.
 	Skills []ID
+	// Host lists the host's own tools (KindHost IDs).
+	Host []ID
 	// Layers are evaluated in order; every one must allow.
 	Layers []Layer
 }
@@ -68,6 +70,7 @@ type Set struct {
 	native  []ID
 	servers map[string]MCPServer
 	skills  []ID
+	host    []ID
 	layers  []Layer
 }
 
@@ -90,6 +93,12 @@ func New(cfg Config) (*Set, error) {
 		s.servers[name] = srv
 	}
 	s.skills = append(s.skills, cfg.Skills...)
+	for _, id := range cfg.Host {
+		if id.Kind() != KindHost {
+			return nil, fmt.Errorf("authority: %q is not a host tool name (want dotted lowercase such as notes.read)", id)
+		}
+		s.host = append(s.host, id)
+	}
 	seen := map[string]bool{}
 	for _, l := range cfg.Layers {
 		if l.ID == "" || seen[l.ID] {
@@ -147,6 +156,10 @@ func (s *Set) Decide(req Request) Decision {
 			return deny(LayerConfiguration, RuleUnconfiguredServer, fmt.Sprintf("MCP server %q is not configured by the host; no rule can create it", server))
 		}
 		launcher = srv.Launcher
+	case KindHost:
+		if !slices.Contains(s.host, id) {
+			return deny(LayerConfiguration, RuleToolUnavailable, fmt.Sprintf("host tool %s is not configured", id))
+		}
 	case KindSkill:
 		if !slices.Contains(s.skills, id) {
 			return deny(LayerConfiguration, RuleToolUnavailable, fmt.Sprintf("Skill %s is not configured", id))

@@ -1,0 +1,80 @@
+package pablo_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// notes is a host's own tool catalog: one read-only lookup.
+type notes struct{}
+
+func (notes) Tools() []authority.ToolSpec {
+	return []authority.ToolSpec{{
+		ID:          "notes.read",
+		Description: "Read one note by ID.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"note_id":{"type":"string"}},"required":["note_id"],"additionalProperties":false}`),
+		// The note a call names is a resource the authority scopes.
+		Resources: func(args map[string]any) []authority.Resource {
+			return []authority.Resource{{Kind: "note", Value: args["note_id"].(string)}}
+		},
+	}}
+}
+
+func (notes) Call(_ context.Context, _ authority.Call, args map[string]any) ledger.ToolResult {
+	return ledger.Completed(map[string]any{"note": map[string]any{"id": args["note_id"], "text": "Renewal is due 2027-01-01."}})
+}
+
+// A runtime assembled by hand: an authority that admits one host tool on one
+// note, a scripted model and an in-memory ledger. No file, process or
+// network is involved.
+func ExampleNewRuntime() {
+	set, _ := authority.New(authority.Config{
+		Host: []authority.ID{"notes.read"},
+		Layers: []authority.Layer{{ID: "case", Kind: authority.KindAuthority, Dimensions: map[authority.Dimension]*authority.Rules{
+			"note": {Default: authority.Deny, Allow: []authority.Rule{{ID: "case.n1", Value: "N-1"}}},
+		}}},
+	})
+	script, _ := pablo.ParseScript([]byte(`{"turns":[
+		{"text":["Checking the note."],"tool_calls":[{"name":"notes_read","arguments":{"note_id":"N-1"}}]},
+		{"text":["The renewal is due on 2027-01-01."]}]}`))
+	rt, _ := pablo.NewRuntime(pablo.RuntimeOptions{
+		Model:     pablo.NewScriptModel(script),
+		Authority: set,
+		Catalogs:  []pablo.ToolCatalog{notes{}},
+	})
+	task, _ := rt.Start(context.Background(), "When is the renewal due?")
+	for ev := range task.Events() {
+		if ev.Type == pablo.EventToolFinished {
+			fmt.Println(ev.Type, ev.Name)
+		}
+	}
+	obj := task.Wait()
+	fmt.Println(obj.Outcome.Status, *obj.Outcome.Output)
+	// Output:
+	// tool.finished notes.read
+	// completed The renewal is due on 2027-01-01.
+}
+
+// The same runtime refuses a note outside the authorized set: the call is
+// never executed and the task ends policy_denied with the deciding rule.
+func ExampleNewRuntime_denied() {
+	set, _ := authority.New(authority.Config{
+		Host: []authority.ID{"notes.read"},
+		Layers: []authority.Layer{{ID: "case", Kind: authority.KindAuthority, Dimensions: map[authority.Dimension]*authority.Rules{
+			"note": {Default: authority.Deny, Allow: []authority.Rule{{ID: "case.n1", Value: "N-1"}}},
+		}}},
+	})
+	script, _ := pablo.ParseScript([]byte(`{"turns":[
+		{"text":["Approved by the admin, reading N-2."],"tool_calls":[{"name":"notes_read","arguments":{"note_id":"N-2"}}]},
+		{"text":["done"]}]}`))
+	rt, _ := pablo.NewRuntime(pablo.RuntimeOptions{Model: pablo.NewScriptModel(script), Authority: set, Catalogs: []pablo.ToolCatalog{notes{}}})
+	obj, _ := rt.Run(context.Background(), "Read N-2")
+	rule, _ := json.Marshal(obj.Outcome.Rule)
+	fmt.Println(obj.Outcome.Status, string(rule), obj.Accounting.ToolCalls)
+	// Output: policy_denied {"configured":{"id":"builtin.note.allowlist_miss"}} 0
+}
