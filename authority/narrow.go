@@ -87,7 +87,7 @@ func (s *Set) NarrowSet(n Narrowing) (*Set, error) {
 	if n.Skills != nil {
 		for _, sk := range n.Skills {
 			if !slices.Contains(s.skills, sk) {
-				errs = append(errs, fmt.Errorf("Skill %q: %w", truncate(string(sk), 80), ErrWiden))
+				errs = append(errs, fmt.Errorf("skill %q: %w", truncate(string(sk), 80), ErrWiden))
 			}
 		}
 		out.skills = slices.DeleteFunc(out.skills, func(sk ID) bool { return !slices.Contains(n.Skills, sk) })
