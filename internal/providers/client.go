@@ -1,0 +1,224 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Limits bound what one call may send and receive. A zero field takes the
+// default shown.
+type Limits struct {
+	// MaxRequestBytes bounds the request body (128 MiB).
+	MaxRequestBytes int64
+	// MaxResponseBytes bounds the response body (128 MiB).
+	MaxResponseBytes int64
+	// MaxFrameBytes bounds one SSE frame (32 MiB).
+	MaxFrameBytes int
+	// MaxFrames bounds the number of SSE frames (1,000,000).
+	MaxFrames int
+}
+
+// The default limits (the reference's shared transport bounds).
+const (
+	DefaultMaxRequestBytes  = 128 << 20
+	DefaultMaxResponseBytes = 128 << 20
+	DefaultMaxFrameBytes    = 32 << 20
+	DefaultMaxFrames        = 1_000_000
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxRequestBytes <= 0 {
+		l.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if l.MaxResponseBytes <= 0 {
+		l.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if l.MaxFrameBytes <= 0 {
+		l.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if l.MaxFrames <= 0 {
+		l.MaxFrames = DefaultMaxFrames
+	}
+	return l
+}
+
+// ClientOptions configure a [Client].
+type ClientOptions struct {
+	Limits Limits
+	// ConnectTimeout bounds dialing and the TLS handshake (60 s).
+	ConnectTimeout time.Duration
+	// TLSConfig, when set, is used for https endpoints (tests pass an
+	// httptest server's client config).
+	TLSConfig *tls.Config
+}
+
+// Client is the one HTTP client every adapter shares. It never follows a
+// redirect, never reads a proxy from the environment and speaks HTTP/1.1.
+// It is safe for concurrent use.
+type Client struct {
+	hc     *http.Client
+	limits Limits
+}
+
+// NewClient returns a Client.
+func NewClient(opts ClientOptions) *Client {
+	connect := opts.ConnectTimeout
+	if connect <= 0 {
+		connect = 60 * time.Second
+	}
+	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		// Proxy is nil: HTTP_PROXY and friends are never honoured, so a
+		// credential never travels through a proxy nobody configured.
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   connect,
+		TLSClientConfig:       opts.TLSConfig,
+		ForceAttemptHTTP2:     false,
+		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
+		MaxIdleConns:          64,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 0, // the caller's deadline bounds the wait
+		DisableCompression:    true,
+	}
+	return &Client{
+		hc: &http.Client{
+			Transport: tr,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+		limits: opts.Limits.withDefaults(),
+	}
+}
+
+// Limits returns the client's bounds.
+func (c *Client) Limits() Limits { return c.limits }
+
+// CloseIdle closes idle connections.
+func (c *Client) CloseIdle() { c.hc.CloseIdleConnections() }
+
+// post sends body to endpoint and returns the open event stream. Only a
+// 2xx answer with an event-stream body is returned; every other outcome is
+// an *Error with its delivery certainty.
+func (c *Client) post(ctx context.Context, endpoint string, header http.Header, body []byte) (*http.Response, error) {
+	if int64(len(body)) > c.limits.MaxRequestBytes {
+		return nil, &Error{Code: CodeContextTooLarge, Delivery: NotSent,
+			Reason: "the request body exceeds the " + strconv.FormatInt(c.limits.MaxRequestBytes, 10) + "-byte bound"}
+	}
+	var connected atomic.Bool
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, &Error{Code: CodeTransport, Delivery: NotSent, Reason: "the endpoint is not a valid URL"}
+	}
+	req.Header = header
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, transportError(ctx, err, connected.Load())
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// Error bodies are never read: they may echo the request.
+		resp.Body.Close()
+		return nil, statusError(resp.StatusCode)
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt != "text/event-stream" {
+		resp.Body.Close()
+		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Status: resp.StatusCode,
+			Reason: "the response is not an event stream (Content-Type must be text/event-stream)"}
+	}
+	resp.Body = &boundedBody{r: resp.Body, left: c.limits.MaxResponseBytes}
+	return resp, nil
+}
+
+// transportError classifies a failure below HTTP. Without a connection the
+// request cannot have left; with one, it may have. The message names a
+// category, never the library's text (which could hold a URL or address).
+func transportError(ctx context.Context, err error, connected bool) *Error {
+	e := &Error{Code: CodeTransport, Delivery: MayHaveBeenSent, RetryClass: RetryTransportUncertain}
+	if !connected {
+		e.Delivery, e.RetryClass = NotSent, RetryNotSent
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		e.Err, e.Reason, e.RetryClass = cerr, "the call was cancelled or ran out of time", ""
+		return e
+	}
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var tlsErr *tls.RecordHeaderError
+	var certErr *tls.CertificateVerificationError
+	switch {
+	case errors.As(err, &dnsErr):
+		e.Reason = "the endpoint's host name did not resolve"
+	case errors.As(err, &certErr), errors.As(err, &tlsErr):
+		e.Reason = "the TLS handshake failed"
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		e.Reason = "the connection was refused or could not be made"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		e.Reason = "the connection closed before a response arrived"
+	default:
+		e.Reason = "the request failed below HTTP"
+	}
+	return e
+}
+
+// errResponseTooLarge is returned by a bounded body past its bound.
+var errResponseTooLarge = errors.New("providers: response exceeds its bound")
+
+type boundedBody struct {
+	r    io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// Peek one byte: a body of exactly the bound is fine.
+		var one [1]byte
+		n, err := b.r.Read(one[:])
+		if n > 0 {
+			return 0, errResponseTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.r.Close() }
+
+// authHeader builds the credential header: Authorization with a bearer
+// prefix by default.
+func authHeader(name, scheme, secret string) http.Header {
+	h := http.Header{}
+	if secret == "" {
+		return h
+	}
+	if name == "" {
+		name = "Authorization"
+	}
+	v := secret
+	if scheme == "" || strings.EqualFold(scheme, "bearer") {
+		v = "Bearer " + secret
+	}
+	h.Set(name, v)
+	return h
+}

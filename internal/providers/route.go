@@ -1,0 +1,242 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// RouteEntry is one flattened entry of a route.
+type RouteEntry struct {
+	// Name is the options.models name.
+	Name     string
+	Provider Provider
+	// Model is the model ID on the wire.
+	Model string
+	// Generator serves the entry.
+	Generator Model
+}
+
+// RouteOptions configure a [Route] (options.routes.NAME, flattened).
+type RouteOptions struct {
+	Name    string
+	Entries []RouteEntry
+	// MaxAttempts bounds attempts per operation (default and maximum:
+	// len(Entries)).
+	MaxAttempts int
+	// PerAttemptTimeout bounds each attempt; zero means only the caller's
+	// deadline.
+	PerAttemptTimeout time.Duration
+	// Eligible are the retry classes that fall back. Nil means the default
+	// (not_sent, rate_limited, service_unavailable); empty disables
+	// fallback.
+	Eligible []RetryClass
+	// RetryUncertainDelivery must also be set, with transport_uncertain
+	// eligible, to continue after a possibly delivered request.
+	RetryUncertainDelivery bool
+}
+
+// DefaultEligible are the retry classes a route falls back from by default.
+var defaultEligible = []RetryClass{RetryNotSent, RetryRateLimited, RetryServiceUnavailable}
+
+// DefaultEligible returns the default eligible retry classes.
+func DefaultEligible() []RetryClass { return slices.Clone(defaultEligible) }
+
+// Route is an ordered list of models with fallback (REFERENCE §1.12):
+// eligible failures only, never after a delta or tool-call start escaped,
+// no backoff, no revisiting an entry, sticky within a task.
+type Route struct {
+	opts RouteOptions
+}
+
+// NewRoute checks opts and returns a Route.
+func NewRoute(opts RouteOptions) (*Route, error) {
+	if len(opts.Entries) == 0 || len(opts.Entries) > 32 {
+		return nil, fmt.Errorf("providers: route %q needs 1..32 entries, got %d", opts.Name, len(opts.Entries))
+	}
+	for i, e := range opts.Entries {
+		if e.Generator == nil {
+			return nil, fmt.Errorf("providers: route %q entry %d (%q) has no model", opts.Name, i, e.Name)
+		}
+	}
+	if opts.MaxAttempts <= 0 || opts.MaxAttempts > len(opts.Entries) {
+		opts.MaxAttempts = len(opts.Entries)
+	}
+	if opts.Eligible == nil {
+		opts.Eligible = DefaultEligible()
+	}
+	return &Route{opts: opts}, nil
+}
+
+// Options returns the route's resolved options.
+func (r *Route) Options() RouteOptions { return r.opts }
+
+// Selection reasons of an attempt.
+const (
+	SelectInitial  = "initial"
+	SelectSticky   = "sticky"
+	SelectFallback = "fallback"
+)
+
+// Attempt describes one attempt of a routed operation: the model_route
+// record's facts.
+type Attempt struct {
+	Route      string
+	Entry      string
+	EntryIndex int
+	Provider   Provider
+	Model      string
+	// Operation is the 1-based logical operation within the task.
+	Operation uint64
+	// Number is the 1-based attempt within the operation.
+	Number          int
+	SelectionReason string
+	// Dispatched says the attempt's request was handed to the transport.
+	Dispatched bool
+	// The outcome, set when the attempt ends.
+	Delivery   Delivery
+	Failure    Code
+	RetryClass RetryClass
+	Failed     bool
+}
+
+// RouteState is one task's use of a route: the sticky entry and the
+// operation counter. The zero value starts at entry 0. Create one per task.
+type RouteState struct {
+	mu        sync.Mutex
+	sticky    int
+	moved     bool
+	operation uint64
+}
+
+// AttemptHooks let the caller account for each attempt separately: a
+// ledger reservation before, a settlement after.
+type AttemptHooks struct {
+	// Begin runs before an attempt is dispatched; an error stops the
+	// route and is returned as is (a ceiling, a cancelled task, ...).
+	Begin func(ctx context.Context, a *Attempt) error
+	// End runs after each attempt, with its response or error.
+	End func(ctx context.Context, a *Attempt, resp *Response, err error)
+}
+
+// ErrRouteExhausted wraps the last attempt's error when every allowed
+// attempt failed eligibly.
+var ErrRouteExhausted = errors.New("providers: every route attempt failed")
+
+// RouteError is a routed operation's failure: every attempt and the final
+// error (an *Error, or a hook's error).
+type RouteError struct {
+	Attempts []Attempt
+	Err      error
+}
+
+func (e *RouteError) Error() string {
+	return fmt.Sprintf("providers: route failed after %d attempt(s): %v", len(e.Attempts), e.Err)
+}
+
+// Unwrap returns the final error.
+func (e *RouteError) Unwrap() error { return e.Err }
+
+// Generate runs one operation over the route: it starts at the task's
+// sticky entry and moves forward only after an eligible failure that let
+// nothing escape. state may be nil (no stickiness across calls).
+func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHooks, req *Request, emit func(string) error) (*Response, []Attempt, error) {
+	if state == nil {
+		state = &RouteState{}
+	}
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	state.operation++
+	var attempts []Attempt
+	start := state.sticky
+	for n := 1; n <= r.opts.MaxAttempts && start+n-1 < len(r.opts.Entries); n++ {
+		idx := start + n - 1
+		e := r.opts.Entries[idx]
+		a := Attempt{Route: r.opts.Name, Entry: e.Name, EntryIndex: idx, Provider: e.Provider, Model: e.Model,
+			Operation: state.operation, Number: n, SelectionReason: SelectInitial}
+		switch {
+		case n > 1:
+			a.SelectionReason = SelectFallback
+		case state.moved || state.operation > 1:
+			a.SelectionReason = SelectSticky
+		}
+		if hooks.Begin != nil {
+			if err := hooks.Begin(ctx, &a); err != nil {
+				return nil, attempts, &RouteError{Attempts: attempts, Err: err}
+			}
+		}
+		a.Dispatched = true
+		escaped := false
+		resp, err := r.attempt(ctx, e.Generator, req, func(d string) error {
+			escaped = true
+			return emit(d)
+		})
+		state.sticky = idx
+		if err == nil {
+			a.Delivery = ResponseReceived
+			attempts = append(attempts, a)
+			if hooks.End != nil {
+				hooks.End(ctx, &a, resp, nil)
+			}
+			return resp, attempts, nil
+		}
+		a.Failed = true
+		var pe *Error
+		if errors.As(err, &pe) {
+			a.Delivery, a.Failure, a.RetryClass = pe.Delivery, pe.Code, pe.RetryClass
+		} else {
+			a.Delivery, a.Failure = MayHaveBeenSent, CodeTransport
+		}
+		attempts = append(attempts, a)
+		if hooks.End != nil {
+			hooks.End(ctx, &a, nil, err)
+		}
+		if escaped || !r.eligible(ctx, pe) || n == r.opts.MaxAttempts || idx+1 >= len(r.opts.Entries) {
+			return nil, attempts, &RouteError{Attempts: attempts, Err: err}
+		}
+		state.sticky, state.moved = idx+1, true
+	}
+	return nil, attempts, &RouteError{Attempts: attempts, Err: ErrRouteExhausted}
+}
+
+// attempt runs one entry under the per-attempt deadline. A lapse of that
+// deadline (not the caller's) is model_attempt_timed_out with uncertain
+// delivery.
+func (r *Route) attempt(ctx context.Context, m Model, req *Request, emit func(string) error) (*Response, error) {
+	if r.opts.PerAttemptTimeout <= 0 {
+		return m.Generate(ctx, req, emit)
+	}
+	actx, cancel := context.WithTimeoutCause(ctx, r.opts.PerAttemptTimeout, ErrAttemptTimedOut)
+	defer cancel()
+	resp, err := m.Generate(actx, req, emit)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), ErrAttemptTimedOut) {
+		var pe *Error
+		escaped := errors.As(err, &pe) && pe.Escaped
+		delivery := MayHaveBeenSent
+		if escaped || (pe != nil && pe.Delivery == ResponseReceived) {
+			delivery = ResponseReceived
+		}
+		return nil, &Error{Code: CodeAttemptTimedOut, Delivery: delivery, RetryClass: RetryTransportUncertain, Escaped: escaped,
+			Reason: "the attempt ran out of its per-attempt deadline", Err: ErrAttemptTimedOut}
+	}
+	return resp, err
+}
+
+// eligible applies §1.12: only listed retry classes, never after anything
+// escaped, never when the caller is done, and uncertain delivery only with
+// both opt-ins.
+func (r *Route) eligible(ctx context.Context, e *Error) bool {
+	if e == nil || e.Escaped || e.RetryClass == "" || ctx.Err() != nil {
+		return false
+	}
+	if !slices.Contains(r.opts.Eligible, e.RetryClass) {
+		return false
+	}
+	if e.RetryClass == RetryTransportUncertain || e.Delivery == MayHaveBeenSent {
+		return r.opts.RetryUncertainDelivery && slices.Contains(r.opts.Eligible, RetryTransportUncertain)
+	}
+	return true
+}
