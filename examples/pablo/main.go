@@ -46,6 +46,7 @@ commands:
   demo [--json]                      run the bundled offline demo
   run "TASK" --config F --bind workspace=DIR [--json] [--store PATH] [--script FILE]
   ledger show|recover --store PATH [TASK_ID] [--json]
+  skills list|show [ROOT/NAME] --config F --bind NAME=DIR... [--json]
   config validate|explain|render --config F [--bind NAME=DIR]... [--profile P] [--locked]
   policy check CAPABILITY_ID --config F [--bind NAME=DIR]... [--json]
   version
@@ -74,6 +75,8 @@ func run(ctx context.Context, args []string, h *host) int {
 		err = demoCommand(ctx, args[1:], h)
 	case "ledger":
 		err = ledgerCommand(ctx, args[1:], h)
+	case "skills":
+		err = skillsCommand(ctx, args[1:], h)
 	default:
 		err = usagef("unknown command %q\n\n%s", args[0], usage)
 	}

@@ -194,3 +194,34 @@ func TestKillDuringToolCallLeavesUnknownOutcome(t *testing.T) {
 		t.Fatalf("the earlier fs.read is not completed: %s", out)
 	}
 }
+
+func TestSkillsListAndShow(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "deployment.toml")
+	os.WriteFile(cfg, []byte("schema_version = 1\n[options.skills.roots]\nteam = { base = \"binding\", name = \"skills\", path = \".\" }\n[options.skills]\nactivate = [\"team/evidence-review\"]\n"), 0o600)
+	base := []string{"--config", cfg, "--bind", "workspace=demo/work", "--bind", "skills=demo/skills"}
+	code, out, _ := cli(t, append([]string{"skills", "list", "--json"}, base...)...)
+	if code != 0 || !strings.Contains(out, `"qualified_name":"team/evidence-review"`) {
+		t.Fatalf("list: %d %s", code, out)
+	}
+	for _, name := range []string{"team/evidence-review", "evidence-review"} {
+		code, out, _ = cli(t, append([]string{"skills", "show", name, "--json"}, base...)...)
+		if code != 0 || !strings.Contains(out, `"qualified_name":"team/evidence-review"`) {
+			t.Fatalf("show %s: %d %s", name, code, out)
+		}
+	}
+	code, _, _ = cli(t, append([]string{"skills", "show", "team/missing"}, base...)...)
+	if code != 2 {
+		t.Fatalf("an unknown skill is a lookup failure: exit %d", code)
+	}
+	code, out, _ = cli(t, "skills", "list", "--json", "--config", filepath.Join(presets, "production.toml"), "--bind", "workspace="+t.TempDir(), "--bind", "preset="+presets)
+	if code != 0 || !strings.Contains(out, `"qualified_name":"preset/evidence"`) {
+		t.Fatalf("preset skills: %d %s", code, out)
+	}
+	broken := t.TempDir()
+	os.MkdirAll(filepath.Join(broken, "bad"), 0o700)
+	os.WriteFile(filepath.Join(broken, "bad", "SKILL.md"), []byte("---\nname: other\ndescription: x\n---\n"), 0o600)
+	code, _, _ = cli(t, "skills", "list", "--config", cfg, "--bind", "workspace=demo/work", "--bind", "skills="+broken)
+	if code != 1 {
+		t.Fatalf("an invalid package exits 1, got %d", code)
+	}
+}
