@@ -1,0 +1,216 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// Result is a tools/call result this client accepts: ordered text blocks
+// and optional structured JSON (an object), with secrets already masked.
+type Result struct {
+	Text       []string        `json:"text"`
+	Structured json.RawMessage `json:"structured_content,omitempty"`
+	// IsError is the server's isError: a tool failure the model may
+	// recover from.
+	IsError bool `json:"is_error,omitempty"`
+	// Progress counts the progress notifications received (bounded).
+	Progress int `json:"progress,omitempty"`
+}
+
+// InvalidResultError is a result that broke the tool's declared output
+// contract: structured content missing, not an object, or invalid against
+// the output schema.
+type InvalidResultError struct {
+	Tool   string
+	Reason string
+}
+
+func (e *InvalidResultError) Error() string {
+	return fmt.Sprintf("mcp: tool %s returned an invalid result: %s", e.Tool, e.Reason)
+}
+
+// Unwrap returns ErrInvalidResult.
+func (e *InvalidResultError) Unwrap() error { return ErrInvalidResult }
+
+// CallTool calls an admitted tool with arguments (a JSON object; empty
+// means {}). The arguments are validated against the tool's input schema
+// before anything is sent, the result against its output schema after.
+// Errors: *CallError (transport, cancellation, unknown outcome; with a
+// delivery certainty), *RPCError (protocol failure), *ContentError,
+// *InvalidResultError, or a *authority.ContractError for arguments.
+func (c *Catalog) CallTool(ctx context.Context, id authority.ID, arguments json.RawMessage) (*Result, error) {
+	t, ok := c.tools[id]
+	if !ok {
+		return nil, &authority.ContractError{Kind: authority.ContractUnknownTool, Tool: id}
+	}
+	if len(arguments) == 0 {
+		arguments = json.RawMessage("{}")
+	}
+	if res := t.input.Validate(arguments); !res.Valid {
+		path := ""
+		if len(res.Diagnostics) > 0 {
+			path = res.Diagnostics[0].InstancePath
+		}
+		return nil, &authority.ContractError{Kind: authority.ContractInvalidArguments, Tool: id, Path: path}
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, &CallError{Tool: string(id), Kind: ErrSessionEnded, Delivery: string(ledger.NotSent)}
+	}
+	op := t.srv.cfg.OperationTimeout
+	if op <= 0 {
+		op = DefaultOperationTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, op)
+	defer cancel()
+	cr, err := t.srv.sess.callTool(ctx, t.def.Name, arguments)
+	if err != nil {
+		var ce *CallError
+		if errors.As(err, &ce) {
+			ce.Tool = string(id)
+			if errors.Is(ce.Kind, ErrSessionEnded) {
+				c.setHealth(t.srv.health, func(h *Health) { h.State, h.Reason = Disabled, "the server ended the session" })
+			}
+			ce.Err = c.scrub(ce.Err)
+		}
+		return nil, err
+	}
+	if len(cr.raw) > c.opts.MaxOutputBytes {
+		return nil, &CallError{Tool: string(id), Kind: ErrBound, Delivery: string(ledger.ResponseReceived), Err: fmt.Errorf("result of %d bytes is larger than %d", len(cr.raw), c.opts.MaxOutputBytes)}
+	}
+	res, err := c.parseResult(t, cr.raw)
+	if err != nil {
+		return nil, err
+	}
+	res.Progress = cr.progress
+	return res, nil
+}
+
+// parseResult accepts text blocks and structured content only, masking
+// known secrets, and checks the output contract.
+func (c *Catalog) parseResult(t *tool, raw json.RawMessage) (*Result, error) {
+	var body struct {
+		Content []struct {
+			Type string          `json:"type"`
+			Text json.RawMessage `json:"text"`
+		} `json:"content"`
+		Structured json.RawMessage `json:"structuredContent"`
+		IsError    bool            `json:"isError"`
+	}
+	raw = c.secrets.Bytes(raw)
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, &InvalidResultError{Tool: string(t.id), Reason: "the result is not a CallToolResult object"}
+	}
+	res := &Result{IsError: body.IsError, Text: []string{}}
+	for i, b := range body.Content {
+		if b.Type != "text" {
+			return nil, &ContentError{Tool: string(t.id), Type: b.Type, Index: i}
+		}
+		var s string
+		if err := json.Unmarshal(b.Text, &s); err != nil {
+			return nil, &InvalidResultError{Tool: string(t.id), Reason: fmt.Sprintf("text block %d has no string text", i)}
+		}
+		res.Text = append(res.Text, s)
+	}
+	if len(body.Structured) > 0 && string(body.Structured) != "null" {
+		if body.Structured[0] != '{' {
+			return nil, &InvalidResultError{Tool: string(t.id), Reason: "structuredContent must be a JSON object"}
+		}
+		res.Structured = body.Structured
+	}
+	if t.output != nil && !res.IsError {
+		if res.Structured == nil {
+			return nil, &InvalidResultError{Tool: string(t.id), Reason: "the tool declares an output schema but returned no structuredContent"}
+		}
+		if v := t.output.Validate(res.Structured); !v.Valid {
+			reason := "structuredContent does not match the output schema"
+			if len(v.Diagnostics) > 0 {
+				reason += fmt.Sprintf(" (%s at %q)", v.Diagnostics[0].Code, v.Diagnostics[0].InstancePath)
+			}
+			return nil, &InvalidResultError{Tool: string(t.id), Reason: reason}
+		}
+	}
+	return res, nil
+}
+
+// Call implements the engine's ToolCatalog: CallTool, with every outcome
+// mapped to a ledger.ToolResult. isError and unsupported content are
+// recoverable; a protocol failure, an invalid result or a lost response is
+// terminal, the last with delivery may_have_been_sent.
+func (c *Catalog) Call(ctx context.Context, call authority.Call, _ map[string]any) ledger.ToolResult {
+	server, name, _ := call.Tool.MCP()
+	res, err := c.CallTool(ctx, call.Tool, call.Arguments)
+	payload := func(extra map[string]any) map[string]any {
+		m := map[string]any{"server": server, "tool": name}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return map[string]any{"mcp": m}
+	}
+	if err == nil {
+		out := map[string]any{"content": res.Text}
+		if res.Structured != nil {
+			out["structured_content"] = res.Structured
+		}
+		if res.Progress > 0 {
+			out["progress"] = res.Progress
+		}
+		if res.IsError {
+			out["is_error"] = true
+			return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: payload(out)}
+		}
+		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: payload(out)}
+	}
+	errOut := func(code string, extra map[string]any) map[string]any {
+		e := map[string]any{"code": code}
+		for k, v := range extra {
+			e[k] = v
+		}
+		return payload(map[string]any{"error": e})
+	}
+	var (
+		ce  *CallError
+		rpc *RPCError
+		cnt *ContentError
+		inv *InvalidResultError
+		con *authority.ContractError
+	)
+	switch {
+	case errors.As(err, &con):
+		if con.Kind == authority.ContractUnknownTool {
+			return ledger.ToolResult{Status: ledger.ToolPolicyDenied, Rule: authority.RuleToolUnavailable}
+		}
+		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments, Delivery: ledger.NotSent}
+	case errors.As(err, &cnt):
+		return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: errOut("unsupported_content", map[string]any{"content_type": truncate(cnt.Type, 32), "message": cnt.Error()})}
+	case errors.As(err, &inv):
+		return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: ledger.ResponseReceived, Output: errOut("invalid_result", map[string]any{"message": inv.Error()})}
+	case errors.As(err, &rpc):
+		return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: ledger.ResponseReceived, Output: errOut("protocol_error", map[string]any{"jsonrpc_code": rpc.Code})}
+	case errors.As(err, &ce):
+		d := ledger.Delivery(ce.Delivery)
+		switch {
+		case errors.Is(ce.Kind, context.Canceled):
+			return ledger.ToolResult{Status: ledger.ToolCancelled, Delivery: d}
+		case errors.Is(ce.Kind, context.DeadlineExceeded):
+			return ledger.ToolResult{Status: ledger.ToolTimedOut, Delivery: d}
+		case errors.Is(ce.Kind, ErrBound) && d == ledger.ResponseReceived:
+			return ledger.ToolResult{Status: ledger.ToolOutputLimit, Limit: ledger.LimitToolOutputBytes, Delivery: d}
+		case errors.Is(ce.Kind, ErrSessionEnded):
+			return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: d, Output: errOut("session_ended", nil)}
+		}
+		code := "transport_failed"
+		if d == ledger.MayHaveBeenSent {
+			code = "outcome_unknown"
+		}
+		return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: d, Output: errOut(code, nil)}
+	}
+	return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: ledger.MayHaveBeenSent}
+}

@@ -1,0 +1,423 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/internal/schema"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// Catalog is the admitted MCP tools of one task and the sessions that serve
+// them. It implements the engine's ToolCatalog (Tools and Call) and
+// io.Closer. It is frozen once open and safe for concurrent use.
+type Catalog struct {
+	opts    Options
+	servers []*server
+	specs   []authority.ToolSpec
+	tools   map[authority.ID]*tool
+	secrets redact.Set
+
+	mu     sync.Mutex
+	health []Health
+	closed bool
+	err    error
+}
+
+type server struct {
+	cfg    Server
+	sess   *session
+	stdio  *stdioConn
+	http   *httpConn
+	health int // index into Catalog.health
+}
+
+type tool struct {
+	id     authority.ID
+	srv    *server
+	def    *definition
+	input  *schema.Schema
+	output *schema.Schema
+}
+
+// Open starts the servers opts names that its authority admits, initializes
+// them, discovers and admits their tools, and returns the catalog. A
+// required server that fails fails Open, after everything already started
+// is closed; an optional one is left out and its Health says why. The
+// catalog must be closed.
+func Open(ctx context.Context, opts Options) (*Catalog, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxOutputBytes <= 0 || opts.MaxOutputBytes > MaxResultBytes {
+		opts.MaxOutputBytes = MaxResultBytes
+	}
+	if opts.ClientName == "" {
+		opts.ClientName, opts.ClientVersion = "pablo", "0.1.0"
+	}
+	c := &Catalog{opts: opts, tools: map[authority.ID]*tool{}}
+	if len(opts.Servers) > MaxServers {
+		return nil, &ServerError{Code: CodeConfigurationBound, Kind: ErrConfig, Reason: fmt.Sprintf("%d servers configured; at most %d are allowed", len(opts.Servers), MaxServers)}
+	}
+	servers := slices.Clone(opts.Servers)
+	sort.SliceStable(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
+	for i := range servers {
+		if i > 0 && servers[i].Name == servers[i-1].Name {
+			return nil, &ServerError{Server: servers[i].Name, Code: CodeDuplicateServer, Kind: ErrConfig, Reason: "the server is configured twice; give each server a unique name"}
+		}
+	}
+	for i := range servers {
+		if err := c.openServer(ctx, &servers[i]); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// openServer admits, starts and discovers one server. The error is
+// returned only for a required server.
+func (c *Catalog) openServer(ctx context.Context, cfg *Server) error {
+	h := Health{Server: cfg.Name, Transport: cfg.Transport, Required: cfg.Required, State: Unknown, CheckedAt: c.opts.Now()}
+	for _, v := range sortedKeys(cfg.Env) {
+		h.Credentials = append(h.Credentials, CredentialRef{Kind: "env", Name: v, Credential: cfg.Env[v], Destination: "mcp:" + cfg.Name + ":env:" + v})
+	}
+	for _, k := range sortedKeys(cfg.Headers) {
+		h.Credentials = append(h.Credentials, CredentialRef{Kind: "header", Name: k, Credential: cfg.Headers[k], Destination: "mcp:" + cfg.Name + ":header:" + k})
+	}
+	c.mu.Lock()
+	c.health = append(c.health, h)
+	idx := len(c.health) - 1
+	c.mu.Unlock()
+	fail := func(state State, e *ServerError) error {
+		c.setHealth(idx, func(h *Health) { h.State, h.Code, h.Reason = state, e.Code, e.Error() })
+		if cfg.Required {
+			return e
+		}
+		return nil
+	}
+	if err := checkServer(cfg, c.opts.AllowLoopbackHTTP); err != nil {
+		return fail(Failed, err)
+	}
+	// Server-level admission: server policy, launcher policy and executable
+	// policy decide before anything starts or any credential resolves.
+	if d, denied := c.serverDecision(cfg.Name); denied {
+		c.setHealth(idx, func(h *Health) { h.Decision = &d })
+		c.record(ctx, "mcp/"+cfg.Name, d, "")
+		return fail(Denied, &ServerError{Server: cfg.Name, Code: CodePolicyDenied, Kind: ErrDenied, Reason: fmt.Sprintf("denied by rule %s of layer %s", d.RuleID, d.Layer), Err: d.Err()})
+	}
+	srv := &server{cfg: *cfg, health: idx}
+	startup := cfg.StartupTimeout
+	if startup <= 0 {
+		startup = DefaultStartupTimeout
+	}
+	sctx, cancel := context.WithTimeoutCause(ctx, startup, fmt.Errorf("%w: startup_timeout_ms passed", context.DeadlineExceeded))
+	defer cancel()
+	if err := c.start(sctx, srv); err != nil {
+		srv.close()
+		code := CodeStartup
+		var ve *VersionError
+		var se *ServerError
+		switch {
+		case errors.As(err, &se):
+			return fail(Failed, se)
+		case errors.As(err, &ve):
+			code = CodeVersion
+		case errors.Is(err, ErrBound):
+			code = CodeCatalogBound
+		case sctx.Err() != nil && ctx.Err() == nil:
+			code = CodeTimeout
+		}
+		return fail(Failed, &ServerError{Server: cfg.Name, Code: code, Kind: ErrStartup, Reason: "startup failed", Err: c.scrub(err)})
+	}
+	raws, err := srv.sess.listTools(sctx)
+	if err != nil {
+		srv.close()
+		code := CodeStartup
+		if errors.Is(err, ErrBound) {
+			code = CodeCatalogBound
+		}
+		return fail(Failed, &ServerError{Server: cfg.Name, Code: code, Kind: ErrStartup, Reason: "tools/list failed", Err: c.scrub(err)})
+	}
+	statuses, admitted, degraded := c.admitTools(ctx, srv, raws)
+	if len(c.tools)+len(admitted) > MaxTools {
+		srv.close()
+		return fail(Failed, &ServerError{Server: cfg.Name, Code: CodeCatalogBound, Kind: ErrBound, Reason: fmt.Sprintf("the catalog would hold more than %d tools", MaxTools)})
+	}
+	for _, t := range admitted {
+		c.tools[t.id] = t
+		c.specs = append(c.specs, authority.ToolSpec{ID: t.id, Description: t.def.Description, InputSchema: t.input.Raw(), OutputSchema: t.def.OutputSchema})
+	}
+	c.servers = append(c.servers, srv)
+	c.setHealth(idx, func(h *Health) {
+		h.Version, h.Tools = srv.sess.version, statuses
+		switch {
+		case degraded:
+			h.State, h.Reason = Degraded, "some tools are unavailable; see tools"
+		case len(admitted) == 0 && len(statuses) > 0:
+			h.State, h.Code, h.Reason = Denied, CodePolicyDenied, "policy admits none of the server's tools"
+		default:
+			h.State = Ready
+		}
+	})
+	return nil
+}
+
+// serverDecision decides the server, launcher and executable dimensions by
+// asking about a placeholder tool of the server: a denial on one of those
+// dimensions (or an unconfigured server) denies the whole server. A denial
+// on a tool dimension says nothing about the server, which then starts and
+// has each real tool decided on its own.
+func (c *Catalog) serverDecision(name string) (authority.Decision, bool) {
+	if c.opts.Authority == nil {
+		return authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleUnconfiguredServer, Reason: "no authority was given"}, true
+	}
+	d := c.opts.Authority.Decide(authority.Request{Capability: authority.MCPTool(name, "pablo.server-admission")})
+	if d.Allowed {
+		return d, false
+	}
+	if d.RuleID == authority.RuleUnconfiguredServer {
+		return d, true
+	}
+	if n := len(d.Trail); n > 0 {
+		switch d.Trail[n-1].Dimension {
+		case authority.DimMCPServers, authority.DimMCPLaunchers, authority.DimExecutables:
+			return d, true
+		}
+	}
+	return d, false
+}
+
+// start resolves credentials, starts the transport and initializes.
+func (c *Catalog) start(ctx context.Context, srv *server) error {
+	cfg := &srv.cfg
+	switch cfg.Transport {
+	case Stdio:
+		env := []string{}
+		for _, v := range sortedKeys(cfg.Env) {
+			sec, err := c.resolve(ctx, cfg.Env[v], authority.ConsumerMCPEnv, "mcp:"+cfg.Name+":env:"+v)
+			if err != nil {
+				return &ServerError{Server: cfg.Name, Code: CodeCredential, Kind: ErrStartup, Reason: fmt.Sprintf("environment variable %s", v), Err: err}
+			}
+			env = append(env, v+"="+sec.Reveal())
+		}
+		conn, err := startStdio(cfg, env)
+		if err != nil {
+			return &ServerError{Server: cfg.Name, Code: CodeLauncher, Kind: ErrStartup, Reason: "the server could not be launched", Err: err}
+		}
+		srv.stdio = conn
+		srv.sess = newSession(cfg.Name, conn.tr, conn.writes.sent)
+		// A server that dies during startup is detected, not waited on.
+		ictx, cancel := context.WithCancelCause(ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case <-conn.p.Done():
+				cancel(errors.New("the server exited during startup"))
+			case <-ictx.Done():
+			}
+		}()
+		err = srv.sess.initialize(ictx, c.opts.ClientName, c.opts.ClientVersion)
+		cancel(nil)
+		<-watched
+		if err != nil && ctx.Err() == nil && conn.exited() {
+			return fmt.Errorf("%w: the server exited during startup", ErrStartup)
+		}
+		return err
+	case HTTP:
+		headers := map[string]string{}
+		for _, k := range sortedKeys(cfg.Headers) {
+			sec, err := c.resolve(ctx, cfg.Headers[k], authority.ConsumerMCPHeaders, "mcp:"+cfg.Name+":header:"+k)
+			if err != nil {
+				return &ServerError{Server: cfg.Name, Code: CodeCredential, Kind: ErrStartup, Reason: fmt.Sprintf("header %s", k), Err: err}
+			}
+			headers[k] = sec.Reveal()
+		}
+		conn, err := dialHTTP(cfg, headers, c.opts.AllowLoopbackHTTP)
+		if err != nil {
+			return &ServerError{Server: cfg.Name, Code: CodeEndpoint, Kind: ErrConfig, Reason: "the endpoint cannot be used", Err: err}
+		}
+		srv.http = conn
+		srv.sess = newSession(cfg.Name, conn.tr, conn.sent)
+		return srv.sess.initialize(ctx, c.opts.ClientName, c.opts.ClientVersion)
+	}
+	return &ServerError{Server: cfg.Name, Code: CodeEndpoint, Kind: ErrConfig, Reason: fmt.Sprintf("transport %q is neither stdio nor http", cfg.Transport)}
+}
+
+func (c *Catalog) resolve(ctx context.Context, name string, consumer authority.Consumer, dest string) (authority.Secret, error) {
+	if c.opts.Resolve == nil {
+		return authority.Secret{}, &authority.CredentialError{Name: name, Consumer: consumer, Destination: dest, Reason: "no credential resolver was given"}
+	}
+	sec, err := c.opts.Resolve(ctx, name, consumer, dest)
+	if err != nil {
+		return sec, err
+	}
+	c.secrets.Add(sec.Reveal())
+	return sec, nil
+}
+
+// admitTools parses, bounds, compiles, pins and decides each discovered
+// tool, recording every decision in the ledger.
+func (c *Catalog) admitTools(ctx context.Context, srv *server, raws []json.RawMessage) (statuses []ToolStatus, admitted []*tool, degraded bool) {
+	seen := map[string]bool{}
+	for i, raw := range raws {
+		def, err := parseDefinition(raw)
+		if err != nil {
+			statuses = append(statuses, ToolStatus{Name: fmt.Sprintf("#%d", i), Code: CodeProtocol, Reason: err.Error()})
+			degraded = true
+			continue
+		}
+		st := ToolStatus{Name: def.Name, Digest: def.digest}
+		unavailable := func(code Code, reason string) {
+			st.Code, st.Reason = code, reason
+			degraded = true
+			statuses = append(statuses, st)
+			c.record(ctx, string(st.ID), authority.Decision{Layer: "mcp/" + srv.cfg.Name, RuleID: "builtin.mcp." + string(code), Reason: reason}, def.digest)
+		}
+		if !authority.ValidMCPToolName(def.Name) {
+			st.Name = truncate(def.Name, 64)
+			unavailable(CodeToolIdentity, "the tool name must be 1..128 bytes of [A-Za-z0-9_.-]")
+			continue
+		}
+		st.ID = authority.MCPTool(srv.cfg.Name, def.Name)
+		st.Alias = Alias(st.ID)
+		if seen[def.Name] {
+			unavailable(CodeIdentityCollision, "the server lists this tool name twice")
+			continue
+		}
+		seen[def.Name] = true
+		if len(def.Description) > MaxDescriptionBytes {
+			unavailable(CodeCatalogBound, fmt.Sprintf("the description is longer than %d bytes", MaxDescriptionBytes))
+			continue
+		}
+		if def.Execution != nil && def.Execution.TaskSupport == "required" {
+			unavailable(CodeTaskRequired, "the tool requires task-based execution, which this client does not support")
+			continue
+		}
+		input, ierr := func() (*schema.Schema, error) { _, s, err := prepareSchema(def.InputSchema, true); return s, err }()
+		if ierr != nil {
+			unavailable(CodeSchema, schemaReason("input", ierr))
+			continue
+		}
+		var output *schema.Schema
+		if len(def.OutputSchema) > 0 && string(def.OutputSchema) != "null" {
+			_, output, err = prepareSchema(def.OutputSchema, false)
+			if err != nil {
+				unavailable(CodeSchema, schemaReason("output", err))
+				continue
+			}
+		}
+		if want, ok := srv.cfg.Pins[def.Name]; ok && want != def.digest {
+			e := &DefinitionChangedError{Tool: string(st.ID), Want: want, Got: def.digest}
+			unavailable(CodeDefinitionChanged, e.Error())
+			continue
+		}
+		d := c.opts.Authority.Decide(authority.Request{Capability: st.ID})
+		st.Admitted, st.RuleID, st.Layer = d.Allowed, d.RuleID, d.Layer
+		if !d.Allowed {
+			st.Code, st.Reason = CodePolicyDenied, d.Reason
+		}
+		statuses = append(statuses, st)
+		c.record(ctx, string(st.ID), d, def.digest+" protocol "+srv.sess.version)
+		if d.Allowed {
+			admitted = append(admitted, &tool{id: st.ID, srv: srv, def: def, input: input, output: output})
+		}
+	}
+	return statuses, admitted, degraded
+}
+
+// record adds a decision to the ledger, with the definition digest and the
+// negotiated version as evidence.
+func (c *Catalog) record(ctx context.Context, capability string, d authority.Decision, evidence string) {
+	if c.opts.Ledger == nil {
+		return
+	}
+	reason := d.Reason
+	if evidence != "" {
+		reason = truncate(reason, 400) + "; definition " + evidence
+	}
+	_ = c.opts.Ledger.RecordDecision(ctx, c.opts.AgentID, capability, ledger.Decision{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: reason})
+}
+
+func (c *Catalog) setHealth(i int, f func(*Health)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(&c.health[i])
+	c.health[i].CheckedAt = c.opts.Now()
+}
+
+// scrub masks known secrets in an error's text.
+func (c *Catalog) scrub(err error) error {
+	if err == nil || c.secrets.Len() == 0 {
+		return err
+	}
+	if s := c.secrets.String(err.Error()); s != err.Error() {
+		return errors.New(s)
+	}
+	return err
+}
+
+// Tools implements the engine's ToolCatalog: the admitted tools, in server
+// name order then discovery order.
+func (c *Catalog) Tools() []authority.ToolSpec { return slices.Clone(c.specs) }
+
+// Health returns the health of every configured server, in name order.
+func (c *Catalog) Health() []Health {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.health)
+	for i := range out {
+		out[i].Tools = slices.Clone(out[i].Tools)
+	}
+	return out
+}
+
+// Close ends every session and joins every process the catalog started.
+// It is idempotent; a process group that cannot be proven gone is an error.
+func (c *Catalog) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return c.err
+	}
+	c.closed = true
+	c.mu.Unlock()
+	var errs []error
+	for _, s := range c.servers {
+		errs = append(errs, s.close())
+		c.setHealth(s.health, func(h *Health) {
+			if h.State == Ready || h.State == Degraded || h.State == Denied {
+				h.State, h.Reason = Disabled, "the catalog was closed"
+			}
+		})
+	}
+	c.mu.Lock()
+	c.err = errors.Join(errs...)
+	c.mu.Unlock()
+	return c.err
+}
+
+func (s *server) close() error {
+	var err error
+	if s.stdio != nil {
+		err = s.stdio.close()
+	}
+	if s.http != nil {
+		err = s.http.close()
+	}
+	return err
+}
+
+func sortedKeys(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,109 @@
+package mcp
+
+import (
+	"context"
+	"time"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// Transport names how a server is reached.
+type Transport string
+
+// The transports.
+const (
+	Stdio Transport = "stdio"
+	HTTP  Transport = "http"
+)
+
+// Protocol versions. Initialize always requests ProtocolVersion; a server
+// may answer any of SupportedVersions.
+const ProtocolVersion = "2025-11-25"
+
+// SupportedVersions lists the protocol versions this client implements,
+// newest first.
+var SupportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+
+// Reference bounds.
+const (
+	MaxServers          = 16
+	MaxToolsPerServer   = 64
+	MaxTools            = 256
+	MaxPages            = 8
+	MaxCatalogBytes     = 1 << 20
+	MaxDescriptionBytes = 4096
+	MaxSchemaBytes      = 65536
+	MaxFrameBytes       = 2 << 20
+	MaxResultBytes      = 1 << 20
+	MaxHTTPStreamBytes  = 4 << 20
+	MaxSessionIDBytes   = 256
+	MaxCursorBytes      = 1024
+	MaxProgressMessages = 64
+	MaxArgs             = 64
+	MaxArgBytes         = 4096
+	MaxArgsTotalBytes   = 65536
+	MaxEnv              = 32
+	MaxHeaders          = 16
+
+	DefaultStartupTimeout   = 30 * time.Second
+	DefaultOperationTimeout = 60 * time.Second
+)
+
+// Server is one configured server. Env and Headers map a variable or
+// header name to the name of a credential: values are resolved per task
+// through Options.Resolve, never written in configuration.
+type Server struct {
+	Name      string
+	Transport Transport
+	// Command is the absolute launcher of a stdio server; Args follow it.
+	Command string
+	Args    []string
+	// Dir is the resolved working directory of a stdio server.
+	Dir string
+	// Env maps environment variable names to credential names (consumer
+	// mcp.env, destination "mcp:SERVER:env:VAR"). The server's environment
+	// holds these variables and nothing else.
+	Env map[string]string
+	// URL is the Streamable HTTP endpoint.
+	URL string
+	// Headers maps lowercase header names to credential names (consumer
+	// mcp.headers, destination "mcp:SERVER:header:NAME").
+	Headers map[string]string
+	// Required servers that fail fail Open; optional ones are left out.
+	Required bool
+	// StartupTimeout bounds start, initialize and discovery; zero means
+	// DefaultStartupTimeout. OperationTimeout bounds each call; zero means
+	// DefaultOperationTimeout. The caller's context always wins.
+	StartupTimeout   time.Duration
+	OperationTimeout time.Duration
+	// Pins maps raw tool names to the definition digest ("sha256:...") the
+	// host reviewed. A tool whose definition differs is unavailable.
+	Pins map[string]string
+}
+
+// Options configure Open.
+type Options struct {
+	// Servers are the configured servers. Names must be unique.
+	Servers []Server
+	// Authority decides server, launcher and tool admission. Nil admits
+	// nothing.
+	Authority authority.Authority
+	// Resolve resolves one credential for its consumer and destination
+	// (*authority.Resolver.Resolve fits). Nil resolves nothing, so a
+	// server that names a credential fails.
+	Resolve func(ctx context.Context, name string, consumer authority.Consumer, destination string) (authority.Secret, error)
+	// Ledger, when set, receives one decision per discovered tool (its
+	// admission, definition digest and negotiated version) under AgentID.
+	Ledger  ledger.Ledger
+	AgentID string
+	// AllowLoopbackHTTP admits plain http:// endpoints on 127.0.0.1 or
+	// [::1], for host fixtures. Every other endpoint must be HTTPS.
+	AllowLoopbackHTTP bool
+	// MaxOutputBytes bounds one call's serialized output (0: MaxResultBytes).
+	MaxOutputBytes int
+	// Now is the clock of health reports; nil means time.Now.
+	Now func() time.Time
+	// ClientName and ClientVersion are sent in initialize.
+	ClientName, ClientVersion string
+}
