@@ -1,5 +1,7 @@
 package providers
 
+import "unicode/utf8"
+
 // Bounds on the shape of one JSON frame, checked before it is decoded.
 const (
 	maxJSONDepth      = 128
@@ -11,6 +13,10 @@ const (
 // container and its total value count with one pass over its bytes. It does
 // not validate the grammar: the decoder does that afterwards.
 func checkShape(data []byte) error {
+	if !utf8.Valid(data) {
+		// The decoder would silently replace invalid bytes with U+FFFD.
+		return malformed("a frame is not valid UTF-8")
+	}
 	var stack [maxJSONDepth + 1]int
 	depth, values := 0, 1
 	inString := false

@@ -121,7 +121,7 @@ func (s *SSEReader) readLine() ([]byte, error) {
 			s.pendingCR = true
 			return s.line, nil
 		}
-		if len(s.line) >= s.maxFrame {
+		if len(s.line) >= s.maxLine() {
 			return nil, ErrFrameTooLarge
 		}
 		s.line = append(s.line, c)
@@ -131,20 +131,23 @@ func (s *SSEReader) readLine() ([]byte, error) {
 			if n < 0 {
 				n = len(buf)
 			}
-			if len(s.line)+n > s.maxFrame {
-				n = s.maxFrame - len(s.line) + 1
+			if len(s.line)+n > s.maxLine() {
+				n = s.maxLine() - len(s.line) + 1
 				if n > len(buf) {
 					n = len(buf)
 				}
 			}
 			s.line = append(s.line, buf[:n]...)
 			s.r.Discard(n)
-			if len(s.line) > s.maxFrame {
+			if len(s.line) > s.maxLine() {
 				return nil, ErrFrameTooLarge
 			}
 		}
 	}
 }
+
+// maxLine bounds one line: a frame's bound plus its field name ("event: ").
+func (s *SSEReader) maxLine() int { return s.maxFrame + len("event: ") }
 
 // Frames reports how many frames have been returned.
 func (s *SSEReader) Frames() int { return s.frames }
