@@ -61,12 +61,32 @@ func BenchmarkRead128KiB(b *testing.B) {
 // The same through Call: strict decoding and the output-size check (one
 // JSON encoding of the 128 KiB result).
 func BenchmarkCallRead128KiB(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		limit int64
+	}{{"crude-bound", 8 << 20}, {"scan-bound", 200 << 10}, {"exact-size", 0}} {
+		b.Run(bc.name, func(b *testing.B) { benchCallRead(b, bc.limit) })
+	}
+}
+
+// benchCallRead reads 128 KiB through Call under an output limit: 8 MiB is
+// settled by the crude bound, 200 KiB by the scanning bound, and a limit of
+// exactly the result's size (limit 0) needs an exact encoding.
+func benchCallRead(b *testing.B, limit int64) {
 	tools, dir := benchTools(b)
-	tools.limits.MaxToolOutputBytes = 8 << 20
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), textBlock(128<<10), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	args := json.RawMessage(`{"path":"f.txt","max_bytes":131072}`)
+	if limit == 0 {
+		p, err := tools.Call(bg(), authority.FSRead, args)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := json.Marshal(p)
+		limit = int64(len(out))
+	}
+	tools.limits.MaxToolOutputBytes = limit
 	b.SetBytes(128 << 10)
 	done := reportCPU(b)
 	for b.Loop() {

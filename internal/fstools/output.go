@@ -7,13 +7,20 @@ import (
 	"github.com/pabloagent/pablo/authority"
 )
 
-// checkOutput enforces the bound on a payload's JSON serialization. A cheap
-// upper bound on the serialized size settles the common case; only a payload
-// whose bound exceeds max is serialized to measure it exactly, so escaping
-// can never slip past the limit.
+// checkOutput enforces the bound on a payload's JSON serialization. Cheap
+// upper bounds on the serialized size settle the common case: first six
+// bytes for every string byte (no scan at all), then a scan that counts the
+// bytes encoding/json may escape. Only a payload whose bounds both exceed
+// max is serialized and measured exactly, so escaping can never slip past
+// the limit.
 func checkOutput(id authority.ID, payload any, max int64, limitName string) error {
-	if b, ok := payload.(interface{ jsonUpperBound() int64 }); ok && b.jsonUpperBound() <= max {
-		return nil
+	if b, ok := payload.(bounded); ok {
+		if b.jsonBound(crudeStringUpper) <= max {
+			return nil
+		}
+		if b.jsonBound(newEscapable().upper) <= max {
+			return nil
+		}
 	}
 	out, err := json.Marshal(payload)
 	if err != nil {
@@ -25,16 +32,36 @@ func checkOutput(id authority.ID, payload any, max int64, limitName string) erro
 	return nil
 }
 
-// jsonStringUpper bounds the JSON encoding of s, quotes included. It assumes
-// s is valid UTF-8, which every payload string is by construction (file text
-// is validated, paths are checked). Each byte that encoding/json may escape
-// grows to at most six bytes: control bytes, '"', '\\', the HTML-escaped
-// '<', '>', '&', and 0xE2, the lead byte of U+2028 and U+2029.
-func jsonStringUpper(s string) int64 {
+// bounded is a payload that can bound its JSON size given a bound for each
+// of its strings.
+type bounded interface {
+	jsonBound(str func(string) int64) int64
+}
+
+// crudeStringUpper bounds the JSON encoding of any string: every byte may
+// become a six-byte escape, plus the quotes.
+func crudeStringUpper(s string) int64 { return 6*int64(len(s)) + 2 }
+
+// escapable marks the bytes encoding/json may escape in valid UTF-8: control
+// bytes, '"', '\\', the HTML-escaped '<', '>', '&', and 0xE2, the lead byte of
+// U+2028 and U+2029. Each grows to at most six bytes.
+type escapable [256]bool
+
+func newEscapable() *escapable {
+	var e escapable
+	for c := range 256 {
+		e[c] = c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c == 0xE2
+	}
+	return &e
+}
+
+// upper bounds the JSON encoding of s, quotes included. It assumes s is
+// valid UTF-8, which every payload string is by construction (file text is
+// validated, paths are checked).
+func (e *escapable) upper(s string) int64 {
 	n := int64(len(s)) + 2
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20, c == '"', c == '\\', c == '<', c == '>', c == '&', c == 0xE2:
+		if e[s[i]] {
 			n += 5
 		}
 	}
@@ -52,26 +79,26 @@ const (
 	fixedWriteBytes  = 256
 )
 
-func (r *ReadResult) jsonUpperBound() int64 {
-	return fixedReadBytes + jsonStringUpper(r.Path) + jsonStringUpper(r.Text)
+func (r *ReadResult) jsonBound(str func(string) int64) int64 {
+	return fixedReadBytes + str(r.Path) + str(r.Text)
 }
 
-func (r *ListResult) jsonUpperBound() int64 {
-	n := fixedListBytes + jsonStringUpper(r.Path)
+func (r *ListResult) jsonBound(str func(string) int64) int64 {
+	n := fixedListBytes + str(r.Path)
 	for _, e := range r.Entries {
-		n += fixedEntryBytes + jsonStringUpper(e.Path)
+		n += fixedEntryBytes + str(e.Path)
 	}
 	return n
 }
 
-func (r *SearchResult) jsonUpperBound() int64 {
-	n := fixedSearchBytes + jsonStringUpper(r.Path)
+func (r *SearchResult) jsonBound(str func(string) int64) int64 {
+	n := fixedSearchBytes + str(r.Path)
 	for _, m := range r.Matches {
-		n += fixedMatchBytes + jsonStringUpper(m.Path) + jsonStringUpper(m.Text)
+		n += fixedMatchBytes + str(m.Path) + str(m.Text)
 	}
 	return n
 }
 
-func (r *WriteResult) jsonUpperBound() int64 {
-	return fixedWriteBytes + jsonStringUpper(r.Path)
+func (r *WriteResult) jsonBound(str func(string) int64) int64 {
+	return fixedWriteBytes + str(r.Path)
 }
