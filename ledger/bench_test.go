@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -140,4 +141,32 @@ func BenchmarkBoltDurableRootEvents(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+
+// countingStore is a sink that keeps nothing, to isolate the ledger's own
+// cost from the cost of retaining records.
+type countingStore struct {
+	MemoryStore
+	n atomic.Uint64
+}
+
+func (s *countingStore) Append(_ context.Context, recs []Record) error {
+	s.n.Add(uint64(len(recs)))
+	return nil
+}
+
+// BenchmarkAppendEventSink: one event appended to a root whose store only
+// counts records.
+func BenchmarkAppendEventSink(b *testing.B) {
+	r, err := NewRoot(bg, Options{Store: &countingStore{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := r.RootAgentID()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Append(bg, a, "assistant.text.delta", benchPayload); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

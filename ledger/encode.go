@@ -14,7 +14,7 @@ func encodeRecord(r *Record) ([]byte, error) {
 		r.Decision != nil || r.Result != nil || r.Finish != nil {
 		return json.Marshal(r)
 	}
-	if len(r.Event.Payload) > 0 && !json.Valid(r.Event.Payload) {
+	if len(r.Event.Payload) > 0 && !validJSON(r.Event.Payload) {
 		return nil, &InvalidError{Field: "event payload", Reason: "not valid JSON"}
 	}
 	e := &r.Event

@@ -412,7 +412,7 @@ func (r *Root) Append(ctx context.Context, agentID, typ string, payload json.Raw
 	if typ == "" {
 		return Event{}, &InvalidError{Field: "event type", Reason: "must not be empty"}
 	}
-	if len(payload) > 0 && !json.Valid(payload) {
+	if len(payload) > 0 && !validJSON(payload) {
 		return Event{}, &InvalidError{Field: "event payload", Reason: "event " + strconv.Quote(typ) + " payload is not valid JSON"}
 	}
 	r.mu.Lock()
@@ -463,7 +463,7 @@ func (r *Root) Finish(ctx context.Context, agentID string, f Finish) (Event, err
 	if f.EventType == "" {
 		f.EventType = "run.finished"
 	}
-	if len(f.Payload) > 0 && !json.Valid(f.Payload) {
+	if len(f.Payload) > 0 && !validJSON(f.Payload) {
 		return Event{}, &InvalidError{Field: "Finish.Payload", Reason: "not valid JSON"}
 	}
 	r.mu.Lock()
