@@ -141,3 +141,26 @@ func FuzzParseLimit(f *testing.F) {
 		}
 	})
 }
+
+func TestCountMarshalsAsDecimalStringOrNull(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		count Count
+		json  string
+	}{{Known(0), `"0"`}, {Known(1 << 62), `"4611686018427387904"`}, {UnknownCount(), `null`}} {
+		b, _ := json.Marshal(c.count)
+		if string(b) != c.json {
+			t.Errorf("%v marshals as %s, want %s", c.count, b, c.json)
+		}
+		var back Count
+		if err := json.Unmarshal(b, &back); err != nil || back != c.count {
+			t.Errorf("%s unmarshals to %v, %v", b, back, err)
+		}
+	}
+	for _, bad := range []string{`0`, `"01"`, `"-1"`, `"x"`} {
+		var c Count
+		if err := json.Unmarshal([]byte(bad), &c); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
