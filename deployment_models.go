@@ -1,8 +1,229 @@
 package pablo
 
-import "fmt"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/providers"
+)
+
+// FixtureKey is the fixed fake credential a loopback fixture endpoint
+// receives: a fixture never sees a real key.
+const FixtureKey = "pablo-fixture-key"
 
 // httpModel builds the configured HTTP provider model (or route).
-func (d *Deployment) httpModel(_ HostOptions) (Model, error) {
-	return nil, fmt.Errorf("pablo: provider %q is not available in this build; pass HostOptions.Model or use --script: %w", d.Options.Model.Provider, ErrUnavailable)
+func (d *Deployment) httpModel(opts HostOptions) (Model, error) {
+	r, err := d.Resolver(authority.ResolverOptions{LookupEnv: opts.LookupEnv, Host: opts.Host})
+	if err != nil {
+		return nil, err
+	}
+	b := &modelBuilder{d: d, client: providers.NewClient(providers.ClientOptions{}), resolver: r}
+	return b.build()
+}
+
+// FixtureModel builds the configured provider (or route) against a host
+// fixture: every entry talks to endpoint, a literal-loopback plain-HTTP
+// URL, with FixtureKey instead of any configured credential. It is refused
+// under lock and for any other URL.
+func (d *Deployment) FixtureModel(endpoint string) (Model, error) {
+	if d.Locked() {
+		return nil, &ConfigError{Code: CodeInvalidValue, Option: "--fixture-endpoint", Message: "a fixture endpoint is never allowed under lock"}
+	}
+	if err := checkFixtureEndpoint(endpoint); err != nil {
+		return nil, err
+	}
+	b := &modelBuilder{d: d, client: providers.NewClient(providers.ClientOptions{}), fixture: endpoint}
+	return b.build()
+}
+
+func checkFixtureEndpoint(endpoint string) error {
+	bad := func(msg string) error {
+		return &ConfigError{Code: CodeInvalidValue, Option: "--fixture-endpoint", Message: msg}
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return bad("not a URL")
+	}
+	if u.Scheme != "http" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return bad("a fixture endpoint is http://127.0.0.1:PORT/... or http://[::1]:PORT/..., without userinfo, query or fragment")
+	}
+	ip := net.ParseIP(u.Hostname())
+	if ip == nil || !ip.IsLoopback() {
+		return bad("a fixture endpoint must name a literal loopback address (127.0.0.1 or ::1), not a host name")
+	}
+	return nil
+}
+
+// modelBuilder turns model profiles and routes into models.
+type modelBuilder struct {
+	d        *Deployment
+	client   *providers.Client
+	resolver *authority.Resolver
+	fixture  string
+}
+
+func (b *modelBuilder) build() (Model, error) {
+	o := &b.d.Options
+	if o.ModelRoute != "" {
+		return b.route(o.ModelRoute)
+	}
+	m, err := b.profile("/options/model", o.Model, o.Model.Reasoning)
+	if err != nil {
+		return nil, err
+	}
+	return &providerModel{info: ModelInfo{Provider: o.Model.Provider, Model: o.Model.ID}, m: m}, nil
+}
+
+// route flattens the selected route and builds each entry.
+func (b *modelBuilder) route(name string) (Model, error) {
+	o := &b.d.Options
+	rt, ok := o.Routes[name]
+	if !ok {
+		return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/model_route", Message: fmt.Sprintf("no route named %q", name)}
+	}
+	names, err := b.flatten(name, 0)
+	if err != nil {
+		return nil, err
+	}
+	ropts := providers.RouteOptions{Name: name, MaxAttempts: rt.MaxAttempts, RetryUncertainDelivery: rt.RetryUncertainDelivery,
+		PerAttemptTimeout: time.Duration(rt.PerAttemptTimeoutMS) * time.Millisecond}
+	if rt.EligibleErrors != nil {
+		ropts.Eligible = []providers.RetryClass{}
+		for _, e := range rt.EligibleErrors {
+			ropts.Eligible = append(ropts.Eligible, providers.RetryClass(e))
+		}
+	}
+	for _, n := range names {
+		mo := o.Models[n]
+		var extra modelExtras
+		if len(mo.ModelOptions) > 0 {
+			if err := json.Unmarshal(mo.ModelOptions, &extra); err != nil {
+				return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/models/" + n + "/model_options", Message: "malformed model_options"}
+			}
+		}
+		m, err := b.profileWith("/options/models/"+n, mo, extra.Reasoning, extra.MaxOutputTokens)
+		if err != nil {
+			return nil, err
+		}
+		ropts.Entries = append(ropts.Entries, providers.RouteEntry{Name: n, Provider: providers.Provider(mo.Provider), Model: mo.ID, Generator: m})
+	}
+	r, err := providers.NewRoute(ropts)
+	if err != nil {
+		return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/routes/" + name, Message: err.Error()}
+	}
+	return &routeModel{name: name, r: r}, nil
+}
+
+// flatten expands a route's entries in order (the configuration check
+// already refused cycles, repeats and over-deep nesting).
+func (b *modelBuilder) flatten(name string, depth int) ([]string, error) {
+	if depth > 16 {
+		return nil, &ConfigError{Code: CodeLimit, Option: "/options/routes/" + name, Message: "routes nest deeper than 16 levels"}
+	}
+	var out []string
+	for _, e := range b.d.Options.Routes[name].Entries {
+		if e.Model != "" {
+			out = append(out, e.Model)
+			continue
+		}
+		sub, err := b.flatten(e.Route, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
+	}
+	return out, nil
+}
+
+type modelExtras struct {
+	MaxOutputTokens int64           `json:"max_output_tokens"`
+	Reasoning       json.RawMessage `json:"reasoning"`
+}
+
+func (b *modelBuilder) profile(ptr string, m ModelOptions, reasoning json.RawMessage) (providers.Model, error) {
+	return b.profileWith(ptr, m, reasoning, 0)
+}
+
+// profileWith builds one model profile: its endpoint, its credential (or
+// the fixture's fake key) and its reasoning setting.
+func (b *modelBuilder) profileWith(ptr string, m ModelOptions, reasoning json.RawMessage, maxOut int64) (providers.Model, error) {
+	effort, budget, err := parseReasoning(reasoning)
+	if err != nil {
+		return nil, &ConfigError{Code: CodeInvalidValue, Option: ptr + "/reasoning", Message: err.Error()}
+	}
+	var consumer authority.Consumer
+	endpoint := m.Endpoint
+	switch m.Provider {
+	case "vercel":
+		consumer, endpoint = authority.ConsumerVercel, VercelEndpoint
+	case "openrouter":
+		consumer, endpoint = authority.ConsumerOpenRouter, OpenRouterEndpoint
+	case "openai_compatible":
+		consumer = authority.ConsumerOpenAICompatible
+	case "open_responses":
+		consumer = authority.ConsumerOpenResponses
+	default:
+		return nil, fmt.Errorf("pablo: provider %q at %s is not an HTTP provider; pass HostOptions.Model or use a script: %w", m.Provider, ptr, ErrUnavailable)
+	}
+	secret := FixtureKey
+	if b.fixture != "" {
+		endpoint = b.fixture
+	} else {
+		secret, err = b.secret(m, consumer, endpoint)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if m.Provider == "open_responses" {
+		return providers.NewResponses(b.client, providers.ResponsesOptions{Endpoint: endpoint, Model: m.ID, Secret: secret,
+			AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: effort, MaxOutputTokens: maxOut})
+	}
+	if budget > 0 && m.Provider == "openai_compatible" {
+		return nil, &ConfigError{Code: CodeInvalidValue, Option: ptr + "/reasoning", Message: "openai_compatible takes a reasoning effort, not budget_tokens"}
+	}
+	return providers.NewChat(b.client, providers.ChatOptions{Provider: providers.Provider(m.Provider), Endpoint: endpoint, Model: m.ID,
+		Secret: secret, AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: effort, ReasoningBudget: budget, MaxOutputTokens: maxOut})
+}
+
+// secret resolves a profile's credential for exactly its consumer and
+// endpoint. An openai_compatible profile whose credential is not declared
+// sends none (a local server usually needs no key).
+func (b *modelBuilder) secret(m ModelOptions, consumer authority.Consumer, endpoint string) (string, error) {
+	if _, declared := b.d.Credentials()[m.Credential]; !declared && m.Provider == "openai_compatible" {
+		return "", nil
+	}
+	s, err := b.resolver.Resolve(context.Background(), m.Credential, consumer, endpoint)
+	if err != nil {
+		return "", fmt.Errorf("pablo: model credential: %w", err)
+	}
+	return s.Reveal(), nil
+}
+
+// parseReasoning reads a reasoning setting: an effort string or
+// {budget_tokens = N}; provider_default (or nothing) sends none.
+func parseReasoning(raw json.RawMessage) (effort string, budget uint64, err error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", 0, nil
+	}
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &effort); err != nil {
+			return "", 0, err
+		}
+		if effort == "provider_default" {
+			effort = ""
+		}
+		return effort, 0, nil
+	}
+	var b struct {
+		BudgetTokens uint64 `json:"budget_tokens"`
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return "", 0, fmt.Errorf("reasoning is an effort or {budget_tokens = N}")
+	}
+	return "", b.BudgetTokens, nil
 }

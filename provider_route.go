@@ -1,0 +1,155 @@
+package pablo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/pabloagent/pablo/internal/providers"
+)
+
+// RouteSchemaVersion is the schema of a RouteAttempt record.
+const RouteSchemaVersion = "model-route-v1"
+
+// RouteAttempt is one attempt of a routed model call, in the shape of the
+// model_route record of events: which entry served, why it was selected,
+// and how the attempt ended.
+type RouteAttempt struct {
+	SchemaVersion string `json:"schema_version"`
+	Route         string `json:"route"`
+	Entry         string `json:"entry"`
+	EntryIndex    int    `json:"entry_index"`
+	Provider      string `json:"provider"`
+	Model         string `json:"model"`
+	// Operation is the 1-based logical operation (model turn) of the task,
+	// as a decimal string.
+	Operation string `json:"operation"`
+	// Attempt is 1-based within the operation.
+	Attempt int `json:"attempt"`
+	// SelectionReason is initial, sticky or fallback.
+	SelectionReason string `json:"selection_reason"`
+	// Phase is started before dispatch and finished after.
+	Phase      string  `json:"phase"`
+	Dispatched bool    `json:"dispatched"`
+	Delivery   *string `json:"delivery"`
+	Status     *string `json:"status"`
+	// FailureCode and RetryClass are set when the attempt failed.
+	FailureCode *string `json:"failure_code"`
+	Limit       *string `json:"limit"`
+	RetryClass  *string `json:"retry_class"`
+}
+
+// RouteSession is one task's use of a routed model: it keeps the sticky
+// selection across the task's model turns and lets the engine account for
+// each attempt as its own model call. The zero value is ready; use one per
+// task.
+type RouteSession struct {
+	// BeginAttempt, when set, runs before each attempt is dispatched (the
+	// engine reserves a model call and emits model.started with the
+	// record). An error stops the route and is returned as is.
+	BeginAttempt func(ctx context.Context, a RouteAttempt) error
+	// EndAttempt, when set, runs after each attempt with its response or
+	// error (the engine settles that call and emits model.finished).
+	EndAttempt func(ctx context.Context, a RouteAttempt, resp *ModelResponse, err error)
+
+	state providers.RouteState
+}
+
+// RoutedModel is a Model that falls back across an ordered route. Plain
+// Generate runs one operation without stickiness; GenerateRouted keeps a
+// task's selection in s and reports every attempt to its hooks.
+type RoutedModel interface {
+	Model
+	GenerateRouted(ctx context.Context, s *RouteSession, req *ModelRequest, emit func(string) error) (*ModelResponse, error)
+}
+
+// RouteError is a routed call's failure: every attempt, and the final
+// error (a *ModelError, or a hook's error) in the chain.
+type RouteError struct {
+	Attempts []RouteAttempt
+	Err      error
+}
+
+func (e *RouteError) Error() string {
+	return fmt.Sprintf("pablo: route failed after %d attempt(s): %v", len(e.Attempts), e.Err)
+}
+
+// Unwrap returns the final error.
+func (e *RouteError) Unwrap() error { return e.Err }
+
+// routeModel serves a configured route.
+type routeModel struct {
+	name string
+	r    *providers.Route
+}
+
+func (m *routeModel) Info() ModelInfo {
+	// Each attempt names its own provider and model; the route attests no
+	// bound, like its entries.
+	return ModelInfo{Provider: "route", Model: m.name}
+}
+
+func (m *routeModel) Generate(ctx context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+	return m.GenerateRouted(ctx, &RouteSession{}, req, emit)
+}
+
+func (m *routeModel) GenerateRouted(ctx context.Context, s *RouteSession, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+	hooks := providers.AttemptHooks{}
+	if s.BeginAttempt != nil {
+		hooks.Begin = func(ctx context.Context, a *providers.Attempt) error {
+			return s.BeginAttempt(ctx, routeAttempt(a, "started"))
+		}
+	}
+	if s.EndAttempt != nil {
+		hooks.End = func(ctx context.Context, a *providers.Attempt, resp *providers.Response, err error) {
+			var r *ModelResponse
+			if resp != nil {
+				r = fromProviderResponse(resp)
+			}
+			if err != nil {
+				err = toModelError(err)
+			}
+			s.EndAttempt(ctx, routeAttempt(a, "finished"), r, err)
+		}
+	}
+	resp, attempts, err := m.r.Generate(ctx, &s.state, hooks, toProviderRequest(req), emit)
+	if err != nil {
+		re := &RouteError{Err: err}
+		var pre *providers.RouteError
+		if errors.As(err, &pre) {
+			re.Err = pre.Err
+		}
+		var pe *providers.Error
+		if errors.As(re.Err, &pe) {
+			re.Err = toModelError(re.Err)
+		}
+		for i := range attempts {
+			re.Attempts = append(re.Attempts, routeAttempt(&attempts[i], "finished"))
+		}
+		return nil, re
+	}
+	return fromProviderResponse(resp), nil
+}
+
+func routeAttempt(a *providers.Attempt, phase string) RouteAttempt {
+	str := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	out := RouteAttempt{SchemaVersion: RouteSchemaVersion, Route: a.Route, Entry: a.Entry, EntryIndex: a.EntryIndex,
+		Provider: string(a.Provider), Model: a.Model, Operation: strconv.FormatUint(a.Operation, 10), Attempt: a.Number,
+		SelectionReason: a.SelectionReason, Phase: phase, Dispatched: phase == "finished" && a.Dispatched}
+	if phase == "finished" {
+		out.Delivery = str(string(a.Delivery))
+		status := string(StatusCompleted)
+		if a.Failed {
+			status = string(StatusFailed)
+			out.FailureCode, out.RetryClass = str(string(a.Failure)), str(string(a.RetryClass))
+		}
+		out.Status = &status
+	}
+	return out
+}
