@@ -161,3 +161,18 @@ func settleGoroutines(t testing.TB, before int) {
 }
 
 func sleepTick() { time.Sleep(5 * time.Millisecond) }
+
+// secretValue resolves a real authority.Secret holding v, through the
+// package's own resolver, since a Secret cannot be built by hand.
+func secretValue(t testing.TB, v string) authority.Secret {
+	t.Helper()
+	r := authority.NewResolver(authority.ResolverOptions{
+		Credentials: []authority.Credential{{Name: "x", Consumer: authority.ConsumerMCPEnv, Destinations: []string{"d"}, Sources: []authority.Source{{Kind: authority.SourceEnvironment, Name: "X"}}}},
+		LookupEnv:   func(string) (string, bool) { return v, true },
+	})
+	s, err := r.Resolve(context.Background(), "x", authority.ConsumerMCPEnv, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -1,0 +1,149 @@
+// Command fault is an MCP server that misbehaves on purpose, for the tests
+// of package mcp. Each -mode is one fault no well-behaved peer shows:
+//
+//	ok          a plain server: echo, env, fail, sleep, bad-structured, audio
+//	hang        never answers initialize
+//	crash       exits in the middle of a "crash" call
+//	drift       serves "echo" with the description given by -desc
+//	oversize    "big" returns -bytes bytes of text
+//	version     negotiates protocol version 2024-11-05, which Pablo refuses
+//	grandchild  forks a long-lived grandchild and writes its pid to -pidfile
+//	exit        exits at once, before initialize
+//
+// It speaks stdio by default, or Streamable HTTP on -http ADDR (loopback).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+func main() {
+	mode := flag.String("mode", "ok", "the fault to show")
+	desc := flag.String("desc", "Echoes the message.", "echo's description (drift)")
+	size := flag.Int("bytes", 3<<20, "bytes returned by big (oversize)")
+	pidfile := flag.String("pidfile", "", "where grandchild writes its grandchild's pid")
+	addr := flag.String("http", "", "serve Streamable HTTP on this address instead of stdio")
+	flag.Parse()
+
+	switch *mode {
+	case "hang":
+		time.Sleep(time.Hour)
+		return
+	case "exit":
+		os.Exit(3)
+	case "version":
+		rawVersionServer()
+		return
+	case "grandchild":
+		cmd := exec.Command("/bin/sleep", "300")
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if *pidfile != "" {
+			os.WriteFile(*pidfile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+		}
+	}
+
+	s := server.NewMCPServer("fault", "1.0.0", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("echo", mcp.WithDescription(*desc), mcp.WithString("message", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("echo: " + req.GetString("message", "")), nil
+		})
+	s.AddTool(mcp.NewTool("env", mcp.WithDescription("Lists the environment variable names and the value of PABLO_TEST_TOKEN.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var names []string
+			for _, kv := range os.Environ() {
+				names = append(names, strings.SplitN(kv, "=", 2)[0])
+			}
+			sort.Strings(names)
+			return mcp.NewToolResultText(strings.Join(names, ",") + ";token=" + os.Getenv("PABLO_TEST_TOKEN")), nil
+		})
+	s.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always reports a tool error.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultError("the record is locked"), nil
+		})
+	s.AddTool(mcp.NewTool("sleep", mcp.WithDescription("Sleeps for ms milliseconds."), mcp.WithNumber("ms", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-time.After(time.Duration(req.GetFloat("ms", 0)) * time.Millisecond):
+				return mcp.NewToolResultText("slept"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	s.AddTool(mcp.NewTool("bad-structured", mcp.WithDescription("Declares structured output and breaks it."),
+		mcp.WithRawOutputSchema(json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`))),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultStructured(map[string]any{"n": "not a number"}, "n"), nil
+		})
+	s.AddTool(mcp.NewTool("audio", mcp.WithDescription("Returns audio.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultAudio("a", "AAAA", "audio/wav"), nil
+		})
+	s.AddTool(mcp.NewToolWithRawSchema("unsupported-schema", "Declares a schema outside the subset.",
+		json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","pattern":"^a"}}}`)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("never"), nil
+		})
+	switch *mode {
+	case "crash":
+		s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exits mid-call.")),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				os.Exit(2)
+				return nil, nil
+			})
+	case "oversize":
+		s.AddTool(mcp.NewTool("big", mcp.WithDescription("Returns a lot of text.")),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText(strings.Repeat("x", *size)), nil
+			})
+	}
+	if *addr != "" {
+		h := server.NewStreamableHTTPServer(s)
+		srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		if err := srv.ListenAndServe(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := server.ServeStdio(s); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// rawVersionServer answers initialize with a protocol version the client
+// does not implement, as an old server would.
+func rawVersionServer() {
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &req) != nil || req.ID == nil {
+			continue
+		}
+		if req.Method == "initialize" {
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"0"}}}`+"\n", req.ID)
+			continue
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", req.ID)
+	}
+}
