@@ -45,6 +45,12 @@ func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call, _ map[
 	if err == nil {
 		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: map[string]any{"filesystem": payload}}
 	}
+	var ce *fstools.CleanupError
+	if errors.As(err, &ce) {
+		// The mutation committed, then cleanup failed: report the commit
+		// and end the run with tool_cleanup.
+		return ledger.ToolResult{Status: ledger.ToolCleanupFailed, Code: ledger.FailToolCleanup, Output: map[string]any{"filesystem": payload}}
+	}
 	var fe *fstools.Error
 	var de *fstools.DeniedError
 	var le *fstools.LimitError
@@ -60,7 +66,12 @@ func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call, _ map[
 		if le.Kind == fstools.ToolOutputBytes {
 			status, kind = ledger.ToolOutputLimit, ledger.LimitToolOutputBytes
 		}
-		return ledger.ToolResult{Status: status, Limit: kind}
+		r := ledger.ToolResult{Status: status, Limit: kind}
+		if payload != nil {
+			// A committed write whose result did not fit: still say so.
+			r.Output = map[string]any{"filesystem": map[string]any{"committed": true}}
+		}
+		return r
 	case errors.As(err, &ae):
 		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
 	case errors.Is(err, context.DeadlineExceeded):

@@ -503,7 +503,7 @@ func (s *step) publish(data EventData, payload []byte) *Outcome {
 	}
 	e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: ev.Time.UnixMicro(),
 		RunID: ev.RootID, SessionID: ev.RootID, Agent: s.ref, EventData: data}
-	s.t.publish(e)
+	s.t.publish(&e)
 	if sink := s.t.rt.opts.Sink; sink != nil {
 		if err := sink(e); err != nil {
 			return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.ResponseReceived)}
@@ -571,7 +571,7 @@ func (t *Task) finish(s *step, o *Outcome) {
 	if err == nil {
 		e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: ev.Time.UnixMicro(),
 			RunID: ev.RootID, SessionID: ev.RootID, Agent: s.ref, EventData: EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
-		t.publish(e)
+		t.publish(&e)
 		if sink := t.rt.opts.Sink; sink != nil {
 			sink(e)
 		}

@@ -124,7 +124,8 @@ type Task struct {
 
 	mu     sync.Mutex
 	cond   *sync.Cond
-	events []Event
+	chunks [][]Event // the event log, in fixed-size chunks so it never moves
+	count  int
 	done   bool
 	result *TaskObject
 
@@ -202,25 +203,33 @@ func (t *Task) Events() iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		for i := 0; ; i++ {
 			t.mu.Lock()
-			for i >= len(t.events) && !t.done {
+			for i >= t.count && !t.done {
 				t.cond.Wait()
 			}
-			if i >= len(t.events) {
+			if i >= t.count {
 				t.mu.Unlock()
 				return
 			}
-			ev := t.events[i]
+			ev := &t.chunks[i/eventChunk][i%eventChunk]
 			t.mu.Unlock()
-			if !yield(ev, nil) {
+			if !yield(*ev, nil) {
 				return
 			}
 		}
 	}
 }
 
-func (t *Task) publish(ev Event) {
+// eventChunk is how many events one chunk of the log holds.
+const eventChunk = 128
+
+func (t *Task) publish(ev *Event) {
 	t.mu.Lock()
-	t.events = append(t.events, ev)
+	if t.count%eventChunk == 0 {
+		t.chunks = append(t.chunks, make([]Event, 0, eventChunk))
+	}
+	last := len(t.chunks) - 1
+	t.chunks[last] = append(t.chunks[last], *ev)
+	t.count++
 	t.mu.Unlock()
 	t.cond.Broadcast()
 }

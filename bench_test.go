@@ -1,0 +1,170 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// noopTool is a host tool that does no I/O, so benchmarks measure only the
+// governance path around it.
+type noopTool struct{}
+
+func (noopTool) Tools() []authority.ToolSpec {
+	return []authority.ToolSpec{{ID: "bench.noop", Description: "no-op",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)}}
+}
+
+func (noopTool) Call(context.Context, authority.Call, map[string]any) ledger.ToolResult {
+	return ledger.ToolResult{Status: ledger.ToolCompleted}
+}
+
+func benchRuntime(b *testing.B, script string, cats ...ToolCatalog) *Runtime {
+	b.Helper()
+	s, err := ParseScript([]byte(script))
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, _ := authority.New(authority.Config{Native: []authority.ID{authority.FSRead}, Host: []authority.ID{"bench.noop"}})
+	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Catalogs: cats, Sink: func(Event) error { return nil }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rt
+}
+
+func deltas(n int, text string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = strconv.Quote(text)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// BenchmarkEventToSink measures one streamed text delta from the model to
+// the host sink: ledger append (root_seq, seq, ceiling), publication to
+// readers and the inline sink. Reported per event.
+func BenchmarkEventToSink(b *testing.B) {
+	const n = 10000
+	rt := benchRuntime(b, `{"turns":[{"text":`+deltas(n, "0123456789abcdef")+`}]}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+			b.Fatal(obj.Outcome.Status)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+}
+
+// BenchmarkRun1000Events is a whole task of 1,000 events.
+func BenchmarkRun1000Events(b *testing.B) {
+	rt := benchRuntime(b, `{"turns":[{"text":`+deltas(996, "0123456789abcdef")+`}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		rt.Run(context.Background(), "go")
+	}
+}
+
+// BenchmarkCoreRun is the reference's core run: two model calls and one
+// fs.read, the second answer streamed as 32 deltas of 16 bytes.
+func BenchmarkCoreRun(b *testing.B) {
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte(strings.Repeat("evidence line\n", 64)), 0o600)
+	d := benchDeployment(b, dir, `{"turns":[{"text":["x"],"tool_calls":[{"name":"fs_read","arguments":{"path":"a.txt"}}]},{"text":`+deltas(32, "0123456789abcdef")+`}]}`)
+	rt, err := d.NewRuntime(context.Background(), HostOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+			b.Fatal(obj.Outcome.Status)
+		}
+	}
+}
+
+func benchDeployment(b *testing.B, ws, script string) *Deployment {
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
+	os.WriteFile(filepath.Join(dir, "d.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.shell]\nenabled = false\n"), 0o600)
+	d, err := Load(LoadOptions{Config: filepath.Join(dir, "d.toml"), Bindings: map[string]string{"workspace": ws}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// BenchmarkGovernancePath measures what the engine adds around one native
+// tool call that does no I/O: name mapping, authority decision, contract
+// check, ledger admission, dispatch and settlement, result retention and the
+// two lifecycle events. Reported per tool call.
+func BenchmarkGovernancePath(b *testing.B) {
+	const calls = 200
+	var tc []string
+	for i := 0; i < calls; i++ {
+		tc = append(tc, fmt.Sprintf(`{"id":"c%d","name":"bench_noop","arguments":{"path":"a.txt"}}`, i))
+	}
+	rt := benchRuntime(b, `{"turns":[{"text":["x"],"tool_calls":[`+strings.Join(tc, ",")+`]},{"text":["done"]}]}`, noopTool{})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+			b.Fatal(obj.Outcome.Status)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/calls, "ns/toolcall")
+}
+
+// blockingModel parks every task in its first model call until released.
+type blockingModel struct{ release chan struct{} }
+
+func (m blockingModel) Info() ModelInfo { return ModelInfo{Provider: "bench", Model: "blocking"} }
+func (m blockingModel) Generate(ctx context.Context, _ *ModelRequest, _ func(string) error) (*ModelResponse, error) {
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+	}
+	return &ModelResponse{Text: "ok", FinishReason: FinishStop}, nil
+}
+
+// BenchmarkConcurrentTasks starts 10,000 root tasks in one process, all
+// parked in a model call, and reports the memory each idle task holds.
+func BenchmarkConcurrentTasks(b *testing.B) {
+	const n = 10000
+	for b.Loop() {
+		m := blockingModel{release: make(chan struct{})}
+		set, _ := authority.New(authority.Config{})
+		rt, _ := NewRuntime(RuntimeOptions{Model: m, Authority: set})
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		tasks := make([]*Task, n)
+		for i := range tasks {
+			t, err := rt.Start(context.Background(), "go")
+			if err != nil {
+				b.Fatal(err)
+			}
+			tasks[i] = t
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapInuse+after.StackInuse-before.HeapInuse-before.StackInuse)/n, "bytes/idle-task")
+		close(m.release)
+		for _, t := range tasks {
+			if obj := t.Wait(); obj.Outcome.Status != StatusCompleted {
+				b.Fatal(obj.Outcome.Status)
+			}
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/mcp"
+)
+
+// buildFaultServer builds the MCP fault server of examples/mcpservers.
+func buildFaultServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fault")
+	if out, err := exec.Command("go", "build", "-o", bin, "./examples/mcpservers/fault").CombinedOutput(); err != nil {
+		t.Fatalf("build fault server: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runMCPTask runs one task of a deployment with an MCP server and a script.
+func runMCPTask(t *testing.T, body, script string, env map[string]string) (*TaskObject, []Event, []ledger.Record) {
+	t.Helper()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
+	doc := "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.shell]\nenabled = false\n" + body
+	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(doc), 0o600)
+	d, err := Load(LoadOptions{Config: filepath.Join(dir, "deployment.toml"), Bindings: map[string]string{"workspace": ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := ledger.NewMemoryStore()
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	task, err := rt.Start(context.Background(), "Look up the record.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []Event
+	for ev, err := range task.Events() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	obj := task.Wait()
+	recs, err := store.Records(context.Background(), task.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj, events, recs
+}
+
+func mcpServerTOML(bin, mode string, extra string) string {
+	return "[options.mcp.servers.records]\ntransport = \"stdio\"\ncommand = \"" + bin + "\"\nargs = [\"-mode\", \"" + mode + "\"]\n" + extra
+}
+
+func TestMCPToolCallThroughTheEngine(t *testing.T) {
+	bin := buildFaultServer(t)
+	alias := mcp.Alias(authority.MCPTool("records", "env"))
+	script := `{"turns":[{"text":["Checking."],"tool_calls":[{"name":"` + alias + `","arguments":{}}]},{"text":["Found it."]}]}`
+	body := "[credentials.records]\nconsumer = \"mcp.environment\"\nsources = [{ kind = \"environment\", name = \"RECORDS_TOKEN\" }]\n" +
+		mcpServerTOML(bin, "ok", "env = { PABLO_TEST_TOKEN = \"records\" }\n")
+	obj, events, recs := runMCPTask(t, body, script, map[string]string{"RECORDS_TOKEN": "tok-4242-secret"})
+	if obj.Outcome.Status != StatusCompleted {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("outcome: %s", b)
+	}
+	var finished *Event
+	for i := range events {
+		if events[i].Type == EventToolFinished {
+			finished = &events[i]
+		}
+	}
+	if finished == nil || finished.Name != "mcp/records/env" {
+		t.Fatalf("no tool.finished for the MCP tool: %+v", events)
+	}
+	res := string(finished.Result)
+	if !strings.Contains(res, `"status":"completed"`) || !strings.Contains(res, "PABLO_TEST_TOKEN") {
+		t.Fatalf("result %s", res)
+	}
+	all, _ := json.Marshal(events)
+	recJSON, _ := json.Marshal(recs)
+	for _, blob := range [][]byte{all, recJSON} {
+		if strings.Contains(string(blob), "tok-4242-secret") {
+			t.Fatal("the credential value leaked into events or the ledger")
+		}
+	}
+	if !strings.Contains(string(recJSON), "mcp/records/env") || !strings.Contains(string(recJSON), "sha256:") || !strings.Contains(string(recJSON), "protocol 2025-11-25") {
+		t.Fatalf("no admission decision with definition digest and version in the ledger: %s", recJSON)
+	}
+}
+
+func TestRequiredMCPServerFailureFailsBeforeAnyModelCall(t *testing.T) {
+	bin := buildFaultServer(t)
+	script := `{"turns":[{"text":["never"]}]}`
+	obj, _, _ := runMCPTask(t, mcpServerTOML(bin, "version", ""), script, nil)
+	if obj.Outcome.Status != StatusFailed || obj.Accounting.ModelCalls.N != 0 {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("outcome: %s", b)
+	}
+}
+
+func TestMCPToolDeniedByPolicyIsNotShown(t *testing.T) {
+	bin := buildFaultServer(t)
+	alias := mcp.Alias(authority.MCPTool("records", "echo"))
+	script := `{"turns":[{"text":["x"],"tool_calls":[{"name":"` + alias + `","arguments":{"message":"hi"}}]},{"text":["done"]}]}`
+	body := mcpServerTOML(bin, "ok", "") +
+		"[[options.mcp.policies]]\n[options.mcp.policies.tools]\ndefault = \"allow\"\ndeny = [{ id = \"ops.no-echo\", value = \"mcp/records/echo\" }]\n"
+	obj, _, _ := runMCPTask(t, body, script, nil)
+	if obj.Outcome.Status != StatusPolicyDenied || obj.Accounting.ToolCalls.N != 0 {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("outcome: %s", b)
+	}
+}
