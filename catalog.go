@@ -49,7 +49,7 @@ func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call, _ map[
 	if errors.As(err, &ce) {
 		// The mutation committed, then cleanup failed: report the commit
 		// and end the run with tool_cleanup.
-		return ledger.ToolResult{Status: ledger.ToolCleanupFailed, Code: ledger.FailToolCleanup, Output: map[string]any{"filesystem": payload}}
+		return ledger.ToolResult{Status: ledger.ToolCleanupFailed, Code: ledger.FailToolCleanup, Output: map[string]any{"filesystem": ce.Result}}
 	}
 	var fe *fstools.Error
 	var de *fstools.DeniedError

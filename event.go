@@ -37,6 +37,7 @@ type Event struct {
 	TimestampUnixMicros int64    `json:"timestamp_unix_micros"`
 	RunID               string   `json:"run_id"`
 	SessionID           string   `json:"session_id"`
+	TraceID             string   `json:"trace_id"`
 	Agent               AgentRef `json:"agent"`
 	EventData
 }

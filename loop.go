@@ -30,6 +30,7 @@ type step struct {
 	history   []Message
 	usage     ledger.Usage
 	modelInfo ModelInfo
+	traceID   string
 }
 
 // run is the task's loop: model proposes → authority and contract validate
@@ -45,6 +46,14 @@ func (t *Task) run(ctx, caller context.Context) {
 	}
 	ctx, span := r.tracer.Start(s.ctx, "invoke_agent", trace.WithAttributes(attribute.String("pablo.run_id", t.root.ID())))
 	s.ctx = ctx
+	if sc := span.SpanContext(); sc.HasTraceID() {
+		s.traceID = sc.TraceID().String()
+	} else {
+		// Without a tracer the trace ID is derived from the run ID, so
+		// events and the task object still carry a stable W3C-shaped ID.
+		sum := sha256Tag([]byte(t.root.ID()))
+		s.traceID = sum[len("sha256:") : len("sha256:")+32]
+	}
 	outcome := s.loop()
 	span.SetAttributes(attribute.String("pablo.outcome", outcome.Status))
 	if outcome.Status != StatusCompleted {
@@ -502,7 +511,7 @@ func (s *step) publish(data EventData, payload []byte) *Outcome {
 		return s.ledgerOutcome(err)
 	}
 	e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: ev.Time.UnixMicro(),
-		RunID: ev.RootID, SessionID: ev.RootID, Agent: s.ref, EventData: data}
+		RunID: ev.RootID, SessionID: ev.RootID, TraceID: s.traceID, Agent: s.ref, EventData: data}
 	s.t.publish(&e)
 	if sink := s.t.rt.opts.Sink; sink != nil {
 		if err := sink(e); err != nil {
@@ -570,14 +579,15 @@ func (t *Task) finish(s *step, o *Outcome) {
 	}
 	if err == nil {
 		e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: ev.Time.UnixMicro(),
-			RunID: ev.RootID, SessionID: ev.RootID, Agent: s.ref, EventData: EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
+			RunID: ev.RootID, SessionID: ev.RootID, TraceID: s.traceID, Agent: s.ref, EventData: EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
 		t.publish(&e)
 		if sink := t.rt.opts.Sink; sink != nil {
 			sink(e)
 		}
 	}
 	id := t.root.ID()
-	t.settle(&TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &id, TraceID: &id, Outcome: o, Accounting: &acc})
+	trace := s.traceID
+	t.settle(&TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &id, TraceID: &trace, Outcome: o, Accounting: &acc})
 }
 
 func outputBytes(o *Outcome) uint64 {
