@@ -1,0 +1,357 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// startEverythingHTTP runs server-everything's Streamable HTTP transport on
+// a loopback port and returns its endpoint.
+func startEverythingHTTP(t *testing.T, p peers) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(p.node, p.everything, "streamableHttp")
+	cmd.Env = []string{"PORT=" + strconv.Itoa(port)}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		ok := false
+		for sc.Scan() {
+			if !ok && strings.Contains(sc.Text(), "listening on port") {
+				ok = true
+				ready <- true
+			}
+		}
+		if !ok {
+			ready <- false
+		}
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("server-everything did not start")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("server-everything did not start within 20 s")
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
+}
+
+func TestEverythingStreamableHTTP(t *testing.T) {
+	p := needPeers(t)
+	url := startEverythingHTTP(t, p)
+	srv := Server{Name: "everything", Transport: HTTP, URL: url, Required: true, StartupTimeout: 10 * time.Second, OperationTimeout: 10 * time.Second}
+	layers := []authority.Layer{{ID: "ops", Kind: authority.KindPolicy, Dimensions: map[authority.Dimension]*authority.Rules{
+		authority.DimMCPTools: {Default: authority.Allow, Deny: []authority.Rule{{ID: "ops.no-env", Value: "mcp/everything/get-env"}}},
+	}}}
+	c := open(t, Options{Servers: []Server{srv}, Authority: policy(t, layers, srv), AllowLoopbackHTTP: true})
+	h := c.Health()[0]
+	if h.Version != ProtocolVersion {
+		t.Fatalf("version %q", h.Version)
+	}
+	ctx := context.Background()
+	t.Run("DeniedToolIsNotListed", func(t *testing.T) {
+		for _, s := range c.Tools() {
+			if s.ID == "mcp/everything/get-env" {
+				t.Fatal("a denied tool is listed")
+			}
+		}
+		for _, ts := range h.Tools {
+			if ts.Name == "get-env" && (ts.Admitted || ts.RuleID != "ops.no-env") {
+				t.Fatalf("status %+v", ts)
+			}
+		}
+		if _, err := c.CallTool(ctx, "mcp/everything/get-env", nil); !errors.Is(err, authority.ErrUnknownTool) {
+			t.Fatalf("calling a denied tool: %v", err)
+		}
+	})
+	t.Run("TextResult", func(t *testing.T) {
+		res, err := c.CallTool(ctx, "mcp/everything/get-sum", json.RawMessage(`{"a":2,"b":3}`))
+		if err != nil || !strings.Contains(strings.Join(res.Text, ""), "5") {
+			t.Fatalf("%+v %v", res, err)
+		}
+	})
+	t.Run("StructuredResult", func(t *testing.T) {
+		res, err := c.CallTool(ctx, "mcp/everything/get-structured-content", json.RawMessage(`{"location":"New York"}`))
+		if err != nil || res.Structured == nil {
+			t.Fatalf("%+v %v", res, err)
+		}
+	})
+	t.Run("ImageFailsExplicitly", func(t *testing.T) {
+		_, err := c.CallTool(ctx, "mcp/everything/get-tiny-image", nil)
+		var ce *ContentError
+		if !errors.As(err, &ce) || ce.Type != "image" {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("Progress", func(t *testing.T) {
+		res, err := c.CallTool(ctx, "mcp/everything/trigger-long-running-operation", json.RawMessage(`{"duration":0.3,"steps":3}`))
+		if err != nil || res.Progress < 1 {
+			t.Fatalf("%+v %v", res, err)
+		}
+	})
+	t.Run("Cancellation", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		done := make(chan ledger.ToolResult)
+		go func() {
+			done <- c.Call(cctx, authority.Call{ID: "x", Tool: "mcp/everything/trigger-long-running-operation", Arguments: json.RawMessage(`{"duration":30,"steps":30}`)}, nil)
+		}()
+		waitProgress(t, c, "everything")
+		cancel()
+		if r := <-done; r.Status != ledger.ToolCancelled || r.Delivery != ledger.MayHaveBeenSent {
+			t.Fatalf("%+v", r)
+		}
+		if _, err := c.CallTool(ctx, "mcp/everything/echo", json.RawMessage(`{"message":"after"}`)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// recorder is an in-process Streamable HTTP server built with mcp-go's
+// server package, wrapped to record what reached it and to inject faults.
+type recorder struct {
+	mu       sync.Mutex
+	requests []recorded
+	// fault, when set, may answer a request instead of the server.
+	fault func(w http.ResponseWriter, r *http.Request, method string) bool
+}
+
+type recorded struct {
+	verb, method, session, token, version string
+}
+
+func newRecorder(t *testing.T) (*recorder, *httptest.Server) {
+	s := mcpserver.NewMCPServer("rec", "1.0.0", mcpserver.WithToolCapabilities(false))
+	s.AddTool(mcpgo.NewTool("echo", mcpgo.WithString("message", mcpgo.Required())), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return mcpgo.NewToolResultText("echo: " + req.GetString("message", "")), nil
+	})
+	s.AddTool(mcpgo.NewTool("sleep", mcpgo.WithNumber("ms", mcpgo.Required())), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		select {
+		case <-time.After(time.Duration(req.GetFloat("ms", 0)) * time.Millisecond):
+			return mcpgo.NewToolResultText("slept"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	rec := &recorder{}
+	h := mcpserver.NewStreamableHTTPServer(s)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		var msg struct {
+			Method string `json:"method"`
+		}
+		json.Unmarshal(body, &msg)
+		rec.mu.Lock()
+		rec.requests = append(rec.requests, recorded{r.Method, msg.Method, r.Header.Get("Mcp-Session-Id"), r.Header.Get("X-Evidence-Token"), r.Header.Get("Mcp-Protocol-Version")})
+		fault := rec.fault
+		rec.mu.Unlock()
+		if fault != nil && fault(w, r, msg.Method) {
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return rec, ts
+}
+
+func (r *recorder) seen() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]recorded{}, r.requests...)
+}
+
+func httpServer(url string) Server {
+	return Server{Name: "rec", Transport: HTTP, URL: url, Required: true, StartupTimeout: 5 * time.Second, OperationTimeout: 5 * time.Second}
+}
+
+func TestHeaderCredentialsGoOnlyToTheirServerAndOnDelete(t *testing.T) {
+	t.Parallel()
+	rec, ts := newRecorder(t)
+	srv := httpServer(ts.URL + "/mcp")
+	srv.Headers = map[string]string{"x-evidence-token": "evidence"}
+	var dests []string
+	resolve := func(_ context.Context, name string, consumer authority.Consumer, dest string) (authority.Secret, error) {
+		dests = append(dests, name+"|"+string(consumer)+"|"+dest)
+		return secretValue(t, "hdr-secret-value"), nil
+	}
+	c, err := Open(context.Background(), Options{Servers: []Server{srv}, Authority: allowAll(t, srv), Resolve: resolve, AllowLoopbackHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CallTool(context.Background(), "mcp/rec/echo", json.RawMessage(`{"message":"hi"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(dests) != 1 || dests[0] != "evidence|mcp.headers|mcp:rec:header:x-evidence-token" {
+		t.Fatalf("resolution %v", dests)
+	}
+	got := rec.seen()
+	sawDelete := false
+	for i, r := range got {
+		if r.token != "hdr-secret-value" {
+			t.Errorf("request %d (%s %s) lacks the credential header", i, r.verb, r.method)
+		}
+		if i > 0 && r.session == "" {
+			t.Errorf("request %d (%s %s) lost the session ID", i, r.verb, r.method)
+		}
+		if r.method == "tools/call" && r.version != ProtocolVersion {
+			t.Errorf("tools/call sent protocol version %q", r.version)
+		}
+		sawDelete = sawDelete || r.verb == http.MethodDelete
+	}
+	if !sawDelete {
+		t.Fatalf("no closing DELETE: %+v", got)
+	}
+}
+
+func TestRedirectIsRefusedAndNamesTheTarget(t *testing.T) {
+	t.Parallel()
+	rec, ts := newRecorder(t)
+	rec.fault = func(w http.ResponseWriter, r *http.Request, _ string) bool {
+		http.Redirect(w, r, "https://elsewhere.example/mcp", http.StatusTemporaryRedirect)
+		return true
+	}
+	srv := httpServer(ts.URL + "/mcp")
+	_, err := Open(context.Background(), Options{Servers: []Server{srv}, Authority: allowAll(t, srv), AllowLoopbackHTTP: true})
+	if !errors.Is(err, ErrRedirect) || !strings.Contains(err.Error(), "elsewhere.example") {
+		t.Fatalf("want a refused redirect naming the target, got %v", err)
+	}
+	if n := len(rec.seen()); n != 1 {
+		t.Fatalf("%d requests reached the server; the redirect must not be followed", n)
+	}
+}
+
+func TestSessionNotFoundEndsTheSession(t *testing.T) {
+	t.Parallel()
+	rec, ts := newRecorder(t)
+	srv := httpServer(ts.URL + "/mcp")
+	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv), AllowLoopbackHTTP: true})
+	rec.mu.Lock()
+	rec.fault = func(w http.ResponseWriter, _ *http.Request, method string) bool {
+		if method == "tools/call" {
+			http.Error(w, "no such session", http.StatusNotFound)
+			return true
+		}
+		return false
+	}
+	rec.mu.Unlock()
+	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/rec/echo", Arguments: json.RawMessage(`{"message":"x"}`)}, nil)
+	if r.Status != ledger.ToolIOFailed || r.Delivery != ledger.NotSent || !strings.Contains(string(mustJSON(r.Output)), "session_ended") {
+		t.Fatalf("%+v", r)
+	}
+	if h := c.Health()[0]; h.State != Disabled {
+		t.Fatalf("state %s", h.State)
+	}
+	before := len(rec.seen())
+	_, err := c.CallTool(context.Background(), "mcp/rec/echo", json.RawMessage(`{"message":"x"}`))
+	if !errors.Is(err, ErrSessionEnded) || len(rec.seen()) != before {
+		t.Fatalf("a call went out on an ended session: %v", err)
+	}
+}
+
+func TestLostResponseIsAnUnknownOutcomeNeverReplayed(t *testing.T) {
+	t.Parallel()
+	rec, ts := newRecorder(t)
+	srv := httpServer(ts.URL + "/mcp")
+	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv), AllowLoopbackHTTP: true})
+	rec.mu.Lock()
+	rec.fault = func(w http.ResponseWriter, _ *http.Request, method string) bool {
+		if method != "tools/call" {
+			return false
+		}
+		// The request arrived; the connection dies before any response.
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return true
+	}
+	rec.mu.Unlock()
+	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/rec/echo", Arguments: json.RawMessage(`{"message":"x"}`)}, nil)
+	if r.Status != ledger.ToolIOFailed || r.Delivery != ledger.MayHaveBeenSent || !r.Terminal() {
+		t.Fatalf("%+v", r)
+	}
+	calls := 0
+	for _, q := range rec.seen() {
+		if q.method == "tools/call" {
+			calls++
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("tools/call reached the server %d times; it must never be replayed", calls)
+	}
+}
+
+func TestCancellationSendsNotificationOverHTTP(t *testing.T) {
+	t.Parallel()
+	rec, ts := newRecorder(t)
+	srv := httpServer(ts.URL + "/mcp")
+	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv), AllowLoopbackHTTP: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan ledger.ToolResult)
+	go func() {
+		done <- c.Call(ctx, authority.Call{ID: "1", Tool: "mcp/rec/sleep", Arguments: json.RawMessage(`{"ms":20000}`)}, nil)
+	}()
+	for i := 0; ; i++ {
+		n := 0
+		for _, q := range rec.seen() {
+			if q.method == "tools/call" {
+				n++
+			}
+		}
+		if n > 0 {
+			break
+		}
+		if i > 2000 {
+			t.Fatal("tools/call never arrived")
+		}
+		sleepTick()
+	}
+	cancel()
+	if r := <-done; r.Status != ledger.ToolCancelled || r.Delivery != ledger.MayHaveBeenSent {
+		t.Fatalf("%+v", r)
+	}
+	found := false
+	for _, q := range rec.seen() {
+		found = found || q.method == "notifications/cancelled"
+	}
+	if !found {
+		t.Fatalf("no notifications/cancelled: %+v", rec.seen())
+	}
+}
