@@ -133,9 +133,10 @@ func (m blockingModel) Info() ModelInfo { return ModelInfo{Provider: "bench", Mo
 func (m blockingModel) Generate(ctx context.Context, _ *ModelRequest, _ func(string) error) (*ModelResponse, error) {
 	select {
 	case <-m.release:
+		return &ModelResponse{Text: "ok", FinishReason: FinishStop}, nil
 	case <-ctx.Done():
+		return nil, &ModelError{Code: ledger.FailProviderTransport, Delivery: ledger.MayHaveBeenSent, Err: ctx.Err()}
 	}
-	return &ModelResponse{Text: "ok", FinishReason: FinishStop}, nil
 }
 
 // BenchmarkConcurrentTasks starts 10,000 root tasks in one process, all
@@ -167,4 +168,8 @@ func BenchmarkConcurrentTasks(b *testing.B) {
 			}
 		}
 	}
+}
+
+func ledgerLimitsWithDuration(ms uint64) ledger.Limits {
+	return ledger.Limits{DurationMillis: ledger.Max(ms)}
 }

@@ -1,0 +1,110 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pabloagent/pablo/authority"
+)
+
+func TestCancelSettlesAsCancelled(t *testing.T) {
+	m := blockingModel{release: make(chan struct{})}
+	set, _ := authority.New(authority.Config{})
+	rt, _ := NewRuntime(RuntimeOptions{Model: m, Authority: set})
+	ctx, cancel := context.WithCancel(context.Background())
+	task, err := rt.Start(ctx, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev := range task.Events() {
+		if ev.Type == EventModelStarted {
+			cancel()
+		}
+	}
+	obj := task.Wait()
+	if obj.Outcome.Status != StatusCancelled {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("outcome: %s", b)
+	}
+}
+
+func TestDeadlineSettlesAsTimedOut(t *testing.T) {
+	m := blockingModel{release: make(chan struct{})}
+	set, _ := authority.New(authority.Config{})
+	rt, _ := NewRuntime(RuntimeOptions{Model: m, Authority: set, Limits: ledgerLimitsWithDuration(50)})
+	obj, err := rt.Run(context.Background(), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.Outcome.Status != StatusTimedOut {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("outcome: %s", b)
+	}
+}
+
+// TestCancelledShellLeavesNoProcess cancels a task while shell.run is in a
+// long command that forks a grandchild, and requires the marker processes
+// to be gone once the task has settled.
+func TestCancelledShellLeavesNoProcess(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	pidFile := filepath.Join(ws, "pids")
+	args, _ := json.Marshal(map[string]string{"command": "sleep 300 & echo $! > pids; sleep 300", "cwd": "."})
+	os.WriteFile(filepath.Join(dir, "script.json"), []byte(`{"turns":[{"text":["x"],"tool_calls":[{"name":"shell_run","arguments":`+string(args)+`}]},{"text":["done"]}]}`), 0o600)
+	os.WriteFile(filepath.Join(dir, "d.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n"), 0o600)
+	d, err := Load(LoadOptions{Config: filepath.Join(dir, "d.toml"), Bindings: map[string]string{"workspace": ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := d.NewRuntime(context.Background(), HostOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	task, _ := rt.Start(context.Background(), "go")
+	var pid int
+	deadline := time.Now().Add(20 * time.Second)
+	for pid == 0 {
+		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 1 {
+			json.Unmarshal(b[:len(b)-1], &pid)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	task.Cancel()
+	obj := task.Wait()
+	if obj.Outcome.Status != StatusCancelled {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("outcome: %s", b)
+	}
+	if alive(pid) {
+		t.Fatalf("the grandchild %d outlived the task", pid)
+	}
+}
+
+// alive reports whether pid is a live (non-zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesized command name.
+	for i := len(b) - 1; i > 0; i-- {
+		if b[i] == ')' && i+2 < len(b) {
+			return b[i+2] != 'Z' && b[i+2] != 'X'
+		}
+	}
+	return true
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
