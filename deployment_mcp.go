@@ -10,11 +10,20 @@ import (
 	"github.com/pabloagent/pablo/mcp"
 )
 
-// mcpCatalogs returns the per-task opener of the deployment's MCP servers:
-// each task gets fresh sessions and fresh credential resolution for the
-// servers its authority admits. Working directories are resolved once, here;
-// credentials are resolved per task, only for servers the authority admits.
-func (d *Deployment) mcpCatalogs(opts HostOptions, set *authority.Set) (func(ctx context.Context, task TaskInfo) ([]ToolCatalog, error), error) {
+// MCPOptions maps the deployment's MCP servers to the options of
+// mcp.Open: its servers (working directories resolved, credentials still
+// references), its authority, a credential resolver built fresh from host,
+// the loopback fixture switch and the tool output bound. Ledger and AgentID
+// are left for the caller. `pablo mcp probe` and each task use it.
+func (d *Deployment) MCPOptions(host HostOptions) (mcp.Options, error) {
+	set, err := d.Authority()
+	if err != nil {
+		return mcp.Options{}, err
+	}
+	return d.mcpOptions(host, set)
+}
+
+func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Options, error) {
 	o := &d.Options
 	names := make([]string, 0, len(o.MCP.Servers))
 	for name := range o.MCP.Servers {
@@ -37,32 +46,43 @@ func (d *Deployment) mcpCatalogs(opts HostOptions, set *authority.Set) (func(ctx
 			}
 			dir, err := d.ResolvePath(cwd)
 			if err != nil {
-				return nil, fmt.Errorf("pablo: MCP server %q: resolve cwd %s: %w", name, cwd, err)
+				return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: resolve cwd %s: %w", name, cwd, err)
 			}
 			srv.Dir = dir
 		}
 		servers = append(servers, srv)
 	}
-	maxOut := int(o.Limits.MaxToolOutputBytes)
-	loopback := d.loopbackHTTP
+	resolver, err := d.Resolver(authority.ResolverOptions{LookupEnv: host.LookupEnv, Host: host.Host})
+	if err != nil {
+		return mcp.Options{}, err
+	}
+	return mcp.Options{
+		Servers:           servers,
+		Authority:         set,
+		Resolve:           resolver.Resolve,
+		AllowLoopbackHTTP: d.loopbackHTTP,
+		MaxOutputBytes:    int(o.Limits.MaxToolOutputBytes),
+		Now:               host.Now,
+		ClientName:        "pablo",
+		ClientVersion:     ContractRevision,
+	}, nil
+}
+
+// mcpCatalogs returns the per-task opener of the deployment's MCP servers:
+// each task gets fresh sessions and fresh credential resolution for the
+// servers its authority admits. Working directories are resolved once, here.
+func (d *Deployment) mcpCatalogs(host HostOptions, set *authority.Set) (func(ctx context.Context, task TaskInfo) ([]ToolCatalog, error), error) {
+	if _, err := d.mcpOptions(host, set); err != nil {
+		return nil, err
+	}
 	return func(ctx context.Context, task TaskInfo) ([]ToolCatalog, error) {
-		// Fresh credential resolution for every task.
-		resolver, err := d.Resolver(authority.ResolverOptions{LookupEnv: opts.LookupEnv, Host: opts.Host})
+		// Fresh credential resolution for every task: a new resolver.
+		opts, err := d.mcpOptions(host, set)
 		if err != nil {
 			return nil, err
 		}
-		cat, err := mcp.Open(ctx, mcp.Options{
-			Servers:           servers,
-			Authority:         set,
-			Resolve:           resolver.Resolve,
-			Ledger:            task.Ledger,
-			AgentID:           task.AgentID,
-			AllowLoopbackHTTP: loopback,
-			MaxOutputBytes:    maxOut,
-			Now:               opts.Now,
-			ClientVersion:     ContractRevision,
-			ClientName:        "pablo",
-		})
+		opts.Ledger, opts.AgentID = task.Ledger, task.AgentID
+		cat, err := mcp.Open(ctx, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -49,6 +49,7 @@ commands:
   skills list|show [ROOT/NAME] --config F --bind NAME=DIR... [--json]
   config validate|explain|render --config F [--bind NAME=DIR]... [--profile P] [--locked]
   policy check CAPABILITY_ID --config F [--bind NAME=DIR]... [--json]
+  mcp probe --config F [--bind NAME=DIR]... [--json]
   version
 
 Run 'pablo COMMAND --help' for a command's flags.
@@ -75,6 +76,8 @@ func run(ctx context.Context, args []string, h *host) int {
 		err = demoCommand(ctx, args[1:], h)
 	case "ledger":
 		err = ledgerCommand(ctx, args[1:], h)
+	case "mcp":
+		err = mcpCommand(ctx, args[1:], h)
 	case "skills":
 		err = skillsCommand(ctx, args[1:], h)
 	default:

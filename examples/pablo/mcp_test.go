@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMCPProbeShowsDigestsAndReferencesNeverValues(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fault")
+	if out, err := exec.Command("go", "build", "-o", bin, "../mcpservers/fault").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	cfg := filepath.Join(dir, "d.toml")
+	os.WriteFile(cfg, []byte(`schema_version = 1
+[credentials.records]
+consumer = "mcp.env"
+sources = [{ kind = "environment", name = "RECORDS_TOKEN" }]
+[options.mcp.servers.records]
+transport = "stdio"
+command = "`+bin+`"
+args = ["-mode", "ok"]
+env = { PABLO_TEST_TOKEN = "records" }
+`), 0o600)
+	var stdout, stderr bytes.Buffer
+	env := map[string]string{"RECORDS_TOKEN": "value-never-printed"}
+	h := &host{stdout: &stdout, stderr: &stderr, lookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, workDir: dir}
+	code := run(context.Background(), []string{"mcp", "probe", "--config", cfg, "--bind", "workspace=" + ws}, h)
+	out := stdout.String()
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, stderr.String())
+	}
+	for _, want := range []string{"records (stdio): Degraded, protocol 2025-11-25", "admitted mcp/records/echo", `pin: echo = "sha256:`, "credential: env PABLO_TEST_TOKEN <- records", "unavailable mcp/records/unsupported-schema"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out+stderr.String(), "value-never-printed") {
+		t.Fatal("a credential value was printed")
+	}
+}
