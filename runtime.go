@@ -16,6 +16,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/internal/seqlog"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/skills"
 )
@@ -124,8 +125,7 @@ type Task struct {
 
 	mu     sync.Mutex
 	cond   *sync.Cond
-	chunks [][]Event // the event log, in fixed-size chunks so it never moves
-	count  int
+	log    seqlog.Log[Event] // the event log; elements never move
 	done   bool
 	result *TaskObject
 
@@ -203,14 +203,14 @@ func (t *Task) Events() iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		for i := 0; ; i++ {
 			t.mu.Lock()
-			for i >= t.count && !t.done {
+			for i >= t.log.Len() && !t.done {
 				t.cond.Wait()
 			}
-			if i >= t.count {
+			if i >= t.log.Len() {
 				t.mu.Unlock()
 				return
 			}
-			ev := &t.chunks[i/eventChunk][i%eventChunk]
+			ev := t.log.At(i)
 			t.mu.Unlock()
 			if !yield(*ev, nil) {
 				return
@@ -219,17 +219,9 @@ func (t *Task) Events() iter.Seq2[Event, error] {
 	}
 }
 
-// eventChunk is how many events one chunk of the log holds.
-const eventChunk = 128
-
 func (t *Task) publish(ev *Event) {
 	t.mu.Lock()
-	if t.count%eventChunk == 0 {
-		t.chunks = append(t.chunks, make([]Event, 0, eventChunk))
-	}
-	last := len(t.chunks) - 1
-	t.chunks[last] = append(t.chunks[last], *ev)
-	t.count++
+	t.log.Append(*ev)
 	t.mu.Unlock()
 	t.cond.Broadcast()
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"github.com/pabloagent/pablo/internal/seqlog"
 	"slices"
 	"sync"
 )
@@ -32,23 +33,13 @@ type MemoryStore struct {
 	results map[ResultRef]json.RawMessage
 }
 
-// memoryTask keeps a task's records in fixed-size chunks, so appending never
-// copies earlier records.
+// memoryTask keeps a task's records in a seqlog, so appending never copies
+// earlier records and a short task costs little.
 type memoryTask struct {
-	chunks [][]Record
-	n      int
+	log seqlog.Log[Record]
 }
 
-const memoryChunk = 1024
-
-func (t *memoryTask) add(r *Record) {
-	if t.n%memoryChunk == 0 {
-		t.chunks = append(t.chunks, make([]Record, 0, memoryChunk))
-	}
-	last := &t.chunks[len(t.chunks)-1]
-	*last = append(*last, *r)
-	t.n++
-}
+func (t *memoryTask) add(r *Record) { t.log.Append(*r) }
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
@@ -90,10 +81,8 @@ func (m *MemoryStore) Records(_ context.Context, taskID string) ([]Record, error
 	if !ok {
 		return nil, &StateError{What: "task", ID: taskID, Op: "read", Reason: reasonUnknown}
 	}
-	recs := make([]Record, 0, t.n)
-	for _, c := range t.chunks {
-		recs = append(recs, c...)
-	}
+	recs := make([]Record, 0, t.log.Len())
+	t.log.All(func(r *Record) bool { recs = append(recs, *r); return true })
 	return recs, nil
 }
 

@@ -1,0 +1,33 @@
+package seqlog
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestElementsNeverMove(t *testing.T) {
+	var l Log[int]
+	var ptrs []*int
+	for i := 0; i < 5000; i++ {
+		l.Append(i)
+		ptrs = append(ptrs, l.At(i))
+	}
+	for i, p := range ptrs {
+		if *p != i || l.At(i) != p {
+			t.Fatalf("element %d moved or changed", i)
+		}
+	}
+	n := 0
+	l.All(func(v *int) bool { n++; return *v < 99 })
+	if n != 100 || l.Len() != 5000 {
+		t.Fatalf("All visited %d, Len %d", n, l.Len())
+	}
+}
+
+func ExampleLog() {
+	var l Log[string]
+	l.Append("run.started")
+	l.Append("run.finished")
+	fmt.Println(l.Len(), *l.At(1))
+	// Output: 2 run.finished
+}
