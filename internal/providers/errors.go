@@ -61,9 +61,6 @@ var (
 	ErrUnsupported = errors.New("providers: unsupported provider content")
 	// ErrAttemptTimedOut: a route attempt ran out of its own deadline.
 	ErrAttemptTimedOut = errors.New("providers: model attempt timed out")
-	// ErrRequest: the request could not be built (too large, unsupported
-	// setting); nothing was sent.
-	ErrRequest = errors.New("providers: request refused before sending")
 )
 
 // Error is a failed model call. Its message never holds a credential, a
@@ -113,8 +110,6 @@ func (e *Error) Is(target error) bool {
 		return e.Code == CodeUnsupported
 	case ErrAttemptTimedOut:
 		return e.Code == CodeAttemptTimedOut
-	case ErrRequest:
-		return e.Delivery == NotSent && e.RetryClass == ""
 	}
 	return false
 }
