@@ -43,6 +43,14 @@ func RefOf(canonical []byte) ResultRef {
 // with the same canonical form mean the same thing to every JSON reader.
 // Work is linear in the input however deep it nests.
 func Canonical(data []byte) ([]byte, error) {
+	if isCanonical(data) {
+		return bytes.Clone(data), nil
+	}
+	return canonicalSlow(data)
+}
+
+// canonicalSlow is the general path: decode every token, sort, re-encode.
+func canonicalSlow(data []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	root, err := parseNode(dec)

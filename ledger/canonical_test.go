@@ -105,6 +105,14 @@ func FuzzCanonical(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
+		if isCanonical(in) {
+			// The fast path may only accept what the general path would
+			// leave unchanged.
+			slow, err := canonicalSlow(in)
+			if err != nil || string(slow) != string(in) {
+				t.Fatalf("fast path accepted %q, general path gives %q (%v)", in, slow, err)
+			}
+		}
 		out, err := Canonical(in)
 		if err != nil {
 			return
