@@ -24,7 +24,7 @@ func (noopTool) Tools() []authority.ToolSpec {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)}}
 }
 
-func (noopTool) Call(context.Context, authority.Call, map[string]any) ledger.ToolResult {
+func (noopTool) Call(context.Context, authority.Call) ledger.ToolResult {
 	return ledger.ToolResult{Status: ledger.ToolCompleted}
 }
 

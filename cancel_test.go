@@ -16,6 +16,7 @@ func TestCancelSettlesAsCancelled(t *testing.T) {
 	set, _ := authority.New(authority.Config{})
 	rt, _ := NewRuntime(RuntimeOptions{Model: m, Authority: set})
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	task, err := rt.Start(ctx, "go")
 	if err != nil {
 		t.Fatal(err)

@@ -18,10 +18,10 @@ type ToolCatalog interface {
 	// Tools lists the catalog's tools. The list must not change during a
 	// task.
 	Tools() []authority.ToolSpec
-	// Call executes one accepted call. args are the decoded arguments the
-	// contract validated. Call never panics on bad input and reports every
-	// outcome in the ledger.ToolResult.
-	Call(ctx context.Context, call authority.Call, args map[string]any) ledger.ToolResult
+	// Call executes one accepted call: call.Arguments is the JSON the
+	// contract validated against the tool's schema. Call never panics on bad
+	// input and reports every outcome in the ledger.ToolResult.
+	Call(ctx context.Context, call authority.Call) ledger.ToolResult
 }
 
 // workspaceCatalog adapts the native filesystem tools.
@@ -40,7 +40,7 @@ func newWorkspaceCatalog(t *fstools.Tools) *workspaceCatalog {
 
 func (c *workspaceCatalog) Tools() []authority.ToolSpec { return c.specs }
 
-func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call, _ map[string]any) ledger.ToolResult {
+func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
 	payload, err := c.tools.Call(ctx, call.Tool, call.Arguments)
 	if err == nil {
 		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: map[string]any{"filesystem": payload}}

@@ -263,7 +263,7 @@ func (c *skillCatalog) Tools() []authority.ToolSpec {
 	return []authority.ToolSpec{{ID: authority.SkillRead, Description: skills.ReadToolDescription, InputSchema: json.RawMessage(skills.ReadArgumentsSchema)}}
 }
 
-func (c *skillCatalog) Call(ctx context.Context, call authority.Call, _ map[string]any) ledger.ToolResult {
+func (c *skillCatalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
 	args, err := skills.ParseReadArguments(call.Arguments)
 	if err != nil {
 		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}

@@ -163,7 +163,7 @@ func (c *shellCatalog) Tools() []authority.ToolSpec {
 		}}}
 }
 
-func (c *shellCatalog) Call(ctx context.Context, call authority.Call, _ map[string]any) ledger.ToolResult {
+func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
 	var req shell.Request
 	dec := json.NewDecoder(bytesReaderOf(call.Arguments))
 	dec.DisallowUnknownFields()

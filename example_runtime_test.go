@@ -25,8 +25,12 @@ func (notes) Tools() []authority.ToolSpec {
 	}}
 }
 
-func (notes) Call(_ context.Context, _ authority.Call, args map[string]any) ledger.ToolResult {
-	return ledger.Completed(map[string]any{"note": map[string]any{"id": args["note_id"], "text": "Renewal is due 2027-01-01."}})
+func (notes) Call(_ context.Context, call authority.Call) ledger.ToolResult {
+	var args struct {
+		NoteID string `json:"note_id"`
+	}
+	json.Unmarshal(call.Arguments, &args)
+	return ledger.Completed(map[string]any{"note": map[string]any{"id": args.NoteID, "text": "Renewal is due 2027-01-01."}})
 }
 
 // A runtime assembled by hand: an authority that admits one host tool on one

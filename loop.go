@@ -320,7 +320,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable, Reason: "the tool is not in the admitted catalog"}
 		return s.deny(lc, d)
 	}
-	decoded, err := s.contracts.Check(authority.Call{ID: lc.ID, Tool: id, Arguments: args})
+	err := s.contracts.Check(authority.Call{ID: lc.ID, Tool: id, Arguments: args})
 	var ce *authority.ContractError
 	if errors.As(err, &ce) {
 		switch ce.Kind {
@@ -366,7 +366,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		streamed += len(chunk)
 		s.emit(EventData{Type: EventToolOutput, CallID: lc.ID, Name: string(id), Stream: stream, Text: string(s.t.rt.opts.secrets.Bytes(chunk))})
 	})
-	res := s.owner[id].Call(ctx, authority.Call{ID: lc.ID, Tool: id, Arguments: args}, decoded)
+	res := s.owner[id].Call(ctx, authority.Call{ID: lc.ID, Tool: id, Arguments: args})
 	if res.Terminal() {
 		span.SetStatus(codes.Error, string(res.Status))
 	}

@@ -128,15 +128,15 @@ func (c *Contracts) Spec(id ID) (ToolSpec, bool) {
 	return k.spec, ok
 }
 
-// Check accepts a call or returns a *ContractError. On success it returns
-// the decoded arguments.
-func (c *Contracts) Check(call Call) (map[string]any, error) {
+// Check accepts a call or returns a *ContractError. The arguments are
+// decoded only when the tool declares how to read its resources.
+func (c *Contracts) Check(call Call) error {
 	k, ok := c.specs[call.Tool]
 	if !ok {
-		return nil, &ContractError{Kind: ContractUnknownTool, Tool: call.Tool}
+		return &ContractError{Kind: ContractUnknownTool, Tool: call.Tool}
 	}
 	if d := c.auth.Decide(Request{Capability: call.Tool}); !d.Allowed {
-		return nil, &ContractError{Kind: ContractUnknownTool, Tool: call.Tool, Decision: &d}
+		return &ContractError{Kind: ContractUnknownTool, Tool: call.Tool, Decision: &d}
 	}
 	args := call.Arguments
 	if len(args) == 0 {
@@ -154,18 +154,18 @@ func (c *Contracts) Check(call Call) (map[string]any, error) {
 				kind = ContractWrongType
 			}
 		}
-		return nil, &ContractError{Kind: kind, Tool: call.Tool, Path: path}
-	}
-	var decoded map[string]any
-	if err := json.Unmarshal(args, &decoded); err != nil {
-		return nil, &ContractError{Kind: ContractWrongType, Tool: call.Tool}
+		return &ContractError{Kind: kind, Tool: call.Tool, Path: path}
 	}
 	if k.spec.Resources != nil {
+		var decoded map[string]any
+		if err := json.Unmarshal(args, &decoded); err != nil {
+			return &ContractError{Kind: ContractWrongType, Tool: call.Tool}
+		}
 		if res := k.spec.Resources(decoded); len(res) > 0 {
 			if d := c.auth.Decide(Request{Capability: call.Tool, Resources: res}); !d.Allowed {
-				return nil, &ContractError{Kind: ContractUnauthorizedResource, Tool: call.Tool, Decision: &d}
+				return &ContractError{Kind: ContractUnauthorizedResource, Tool: call.Tool, Decision: &d}
 			}
 		}
 	}
-	return decoded, nil
+	return nil
 }

@@ -144,7 +144,7 @@ func (c *Catalog) parseResult(t *tool, raw json.RawMessage) (*Result, error) {
 // mapped to a ledger.ToolResult. isError and unsupported content are
 // recoverable; a protocol failure, an invalid result or a lost response is
 // terminal, the last with delivery may_have_been_sent.
-func (c *Catalog) Call(ctx context.Context, call authority.Call, _ map[string]any) ledger.ToolResult {
+func (c *Catalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
 	server, name, _ := call.Tool.MCP()
 	res, err := c.CallTool(ctx, call.Tool, call.Arguments)
 	payload := func(extra map[string]any) map[string]any {

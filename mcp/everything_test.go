@@ -76,7 +76,7 @@ func TestEverythingStdio(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Type != "image" || !errors.Is(err, ErrUnsupportedContent) {
 			t.Fatalf("want a ContentError naming image, got %v", err)
 		}
-		r := c.Call(ctx, authority.Call{ID: "c1", Tool: "mcp/everything/get-tiny-image"}, nil)
+		r := c.Call(ctx, authority.Call{ID: "c1", Tool: "mcp/everything/get-tiny-image"})
 		if r.Status != ledger.ToolRecoverableError || !strings.Contains(string(mustJSON(r.Output)), `"content_type":"image"`) {
 			t.Fatalf("tool result %+v", r)
 		}
@@ -105,7 +105,7 @@ func TestEverythingStdio(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		done := make(chan ledger.ToolResult)
 		go func() {
-			done <- c.Call(cctx, authority.Call{ID: "c2", Tool: "mcp/everything/trigger-long-running-operation", Arguments: json.RawMessage(`{"duration":30,"steps":30}`)}, nil)
+			done <- c.Call(cctx, authority.Call{ID: "c2", Tool: "mcp/everything/trigger-long-running-operation", Arguments: json.RawMessage(`{"duration":30,"steps":30}`)})
 		}()
 		// Cancel once the call is in flight: its first progress arrived.
 		waitProgress(t, c, "everything")

@@ -162,12 +162,12 @@ func TestCrashMidCallIsAnUnknownOutcome(t *testing.T) {
 	t.Parallel()
 	srv := faultStdio(t, "crash", "crash")
 	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv)})
-	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/crash/crash"}, nil)
+	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/crash/crash"})
 	if r.Status != ledger.ToolIOFailed || r.Delivery != ledger.MayHaveBeenSent || !r.Terminal() {
 		t.Fatalf("tool result %+v", r)
 	}
 	// It is never replayed: the next call finds the session gone.
-	r = c.Call(context.Background(), authority.Call{ID: "2", Tool: "mcp/crash/echo", Arguments: json.RawMessage(`{"message":"x"}`)}, nil)
+	r = c.Call(context.Background(), authority.Call{ID: "2", Tool: "mcp/crash/echo", Arguments: json.RawMessage(`{"message":"x"}`)})
 	if r.Status == ledger.ToolCompleted {
 		t.Fatalf("a call succeeded on a dead server: %+v", r)
 	}
@@ -189,7 +189,7 @@ func TestOversizeOutputIsBounded(t *testing.T) {
 			t.Parallel()
 			srv := faultStdio(t, "big", "oversize", "-bytes", strconv.Itoa(tc.bytes))
 			c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv), MaxOutputBytes: tc.max})
-			r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/big/big"}, nil)
+			r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/big/big"})
 			if r.Status != tc.want {
 				t.Fatalf("status %s, want %s (%+v)", r.Status, tc.want, r.Output)
 			}
@@ -202,11 +202,11 @@ func TestToolResultsKeepFailureKindsApart(t *testing.T) {
 	srv := faultStdio(t, "f", "ok")
 	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv)})
 	ctx := context.Background()
-	r := c.Call(ctx, authority.Call{ID: "1", Tool: "mcp/f/fail"}, nil)
+	r := c.Call(ctx, authority.Call{ID: "1", Tool: "mcp/f/fail"})
 	if r.Status != ledger.ToolRecoverableError || r.Terminal() {
 		t.Fatalf("isError: %+v", r)
 	}
-	r = c.Call(ctx, authority.Call{ID: "2", Tool: "mcp/f/bad-structured"}, nil)
+	r = c.Call(ctx, authority.Call{ID: "2", Tool: "mcp/f/bad-structured"})
 	if r.Status != ledger.ToolIOFailed || r.Delivery != ledger.ResponseReceived {
 		t.Fatalf("invalid structured: %+v", r)
 	}
@@ -226,7 +226,7 @@ func TestOperationTimeoutEndsTheCallAsTimedOut(t *testing.T) {
 	srv := faultStdio(t, "slow", "ok")
 	srv.OperationTimeout = 200 * time.Millisecond
 	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv)})
-	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/slow/sleep", Arguments: json.RawMessage(`{"ms":10000}`)}, nil)
+	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/slow/sleep", Arguments: json.RawMessage(`{"ms":10000}`)})
 	if r.Status != ledger.ToolTimedOut || r.Delivery != ledger.MayHaveBeenSent {
 		t.Fatalf("tool result %+v", r)
 	}

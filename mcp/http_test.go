@@ -127,7 +127,7 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		done := make(chan ledger.ToolResult)
 		go func() {
-			done <- c.Call(cctx, authority.Call{ID: "x", Tool: "mcp/everything/trigger-long-running-operation", Arguments: json.RawMessage(`{"duration":30,"steps":30}`)}, nil)
+			done <- c.Call(cctx, authority.Call{ID: "x", Tool: "mcp/everything/trigger-long-running-operation", Arguments: json.RawMessage(`{"duration":30,"steps":30}`)})
 		}()
 		waitProgress(t, c, "everything")
 		cancel()
@@ -271,7 +271,7 @@ func TestSessionNotFoundEndsTheSession(t *testing.T) {
 		return false
 	}
 	rec.mu.Unlock()
-	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/rec/echo", Arguments: json.RawMessage(`{"message":"x"}`)}, nil)
+	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/rec/echo", Arguments: json.RawMessage(`{"message":"x"}`)})
 	if r.Status != ledger.ToolIOFailed || r.Delivery != ledger.NotSent || !strings.Contains(string(mustJSON(r.Output)), "session_ended") {
 		t.Fatalf("%+v", r)
 	}
@@ -303,7 +303,7 @@ func TestLostResponseIsAnUnknownOutcomeNeverReplayed(t *testing.T) {
 		return true
 	}
 	rec.mu.Unlock()
-	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/rec/echo", Arguments: json.RawMessage(`{"message":"x"}`)}, nil)
+	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/rec/echo", Arguments: json.RawMessage(`{"message":"x"}`)})
 	if r.Status != ledger.ToolIOFailed || r.Delivery != ledger.MayHaveBeenSent || !r.Terminal() {
 		t.Fatalf("%+v", r)
 	}
@@ -326,7 +326,7 @@ func TestCancellationSendsNotificationOverHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan ledger.ToolResult)
 	go func() {
-		done <- c.Call(ctx, authority.Call{ID: "1", Tool: "mcp/rec/sleep", Arguments: json.RawMessage(`{"ms":20000}`)}, nil)
+		done <- c.Call(ctx, authority.Call{ID: "1", Tool: "mcp/rec/sleep", Arguments: json.RawMessage(`{"ms":20000}`)})
 	}()
 	for i := 0; ; i++ {
 		n := 0
