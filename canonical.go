@@ -79,5 +79,8 @@ func appendCanonicalString(b []byte, s string) []byte {
 
 func sha256Tag(b []byte) string {
 	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	var out [7 + 64]byte
+	copy(out[:], "sha256:")
+	hex.Encode(out[7:], sum[:])
+	return string(out[:])
 }

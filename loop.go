@@ -1,9 +1,11 @@
 package pablo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strconv"
 	"unicode/utf8"
 
@@ -343,11 +345,14 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	if o := s.emit(EventData{Type: EventToolStarted, Call: &EventCall{ID: lc.ID, Name: string(id), Arguments: args}}); o != nil {
+	if o := s.emitToolStarted(&EventCall{ID: lc.ID, Name: string(id), Arguments: args}); o != nil {
 		t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolEventSinkFailed})
 		return o
 	}
-	ctx, span := r.tracer.Start(s.ctx, "execute_tool", trace.WithAttributes(attribute.String("gen_ai.tool.name", string(id))))
+	ctx, span := r.tracer.Start(s.ctx, "execute_tool")
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("gen_ai.tool.name", string(id)))
+	}
 	if err := t.root.Dispatch(ctx, s.agent, lc.ID); err != nil {
 		span.End()
 		t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolAdmissionFailed})
@@ -387,7 +392,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		}
 		return s.ledgerOutcome(err)
 	}
-	if o := s.emit(EventData{Type: EventToolFinished, CallID: lc.ID, Name: string(id), Result: result}); o != nil {
+	if o := s.emitToolFinished(lc.ID, string(id), result); o != nil {
 		return o
 	}
 	if res.Terminal() {
@@ -410,27 +415,62 @@ func (s *step) deny(lc ledger.ToolCall, d authority.Decision) *Outcome {
 }
 
 // resultJSON is the ToolResult object the model and the event stream see:
-// status, policy_rule, shell, then the catalog's payload keys. Known secrets
-// are masked before anything is recorded.
+// status, policy_rule and shell, plus the catalog's payload keys (a payload
+// key of the same name replaces the default). Keys are written sorted, so the
+// result is canonical JSON as the ledger stores it. Known secrets are masked
+// before anything is recorded.
 func (s *step) resultJSON(res ledger.ToolResult) []byte {
-	obj := map[string]any{"status": res.Status, "policy_rule": nil, "shell": nil}
-	if res.Rule != "" {
-		obj["policy_rule"] = ruleOf(res.Rule)
+	out, isMap := res.Output.(map[string]any)
+	if !isMap && res.Output != nil {
+		out = map[string]any{"output": res.Output}
 	}
-	switch out := res.Output.(type) {
-	case nil:
-	case map[string]any:
-		for k, v := range out {
-			obj[k] = v
+	keys := make([]string, 0, len(out)+3)
+	for k := range out {
+		if k != "status" {
+			keys = append(keys, k)
 		}
-	default:
-		obj["output"] = out
 	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		b = []byte(`{"status":"io_failed","policy_rule":null,"shell":null}`)
+	for _, k := range [...]string{"policy_rule", "shell", "status"} {
+		if _, ok := out[k]; !ok || k == "status" {
+			keys = append(keys, k)
+		}
 	}
-	return s.t.rt.opts.secrets.Bytes(b)
+	sort.Strings(keys)
+	buf := make([]byte, 0, 256)
+	buf = append(buf, '{')
+	for i, k := range keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendJSONString(buf, k)
+		buf = append(buf, ':')
+		v, inPayload := out[k]
+		switch {
+		case k == "status":
+			buf = appendJSONString(buf, string(res.Status))
+		case inPayload:
+			buf = appendJSONValue(buf, v)
+		case k == "policy_rule" && res.Rule != "":
+			buf = appendJSONValue(buf, ruleOf(res.Rule))
+		default:
+			buf = append(buf, "null"...)
+		}
+	}
+	buf = append(buf, '}')
+	return s.t.rt.opts.secrets.Bytes(buf)
+}
+
+// appendJSONValue appends v encoded as JSON without HTML escaping, or null
+// when it cannot be encoded.
+func appendJSONValue(buf []byte, v any) []byte {
+	w := bytes.NewBuffer(buf)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return append(buf, "null"...)
+	}
+	out := w.Bytes()
+	return out[:len(out)-1] // Encode adds a newline
 }
 
 // toolOutcome maps a terminal tool status to the task outcome.
@@ -493,6 +533,32 @@ func (s *step) emit(data EventData) *Outcome {
 		return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.NotSent)}
 	}
 	return s.publish(data, payload)
+}
+
+// emitToolStarted and emitToolFinished build their payloads by hand: they
+// are on the path of every tool call.
+func (s *step) emitToolStarted(c *EventCall) *Outcome {
+	buf := make([]byte, 0, 96+len(c.ID)+len(c.Name)+len(c.Arguments))
+	buf = append(buf, `{"type":"tool.started","call":{"id":`...)
+	buf = appendJSONString(buf, c.ID)
+	buf = append(buf, `,"name":`...)
+	buf = appendJSONString(buf, c.Name)
+	buf = append(buf, `,"arguments":`...)
+	buf = append(buf, c.Arguments...)
+	buf = append(buf, "}}"...)
+	return s.publish(EventData{Type: EventToolStarted, Call: c}, buf)
+}
+
+func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
+	buf := make([]byte, 0, 80+len(callID)+len(name)+len(result))
+	buf = append(buf, `{"type":"tool.finished","call_id":`...)
+	buf = appendJSONString(buf, callID)
+	buf = append(buf, `,"name":`...)
+	buf = appendJSONString(buf, name)
+	buf = append(buf, `,"result":`...)
+	buf = append(buf, result...)
+	buf = append(buf, '}')
+	return s.publish(EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: result}, buf)
 }
 
 // emitDelta is emit for text deltas, with the payload built by hand: it is
