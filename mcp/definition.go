@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/pabloagent/pablo/internal/schema"
@@ -176,18 +175,6 @@ func replaceRootMember(raw []byte, key, value string) ([]byte, bool) {
 		}
 	}
 	return nil, false
-}
-
-// readBounded reads at most n bytes from r and reports whether r held more.
-func readBounded(r io.Reader, n int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, n+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > n {
-		return nil, fmt.Errorf("%w: more than %d bytes", ErrBound, n)
-	}
-	return b, nil
 }
 
 // schemaReason renders a compile error for a health report.

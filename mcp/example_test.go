@@ -1,0 +1,39 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/mcp"
+)
+
+// The name a model provider sees for an MCP tool is a fixed-length alias
+// of its qualified ID.
+func ExampleAlias() {
+	fmt.Println(mcp.Alias(authority.MCPTool("records", "lookup")))
+	// Output: mcp_b385a7484020f29c7fe1db17ccf2d3660f0938e5d8e313d2
+}
+
+// A host opens one catalog per task, lists its admitted tools and closes
+// it when the task settles.
+func ExampleOpen() {
+	srv := mcp.Server{
+		Name: "records", Transport: mcp.Stdio,
+		Command: "/opt/records/bin/records-server", Args: []string{"--stdio"},
+		Dir: "/srv/work", Env: map[string]string{"RECORDS_TOKEN": "records"},
+		Required: true, StartupTimeout: 30 * time.Second,
+	}
+	auth, _ := authority.New(authority.Config{MCPServers: map[string]authority.MCPServer{"records": {Launcher: srv.Command}}})
+	resolver := authority.NewResolver(authority.ResolverOptions{})
+	cat, err := mcp.Open(context.Background(), mcp.Options{Servers: []mcp.Server{srv}, Authority: auth, Resolve: resolver.Resolve})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cat.Close()
+	for _, t := range cat.Tools() {
+		fmt.Println(t.ID, mcp.Alias(t.ID))
+	}
+}
