@@ -60,6 +60,8 @@ type EventData struct {
 	// model.started
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
+	// model.started and model.finished of a routed model
+	ModelRoute *RouteAttempt `json:"model_route,omitempty"`
 	// assistant.text.delta
 	Text string `json:"text,omitempty"`
 	// model.finished

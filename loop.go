@@ -33,6 +33,7 @@ type step struct {
 	usage     ledger.Usage
 	modelInfo ModelInfo
 	traceID   string
+	route     *RouteSession
 }
 
 // run is the task's loop: model proposes → authority and contract validate
@@ -176,48 +177,60 @@ func (s *step) modelCallRemains() *Outcome {
 	return nil
 }
 
-// modelTurn reserves, dispatches and settles one model call.
-func (s *step) modelTurn() (*ModelResponse, *Outcome) {
+// modelCall is one model call on the ledger: reserved, started, dispatched,
+// settled. A routed model makes one per attempt.
+type modelCall struct {
+	id       string
+	started  bool
+	outBytes uint64
+	span     trace.Span
+}
+
+// beginCall reserves and dispatches one model call and emits model.started.
+func (s *step) beginCall(ctx context.Context, provider, model string, route *RouteAttempt, req *ModelRequest) (*modelCall, *Outcome) {
 	t, r := s.t, s.t.rt
-	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
-	mc := ledger.ModelCall{Route: s.modelInfo.Provider + "/" + s.modelInfo.Model, ContextBytes: requestBytes(req)}
+	mc := ledger.ModelCall{Route: provider + "/" + model, ContextBytes: requestBytes(req)}
+	if route != nil {
+		mc.Route = route.Route + "/" + route.Entry
+	}
 	if s.modelInfo.TokenBound > 0 {
 		mc.TokenBound = ledger.Max(s.modelInfo.TokenBound)
 	}
 	if s.modelInfo.CostBound > 0 {
 		mc.CostBound = ledger.Max(s.modelInfo.CostBound)
 	}
-	callID, err := t.root.ReserveModelCall(s.ctx, s.agent, mc)
+	id, err := t.root.ReserveModelCall(s.ctx, s.agent, mc)
 	if err != nil {
 		return nil, s.ledgerOutcome(err)
 	}
-	if o := s.emit(EventData{Type: EventModelStarted, Provider: s.modelInfo.Provider, Model: s.modelInfo.Model}); o != nil {
-		t.root.SettleModelCall(s.ctx, s.agent, callID, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent, Error: ledger.FailEventSinkIO})
+	call := &modelCall{id: id}
+	if o := s.emit(EventData{Type: EventModelStarted, Provider: provider, Model: model, ModelRoute: route}); o != nil {
+		t.root.SettleModelCall(s.ctx, s.agent, id, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent, Error: ledger.FailEventSinkIO})
 		return nil, o
 	}
-	ctx, span := r.tracer.Start(s.ctx, "chat", trace.WithAttributes(attribute.String("gen_ai.request.model", s.modelInfo.Model)))
-	defer span.End()
-	if err := t.root.Dispatch(ctx, s.agent, callID); err != nil {
-		t.root.SettleModelCall(s.ctx, s.agent, callID, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent})
+	_, call.span = r.tracer.Start(ctx, "chat")
+	if call.span.IsRecording() {
+		call.span.SetAttributes(attribute.String("gen_ai.request.model", model))
+	}
+	if err := t.root.Dispatch(s.ctx, s.agent, id); err != nil {
+		call.span.End()
+		t.root.SettleModelCall(s.ctx, s.agent, id, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent})
 		return nil, s.ledgerOutcome(err)
 	}
-	var sinkErr *Outcome
-	outBytes := uint64(0)
-	resp, err := r.opts.Model.Generate(ctx, req, func(delta string) error {
-		if delta == "" {
-			return nil
-		}
-		outBytes += uint64(len(delta))
-		if o := s.emitDelta(delta); o != nil {
-			sinkErr = o
-			return errSink
-		}
-		return nil
-	})
+	call.started = true
+	return call, nil
+}
+
+// endCall settles a model call with its response or error, emits
+// model.finished and returns the outcome the failure implies (nil when the
+// call succeeded).
+func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr *Outcome, route *RouteAttempt) *Outcome {
+	t := s.t
+	defer call.span.End()
 	settle := ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusCompleted), Delivery: ledger.ResponseReceived}
 	var outcome *Outcome
 	if err != nil {
-		span.SetStatus(codes.Error, "model call failed")
+		call.span.SetStatus(codes.Error, "model call failed")
 		var me *ModelError
 		switch {
 		case sinkErr != nil:
@@ -233,6 +246,9 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 			outcome = &Outcome{Status: StatusFailed, Code: string(ledger.FailProviderTransport), Delivery: string(ledger.MayHaveBeenSent)}
 			settle.Status, settle.Delivery, settle.Error = ledger.OutcomeStatus(StatusFailed), ledger.MayHaveBeenSent, ledger.FailProviderTransport
 		}
+		if route != nil && route.Delivery != nil && sinkErr == nil && s.ctx.Err() == nil {
+			settle.Delivery = ledger.Delivery(*route.Delivery)
+		}
 	} else if resp.UsageReported {
 		settle.Reported = true
 		settle.Usage = ledger.Usage{InputTokens: countOf(resp.Usage.InputTokens), OutputTokens: countOf(resp.Usage.OutputTokens),
@@ -241,13 +257,14 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 			settle.CostReported, settle.CostMicroUSD = true, *resp.Usage.CostMicroUSD
 		}
 	}
-	if serr := t.root.SettleModelCall(s.ctx, s.agent, callID, settle); serr != nil && outcome == nil {
+	if serr := t.root.SettleModelCall(s.ctx, s.agent, call.id, settle); serr != nil && outcome == nil {
 		outcome = s.ledgerOutcome(serr)
 	}
 	if acc, aerr := t.root.Accounting(s.agent); aerr == nil {
 		s.usage = acc.Usage
 	}
-	fin := EventData{Type: EventModelFinished, Status: string(settle.Status), OutputBytes: &outBytes}
+	out := call.outBytes
+	fin := EventData{Type: EventModelFinished, Status: string(settle.Status), OutputBytes: &out, ModelRoute: route}
 	if resp != nil {
 		fin.FinishReason = resp.FinishReason
 		if resp.UsageReported {
@@ -257,12 +274,91 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 	if o := s.emit(fin); o != nil && outcome == nil {
 		outcome = o
 	}
-	if outcome != nil {
-		return nil, outcome
+	return outcome
+}
+
+// modelTurn runs one logical model operation: one ledger call, or one per
+// attempt when the model is a route that falls back.
+func (s *step) modelTurn() (*ModelResponse, *Outcome) {
+	r := s.t.rt
+	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
+	var current *modelCall
+	var sinkErr, failed *Outcome
+	emit := func(delta string) error {
+		if delta == "" {
+			return nil
+		}
+		if current != nil {
+			current.outBytes += uint64(len(delta))
+		}
+		if o := s.emitDelta(delta); o != nil {
+			sinkErr = o
+			return errSink
+		}
+		return nil
+	}
+	var resp *ModelResponse
+	var err error
+	if rm, ok := r.opts.Model.(RoutedModel); ok {
+		if s.route == nil {
+			s.route = &RouteSession{}
+		}
+		s.route.BeginAttempt = func(ctx context.Context, a RouteAttempt) error {
+			call, o := s.beginCall(ctx, a.Provider, a.Model, &a, req)
+			if o != nil {
+				failed = o
+				return errRouteStopped
+			}
+			current = call
+			return nil
+		}
+		s.route.EndAttempt = func(_ context.Context, a RouteAttempt, resp *ModelResponse, err error) {
+			if current == nil {
+				return
+			}
+			o := s.endCall(current, resp, err, sinkErr, &a)
+			current = nil
+			if err == nil && o != nil {
+				failed = o
+			}
+		}
+		resp, err = rm.GenerateRouted(s.ctx, s.route, req, emit)
+		if failed != nil {
+			return nil, failed
+		}
+		if err != nil {
+			return nil, s.failureOutcome(err, sinkErr)
+		}
+	} else {
+		call, o := s.beginCall(s.ctx, s.modelInfo.Provider, s.modelInfo.Model, nil, req)
+		if o != nil {
+			return nil, o
+		}
+		current = call
+		resp, err = r.opts.Model.Generate(s.ctx, req, emit)
+		if o := s.endCall(call, resp, err, sinkErr, nil); o != nil {
+			return nil, o
+		}
 	}
 	s.history = append(s.history, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 	return resp, nil
 }
+
+// failureOutcome is the task outcome of a failed model operation.
+func (s *step) failureOutcome(err error, sinkErr *Outcome) *Outcome {
+	var me *ModelError
+	switch {
+	case sinkErr != nil:
+		return sinkErr
+	case s.ctx.Err() != nil:
+		return s.interrupted()
+	case errors.As(err, &me):
+		return &Outcome{Status: StatusFailed, Code: string(me.Code), Delivery: string(me.Delivery)}
+	}
+	return &Outcome{Status: StatusFailed, Code: string(ledger.FailProviderTransport), Delivery: string(ledger.MayHaveBeenSent)}
+}
+
+var errRouteStopped = errors.New("pablo: route stopped by the ledger")
 
 var errSink = errors.New("pablo: event sink failed")
 

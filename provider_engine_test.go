@@ -33,6 +33,9 @@ type chatFixture struct {
 	models   []string
 	// fail503 lists model IDs answered with HTTP 503.
 	fail503 map[string]bool
+	// failAfterDelta lists model IDs whose stream breaks after one text
+	// delta.
+	failAfterDelta map[string]bool
 }
 
 func finalDeltas() []string {
@@ -44,7 +47,7 @@ func finalDeltas() []string {
 }
 
 func newChatFixture(t testing.TB, tls bool) *chatFixture {
-	f := &chatFixture{fail503: map[string]bool{}}
+	f := &chatFixture{fail503: map[string]bool{}, failAfterDelta: map[string]bool{}}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Model    string            `json:"model"`
@@ -65,6 +68,10 @@ func newChatFixture(t testing.TB, tls bool) *chatFixture {
 		fl := w.(http.Flusher)
 		send := func(s string) { io.WriteString(w, "data: "+s+"\n\n"); fl.Flush() }
 		send(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`)
+		if f.failAfterDelta[body.Model] {
+			send(`{"choices":[{"index":0,"delta":{"content":"partial"},"finish_reason":null}]}`)
+			panic(http.ErrAbortHandler) // the stream breaks mid-response
+		}
 		// The tool result comes back as the last message: answer then.
 		if n%2 == 1 {
 			send(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"fs_read","arguments":""}}]},"finish_reason":null}]}`)
@@ -265,10 +272,44 @@ func TestFixtureRouteFallsBackAfter503(t *testing.T) {
 	f2 := newChatFixture(t, false)
 	f2.fail503["first-id"] = true
 	m2, _ := d.FixtureModel(f2.srv.URL + "/v1/chat/completions")
-	obj, _ := runProviderTask(t, d, HostOptions{Model: m2})
+	obj, events := runProviderTask(t, d, HostOptions{Model: m2})
 	if obj.Outcome.Status != StatusCompleted {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s", b)
+	}
+	// Each attempt is its own model call on the ledger: the failed first
+	// attempt and the fallback of the first turn, then the sticky second
+	// turn.
+	if obj.Accounting.ModelCalls.N != 3 {
+		t.Fatalf("model calls %s, want 3 (503, fallback, sticky)", obj.Accounting.ModelCalls)
+	}
+	var reasons []string
+	for _, ev := range events {
+		if ev.Type == EventModelFinished && ev.ModelRoute != nil {
+			reasons = append(reasons, ev.ModelRoute.SelectionReason+"/"+ev.Status)
+		}
+	}
+	if strings.Join(reasons, " ") != "initial/failed fallback/completed sticky/completed" {
+		t.Fatalf("route records on events: %v", reasons)
+	}
+}
+
+// A 503 after a text delta has escaped does not fall back: the task fails.
+func TestNoFallbackAfterADelta(t *testing.T) {
+	f := newChatFixture(t, false)
+	f.failAfterDelta["first-id"] = true
+	body := "[options.models.first]\nprovider = \"vercel\"\nid = \"first-id\"\ncredential = \"gw\"\n" +
+		"[options.models.second]\nprovider = \"openrouter\"\nid = \"second-id\"\ncredential = \"or\"\n" +
+		"[options.routes.main]\nentries = [{ model = \"first\" }, { model = \"second\" }]\n" +
+		"[options]\nmodel_route = \"main\"\n" +
+		"[credentials.gw]\nconsumer = \"provider.vercel\"\nsources = [{ kind = \"environment\", name = \"GW\" }]\n" +
+		"[credentials.or]\nconsumer = \"provider.openrouter\"\nsources = [{ kind = \"environment\", name = \"OR\" }]\n"
+	d := providerDeployment(t, body, nil)
+	m, _ := d.FixtureModel(f.srv.URL + "/v1/chat/completions")
+	obj, _ := runProviderTask(t, d, HostOptions{Model: m})
+	if obj.Outcome.Status != StatusFailed || obj.Accounting.ModelCalls.N != 1 {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("want one failed attempt and no fallback: %s", b)
 	}
 }
 

@@ -91,18 +91,25 @@ func validHostName(s string) bool {
 	if len(s) > 128 || !strings.Contains(s, ".") {
 		return false
 	}
-	for _, seg := range strings.Split(s, ".") {
-		if seg == "" || !(seg[0] >= 'a' && seg[0] <= 'z') {
-			return false
-		}
-		for i := 1; i < len(seg); i++ {
-			c := seg[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+	segStart := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '.':
+			if segStart {
 				return false
 			}
+			segStart = true
+		case segStart:
+			if !(c >= 'a' && c <= 'z') {
+				return false
+			}
+			segStart = false
+		case !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'):
+			return false
 		}
 	}
-	return true
+	return !segStart
 }
 
 // MCP splits an MCP tool ID into its server and tool names.

@@ -245,7 +245,7 @@ func (s *Set) Decide(req Request) Decision {
 	default:
 		d.Layer, d.RuleID = LayerConfiguration, "builtin.configured"
 	}
-	d.Reason = fmt.Sprintf("%s is allowed by every layer", id)
+	d.Reason = "allowed by every layer"
 	return d
 }
 
