@@ -52,7 +52,7 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 		}
 		servers = append(servers, srv)
 	}
-	resolver, err := d.Resolver(authority.ResolverOptions{LookupEnv: host.LookupEnv, Host: host.Host})
+	resolver, err := d.Resolver(authority.ResolverOptions{LookupEnv: host.LookupEnv, Host: host.Host, Redact: host.secrets})
 	if err != nil {
 		return mcp.Options{}, err
 	}

@@ -18,7 +18,7 @@ const FixtureKey = "pablo-fixture-key"
 
 // httpModel builds the configured HTTP provider model (or route).
 func (d *Deployment) httpModel(opts HostOptions) (Model, error) {
-	r, err := d.Resolver(authority.ResolverOptions{LookupEnv: opts.LookupEnv, Host: opts.Host})
+	r, err := d.Resolver(authority.ResolverOptions{LookupEnv: opts.LookupEnv, Host: opts.Host, Redact: opts.secrets})
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,14 @@ type HostOptions struct {
 	Tracer  trace.Tracer
 	Now     func() time.Time
 	OnStart func(TaskInfo)
+	// FixtureEndpoint, when set and Model is nil, points the configured
+	// provider (or every route entry) at a literal-loopback HTTP test
+	// server with the fixed FixtureKey. Refused under lock.
+	FixtureEndpoint string
+
+	// secrets learns every credential value resolved for this runtime, so
+	// the engine masks it in recorded output.
+	secrets *redact.Set
 }
 
 // ErrUnavailable marks a configured capability this build cannot provide.
@@ -55,7 +63,9 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		Now:             opts.Now,
 		OnStart:         opts.OnStart,
 		secrets:         &redact.Set{},
+		Output:          d.outputSpec(),
 	}
+	opts.secrets = ro.secrets
 	if o.Run.Instructions != nil {
 		ro.Instructions = *o.Run.Instructions
 	}
@@ -124,6 +134,12 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 	switch {
 	case opts.Model != nil:
 		ro.Model = opts.Model
+	case opts.FixtureEndpoint != "":
+		m, err := d.FixtureModel(opts.FixtureEndpoint)
+		if err != nil {
+			return fail(err)
+		}
+		ro.Model = m
 	default:
 		m, err := d.configuredModel(opts)
 		if err != nil {

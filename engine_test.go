@@ -229,3 +229,24 @@ func TestSkillTextGrantsNothing(t *testing.T) {
 		t.Fatal("no skill.activated event")
 	}
 }
+
+func TestOutputValidationWithOneRepair(t *testing.T) {
+	body := "[options.output]\nschema = '{\"type\":\"object\",\"properties\":{\"answer\":{\"type\":\"string\"}},\"required\":[\"answer\"],\"additionalProperties\":false}'\n[options.output.repair]\nenabled = true\n"
+	obj, _, _ := runScript(t, body, `{"turns":[{"text":["not json"]},{"text":["{\"answer\":\"paid\"}"]}]}`, nil)
+	if obj.Outcome.Status != StatusCompleted || *obj.Outcome.Output != `{"answer":"paid"}` || obj.OutputRepair == nil || obj.OutputRepair.Status != RepairSucceeded {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("repair: %s", b)
+	}
+	if !strings.Contains(string(obj.OutputValidation), `"status":"valid"`) || obj.Accounting.ModelCalls.N != 2 {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("records: %s", b)
+	}
+	obj, _, _ = runScript(t, body, `{"turns":[{"text":["not json"]},{"text":["{\"answer\":1}"]}]}`, nil)
+	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != "output_validation_failed" || obj.OutputRepair.Status != RepairFailed {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("second invalid answer: %s", b)
+	}
+	if strings.Contains(string(obj.OutputValidation), "not json") {
+		t.Fatal("diagnostics hold values")
+	}
+}

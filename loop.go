@@ -34,6 +34,7 @@ type step struct {
 	modelInfo ModelInfo
 	traceID   string
 	route     *RouteSession
+	check     *outputCheck
 }
 
 // run is the task's loop: model proposes → authority and contract validate
@@ -83,6 +84,7 @@ func (s *step) loop() *Outcome {
 	if o := s.openCatalogs(); o != nil {
 		return o
 	}
+	s.check, _ = newOutputCheck(r.opts.Output) // checked by NewRuntime
 	s.history = append(s.history, Message{Role: RoleUser, Content: t.input})
 	s.history = append(s.history, r.opts.Context...)
 	for {
@@ -94,8 +96,7 @@ func (s *step) loop() *Outcome {
 			return o
 		}
 		if len(resp.ToolCalls) == 0 {
-			text := resp.Text
-			return &Outcome{Status: StatusCompleted, Output: &text, FinishReason: FinishStop, Usage: usageOf(s.usage)}
+			return s.final(resp.Text)
 		}
 		// No tool starts unless a model call remains to consume its result.
 		if o := s.modelCallRemains(); o != nil {
@@ -110,6 +111,36 @@ func (s *step) loop() *Outcome {
 			}
 		}
 	}
+}
+
+// final settles a final answer: it validates it against the output schema
+// when one is set, with at most one repair call, during which no tool may
+// run.
+func (s *step) final(text string) *Outcome {
+	if s.check == nil {
+		return &Outcome{Status: StatusCompleted, Output: &text, FinishReason: FinishStop, Usage: usageOf(s.usage)}
+	}
+	if s.check.validate(text) {
+		s.history = append(s.history, Message{Role: RoleUser, Content: s.check.feedback()})
+		defs := s.defs
+		s.defs = nil
+		resp, o := s.modelTurn()
+		s.defs = defs
+		if o != nil {
+			s.check.block()
+			return o
+		}
+		if len(resp.ToolCalls) > 0 {
+			s.check.block()
+			return &Outcome{Status: StatusFailed, Code: string(ledger.FailMalformedStream), Delivery: string(ledger.ResponseReceived)}
+		}
+		text = resp.Text
+		s.check.validate(text)
+	}
+	if !s.check.valid() {
+		return &Outcome{Status: StatusFailed, Code: string(ledger.FailOutputValidationFailed), Delivery: string(ledger.ResponseReceived)}
+	}
+	return &Outcome{Status: StatusCompleted, Output: &text, FinishReason: FinishStop, Usage: usageOf(s.usage)}
 }
 
 // openCatalogs gathers the shared and per-task catalogs and compiles the
@@ -749,7 +780,13 @@ func (t *Task) finish(s *step, o *Outcome) {
 	}
 	id := t.root.ID()
 	trace := s.traceID
-	t.settle(&TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &id, TraceID: &trace, Outcome: o, Accounting: &acc})
+	obj := &TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &id, TraceID: &trace, Outcome: o, Accounting: &acc}
+	if s.check != nil {
+		rec, rep := s.check.records()
+		obj.OutputValidation, _ = json.Marshal(rec)
+		obj.OutputRepair = rep
+	}
+	t.settle(obj)
 }
 
 func outputBytes(o *Outcome) uint64 {

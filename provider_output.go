@@ -47,18 +47,49 @@ type outputCheck struct {
 	rep         OutputRepair
 }
 
-// newOutputCheck returns nil when the deployment sets no output schema.
-func (d *Deployment) newOutputCheck() (*outputCheck, error) {
+// OutputSpec asks a runtime to validate every task's final answer against a
+// JSON Schema (the bounded subset of REFERENCE §5.5) and, optionally, to
+// make one repair call when the first answer is invalid.
+type OutputSpec struct {
+	// Schema is the JSON Schema text. Required.
+	Schema string
+	// Repair allows one repair call.
+	Repair bool
+	// MaxFeedbackBytes bounds the repair message (0: 4096).
+	MaxFeedbackBytes int64
+	// MaxValidationWork bounds validation work across both candidates (0:
+	// 16,777,216).
+	MaxValidationWork int64
+	// MaxOutputBytes bounds both candidates together (0: unbounded).
+	MaxOutputBytes int64
+}
+
+// outputSpec returns the deployment's output validation, or nil.
+func (d *Deployment) outputSpec() *OutputSpec {
 	o := d.Options.Output
 	if o.Schema == "" {
+		return nil
+	}
+	return &OutputSpec{Schema: o.Schema, Repair: o.Repair.Enabled, MaxFeedbackBytes: o.Repair.MaxFeedbackBytes,
+		MaxValidationWork: o.MaxValidationWork, MaxOutputBytes: d.Options.Limits.MaxOutputBytes}
+}
+
+// newOutputCheck returns nil when spec is nil.
+func newOutputCheck(spec *OutputSpec) (*outputCheck, error) {
+	if spec == nil {
 		return nil, nil
 	}
+	o := spec
 	s, err := schema.Compile([]byte(o.Schema), schema.Limits{})
 	if err != nil {
 		return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/output/schema", Message: err.Error()}
 	}
-	c := &outputCheck{schema: s, repair: o.Repair.Enabled, maxFeedback: int(o.Repair.MaxFeedbackBytes),
-		workLeft: uint64(o.MaxValidationWork), bytesLeft: d.Options.Limits.MaxOutputBytes, record: s.UnvalidatedRecord()}
+	bytesLeft := o.MaxOutputBytes
+	if bytesLeft <= 0 {
+		bytesLeft = 1 << 62
+	}
+	c := &outputCheck{schema: s, repair: o.Repair, maxFeedback: int(o.MaxFeedbackBytes),
+		workLeft: uint64(o.MaxValidationWork), bytesLeft: bytesLeft, record: s.UnvalidatedRecord()}
 	if c.maxFeedback <= 0 {
 		c.maxFeedback = 4096
 	}

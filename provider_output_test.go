@@ -21,7 +21,7 @@ func outputDeployment(t *testing.T, extra string) *Deployment {
 }
 
 func TestOutputValidOnFirstAnswerNeedsNoRepair(t *testing.T) {
-	c, err := outputDeployment(t, "[options.output.repair]\nenabled = true\n").newOutputCheck()
+	c, err := newOutputCheck(outputDeployment(t, "[options.output.repair]\nenabled = true\n").outputSpec())
 	if err != nil || c == nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestOutputValidOnFirstAnswerNeedsNoRepair(t *testing.T) {
 }
 
 func TestOutputOneRepairThenSucceeded(t *testing.T) {
-	c, _ := outputDeployment(t, "[options.output.repair]\nenabled = true\nmax_feedback_bytes = 512\n").newOutputCheck()
+	c, _ := newOutputCheck(outputDeployment(t, "[options.output.repair]\nenabled = true\nmax_feedback_bytes = 512\n").outputSpec())
 	if !c.validate(`{"paid":"yes","invoice":"INV-1042","secret":"hunter2"}`) {
 		t.Fatal("an invalid first answer asks for the repair")
 	}
@@ -54,7 +54,7 @@ func TestOutputOneRepairThenSucceeded(t *testing.T) {
 }
 
 func TestOutputSecondInvalidAnswerFails(t *testing.T) {
-	c, _ := outputDeployment(t, "[options.output.repair]\nenabled = true\n").newOutputCheck()
+	c, _ := newOutputCheck(outputDeployment(t, "[options.output.repair]\nenabled = true\n").outputSpec())
 	c.validate(`not json`)
 	c.feedback()
 	if c.validate(`{"paid":1}`) || c.valid() {
@@ -67,7 +67,7 @@ func TestOutputSecondInvalidAnswerFails(t *testing.T) {
 }
 
 func TestOutputWithoutRepairHasNoRepairRecord(t *testing.T) {
-	c, _ := outputDeployment(t, "").newOutputCheck()
+	c, _ := newOutputCheck(outputDeployment(t, "").outputSpec())
 	if c.validate(`{}`) {
 		t.Fatal("no repair when it is not enabled")
 	}
@@ -83,7 +83,7 @@ func TestOutputCandidatesShareTheWorkBound(t *testing.T) {
 	first := `{"paid":"no","invoice":"INV-1042"}`
 	second := `{"paid":true,"invoice":"INV-1042"}` + strings.Repeat(" ", 40)
 	for _, slack := range []uint64{0, 1} {
-		c, _ := outputDeployment(t, "[options.output.repair]\nenabled = true\n").newOutputCheck()
+		c, _ := newOutputCheck(outputDeployment(t, "[options.output.repair]\nenabled = true\n").outputSpec())
 		c.workLeft = c.schema.Work(len(first)) + c.schema.Work(len(second)) - slack
 		c.validate(first)
 		c.feedback()
@@ -99,7 +99,7 @@ func TestOutputCandidatesShareTheWorkBound(t *testing.T) {
 }
 
 func TestOutputBlockedRepair(t *testing.T) {
-	c, _ := outputDeployment(t, "[options.output.repair]\nenabled = true\n").newOutputCheck()
+	c, _ := newOutputCheck(outputDeployment(t, "[options.output.repair]\nenabled = true\n").outputSpec())
 	c.validate(`[]`)
 	c.block()
 	_, rep := c.records()
@@ -112,7 +112,7 @@ func TestOutputBlockedRepair(t *testing.T) {
 func TestOutputCandidatesShareTheOutputBytes(t *testing.T) {
 	first, second := `{"paid":"no"}`, `{"paid":true,"invoice":"I"}`
 	for _, slack := range []int64{0, 1} {
-		c, _ := outputDeployment(t, "[options.output.repair]\nenabled = true\n").newOutputCheck()
+		c, _ := newOutputCheck(outputDeployment(t, "[options.output.repair]\nenabled = true\n").outputSpec())
 		c.bytesLeft = int64(len(first)+len(second)) - slack
 		c.validate(first)
 		c.feedback()

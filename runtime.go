@@ -62,6 +62,10 @@ type RuntimeOptions struct {
 	// OnStart, when set, is called with each task's ledger before its first
 	// event, so a host can record the task ID.
 	OnStart func(TaskInfo)
+	// Output, when set, validates every final answer (with one optional
+	// repair call) and puts output_validation and output_repair records on
+	// the task object.
+	Output *OutputSpec
 
 	secrets     *redact.Set
 	cleanup     []func() error
@@ -98,6 +102,9 @@ func NewRuntime(opts RuntimeOptions) (*Runtime, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if _, err := newOutputCheck(opts.Output); err != nil {
+		return nil, err
 	}
 	r := &Runtime{opts: opts, tracer: opts.Tracer}
 	if r.tracer == nil {

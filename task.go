@@ -1,6 +1,7 @@
 package pablo
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
@@ -18,6 +19,12 @@ type TaskObject struct {
 	Outcome       *Outcome           `json:"outcome"`
 	Accounting    *ledger.Accounting `json:"accounting"`
 	Error         *TaskError         `json:"error"`
+	// OutputValidation is the output-validation-v1 record, present when an
+	// output schema was used.
+	OutputValidation json.RawMessage `json:"output_validation,omitempty"`
+	// OutputRepair is the output-repair-v1 record, present when repair is
+	// enabled.
+	OutputRepair *OutputRepair `json:"output_repair,omitempty"`
 }
 
 // TaskError is a pre-admission failure.

@@ -26,6 +26,7 @@ func runFlags() map[string]flagSpec {
 		"no-filesystem":    {},
 		"allow-write":      {},
 		"skill":            {value: true, repeat: true},
+		"fixture-endpoint": {value: true},
 	})
 }
 
@@ -125,7 +126,7 @@ func writeJSON(h *host, v any) {
 // runTask runs one task of a loaded deployment and reports it.
 func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input string) error {
 	jsonOut := p.bools["json"] || d.Options.Interfaces.CLIOutput == "json"
-	hopts := pablo.HostOptions{LookupEnv: h.lookupEnv}
+	hopts := pablo.HostOptions{LookupEnv: h.lookupEnv, FixtureEndpoint: p.one("fixture-endpoint")}
 	if path := p.one("script"); path != "" {
 		s, err := pablo.LoadScript(path)
 		if err != nil {
