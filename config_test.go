@@ -501,3 +501,16 @@ func TestPolicyListAppendAcrossImports(t *testing.T) {
 		t.Fatalf("append across imports: %+v", rules)
 	}
 }
+
+func TestCommandRuleExamplesAreChecked(t *testing.T) {
+	good := "schema_version = 1\n[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"git.status\", executable = \"/usr/bin/printf\", args = [\"status\"], match = \"prefix\", examples = { match = [\"/usr/bin/printf status\"], not_match = [\"/usr/bin/printf push\"] } }]\n"
+	if _, err := loadString(t, good); err != nil {
+		t.Fatalf("passing examples: %v", err)
+	}
+	bad := strings.Replace(good, `not_match = ["/usr/bin/printf push"]`, `not_match = ["/usr/bin/printf status --short"]`, 1)
+	_, err := loadString(t, bad)
+	ce := wantCode(t, err, CodeInvalidValue, "/options/shell/commands")
+	if !strings.Contains(ce.Error(), "git.status") {
+		t.Fatalf("the failing rule is not named: %v", ce)
+	}
+}
