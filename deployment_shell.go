@@ -1,10 +1,12 @@
 package pablo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
@@ -134,21 +136,14 @@ func (d *Deployment) shellRunner(workspace string) (*shell.Runner, error) {
 func intersect(have, ceiling []string, haveAny bool) []string {
 	out := []string{}
 	for _, n := range ceiling {
-		if haveAny || contains(have, n) {
+		if haveAny || slices.Contains(have, n) {
 			out = append(out, n)
 		}
 	}
 	return out
 }
 
-func contains(l []string, s string) bool {
-	for _, v := range l {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
+
 
 // shellCatalog serves shell.run.
 type shellCatalog struct {
@@ -165,12 +160,12 @@ func (c *shellCatalog) Tools() []authority.ToolSpec {
 
 func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
 	var req shell.Request
-	dec := json.NewDecoder(bytesReaderOf(call.Arguments))
+	dec := json.NewDecoder(bytes.NewReader(call.Arguments))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
 	}
-	if out := toolOutputFunc(ctx); out != nil {
+	if out := ToolOutput(ctx); out != nil {
 		req.OnOutput = out
 	}
 	res, err := c.runner.Run(ctx, req)

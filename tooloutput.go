@@ -1,9 +1,6 @@
 package pablo
 
-import (
-	"bytes"
-	"context"
-)
+import "context"
 
 type toolOutputKey struct{}
 
@@ -21,7 +18,3 @@ func ToolOutput(ctx context.Context) func(stream string, chunk []byte) {
 	f, _ := ctx.Value(toolOutputKey{}).(func(string, []byte))
 	return f
 }
-
-func toolOutputFunc(ctx context.Context) func(string, []byte) { return ToolOutput(ctx) }
-
-func bytesReaderOf(b []byte) *bytes.Reader { return bytes.NewReader(b) }
