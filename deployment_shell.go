@@ -143,8 +143,6 @@ func intersect(have, ceiling []string, haveAny bool) []string {
 	return out
 }
 
-
-
 // shellCatalog serves shell.run.
 type shellCatalog struct {
 	runner *shell.Runner
