@@ -103,6 +103,24 @@ func (s *spec) atom() *spec                  { s.atomic = true; return s }
 func (s *spec) with(f func(any) error) *spec { s.check = f; return s }
 func unsupported(owner string) *spec         { return &spec{kind: sUnion, unsupported: owner} }
 
+// need makes a table require keys.
+func (s *spec) need(keys ...string) *spec {
+	prev := s.check
+	s.check = func(v any) error {
+		m, _ := v.(map[string]any)
+		for _, k := range keys {
+			if _, ok := m[k]; !ok {
+				return fmt.Errorf("%s is required here", k)
+			}
+		}
+		if prev != nil {
+			return prev(v)
+		}
+		return nil
+	}
+	return s
+}
+
 func keyRE(re *regexp.Regexp, what string) func(string) error {
 	return func(k string) error {
 		if !re.MatchString(k) {
@@ -113,7 +131,7 @@ func keyRE(re *regexp.Regexp, what string) func(string) error {
 }
 
 func rulesSpec() *spec {
-	rule := table("id", str(1, 64, nil).with(ruleID), "value", str(1, 4096, nil).with(noNUL))
+	rule := table("id", str(1, 64, nil).with(ruleID), "value", str(1, 4096, nil).with(noNUL)).need("id", "value")
 	return table(
 		"default", enum(nil, "allow", "deny"),
 		"allow", list(maxRulesPerDim, rule, nil).ops(),
@@ -138,7 +156,7 @@ func commandRulesSpec() *spec {
 			"match", list(32, str(1, 65536, nil), nil),
 			"not_match", list(32, str(1, 65536, nil), nil),
 		),
-	)
+	).need("id", "executable", "match")
 	return table(
 		"default", enum(nil, "allow", "deny"),
 		"allow", list(maxRulesPerDim, rule, []any{}),
@@ -310,7 +328,7 @@ func optionsTables() *spec {
 			"categories", mapOf(10, keyRE(nameRE, "category"), table(
 				"description", str(1, 4096, nil),
 				"model", str(1, 64, nil).with(nameValue),
-			)),
+			).need("description", "model")),
 		),
 	)
 	mcpServer := table(
@@ -391,7 +409,7 @@ func optionsTables() *spec {
 				"bearer", table(
 					"scheme", str(1, 128, nil),
 					"credential", str(1, 128, nil).with(credValue),
-				),
+				).need("scheme", "credential"),
 			).atom()),
 		),
 		"interfaces", table(
@@ -463,7 +481,7 @@ func authoritySpec() *spec {
 		"a2a_remotes", mapOf(16, keyRE(remoteRE, "remote name"), table(
 			"card_url", str(1, 4096, nil).with(httpURL),
 			"endpoint", str(1, 4096, nil).with(httpURL),
-		)),
+		).need("card_url", "endpoint")),
 	)
 }
 
@@ -476,8 +494,13 @@ func credentialSpec() *spec {
 			}
 			return nil
 		}},
-		"sources", list(8, &spec{kind: sUnion, check: credentialSource}, nil),
-	)
+		"sources", list(8, &spec{kind: sUnion, check: credentialSource}, nil).with(func(v any) error {
+			if len(v.([]any)) == 0 {
+				return fmt.Errorf("a credential needs 1..8 sources")
+			}
+			return nil
+		}),
+	).need("consumer", "sources")
 }
 
 var overrideTargets = []string{
