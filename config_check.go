@@ -338,11 +338,6 @@ func (d *Deployment) checkModel(ptr string, m map[string]any, top bool) error {
 			return err
 		}
 	}
-	if r, ok := m["reasoning"].(map[string]any); ok {
-		if b := r["budget_tokens"].(int64); b >= 65536 && top {
-			_ = b // the budget is checked against the output allowance at dispatch
-		}
-	}
 	return nil
 }
 

@@ -73,11 +73,9 @@ func (l *loader) resolve() (*Deployment, error) {
 		}
 	}
 	options := acc.(map[string]any)
-	baseline := canonicalString(options)
 	if err := l.overrides(options, deployment, mg, spec); err != nil {
 		return nil, err
 	}
-	_ = baseline
 
 	creds := l.creds
 	layers := make([]any, len(l.layers))
