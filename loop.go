@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -714,49 +715,9 @@ func (s *step) publish(data EventData, payload []byte) *Outcome {
 	return nil
 }
 
-// appendJSONString appends s as a JSON string, escaping only what JSON
-// requires (and invalid UTF-8 as U+FFFD).
-func appendJSONString(b []byte, s string) []byte {
-	const hexdigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexdigits[c>>4], hexdigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendJSONString appends s as a JSON string in the ledger's canonical
+// escaping.
+func appendJSONString(b []byte, s string) []byte { return jsonx.AppendString(b, s) }
 
 // finish settles the task: the terminal event, the ledger's outcome record
 // and the task object.

@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/pabloagent/pablo/internal/jsonx"
 	"io"
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
 // ResultRef names an immutable result: "sha256:" and the lowercase hex SHA-256
@@ -176,45 +176,7 @@ func (n *jsonNode) append(out []byte) []byte {
 	return append(out, n.scalar...)
 }
 
-func appendString(out []byte, s string) []byte {
-	const hexdigits = "0123456789abcdef"
-	out = append(out, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				out = append(out, "\ufffd"...)
-			} else {
-				out = append(out, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		switch c {
-		case '"', '\\':
-			out = append(out, '\\', c)
-		case '\n':
-			out = append(out, '\\', 'n')
-		case '\r':
-			out = append(out, '\\', 'r')
-		case '\t':
-			out = append(out, '\\', 't')
-		case '\b':
-			out = append(out, '\\', 'b')
-		case '\f':
-			out = append(out, '\\', 'f')
-		default:
-			if c < 0x20 {
-				out = append(out, '\\', 'u', '0', '0', hexdigits[c>>4], hexdigits[c&0xf])
-			} else {
-				out = append(out, c)
-			}
-		}
-		i++
-	}
-	return append(out, '"')
-}
+func appendString(out []byte, s string) []byte { return jsonx.AppendString(out, s) }
 
 // canonicalOf marshals v and returns its canonical form. json.RawMessage and
 // []byte are taken as JSON text.
