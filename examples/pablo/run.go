@@ -27,6 +27,8 @@ func runFlags() map[string]flagSpec {
 		"allow-write":      {},
 		"skill":            {value: true, repeat: true},
 		"fixture-endpoint": {value: true},
+		"trace":            {value: true},
+		"capture-content":  {},
 	})
 }
 
@@ -74,6 +76,9 @@ func runOverrides(p *parsed) ([]pablo.Override, error) {
 	}
 	if p.bools["allow-write"] {
 		out = append(out, pablo.Override{Target: "filesystem.write", Value: true})
+	}
+	if p.bools["capture-content"] {
+		out = append(out, pablo.Override{Target: "trace.capture_content", Value: true})
 	}
 	if skills := p.values["skill"]; len(skills) > 0 {
 		items := make([]any, len(skills))
@@ -143,7 +148,13 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 		hopts.Store = store
 	}
 	view := newProgress(h, jsonOut)
-	hopts.Sink = view.event
+	obs, code, err := openObservability(ctx, h, p, d)
+	if err != nil {
+		return preAdmission(h, p, code, err)
+	}
+	defer obs.Close(ctx)
+	hopts.Sink = obs.sink(view.event)
+	hopts.Tracer = obs.otel.Tracer()
 	rt, err := d.NewRuntime(ctx, hopts)
 	if err != nil {
 		code := "invalid_configuration"
