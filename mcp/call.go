@@ -44,6 +44,12 @@ func (e *InvalidResultError) Unwrap() error { return ErrInvalidResult }
 // delivery certainty), *RPCError (protocol failure), *ContentError,
 // *InvalidResultError, or a *authority.ContractError for arguments.
 func (c *Catalog) CallTool(ctx context.Context, id authority.ID, arguments json.RawMessage) (*Result, error) {
+	return c.callTool(ctx, id, arguments, true)
+}
+
+// callTool calls a tool, validating its arguments unless the caller already
+// did against the same compiled contract.
+func (c *Catalog) callTool(ctx context.Context, id authority.ID, arguments json.RawMessage, validate bool) (*Result, error) {
 	t, ok := c.tools[id]
 	if !ok {
 		return nil, &authority.ContractError{Kind: authority.ContractUnknownTool, Tool: id}
@@ -51,12 +57,14 @@ func (c *Catalog) CallTool(ctx context.Context, id authority.ID, arguments json.
 	if len(arguments) == 0 {
 		arguments = json.RawMessage("{}")
 	}
-	if res := t.input.Validate(arguments); !res.Valid {
-		path := ""
-		if len(res.Diagnostics) > 0 {
-			path = res.Diagnostics[0].InstancePath
+	if validate {
+		if res := t.input.Validate(arguments); !res.Valid {
+			path := ""
+			if len(res.Diagnostics) > 0 {
+				path = res.Diagnostics[0].InstancePath
+			}
+			return nil, &authority.ContractError{Kind: authority.ContractInvalidArguments, Tool: id, Path: path}
 		}
-		return nil, &authority.ContractError{Kind: authority.ContractInvalidArguments, Tool: id, Path: path}
 	}
 	c.mu.Lock()
 	closed := c.closed
@@ -140,13 +148,17 @@ func (c *Catalog) parseResult(t *tool, raw json.RawMessage) (*Result, error) {
 	return res, nil
 }
 
-// Call implements the engine's ToolCatalog: CallTool, with every outcome
+// Call implements the engine's ToolCatalog: CallTool without re-validating
+// the arguments (the engine validated them against the InputSchema it got
+// from Tools), with every outcome
 // mapped to a ledger.ToolResult. isError and unsupported content are
 // recoverable; a protocol failure, an invalid result or a lost response is
 // terminal, the last with delivery may_have_been_sent.
 func (c *Catalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
 	server, name, _ := call.Tool.MCP()
-	res, err := c.CallTool(ctx, call.Tool, call.Arguments)
+	// Call is the ToolCatalog method: the engine has already validated
+	// call.Arguments against the InputSchema it got from Tools.
+	res, err := c.callTool(ctx, call.Tool, call.Arguments, false)
 	payload := func(extra map[string]any) map[string]any {
 		m := map[string]any{"server": server, "tool": name}
 		for k, v := range extra {
