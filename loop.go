@@ -36,6 +36,7 @@ type step struct {
 	traceID   string
 	route     *RouteSession
 	check     *outputCheck
+	live      liveCall
 }
 
 // run is the task's loop: model proposes → authority and contract validate
@@ -50,7 +51,7 @@ func (t *Task) run(ctx, caller context.Context) {
 		defer cancel()
 	}
 	ctx, span := r.tracer.Start(s.ctx, "invoke_agent", trace.WithAttributes(attribute.String("pablo.run_id", t.root.ID())))
-	s.ctx = ctx
+	s.ctx = WithToolOutput(ctx, s.streamOutput)
 	if sc := span.SpanContext(); sc.HasTraceID() {
 		s.traceID = sc.TraceID().String()
 	} else {
@@ -240,7 +241,7 @@ func (s *step) beginCall(ctx context.Context, provider, model string, route *Rou
 		t.root.SettleModelCall(s.ctx, s.agent, id, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent, Error: ledger.FailEventSinkIO})
 		return nil, o
 	}
-	_, call.span = r.tracer.Start(ctx, "chat")
+	_, call.span = r.startSpan(ctx, "chat")
 	if call.span.IsRecording() {
 		call.span.SetAttributes(attribute.String("gen_ai.request.model", model))
 	}
@@ -398,6 +399,28 @@ var errSink = errors.New("pablo: event sink failed")
 // tool.output events.
 const maxStreamedOutput = 64 << 10
 
+// liveCall is the tool call whose live output streams now. Tools run one at
+// a time, so one per task suffices; the task context carries streamOutput
+// once, instead of a closure per call.
+type liveCall struct {
+	id, name string
+	streamed int
+}
+
+// streamOutput emits a tool's live output as tool.output events, bounded per
+// call; the final result still carries everything the tool captured.
+func (s *step) streamOutput(stream string, chunk []byte) {
+	l := &s.live
+	if l.id == "" || l.streamed >= maxStreamedOutput || len(chunk) == 0 {
+		return
+	}
+	if len(chunk) > maxStreamedOutput-l.streamed {
+		chunk = chunk[:maxStreamedOutput-l.streamed]
+	}
+	l.streamed += len(chunk)
+	s.emit(EventData{Type: EventToolOutput, CallID: l.id, Name: l.name, Stream: stream, Text: string(s.t.rt.opts.secrets.Bytes(chunk))})
+}
+
 func countOf(p *uint64) ledger.Count {
 	if p == nil {
 		return ledger.UnknownCount()
@@ -477,7 +500,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolEventSinkFailed})
 		return o
 	}
-	ctx, span := r.tracer.Start(s.ctx, "execute_tool")
+	ctx, span := r.startSpan(s.ctx, "execute_tool")
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String("gen_ai.tool.name", string(id)))
 	}
@@ -486,20 +509,9 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolAdmissionFailed})
 		return s.ledgerOutcome(err)
 	}
-	streamed := 0
-	ctx = WithToolOutput(ctx, func(stream string, chunk []byte) {
-		// Live output is progress for hosts, bounded per call; the final
-		// result still carries everything the tool captured.
-		if streamed >= maxStreamedOutput || len(chunk) == 0 {
-			return
-		}
-		if len(chunk) > maxStreamedOutput-streamed {
-			chunk = chunk[:maxStreamedOutput-streamed]
-		}
-		streamed += len(chunk)
-		s.emit(EventData{Type: EventToolOutput, CallID: lc.ID, Name: string(id), Stream: stream, Text: string(s.t.rt.opts.secrets.Bytes(chunk))})
-	})
+	s.live = liveCall{id: lc.ID, name: string(id)}
 	res := s.owner[id].Call(ctx, authority.Call{ID: lc.ID, Tool: id, Arguments: args})
+	s.live = liveCall{}
 	if res.Terminal() {
 		span.SetStatus(codes.Error, string(res.Status))
 	}

@@ -113,6 +113,16 @@ func NewRuntime(opts RuntimeOptions) (*Runtime, error) {
 	return r, nil
 }
 
+// startSpan starts a span on the host's tracer. Without one it returns the
+// context's (no-op) span and allocates nothing: spans are off the hot path
+// unless a host asked for them.
+func (r *Runtime) startSpan(ctx context.Context, name string) (context.Context, trace.Span) {
+	if r.opts.Tracer == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	return r.tracer.Start(ctx, name)
+}
+
 // Close releases what the runtime holds (an opened workspace, for
 // example). Tasks still running keep working until they settle.
 func (r *Runtime) Close() error {

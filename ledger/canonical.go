@@ -33,7 +33,10 @@ func (r ResultRef) Valid() bool {
 // RefOf returns the reference of data, which must already be canonical.
 func RefOf(canonical []byte) ResultRef {
 	sum := sha256.Sum256(canonical)
-	return ResultRef("sha256:" + hex.EncodeToString(sum[:]))
+	var out [7 + 64]byte
+	copy(out[:], "sha256:")
+	hex.Encode(out[7:], sum[:])
+	return ResultRef(out[:])
 }
 
 // Canonical returns the canonical form of one JSON value: object keys sorted

@@ -103,8 +103,11 @@ type Finish struct {
 
 // Root is the ledger of one root task: the concrete [Ledger].
 type Root struct {
-	id         string
-	store      Store
+	id    string
+	store Store
+	// storeCtx carries the values of NewRoot's context without its
+	// cancellation: durable writes complete even when the task is cancelled.
+	storeCtx   context.Context
 	now        func() time.Time
 	ids        ids.Source
 	flushEvery int
@@ -174,6 +177,7 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 		opts.RootAgentID = opts.IDs.NewID()
 	}
 	r := &Root{
+		storeCtx:   context.WithoutCancel(ctx),
 		id:         opts.TaskID,
 		store:      opts.Store,
 		now:        opts.Now,
@@ -268,7 +272,7 @@ func (r *Root) flush(ctx context.Context) error {
 		r.spare = batch
 		return nil
 	}
-	err := r.store.Append(context.WithoutCancel(ctx), batch)
+	err := r.store.Append(r.storeCtx, batch)
 	clear(batch)
 	r.spare = batch[:0]
 	if err != nil {
