@@ -50,6 +50,7 @@ commands:
   config validate|explain|render --config F [--bind NAME=DIR]... [--profile P] [--locked]
   policy check CAPABILITY_ID --config F [--bind NAME=DIR]... [--json]
   mcp probe --config F [--bind NAME=DIR]... [--json]
+  doctor --config F [--bind NAME=DIR]... [--probe provider|mcp] [--json]
   version
 
 Run 'pablo COMMAND --help' for a command's flags.
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string, h *host) int {
 		err = mcpCommand(ctx, args[1:], h)
 	case "skills":
 		err = skillsCommand(ctx, args[1:], h)
+	case "doctor":
+		err = doctorCommand(ctx, args[1:], h)
 	default:
 		err = usagef("unknown command %q\n\n%s", args[0], usage)
 	}

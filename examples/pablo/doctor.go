@@ -1,0 +1,584 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/providers"
+	"github.com/pabloagent/pablo/mcp"
+	"github.com/pabloagent/pablo/skills"
+)
+
+// The doctor exit codes (the reference's, §2): the first failing finding
+// sets the exit code.
+const (
+	doctorOK             = 0
+	doctorInvalid        = 2
+	doctorCredential     = 3
+	doctorAuthRejected   = 4
+	doctorUnsupported    = 5
+	doctorMCP            = 6
+	doctorPolicyDenied   = 7
+	doctorProvider       = 8
+	doctorInterrupted    = 130
+	doctorReportVersion  = 1
+	doctorProbeDeadline  = 10 * time.Second
+	doctorProbeMaxTokens = 16
+	doctorSkillsDeadline = 5 * time.Second
+)
+
+// doctorReport is the version-1 doctor report (--json).
+type doctorReport struct {
+	SchemaVersion int           `json:"schema_version"`
+	Fingerprint   *string       `json:"fingerprint"`
+	Checks        []doctorCheck `json:"checks"`
+	ExitCode      int           `json:"exit_code"`
+}
+
+// doctorCheck is one finding. Code is present on failures: a stable,
+// machine-readable reason.
+type doctorCheck struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // ok, failed or skipped
+	Code   string `json:"code,omitempty"`
+	Detail string `json:"detail"`
+	exit   int
+}
+
+// doctor collects findings in order.
+type doctor struct {
+	report doctorReport
+}
+
+func (dr *doctor) ok(name, format string, args ...any) {
+	dr.report.Checks = append(dr.report.Checks, doctorCheck{Name: name, Status: "ok", Detail: fmt.Sprintf(format, args...)})
+}
+
+func (dr *doctor) skip(name, detail string) {
+	dr.report.Checks = append(dr.report.Checks, doctorCheck{Name: name, Status: "skipped", Detail: detail})
+}
+
+func (dr *doctor) fail(name string, exit int, code, detail string) {
+	dr.report.Checks = append(dr.report.Checks, doctorCheck{Name: name, Status: "failed", Code: code, Detail: detail, exit: exit})
+	if dr.report.ExitCode == doctorOK {
+		dr.report.ExitCode = exit
+	}
+}
+
+func (dr *doctor) failed() bool { return dr.report.ExitCode != doctorOK }
+
+func doctorFlags() map[string]flagSpec {
+	f := runFlags()
+	f["probe"] = flagSpec{value: true}
+	return f
+}
+
+// doctorCommand implements `pablo doctor [--json] --config F --bind ...
+// [--probe provider|mcp]`. Without a probe it checks offline: the
+// configuration loads, its credentials resolve (values are never shown),
+// the workspace binding exists, Skills discover and activate, and no static
+// policy makes a required MCP server useless. --probe provider sends one
+// fixed short request (no tools, a 16-token allowance, a 10 s deadline);
+// --probe mcp starts the configured servers and closes them without calling
+// a tool.
+func doctorCommand(ctx context.Context, args []string, h *host) error {
+	dr := &doctor{report: doctorReport{SchemaVersion: doctorReportVersion, Checks: []doctorCheck{}}}
+	jsonOut := false
+	for _, a := range args {
+		if a == "--json" {
+			jsonOut = true
+		}
+	}
+	dr.run(ctx, args, h)
+	if ctx.Err() != nil && dr.report.ExitCode == doctorOK {
+		dr.fail("interrupted", doctorInterrupted, "interrupted", "the doctor was interrupted")
+	}
+	if jsonOut {
+		b, _ := json.Marshal(dr.report)
+		h.stdout.Write(append(b, '\n'))
+	} else {
+		dr.print(h)
+	}
+	if dr.report.ExitCode == doctorOK {
+		return nil
+	}
+	first := ""
+	for _, c := range dr.report.Checks {
+		if c.Status == "failed" {
+			first = c.Name
+			break
+		}
+	}
+	return &exitError{code: dr.report.ExitCode, err: fmt.Errorf("doctor: the %s check failed", first)}
+}
+
+func (dr *doctor) run(ctx context.Context, args []string, h *host) {
+	p, err := parseArgs(args, doctorFlags())
+	if err == nil && len(p.args) > 0 {
+		err = usagef("doctor takes no positional arguments, got %q", p.args[0])
+	}
+	probe := ""
+	if err == nil {
+		probe = p.one("probe")
+		if probe != "" && probe != "provider" && probe != "mcp" {
+			err = usagef("--probe takes provider or mcp, got %q", probe)
+		}
+	}
+	var overrides []pablo.Override
+	if err == nil {
+		overrides, err = runOverrides(p)
+	}
+	var d *pablo.Deployment
+	if err == nil {
+		d, err = loadDeployment(p, h, overrides)
+	}
+	if err != nil {
+		dr.fail("config", doctorInvalid, "invalid_configuration", err.Error())
+		return
+	}
+	dr.report.Fingerprint = &d.Fingerprint
+	dr.ok("config", "valid %s", d.Fingerprint)
+	fixture := p.one("fixture-endpoint")
+
+	if ws, err := d.Workspace(); err != nil {
+		dr.fail("workspace", doctorInvalid, "workspace_unavailable", err.Error())
+	} else {
+		dr.ok("workspace", "%s", ws)
+	}
+	dr.credentials(ctx, d, h, fixture != "")
+	dr.skills(ctx, d)
+	dr.policy(d)
+	switch probe {
+	case "provider":
+		if dr.failed() {
+			dr.skip("probe.provider", "an earlier check failed; nothing was sent")
+			return
+		}
+		dr.probeProvider(ctx, d, h, fixture)
+	case "mcp":
+		if dr.failed() {
+			dr.skip("probe.mcp", "an earlier check failed; no server was started")
+			return
+		}
+		dr.probeMCP(ctx, d, h)
+	}
+}
+
+// credentialUse is one credential the configuration will resolve.
+type credentialUse struct {
+	what        string
+	name        string
+	consumer    authority.Consumer
+	destination string
+}
+
+// credentialUses lists what a run of d would resolve, in a stable order.
+func credentialUses(d *pablo.Deployment, fixture bool) []credentialUse {
+	var uses []credentialUse
+	declared := d.Credentials()
+	if !fixture {
+		for _, m := range selectedProfiles(d) {
+			consumer, endpoint := providerTarget(m.opts)
+			if consumer == "" {
+				continue
+			}
+			if _, ok := declared[m.opts.Credential]; !ok && m.opts.Provider == "openai_compatible" {
+				continue // a local server without a key
+			}
+			uses = append(uses, credentialUse{what: m.ptr, name: m.opts.Credential, consumer: consumer, destination: endpoint})
+		}
+	}
+	if o := d.Options.OTel; o.Exporter == "otlp" && !o.SDKDisabled && o.Headers != "" {
+		uses = append(uses, credentialUse{what: "/options/otel/headers", name: o.Headers, consumer: authority.ConsumerOTelHeaders, destination: o.Endpoint})
+	}
+	for _, name := range sortedNames(d.Options.MCP.Servers) {
+		s := d.Options.MCP.Servers[name]
+		for _, v := range sortedNames(s.Env) {
+			uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/env/" + v, name: s.Env[v], consumer: authority.ConsumerMCPEnv, destination: "mcp:" + name + ":env:" + v})
+		}
+		for _, k := range sortedNames(s.Headers) {
+			uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/headers/" + k, name: s.Headers[k], consumer: authority.ConsumerMCPHeaders, destination: "mcp:" + name + ":header:" + k})
+		}
+	}
+	for _, name := range sortedNames(d.Options.A2A.Remotes) {
+		r := d.Options.A2A.Remotes[name]
+		if r.Bearer != nil {
+			uses = append(uses, credentialUse{what: "/options/a2a/remotes/" + name + "/bearer", name: r.Bearer.Credential, consumer: authority.ConsumerA2ABearer, destination: r.Endpoint})
+		}
+	}
+	return uses
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// credentials resolves every credential a run would use, for exactly its
+// consumer and destination. Values are never shown.
+func (dr *doctor) credentials(ctx context.Context, d *pablo.Deployment, h *host, fixture bool) {
+	uses := credentialUses(d, fixture)
+	if len(uses) == 0 {
+		dr.ok("credentials", "no credential is used")
+		return
+	}
+	r, err := d.Resolver(authority.ResolverOptions{LookupEnv: h.lookupEnv})
+	if err != nil {
+		dr.fail("credentials", doctorCredential, "credential_unavailable", err.Error())
+		return
+	}
+	var names []string
+	for _, u := range uses {
+		if _, err := r.Resolve(ctx, u.name, u.consumer, u.destination); err != nil {
+			dr.fail("credentials", doctorCredential, "credential_unavailable", fmt.Sprintf("%s: %v", u.what, err))
+			return
+		}
+		names = append(names, u.name)
+	}
+	dr.ok("credentials", "%d resolvable (values not shown): %s", len(uses), strings.Join(names, ", "))
+}
+
+// skills discovers the configured roots and activates the configured
+// Skills, under the reference's 5 s discovery deadline.
+func (dr *doctor) skills(ctx context.Context, d *pablo.Deployment) {
+	if len(d.Options.Skills.Roots) == 0 {
+		dr.ok("skills", "no Skills roots are configured")
+		return
+	}
+	opts, err := d.SkillOptions()
+	if err != nil {
+		dr.fail("skills", doctorInvalid, "skills_unavailable", err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, doctorSkillsDeadline)
+	defer cancel()
+	cat, err := skills.Discover(ctx, opts)
+	if err != nil {
+		dr.fail("skills", doctorInvalid, "skills_unavailable", err.Error())
+		return
+	}
+	if len(d.Options.Skills.Activate) > 0 {
+		if _, err := cat.Activate(ctx, d.Options.Skills.Activate); err != nil {
+			dr.fail("skills", doctorInvalid, "skills_unavailable", err.Error())
+			return
+		}
+	}
+	dr.ok("skills", "%d roots discovered, %d activated", len(d.Options.Skills.Roots), len(d.Options.Skills.Activate))
+}
+
+// policy flags static policy that makes configured work impossible: a
+// required MCP server that some layer denies outright (server, launcher or
+// executable), or whose every tool some layer's tool rules deny.
+func (dr *doctor) policy(d *pablo.Deployment) {
+	set, err := d.Authority()
+	if err != nil {
+		dr.fail("policy", doctorInvalid, "invalid_configuration", err.Error())
+		return
+	}
+	for _, name := range sortedNames(d.Options.MCP.Servers) {
+		if !d.Options.MCP.Servers[name].Required {
+			continue
+		}
+		// A tool name no server would use: what denies it, denies the
+		// whole server.
+		dec := set.Decide(authority.Request{Capability: authority.MCPTool(name, "pablo-doctor-probe")})
+		if !dec.Allowed {
+			for _, st := range dec.Trail {
+				if !st.Allowed && (st.Dimension == authority.DimMCPServers || st.Dimension == authority.DimMCPLaunchers || st.Dimension == authority.DimExecutables) {
+					dr.fail("policy", doctorPolicyDenied, "policy_denied", fmt.Sprintf("required MCP server %q is denied by layer %q rule %q (%s)", name, dec.Layer, dec.RuleID, st.Dimension))
+					return
+				}
+			}
+		}
+		for _, l := range set.Layers() {
+			if rule, denied := layerDeniesEveryTool(l, name); denied {
+				dr.fail("policy", doctorPolicyDenied, "policy_denied", fmt.Sprintf("required MCP server %q: layer %q admits none of its tools (%s)", name, l.ID, rule))
+				return
+			}
+		}
+	}
+	dr.ok("policy", "%d layers; no required MCP server is denied outright", len(set.Layers()))
+}
+
+// layerDeniesEveryTool reports whether layer l can admit no tool of
+// server: its tool list names none, or a tool dimension denies by default
+// and allows none of them.
+func layerDeniesEveryTool(l authority.Layer, server string) (string, bool) {
+	prefix := "mcp/" + server + "/"
+	if l.ToolNames != nil {
+		any := false
+		for _, id := range l.ToolNames {
+			if strings.HasPrefix(string(id), prefix) {
+				any = true
+				break
+			}
+		}
+		if !any {
+			return "builtin.tool_names.allowlist_miss", true
+		}
+	}
+	for _, dim := range []authority.Dimension{authority.DimTools, authority.DimMCPTools} {
+		r, ok := l.Dimensions[dim]
+		if !ok || r == nil {
+			continue
+		}
+		if len(r.Allow) == 0 {
+			if r.Default != authority.Allow {
+				return "builtin." + string(dim) + ".default_deny", true
+			}
+			continue
+		}
+		allowed := false
+		for _, rule := range r.Allow {
+			if strings.HasPrefix(rule.Value, prefix) {
+				allowed = true
+				break
+			}
+		}
+		if !allowed {
+			return "builtin." + string(dim) + ".allowlist_miss", true
+		}
+	}
+	return "", false
+}
+
+// profile is one model profile a run may use.
+type profile struct {
+	ptr  string
+	opts pablo.ModelOptions
+}
+
+// selectedProfiles is the selected model, or every model the selected
+// route flattens to, in route order.
+func selectedProfiles(d *pablo.Deployment) []profile {
+	o := &d.Options
+	if o.ModelRoute == "" {
+		return []profile{{ptr: "/options/model", opts: o.Model}}
+	}
+	var out []profile
+	seen := map[string]bool{}
+	var walk func(route string, depth int)
+	walk = func(route string, depth int) {
+		if depth > 16 || seen["route:"+route] {
+			return
+		}
+		seen["route:"+route] = true
+		for _, e := range o.Routes[route].Entries {
+			if e.Route != "" {
+				walk(e.Route, depth+1)
+				continue
+			}
+			if m, ok := o.Models[e.Model]; ok && !seen[e.Model] {
+				seen[e.Model] = true
+				out = append(out, profile{ptr: "/options/models/" + e.Model, opts: m})
+			}
+		}
+	}
+	walk(o.ModelRoute, 0)
+	return out
+}
+
+// providerTarget is a profile's credential consumer and endpoint (empty
+// for a provider that makes no HTTP request).
+func providerTarget(m pablo.ModelOptions) (authority.Consumer, string) {
+	switch m.Provider {
+	case "vercel":
+		return authority.ConsumerVercel, pablo.VercelEndpoint
+	case "openrouter":
+		return authority.ConsumerOpenRouter, pablo.OpenRouterEndpoint
+	case "openai_compatible":
+		return authority.ConsumerOpenAICompatible, m.Endpoint
+	case "open_responses":
+		return authority.ConsumerOpenResponses, m.Endpoint
+	}
+	return "", ""
+}
+
+// errProbeStreamOpened stops a probe at its first text: the body is not
+// evaluated.
+var errProbeStreamOpened = errors.New("the stream opened")
+
+// probeProvider sends one fixed short request through the first model
+// the run would use (route entry 0 for a route): no tools, a 16-token
+// allowance, a 10 s deadline. A 2xx event stream is success; the body is
+// not evaluated.
+func (dr *doctor) probeProvider(ctx context.Context, d *pablo.Deployment, h *host, fixture string) {
+	profiles := selectedProfiles(d)
+	if len(profiles) == 0 {
+		dr.fail("probe.provider", doctorInvalid, "invalid_configuration", "the selected route has no model")
+		return
+	}
+	m := profiles[0]
+	consumer, endpoint := providerTarget(m.opts)
+	if consumer == "" && fixture == "" {
+		dr.ok("probe.provider", "provider %q makes no request; nothing to probe", m.opts.Provider)
+		return
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, doctorProbeDeadline)
+	defer cancel()
+	stop := func(string) error { return errProbeStreamOpened }
+	var err error
+	target := fmt.Sprintf("%s/%s at %s", m.opts.Provider, m.opts.ID, endpoint)
+	if fixture != "" {
+		target = fmt.Sprintf("%s/%s at fixture %s", m.opts.Provider, m.opts.ID, fixture)
+		var model pablo.Model
+		model, err = d.FixtureModel(fixture)
+		if err != nil {
+			dr.fail("probe.provider", doctorInvalid, "invalid_configuration", err.Error())
+			return
+		}
+		_, err = model.Generate(ctx, &pablo.ModelRequest{Instructions: probeInstructions, MaxOutputTokens: doctorProbeMaxTokens,
+			Messages: []pablo.Message{{Role: pablo.RoleUser, Content: probeInput}}}, stop)
+	} else {
+		var gen providers.Model
+		gen, err = dr.probeModel(ctx, d, h, m.opts, consumer, endpoint)
+		if err != nil {
+			if errors.Is(err, authority.ErrCredential) {
+				dr.fail("probe.provider", doctorCredential, "credential_unavailable", err.Error())
+			} else {
+				dr.fail("probe.provider", doctorInvalid, "invalid_configuration", err.Error())
+			}
+			return
+		}
+		_, err = gen.Generate(ctx, &providers.Request{Instructions: probeInstructions, MaxOutputTokens: doctorProbeMaxTokens,
+			Messages: []providers.Message{{Role: providers.RoleUser, Content: probeInput}}}, stop)
+	}
+	exit, code, detail := classifyProbe(ctx, err)
+	if exit != doctorOK && parent.Err() != nil {
+		exit, code, detail = doctorInterrupted, "interrupted", "the probe was interrupted"
+	}
+	if exit == doctorOK {
+		dr.ok("probe.provider", "%s: %s", target, detail)
+		return
+	}
+	dr.fail("probe.provider", exit, code, target+": "+detail)
+}
+
+// The fixed probe request.
+const (
+	probeInstructions = "This is a connectivity check. Reply with OK."
+	probeInput        = "OK?"
+)
+
+// probeModel builds the configured provider adapter for one profile with
+// its credential resolved for exactly its consumer and endpoint.
+func (dr *doctor) probeModel(ctx context.Context, d *pablo.Deployment, h *host, m pablo.ModelOptions, consumer authority.Consumer, endpoint string) (providers.Model, error) {
+	secret := ""
+	if _, declared := d.Credentials()[m.Credential]; declared || m.Provider != "openai_compatible" {
+		r, err := d.Resolver(authority.ResolverOptions{LookupEnv: h.lookupEnv})
+		if err != nil {
+			return nil, err
+		}
+		s, err := r.Resolve(ctx, m.Credential, consumer, endpoint)
+		if err != nil {
+			return nil, err
+		}
+		secret = s.Reveal()
+	}
+	client := providers.NewClient(providers.ClientOptions{})
+	if m.Provider == "open_responses" {
+		return providers.NewResponses(client, providers.ResponsesOptions{Endpoint: endpoint, Model: m.ID, Secret: secret,
+			AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, MaxOutputTokens: doctorProbeMaxTokens})
+	}
+	return providers.NewChat(client, providers.ChatOptions{Provider: providers.Provider(m.Provider), Endpoint: endpoint, Model: m.ID,
+		Secret: secret, AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, MaxOutputTokens: doctorProbeMaxTokens})
+}
+
+// classifyProbe maps a probe's result to an exit code, a reason code and
+// a detail (provider errors never hold a credential or a body).
+func classifyProbe(ctx context.Context, err error) (int, string, string) {
+	if err == nil || errors.Is(err, errProbeStreamOpened) {
+		return doctorOK, "", "2xx event stream"
+	}
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		if ctx.Err() != nil {
+			return doctorProvider, "provider_transport", "no answer within the probe deadline"
+		}
+		return doctorProvider, "provider_transport", err.Error()
+	}
+	if errors.Is(pe.Err, errProbeStreamOpened) {
+		return doctorOK, "", "2xx event stream"
+	}
+	switch {
+	case pe.Code == providers.CodeRejected && (pe.Status == 401 || pe.Status == 403):
+		return doctorAuthRejected, "provider_auth_rejected", pe.Error()
+	case pe.Code == providers.CodeRejected && (pe.Status == 400 || pe.Status == 404 || pe.Status == 422):
+		return doctorUnsupported, "provider_request_unsupported", pe.Error()
+	case pe.Code == providers.CodeContextTooLarge:
+		return doctorUnsupported, "provider_request_unsupported", pe.Error()
+	case (pe.Code == providers.CodeMalformed || pe.Code == providers.CodeUnsupported) && pe.Status == 0:
+		// A 2xx event stream opened; the reference does not evaluate the
+		// body, so what it held is reported, not failed.
+		return doctorOK, "", "2xx event stream (its body is not evaluated: " + pe.Reason + ")"
+	case pe.Code == providers.CodeRejected:
+		return doctorProvider, "provider_rejected", pe.Error()
+	case pe.Code == providers.CodeTransport:
+		return doctorProvider, "provider_transport", pe.Error()
+	}
+	return doctorProvider, "provider_response", pe.Error()
+}
+
+// probeMCP starts every configured server (none treated as required, so
+// each is reported) and closes them all without calling a tool.
+func (dr *doctor) probeMCP(ctx context.Context, d *pablo.Deployment, h *host) {
+	if len(d.Options.MCP.Servers) == 0 {
+		dr.ok("probe.mcp", "no MCP servers are configured")
+		return
+	}
+	opts, err := d.MCPOptions(pablo.HostOptions{LookupEnv: h.lookupEnv})
+	if err != nil {
+		dr.fail("probe.mcp", doctorMCP, "mcp_failed", err.Error())
+		return
+	}
+	for i := range opts.Servers {
+		opts.Servers[i].Required = false
+	}
+	cat, err := mcp.Open(ctx, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			dr.fail("probe.mcp", doctorInterrupted, "interrupted", "the probe was interrupted")
+			return
+		}
+		dr.fail("probe.mcp", doctorMCP, "mcp_failed", err.Error())
+		return
+	}
+	health := cat.Health()
+	closeErr := cat.Close()
+	var states []string
+	for _, s := range health {
+		if s.State == mcp.Failed {
+			dr.fail("probe.mcp", doctorMCP, "mcp_failed", fmt.Sprintf("server %q failed: %s", s.Server, oneLine(s.Reason)))
+			return
+		}
+		states = append(states, fmt.Sprintf("%s %s", s.Server, s.State))
+	}
+	if closeErr != nil {
+		dr.fail("probe.mcp", doctorMCP, "mcp_cleanup_failed", fmt.Sprintf("cleanup: %v", closeErr))
+		return
+	}
+	dr.ok("probe.mcp", "%s; all closed, no tool called", strings.Join(states, ", "))
+}
+
+func (dr *doctor) print(h *host) {
+	for _, c := range dr.report.Checks {
+		mark := map[string]string{"ok": "ok  ", "failed": "FAIL", "skipped": "skip"}[c.Status]
+		fmt.Fprintf(h.stdout, "%s %-15s %s", mark, c.Name, oneLine(c.Detail))
+		if c.Status == "failed" {
+			fmt.Fprintf(h.stdout, " [%s, exit %d]", c.Code, c.exit)
+		}
+		fmt.Fprintln(h.stdout)
+	}
+}
