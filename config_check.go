@@ -61,7 +61,7 @@ func (d *Deployment) check(prov provenance) error {
 	if get(o, "filesystem", "write") == true && get(o, "filesystem", "enabled") == false {
 		return bad(CodeInvalidValue, "/options/filesystem/write", "filesystem.write = true needs filesystem.enabled = true")
 	}
-	if get(o, "trace", "capture_content") == true && get(o, "trace", "path") == nil {
+	if get(o, "trace", "capture_content") == true && get(o, "trace", "path") == nil && !d.hostTrace {
 		return bad(CodeInvalidValue, "/options/trace/capture_content", "capture_content needs a trace.path destination")
 	}
 	if get(o, "output", "repair", "enabled") == true && get(o, "output", "schema") == nil {

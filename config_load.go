@@ -35,6 +35,9 @@ type LoadOptions struct {
 	// LookupEnv reads declared environment bindings. Nil means no
 	// environment: undeclared variables are never read either way.
 	LookupEnv func(name string) (string, bool)
+	// HostTrace says the host supplies its own trace destination (the CLI's
+	// --trace), so trace.capture_content needs no trace.path.
+	HostTrace bool
 	// LoopbackHTTP lets http://127.0.0.1, http://[::1] and
 	// http://localhost URLs stand in for remote endpoints: a host test
 	// fixture. Never honoured under lock.

@@ -88,7 +88,7 @@ func (l *loader) resolve() (*Deployment, error) {
 		"deployment":  deployment,
 		"options":     options,
 	}
-	d := &Deployment{tree: tree, bindings: l.bindings, configRoot: l.root, locked: locked, loopbackHTTP: l.opts.LoopbackHTTP && !locked}
+	d := &Deployment{tree: tree, bindings: l.bindings, configRoot: l.root, locked: locked, loopbackHTTP: l.opts.LoopbackHTTP && !locked, hostTrace: l.opts.HostTrace}
 	if err := d.check(mg.prov); err != nil {
 		return nil, err
 	}

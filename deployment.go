@@ -29,6 +29,7 @@ type Deployment struct {
 	configRoot   string
 	locked       bool
 	loopbackHTTP bool
+	hostTrace    bool
 	credentials  map[string]CredentialRef
 	layers       []AuthorityLayer
 	credDests    map[string][]string

@@ -157,5 +157,6 @@ func loadDeployment(p *parsed, h *host, overrides []pablo.Override) (*pablo.Depl
 		Overrides:    overrides,
 		LookupEnv:    h.lookupEnv,
 		LoopbackHTTP: p.bools["loopback-http"],
+		HostTrace:    p.one("trace") != "",
 	})
 }
