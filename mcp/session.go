@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pabloagent/pablo/internal/jsonx"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,12 +155,6 @@ type callResult struct {
 	progress int
 }
 
-type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Meta      map[string]any  `json:"_meta"`
-}
-
 // callTool sends one tools/call. arguments is always sent as a JSON object,
 // never null, and the call asks for progress with its request ID as token.
 func (s *session) callTool(ctx context.Context, name string, arguments json.RawMessage) (callResult, error) {
@@ -171,7 +167,17 @@ func (s *session) callTool(ctx context.Context, name string, arguments json.RawM
 	s.progressMu.Lock()
 	s.progressToken, s.progressCount, s.progressBytes = id, 0, 0
 	s.progressMu.Unlock()
-	raw, err := s.send(ctx, "tools/call", id, &callParams{Name: name, Arguments: arguments, Meta: map[string]any{"progressToken": id}})
+	// The params are built by hand: this is the path of every call, and the
+	// arguments are already validated JSON.
+	body := make([]byte, 0, 64+len(name)+len(arguments))
+	body = append(body, `{"_meta":{"progressToken":`...)
+	body = strconv.AppendInt(body, id, 10)
+	body = append(body, `},"arguments":`...)
+	body = append(body, arguments...)
+	body = append(body, `,"name":`...)
+	body = jsonx.AppendString(body, name)
+	body = append(body, '}')
+	raw, err := s.send(ctx, "tools/call", id, json.RawMessage(body))
 	s.progressMu.Lock()
 	res := callResult{raw: raw, progress: s.progressCount}
 	s.progressToken, s.progressCount, s.progressBytes = 0, 0, 0
@@ -195,9 +201,12 @@ func (s *session) send(ctx context.Context, method string, id int64, params any)
 	if s.ended.Load() {
 		return nil, &CallError{Tool: method, Kind: ErrSessionEnded, Delivery: string(ledger.NotSent)}
 	}
-	body, err := json.Marshal(params)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: encode %s params: %w", method, err)
+	body, ok := params.(json.RawMessage)
+	if !ok {
+		var err error
+		if body, err = json.Marshal(params); err != nil {
+			return nil, fmt.Errorf("mcp: encode %s params: %w", method, err)
+		}
 	}
 	req := transport.JSONRPCRequest{JSONRPC: mcpgo.JSONRPC_VERSION, ID: mcpgo.NewRequestId(id), Method: method, Params: json.RawMessage(body)}
 	before := s.sent()
