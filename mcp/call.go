@@ -106,26 +106,26 @@ func (c *Catalog) callTool(ctx context.Context, id authority.ID, arguments json.
 func (c *Catalog) parseResult(t *tool, raw json.RawMessage) (*Result, error) {
 	var body struct {
 		Content []struct {
-			Type string          `json:"type"`
-			Text json.RawMessage `json:"text"`
+			Type string  `json:"type"`
+			Text *string `json:"text"`
 		} `json:"content"`
 		Structured json.RawMessage `json:"structuredContent"`
 		IsError    bool            `json:"isError"`
 	}
 	raw = c.secrets.Bytes(raw)
 	if err := json.Unmarshal(raw, &body); err != nil {
-		return nil, &InvalidResultError{Tool: string(t.id), Reason: "the result is not a CallToolResult object"}
+		// A text that is not a string fails here too.
+		return nil, &InvalidResultError{Tool: string(t.id), Reason: "the result is not a CallToolResult object with string texts"}
 	}
 	res := &Result{IsError: body.IsError, Text: []string{}}
 	for i, b := range body.Content {
 		if b.Type != "text" {
 			return nil, &ContentError{Tool: string(t.id), Type: b.Type, Index: i}
 		}
-		var s string
-		if err := json.Unmarshal(b.Text, &s); err != nil {
+		if b.Text == nil {
 			return nil, &InvalidResultError{Tool: string(t.id), Reason: fmt.Sprintf("text block %d has no string text", i)}
 		}
-		res.Text = append(res.Text, s)
+		res.Text = append(res.Text, *b.Text)
 	}
 	if len(body.Structured) > 0 && string(body.Structured) != "null" {
 		if body.Structured[0] != '{' {
