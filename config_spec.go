@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/authority"
@@ -63,6 +64,7 @@ var (
 	headerRE = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 	identRE  = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
 	remoteRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	toolRE   = remoteRE // MCP tool names share the remote-name alphabet and bound
 	credRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 	otelRE   = regexp.MustCompile(`^https?://[^/@?#\s]+(?:/[^?#\s]*)?$`)
 	ratioRE  = regexp.MustCompile(`^(0(\.[0-9]{1,17})?|1(\.0{1,17})?)$`)
@@ -279,11 +281,13 @@ func modelFields(top bool) []any {
 	return f
 }
 
-func optionsSpec() *spec {
+// optionsSpec returns the options spec. It is built once per process and
+// never modified afterwards: every load shares it read-only.
+var optionsSpec = sync.OnceValue(func() *spec {
 	s := optionsTables()
 	markListOps(s)
 	return s
-}
+})
 
 // markListOps lets every ordered option list take {mode, items}, except
 // inside atomic values, which replace as a unit.
@@ -342,7 +346,7 @@ func optionsTables() *spec {
 		"required", boolean(nil),
 		"startup_timeout_ms", integer(1000, 120_000, nil),
 		"operation_timeout_ms", integer(1000, 900_000, nil),
-		"pins", mapOf(64, keyRE(regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`), "tool name"), str(71, 71, nil).with(digestValue)),
+		"pins", mapOf(64, keyRE(toolRE, "tool name"), str(71, 71, nil).with(digestValue)),
 	).atom()
 	return table(
 		"run", table(
