@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/authority"
 )
@@ -159,6 +160,11 @@ func decodeArgs(id authority.ID, raw json.RawMessage, dst any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return bad("", "arguments must be a JSON object")
+	}
+	if !utf8.Valid(raw) {
+		// encoding/json would replace invalid bytes with U+FFFD; the
+		// contract's schema validator rejects them, and so do we.
+		return bad("", "arguments are not valid UTF-8")
 	}
 	known := map[string]field{}
 	for _, f := range fieldsOf(id) {
