@@ -48,6 +48,9 @@ func BenchmarkStdioToolCall(b *testing.B) {
 		req := mcpgo.CallToolRequest{}
 		req.Params.Name = "echo"
 		req.Params.Arguments = map[string]any{"message": "hello"}
+		// The governed call asks for progress with a token; the raw call asks the
+		// same, so both arms send the same request and only governance differs.
+		req.Params.Meta = &mcpgo.Meta{ProgressToken: 1}
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
@@ -80,6 +83,9 @@ func BenchmarkStdioToolCallPaired(b *testing.B) {
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name = "echo"
 	req.Params.Arguments = map[string]any{"message": "hello"}
+	// The governed call asks for progress with a token; the raw call asks the
+	// same, so both arms send the same request and only governance differs.
+	req.Params.Meta = &mcpgo.Meta{ProgressToken: 1}
 	var governed, raw []time.Duration
 	for i := 0; b.Loop(); i++ {
 		g := func() {
