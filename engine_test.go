@@ -11,9 +11,16 @@ import (
 	"github.com/pabloagent/pablo/ledger"
 )
 
-// runScript runs input against a deployment body and a script in a fresh
-// workspace and returns the task object and its events.
+// runScript runs a task against a deployment body and a script in a fresh
+// workspace and returns the task object, its events and its ledger store.
 func runScript(t *testing.T, body, script string, setup func(ws string)) (*TaskObject, []Event, *ledger.MemoryStore) {
+	t.Helper()
+	return runScriptHost(t, body, script, setup, HostOptions{})
+}
+
+// runScriptHost is runScript with the host's options (its Store is set to
+// a fresh memory store).
+func runScriptHost(t *testing.T, body, script string, setup func(ws string), host HostOptions) (*TaskObject, []Event, *ledger.MemoryStore) {
 	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "work")
@@ -29,12 +36,20 @@ func runScript(t *testing.T, body, script string, setup func(ws string)) (*TaskO
 		t.Fatal(err)
 	}
 	store := ledger.NewMemoryStore()
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store})
+	host.Store = store
+	rt, err := d.NewRuntime(context.Background(), host)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	task, err := rt.Start(context.Background(), "What was paid?")
+	obj, events := runTask(t, rt, "What was paid?")
+	return obj, events, store
+}
+
+// runTask starts one task, collects every event and waits for the task.
+func runTask(t testing.TB, rt *Runtime, input string) (*TaskObject, []Event) {
+	t.Helper()
+	task, err := rt.Start(context.Background(), input)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +60,7 @@ func runScript(t *testing.T, body, script string, setup func(ws string)) (*TaskO
 		}
 		events = append(events, ev)
 	}
-	return task.Wait(), events, store
+	return task.Wait(), events
 }
 
 func TestDemoCompletes(t *testing.T) {

@@ -3,7 +3,6 @@ package pablo
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,35 +26,8 @@ func buildFaultServer(t *testing.T) string {
 // runMCPTask runs one task of a deployment with an MCP server and a script.
 func runMCPTask(t *testing.T, body, script string, env map[string]string) (*TaskObject, []Event, []ledger.Record) {
 	t.Helper()
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "work")
-	os.Mkdir(ws, 0o700)
-	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
-	doc := "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.shell]\nenabled = false\n" + body
-	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(doc), 0o600)
-	d, err := Load(LoadOptions{Config: filepath.Join(dir, "deployment.toml"), Bindings: map[string]string{"workspace": ws}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := ledger.NewMemoryStore()
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	task, err := rt.Start(context.Background(), "Look up the record.")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var events []Event
-	for ev, err := range task.Events() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		events = append(events, ev)
-	}
-	obj := task.Wait()
-	recs, err := store.Records(context.Background(), task.ID())
+	obj, events, store := runScriptHost(t, body, script, nil, HostOptions{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	recs, err := store.Records(context.Background(), *obj.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}

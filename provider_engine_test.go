@@ -149,15 +149,7 @@ func runProviderTask(t testing.TB, d *Deployment, host HostOptions) (*TaskObject
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	task, err := rt.Start(context.Background(), "Was INV-1042 paid?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var events []Event
-	for ev := range task.Events() {
-		events = append(events, ev)
-	}
-	return task.Wait(), events
+	return runTask(t, rt, "Was INV-1042 paid?")
 }
 
 // The reference measurement task, end to end through Runtime: two model
