@@ -582,12 +582,12 @@ func (s *step) resultJSON(res ledger.ToolResult) []byte {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendJSONString(buf, k)
+		buf = jsonx.AppendString(buf, k)
 		buf = append(buf, ':')
 		v, inPayload := out[k]
 		switch {
 		case k == "status":
-			buf = appendJSONString(buf, string(res.Status))
+			buf = jsonx.AppendString(buf, string(res.Status))
 		case inPayload:
 			buf = appendJSONValue(buf, v)
 		case k == "policy_rule" && res.Rule != "":
@@ -680,9 +680,9 @@ func (s *step) emit(data EventData) *Outcome {
 func (s *step) emitToolStarted(c *EventCall) *Outcome {
 	buf := make([]byte, 0, 96+len(c.ID)+len(c.Name)+len(c.Arguments))
 	buf = append(buf, `{"type":"tool.started","call":{"id":`...)
-	buf = appendJSONString(buf, c.ID)
+	buf = jsonx.AppendString(buf, c.ID)
 	buf = append(buf, `,"name":`...)
-	buf = appendJSONString(buf, c.Name)
+	buf = jsonx.AppendString(buf, c.Name)
 	buf = append(buf, `,"arguments":`...)
 	buf = append(buf, c.Arguments...)
 	buf = append(buf, "}}"...)
@@ -692,9 +692,9 @@ func (s *step) emitToolStarted(c *EventCall) *Outcome {
 func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
 	buf := make([]byte, 0, 80+len(callID)+len(name)+len(result))
 	buf = append(buf, `{"type":"tool.finished","call_id":`...)
-	buf = appendJSONString(buf, callID)
+	buf = jsonx.AppendString(buf, callID)
 	buf = append(buf, `,"name":`...)
-	buf = appendJSONString(buf, name)
+	buf = jsonx.AppendString(buf, name)
 	buf = append(buf, `,"result":`...)
 	buf = append(buf, result...)
 	buf = append(buf, '}')
@@ -706,7 +706,7 @@ func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
 func (s *step) emitDelta(text string) *Outcome {
 	buf := make([]byte, 0, len(text)+48)
 	buf = append(buf, `{"type":"assistant.text.delta","text":`...)
-	buf = appendJSONString(buf, text)
+	buf = jsonx.AppendString(buf, text)
 	buf = append(buf, '}')
 	return s.publish(EventData{Type: EventTextDelta, Text: text}, buf)
 }
@@ -726,10 +726,6 @@ func (s *step) publish(data EventData, payload []byte) *Outcome {
 	}
 	return nil
 }
-
-// appendJSONString appends s as a JSON string in the ledger's canonical
-// escaping.
-func appendJSONString(b []byte, s string) []byte { return jsonx.AppendString(b, s) }
 
 // finish settles the task: the terminal event, the ledger's outcome record
 // and the task object.

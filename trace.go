@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pabloagent/pablo/internal/jsonx"
 	"io"
 	"os"
 	"strings"
@@ -179,7 +180,7 @@ func (tw *TraceWriter) terminalLine(ev Event, line []byte) []byte {
 	}
 	tw.droppedBytes += uint64(len(line))
 	return fmt.Appendf(nil, `{"schema_version":%s,"seq":%d,"root_seq":%d,"type":"run.finished","outcome":{"status":%s},"trace_truncated":{"limit":"trace_bytes","dropped_records":"%d","dropped_bytes":"%d"}}`+"\n",
-		appendJSONString(nil, truncateID(ev.SchemaVersion)), ev.Seq, ev.RootSeq, appendJSONString(nil, truncateID(status)), tw.dropped, tw.droppedBytes)
+		jsonx.AppendString(nil, truncateID(ev.SchemaVersion)), ev.Seq, ev.RootSeq, jsonx.AppendString(nil, truncateID(status)), tw.dropped, tw.droppedBytes)
 }
 
 // withTruncation adds the trace_truncated note to an encoded line.

@@ -121,7 +121,7 @@ func parseNode(dec *json.Decoder) (*jsonNode, error) {
 		}
 		return n, nil
 	case string:
-		return &jsonNode{scalar: appendString(nil, v)}, nil
+		return &jsonNode{scalar: jsonx.AppendString(nil, v)}, nil
 	case json.Number:
 		return &jsonNode{scalar: []byte(v)}, nil
 	case bool:
@@ -146,7 +146,7 @@ func (n *jsonNode) sortKeys() error {
 	for i, j := range idx {
 		keys[i], kids[i] = n.keys[j], n.kids[j]
 		if i > 0 && keys[i-1] == keys[i] {
-			return &InvalidError{Field: "result", Reason: "duplicate object key " + string(appendString(nil, keys[i]))}
+			return &InvalidError{Field: "result", Reason: "duplicate object key " + string(jsonx.AppendString(nil, keys[i]))}
 		}
 	}
 	n.keys, n.kids = keys, kids
@@ -161,7 +161,7 @@ func (n *jsonNode) append(out []byte) []byte {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = appendString(out, n.keys[i])
+			out = jsonx.AppendString(out, n.keys[i])
 			out = append(out, ':')
 			out = kid.append(out)
 		}
@@ -178,8 +178,6 @@ func (n *jsonNode) append(out []byte) []byte {
 	}
 	return append(out, n.scalar...)
 }
-
-func appendString(out []byte, s string) []byte { return jsonx.AppendString(out, s) }
 
 // canonicalOf marshals v and returns its canonical form. json.RawMessage and
 // []byte are taken as JSON text.

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"encoding/json"
+	"github.com/pabloagent/pablo/internal/jsonx"
 	"strconv"
 	"time"
 )
@@ -20,7 +21,7 @@ func encodeRecord(r *Record) ([]byte, error) {
 	e := &r.Event
 	b := make([]byte, 0, 256+len(e.Payload))
 	b = append(b, `{"task_id":`...)
-	b = appendString(b, r.TaskID)
+	b = jsonx.AppendString(b, r.TaskID)
 	b = append(b, `,"n":`...)
 	b = strconv.AppendUint(b, r.N, 10)
 	b = append(b, `,"kind":"event","time":"`...)
@@ -30,15 +31,15 @@ func encodeRecord(r *Record) ([]byte, error) {
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendUint(b, e.Seq, 10)
 	b = append(b, `,"root_id":`...)
-	b = appendString(b, e.RootID)
+	b = jsonx.AppendString(b, e.RootID)
 	if e.ParentID != "" {
 		b = append(b, `,"parent_id":`...)
-		b = appendString(b, e.ParentID)
+		b = jsonx.AppendString(b, e.ParentID)
 	}
 	b = append(b, `,"agent_id":`...)
-	b = appendString(b, e.AgentID)
+	b = jsonx.AppendString(b, e.AgentID)
 	b = append(b, `,"type":`...)
-	b = appendString(b, e.Type)
+	b = jsonx.AppendString(b, e.Type)
 	b = append(b, `,"time":"`...)
 	b = e.Time.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, '"')
