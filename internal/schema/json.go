@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"github.com/pabloagent/pablo/internal/jsonx"
 	"slices"
 	"strconv"
 	"strings"
@@ -545,7 +546,7 @@ func appendCanonical(dst []byte, v *value) []byte {
 	case kindNumber:
 		return append(dst, v.str...)
 	case kindString:
-		return appendString(dst, v.str)
+		return jsonx.AppendString(dst, v.str) // the parser admits only valid UTF-8
 	case kindArray:
 		dst = append(dst, '[')
 		for i := range v.items {
@@ -561,40 +562,12 @@ func appendCanonical(dst []byte, v *value) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, v.members[i].key)
+			dst = jsonx.AppendString(dst, v.members[i].key)
 			dst = append(dst, ':')
 			dst = appendCanonical(dst, &v.members[i].val)
 		}
 		return append(dst, '}')
 	}
-}
-
-const hexDigits = "0123456789abcdef"
-
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c >= 0x20:
-			dst = append(dst, c)
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c == '\b':
-			dst = append(dst, '\\', 'b')
-		case c == '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-	}
-	return append(dst, '"')
 }
 
 // canonicalSize is the byte length of v's serialization (canonical, except
