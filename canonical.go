@@ -1,10 +1,10 @@
 package pablo
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"sort"
 	"strconv"
+
+	"github.com/pabloagent/pablo/ledger"
 )
 
 // canonicalJSON encodes a generic tree in the pablo-config-json-v1 form:
@@ -77,10 +77,6 @@ func appendCanonicalString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func sha256Tag(b []byte) string {
-	sum := sha256.Sum256(b)
-	var out [7 + 64]byte
-	copy(out[:], "sha256:")
-	hex.Encode(out[7:], sum[:])
-	return string(out[:])
-}
+// sha256Tag is "sha256:" and the lowercase hex SHA-256 of b: the form
+// the ledger uses for result references.
+func sha256Tag(b []byte) string { return string(ledger.RefOf(b)) }
