@@ -210,12 +210,13 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 			}
 			env = append(env, v+"="+sec.Reveal())
 		}
-		conn, err := startStdio(cfg, env)
+		srv.sess = newSession(cfg.Name)
+		conn, err := startStdio(cfg, env, srv.sess.notify)
 		if err != nil {
 			return &ServerError{Server: cfg.Name, Code: CodeLauncher, Kind: ErrStartup, Reason: "the server could not be launched", Err: err}
 		}
 		srv.stdio = conn
-		srv.sess = newSession(cfg.Name, conn.tr, conn.writes.sent)
+		srv.sess.conn = conn
 		// A server that dies during startup is detected, not waited on.
 		ictx, cancel := context.WithCancelCause(ctx)
 		watched := make(chan struct{})
@@ -243,12 +244,13 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 			}
 			headers[k] = sec.Reveal()
 		}
-		conn, err := dialHTTP(cfg, headers, c.opts.AllowLoopbackHTTP)
+		srv.sess = newSession(cfg.Name)
+		conn, err := dialHTTP(cfg, headers, c.opts.AllowLoopbackHTTP, srv.sess.notify)
 		if err != nil {
 			return &ServerError{Server: cfg.Name, Code: CodeEndpoint, Kind: ErrConfig, Reason: "the endpoint cannot be used", Err: err}
 		}
 		srv.http = conn
-		srv.sess = newSession(cfg.Name, conn.tr, conn.sent)
+		srv.sess.conn = conn
 		return srv.sess.initialize(ctx, c.opts.ClientName, c.opts.ClientVersion)
 	}
 	return &ServerError{Server: cfg.Name, Code: CodeEndpoint, Kind: ErrConfig, Reason: fmt.Sprintf("transport %q is neither stdio nor http", cfg.Transport)}

@@ -1,27 +1,61 @@
 package mcp
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
+	"mime"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/mark3labs/mcp-go/client/transport"
 )
 
-// httpConn is a Streamable HTTP session: mcp-go's transport over an
-// http.Client of ours.
+// Streamable HTTP constants.
+const (
+	headerSession = "Mcp-Session-Id"
+	headerVersion = "Mcp-Protocol-Version"
+	// closeAllowance bounds the closing DELETE.
+	closeAllowance = 5 * time.Second
+	// defaultRetry is the wait before resuming an event stream when the
+	// server named none; minRetry the shortest wait taken from a server.
+	defaultRetry = time.Second
+	minRetry     = 10 * time.Millisecond
+	// maxResumes bounds how often one request's event stream is resumed.
+	maxResumes = 100
+	// maxSnippet bounds the part of an error response quoted in an error.
+	maxSnippet = 200
+)
+
+// httpConn is a Streamable HTTP session: one POST per message, the answer
+// a JSON body or an event stream, over an http.Client of ours. No GET
+// stream is opened to listen for server messages outside a request: this
+// client declares no capability a server could use one for, and the
+// catalog ignores list_changed.
 type httpConn struct {
-	tr   *transport.StreamableHTTP
-	gov  *governedTransport
-	base *http.Transport
+	endpoint string
+	client   *http.Client
+	gov      *governedTransport
+	base     *http.Transport
+	onNote   func(method string, params json.RawMessage)
+
+	// closing cancels requests in flight when the connection closes.
+	closing context.Context
+	stop    context.CancelFunc
+
+	mu      sync.Mutex
+	session string // Mcp-Session-Id from initialize; "" when none
+	version string // negotiated protocol version, sent once known
+	ended   bool   // the server answered 404 for the session
 }
 
-// dialHTTP builds the transport for one server. Nothing is sent yet.
-func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool) (*httpConn, error) {
+// dialHTTP builds the connection to one server. Nothing is sent yet.
+func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool, onNote func(string, json.RawMessage)) (*httpConn, error) {
 	if err := checkEndpoint(srv.URL, allowLoopback); err != nil {
 		return nil, err
 	}
@@ -42,63 +76,377 @@ func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool) (*http
 		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
 			return fmt.Errorf("%w: the server answered with a redirect to %s; configure the final URL instead", ErrRedirect, truncate(req.URL.Redacted(), 300))
 		},
-		// No client-wide Timeout: it would cut SSE streams. Every request
+		// No client-wide Timeout: it would cut event streams. Every request
 		// carries its own deadline.
 	}
-	tr, err := transport.NewStreamableHTTP(srv.URL,
-		transport.WithHTTPBasicClient(client),
-		transport.WithHTTPLogger(slog.New(slog.DiscardHandler)),
-	)
+	closing, stop := context.WithCancel(context.Background())
+	return &httpConn{endpoint: srv.URL, client: client, gov: gov, base: base, onNote: onNote, closing: closing, stop: stop}, nil
+}
+
+// negotiated implements rpcConn: every later request carries the version.
+func (c *httpConn) negotiated(version string) {
+	c.mu.Lock()
+	c.version = version
+	c.mu.Unlock()
+}
+
+// errSessionNotFound is the server answering 404 for our session: it has
+// forgotten or ended it, and a fresh task is needed.
+var errSessionNotFound = fmt.Errorf("%w: the server answered 404 Not Found for the session", ErrSessionEnded)
+
+// send sends one HTTP request with the protocol headers. wrote, when not
+// nil, is set once the request has been fully written.
+func (c *httpConn) send(ctx context.Context, verb string, body []byte, accept string, extra http.Header, wrote *atomic.Bool) (*http.Response, string, error) {
+	c.mu.Lock()
+	session, version, ended := c.session, c.version, c.ended
+	c.mu.Unlock()
+	if ended {
+		return nil, session, errSessionNotFound
+	}
+	if wrote != nil {
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				wrote.Store(true)
+			}
+		}})
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, verb, c.endpoint, rd)
+	if err != nil {
+		return nil, session, err
+	}
+	for k, v := range extra {
+		req.Header[k] = v
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", accept)
+	if session != "" {
+		req.Header.Set(headerSession, session)
+	}
+	if version != "" {
+		req.Header.Set(headerVersion, version)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, session, err
+	}
+	if resp.StatusCode == http.StatusNotFound && session != "" {
+		drain(resp)
+		c.mu.Lock()
+		c.ended = true
+		c.mu.Unlock()
+		return nil, session, errSessionNotFound
+	}
+	return resp, session, nil
+}
+
+// bind ties ctx to the connection's lifetime.
+func (c *httpConn) bind(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(c.closing, func() { cancel(errors.New("the connection was closed")) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
+// call implements rpcConn.
+func (c *httpConn) call(ctx context.Context, id int64, method string, params json.RawMessage) (reply, bool, error) {
+	ctx, unbind := c.bind(ctx)
+	defer unbind()
+	var wrote atomic.Bool
+	resp, session, err := c.send(ctx, http.MethodPost, appendRequest(nil, id, method, params), "application/json, text/event-stream", nil, &wrote)
+	if err != nil {
+		if errors.Is(err, errSessionNotFound) {
+			return reply{}, false, err
+		}
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		return reply{}, wrote.Load(), err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return reply{}, true, c.statusError(method, resp)
+	}
+	if method == "initialize" && session == "" {
+		// Validated by governedTransport; an empty ID means no session.
+		if sid := resp.Header.Get(headerSession); sid != "" {
+			c.mu.Lock()
+			c.session = sid
+			c.mu.Unlock()
+		}
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	var r reply
+	switch {
+	case mt == "application/json":
+		r, err = c.readJSON(resp.Body, id)
+	case mt == "text/event-stream":
+		r, err = c.readStream(ctx, resp.Body, id)
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		err = &peerError{kind: ErrUnknownOutcome, msg: fmt.Sprintf("the server accepted %s (HTTP %d) without answering it", method, resp.StatusCode)}
+	default:
+		err = &peerError{kind: ErrProtocol, msg: fmt.Sprintf("the server answered %s with content type %q; want application/json or text/event-stream", method, truncate(resp.Header.Get("Content-Type"), 64))}
+	}
+	if err != nil && ctx.Err() != nil {
+		err = context.Cause(ctx)
+	}
+	return r, true, err
+}
+
+// readJSON reads a single JSON response, which must answer request id.
+func (c *httpConn) readJSON(body io.Reader, id int64) (reply, error) {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return reply{}, err
+	}
+	msg, err := decodeMessage(data)
+	if err != nil {
+		return reply{}, &peerError{answered: true, kind: ErrProtocol, msg: err.Error()}
+	}
+	if got, ok := msg.idNumber(); msg.Method != nil || !ok || got != id {
+		return reply{}, &peerError{answered: true, kind: ErrProtocol, msg: fmt.Sprintf("the response's ID %s does not match request ID %d", truncate(string(msg.ID), 40), id)}
+	}
+	return reply{result: msg.Result, err: msg.Error}, nil
+}
+
+// readStream reads an event stream until the response to request id
+// arrives, delivering notifications and answering the server's requests on
+// the way. A stream the server ends after naming an event ID is resumed
+// with a GET carrying Last-Event-ID, after the wait the server asked for
+// (SEP-1699, as MCP 2025-11-25 specifies); one that breaks off, or ends
+// without an ID to resume from, leaves the outcome unknown.
+func (c *httpConn) readStream(ctx context.Context, body io.Reader, id int64) (reply, error) {
+	events := newSSEReader(body, maxEventLine, MaxFrameBytes)
+	// resumed is the body of the current resumed stream; the caller closes
+	// the first.
+	var resumed io.Closer
+	defer func() {
+		if resumed != nil {
+			resumed.Close()
+		}
+	}()
+	for resumes := 0; ; resumes++ {
+		for {
+			_, data, err := events.next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return reply{}, err
+			}
+			if r, ok := c.handleEvent(ctx, data, id); ok {
+				return r, nil
+			}
+		}
+		if events.lastID == "" {
+			return reply{}, fmt.Errorf("%w: the event stream ended without the response and without an event ID to resume from", errStreamEnded)
+		}
+		if resumes == maxResumes {
+			return reply{}, fmt.Errorf("%w: the event stream was resumed %d times without the response", ErrBound, maxResumes)
+		}
+		wait := defaultRetry
+		if events.hasRetry {
+			wait = max(events.retry, minRetry)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return reply{}, context.Cause(ctx)
+		case <-t.C:
+		}
+		if resumed != nil {
+			resumed.Close()
+			resumed = nil
+		}
+		resp, err := c.resumeStream(ctx, events.lastID)
+		if err != nil {
+			return reply{}, err
+		}
+		resumed = resp.Body
+		events.resume(resp.Body)
+	}
+}
+
+// resumeStream opens the GET that resumes a stream after lastID.
+func (c *httpConn) resumeStream(ctx context.Context, lastID string) (*http.Response, error) {
+	resp, _, err := c.send(ctx, http.MethodGet, nil, "text/event-stream", http.Header{"Last-Event-Id": {lastID}}, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &httpConn{tr: tr, gov: gov, base: base}, nil
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, c.statusError("resuming the event stream", resp)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		drain(resp)
+		return nil, &peerError{kind: ErrUnknownOutcome, msg: fmt.Sprintf("the server resumed the event stream with content type %q", truncate(resp.Header.Get("Content-Type"), 64))}
+	}
+	return resp, nil
 }
 
-func (c *httpConn) sent() uint64 { return c.gov.writes.Load() }
+// handleEvent handles one event's message and reports the response to
+// request id when that is what it holds. Anything unparsable, and responses
+// to other requests, are ignored.
+func (c *httpConn) handleEvent(ctx context.Context, data []byte, id int64) (reply, bool) {
+	msg, err := decodeMessage(data)
+	if err != nil {
+		return reply{}, false
+	}
+	switch {
+	case msg.Method != nil && !msg.hasID():
+		if c.onNote != nil {
+			c.onNote(*msg.Method, msg.Params)
+		}
+	case msg.Method != nil:
+		if validID(msg.ID) {
+			c.answer(ctx, msg.ID, *msg.Method)
+		}
+	default:
+		if got, ok := msg.idNumber(); ok && got == id {
+			return reply{result: msg.Result, err: msg.Error}, true
+		}
+	}
+	return reply{}, false
+}
 
-// close ends the session with a DELETE (which carries the credential
-// headers too, since it goes through the same client) and drops idle
-// connections.
+// answer POSTs this client's answer to a server's request, best effort and
+// bounded.
+func (c *httpConn) answer(ctx context.Context, id json.RawMessage, method string) {
+	ctx, cancel := context.WithTimeout(ctx, answerAllowance)
+	defer cancel()
+	resp, _, err := c.send(ctx, http.MethodPost, appendAnswer(nil, id, method), "application/json, text/event-stream", nil, nil)
+	if err == nil {
+		drain(resp)
+	}
+}
+
+// notify implements rpcConn: the server acknowledges with 202 (200 and 204
+// are tolerated).
+func (c *httpConn) notify(ctx context.Context, method string, params json.RawMessage) error {
+	ctx, unbind := c.bind(ctx)
+	defer unbind()
+	resp, _, err := c.send(ctx, http.MethodPost, appendNotification(nil, method, params), "application/json, text/event-stream", nil, nil)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return c.statusError(method, resp)
+	}
+	drain(resp)
+	return nil
+}
+
+// close ends the session with a DELETE carrying the session ID (and the
+// credential headers, as every request through the client does), cancels
+// requests in flight and drops idle connections. The DELETE is best
+// effort: a server that does not allow it (405) or is gone changes
+// nothing for us.
 func (c *httpConn) close() error {
-	err := c.tr.Close()
+	c.stop()
+	c.mu.Lock()
+	session, ended := c.session, c.ended
+	c.mu.Unlock()
+	if session != "" && !ended {
+		ctx, cancel := context.WithTimeout(context.Background(), closeAllowance)
+		if resp, _, err := c.send(ctx, http.MethodDelete, nil, "application/json, text/event-stream", nil, nil); err == nil {
+			drain(resp)
+		}
+		cancel()
+	}
 	c.base.CloseIdleConnections()
-	return err
+	return nil
+}
+
+// statusError describes a non-2xx answer with a bounded snippet of its
+// body, masked of the credential headers' values. A 4xx refused the
+// request; a 5xx may have come after the server acted. A 404 or 405 to
+// initialize is how a server that speaks only the deprecated HTTP+SSE
+// transport answers.
+func (c *httpConn) statusError(what string, resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4*maxSnippet))
+	snippet := printable(c.gov.mask(string(b)))
+	msg := fmt.Sprintf("the server answered %s with HTTP %s", what, resp.Status)
+	if snippet != "" {
+		msg += ": " + truncate(snippet, maxSnippet)
+	}
+	if what == "initialize" && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed) {
+		msg += "; the endpoint may speak only the deprecated HTTP+SSE transport, which this client does not: configure a Streamable HTTP endpoint"
+	}
+	if resp.StatusCode >= 500 {
+		return &peerError{kind: ErrUnknownOutcome, msg: msg}
+	}
+	return &peerError{answered: true, kind: ErrProtocol, msg: msg}
+}
+
+// printable keeps the visible ASCII of s, with runs of anything else
+// folded into one space.
+func printable(s string) string {
+	var sb strings.Builder
+	for _, c := range []byte(s) {
+		if c < 0x20 || c > 0x7e {
+			c = ' '
+		}
+		sb.WriteByte(c)
+	}
+	return strings.Join(strings.Fields(sb.String()), " ")
+}
+
+// drain reads a little of a body so the connection can be reused, and
+// closes it.
+func drain(resp *http.Response) {
+	_, _ = io.CopyN(io.Discard, resp.Body, 4096)
+	resp.Body.Close()
 }
 
 // governedTransport adds the server's credential headers to every request
-// (the closing DELETE included), counts requests fully written (so a lost
-// response can be told apart from a request that never left), and bounds
-// every response body and session ID.
+// (the closing DELETE included) and bounds every response body and
+// session ID.
 type governedTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
-	writes  atomic.Uint64
 }
 
 func (g *governedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req.Clone(req.Context())
 	for k, v := range g.headers {
 		// Names were checked: none is a protocol or routing header, so
-		// nothing mcp-go set is overwritten.
+		// nothing the connection set is overwritten.
 		r.Header.Set(k, v)
 	}
-	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
-		if info.Err == nil {
-			g.writes.Add(1)
-		}
-	}}
-	r = r.WithContext(httptrace.WithClientTrace(r.Context(), trace))
 	resp, err := g.base.RoundTrip(r)
 	if err != nil {
 		return nil, err
 	}
-	if sid := resp.Header.Get("Mcp-Session-Id"); !validSessionID(sid) {
+	if sid := resp.Header.Get(headerSession); !validSessionID(sid) {
 		resp.Body.Close()
 		return nil, fmt.Errorf("%w: the server sent an Mcp-Session-Id that is not 1..%d visible ASCII bytes", ErrProtocol, MaxSessionIDBytes)
 	}
 	resp.Body = &boundedBody{rc: resp.Body, left: MaxHTTPStreamBytes}
 	return resp, nil
+}
+
+// mask replaces the credential headers' values in s, a prefix of a body,
+// and drops a tail that could be the start of one cut off by the prefix.
+func (g *governedTransport) mask(s string) string {
+	for _, v := range g.headers {
+		if v == "" {
+			continue
+		}
+		s = strings.ReplaceAll(s, v, "[redacted]")
+		for k := min(len(v)-1, len(s)); k > 0; k-- {
+			if strings.HasSuffix(s, v[:k]) {
+				s = s[:len(s)-k]
+				break
+			}
+		}
+	}
+	return s
 }
 
 func validSessionID(s string) bool {

@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pabloagent/pablo/internal/jsonx"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client/transport"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-
+	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -22,13 +19,12 @@ import (
 // abandoned, as the reference sends it within its cleanup allowance.
 const cancelAllowance = 50 * time.Millisecond
 
-// session is one initialized MCP session over an mcp-go transport. It
-// speaks JSON-RPC through the transport's SendRequest with raw params and
-// results, so nothing is decoded by mcp-go's typed client.
+// session is one initialized MCP session over an rpcConn. It speaks
+// JSON-RPC with raw params and results: nothing is decoded into a typed
+// protocol model it does not need.
 type session struct {
 	server  string
-	tr      transport.Interface
-	sent    func() uint64 // monotonic count of requests that left the process
+	conn    rpcConn
 	version string
 
 	nextID atomic.Int64
@@ -36,8 +32,8 @@ type session struct {
 	mu sync.Mutex
 
 	// progress is the token of the call in flight and what arrived for it.
-	// The notification handler runs on mcp-go's reader goroutine: it only
-	// records, never calls back into the transport.
+	// notify runs on the connection's reader: it only records, never calls
+	// back into the connection.
 	progressMu    sync.Mutex
 	progressToken int64
 	progressCount int
@@ -46,30 +42,37 @@ type session struct {
 	ended atomic.Bool
 }
 
-func newSession(server string, tr transport.Interface, sent func() uint64) *session {
-	s := &session{server: server, tr: tr, sent: sent}
-	tr.SetNotificationHandler(s.notify)
-	return s
+// newSession returns a session whose connection the caller attaches once
+// it is started with s.notify as its notification handler.
+func newSession(server string) *session {
+	return &session{server: server}
 }
 
 // notify records progress for the call in flight. It must not block or call
-// the transport: it runs on the transport's reader.
-func (s *session) notify(n mcpgo.JSONRPCNotification) {
-	if n.Method != "notifications/progress" {
+// the connection: it runs on the connection's reader.
+func (s *session) notify(method string, params json.RawMessage) {
+	if method != "notifications/progress" {
 		return
 	}
-	tok, ok := n.Params.AdditionalFields["progressToken"].(float64)
-	if !ok {
+	var p struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+		Message       string          `json:"message"`
+	}
+	if json.Unmarshal(params, &p) != nil {
 		return
 	}
-	msg, _ := n.Params.AdditionalFields["message"].(string)
+	// The token is compared as a JSON number: a string never matches.
+	tok, err := strconv.ParseFloat(string(p.ProgressToken), 64)
+	if err != nil {
+		return
+	}
 	s.progressMu.Lock()
 	defer s.progressMu.Unlock()
 	if int64(tok) != s.progressToken || s.progressToken == 0 || s.progressCount >= MaxProgressMessages {
 		return
 	}
 	s.progressCount++
-	s.progressBytes += min(len(msg), 1024)
+	s.progressBytes += min(len(p.Message), 1024)
 }
 
 // initialize runs the handshake with the pinned version and records the
@@ -99,11 +102,8 @@ func (s *session) initialize(ctx context.Context, name, version string) error {
 		return &VersionError{Server: s.server, Requested: ProtocolVersion, Got: res.ProtocolVersion}
 	}
 	s.version = res.ProtocolVersion
-	if hc, ok := s.tr.(transport.HTTPConnection); ok {
-		hc.SetProtocolVersion(s.version)
-	}
-	note := mcpgo.JSONRPCNotification{JSONRPC: mcpgo.JSONRPC_VERSION, Notification: mcpgo.Notification{Method: "notifications/initialized"}}
-	if err := s.tr.SendNotification(ctx, note); err != nil {
+	s.conn.negotiated(s.version)
+	if err := s.conn.notify(ctx, "notifications/initialized", nil); err != nil {
 		return fmt.Errorf("%w: notifications/initialized: %v", ErrProtocol, err)
 	}
 	return nil
@@ -208,17 +208,18 @@ func (s *session) send(ctx context.Context, method string, id int64, params any)
 			return nil, fmt.Errorf("mcp: encode %s params: %w", method, err)
 		}
 	}
-	req := transport.JSONRPCRequest{JSONRPC: mcpgo.JSONRPC_VERSION, ID: mcpgo.NewRequestId(id), Method: method, Params: json.RawMessage(body)}
-	before := s.sent()
-	resp, err := s.tr.SendRequest(ctx, req)
+	r, written, err := s.conn.call(ctx, id, method, body)
 	if err != nil {
 		delivery := ledger.NotSent
-		if s.sent() != before {
+		if written {
 			delivery = ledger.MayHaveBeenSent
 		}
 		kind := ErrUnknownOutcome
+		var pe *peerError
 		switch {
-		case errors.Is(err, transport.ErrSessionTerminated) || errors.Is(err, transport.ErrLegacySSEServer):
+		case errors.Is(err, ErrSessionEnded):
+			// The server refused the session (HTTP 404) or the stream was
+			// already gone: nothing was acted on.
 			s.ended.Store(true)
 			kind, delivery = ErrSessionEnded, ledger.NotSent
 		case errors.Is(err, ErrRedirect):
@@ -230,28 +231,30 @@ func (s *session) send(ctx context.Context, method string, id int64, params any)
 			if method != "initialize" && delivery != ledger.NotSent {
 				s.cancel(id, context.Cause(ctx))
 			}
+		case errors.As(err, &pe):
+			kind = pe.kind
+			if pe.answered {
+				delivery = ledger.ResponseReceived
+			}
 		case delivery == ledger.NotSent:
 			kind = ErrProtocol
 		}
 		return nil, &CallError{Tool: method, Kind: kind, Delivery: string(delivery), Err: err}
 	}
-	if resp == nil {
-		return nil, &CallError{Tool: method, Kind: ErrUnknownOutcome, Delivery: string(ledger.MayHaveBeenSent), Err: errors.New("no response")}
+	if r.err != nil {
+		return nil, &RPCError{Method: method, Code: r.err.Code, Message: r.err.Message}
 	}
-	if got := resp.ID.String(); got != req.ID.String() {
-		return nil, &CallError{Tool: method, Kind: ErrProtocol, Delivery: string(ledger.ResponseReceived), Err: fmt.Errorf("response ID %s does not match request ID %d", truncate(got, 40), id)}
+	if len(r.result) == 0 {
+		return nil, &CallError{Tool: method, Kind: ErrProtocol, Delivery: string(ledger.ResponseReceived), Err: errors.New("the response has neither a result nor an error")}
 	}
-	if resp.Error != nil {
-		return nil, &RPCError{Method: method, Code: resp.Error.Code, Message: resp.Error.Message}
-	}
-	if len(resp.Result) > MaxFrameBytes {
+	if len(r.result) > MaxFrameBytes {
 		return nil, &CallError{Tool: method, Kind: ErrBound, Delivery: string(ledger.ResponseReceived), Err: fmt.Errorf("result larger than %d bytes", MaxFrameBytes)}
 	}
-	return resp.Result, nil
+	return r.result, nil
 }
 
 // cancel tells the server to stop request id. It is best effort and
-// bounded; mcp-go does not send it for us over HTTP.
+// bounded.
 func (s *session) cancel(id int64, cause error) {
 	reason := "cancelled by the client"
 	if errors.Is(cause, context.DeadlineExceeded) {
@@ -259,9 +262,8 @@ func (s *session) cancel(id int64, cause error) {
 	}
 	ctx, stop := context.WithTimeout(context.Background(), cancelAllowance)
 	defer stop()
-	n := mcpgo.JSONRPCNotification{JSONRPC: mcpgo.JSONRPC_VERSION, Notification: mcpgo.Notification{
-		Method: "notifications/cancelled",
-		Params: mcpgo.NotificationParams{AdditionalFields: map[string]any{"requestId": id, "reason": reason}},
-	}}
-	_ = s.tr.SendNotification(ctx, n)
+	params := strconv.AppendInt([]byte(`{"requestId":`), id, 10)
+	params = append(params, `,"reason":`...)
+	params = append(jsonx.AppendString(params, reason), '}')
+	_ = s.conn.notify(ctx, "notifications/cancelled", params)
 }

@@ -1,35 +1,38 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
-
-	"github.com/mark3labs/mcp-go/client/transport"
+	"time"
 
 	"github.com/pabloagent/pablo/internal/proc"
 )
 
-// stdioConn is a stdio server: a process group we own, and mcp-go's stdio
-// transport over its pipes.
+// answerAllowance bounds the write of an answer to a server's request, so
+// a server that stops reading its stdin cannot stall the reader.
+const answerAllowance = time.Second
+
+// stdioConn is a stdio server: a process group we own, and a
+// newline-delimited JSON-RPC connection over its pipes.
 type stdioConn struct {
+	*lineConn
 	p      *proc.Process
-	tr     *transport.Stdio
-	writes *countingWriter
 	cancel context.CancelFunc
 }
 
 // startStdio launches srv with exactly env as its environment. It does not
 // search PATH, run a shell or inherit anything from this process: the
 // command is absolute, the environment cleared. The process leads its own
-// group, owned by internal/proc, so Close kills grandchildren too (mcp-go's
-// own Close signals only the direct child).
-func startStdio(srv *Server, env []string) (*stdioConn, error) {
+// group, owned by internal/proc, so close kills grandchildren too.
+// Notifications from the server go to onNote, on the connection's reader.
+func startStdio(srv *Server, env []string, onNote func(method string, params json.RawMessage)) (*stdioConn, error) {
 	if !filepath.IsAbs(srv.Command) {
 		return nil, fmt.Errorf("command must be an absolute path, got %q", truncate(srv.Command, 200))
 	}
@@ -38,91 +41,28 @@ func startStdio(srv *Server, env []string) (*stdioConn, error) {
 		cmd.Env = []string{}
 	}
 	// The group lives as long as the catalog, not the caller's context:
-	// Close ends it.
+	// close ends it.
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := proc.Start(ctx, cmd, proc.Options{PipeStdin: true, PipeStdout: true})
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	w := &countingWriter{w: p.Stdin()}
-	r := &frameReader{r: p.Stdout(), max: MaxFrameBytes}
-	tr := transport.NewIO(r, w, nil)
-	if err := tr.Start(ctx); err != nil {
-		cancel()
-		p.Close()
-		return nil, err
-	}
-	return &stdioConn{p: p, tr: tr, writes: w, cancel: cancel}, nil
+	return &stdioConn{lineConn: newLineConn(p.Stdout(), p.Stdin(), onNote), p: p, cancel: cancel}, nil
 }
 
 // close ends the session: stdin is closed (EOF to the server), then the
-// whole group is killed and joined, its pipes closed. A group that cannot
-// be proven gone is an error wrapping proc.ErrCleanup.
+// whole group is killed and joined, its pipes closed, and the reader
+// joined. A group that cannot be proven gone is an error wrapping
+// proc.ErrCleanup.
 func (c *stdioConn) close() error {
 	// Closing stdin can only fail when the server is already gone; the
 	// group teardown below is what has to be proven.
-	_ = c.tr.Close()
+	_ = c.w.Close()
 	err := c.p.Close()
 	c.cancel()
+	<-c.done
 	return err
-}
-
-// countingWriter counts completed writes to the server's stdin, so a
-// failed request can tell "never left" from "may have been read".
-type countingWriter struct {
-	w io.WriteCloser
-	n atomic.Uint64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	if n > 0 {
-		c.n.Add(1)
-	}
-	return n, err
-}
-
-func (c *countingWriter) Close() error { return c.w.Close() }
-
-func (c *countingWriter) sent() uint64 { return c.n.Load() }
-
-// frameReader bounds the lines read from a server: mcp-go reads each frame
-// with an unbounded ReadString, so a line longer than max ends the stream
-// with an error instead of growing memory without limit.
-type frameReader struct {
-	r    io.Reader
-	max  int
-	line int
-	mu   sync.Mutex
-	err  error
-}
-
-func (f *frameReader) Read(p []byte) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return 0, f.err
-	}
-	n, err := f.r.Read(p)
-	for i := 0; i < n; {
-		j := bytes.IndexByte(p[i:n], '\n')
-		if j < 0 {
-			f.line += n - i
-			break
-		}
-		f.line += j
-		if f.line > f.max {
-			break
-		}
-		f.line = 0
-		i += j + 1
-	}
-	if f.line > f.max {
-		f.err = fmt.Errorf("%w: a frame is longer than %d bytes", ErrBound, f.max)
-		return 0, f.err
-	}
-	return n, err
 }
 
 // exited reports whether the server's process group is gone.
@@ -134,3 +74,174 @@ func (c *stdioConn) exited() bool {
 		return false
 	}
 }
+
+// lineConn is JSON-RPC over a pair of byte streams, one message per line.
+// One reader goroutine, started by newLineConn and ended by the reader
+// reaching the end of its stream, routes responses to the waiting request
+// by ID, notifications to onNote and answers the server's own requests.
+// Writes are serialized, one whole frame each.
+type lineConn struct {
+	w      io.WriteCloser
+	onNote func(method string, params json.RawMessage)
+
+	wmu    sync.Mutex
+	wbuf   []byte
+	broken error // set when a write stopped mid-frame: the stream is unusable
+
+	mu      sync.Mutex
+	pending map[int64]chan reply
+	end     error         // why the reader stopped; set before done closes
+	done    chan struct{} // closed when the reader has returned
+}
+
+// newLineConn starts the reader on r. The owner joins it by ending r (the
+// process exits, or the pipe is closed) and waiting on done.
+func newLineConn(r io.Reader, w io.WriteCloser, onNote func(string, json.RawMessage)) *lineConn {
+	c := &lineConn{w: w, onNote: onNote, pending: map[int64]chan reply{}, done: make(chan struct{})}
+	go c.read(newFrameReader(r, MaxFrameBytes))
+	return c
+}
+
+func (c *lineConn) read(f *frameReader) {
+	defer close(c.done)
+	for {
+		frame, err := f.next()
+		if err != nil {
+			switch {
+			case errors.Is(err, io.EOF):
+				err = fmt.Errorf("%w: its stdout reached end of file", errStreamEnded)
+			case errors.Is(err, os.ErrClosed):
+				err = errors.New("the connection was closed")
+			}
+			c.mu.Lock()
+			c.end = err
+			c.mu.Unlock()
+			return
+		}
+		c.dispatch(frame)
+	}
+}
+
+// dispatch handles one frame. A line that is not a JSON-RPC object, or a
+// response nobody waits for, is ignored.
+func (c *lineConn) dispatch(frame []byte) {
+	msg, err := decodeMessage(frame)
+	if err != nil {
+		return
+	}
+	switch {
+	case msg.Method != nil && !msg.hasID():
+		if c.onNote != nil {
+			c.onNote(*msg.Method, msg.Params)
+		}
+	case msg.Method != nil:
+		if !validID(msg.ID) {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), answerAllowance)
+		_, _ = c.write(ctx, func(b []byte) []byte { return appendAnswer(b, msg.ID, *msg.Method) })
+		cancel()
+	default:
+		id, ok := msg.idNumber()
+		if !ok {
+			return
+		}
+		c.mu.Lock()
+		ch := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- reply{result: msg.Result, err: msg.Error}
+		}
+	}
+}
+
+// write sends one frame built by build, honouring ctx even while the pipe
+// is full: a write that ctx interrupts mid-frame leaves the stream unusable
+// for every later frame.
+func (c *lineConn) write(ctx context.Context, build func([]byte) []byte) (written bool, err error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.broken != nil {
+		return false, c.broken
+	}
+	c.wbuf = append(build(c.wbuf[:0]), '\n')
+	d, deadlined := c.w.(interface{ SetWriteDeadline(time.Time) error })
+	var stop func() bool
+	var fired chan struct{}
+	if deadlined && ctx.Done() != nil {
+		fired = make(chan struct{})
+		stop = context.AfterFunc(ctx, func() {
+			_ = d.SetWriteDeadline(time.Unix(1, 0))
+			close(fired)
+		})
+	}
+	n, err := c.w.Write(c.wbuf)
+	if stop != nil && !stop() {
+		<-fired
+		_ = d.SetWriteDeadline(time.Time{})
+	}
+	if len(c.wbuf) > 64<<10 {
+		c.wbuf = nil // do not keep a large argument alive
+	}
+	if err != nil && n > 0 {
+		c.broken = fmt.Errorf("%w: an earlier write to the server's stdin stopped mid-frame (%v)", ErrSessionEnded, err)
+	}
+	return n > 0, err
+}
+
+// call implements rpcConn.
+func (c *lineConn) call(ctx context.Context, id int64, method string, params json.RawMessage) (reply, bool, error) {
+	ch := make(chan reply, 1)
+	c.mu.Lock()
+	if c.end != nil {
+		end := c.end
+		c.mu.Unlock()
+		return reply{}, false, fmt.Errorf("%w: %v", ErrSessionEnded, end)
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	forget := func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}
+	written, err := c.write(ctx, func(b []byte) []byte { return appendRequest(b, id, method, params) })
+	if err != nil {
+		forget()
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (writing the request)", context.Cause(ctx))
+		}
+		return reply{}, written, err
+	}
+	select {
+	case r := <-ch:
+		return r, true, nil
+	case <-c.done:
+		// A response read just before the end still counts.
+		select {
+		case r := <-ch:
+			return r, true, nil
+		default:
+		}
+		forget()
+		return reply{}, true, c.end
+	case <-ctx.Done():
+		forget()
+		return reply{}, true, context.Cause(ctx)
+	}
+}
+
+// notify implements rpcConn.
+func (c *lineConn) notify(ctx context.Context, method string, params json.RawMessage) error {
+	select {
+	case <-c.done:
+		return fmt.Errorf("%w: %v", ErrSessionEnded, c.end)
+	default:
+	}
+	_, err := c.write(ctx, func(b []byte) []byte { return appendNotification(b, method, params) })
+	return err
+}
+
+// negotiated implements rpcConn: stdio carries no version header.
+func (c *lineConn) negotiated(string) {}

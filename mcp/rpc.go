@@ -1,0 +1,160 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/pabloagent/pablo/internal/jsonx"
+)
+
+// rpcConn is one transport's JSON-RPC connection to a server: stdio or
+// Streamable HTTP. Both are ours, not mcp-go's client transports, so that
+// importing this package links no MCP server or JSON Schema compiler (whose
+// package initialization every start of a host would pay), every frame and
+// event is bounded, and each request knows for itself whether it left the
+// process.
+type rpcConn interface {
+	// call sends request id and waits for its response. written reports
+	// whether any byte of the request left the process: with an error, it
+	// decides between "not sent" and "may have been sent".
+	call(ctx context.Context, id int64, method string, params json.RawMessage) (r reply, written bool, err error)
+	// notify sends a notification.
+	notify(ctx context.Context, method string, params json.RawMessage) error
+	// negotiated records the protocol version initialize settled on.
+	negotiated(version string)
+	// close ends the connection and joins everything it started.
+	close() error
+}
+
+// reply is a JSON-RPC response: a result or an error.
+type reply struct {
+	result json.RawMessage
+	err    *wireError
+}
+
+// wireError is a JSON-RPC error object.
+type wireError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// envelope is any JSON-RPC message: a request has a method and an ID, a
+// notification a method and no ID, a response an ID and no method.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *wireError      `json:"error"`
+}
+
+// JSON-RPC error codes this client answers with.
+const codeMethodNotFound = -32601
+
+// hasID reports whether the message carries a non-null ID.
+func (e *envelope) hasID() bool { return len(e.ID) > 0 && string(e.ID) != "null" }
+
+// idNumber returns the message's ID as the int64 this client sends, and
+// false for a string, a fraction or anything else, which can never answer
+// one of our requests. The ID is compared as a JSON value: 7 and 7.0 are
+// the same number, "7" is not.
+func (e *envelope) idNumber() (int64, bool) {
+	if !e.hasID() || e.ID[0] == '"' {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(string(e.ID), 10, 64); err == nil {
+		return n, true
+	}
+	f, err := strconv.ParseFloat(string(e.ID), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// appendRequest appends one request frame, without a line terminator.
+func appendRequest(b []byte, id int64, method string, params json.RawMessage) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":`...)
+	b = jsonx.AppendString(b, method)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// appendNotification appends one notification frame, without a line
+// terminator.
+func appendNotification(b []byte, method string, params json.RawMessage) []byte {
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = jsonx.AppendString(b, method)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// appendAnswer appends this client's response to a request from the
+// server: ping gets an empty result, anything else "method not found", as
+// a client that declares no capabilities serves nothing. The server's ID
+// is echoed exactly as it was written.
+func appendAnswer(b []byte, id json.RawMessage, method string) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	if method == "ping" {
+		return append(b, `,"result":{}}`...)
+	}
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, codeMethodNotFound, 10)
+	b = append(b, `,"message":`...)
+	b = jsonx.AppendString(b, "method not found: "+truncate(method, 64))
+	return append(b, `}}`...)
+}
+
+// validID reports whether a server request's ID can be echoed: a JSON
+// string or number (already known to be valid JSON).
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	c := id[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}
+
+// peerError is a request the server received and answered with something
+// other than a JSON-RPC response this client can use: an HTTP status, a
+// wrong content type, a response to another request. answered says the
+// server's answer settles the outcome (it refused the request), so the
+// delivery is response_received; otherwise it may have acted.
+type peerError struct {
+	answered bool
+	kind     error
+	msg      string
+}
+
+func (e *peerError) Error() string { return e.msg }
+
+// Unwrap returns the kind: ErrProtocol, ErrUnknownOutcome or ErrBound.
+func (e *peerError) Unwrap() error { return e.kind }
+
+// errStreamEnded is a server closing its side (stdout, or an event stream
+// with no way to resume) before answering.
+var errStreamEnded = errors.New("the server closed the stream before answering")
+
+// decodeMessage parses one frame or event. A frame that is not a JSON
+// object is reported, never guessed at.
+func decodeMessage(data []byte) (envelope, error) {
+	var e envelope
+	if err := json.Unmarshal(data, &e); err != nil {
+		return e, fmt.Errorf("a message is not a JSON-RPC object: %v", err)
+	}
+	return e, nil
+}
