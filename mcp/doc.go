@@ -11,20 +11,30 @@
 // recorded in the ledger. Once open, the catalog is frozen: list_changed
 // notifications are ignored and nothing is rediscovered mid-task.
 //
-// Two transports are supported, both driven through
-// github.com/mark3labs/mcp-go's transport layer but never its typed client,
-// whose conveniences are traps for a governed host:
+// Two transports are supported. Both are this package's own JSON-RPC
+// clients, not mcp-go's: importing them links no MCP server or JSON Schema
+// compiler (whose package initialization every start of a host would pay),
+// and they frame, bound and account for every message the way a governed
+// host needs:
 //
 //   - stdio: the absolute command, no PATH search, no shell, a cleared
 //     environment holding only the credential-backed variables the
 //     configuration names, its own process group owned by internal/proc (so a
-//     grandchild dies with the server), stderr drained and discarded, and
-//     every frame bounded;
+//     grandchild dies with the server), stderr drained and discarded;
+//     newline-delimited messages, each frame bounded, responses matched to
+//     requests by ID as a JSON value, server pings answered and any other
+//     server request refused with "method not found";
 //   - Streamable HTTP: HTTPS only (loopback HTTP only when the host allows
 //     it), an http.Client that never follows a redirect or uses a proxy,
 //     credential headers sent only to that server and on the closing DELETE
-//     too, never over the protocol's own headers, per-call deadlines and
-//     bounded response streams.
+//     too, never over the protocol's own headers, per-call deadlines, JSON or
+//     bounded event-stream responses (an event stream the server ends after
+//     naming an event ID is resumed with Last-Event-ID, as the protocol
+//     specifies), and a 404 for the session ends it.
+//
+// Each request knows whether it left the process — any byte of its frame
+// written to stdin, or its HTTP request fully written — which tells a request
+// that was never sent from one whose outcome is unknown.
 //
 // The initialize request pins protocol version 2025-11-25; a server may
 // answer 2025-11-25, 2025-06-18 or 2025-03-26, anything else is a protocol

@@ -31,8 +31,12 @@ type lineReader struct {
 	buf []byte
 }
 
-func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+// lineBuffer is the read buffer of a lineReader; longer lines are
+// assembled from several reads.
+const lineBuffer = 64 << 10
+
+func newLineReader(r io.Reader, max, size int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, size), max: max}
 }
 
 // next returns the next line, valid until the next call.
@@ -68,8 +72,8 @@ func (l *lineReader) next() ([]byte, error) {
 // stream with an ErrBound error instead of growing memory without limit.
 type frameReader struct{ lines *lineReader }
 
-func newFrameReader(r io.Reader, max int) *frameReader {
-	return &frameReader{lines: newLineReader(r, max)}
+func newFrameReader(r io.Reader, max, size int) *frameReader {
+	return &frameReader{lines: newLineReader(r, max, size)}
 }
 
 // next returns the next frame, valid until the next call.
@@ -103,13 +107,13 @@ type sseReader struct {
 	hasRetry bool
 }
 
-func newSSEReader(r io.Reader, maxLine, maxData int) *sseReader {
-	return &sseReader{lines: newLineReader(r, maxLine), maxData: maxData}
+func newSSEReader(r io.Reader, maxLine, maxData, size int) *sseReader {
+	return &sseReader{lines: newLineReader(r, maxLine, size), maxData: maxData}
 }
 
 // resume continues on a new stream, keeping the last event ID and retry.
 func (s *sseReader) resume(r io.Reader) {
-	s.lines = newLineReader(r, s.lines.max)
+	s.lines = newLineReader(r, s.lines.max, s.lines.br.Size())
 	s.started, s.eof = false, false
 	s.data, s.typ, s.idBuf, s.hasID = s.data[:0], "", s.lastID, s.lastID != ""
 }

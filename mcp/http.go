@@ -220,7 +220,7 @@ func (c *httpConn) readJSON(body io.Reader, id int64) (reply, error) {
 // (SEP-1699, as MCP 2025-11-25 specifies); one that breaks off, or ends
 // without an ID to resume from, leaves the outcome unknown.
 func (c *httpConn) readStream(ctx context.Context, body io.Reader, id int64) (reply, error) {
-	events := newSSEReader(body, maxEventLine, MaxFrameBytes)
+	events := newSSEReader(body, maxEventLine, MaxFrameBytes, lineBuffer)
 	// resumed is the body of the current resumed stream; the caller closes
 	// the first.
 	var resumed io.Closer

@@ -98,7 +98,7 @@ type lineConn struct {
 // process exits, or the pipe is closed) and waiting on done.
 func newLineConn(r io.Reader, w io.WriteCloser, onNote func(string, json.RawMessage)) *lineConn {
 	c := &lineConn{w: w, onNote: onNote, pending: map[int64]chan reply{}, done: make(chan struct{})}
-	go c.read(newFrameReader(r, MaxFrameBytes))
+	go c.read(newFrameReader(r, MaxFrameBytes, lineBuffer))
 	return c
 }
 

@@ -1,0 +1,235 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pipePeer is a scripted stdio server on in-memory pipes: what it writes
+// is the connection's stdout, what it reads the connection's stdin.
+type pipePeer struct {
+	t     *testing.T
+	conn  *lineConn
+	out   *io.PipeWriter // the server's stdout
+	in    *bufio.Reader  // the server's stdin
+	inEnd *io.PipeReader
+	notes chan string
+}
+
+func newPipePeer(t *testing.T) *pipePeer {
+	t.Helper()
+	stdoutR, stdoutW := io.Pipe()
+	stdinR, stdinW := io.Pipe()
+	p := &pipePeer{t: t, out: stdoutW, in: bufio.NewReader(stdinR), inEnd: stdinR, notes: make(chan string, 16)}
+	p.conn = newLineConn(stdoutR, stdinW, func(method string, params json.RawMessage) {
+		p.notes <- method + " " + string(params)
+	})
+	t.Cleanup(func() {
+		stdoutW.Close()
+		stdinR.Close()
+		<-p.conn.done
+	})
+	return p
+}
+
+// send writes one line to the client.
+func (p *pipePeer) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.out, line+"\n"); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// recv reads one line the client wrote.
+func (p *pipePeer) recv() string {
+	p.t.Helper()
+	line, err := p.in.ReadString('\n')
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return strings.TrimSuffix(line, "\n")
+}
+
+type callOutcome struct {
+	r       reply
+	written bool
+	err     error
+}
+
+// callAsync starts a call and returns where its outcome arrives.
+func (p *pipePeer) callAsync(ctx context.Context, id int64) <-chan callOutcome {
+	ch := make(chan callOutcome, 1)
+	go func() {
+		r, w, err := p.conn.call(ctx, id, "tools/call", json.RawMessage(`{"name":"x"}`))
+		ch <- callOutcome{r, w, err}
+	}()
+	return ch
+}
+
+func TestStdioRequestIsOneFrame(t *testing.T) {
+	t.Parallel()
+	p := newPipePeer(t)
+	done := p.callAsync(context.Background(), 3)
+	if got, want := p.recv(), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`; got != want {
+		t.Fatalf("frame %s, want %s", got, want)
+	}
+	p.send(`{"jsonrpc":"2.0","id":3,"result":{"ok":true}}`)
+	o := <-done
+	if o.err != nil || string(o.r.result) != `{"ok":true}` || !o.written {
+		t.Fatalf("%+v", o)
+	}
+}
+
+func TestStdioServerPingIsAnswered(t *testing.T) {
+	t.Parallel()
+	p := newPipePeer(t)
+	p.send(`{"jsonrpc":"2.0","id":"ping-1","method":"ping"}`)
+	if got, want := p.recv(), `{"jsonrpc":"2.0","id":"ping-1","result":{}}`; got != want {
+		t.Fatalf("answer %s, want %s", got, want)
+	}
+}
+
+func TestStdioUnknownServerRequestGetsMethodNotFound(t *testing.T) {
+	t.Parallel()
+	p := newPipePeer(t)
+	p.send(`{"jsonrpc":"2.0","id":41,"method":"sampling/createMessage","params":{}}`)
+	var ans struct {
+		ID    json.RawMessage
+		Error wireError
+	}
+	if err := json.Unmarshal([]byte(p.recv()), &ans); err != nil {
+		t.Fatal(err)
+	}
+	if string(ans.ID) != "41" || ans.Error.Code != -32601 || !strings.Contains(ans.Error.Message, "sampling/createMessage") {
+		t.Fatalf("answer %+v", ans)
+	}
+}
+
+func TestStdioResponseIDsMatchAsJSONValues(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		id      string
+		matches bool
+	}{
+		{"SameNumberMatches", `1`, true},
+		{"EqualNumberMatches", `1.0`, true},
+		{"StringOfTheNumberDoesNotMatch", `"1"`, false},
+		{"UnknownIDIsIgnored", `99`, false},
+		{"NullIDIsIgnored", `null`, false},
+		{"FractionIsIgnored", `1.5`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPipePeer(t)
+			done := p.callAsync(context.Background(), 1)
+			p.recv()
+			p.send(`{"jsonrpc":"2.0","id":` + tc.id + `,"result":"decoy"}`)
+			p.send(`{"jsonrpc":"2.0","id":1,"result":"real"}`)
+			o := <-done
+			want := `"real"`
+			if tc.matches {
+				want = `"decoy"`
+			}
+			if o.err != nil || string(o.r.result) != want {
+				t.Fatalf("result %s (%v), want %s", o.r.result, o.err, want)
+			}
+		})
+	}
+}
+
+func TestStdioNotificationsReachTheHandler(t *testing.T) {
+	t.Parallel()
+	p := newPipePeer(t)
+	p.send(`not json at all`)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}`)
+	if got := <-p.notes; got != `notifications/progress {"progressToken":1,"progress":0.5}` {
+		t.Fatalf("note %q", got)
+	}
+}
+
+func TestStdioEndOfStdoutFailsThePendingRequest(t *testing.T) {
+	t.Parallel()
+	p := newPipePeer(t)
+	done := p.callAsync(context.Background(), 1)
+	p.recv()
+	p.out.Close()
+	o := <-done
+	if !errors.Is(o.err, errStreamEnded) || !o.written {
+		t.Fatalf("pending request: %+v", o)
+	}
+	// Nothing more can go out: the next request is refused unsent.
+	_, written, err := p.conn.call(context.Background(), 2, "tools/call", nil)
+	if !errors.Is(err, ErrSessionEnded) || written {
+		t.Fatalf("after the end: written %v, %v", written, err)
+	}
+}
+
+func TestStdioFullStdinHonoursTheDeadline(t *testing.T) {
+	t.Parallel()
+	// A server that never reads its stdin: the pipe fills, and the write
+	// must still end at the call's deadline.
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdinR.Close()
+	stdoutR, stdoutW := io.Pipe()
+	c := newLineConn(stdoutR, stdinW, nil)
+	defer func() { stdoutW.Close(); <-c.done; stdinW.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	big := json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)
+	_, written, err := c.call(ctx, 1, "tools/call", big)
+	if !errors.Is(err, context.DeadlineExceeded) || !written {
+		t.Fatalf("written %v, %v", written, err)
+	}
+	// Half a frame went out: the stream is unusable from now on.
+	_, written, err = c.call(context.Background(), 2, "tools/call", nil)
+	if !errors.Is(err, ErrSessionEnded) || written {
+		t.Fatalf("after a cut frame: written %v, %v", written, err)
+	}
+}
+
+func TestFrameBound(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		input string
+		want  []string
+		bound bool
+	}{
+		{"AtTheBound", "12345678\n", []string{"12345678"}, false},
+		{"OnePastTheBound", "123456789\n", nil, true},
+		{"CRLFTerminated", "1234567\r\n", []string{"1234567"}, false},
+		{"EmptyLinesAreSkipped", "\n\r\nab\n\n", []string{"ab"}, false},
+		{"UnterminatedLastLineIsDropped", "ab\ncd", []string{"ab"}, false},
+		{"LongLineAfterAGoodOne", "ab\n" + strings.Repeat("z", 40) + "\n", []string{"ab"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrameReader(strings.NewReader(tc.input), 8, 16)
+			var got []string
+			for {
+				frame, err := f.next()
+				if err != nil {
+					if errors.Is(err, ErrBound) != tc.bound || (!tc.bound && err != io.EOF) {
+						t.Fatalf("error %v, want bound %v", err, tc.bound)
+					}
+					break
+				}
+				got = append(got, string(frame))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("frames %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
