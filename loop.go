@@ -24,7 +24,7 @@ type step struct {
 	ctx       context.Context
 	caller    context.Context
 	agent     string
-	ref       AgentRef
+	hdr       *eventHeader
 	catalogs  []ToolCatalog
 	owner     map[authority.ID]ToolCatalog
 	byWire    map[string]authority.ID
@@ -44,7 +44,7 @@ type step struct {
 func (t *Task) run(ctx, caller context.Context) {
 	r := t.rt
 	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info()}
-	s.ref = AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}
+	s.hdr = &eventHeader{runID: t.root.ID(), agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
 	if d, ok := t.root.Deadline(s.agent); ok {
 		var cancel context.CancelFunc
 		s.ctx, cancel = context.WithDeadline(ctx, d)
@@ -60,6 +60,7 @@ func (t *Task) run(ctx, caller context.Context) {
 		sum := sha256Tag([]byte(t.root.ID()))
 		s.traceID = sum[len("sha256:") : len("sha256:")+32]
 	}
+	s.hdr.traceID = s.traceID
 	outcome := s.loop()
 	span.SetAttributes(attribute.String("pablo.outcome", outcome.Status))
 	if outcome.Status != StatusCompleted {
@@ -672,7 +673,7 @@ func (s *step) emit(data EventData) *Outcome {
 	if err != nil {
 		return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.NotSent)}
 	}
-	return s.publish(data, payload)
+	return s.publish(payload, "", &data)
 }
 
 // emitToolStarted and emitToolFinished build their payloads by hand: they
@@ -686,7 +687,7 @@ func (s *step) emitToolStarted(c *EventCall) *Outcome {
 	buf = append(buf, `,"arguments":`...)
 	buf = append(buf, c.Arguments...)
 	buf = append(buf, "}}"...)
-	return s.publish(EventData{Type: EventToolStarted, Call: c}, buf)
+	return s.publish(buf, "", &EventData{Type: EventToolStarted, Call: c})
 }
 
 func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
@@ -698,7 +699,7 @@ func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
 	buf = append(buf, `,"result":`...)
 	buf = append(buf, result...)
 	buf = append(buf, '}')
-	return s.publish(EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: result}, buf)
+	return s.publish(buf, "", &EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: result})
 }
 
 // emitDelta is emit for text deltas, with the payload built by hand: it is
@@ -708,19 +709,25 @@ func (s *step) emitDelta(text string) *Outcome {
 	buf = append(buf, `{"type":"assistant.text.delta","text":`...)
 	buf = jsonx.AppendString(buf, text)
 	buf = append(buf, '}')
-	return s.publish(EventData{Type: EventTextDelta, Text: text}, buf)
+	return s.publish(buf, text, nil)
 }
 
-func (s *step) publish(data EventData, payload []byte) *Outcome {
-	ev, err := s.t.root.Append(s.ctx, s.agent, string(data.Type), payload)
+// publish appends one event to the ledger, then to the task's log, then
+// hands it to the host sink. data is nil for a text delta, whose text is
+// all it carries.
+func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
+	typ := EventTextDelta
+	if data != nil {
+		typ = data.Type
+	}
+	ev, err := s.t.root.Append(s.ctx, s.agent, string(typ), payload)
 	if err != nil {
 		return s.ledgerOutcome(err)
 	}
-	e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: ev.Time.UnixMicro(),
-		RunID: ev.RootID, SessionID: ev.RootID, TraceID: s.traceID, Agent: s.ref, EventData: data}
-	s.t.publish(&e)
+	en := eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: ev.Time.UnixMicro(), hdr: s.hdr, text: text, data: data}
+	s.t.publish(en)
 	if sink := s.t.rt.opts.Sink; sink != nil {
-		if err := sink(e); err != nil {
+		if err := sink(en.event()); err != nil {
 			return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.ResponseReceived)}
 		}
 	}
@@ -740,11 +747,12 @@ func (t *Task) finish(s *step, o *Outcome) {
 		ev, err = t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload})
 	}
 	if err == nil {
-		e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: ev.Time.UnixMicro(),
-			RunID: ev.RootID, SessionID: ev.RootID, TraceID: s.traceID, Agent: s.ref, EventData: EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
-		t.publish(&e)
+		en := eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: ev.Time.UnixMicro(), hdr: s.hdr,
+			data: &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
+		t.publish(en)
 		if sink := t.rt.opts.Sink; sink != nil {
-			sink(e)
+			// The task is over: a failing sink has nothing left to stop.
+			_ = sink(en.event())
 		}
 	}
 	id := t.root.ID()

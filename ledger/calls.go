@@ -125,7 +125,7 @@ func (r *Root) ReserveModelCall(ctx context.Context, agentID string, req ModelCa
 }
 
 func (r *Root) checkModel(a *agent, req *ModelCall) error {
-	if err := checkDeadline(a, r.now()); err != nil {
+	if err := checkDeadline(a, r.instant()); err != nil {
 		return err
 	}
 	for step := range checkCount {
@@ -215,7 +215,7 @@ func (r *Root) AdmitToolCall(ctx context.Context, agentID string, req ToolCall) 
 }
 
 func (r *Root) checkTool(a *agent, inputBytes uint64) error {
-	if err := checkDeadline(a, r.now()); err != nil {
+	if err := checkDeadline(a, r.instant()); err != nil {
 		return err
 	}
 	for x := a; x != nil; x = x.parent {
