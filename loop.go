@@ -37,6 +37,7 @@ type step struct {
 	route     *RouteSession
 	check     *outputCheck
 	live      liveCall
+	slab      []byte // room for delta payloads, see carve
 }
 
 // run is the task's loop: model proposes → authority and contract validate
@@ -705,12 +706,39 @@ func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
 // emitDelta is emit for text deltas, with the payload built by hand: it is
 // the hot path of every streamed response.
 func (s *step) emitDelta(text string) *Outcome {
-	buf := make([]byte, 0, len(text)+48)
+	n := len(text) + len(`{"type":"assistant.text.delta","text":""}`)
+	buf := s.carve(n)
 	buf = append(buf, `{"type":"assistant.text.delta","text":`...)
 	buf = jsonx.AppendString(buf, text)
 	buf = append(buf, '}')
+	s.used(buf, n)
 	return s.publish(buf, text, nil)
 }
+
+// carve returns an empty buffer with room for n bytes from the task's
+// payload slab: the ledger keeps payloads as they are and nothing writes to
+// them again, so one allocation serves many deltas.
+func (s *step) carve(n int) []byte {
+	if cap(s.slab)-len(s.slab) < n {
+		s.slab = make([]byte, 0, max(n, min(2*cap(s.slab), maxSlab), minSlab))
+	}
+	start := len(s.slab)
+	return s.slab[start:start:start+n]
+}
+
+// used takes buf, carved with room for n bytes, out of the slab, unless
+// it outgrew its room and was moved.
+func (s *step) used(buf []byte, n int) {
+	if len(buf) <= n {
+		s.slab = s.slab[:len(s.slab)+len(buf)]
+	}
+}
+
+// The payload slab grows from minSlab to maxSlab bytes.
+const (
+	minSlab = 1 << 10
+	maxSlab = 64 << 10
+)
 
 // publish appends one event to the ledger, then to the task's log, then
 // hands it to the host sink. data is nil for a text delta, whose text is

@@ -52,7 +52,10 @@ type Ledger interface {
 
 // Options configure [NewRoot].
 type Options struct {
-	// Store receives the records. Nil means a fresh [NewMemoryStore].
+	// Store receives the records. Nil means the root keeps only what can be
+	// read back through it (accounting, deadlines and results, in a private
+	// [MemoryStore]) and writes no record log nobody could read: a host that
+	// wants the records, tests included, passes a store.
 	Store Store
 	// TaskID identifies the task (the root ID of every event); RootAgentID the
 	// root agent. Empty means a fresh ID from IDs.
@@ -81,7 +84,7 @@ type Options struct {
 	// reaches disk; the memory store keeps what it is given.
 	TrustedPayloads bool
 	// FlushEvery is how many records may wait in memory before an Append
-	// flushes them itself. Zero means 256.
+	// flushes them itself. Zero means 256, or 32 for a [MemoryStore].
 	FlushEvery int
 }
 
@@ -115,13 +118,17 @@ type Root struct {
 	store Store
 	// storeCtx carries the values of NewRoot's context without its
 	// cancellation: durable writes complete even when the task is cancelled.
-	storeCtx   context.Context
-	now        func() time.Time // nil: start plus the monotonic clock
-	start      time.Time
-	ids        ids.Source
-	flushEvery int
-	trusted    bool // payloads are not re-checked
-	root       *agent
+	storeCtx    context.Context
+	now         func() time.Time // nil: start plus the monotonic clock
+	start       time.Time
+	startMicros int64
+	ids         ids.Source
+	flushEvery  int
+	trusted     bool // payloads are not re-checked
+	// resultsOnly: the store is private, so only results, which Result
+	// reads back, are written to it.
+	resultsOnly bool
+	root        *agent
 
 	flushMu sync.Mutex // orders flushes; guards spare
 	spare   []Record
@@ -131,6 +138,7 @@ type Root struct {
 	n       uint64
 	rootSeq uint64
 	agents  map[string]*agent
+	last    *agent // the agent of the latest call: most calls repeat it
 	results map[ResultRef]struct{}
 	err     error // sticky store failure
 }
@@ -168,7 +176,8 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	if opts.FlushEvery < 0 {
 		return nil, &InvalidError{Field: "Options.FlushEvery", Reason: "must not be negative"}
 	}
-	if opts.Store == nil {
+	resultsOnly := opts.Store == nil
+	if resultsOnly {
 		opts.Store = NewMemoryStore()
 	}
 	if opts.IDs == nil {
@@ -176,6 +185,11 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	}
 	if opts.FlushEvery == 0 {
 		opts.FlushEvery = 256
+		if _, ok := opts.Store.(*MemoryStore); ok {
+			// Nothing to amortize but a lock: keep the batch, and the two
+			// buffers that alternate for it, small.
+			opts.FlushEvery = 32
+		}
 	}
 	if opts.TaskID == "" {
 		opts.TaskID = opts.IDs.NewID()
@@ -183,17 +197,20 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	if opts.RootAgentID == "" {
 		opts.RootAgentID = opts.IDs.NewID()
 	}
+	start := time.Now()
 	r := &Root{
-		storeCtx:   context.WithoutCancel(ctx),
-		id:         opts.TaskID,
-		store:      opts.Store,
-		now:        opts.Now,
-		start:      time.Now(),
-		ids:        opts.IDs,
-		flushEvery: opts.FlushEvery,
-		trusted:    opts.TrustedPayloads,
-		agents:     map[string]*agent{},
-		results:    map[ResultRef]struct{}{},
+		storeCtx:    context.WithoutCancel(ctx),
+		id:          opts.TaskID,
+		store:       opts.Store,
+		now:         opts.Now,
+		start:       start,
+		startMicros: start.UnixMicro(),
+		ids:         opts.IDs,
+		flushEvery:  opts.FlushEvery,
+		trusted:     opts.TrustedPayloads,
+		resultsOnly: resultsOnly,
+		agents:      map[string]*agent{},
+		results:     map[ResultRef]struct{}{},
 	}
 	now := r.clock()
 	a := &agent{id: opts.RootAgentID, limits: opts.Limits, calls: map[string]*call{}}
@@ -267,12 +284,15 @@ func (r *Root) clock() time.Time {
 	if r.now != nil {
 		return r.now().UTC().Truncate(time.Microsecond)
 	}
-	return r.start.Add(time.Since(r.start)).UTC().Truncate(time.Microsecond)
+	return time.UnixMicro(r.startMicros + time.Since(r.start).Microseconds()).UTC()
 }
 
 // record appends rec to the pending batch; r.mu must be held.
 func (r *Root) record(rec Record) {
 	r.n++
+	if r.resultsOnly && rec.Kind != RecordResult {
+		return
+	}
 	rec.N = r.n
 	rec.TaskID = r.id
 	r.pending = append(r.pending, rec)
@@ -321,9 +341,12 @@ func (r *Root) usable(agentID, op string) (*agent, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	a := r.agents[agentID]
-	if a == nil {
-		return nil, &StateError{What: "agent", ID: agentID, Op: op, Reason: reasonUnknown}
+	a := r.last
+	if a == nil || a.id != agentID {
+		if a = r.agents[agentID]; a == nil {
+			return nil, &StateError{What: "agent", ID: agentID, Op: op, Reason: reasonUnknown}
+		}
+		r.last = a
 	}
 	if a.finished {
 		return nil, &StateError{What: "agent", ID: agentID, Op: op, State: "finished", Reason: "the agent has already finished"}

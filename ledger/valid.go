@@ -1,6 +1,10 @@
 package ledger
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/pabloagent/pablo/internal/jsonx"
+)
 
 // validJSON reports whether b is exactly one JSON value with optional
 // surrounding whitespace, accepting the same inputs as encoding/json.Valid
@@ -142,7 +146,7 @@ func (v *validator) str() bool {
 	for v.i < len(v.b) {
 		// Skip eight plain bytes at a time; any word holding a quote, a
 		// backslash or a control byte is read byte by byte below.
-		for len(v.b)-v.i >= 8 && plainWord(binary.LittleEndian.Uint64(v.b[v.i:])) {
+		for len(v.b)-v.i >= 8 && jsonx.PlainWord(binary.LittleEndian.Uint64(v.b[v.i:])) {
 			v.i += 8
 		}
 		if v.i >= len(v.b) {
@@ -181,18 +185,6 @@ func (v *validator) str() bool {
 		}
 	}
 	return false
-}
-
-// plainWord reports whether none of the eight bytes of x is a quote, a
-// backslash or below 0x20 (the classic "has zero byte" bit tricks: a false
-// negative is impossible, a false positive only sends the word to the slow
-// path).
-func plainWord(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	below := (x - ones*0x20) &^ x & highs
-	quote := (x ^ ones*'"' - ones) &^ (x ^ ones*'"') & highs
-	slash := (x ^ ones*'\\' - ones) &^ (x ^ ones*'\\') & highs
-	return below|quote|slash == 0
 }
 
 func (v *validator) number() bool {
