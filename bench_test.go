@@ -32,13 +32,17 @@ func (noopTool) Call(context.Context, authority.Call) ledger.ToolResult {
 }
 
 func benchRuntime(b *testing.B, script string, cats ...ToolCatalog) *Runtime {
+	return benchRuntimeStore(b, nil, script, cats...)
+}
+
+func benchRuntimeStore(b *testing.B, store ledger.Store, script string, cats ...ToolCatalog) *Runtime {
 	b.Helper()
 	s, err := ParseScript([]byte(script))
 	if err != nil {
 		b.Fatal(err)
 	}
 	set, _ := authority.New(authority.Config{Native: []authority.ID{authority.FSRead}, Host: []authority.ID{"bench.noop"}})
-	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Catalogs: cats, Sink: func(Event) error { return nil }})
+	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Catalogs: cats, Store: store, Sink: func(Event) error { return nil }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -162,22 +166,33 @@ func benchDeployment(b *testing.B, ws, script string) *Deployment {
 // BenchmarkGovernancePath measures what the engine adds around one native
 // tool call that does no I/O: name mapping, authority decision, contract
 // check, ledger admission, dispatch and settlement, result retention and the
-// two lifecycle events. Reported per tool call.
+// two lifecycle events. Reported per tool call, for a task whose ledger is
+// private (no store: only results are kept) and for one that writes every
+// record to a MemoryStore (what a durable store is handed, minus its I/O).
 func BenchmarkGovernancePath(b *testing.B) {
 	const calls = 200
 	var tc []string
 	for i := 0; i < calls; i++ {
 		tc = append(tc, fmt.Sprintf(`{"id":"c%d","name":"bench_noop","arguments":{"path":"a.txt"}}`, i))
 	}
-	rt := benchRuntime(b, `{"turns":[{"text":["x"],"tool_calls":[`+strings.Join(tc, ",")+`]},{"text":["done"]}]}`, noopTool{})
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
-			b.Fatal(obj.Outcome.Status)
-		}
+	script := `{"turns":[{"text":["x"],"tool_calls":[` + strings.Join(tc, ",") + `]},{"text":["done"]}]}`
+	for _, store := range []string{"private", "memory-store"} {
+		b.Run(store, func(b *testing.B) {
+			var st ledger.Store
+			if store == "memory-store" {
+				st = ledger.NewMemoryStore()
+			}
+			rt := benchRuntimeStore(b, st, script, noopTool{})
+			b.ReportAllocs()
+			for b.Loop() {
+				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+					b.Fatal(obj.Outcome.Status)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/calls, "ns/toolcall")
+			b.ReportMetric(float64(testing.AllocsPerRun(1, func() { rt.Run(context.Background(), "go") }))/calls, "allocs/toolcall")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/calls, "ns/toolcall")
 }
 
 // blockingModel parks every task in its first model call until released.

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -475,9 +475,8 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable, Reason: "the tool is not in the admitted catalog"}
 		return s.deny(lc, d)
 	}
-	err := s.contracts.Check(authority.Call{ID: lc.ID, Tool: id, Arguments: args})
-	var ce *authority.ContractError
-	if errors.As(err, &ce) {
+	if err := s.contracts.Check(authority.Call{ID: lc.ID, Tool: id, Arguments: args}); err != nil {
+		ce := contractError(err)
 		switch ce.Kind {
 		case authority.ContractUnknownTool, authority.ContractUnauthorizedResource:
 			d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable}
@@ -498,7 +497,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	if o := s.emitToolStarted(&EventCall{ID: lc.ID, Name: string(id), Arguments: args}); o != nil {
+	if o := s.emitToolStarted(lc.ID, string(id), args); o != nil {
 		t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolEventSinkFailed})
 		return o
 	}
@@ -544,6 +543,16 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	return nil
 }
 
+// contractError is the contract's rejection; anything else the contract
+// could return is a failed check too.
+func contractError(err error) *authority.ContractError {
+	var ce *authority.ContractError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return &authority.ContractError{Kind: authority.ContractInvalidArguments}
+}
+
 // deny records a denied call and returns the policy_denied outcome: a
 // denial is terminal.
 func (s *step) deny(lc ledger.ToolCall, d authority.Decision) *Outcome {
@@ -566,7 +575,8 @@ func (s *step) resultJSON(res ledger.ToolResult) []byte {
 	if !isMap && res.Output != nil {
 		out = map[string]any{"output": res.Output}
 	}
-	keys := make([]string, 0, len(out)+3)
+	var room [16]string
+	keys := room[:0]
 	for k := range out {
 		if k != "status" {
 			keys = append(keys, k)
@@ -577,7 +587,7 @@ func (s *step) resultJSON(res ledger.ToolResult) []byte {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	buf := make([]byte, 0, 256)
 	buf = append(buf, '{')
 	for i, k := range keys {
@@ -679,20 +689,29 @@ func (s *step) emit(data EventData) *Outcome {
 
 // emitToolStarted and emitToolFinished build their payloads by hand: they
 // are on the path of every tool call.
-func (s *step) emitToolStarted(c *EventCall) *Outcome {
-	buf := make([]byte, 0, 96+len(c.ID)+len(c.Name)+len(c.Arguments))
+func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
+	n := 64 + len(id) + len(name) + len(args)
+	buf := s.carve(n)
 	buf = append(buf, `{"type":"tool.started","call":{"id":`...)
-	buf = jsonx.AppendString(buf, c.ID)
+	buf = jsonx.AppendString(buf, id)
 	buf = append(buf, `,"name":`...)
-	buf = jsonx.AppendString(buf, c.Name)
+	buf = jsonx.AppendString(buf, name)
 	buf = append(buf, `,"arguments":`...)
-	buf = append(buf, c.Arguments...)
+	buf = append(buf, args...)
 	buf = append(buf, "}}"...)
-	return s.publish(buf, "", &EventData{Type: EventToolStarted, Call: c})
+	s.used(buf, n)
+	// One allocation holds the event and its call.
+	ev := &struct {
+		data EventData
+		call EventCall
+	}{data: EventData{Type: EventToolStarted}, call: EventCall{ID: id, Name: name, Arguments: args}}
+	ev.data.Call = &ev.call
+	return s.publish(buf, "", &ev.data)
 }
 
 func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
-	buf := make([]byte, 0, 80+len(callID)+len(name)+len(result))
+	n := 64 + len(callID) + len(name) + len(result)
+	buf := s.carve(n)
 	buf = append(buf, `{"type":"tool.finished","call_id":`...)
 	buf = jsonx.AppendString(buf, callID)
 	buf = append(buf, `,"name":`...)
@@ -700,6 +719,7 @@ func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
 	buf = append(buf, `,"result":`...)
 	buf = append(buf, result...)
 	buf = append(buf, '}')
+	s.used(buf, n)
 	return s.publish(buf, "", &EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: result})
 }
 

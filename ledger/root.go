@@ -287,6 +287,17 @@ func (r *Root) clock() time.Time {
 	return time.UnixMicro(r.startMicros + time.Since(r.start).Microseconds()).UTC()
 }
 
+// logs reports whether records other than results are written; when they
+// are not, it numbers the record the caller would have written, so N stays
+// the count of records either way. r.mu must be held.
+func (r *Root) logs() bool {
+	if r.resultsOnly {
+		r.n++
+		return false
+	}
+	return true
+}
+
 // record appends rec to the pending batch; r.mu must be held.
 func (r *Root) record(rec Record) {
 	r.n++
@@ -500,7 +511,9 @@ func (r *Root) event(a *agent, typ string, payload json.RawMessage) Event {
 		RootSeq: r.rootSeq, Seq: a.seq, RootID: r.id, ParentID: a.parentID, AgentID: a.id,
 		Type: typ, Time: r.clock(), Payload: payload,
 	}
-	r.record(Record{Kind: RecordEvent, Time: ev.Time, Event: ev})
+	if r.logs() {
+		r.record(Record{Kind: RecordEvent, Time: ev.Time, Event: ev})
+	}
 	return ev
 }
 

@@ -37,20 +37,21 @@ type MemoryStore struct {
 // memoryTask keeps a task's records in a seqlog, so appending never copies
 // earlier records and a short task costs little.
 type memoryTask struct {
-	log seqlog.Log[memRecord]
+	log    seqlog.Log[memRecord]
+	others seqlog.Log[Record] // the records kept whole, by value
 }
 
 // memRecord is a record as the memory store keeps it. Events, the bulk of
 // every task, are held in half the space of a Record and with fewer
 // pointers for the collector to trace; any other record, or an event that
-// would not round-trip exactly, is kept whole.
+// would not round-trip exactly, is kept whole in others, at other-1.
 type memRecord struct {
 	n                      uint64
 	micros                 int64
 	rootSeq, seq           uint64
 	agentID, parentID, typ string
 	payload                json.RawMessage
-	full                   *Record
+	other                  int
 }
 
 func (t *memoryTask) add(r *Record) {
@@ -61,14 +62,14 @@ func (t *memoryTask) add(r *Record) {
 			agentID: e.AgentID, parentID: e.ParentID, typ: e.Type, payload: e.Payload})
 		return
 	}
-	full := *r
-	t.log.Append(memRecord{full: &full})
+	t.others.Append(*r)
+	t.log.Append(memRecord{other: t.others.Len()})
 }
 
 // record rebuilds the Record m was made from.
-func (m *memRecord) record(taskID string) Record {
-	if m.full != nil {
-		return *m.full
+func (t *memoryTask) record(m *memRecord, taskID string) Record {
+	if m.other > 0 {
+		return *t.others.At(m.other - 1)
 	}
 	at := time.UnixMicro(m.micros).UTC()
 	return Record{TaskID: taskID, N: m.n, Kind: RecordEvent, Time: at, Event: Event{
@@ -122,7 +123,7 @@ func (m *MemoryStore) Records(_ context.Context, taskID string) ([]Record, error
 		return nil, &StateError{What: "task", ID: taskID, Op: "read", Reason: reasonUnknown}
 	}
 	recs := make([]Record, 0, t.log.Len())
-	t.log.All(func(r *memRecord) bool { recs = append(recs, r.record(taskID)); return true })
+	t.log.All(func(r *memRecord) bool { recs = append(recs, t.record(r, taskID)); return true })
 	return recs, nil
 }
 
