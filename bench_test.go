@@ -119,7 +119,9 @@ func BenchmarkEventLatency(b *testing.B) {
 		}
 	}
 	slices.Sort(samples)
-	rank := func(p float64) float64 { return float64(samples[int(math.Ceil(p*float64(len(samples))))-1].Nanoseconds()) }
+	rank := func(p float64) float64 {
+		return float64(samples[int(math.Ceil(p*float64(len(samples))))-1].Nanoseconds())
+	}
 	b.ReportMetric(rank(0.50), "p50-ns/event")
 	b.ReportMetric(rank(0.99), "p99-ns/event")
 }

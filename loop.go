@@ -743,7 +743,7 @@ func (s *step) carve(n int) []byte {
 		s.slab = make([]byte, 0, max(n, min(2*cap(s.slab), maxSlab), minSlab))
 	}
 	start := len(s.slab)
-	return s.slab[start:start:start+n]
+	return s.slab[start : start : start+n]
 }
 
 // used takes buf, carved with room for n bytes, out of the slab, unless
