@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
@@ -29,13 +32,17 @@ func (noopTool) Call(context.Context, authority.Call) ledger.ToolResult {
 }
 
 func benchRuntime(b *testing.B, script string, cats ...ToolCatalog) *Runtime {
+	return benchRuntimeStore(b, nil, script, cats...)
+}
+
+func benchRuntimeStore(b *testing.B, store ledger.Store, script string, cats ...ToolCatalog) *Runtime {
 	b.Helper()
 	s, err := ParseScript([]byte(script))
 	if err != nil {
 		b.Fatal(err)
 	}
 	set, _ := authority.New(authority.Config{Native: []authority.ID{authority.FSRead}, Host: []authority.ID{"bench.noop"}})
-	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Catalogs: cats, Sink: func(Event) error { return nil }})
+	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Catalogs: cats, Store: store, Sink: func(Event) error { return nil }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,6 +71,59 @@ func BenchmarkEventToSink(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+}
+
+// stampModel streams n chunks and stamps the time just before yielding
+// each one, as the reference's event-latency fixture does.
+type stampModel struct {
+	n     int
+	chunk string
+	stamp *time.Time
+}
+
+func (m stampModel) Info() ModelInfo { return ModelInfo{Provider: "bench", Model: "stamp"} }
+func (m stampModel) Generate(_ context.Context, _ *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+	for range m.n {
+		*m.stamp = time.Now()
+		if err := emit(m.chunk); err != nil {
+			return nil, err
+		}
+	}
+	return &ModelResponse{Text: "done", FinishReason: FinishStop}, nil
+}
+
+// BenchmarkEventLatency is the reference's event-latency method (REFERENCE
+// §6.1): an in-process provider stamps each text event just before yielding
+// it, the inline sink records the elapsed time when the event arrives; 1,000
+// chunks of 32 bytes per run. It reports the nearest-rank p50 and p99 over
+// every sample of the benchmark.
+func BenchmarkEventLatency(b *testing.B) {
+	const chunks = 1000
+	var stamp time.Time
+	samples := make([]time.Duration, 0, 64*chunks)
+	sink := func(e Event) error {
+		if e.Type == EventTextDelta {
+			samples = append(samples, time.Since(stamp))
+		}
+		return nil
+	}
+	set, _ := authority.New(authority.Config{})
+	rt, err := NewRuntime(RuntimeOptions{Model: stampModel{n: chunks, chunk: strings.Repeat("x", 32), stamp: &stamp}, Authority: set, Sink: sink})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+			b.Fatal(obj.Outcome.Status)
+		}
+	}
+	slices.Sort(samples)
+	rank := func(p float64) float64 {
+		return float64(samples[int(math.Ceil(p*float64(len(samples))))-1].Nanoseconds())
+	}
+	b.ReportMetric(rank(0.50), "p50-ns/event")
+	b.ReportMetric(rank(0.99), "p99-ns/event")
 }
 
 // BenchmarkRun1000Events is a whole task of 1,000 events.
@@ -108,22 +168,33 @@ func benchDeployment(b *testing.B, ws, script string) *Deployment {
 // BenchmarkGovernancePath measures what the engine adds around one native
 // tool call that does no I/O: name mapping, authority decision, contract
 // check, ledger admission, dispatch and settlement, result retention and the
-// two lifecycle events. Reported per tool call.
+// two lifecycle events. Reported per tool call, for a task whose ledger is
+// private (no store: only results are kept) and for one that writes every
+// record to a MemoryStore (what a durable store is handed, minus its I/O).
 func BenchmarkGovernancePath(b *testing.B) {
 	const calls = 200
 	var tc []string
 	for i := 0; i < calls; i++ {
 		tc = append(tc, fmt.Sprintf(`{"id":"c%d","name":"bench_noop","arguments":{"path":"a.txt"}}`, i))
 	}
-	rt := benchRuntime(b, `{"turns":[{"text":["x"],"tool_calls":[`+strings.Join(tc, ",")+`]},{"text":["done"]}]}`, noopTool{})
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
-			b.Fatal(obj.Outcome.Status)
-		}
+	script := `{"turns":[{"text":["x"],"tool_calls":[` + strings.Join(tc, ",") + `]},{"text":["done"]}]}`
+	for _, store := range []string{"private", "memory-store"} {
+		b.Run(store, func(b *testing.B) {
+			var st ledger.Store
+			if store == "memory-store" {
+				st = ledger.NewMemoryStore()
+			}
+			rt := benchRuntimeStore(b, st, script, noopTool{})
+			b.ReportAllocs()
+			for b.Loop() {
+				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+					b.Fatal(obj.Outcome.Status)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/calls, "ns/toolcall")
+			b.ReportMetric(float64(testing.AllocsPerRun(1, func() { rt.Run(context.Background(), "go") }))/calls, "allocs/toolcall")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/calls, "ns/toolcall")
 }
 
 // blockingModel parks every task in its first model call until released.

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -24,7 +24,7 @@ type step struct {
 	ctx       context.Context
 	caller    context.Context
 	agent     string
-	ref       AgentRef
+	hdr       *eventHeader
 	catalogs  []ToolCatalog
 	owner     map[authority.ID]ToolCatalog
 	byWire    map[string]authority.ID
@@ -37,6 +37,7 @@ type step struct {
 	route     *RouteSession
 	check     *outputCheck
 	live      liveCall
+	slab      []byte // room for delta payloads, see carve
 }
 
 // run is the task's loop: model proposes → authority and contract validate
@@ -44,7 +45,7 @@ type step struct {
 func (t *Task) run(ctx, caller context.Context) {
 	r := t.rt
 	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info()}
-	s.ref = AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}
+	s.hdr = &eventHeader{runID: t.root.ID(), agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
 	if d, ok := t.root.Deadline(s.agent); ok {
 		var cancel context.CancelFunc
 		s.ctx, cancel = context.WithDeadline(ctx, d)
@@ -60,6 +61,7 @@ func (t *Task) run(ctx, caller context.Context) {
 		sum := sha256Tag([]byte(t.root.ID()))
 		s.traceID = sum[len("sha256:") : len("sha256:")+32]
 	}
+	s.hdr.traceID = s.traceID
 	outcome := s.loop()
 	span.SetAttributes(attribute.String("pablo.outcome", outcome.Status))
 	if outcome.Status != StatusCompleted {
@@ -473,9 +475,8 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable, Reason: "the tool is not in the admitted catalog"}
 		return s.deny(lc, d)
 	}
-	err := s.contracts.Check(authority.Call{ID: lc.ID, Tool: id, Arguments: args})
-	var ce *authority.ContractError
-	if errors.As(err, &ce) {
+	if err := s.contracts.Check(authority.Call{ID: lc.ID, Tool: id, Arguments: args}); err != nil {
+		ce := contractError(err)
 		switch ce.Kind {
 		case authority.ContractUnknownTool, authority.ContractUnauthorizedResource:
 			d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable}
@@ -496,7 +497,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	if o := s.emitToolStarted(&EventCall{ID: lc.ID, Name: string(id), Arguments: args}); o != nil {
+	if o := s.emitToolStarted(lc.ID, string(id), args); o != nil {
 		t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolEventSinkFailed})
 		return o
 	}
@@ -542,6 +543,16 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	return nil
 }
 
+// contractError is the contract's rejection; anything else the contract
+// could return is a failed check too.
+func contractError(err error) *authority.ContractError {
+	var ce *authority.ContractError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return &authority.ContractError{Kind: authority.ContractInvalidArguments}
+}
+
 // deny records a denied call and returns the policy_denied outcome: a
 // denial is terminal.
 func (s *step) deny(lc ledger.ToolCall, d authority.Decision) *Outcome {
@@ -564,7 +575,8 @@ func (s *step) resultJSON(res ledger.ToolResult) []byte {
 	if !isMap && res.Output != nil {
 		out = map[string]any{"output": res.Output}
 	}
-	keys := make([]string, 0, len(out)+3)
+	var room [16]string
+	keys := room[:0]
 	for k := range out {
 		if k != "status" {
 			keys = append(keys, k)
@@ -575,7 +587,7 @@ func (s *step) resultJSON(res ledger.ToolResult) []byte {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	buf := make([]byte, 0, 256)
 	buf = append(buf, '{')
 	for i, k := range keys {
@@ -672,25 +684,34 @@ func (s *step) emit(data EventData) *Outcome {
 	if err != nil {
 		return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.NotSent)}
 	}
-	return s.publish(data, payload)
+	return s.publish(payload, "", &data)
 }
 
 // emitToolStarted and emitToolFinished build their payloads by hand: they
 // are on the path of every tool call.
-func (s *step) emitToolStarted(c *EventCall) *Outcome {
-	buf := make([]byte, 0, 96+len(c.ID)+len(c.Name)+len(c.Arguments))
+func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
+	n := 64 + len(id) + len(name) + len(args)
+	buf := s.carve(n)
 	buf = append(buf, `{"type":"tool.started","call":{"id":`...)
-	buf = jsonx.AppendString(buf, c.ID)
+	buf = jsonx.AppendString(buf, id)
 	buf = append(buf, `,"name":`...)
-	buf = jsonx.AppendString(buf, c.Name)
+	buf = jsonx.AppendString(buf, name)
 	buf = append(buf, `,"arguments":`...)
-	buf = append(buf, c.Arguments...)
+	buf = append(buf, args...)
 	buf = append(buf, "}}"...)
-	return s.publish(EventData{Type: EventToolStarted, Call: c}, buf)
+	s.used(buf, n)
+	// One allocation holds the event and its call.
+	ev := &struct {
+		data EventData
+		call EventCall
+	}{data: EventData{Type: EventToolStarted}, call: EventCall{ID: id, Name: name, Arguments: args}}
+	ev.data.Call = &ev.call
+	return s.publish(buf, "", &ev.data)
 }
 
 func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
-	buf := make([]byte, 0, 80+len(callID)+len(name)+len(result))
+	n := 64 + len(callID) + len(name) + len(result)
+	buf := s.carve(n)
 	buf = append(buf, `{"type":"tool.finished","call_id":`...)
 	buf = jsonx.AppendString(buf, callID)
 	buf = append(buf, `,"name":`...)
@@ -698,29 +719,63 @@ func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
 	buf = append(buf, `,"result":`...)
 	buf = append(buf, result...)
 	buf = append(buf, '}')
-	return s.publish(EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: result}, buf)
+	s.used(buf, n)
+	return s.publish(buf, "", &EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: result})
 }
 
 // emitDelta is emit for text deltas, with the payload built by hand: it is
 // the hot path of every streamed response.
 func (s *step) emitDelta(text string) *Outcome {
-	buf := make([]byte, 0, len(text)+48)
+	n := len(text) + len(`{"type":"assistant.text.delta","text":""}`)
+	buf := s.carve(n)
 	buf = append(buf, `{"type":"assistant.text.delta","text":`...)
 	buf = jsonx.AppendString(buf, text)
 	buf = append(buf, '}')
-	return s.publish(EventData{Type: EventTextDelta, Text: text}, buf)
+	s.used(buf, n)
+	return s.publish(buf, text, nil)
 }
 
-func (s *step) publish(data EventData, payload []byte) *Outcome {
-	ev, err := s.t.root.Append(s.ctx, s.agent, string(data.Type), payload)
+// carve returns an empty buffer with room for n bytes from the task's
+// payload slab: the ledger keeps payloads as they are and nothing writes to
+// them again, so one allocation serves many deltas.
+func (s *step) carve(n int) []byte {
+	if cap(s.slab)-len(s.slab) < n {
+		s.slab = make([]byte, 0, max(n, min(2*cap(s.slab), maxSlab), minSlab))
+	}
+	start := len(s.slab)
+	return s.slab[start : start : start+n]
+}
+
+// used takes buf, carved with room for n bytes, out of the slab, unless
+// it outgrew its room and was moved.
+func (s *step) used(buf []byte, n int) {
+	if len(buf) <= n {
+		s.slab = s.slab[:len(s.slab)+len(buf)]
+	}
+}
+
+// The payload slab grows from minSlab to maxSlab bytes.
+const (
+	minSlab = 1 << 10
+	maxSlab = 64 << 10
+)
+
+// publish appends one event to the ledger, then to the task's log, then
+// hands it to the host sink. data is nil for a text delta, whose text is
+// all it carries.
+func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
+	typ := EventTextDelta
+	if data != nil {
+		typ = data.Type
+	}
+	ev, err := s.t.root.Append(s.ctx, s.agent, string(typ), payload)
 	if err != nil {
 		return s.ledgerOutcome(err)
 	}
-	e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: ev.Time.UnixMicro(),
-		RunID: ev.RootID, SessionID: ev.RootID, TraceID: s.traceID, Agent: s.ref, EventData: data}
-	s.t.publish(&e)
+	en := eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: ev.Time.UnixMicro(), hdr: s.hdr, text: text, data: data}
+	s.t.publish(en)
 	if sink := s.t.rt.opts.Sink; sink != nil {
-		if err := sink(e); err != nil {
+		if err := sink(en.event()); err != nil {
 			return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.ResponseReceived)}
 		}
 	}
@@ -740,11 +795,12 @@ func (t *Task) finish(s *step, o *Outcome) {
 		ev, err = t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload})
 	}
 	if err == nil {
-		e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: ev.Time.UnixMicro(),
-			RunID: ev.RootID, SessionID: ev.RootID, TraceID: s.traceID, Agent: s.ref, EventData: EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
-		t.publish(&e)
+		en := eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: ev.Time.UnixMicro(), hdr: s.hdr,
+			data: &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
+		t.publish(en)
 		if sink := t.rt.opts.Sink; sink != nil {
-			sink(e)
+			// The task is over: a failing sink has nothing left to stop.
+			_ = sink(en.event())
 		}
 	}
 	id := t.root.ID()

@@ -57,7 +57,8 @@ type RuntimeOptions struct {
 	// Tracer receives task, model-call and tool-call spans; nil means no
 	// spans.
 	Tracer trace.Tracer
-	// Now is the clock; nil means time.Now.
+	// Now is the clock; nil means the system clock (read as the task's
+	// start plus monotonic time, see [ledger.Options]).
 	Now func() time.Time
 	// OnStart, when set, is called with each task's ledger before its first
 	// event, so a host can record the task ID.
@@ -100,9 +101,6 @@ func NewRuntime(opts RuntimeOptions) (*Runtime, error) {
 	if opts.MaxOutputTokens <= 0 {
 		opts.MaxOutputTokens = 65536
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	if _, err := newOutputCheck(opts.Output); err != nil {
 		return nil, err
 	}
@@ -142,7 +140,7 @@ type Task struct {
 
 	mu     sync.Mutex
 	cond   *sync.Cond
-	log    seqlog.Log[Event] // the event log; elements never move
+	log    seqlog.Log[eventEntry] // the event log; elements never move
 	done   bool
 	result *TaskObject
 
@@ -169,6 +167,9 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 		InputDigest: "sha256:" + hex.EncodeToString(sum[:]),
 		InputBytes:  uint64(len(input)),
 		Now:         r.opts.Now,
+		// Every payload is built here, by json.Marshal or by hand around
+		// validated arguments and canonical results.
+		TrustedPayloads: true,
 	}
 	if r.opts.Deployment != nil {
 		lopts.Fingerprint = r.opts.Deployment.Fingerprint
@@ -227,18 +228,48 @@ func (t *Task) Events() iter.Seq2[Event, error] {
 				t.mu.Unlock()
 				return
 			}
-			ev := t.log.At(i)
+			ev := t.log.At(i).event()
 			t.mu.Unlock()
-			if !yield(*ev, nil) {
+			if !yield(ev, nil) {
 				return
 			}
 		}
 	}
 }
 
-func (t *Task) publish(ev *Event) {
+// eventEntry is an event as a task's log keeps it. A task retains every
+// event for its readers, so an entry is a seventh of an Event's size: what
+// every event of an agent shares sits behind hdr, and a text delta (the
+// bulk of any task) keeps its text and no EventData.
+type eventEntry struct {
+	rootSeq, seq uint64
+	micros       int64
+	hdr          *eventHeader
+	text         string     // a text delta's text
+	data         *EventData // every other kind; nil for a text delta
+}
+
+// eventHeader is what every event of one agent shares.
+type eventHeader struct {
+	runID, traceID string
+	agent          AgentRef
+}
+
+// event expands the entry.
+func (en *eventEntry) event() Event {
+	e := Event{SchemaVersion: EventSchemaVersion, Seq: en.seq, RootSeq: en.rootSeq, TimestampUnixMicros: en.micros,
+		RunID: en.hdr.runID, SessionID: en.hdr.runID, TraceID: en.hdr.traceID, Agent: en.hdr.agent}
+	if en.data != nil {
+		e.EventData = *en.data
+	} else {
+		e.EventData = EventData{Type: EventTextDelta, Text: en.text}
+	}
+	return e
+}
+
+func (t *Task) publish(en eventEntry) {
 	t.mu.Lock()
-	t.log.Append(*ev)
+	t.log.Append(en)
 	t.mu.Unlock()
 	t.cond.Broadcast()
 }

@@ -116,16 +116,18 @@ func (r *Root) ReserveModelCall(ctx context.Context, agentID string, req ModelCa
 	a.open++
 	a.calls[req.ID] = &call{kind: ModelCallKind, state: CallAdmitted, reserved: true,
 		tokenRes: tb, costRes: cb, tokenBnd: req.TokenBound, costBnd: req.CostBound}
-	r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &CallRecord{
-		CallID: req.ID, AgentID: a.id, Kind: ModelCallKind, State: CallAdmitted, Step: a.steps, Name: req.Route,
-		InputBytes: req.ContextBytes, TokenBound: req.TokenBound, CostBound: req.CostBound,
-	}})
+	if r.logs() {
+		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &CallRecord{
+			CallID: req.ID, AgentID: a.id, Kind: ModelCallKind, State: CallAdmitted, Step: a.steps, Name: req.Route,
+			InputBytes: req.ContextBytes, TokenBound: req.TokenBound, CostBound: req.CostBound,
+		}})
+	}
 	r.mu.Unlock()
 	return req.ID, r.flush(ctx)
 }
 
 func (r *Root) checkModel(a *agent, req *ModelCall) error {
-	if err := checkDeadline(a, r.now()); err != nil {
+	if err := checkDeadline(a, r.instant()); err != nil {
 		return err
 	}
 	for step := range checkCount {
@@ -206,16 +208,18 @@ func (r *Root) AdmitToolCall(ctx context.Context, agentID string, req ToolCall) 
 	a.steps++
 	a.open++
 	a.calls[req.ID] = &call{kind: ToolCallKind, state: CallAdmitted, reserved: req.Decision.Allowed}
-	r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &CallRecord{
-		CallID: req.ID, AgentID: a.id, Kind: ToolCallKind, State: CallAdmitted, Step: a.steps, Name: req.Name,
-		ArgumentsDigest: req.ArgumentsDigest, InputBytes: req.InputBytes, Decision: req.Decision,
-	}})
+	if r.logs() {
+		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &CallRecord{
+			CallID: req.ID, AgentID: a.id, Kind: ToolCallKind, State: CallAdmitted, Step: a.steps, Name: req.Name,
+			ArgumentsDigest: req.ArgumentsDigest, InputBytes: req.InputBytes, Decision: req.Decision,
+		}})
+	}
 	r.mu.Unlock()
 	return r.flush(ctx)
 }
 
 func (r *Root) checkTool(a *agent, inputBytes uint64) error {
-	if err := checkDeadline(a, r.now()); err != nil {
+	if err := checkDeadline(a, r.instant()); err != nil {
 		return err
 	}
 	for x := a; x != nil; x = x.parent {
@@ -277,9 +281,11 @@ func (r *Root) Dispatch(ctx context.Context, agentID, callID string) error {
 		}
 	}
 	c.state = CallDispatched
-	r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &CallRecord{
-		CallID: callID, AgentID: a.id, Kind: c.kind, State: CallDispatched,
-	}})
+	if r.logs() {
+		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &CallRecord{
+			CallID: callID, AgentID: a.id, Kind: c.kind, State: CallDispatched,
+		}})
+	}
 	r.mu.Unlock()
 	return r.flush(ctx)
 }
@@ -308,7 +314,7 @@ func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s Mo
 		r.mu.Unlock()
 		return err
 	}
-	rec := &CallRecord{CallID: callID, AgentID: a.id, Kind: ModelCallKind, State: CallSettled,
+	rec := CallRecord{CallID: callID, AgentID: a.id, Kind: ModelCallKind, State: CallSettled,
 		Status: string(s.Status), Delivery: s.Delivery, Error: string(s.Error)}
 	var violation error
 	if c.state == CallAdmitted {
@@ -354,7 +360,10 @@ func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s Mo
 	}
 	c.state = CallSettled
 	a.open--
-	r.record(Record{Kind: RecordCall, Time: r.clock(), Call: rec})
+	if r.logs() {
+		kept := rec
+		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &kept})
+	}
 	r.mu.Unlock()
 	if err := r.flush(ctx); err != nil {
 		return err
@@ -412,7 +421,7 @@ func (r *Root) SettleToolCall(ctx context.Context, agentID, callID string, s Too
 		r.mu.Unlock()
 		return err
 	}
-	rec := &CallRecord{CallID: callID, AgentID: a.id, Kind: ToolCallKind, State: CallSettled,
+	rec := CallRecord{CallID: callID, AgentID: a.id, Kind: ToolCallKind, State: CallSettled,
 		Status: string(s.Status), Delivery: s.Delivery, OutputBytes: s.OutputBytes, Result: s.Result, Error: s.Error}
 	var limitErr error
 	if c.state == CallAdmitted {
@@ -427,7 +436,10 @@ func (r *Root) SettleToolCall(ctx context.Context, agentID, callID string, s Too
 	}
 	c.state = CallSettled
 	a.open--
-	r.record(Record{Kind: RecordCall, Time: r.clock(), Call: rec})
+	if r.logs() {
+		kept := rec
+		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &kept})
+	}
 	r.mu.Unlock()
 	if err := r.flush(ctx); err != nil {
 		return err

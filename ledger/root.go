@@ -52,7 +52,10 @@ type Ledger interface {
 
 // Options configure [NewRoot].
 type Options struct {
-	// Store receives the records. Nil means a fresh [NewMemoryStore].
+	// Store receives the records. Nil means the root keeps only what can be
+	// read back through it (accounting, deadlines and results, in a private
+	// [MemoryStore]) and writes no record log nobody could read: a host that
+	// wants the records, tests included, passes a store.
 	Store Store
 	// TaskID identifies the task (the root ID of every event); RootAgentID the
 	// root agent. Empty means a fresh ID from IDs.
@@ -67,13 +70,21 @@ type Options struct {
 	InputBytes uint64
 	// Fingerprint is the deployment fingerprint the authority came from.
 	Fingerprint string
-	// Now is the clock; nil means time.Now. Times are stored in UTC with
-	// microsecond precision.
+	// Now is the clock; nil means the system clock, read as the task's start
+	// on the wall clock plus the monotonic time since (one clock read per
+	// record, and times that never go backwards within a task). Times are
+	// stored in UTC with microsecond precision.
 	Now func() time.Time
 	// IDs makes task, agent and model-call IDs; nil means ids.Random.
 	IDs ids.Source
+	// TrustedPayloads skips the JSON check of event payloads in Append and
+	// Finish: the caller builds every payload itself as valid JSON, as
+	// Pablo's engine does. Stores that encode records (the bolt store) check
+	// each payload again when they write it, so a broken payload still never
+	// reaches disk; the memory store keeps what it is given.
+	TrustedPayloads bool
 	// FlushEvery is how many records may wait in memory before an Append
-	// flushes them itself. Zero means 256.
+	// flushes them itself. Zero means 256, or 32 for a [MemoryStore].
 	FlushEvery int
 }
 
@@ -107,11 +118,17 @@ type Root struct {
 	store Store
 	// storeCtx carries the values of NewRoot's context without its
 	// cancellation: durable writes complete even when the task is cancelled.
-	storeCtx   context.Context
-	now        func() time.Time
-	ids        ids.Source
-	flushEvery int
-	root       *agent
+	storeCtx    context.Context
+	now         func() time.Time // nil: start plus the monotonic clock
+	start       time.Time
+	startMicros int64
+	ids         ids.Source
+	flushEvery  int
+	trusted     bool // payloads are not re-checked
+	// resultsOnly: the store is private, so only results, which Result
+	// reads back, are written to it.
+	resultsOnly bool
+	root        *agent
 
 	flushMu sync.Mutex // orders flushes; guards spare
 	spare   []Record
@@ -121,6 +138,7 @@ type Root struct {
 	n       uint64
 	rootSeq uint64
 	agents  map[string]*agent
+	last    *agent // the agent of the latest call: most calls repeat it
 	results map[ResultRef]struct{}
 	err     error // sticky store failure
 }
@@ -158,17 +176,20 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	if opts.FlushEvery < 0 {
 		return nil, &InvalidError{Field: "Options.FlushEvery", Reason: "must not be negative"}
 	}
-	if opts.Store == nil {
+	resultsOnly := opts.Store == nil
+	if resultsOnly {
 		opts.Store = NewMemoryStore()
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
 	}
 	if opts.IDs == nil {
 		opts.IDs = ids.Random{}
 	}
 	if opts.FlushEvery == 0 {
 		opts.FlushEvery = 256
+		if _, ok := opts.Store.(*MemoryStore); ok {
+			// Nothing to amortize but a lock: keep the batch, and the two
+			// buffers that alternate for it, small.
+			opts.FlushEvery = 32
+		}
 	}
 	if opts.TaskID == "" {
 		opts.TaskID = opts.IDs.NewID()
@@ -176,15 +197,20 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	if opts.RootAgentID == "" {
 		opts.RootAgentID = opts.IDs.NewID()
 	}
+	start := time.Now()
 	r := &Root{
-		storeCtx:   context.WithoutCancel(ctx),
-		id:         opts.TaskID,
-		store:      opts.Store,
-		now:        opts.Now,
-		ids:        opts.IDs,
-		flushEvery: opts.FlushEvery,
-		agents:     map[string]*agent{},
-		results:    map[ResultRef]struct{}{},
+		storeCtx:    context.WithoutCancel(ctx),
+		id:          opts.TaskID,
+		store:       opts.Store,
+		now:         opts.Now,
+		start:       start,
+		startMicros: start.UnixMicro(),
+		ids:         opts.IDs,
+		flushEvery:  opts.FlushEvery,
+		trusted:     opts.TrustedPayloads,
+		resultsOnly: resultsOnly,
+		agents:      map[string]*agent{},
+		results:     map[ResultRef]struct{}{},
 	}
 	now := r.clock()
 	a := &agent{id: opts.RootAgentID, limits: opts.Limits, calls: map[string]*call{}}
@@ -242,11 +268,42 @@ func deadlineOf(start time.Time, ms Limit) time.Time {
 	return start.Add(time.Duration(n) * time.Millisecond)
 }
 
-func (r *Root) clock() time.Time { return r.now().UTC().Truncate(time.Microsecond) }
+// instant is the time deadlines are checked against.
+func (r *Root) instant() time.Time {
+	if r.now != nil {
+		return r.now()
+	}
+	return time.Now()
+}
+
+// clock is the time of a record. Without a host clock it is the task's
+// start on the wall clock plus the monotonic time since: one clock read
+// instead of two on every event, and record times that never go backwards
+// within a task, whatever happens to the wall clock.
+func (r *Root) clock() time.Time {
+	if r.now != nil {
+		return r.now().UTC().Truncate(time.Microsecond)
+	}
+	return time.UnixMicro(r.startMicros + time.Since(r.start).Microseconds()).UTC()
+}
+
+// logs reports whether records other than results are written; when they
+// are not, it numbers the record the caller would have written, so N stays
+// the count of records either way. r.mu must be held.
+func (r *Root) logs() bool {
+	if r.resultsOnly {
+		r.n++
+		return false
+	}
+	return true
+}
 
 // record appends rec to the pending batch; r.mu must be held.
 func (r *Root) record(rec Record) {
 	r.n++
+	if r.resultsOnly && rec.Kind != RecordResult {
+		return
+	}
 	rec.N = r.n
 	rec.TaskID = r.id
 	r.pending = append(r.pending, rec)
@@ -295,9 +352,12 @@ func (r *Root) usable(agentID, op string) (*agent, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	a := r.agents[agentID]
-	if a == nil {
-		return nil, &StateError{What: "agent", ID: agentID, Op: op, Reason: reasonUnknown}
+	a := r.last
+	if a == nil || a.id != agentID {
+		if a = r.agents[agentID]; a == nil {
+			return nil, &StateError{What: "agent", ID: agentID, Op: op, Reason: reasonUnknown}
+		}
+		r.last = a
 	}
 	if a.finished {
 		return nil, &StateError{What: "agent", ID: agentID, Op: op, State: "finished", Reason: "the agent has already finished"}
@@ -416,7 +476,7 @@ func (r *Root) Append(ctx context.Context, agentID, typ string, payload json.Raw
 	if typ == "" {
 		return Event{}, &InvalidError{Field: "event type", Reason: "must not be empty"}
 	}
-	if len(payload) > 0 && !validJSON(payload) {
+	if len(payload) > 0 && !r.trusted && !validJSON(payload) {
 		return Event{}, &InvalidError{Field: "event payload", Reason: "event " + strconv.Quote(typ) + " payload is not valid JSON"}
 	}
 	r.mu.Lock()
@@ -451,7 +511,9 @@ func (r *Root) event(a *agent, typ string, payload json.RawMessage) Event {
 		RootSeq: r.rootSeq, Seq: a.seq, RootID: r.id, ParentID: a.parentID, AgentID: a.id,
 		Type: typ, Time: r.clock(), Payload: payload,
 	}
-	r.record(Record{Kind: RecordEvent, Time: ev.Time, Event: ev})
+	if r.logs() {
+		r.record(Record{Kind: RecordEvent, Time: ev.Time, Event: ev})
+	}
 	return ev
 }
 
@@ -467,7 +529,7 @@ func (r *Root) Finish(ctx context.Context, agentID string, f Finish) (Event, err
 	if f.EventType == "" {
 		f.EventType = "run.finished"
 	}
-	if len(f.Payload) > 0 && !validJSON(f.Payload) {
+	if len(f.Payload) > 0 && !r.trusted && !validJSON(f.Payload) {
 		return Event{}, &InvalidError{Field: "Finish.Payload", Reason: "not valid JSON"}
 	}
 	r.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"github.com/pabloagent/pablo/internal/seqlog"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Store persists records. Implementations must be safe for concurrent use.
@@ -36,10 +37,46 @@ type MemoryStore struct {
 // memoryTask keeps a task's records in a seqlog, so appending never copies
 // earlier records and a short task costs little.
 type memoryTask struct {
-	log seqlog.Log[Record]
+	log    seqlog.Log[memRecord]
+	others seqlog.Log[Record] // the records kept whole, by value
 }
 
-func (t *memoryTask) add(r *Record) { t.log.Append(*r) }
+// memRecord is a record as the memory store keeps it. Events, the bulk of
+// every task, are held in half the space of a Record and with fewer
+// pointers for the collector to trace; any other record, or an event that
+// would not round-trip exactly, is kept whole in others, at other-1.
+type memRecord struct {
+	n                      uint64
+	micros                 int64
+	rootSeq, seq           uint64
+	agentID, parentID, typ string
+	payload                json.RawMessage
+	other                  int
+}
+
+func (t *memoryTask) add(r *Record) {
+	if r.Kind == RecordEvent && r.Event.Time == r.Time && r.Event.RootID == r.TaskID &&
+		r.Time == time.UnixMicro(r.Time.UnixMicro()).UTC() {
+		e := &r.Event
+		t.log.Append(memRecord{n: r.N, micros: r.Time.UnixMicro(), rootSeq: e.RootSeq, seq: e.Seq,
+			agentID: e.AgentID, parentID: e.ParentID, typ: e.Type, payload: e.Payload})
+		return
+	}
+	t.others.Append(*r)
+	t.log.Append(memRecord{other: t.others.Len()})
+}
+
+// record rebuilds the Record m was made from.
+func (t *memoryTask) record(m *memRecord, taskID string) Record {
+	if m.other > 0 {
+		return *t.others.At(m.other - 1)
+	}
+	at := time.UnixMicro(m.micros).UTC()
+	return Record{TaskID: taskID, N: m.n, Kind: RecordEvent, Time: at, Event: Event{
+		RootSeq: m.rootSeq, Seq: m.seq, RootID: taskID, ParentID: m.parentID, AgentID: m.agentID,
+		Type: m.typ, Time: at, Payload: m.payload,
+	}}
+}
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
@@ -53,6 +90,8 @@ func (m *MemoryStore) Append(_ context.Context, recs []Record) error {
 	if m.closed {
 		return ErrClosed
 	}
+	var t *memoryTask
+	var last string
 	for i := range recs {
 		r := &recs[i]
 		if r.Kind == RecordResult && r.Result != nil {
@@ -60,7 +99,9 @@ func (m *MemoryStore) Append(_ context.Context, recs []Record) error {
 				m.results[r.Result.ID] = r.Result.Data
 			}
 		}
-		t := m.tasks[r.TaskID]
+		if t == nil || r.TaskID != last {
+			t, last = m.tasks[r.TaskID], r.TaskID
+		}
 		if t == nil {
 			t = &memoryTask{}
 			m.tasks[r.TaskID] = t
@@ -82,7 +123,7 @@ func (m *MemoryStore) Records(_ context.Context, taskID string) ([]Record, error
 		return nil, &StateError{What: "task", ID: taskID, Op: "read", Reason: reasonUnknown}
 	}
 	recs := make([]Record, 0, t.log.Len())
-	t.log.All(func(r *Record) bool { recs = append(recs, *r); return true })
+	t.log.All(func(r *memRecord) bool { recs = append(recs, t.record(r, taskID)); return true })
 	return recs, nil
 }
 

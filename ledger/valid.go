@@ -1,5 +1,11 @@
 package ledger
 
+import (
+	"encoding/binary"
+
+	"github.com/pabloagent/pablo/internal/jsonx"
+)
+
 // validJSON reports whether b is exactly one JSON value with optional
 // surrounding whitespace, accepting the same inputs as encoding/json.Valid
 // (including its nesting limit of 10,000 and its tolerance of invalid UTF-8
@@ -138,6 +144,14 @@ func (v *validator) array(depth int) bool {
 func (v *validator) str() bool {
 	v.i++ // opening quote
 	for v.i < len(v.b) {
+		// Skip eight plain bytes at a time; any word holding a quote, a
+		// backslash or a control byte is read byte by byte below.
+		for len(v.b)-v.i >= 8 && jsonx.PlainWord(binary.LittleEndian.Uint64(v.b[v.i:])) {
+			v.i += 8
+		}
+		if v.i >= len(v.b) {
+			break
+		}
 		c := v.b[v.i]
 		switch {
 		case c == '"':

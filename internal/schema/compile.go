@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Schema is a compiled schema of the bounded subset. It is immutable and
@@ -20,6 +21,11 @@ type Schema struct {
 	visits    int
 	cost      uint64 // expanded visits + comparison payload bytes
 	lim       Limits
+	// keys holds every property name the schema mentions, for the parser
+	// to intern; scratch pools what validations reuse (a pointer, so
+	// WithLimits copies share it).
+	keys    map[string]string
+	scratch *sync.Pool
 }
 
 // node is one compiled subschema.
@@ -109,7 +115,7 @@ func parseSchemaDoc(raw []byte, lim Limits) (value, []byte, error) {
 }
 
 func compileDoc(raw []byte, doc *value, canonical []byte, lim Limits) (*Schema, error) {
-	c := &compiler{byPath: make(map[string]*node)}
+	c := &compiler{byPath: make(map[string]*node), keys: map[string]string{}}
 	root, err := c.compile(doc, "", true)
 	if err != nil {
 		return nil, err
@@ -134,6 +140,8 @@ func compileDoc(raw []byte, doc *value, canonical []byte, lim Limits) (*Schema, 
 		visits:    visits,
 		cost:      satAdd(uint64(visits), payload),
 		lim:       lim,
+		keys:      c.keys,
+		scratch:   &sync.Pool{},
 	}, nil
 }
 
@@ -177,6 +185,7 @@ func (s *Schema) Work(n int) uint64 {
 }
 
 type compiler struct {
+	keys   map[string]string // property names, see Schema.keys
 	byPath map[string]*node
 	refs   []*node
 	memo   map[*node][2]uint64
@@ -326,6 +335,9 @@ func (c *compiler) keyword(n *node, path, kw string, v *value) *CompileError {
 				return err
 			}
 			named = append(named, namedNode{name: m.key, node: sub})
+			if kw == "properties" {
+				c.keys[m.key] = m.key
+			}
 		}
 		switch kw {
 		case "properties":
@@ -341,6 +353,9 @@ func (c *compiler) keyword(n *node, path, kw string, v *value) *CompileError {
 			return err
 		}
 		n.required = names
+		for _, s := range names {
+			c.keys[s] = s
+		}
 		for _, s := range names {
 			n.payload += uint64(len(s)) + 1
 		}

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"slices"
 	"strconv"
@@ -100,6 +101,43 @@ type parser struct {
 	// exactly sized slice when their container closes.
 	itemStack   []value
 	memberStack []member
+	// A pooled parser (validation) copies closed containers into these
+	// arenas instead of fresh slices: its tree dies when the validation
+	// returns, and the next one reuses the space.
+	pooled      bool
+	itemArena   []value
+	memberArena []member
+	// keys interns object keys the schema names, so the usual instance
+	// allocates no key strings.
+	keys map[string]string
+}
+
+// reset readies a pooled parser for data.
+func (p *parser) reset(data []byte, maxDepth, maxNodes int) {
+	clear(p.itemArena)
+	clear(p.memberArena)
+	*p = parser{data: data, maxDepth: maxDepth, maxNodes: maxNodes, path: p.path[:0],
+		itemStack: p.itemStack[:0], memberStack: p.memberStack[:0], pooled: true,
+		itemArena: p.itemArena[:0], memberArena: p.memberArena[:0], keys: p.keys}
+}
+
+// keepItems and keepMembers give a closed container its own slice.
+func (p *parser) keepItems(s []value) []value {
+	if !p.pooled {
+		return slices.Clone(s)
+	}
+	start := len(p.itemArena)
+	p.itemArena = append(p.itemArena, s...)
+	return p.itemArena[start:len(p.itemArena):len(p.itemArena)]
+}
+
+func (p *parser) keepMembers(s []member) []member {
+	if !p.pooled {
+		return slices.Clone(s)
+	}
+	start := len(p.memberArena)
+	p.memberArena = append(p.memberArena, s...)
+	return p.memberArena[start:len(p.memberArena):len(p.memberArena)]
 }
 
 // pathSeg is one step of a JSON pointer: an object key or an array index.
@@ -114,6 +152,12 @@ type pathSeg struct {
 func parseJSON(data []byte, maxDepth, maxNodes int) (value, *parseError) {
 	p := &parser{data: data, maxDepth: maxDepth, maxNodes: maxNodes,
 		path: make([]pathSeg, 0, 8), itemStack: make([]value, 0, 8), memberStack: make([]member, 0, 16)}
+	return p.parse()
+}
+
+// parse parses p.data as exactly one JSON value.
+func (p *parser) parse() (value, *parseError) {
+	data := p.data
 	if !utf8.Valid(data) {
 		i := 0
 		for i < len(data) {
@@ -244,7 +288,7 @@ func (p *parser) parseArray(depth int) value {
 			p.pos++
 		case ']':
 			p.pos++
-			v.items = slices.Clone(p.itemStack[base:])
+			v.items = p.keepItems(p.itemStack[base:])
 			return v
 		default:
 			p.fail(errSyntax, "expected ',' or ']' in array")
@@ -272,7 +316,7 @@ func (p *parser) parseObject(depth int) value {
 			p.fail(errSyntax, "expected a string object key")
 			return value{}
 		}
-		key, ok := p.parseString()
+		key, ok := p.parseKey()
 		if !ok {
 			return value{}
 		}
@@ -300,7 +344,7 @@ func (p *parser) parseObject(depth int) value {
 			p.pos++
 		case '}':
 			p.pos++
-			v.members = slices.Clone(p.memberStack[base:])
+			v.members = p.keepMembers(p.memberStack[base:])
 			slices.SortStableFunc(v.members, func(a, b member) int { return strings.Compare(a.key, b.key) })
 			for i := 1; i < len(v.members); i++ {
 				if v.members[i].key == v.members[i-1].key {
@@ -315,6 +359,32 @@ func (p *parser) parseObject(depth int) value {
 			return value{}
 		}
 	}
+}
+
+// parseKey parses an object key, returning the schema's own string when it
+// names the key.
+func (p *parser) parseKey() (string, bool) {
+	if p.keys != nil {
+		if end := bytes.IndexByte(p.data[p.pos+1:], '"'); end >= 0 {
+			raw := p.data[p.pos+1 : p.pos+1+end]
+			if k, ok := p.keys[string(raw)]; ok && plainKey(raw) {
+				p.pos += end + 2
+				return k, true
+			}
+		}
+	}
+	return p.parseString()
+}
+
+// plainKey reports whether raw holds no escape and no control byte, so it
+// is the key's text exactly.
+func plainKey(raw []byte) bool {
+	for _, c := range raw {
+		if c == '\\' || c < 0x20 {
+			return false
+		}
+	}
+	return true
 }
 
 // parseString parses a JSON string starting at the opening quote.

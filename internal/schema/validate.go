@@ -72,7 +72,14 @@ func (s *Schema) Validate(instance []byte) Result {
 	if len(instance) > lim.MaxInstanceBytes {
 		return failed(CodeJSONBytes, "")
 	}
-	v, perr := parseJSON(instance, lim.MaxInstanceDepth, lim.MaxInstanceNodes)
+	sc, _ := s.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	defer s.putScratch(sc)
+	sc.p.reset(instance, lim.MaxInstanceDepth, lim.MaxInstanceNodes)
+	sc.p.keys = s.keys
+	v, perr := sc.p.parse()
 	if perr != nil {
 		if perr.kind == errSyntax {
 			return failed(CodeMalformedJSON, "")
@@ -83,9 +90,29 @@ func (s *Schema) Validate(instance []byte) Result {
 	if work > lim.MaxWork {
 		return failed(CodeValidationWork, "")
 	}
-	ev := evaluator{path: make([]pathSeg, 0, 8)}
+	ev := evaluator{path: sc.path[:0]}
 	ok := ev.eval(s.root, &v, true)
+	sc.path = ev.path
 	return Result{Valid: ok, Diagnostics: ev.diags, Work: work}
+}
+
+// scratch is what one validation reuses from the last: the parser with its
+// stacks and arenas, and the evaluator's path.
+type scratch struct {
+	p    parser
+	path []pathSeg
+}
+
+// maxScratchValues bounds what a pooled scratch keeps: one huge instance
+// must not pin its arenas for the life of the schema.
+const maxScratchValues = 4096
+
+func (s *Schema) putScratch(sc *scratch) {
+	if cap(sc.p.itemArena)+cap(sc.p.memberArena)+cap(sc.p.itemStack)+cap(sc.p.memberStack) > maxScratchValues {
+		return
+	}
+	sc.p.data = nil
+	s.scratch.Put(sc)
 }
 
 // ValidateValue checks an already-decoded value (as produced by
