@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/url"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,20 +53,6 @@ const (
 	sU64    // u64str or "unlimited"
 	sUnion  // custom check decides
 	sSchema // output schema: inline JSON string or Path
-)
-
-var (
-	nameRE   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
-	envRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	u64RE    = regexp.MustCompile(`^(0|[1-9][0-9]{0,19})$`)
-	taskEnv  = regexp.MustCompile(`^PABLO_TASK_[A-Za-z0-9_]+$`)
-	headerRE = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
-	identRE  = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
-	remoteRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-	toolRE   = remoteRE // MCP tool names share the remote-name alphabet and bound
-	credRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-	otelRE   = regexp.MustCompile(`^https?://[^/@?#\s]+(?:/[^?#\s]*)?$`)
-	ratioRE  = regexp.MustCompile(`^(0(\.[0-9]{1,17})?|1(\.0{1,17})?)$`)
 )
 
 const maxSafeInt = 1<<53 - 1
@@ -123,7 +108,7 @@ func (s *spec) need(keys ...string) *spec {
 	return s
 }
 
-func keyRE(re *regexp.Regexp, what string) func(string) error {
+func keyRE(re pattern, what string) func(string) error {
 	return func(k string) error {
 		if !re.MatchString(k) {
 			return fmt.Errorf("%s %q must match %s", what, k, re)

@@ -5,13 +5,10 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
 )
-
-var headerName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 
 // reservedHeaders are the protocol and routing headers a credential header
 // may never set.
@@ -27,7 +24,15 @@ var reservedHeaders = map[string]bool{
 // covers Mcp-Session-Id and MCP-Protocol-Version) and not a protocol or
 // routing header.
 func ValidHeaderName(name string) bool {
-	return headerName.MatchString(name) && !strings.HasPrefix(name, "mcp-") && !reservedHeaders[name]
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return !strings.HasPrefix(name, "mcp-") && !reservedHeaders[name]
 }
 
 // checkServer validates one configuration before anything starts.
