@@ -16,7 +16,6 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/redact"
-	"github.com/pabloagent/pablo/internal/seqlog"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/skills"
 )
@@ -140,7 +139,7 @@ type Task struct {
 
 	mu     sync.Mutex
 	cond   *sync.Cond
-	log    seqlog.Log[eventEntry] // the event log; elements never move
+	log    eventLog // the events, for readers
 	done   bool
 	result *TaskObject
 
@@ -228,7 +227,7 @@ func (t *Task) Events() iter.Seq2[Event, error] {
 				t.mu.Unlock()
 				return
 			}
-			ev := t.log.At(i).event()
+			ev := t.log.at(i)
 			t.mu.Unlock()
 			if !yield(ev, nil) {
 				return
@@ -237,10 +236,9 @@ func (t *Task) Events() iter.Seq2[Event, error] {
 	}
 }
 
-// eventEntry is an event as a task's log keeps it. A task retains every
-// event for its readers, so an entry is a seventh of an Event's size: what
-// every event of an agent shares sits behind hdr, and a text delta (the
-// bulk of any task) keeps its text and no EventData.
+// eventEntry is an event on its way from the loop to the log and the sink:
+// what every event of an agent shares sits behind hdr, and a text delta (the
+// bulk of any task) has its text and no EventData.
 type eventEntry struct {
 	rootSeq, seq uint64
 	micros       int64
@@ -269,7 +267,7 @@ func (en *eventEntry) event() Event {
 
 func (t *Task) publish(en eventEntry) {
 	t.mu.Lock()
-	t.log.Append(en)
+	t.log.append(&en)
 	t.mu.Unlock()
 	t.cond.Broadcast()
 }
