@@ -55,6 +55,10 @@ func (t *Task) run(ctx, caller context.Context) {
 	s.ctx = WithToolOutput(ctx, s.streamOutput)
 	if sc := span.SpanContext(); sc.HasTraceID() {
 		s.traceID = sc.TraceID().String()
+	} else if in := trace.SpanContextFromContext(caller); in.HasTraceID() {
+		// No tracer, but the host passed the caller's context: the task
+		// still belongs to the caller's trace.
+		s.traceID = in.TraceID().String()
 	} else {
 		// Without a tracer the trace ID is derived from the run ID, so
 		// events and the task object still carry a stable W3C-shaped ID.

@@ -225,3 +225,35 @@ func TestSkillsListAndShow(t *testing.T) {
 		t.Fatalf("an invalid package exits 1, got %d", code)
 	}
 }
+
+func TestRunJoinsTheCallersTrace(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "script.json"), []byte(`{"turns":[{"text":["ok"]}]}`), 0o600)
+	cfg := filepath.Join(dir, "d.toml")
+	os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n"), 0o600)
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	base := []string{"run", "go", "--config", cfg, "--bind", "workspace=" + dir, "--json"}
+	code, out, errs := cli(t, append(base, "--traceparent", parent, "--tracestate", "vendor=x")...)
+	var obj struct {
+		TraceID string `json:"trace_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &obj) != nil || obj.TraceID != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Fatalf("exit %d, trace %q: %s %s", code, obj.TraceID, out, errs)
+	}
+	for name, extra := range map[string][]string{
+		"bad traceparent":        {"--traceparent", "00-zz"},
+		"tracestate alone":       {"--tracestate", "vendor=x"},
+		"traceparent over bound": {"--traceparent", parent + strings.Repeat("0", 500)},
+	} {
+		code, out, _ := cli(t, append(base, extra...)...)
+		if code != 2 || !strings.Contains(out, `"invalid_arguments"`) {
+			t.Errorf("%s: exit %d %s", name, code, out)
+		}
+	}
+	// With propagators = [] the caller's context is checked but not joined.
+	os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.otel]\npropagators = []\n"), 0o600)
+	code, out, _ = cli(t, append(base, "--traceparent", parent)...)
+	if code != 0 || json.Unmarshal([]byte(out), &obj) != nil || obj.TraceID == "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Fatalf("propagators = []: exit %d, trace %q", code, obj.TraceID)
+	}
+}

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"slices"
 	"strings"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/ledger"
@@ -29,6 +32,8 @@ func runFlags() map[string]flagSpec {
 		"fixture-endpoint": {value: true},
 		"trace":            {value: true},
 		"capture-content":  {},
+		"traceparent":      {value: true},
+		"tracestate":       {value: true},
 	})
 }
 
@@ -110,6 +115,27 @@ func runCommand(ctx context.Context, args []string, h *host) error {
 	return runTask(ctx, h, p, d, p.args[0])
 }
 
+// incomingTrace puts the caller's W3C trace context (--traceparent,
+// --tracestate) on ctx, so the task joins the caller's trace. With the
+// deployment's propagators set to [] the context is checked but not used.
+func incomingTrace(ctx context.Context, p *parsed, d *pablo.Deployment) (context.Context, error) {
+	tp, ts := p.one("traceparent"), p.one("tracestate")
+	if tp == "" {
+		if ts != "" {
+			return ctx, usagef("--tracestate needs --traceparent")
+		}
+		return ctx, nil
+	}
+	sc, err := pablo.ParseTraceContext(tp, ts)
+	if err != nil {
+		return ctx, usagef("--traceparent/--tracestate: %v", err)
+	}
+	if !slices.Contains(d.Options.OTel.Propagators, "tracecontext") {
+		return ctx, nil
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, sc), nil
+}
+
 // preAdmission reports a failure before a task exists: with --json, one
 // envelope with null IDs; always exit 2.
 func preAdmission(h *host, p *parsed, code string, err error) error {
@@ -131,6 +157,10 @@ func writeJSON(h *host, v any) {
 // runTask runs one task of a loaded deployment and reports it.
 func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input string) error {
 	jsonOut := p.bools["json"] || d.Options.Interfaces.CLIOutput == "json"
+	ctx, err := incomingTrace(ctx, p, d)
+	if err != nil {
+		return preAdmission(h, p, "invalid_arguments", err)
+	}
 	hopts := pablo.HostOptions{LookupEnv: h.lookupEnv, FixtureEndpoint: p.one("fixture-endpoint")}
 	if path := p.one("script"); path != "" {
 		s, err := pablo.LoadScript(path)
