@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/otel/trace"
