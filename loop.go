@@ -776,10 +776,17 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 	if err != nil {
 		return s.ledgerOutcome(err)
 	}
-	en := eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: ev.Time.UnixMicro(), hdr: s.hdr, text: text, data: data}
-	s.t.publish(en)
+	micros := ev.Time.UnixMicro()
+	s.t.publish(eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: micros, hdr: s.hdr, text: text, data: data})
 	if sink := s.t.rt.opts.Sink; sink != nil {
-		if err := sink(en.event()); err != nil {
+		e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: micros,
+			RunID: s.hdr.runID, SessionID: s.hdr.runID, TraceID: s.hdr.traceID, Agent: s.hdr.agent}
+		if data != nil {
+			e.EventData = *data
+		} else {
+			e.Type, e.Text = EventTextDelta, text
+		}
+		if err := sink(e); err != nil {
 			return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.ResponseReceived)}
 		}
 	}
