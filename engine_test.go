@@ -3,11 +3,15 @@ package pablo
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -264,4 +268,51 @@ func TestOutputValidationWithOneRepair(t *testing.T) {
 	if strings.Contains(string(obj.OutputValidation), "not json") {
 		t.Fatal("diagnostics hold values")
 	}
+}
+
+// Readers that iterate while the task appends each see every event, in
+// order, with its text intact: appends publish without the readers' lock.
+func TestConcurrentReadersSeeEveryEventInOrder(t *testing.T) {
+	const n = 5000
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = strconv.Quote(fmt.Sprintf("delta %05d|", i))
+	}
+	s, err := ParseScript([]byte(`{"turns":[{"text":[` + strings.Join(parts, ",") + `]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := authority.New(authority.Config{})
+	rt, _ := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set})
+	task, err := rt.Start(context.Background(), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for r := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			deltas, last := 0, uint64(0)
+			for ev := range task.Events() {
+				if ev.RootSeq != last+1 {
+					t.Errorf("reader %d: root_seq %d after %d", r, ev.RootSeq, last)
+					return
+				}
+				last = ev.RootSeq
+				if ev.Type == EventTextDelta {
+					if want := fmt.Sprintf("delta %05d|", deltas); ev.Text != want {
+						t.Errorf("reader %d: delta %d is %q", r, deltas, ev.Text)
+						return
+					}
+					deltas++
+				}
+			}
+			if deltas != n {
+				t.Errorf("reader %d saw %d deltas", r, deltas)
+			}
+		}()
+	}
+	task.Wait()
+	wg.Wait()
 }

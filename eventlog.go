@@ -1,22 +1,34 @@
 package pablo
 
 import (
+	"sync"
+	"sync/atomic"
 	"unsafe"
-
-	"github.com/pabloagent/pablo/internal/seqlog"
 )
 
-// eventLog is the events a task retains for its readers, laid out for the
-// garbage collector: a task may hold millions of text deltas, so entries
-// and delta text live in pointer-free chunks the collector never scans and
-// appends never meet a write barrier. Only the rare event that is not a
-// text delta keeps an EventData. Elements never move once appended; the
-// task's mutex guards the log.
+// eventLog is the events a task retains for its readers.
+//
+// It is laid out for the garbage collector: a task may hold millions of text
+// deltas, so entries and delta text live in pointer-free chunks the
+// collector never scans and appends never meet a write barrier; only the
+// rare event that is not a text delta keeps an EventData.
+//
+// And it is appended to without the readers' lock: one appender at a time
+// (the ledger's lock orders them, see ledger.Root.AppendThen) writes a slot
+// and its text, then publishes them by storing n. Readers hold mu and read
+// only what n published. The chunk lists change only under mu, and a slot
+// or a text byte is never written again once published, so a reader never
+// sees a write in progress.
 type eventLog struct {
-	entries seqlog.Log[logEntry]
-	text    [][]byte // chunks of delta text, appended to and never rewritten
-	data    seqlog.Log[*EventData]
+	mu      *sync.Mutex // the task's; guards the lists below
+	n       atomic.Int64
+	entries [][]logEntry // chunks of fixed length
+	text    [][]byte     // chunks of fixed length
+	data    []*EventData
 	hdrs    []*eventHeader
+
+	// The appender's own position; readers never look at these.
+	used, fill int
 }
 
 // logEntry is one retained event. A text delta's text is n bytes at off in
@@ -30,57 +42,90 @@ type logEntry struct {
 	hdr          uint32
 }
 
-// Text chunks grow from minTextChunk to maxTextChunk bytes; a longer delta
-// gets a chunk of its own.
+// Entry chunks grow from minEntries to maxEntries slots and text chunks
+// from minTextChunk to maxTextChunk bytes; a longer delta gets a text chunk
+// of its own.
 const (
+	minEntries   = 8
+	maxEntries   = 1024
 	minTextChunk = 1 << 10
 	maxTextChunk = 64 << 10
 )
 
-func (l *eventLog) Len() int { return l.entries.Len() }
+func (l *eventLog) Len() int { return int(l.n.Load()) }
 
+// append adds one event and publishes it. Callers are serialized.
 func (l *eventLog) append(en *eventEntry) {
-	e := logEntry{rootSeq: en.rootSeq, seq: en.seq, micros: en.micros, hdr: l.header(en.hdr)}
-	if en.data != nil {
-		l.data.Append(en.data)
-		e.data = uint32(l.data.Len())
-	} else if n := len(en.text); n > 0 {
-		k := len(l.text) - 1
-		if k < 0 || cap(l.text[k])-len(l.text[k]) < n {
-			size := minTextChunk
+	k := len(l.entries) - 1
+	needSlot := k < 0 || l.used == len(l.entries[k])
+	t := len(l.text) - 1
+	needText := len(en.text) > 0 && (t < 0 || len(l.text[t])-l.fill < len(en.text))
+	hdr, knownHdr := l.header(en.hdr)
+	if needSlot || needText || en.data != nil || !knownHdr {
+		l.mu.Lock()
+		if needSlot {
+			size := minEntries
 			if k >= 0 {
-				size = min(2*cap(l.text[k]), maxTextChunk)
+				size = min(2*len(l.entries[k]), maxEntries)
 			}
-			l.text = append(l.text, make([]byte, 0, max(size, n)))
-			k++
+			l.entries = append(l.entries, make([]logEntry, size))
+			k, l.used = k+1, 0
 		}
-		e.chunk, e.off, e.n = uint32(k), uint32(len(l.text[k])), uint32(n)
-		l.text[k] = append(l.text[k], en.text...)
+		if needText {
+			size := minTextChunk
+			if t >= 0 {
+				size = min(2*len(l.text[t]), maxTextChunk)
+			}
+			l.text = append(l.text, make([]byte, max(size, len(en.text))))
+			t, l.fill = t+1, 0
+		}
+		if en.data != nil {
+			l.data = append(l.data, en.data)
+		}
+		if !knownHdr {
+			l.hdrs = append(l.hdrs, en.hdr)
+		}
+		l.mu.Unlock()
 	}
-	l.entries.Append(e)
+	e := logEntry{rootSeq: en.rootSeq, seq: en.seq, micros: en.micros, hdr: hdr}
+	if en.data != nil {
+		e.data = uint32(len(l.data))
+	} else if n := len(en.text); n > 0 {
+		e.chunk, e.off, e.n = uint32(t), uint32(l.fill), uint32(n)
+		l.fill += copy(l.text[t][l.fill:], en.text)
+	}
+	l.entries[k][l.used] = e
+	l.used++
+	l.n.Add(1)
 }
 
-// header returns the index of h, adding it on first use.
-func (l *eventLog) header(h *eventHeader) uint32 {
+// header returns the index h has, or will have when it is added.
+func (l *eventLog) header(h *eventHeader) (uint32, bool) {
 	for i := len(l.hdrs) - 1; i >= 0; i-- {
 		if l.hdrs[i] == h {
-			return uint32(i)
+			return uint32(i), true
 		}
 	}
-	l.hdrs = append(l.hdrs, h)
-	return uint32(len(l.hdrs) - 1)
+	return uint32(len(l.hdrs)), false
 }
 
-// at expands event i.
+// at expands published event i; l.mu must be held.
 func (l *eventLog) at(i int) Event {
-	e := l.entries.At(i)
+	var e *logEntry
+	for _, c := range l.entries {
+		if i < len(c) {
+			e = &c[i]
+			break
+		}
+		i -= len(c)
+	}
 	en := eventEntry{rootSeq: e.rootSeq, seq: e.seq, micros: e.micros, hdr: l.hdrs[e.hdr]}
 	switch {
 	case e.data > 0:
-		en.data = *l.data.At(int(e.data) - 1)
+		en.data = l.data[e.data-1]
 	case e.n > 0:
-		// The bytes were written once and are never written again, so a
-		// string over them is immutable.
+		// The bytes were written once, before n published them, and are
+		// never written again: a string over them is immutable.
 		en.text = unsafe.String(&l.text[e.chunk][e.off], int(e.n))
 	}
 	return en.event()

@@ -772,12 +772,14 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 	if data != nil {
 		typ = data.Type
 	}
-	ev, err := s.t.root.Append(s.ctx, s.agent, string(typ), payload)
+	var micros int64
+	ev, err := s.t.root.AppendThen(s.ctx, s.agent, string(typ), payload, func(ev ledger.Event) {
+		micros = ev.Time.UnixMicro()
+		s.t.publish(eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: micros, hdr: s.hdr, text: text, data: data})
+	})
 	if err != nil {
 		return s.ledgerOutcome(err)
 	}
-	micros := ev.Time.UnixMicro()
-	s.t.publish(eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: micros, hdr: s.hdr, text: text, data: data})
 	if sink := s.t.rt.opts.Sink; sink != nil {
 		e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: micros,
 			RunID: s.hdr.runID, SessionID: s.hdr.runID, TraceID: s.hdr.traceID, Agent: s.hdr.agent}
@@ -797,22 +799,26 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 // and the task object.
 func (t *Task) finish(s *step, o *Outcome) {
 	acc, _ := t.root.Accounting(s.agent)
+	var en eventEntry
+	then := func(ev ledger.Event) {
+		en = eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: ev.Time.UnixMicro(), hdr: s.hdr,
+			data: &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
+		t.publish(en)
+	}
 	payload, _ := json.Marshal(&EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc})
-	ev, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, OutputBytes: outputBytes(o)})
+	_, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, OutputBytes: outputBytes(o), Then: then})
 	var le *ledger.LimitError
 	if errors.As(err, &le) && o.Status == StatusCompleted {
 		o = &Outcome{Status: StatusLimitExceeded, Limit: string(le.Kind)}
 		payload, _ = json.Marshal(&EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc})
-		ev, err = t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload})
+		// limit_exceeded carries no output to bound, so this is not refused
+		// again; a store failure leaves the terminal record to recovery, as
+		// the first attempt would have.
+		_, _ = t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, Then: then})
 	}
-	if err == nil {
-		en := eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: ev.Time.UnixMicro(), hdr: s.hdr,
-			data: &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
-		t.publish(en)
-		if sink := t.rt.opts.Sink; sink != nil {
-			// The task is over: a failing sink has nothing left to stop.
-			_ = sink(en.event())
-		}
+	if sink := t.rt.opts.Sink; sink != nil && en.data != nil {
+		// The task is over: a failing sink has nothing left to stop.
+		_ = sink(en.event())
 	}
 	id := t.root.ID()
 	trace := s.traceID

@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -137,11 +138,12 @@ type Task struct {
 	input  string
 	cancel context.CancelFunc
 
-	mu     sync.Mutex
-	cond   *sync.Cond
-	log    eventLog // the events, for readers
-	done   bool
-	result *TaskObject
+	mu      sync.Mutex
+	cond    *sync.Cond
+	log     eventLog     // the events, for readers
+	waiters atomic.Int32 // readers waiting for an event
+	done    bool
+	result  *TaskObject
 
 	finished chan struct{}
 }
@@ -180,6 +182,7 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t := &Task{rt: r, root: root, input: input, cancel: cancel, finished: make(chan struct{})}
 	t.cond = sync.NewCond(&t.mu)
+	t.log.mu = &t.mu
 	if r.opts.OnStart != nil {
 		r.opts.OnStart(TaskInfo{TaskID: root.ID(), AgentID: root.RootAgentID(), Ledger: root})
 	}
@@ -220,8 +223,14 @@ func (t *Task) Events() iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		for i := 0; ; i++ {
 			t.mu.Lock()
-			for i >= t.log.Len() && !t.done {
-				t.cond.Wait()
+			if i >= t.log.Len() && !t.done {
+				// Announce the wait before looking again, so an appender
+				// that publishes after this look sees a waiter to wake.
+				t.waiters.Add(1)
+				for i >= t.log.Len() && !t.done {
+					t.cond.Wait()
+				}
+				t.waiters.Add(-1)
 			}
 			if i >= t.log.Len() {
 				t.mu.Unlock()
@@ -265,11 +274,16 @@ func (en *eventEntry) event() Event {
 	return e
 }
 
+// publish adds en to the log; the ledger's lock serializes callers (see
+// ledger.Root.AppendThen). Readers are woken only when one waits.
 func (t *Task) publish(en eventEntry) {
-	t.mu.Lock()
 	t.log.append(&en)
-	t.mu.Unlock()
-	t.cond.Broadcast()
+	if t.waiters.Load() > 0 {
+		t.mu.Lock()
+		//lint:ignore SA2001 the empty critical section orders this wake-up after the waiter's Wait
+		t.mu.Unlock()
+		t.cond.Broadcast()
+	}
 }
 
 func (t *Task) settle(obj *TaskObject) {

@@ -110,6 +110,9 @@ type Finish struct {
 	// OutputBytes is the final output's size, checked against output_bytes
 	// when the outcome is completed.
 	OutputBytes uint64
+	// Then, when set, is called with the terminal event under the root's
+	// lock, as in [Root.AppendThen].
+	Then func(Event)
 }
 
 // Root is the ledger of one root task: the concrete [Ledger].
@@ -473,6 +476,15 @@ func firstErr(errs ...error) error {
 // event slot stays reserved, so ordinary events fail with an events
 // [*LimitError] one short of the ceiling.
 func (r *Root) Append(ctx context.Context, agentID, typ string, payload json.RawMessage) (Event, error) {
+	return r.AppendThen(ctx, agentID, typ, payload, nil)
+}
+
+// AppendThen is Append, and then, when then is not nil, calls then with the
+// numbered event while the root's lock is still held: whatever then
+// records (an in-memory log for readers, say) is in root_seq order across
+// every agent of the tree, with no second lock. then must be quick and must
+// not call the root.
+func (r *Root) AppendThen(ctx context.Context, agentID, typ string, payload json.RawMessage, then func(Event)) (Event, error) {
 	if typ == "" {
 		return Event{}, &InvalidError{Field: "event type", Reason: "must not be empty"}
 	}
@@ -492,6 +504,9 @@ func (r *Root) Append(ctx context.Context, agentID, typ string, payload json.Raw
 		x.c.events++
 	}
 	ev := r.event(a, typ, payload)
+	if then != nil {
+		then(ev)
+	}
 	full := len(r.pending) >= r.flushEvery
 	r.mu.Unlock()
 	if full {
@@ -554,6 +569,9 @@ func (r *Root) Finish(ctx context.Context, agentID string, f Finish) (Event, err
 		x.c.events++
 	}
 	ev := r.event(a, f.EventType, f.Payload)
+	if f.Then != nil {
+		f.Then(ev)
+	}
 	r.record(Record{Kind: RecordFinish, Time: ev.Time, Finish: &FinishRecord{AgentID: a.id, Outcome: f.Outcome}})
 	a.finished = true
 	if a.parent != nil {
