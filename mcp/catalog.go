@@ -50,10 +50,13 @@ type tool struct {
 }
 
 // Open starts the servers opts names that its authority admits, initializes
-// them, discovers and admits their tools, and returns the catalog. A
-// required server that fails fails Open, after everything already started
-// is closed; an optional one is left out and its Health says why. The
-// catalog must be closed.
+// them, discovers and admits their tools, and returns the catalog. Servers
+// start concurrently, so opening costs the slowest server rather than the
+// sum; admission decisions, ledger records, tools and health still come in
+// server name order. A required server that fails fails Open with its own
+// error: the other startups are cancelled and everything started is closed
+// (process groups included). An optional one is left out and its Health
+// says why. The catalog must be closed.
 func Open(ctx context.Context, opts Options) (*Catalog, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -75,18 +78,84 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 			return nil, &ServerError{Server: servers[i].Name, Code: CodeDuplicateServer, Kind: ErrConfig, Reason: "the server is configured twice; give each server a unique name"}
 		}
 	}
+	// Admission is decided and recorded in name order, the servers then
+	// start and list their tools concurrently, and their tools are admitted
+	// in name order again: startup costs the slowest server, not the sum,
+	// and the catalog and the ledger read the same whatever finishes first.
+	slots := make([]startSlot, len(servers))
 	for i := range servers {
-		if err := c.openServer(ctx, &servers[i]); err != nil {
+		slots[i].idx, slots[i].start = c.admitServer(ctx, &servers[i])
+		slots[i].err = slots[i].start
+		if slots[i].start != nil && slots[i].start != errNotStarted {
+			// A required server is refused: nothing starts.
 			c.Close()
-			return nil, err
+			return nil, slots[i].start
 		}
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var causeOnce sync.Once
+	var cause error // the first required server to fail, in time
+	var wg sync.WaitGroup
+	for i := range servers {
+		if slots[i].start != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots[i].srv, slots[i].raws, slots[i].err = c.startServer(sctx, &servers[i], slots[i].idx)
+			if slots[i].err != nil && servers[i].Required {
+				// Open fails: the others need not finish starting, and the
+				// error to report is this one, not their cancellation.
+				causeOnce.Do(func() { cause = slots[i].err })
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	failed := cause
+	for i := range servers {
+		sl := &slots[i]
+		if failed == nil && sl.err != nil && servers[i].Required {
+			failed = sl.err
+		}
+		if failed != nil || sl.srv == nil {
+			if sl.srv != nil {
+				sl.srv.close()
+			}
+			continue
+		}
+		if err := c.admitServerTools(ctx, sl.srv, sl.raws); err != nil {
+			failed = err
+		}
+	}
+	if failed != nil {
+		c.Close()
+		return nil, failed
 	}
 	return c, nil
 }
 
-// openServer admits, starts and discovers one server. The error is
-// returned only for a required server.
-func (c *Catalog) openServer(ctx context.Context, cfg *Server) error {
+// startSlot is one server's way through Open. start is errNotStarted for a
+// server that was refused before starting (its health says why).
+type startSlot struct {
+	idx   int
+	start error
+	srv   *server
+	raws  []json.RawMessage
+	err   error
+}
+
+// errNotStarted marks a server refused before it started.
+var errNotStarted = errors.New("mcp: the server was not started")
+
+// admitServer records the server's health slot and decides whether it may
+// start: its configuration must be usable and the server, launcher and
+// executable policies must admit it. A refused server's health says why;
+// the error is the server's failure when it is required, else
+// errNotStarted.
+func (c *Catalog) admitServer(ctx context.Context, cfg *Server) (int, error) {
 	h := Health{Server: cfg.Name, Transport: cfg.Transport, Required: cfg.Required, State: Unknown, CheckedAt: c.opts.Now()}
 	for _, v := range sortedKeys(cfg.Env) {
 		h.Credentials = append(h.Credentials, CredentialRef{Kind: "env", Name: v, Credential: cfg.Env[v], Destination: "mcp:" + cfg.Name + ":env:" + v})
@@ -98,23 +167,34 @@ func (c *Catalog) openServer(ctx context.Context, cfg *Server) error {
 	c.health = append(c.health, h)
 	idx := len(c.health) - 1
 	c.mu.Unlock()
-	fail := func(state State, e *ServerError) error {
-		c.setHealth(idx, func(h *Health) { h.State, h.Code, h.Reason = state, e.Code, e.Error() })
-		if cfg.Required {
-			return e
-		}
-		return nil
-	}
 	if err := checkServer(cfg, c.opts.AllowLoopbackHTTP); err != nil {
-		return fail(Failed, err)
+		return idx, c.fail(idx, cfg, Failed, err, errNotStarted)
 	}
 	// Server-level admission: server policy, launcher policy and executable
 	// policy decide before anything starts or any credential resolves.
 	if d, denied := c.serverDecision(cfg.Name); denied {
 		c.setHealth(idx, func(h *Health) { h.Decision = &d })
 		c.record(ctx, "mcp/"+cfg.Name, d, "")
-		return fail(Denied, &ServerError{Server: cfg.Name, Code: CodePolicyDenied, Kind: ErrDenied, Reason: fmt.Sprintf("denied by rule %s of layer %s", d.RuleID, d.Layer), Err: d.Err()})
+		return idx, c.fail(idx, cfg, Denied, &ServerError{Server: cfg.Name, Code: CodePolicyDenied, Kind: ErrDenied, Reason: fmt.Sprintf("denied by rule %s of layer %s", d.RuleID, d.Layer), Err: d.Err()}, errNotStarted)
 	}
+	return idx, nil
+}
+
+// fail records a server's failure in its health and returns e when the
+// server is required, otherwise optional.
+func (c *Catalog) fail(idx int, cfg *Server, state State, e *ServerError, optional error) error {
+	c.setHealth(idx, func(h *Health) { h.State, h.Code, h.Reason = state, e.Code, e.Error() })
+	if cfg.Required {
+		return e
+	}
+	return optional
+}
+
+// startServer starts and initializes one admitted server and lists its
+// tools. It runs concurrently with the other servers' starts. On failure
+// the server is closed, its health says why, and the error is non-nil (a
+// *ServerError when the server is required).
+func (c *Catalog) startServer(ctx context.Context, cfg *Server, idx int) (*server, []json.RawMessage, error) {
 	srv := &server{cfg: *cfg, health: idx}
 	startup := cfg.StartupTimeout
 	if startup <= 0 {
@@ -122,14 +202,17 @@ func (c *Catalog) openServer(ctx context.Context, cfg *Server) error {
 	}
 	sctx, cancel := context.WithTimeoutCause(ctx, startup, fmt.Errorf("%w: startup_timeout_ms passed", context.DeadlineExceeded))
 	defer cancel()
-	if err := c.start(sctx, srv); err != nil {
+	failed := func(e *ServerError) (*server, []json.RawMessage, error) {
 		srv.close()
+		return nil, nil, c.fail(idx, cfg, Failed, e, errNotStarted)
+	}
+	if err := c.start(sctx, srv); err != nil {
 		code := CodeStartup
 		var ve *VersionError
 		var se *ServerError
 		switch {
 		case errors.As(err, &se):
-			return fail(Failed, se)
+			return failed(se)
 		case errors.As(err, &ve):
 			code = CodeVersion
 		case errors.Is(err, ErrBound):
@@ -137,21 +220,27 @@ func (c *Catalog) openServer(ctx context.Context, cfg *Server) error {
 		case sctx.Err() != nil && ctx.Err() == nil:
 			code = CodeTimeout
 		}
-		return fail(Failed, &ServerError{Server: cfg.Name, Code: code, Kind: ErrStartup, Reason: "startup failed", Err: c.scrub(err)})
+		return failed(&ServerError{Server: cfg.Name, Code: code, Kind: ErrStartup, Reason: "startup failed", Err: c.scrub(err)})
 	}
 	raws, err := srv.sess.listTools(sctx)
 	if err != nil {
-		srv.close()
 		code := CodeStartup
 		if errors.Is(err, ErrBound) {
 			code = CodeCatalogBound
 		}
-		return fail(Failed, &ServerError{Server: cfg.Name, Code: code, Kind: ErrStartup, Reason: "tools/list failed", Err: c.scrub(err)})
+		return failed(&ServerError{Server: cfg.Name, Code: code, Kind: ErrStartup, Reason: "tools/list failed", Err: c.scrub(err)})
 	}
+	return srv, raws, nil
+}
+
+// admitServerTools admits a started server's tools into the catalog. The
+// error is returned only for a required server.
+func (c *Catalog) admitServerTools(ctx context.Context, srv *server, raws []json.RawMessage) error {
+	cfg, idx := &srv.cfg, srv.health
 	statuses, admitted, degraded := c.admitTools(ctx, srv, raws)
 	if len(c.tools)+len(admitted) > MaxTools {
 		srv.close()
-		return fail(Failed, &ServerError{Server: cfg.Name, Code: CodeCatalogBound, Kind: ErrBound, Reason: fmt.Sprintf("the catalog would hold more than %d tools", MaxTools)})
+		return c.fail(idx, cfg, Failed, &ServerError{Server: cfg.Name, Code: CodeCatalogBound, Kind: ErrBound, Reason: fmt.Sprintf("the catalog would hold more than %d tools", MaxTools)}, nil)
 	}
 	for _, t := range admitted {
 		c.tools[t.id] = t

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,7 +75,8 @@ func TestRequiredFailureClosesWhatStarted(t *testing.T) {
 	t.Parallel()
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	first := faultStdio(t, "a-first", "grandchild", "-pidfile", pidfile)
-	second := faultStdio(t, "b-broken", "version")
+	// b-broken fails once a-first has started its grandchild.
+	second := faultStdio(t, "b-broken", "version", "-await", pidfile)
 	_, err := Open(context.Background(), Options{Servers: []Server{first, second}, Authority: allowAll(t, first, second)})
 	if err == nil {
 		t.Fatal("a failed required server must fail Open")
@@ -429,4 +431,52 @@ func TestNoGoroutineOrProcessLeak(t *testing.T) {
 		}
 	}
 	settleGoroutines(t, before)
+}
+
+// Servers start together: each of these two waits for the other to exist
+// before it answers, which sequential startup could never satisfy.
+func TestServersStartConcurrently(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	first := faultStdio(t, "a", "ok", "-mark", a, "-await", b)
+	second := faultStdio(t, "b", "ok", "-mark", b, "-await", a)
+	c, err := Open(context.Background(), Options{Servers: []Server{first, second}, Authority: allowAll(t, first, second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, h := range c.Health() {
+		if h.State != Ready && h.State != Degraded {
+			t.Fatalf("%s is %s: %s", h.Server, h.State, h.Reason)
+		}
+	}
+	// The catalog reads in server name order whatever finished first.
+	var servers []string
+	for _, s := range c.Tools() {
+		srv, _, _ := s.ID.MCP()
+		if len(servers) == 0 || servers[len(servers)-1] != srv {
+			servers = append(servers, srv)
+		}
+	}
+	if !slices.Equal(servers, []string{"a", "b"}) {
+		t.Fatalf("tools by server: %v", servers)
+	}
+}
+
+// A required server that fails stops the others' startups: Open reports
+// that server's error, not the others' cancellation, and nothing the others
+// started survives.
+func TestRequiredFailureStopsOtherStartups(t *testing.T) {
+	t.Parallel()
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	stuck := faultStdio(t, "a-stuck", "grandchild-hang", "-pidfile", pidfile)
+	stuck.StartupTimeout = time.Minute
+	broken := faultStdio(t, "b-broken", "version", "-await", pidfile)
+	_, err := Open(context.Background(), Options{Servers: []Server{stuck, broken}, Authority: allowAll(t, stuck, broken)})
+	var ve *VersionError
+	if !errors.As(err, &ve) {
+		t.Fatalf("want b-broken's VersionError, got %v", err)
+	}
+	assertDead(t, pidfile)
 }

@@ -37,7 +37,27 @@ func main() {
 	size := flag.Int("bytes", 3<<20, "bytes returned by big (oversize)")
 	pidfile := flag.String("pidfile", "", "where grandchild writes its grandchild's pid")
 	addr := flag.String("http", "", "serve Streamable HTTP on this address instead of stdio")
+	delay := flag.Duration("delay", 0, "wait this long before serving")
+	mark := flag.String("mark", "", "create this file before serving")
+	await := flag.String("await", "", "serve only once this file exists (give up after 10 s)")
 	flag.Parse()
+
+	time.Sleep(*delay)
+	if *mark != "" {
+		os.WriteFile(*mark, nil, 0o600)
+	}
+	if *await != "" {
+		for i := 0; ; i++ {
+			if _, err := os.Stat(*await); err == nil {
+				break
+			}
+			if i == 1000 {
+				fmt.Fprintln(os.Stderr, "the awaited file never appeared")
+				os.Exit(4)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 
 	switch *mode {
 	case "hang":
@@ -48,7 +68,7 @@ func main() {
 	case "version":
 		rawVersionServer()
 		return
-	case "grandchild":
+	case "grandchild", "grandchild-hang":
 		cmd := exec.Command("/bin/sleep", "300")
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -56,6 +76,11 @@ func main() {
 		}
 		if *pidfile != "" {
 			os.WriteFile(*pidfile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+		}
+		if *mode == "grandchild-hang" {
+			// Never answer initialize: a server stuck in its startup.
+			time.Sleep(time.Hour)
+			return
 		}
 	}
 
