@@ -63,8 +63,15 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 		AllowLoopbackHTTP: d.loopbackHTTP,
 		MaxOutputBytes:    int(o.Limits.MaxToolOutputBytes),
 		Now:               host.Now,
-		ClientName:        "pablo",
-		ClientVersion:     ContractRevision,
+		// Progress reaches the task as tool.output events on the
+		// "progress" stream, bounded like any live output.
+		OnProgress: func(ctx context.Context, _ authority.ID, msg string) {
+			if out := ToolOutput(ctx); out != nil {
+				out("progress", []byte(msg+"\n"))
+			}
+		},
+		ClientName:    "pablo",
+		ClientVersion: ContractRevision,
 	}, nil
 }
 

@@ -96,3 +96,35 @@ func TestMCPToolDeniedByPolicyIsNotShown(t *testing.T) {
 		t.Fatalf("outcome: %s", b)
 	}
 }
+
+// An MCP server's progress reaches the host as tool.output events on the
+// "progress" stream while the call runs, with credentials masked.
+func TestMCPProgressStreamsAsToolOutput(t *testing.T) {
+	bin := buildFaultServer(t)
+	alias := mcp.Alias(authority.MCPTool("records", "work"))
+	script := `{"turns":[{"text":["Working."],"tool_calls":[{"name":"` + alias + `","arguments":{}}]},{"text":["Done."]}]}`
+	body := "[credentials.records]\nconsumer = \"mcp.environment\"\nsources = [{ kind = \"environment\", name = \"RECORDS_TOKEN\" }]\n" +
+		mcpServerTOML(bin, "ok", "env = { PABLO_TEST_TOKEN = \"records\" }\n")
+	obj, events, _ := runMCPTask(t, body, script, map[string]string{"RECORDS_TOKEN": "tok-4242-secret"})
+	if obj.Outcome.Status != StatusCompleted {
+		t.Fatalf("outcome %+v", obj.Outcome)
+	}
+	var progress []string
+	started, finished := -1, -1
+	for i, ev := range events {
+		switch {
+		case ev.Type == EventToolStarted:
+			started = i
+		case ev.Type == EventToolFinished:
+			finished = i
+		case ev.Type == EventToolOutput && ev.Stream == "progress":
+			if ev.Name != "mcp/records/work" || started < 0 || finished >= 0 {
+				t.Fatalf("progress event out of place: %+v", ev)
+			}
+			progress = append(progress, ev.Text)
+		}
+	}
+	if strings.Join(progress, "") != "reading\nchecking\ntoken [redacted]\n" {
+		t.Fatalf("progress %q", progress)
+	}
+}

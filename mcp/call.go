@@ -78,7 +78,11 @@ func (c *Catalog) callTool(ctx context.Context, id authority.ID, arguments json.
 	}
 	ctx, cancel := context.WithTimeout(ctx, op)
 	defer cancel()
-	cr, err := t.srv.sess.callTool(ctx, t.def.Name, arguments)
+	var onProgress func(string)
+	if c.opts.OnProgress != nil {
+		onProgress = func(msg string) { c.opts.OnProgress(ctx, id, c.secrets.String(msg)) }
+	}
+	cr, err := t.srv.sess.callTool(ctx, t.def.Name, arguments, onProgress)
 	if err != nil {
 		var ce *CallError
 		if errors.As(err, &ce) {

@@ -14,7 +14,13 @@ import (
 func TestEverythingStdio(t *testing.T) {
 	p := needPeers(t)
 	srv := p.everythingStdio("everything")
-	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv)})
+	// OnProgress runs on the goroutine that called the tool, so the
+	// subtests may append without a lock.
+	var progress []string
+	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv),
+		OnProgress: func(_ context.Context, tool authority.ID, msg string) {
+			progress = append(progress, string(tool)+": "+msg)
+		}})
 	h := c.Health()[0]
 	if h.Version != ProtocolVersion {
 		t.Errorf("negotiated %q", h.Version)
@@ -99,6 +105,11 @@ func TestEverythingStdio(t *testing.T) {
 		}
 		if res.Progress < 1 {
 			t.Fatalf("no progress counted: %+v", res)
+		}
+		// Each counted message reached the host while the call was in
+		// flight, named after the tool.
+		if len(progress) != res.Progress || !strings.HasPrefix(progress[0], "mcp/everything/trigger-long-running-operation: ") {
+			t.Fatalf("%d counted, delivered %q", res.Progress, progress)
 		}
 	})
 	t.Run("Cancellation", func(t *testing.T) {

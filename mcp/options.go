@@ -40,6 +40,10 @@ const (
 	MaxSessionIDBytes   = 256
 	MaxCursorBytes      = 1024
 	MaxProgressMessages = 64
+	// MaxProgressMessageBytes and MaxProgressBytes bound the progress text
+	// of one call: each message, and all of them together.
+	MaxProgressMessageBytes = 1024
+	MaxProgressBytes        = 8192
 	MaxArgs             = 64
 	MaxArgBytes         = 4096
 	MaxArgsTotalBytes   = 65536
@@ -102,6 +106,11 @@ type Options struct {
 	AllowLoopbackHTTP bool
 	// MaxOutputBytes bounds one call's serialized output (0: MaxResultBytes).
 	MaxOutputBytes int
+	// OnProgress, when set, receives the progress messages of a tool call
+	// while it is in flight, on the goroutine that called the tool, within
+	// MaxProgressMessages, MaxProgressMessageBytes and MaxProgressBytes and
+	// with known secrets masked. Progress never extends a deadline.
+	OnProgress func(ctx context.Context, tool authority.ID, message string)
 	// Now is the clock of health reports; nil means time.Now.
 	Now func() time.Time
 	// ClientName and ClientVersion are sent in initialize.

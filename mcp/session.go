@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/ledger"
@@ -38,6 +39,10 @@ type session struct {
 	progressToken int64
 	progressCount int
 	progressBytes int
+	// progressMsgs wait for the caller, woken through progressWake, when
+	// the call in flight listens for progress.
+	progressMsgs []string
+	progressWake chan struct{}
 
 	ended atomic.Bool
 }
@@ -56,6 +61,8 @@ func (s *session) notify(method string, params json.RawMessage) {
 	}
 	var p struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
+		Progress      json.Number     `json:"progress"`
+		Total         json.Number     `json:"total"`
 		Message       string          `json:"message"`
 	}
 	if json.Unmarshal(params, &p) != nil {
@@ -72,7 +79,24 @@ func (s *session) notify(method string, params json.RawMessage) {
 		return
 	}
 	s.progressCount++
-	s.progressBytes += min(len(p.Message), 1024)
+	text := p.Message
+	if text == "" && p.Progress != "" {
+		// No message: say how far along the server is.
+		text = "progress " + string(p.Progress)
+		if p.Total != "" {
+			text += "/" + string(p.Total)
+		}
+	}
+	msg := cutUTF8(text, min(MaxProgressMessageBytes, MaxProgressBytes-s.progressBytes))
+	s.progressBytes += len(msg)
+	if s.progressWake == nil || msg == "" {
+		return
+	}
+	s.progressMsgs = append(s.progressMsgs, msg)
+	select {
+	case s.progressWake <- struct{}{}:
+	default: // the caller is already woken
+	}
 }
 
 // initialize runs the handshake with the pinned version and records the
@@ -156,8 +180,9 @@ type callResult struct {
 }
 
 // callTool sends one tools/call. arguments is always sent as a JSON object,
-// never null, and the call asks for progress with its request ID as token.
-func (s *session) callTool(ctx context.Context, name string, arguments json.RawMessage) (callResult, error) {
+// never null, and the call asks for progress with its request ID as token;
+// onProgress, when not nil, receives the messages as they arrive.
+func (s *session) callTool(ctx context.Context, name string, arguments json.RawMessage, onProgress func(string)) (callResult, error) {
 	if len(arguments) == 0 || string(arguments) == "null" {
 		arguments = json.RawMessage("{}")
 	}
@@ -177,12 +202,51 @@ func (s *session) callTool(ctx context.Context, name string, arguments json.RawM
 	body = append(body, `,"name":`...)
 	body = jsonx.AppendString(body, name)
 	body = append(body, '}')
-	raw, err := s.send(ctx, "tools/call", id, json.RawMessage(body))
+	var raw json.RawMessage
+	var err error
+	if onProgress == nil {
+		raw, err = s.send(ctx, "tools/call", id, json.RawMessage(body))
+	} else {
+		raw, err = s.sendListening(ctx, id, json.RawMessage(body), onProgress)
+	}
 	s.progressMu.Lock()
 	res := callResult{raw: raw, progress: s.progressCount}
 	s.progressToken, s.progressCount, s.progressBytes = 0, 0, 0
+	s.progressMsgs, s.progressWake = nil, nil
 	s.progressMu.Unlock()
 	return res, err
+}
+
+// sendListening sends a tools/call and, while it waits, hands each progress
+// message to onProgress on this goroutine: the connection's reader only
+// queues them. The send runs on a goroutine this call joins.
+func (s *session) sendListening(ctx context.Context, id int64, body json.RawMessage, onProgress func(string)) (json.RawMessage, error) {
+	wake := make(chan struct{}, 1)
+	s.progressMu.Lock()
+	s.progressWake = wake
+	s.progressMu.Unlock()
+	var raw json.RawMessage
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		raw, err = s.send(ctx, "tools/call", id, body)
+	}()
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+		case <-wake:
+		}
+		s.progressMu.Lock()
+		msgs := s.progressMsgs
+		s.progressMsgs = nil
+		s.progressMu.Unlock()
+		for _, m := range msgs {
+			onProgress(m)
+		}
+	}
+	return raw, err
 }
 
 // request sends one request under the per-server lock.
@@ -266,4 +330,19 @@ func (s *session) cancel(id int64, cause error) {
 	params = append(params, `,"reason":`...)
 	params = append(jsonx.AppendString(params, reason), '}')
 	_ = s.conn.notify(ctx, "notifications/cancelled", params)
+}
+
+// cutUTF8 returns the longest prefix of s of at most n bytes that ends on a
+// character boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // pipePeer is a scripted stdio server on in-memory pipes: what it writes
@@ -231,5 +232,42 @@ func TestFrameBound(t *testing.T) {
 				t.Fatalf("frames %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Progress is bounded per message, in total and in count, and a message-less
+// notification says how far along the server is.
+func TestProgressBounds(t *testing.T) {
+	s := newSession("srv")
+	s.progressToken, s.progressWake = 7, make(chan struct{}, 1)
+	note := func(msg string) {
+		b, _ := json.Marshal(map[string]any{"progressToken": 7, "progress": 1, "message": msg})
+		s.notify("notifications/progress", b)
+	}
+	s.notify("notifications/progress", json.RawMessage(`{"progressToken":7,"progress":2,"total":5}`))
+	s.notify("notifications/progress", json.RawMessage(`{"progressToken":"7","progress":3}`)) // a string token never matches
+	s.notify("notifications/progress", json.RawMessage(`{"progressToken":8,"message":"other call"}`))
+	note(strings.Repeat("é", MaxProgressMessageBytes)) // 2 bytes each: cut on a boundary
+	for range 20 {
+		note(strings.Repeat("x", MaxProgressMessageBytes+1))
+	}
+	if s.progressMsgs[0] != "progress 2/5" {
+		t.Fatalf("message-less progress: %q", s.progressMsgs[0])
+	}
+	if m := s.progressMsgs[1]; len(m) != MaxProgressMessageBytes || !utf8.ValidString(m) {
+		t.Fatalf("first long message: %d bytes, valid %v", len(m), utf8.ValidString(m))
+	}
+	total := 0
+	for _, m := range s.progressMsgs {
+		total += len(m)
+	}
+	if total != MaxProgressBytes {
+		t.Fatalf("%d bytes of progress kept, want the %d bound", total, MaxProgressBytes)
+	}
+	for range MaxProgressMessages {
+		note("x")
+	}
+	if s.progressCount != MaxProgressMessages {
+		t.Fatalf("%d messages counted", s.progressCount)
 	}
 }

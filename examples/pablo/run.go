@@ -270,8 +270,26 @@ func (pr *progress) event(ev pablo.Event) error {
 		pr.status("← %s %s", ev.Name, r.Status)
 	case pablo.EventSkillActivated:
 		pr.status("skill %s activated", ev.Skill.QualifiedName)
+	case pablo.EventToolOutput:
+		// Live output: its last line, so a long call shows it is moving.
+		// Off a terminal only progress messages (at most 64 a call) are
+		// worth a line each.
+		if line := lastLine(ev.Text); line != "" && (pr.tty || ev.Stream == "progress") {
+			pr.status("  %s %s: %s", ev.Name, ev.Stream, truncate(line, 120))
+		}
 	}
 	return nil
+}
+
+// lastLine is the last non-blank line of s, without control characters.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\r\n"), "\n")
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(lines[len(lines)-1]))
 }
 
 func (pr *progress) done() {

@@ -89,6 +89,20 @@ func main() {
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("echo: " + req.GetString("message", "")), nil
 		})
+	s.AddTool(mcp.NewTool("work", mcp.WithDescription("Reports three steps of progress, then finishes. The last step names PABLO_TEST_TOKEN's value.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var token any
+			if req.Params.Meta != nil {
+				token = req.Params.Meta.ProgressToken
+			}
+			for i, msg := range []string{"reading", "checking", "token " + os.Getenv("PABLO_TEST_TOKEN")} {
+				if token != nil {
+					server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/progress",
+						map[string]any{"progressToken": token, "progress": i + 1, "total": 3, "message": msg})
+				}
+			}
+			return mcp.NewToolResultText("worked"), nil
+		})
 	s.AddTool(mcp.NewTool("env", mcp.WithDescription("Lists the environment variable names and the value of PABLO_TEST_TOKEN.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var names []string
