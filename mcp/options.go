@@ -44,11 +44,11 @@ const (
 	// of one call: each message, and all of them together.
 	MaxProgressMessageBytes = 1024
 	MaxProgressBytes        = 8192
-	MaxArgs             = 64
-	MaxArgBytes         = 4096
-	MaxArgsTotalBytes   = 65536
-	MaxEnv              = 32
-	MaxHeaders          = 16
+	MaxArgs                 = 64
+	MaxArgBytes             = 4096
+	MaxArgsTotalBytes       = 65536
+	MaxEnv                  = 32
+	MaxHeaders              = 16
 
 	DefaultStartupTimeout   = 30 * time.Second
 	DefaultOperationTimeout = 60 * time.Second
