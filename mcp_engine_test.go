@@ -34,6 +34,14 @@ func runMCPTask(t *testing.T, body, script string, env map[string]string) (*Task
 	return obj, events, recs
 }
 
+// runRecordsTask runs script against the fault server as "records", whose
+// PABLO_TEST_TOKEN is the credential tok-4242-secret.
+func runRecordsTask(t *testing.T, bin, script string) (*TaskObject, []Event, []ledger.Record) {
+	body := "[credentials.records]\nconsumer = \"mcp.environment\"\nsources = [{ kind = \"environment\", name = \"RECORDS_TOKEN\" }]\n" +
+		mcpServerTOML(bin, "ok", "env = { PABLO_TEST_TOKEN = \"records\" }\n")
+	return runMCPTask(t, body, script, map[string]string{"RECORDS_TOKEN": "tok-4242-secret"})
+}
+
 func mcpServerTOML(bin, mode string, extra string) string {
 	return "[options.mcp.servers.records]\ntransport = \"stdio\"\ncommand = \"" + bin + "\"\nargs = [\"-mode\", \"" + mode + "\"]\n" + extra
 }
@@ -42,9 +50,7 @@ func TestMCPToolCallThroughTheEngine(t *testing.T) {
 	bin := buildFaultServer(t)
 	alias := mcp.Alias(authority.MCPTool("records", "env"))
 	script := `{"turns":[{"text":["Checking."],"tool_calls":[{"name":"` + alias + `","arguments":{}}]},{"text":["Found it."]}]}`
-	body := "[credentials.records]\nconsumer = \"mcp.environment\"\nsources = [{ kind = \"environment\", name = \"RECORDS_TOKEN\" }]\n" +
-		mcpServerTOML(bin, "ok", "env = { PABLO_TEST_TOKEN = \"records\" }\n")
-	obj, events, recs := runMCPTask(t, body, script, map[string]string{"RECORDS_TOKEN": "tok-4242-secret"})
+	obj, events, recs := runRecordsTask(t, bin, script)
 	if obj.Outcome.Status != StatusCompleted {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
@@ -103,9 +109,7 @@ func TestMCPProgressStreamsAsToolOutput(t *testing.T) {
 	bin := buildFaultServer(t)
 	alias := mcp.Alias(authority.MCPTool("records", "work"))
 	script := `{"turns":[{"text":["Working."],"tool_calls":[{"name":"` + alias + `","arguments":{}}]},{"text":["Done."]}]}`
-	body := "[credentials.records]\nconsumer = \"mcp.environment\"\nsources = [{ kind = \"environment\", name = \"RECORDS_TOKEN\" }]\n" +
-		mcpServerTOML(bin, "ok", "env = { PABLO_TEST_TOKEN = \"records\" }\n")
-	obj, events, _ := runMCPTask(t, body, script, map[string]string{"RECORDS_TOKEN": "tok-4242-secret"})
+	obj, events, _ := runRecordsTask(t, bin, script)
 	if obj.Outcome.Status != StatusCompleted {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}

@@ -121,23 +121,15 @@ func (p *parser) reset(data []byte, maxDepth, maxNodes int) {
 		itemArena: p.itemArena[:0], memberArena: p.memberArena[:0], keys: p.keys}
 }
 
-// keepItems and keepMembers give a closed container its own slice.
-func (p *parser) keepItems(s []value) []value {
-	if !p.pooled {
+// keep gives a closed container its own slice: a fresh one, or for a
+// pooled parser a piece of its arena.
+func keep[T any](pooled bool, arena *[]T, s []T) []T {
+	if !pooled {
 		return slices.Clone(s)
 	}
-	start := len(p.itemArena)
-	p.itemArena = append(p.itemArena, s...)
-	return p.itemArena[start:len(p.itemArena):len(p.itemArena)]
-}
-
-func (p *parser) keepMembers(s []member) []member {
-	if !p.pooled {
-		return slices.Clone(s)
-	}
-	start := len(p.memberArena)
-	p.memberArena = append(p.memberArena, s...)
-	return p.memberArena[start:len(p.memberArena):len(p.memberArena)]
+	start := len(*arena)
+	*arena = append(*arena, s...)
+	return (*arena)[start:len(*arena):len(*arena)]
 }
 
 // pathSeg is one step of a JSON pointer: an object key or an array index.
@@ -288,7 +280,7 @@ func (p *parser) parseArray(depth int) value {
 			p.pos++
 		case ']':
 			p.pos++
-			v.items = p.keepItems(p.itemStack[base:])
+			v.items = keep(p.pooled, &p.itemArena, p.itemStack[base:])
 			return v
 		default:
 			p.fail(errSyntax, "expected ',' or ']' in array")
@@ -344,7 +336,7 @@ func (p *parser) parseObject(depth int) value {
 			p.pos++
 		case '}':
 			p.pos++
-			v.members = p.keepMembers(p.memberStack[base:])
+			v.members = keep(p.pooled, &p.memberArena, p.memberStack[base:])
 			slices.SortStableFunc(v.members, func(a, b member) int { return strings.Compare(a.key, b.key) })
 			for i := 1; i < len(v.members); i++ {
 				if v.members[i].key == v.members[i-1].key {
