@@ -99,6 +99,9 @@ func main() {
 				if token != nil {
 					server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/progress",
 						map[string]any{"progressToken": token, "progress": i + 1, "total": 3, "message": msg})
+					// mcp-go writes notifications from a goroutine of its
+					// own: give it time to, before the result overtakes it.
+					time.Sleep(20 * time.Millisecond)
 				}
 			}
 			return mcp.NewToolResultText("worked"), nil
