@@ -101,7 +101,7 @@ func main() {
 						map[string]any{"progressToken": token, "progress": i + 1, "total": 3, "message": msg})
 					// mcp-go writes notifications from a goroutine of its
 					// own: give it time to, before the result overtakes it.
-					time.Sleep(20 * time.Millisecond)
+					time.Sleep(50 * time.Millisecond)
 				}
 			}
 			return mcp.NewToolResultText("worked"), nil
