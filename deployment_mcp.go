@@ -63,6 +63,7 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 		AllowLoopbackHTTP: d.loopbackHTTP,
 		MaxOutputBytes:    int(o.Limits.MaxToolOutputBytes),
 		Now:               host.Now,
+		Tracer:            host.Tracer,
 		// Progress reaches the task as tool.output events on the
 		// "progress" stream, bounded like any live output.
 		OnProgress: func(ctx context.Context, _ authority.ID, msg string) {

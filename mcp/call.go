@@ -82,6 +82,14 @@ func (c *Catalog) callTool(ctx context.Context, id authority.ID, arguments json.
 	if c.opts.OnProgress != nil {
 		onProgress = func(msg string) { c.opts.OnProgress(ctx, id, c.secrets.String(msg)) }
 	}
+	ctx, span := t.srv.sess.startSpan(ctx, "tools/call", t.def.Name)
+	res, err := c.callParsed(ctx, t, id, arguments, onProgress)
+	endSpan(span, err, err == nil && res.IsError)
+	return res, err
+}
+
+// callParsed sends the call and parses its result.
+func (c *Catalog) callParsed(ctx context.Context, t *tool, id authority.ID, arguments json.RawMessage, onProgress func(string)) (*Result, error) {
 	cr, err := t.srv.sess.callTool(ctx, t.def.Name, arguments, onProgress)
 	if err != nil {
 		var ce *CallError

@@ -51,4 +51,9 @@
 // with a *ContentError naming the type. Tool descriptions and annotations are
 // untrusted text: they are shown to a model and digested, never consulted
 // for policy.
+//
+// Servers start concurrently. A tool call's progress notifications reach
+// Options.OnProgress live, on the calling goroutine and bounded. With
+// Options.Tracer every request is an OpenTelemetry client span following
+// the MCP semantic conventions; no trace context is sent to servers.
 package mcp

@@ -54,6 +54,12 @@ type httpConn struct {
 	ended   bool   // the server answered 404 for the session
 }
 
+func (c *httpConn) sessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
 // dialHTTP builds the connection to one server. Nothing is sent yet.
 func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool, onNote func(string, json.RawMessage)) (*httpConn, error) {
 	if err := checkEndpoint(srv.URL, allowLoopback); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -111,6 +113,11 @@ type Options struct {
 	// MaxProgressMessages, MaxProgressMessageBytes and MaxProgressBytes and
 	// with known secrets masked. Progress never extends a deadline.
 	OnProgress func(ctx context.Context, tool authority.ID, message string)
+	// Tracer, when set, receives a client span per MCP request (initialize,
+	// tools/list, tools/call), following the OpenTelemetry MCP semantic
+	// conventions; a tool call's span is a child of the caller's. Nil means
+	// no spans.
+	Tracer trace.Tracer
 	// Now is the clock of health reports; nil means time.Now.
 	Now func() time.Time
 	// ClientName and ClientVersion are sent in initialize.

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -24,9 +26,13 @@ const cancelAllowance = 50 * time.Millisecond
 // JSON-RPC with raw params and results: nothing is decoded into a typed
 // protocol model it does not need.
 type session struct {
-	server  string
-	conn    rpcConn
-	version string
+	server string
+	// tracer, when set, gets a client span per request; transport is the
+	// span's network.transport ("pipe" or "tcp").
+	tracer    trace.Tracer
+	transport string
+	conn      rpcConn
+	version   string
 
 	nextID atomic.Int64
 	// mu keeps at most one request in flight per server.
@@ -250,9 +256,11 @@ func (s *session) sendListening(ctx context.Context, id int64, body json.RawMess
 }
 
 // request sends one request under the per-server lock.
-func (s *session) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+func (s *session) request(ctx context.Context, method string, params any) (raw json.RawMessage, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ctx, span := s.startSpan(ctx, method, "")
+	defer func() { endSpan(span, err, false) }()
 	return s.send(ctx, method, s.nextID.Add(1), params)
 }
 
@@ -265,6 +273,7 @@ func (s *session) send(ctx context.Context, method string, id int64, params any)
 	if s.ended.Load() {
 		return nil, &CallError{Tool: method, Kind: ErrSessionEnded, Delivery: string(ledger.NotSent)}
 	}
+	s.requestSpan(ctx, id)
 	body, ok := params.(json.RawMessage)
 	if !ok {
 		var err error
