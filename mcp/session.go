@@ -292,9 +292,11 @@ func (s *session) send(ctx context.Context, method string, id int64, params any)
 		switch {
 		case errors.Is(err, ErrSessionEnded):
 			// The server refused the session (HTTP 404) or the stream was
-			// already gone: nothing was acted on.
+			// already gone. Before the request left, nothing was acted on;
+			// after (a 404 to the GET resuming its event stream), the server
+			// may have acted before it ended the session.
 			s.ended.Store(true)
-			kind, delivery = ErrSessionEnded, ledger.NotSent
+			kind = ErrSessionEnded
 		case errors.Is(err, ErrRedirect):
 			kind = ErrRedirect
 		case errors.Is(err, ErrBound):

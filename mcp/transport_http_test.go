@@ -312,3 +312,32 @@ func TestInitializeRefusedNamesTheLegacyTransport(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// A request whose event stream was opened has reached the server: a 404
+// to the GET that resumes the stream ends the session, but cannot make
+// the request unsent.
+func TestSessionNotFoundOnResumeLeavesTheOutcomeUnknown(t *testing.T) {
+	t.Parallel()
+	_, conn, _ := newScripted(t, func(w http.ResponseWriter, r *http.Request, msg envelope) bool {
+		switch {
+		case msg.Method != nil && *msg.Method == "tools/call":
+			eventStream(w, "id: ev-1\nretry: 1\ndata: \n\n")
+			return true
+		case r.Method == http.MethodGet:
+			http.Error(w, "unknown session", http.StatusNotFound)
+			return true
+		}
+		return false
+	})
+	sess := initialized(t, conn)
+	_, err := sess.request(context.Background(), "tools/call", json.RawMessage(`{}`))
+	var ce *CallError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrSessionEnded) || ce.Delivery != string(ledger.MayHaveBeenSent) {
+		t.Fatalf("%v", err)
+	}
+	// The session is over: the next request is refused unsent.
+	_, err = sess.request(context.Background(), "tools/call", json.RawMessage(`{}`))
+	if !errors.As(err, &ce) || !errors.Is(err, ErrSessionEnded) || ce.Delivery != string(ledger.NotSent) {
+		t.Fatalf("after the end: %v", err)
+	}
+}
