@@ -15,8 +15,9 @@ import (
 	"github.com/pabloagent/pablo/internal/proc"
 )
 
-// answerAllowance bounds the write of an answer to a server's request, so
-// a server that stops reading its stdin cannot stall the reader.
+// answerAllowance bounds the write of an answer to a server's request,
+// waiting for a request's write in progress included, so a server that
+// stops reading its stdin cannot stall the reader.
 const answerAllowance = time.Second
 
 // stdioConn is a stdio server: a process group we own, and a
@@ -84,7 +85,11 @@ type lineConn struct {
 	w      io.WriteCloser
 	onNote func(method string, params json.RawMessage)
 
-	wmu    sync.Mutex
+	// wsem (capacity 1) serializes writes; unlike a mutex, waiting for it
+	// honours the writer's context, so the reader, answering a server's
+	// request, never waits on a request's write for longer than its
+	// allowance.
+	wsem   chan struct{}
 	wbuf   []byte
 	broken error // set when a write stopped mid-frame: the stream is unusable
 
@@ -97,7 +102,7 @@ type lineConn struct {
 // newLineConn starts the reader on r. The owner joins it by ending r (the
 // process exits, or the pipe is closed) and waiting on done.
 func newLineConn(r io.Reader, w io.WriteCloser, onNote func(string, json.RawMessage)) *lineConn {
-	c := &lineConn{w: w, onNote: onNote, pending: map[int64]chan reply{}, done: make(chan struct{})}
+	c := &lineConn{w: w, onNote: onNote, wsem: make(chan struct{}, 1), pending: map[int64]chan reply{}, done: make(chan struct{})}
 	go c.read(newFrameReader(r, MaxFrameBytes, lineBuffer))
 	return c
 }
@@ -156,12 +161,16 @@ func (c *lineConn) dispatch(frame []byte) {
 	}
 }
 
-// write sends one frame built by build, honouring ctx even while the pipe
-// is full: a write that ctx interrupts mid-frame leaves the stream unusable
-// for every later frame.
+// write sends one frame built by build, honouring ctx while it waits for
+// another write and while the pipe is full: a write that ctx interrupts
+// mid-frame leaves the stream unusable for every later frame.
 func (c *lineConn) write(ctx context.Context, build func([]byte) []byte) (written bool, err error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+	select {
+	case c.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	}
+	defer func() { <-c.wsem }()
 	if c.broken != nil {
 		return false, c.broken
 	}

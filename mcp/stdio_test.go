@@ -271,3 +271,46 @@ func TestProgressBounds(t *testing.T) {
 		t.Fatalf("%d messages counted", s.progressCount)
 	}
 }
+
+// A server that asks something (ping) while our request is still being
+// written, and then writes more before it reads its stdin again: the
+// answer must not hold the reader behind the request's write, or neither
+// side ever moves. The answer is given up after its allowance instead.
+func TestStdioServerRequestDuringOurWriteDoesNotStallTheReader(t *testing.T) {
+	t.Parallel()
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdoutR, stdoutW := io.Pipe()
+	c := newLineConn(stdoutR, stdinW, nil)
+	// The deadline only keeps a regression from hanging the suite.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	big := json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)
+	server := make(chan error, 1)
+	go func() {
+		in := bufio.NewReader(stdinR)
+		if _, err := in.ReadByte(); err != nil { // the request's write is under way
+			server <- err
+			return
+		}
+		io.WriteString(stdoutW, `{"jsonrpc":"2.0","id":"p","method":"ping"}`+"\n")
+		// Returns only once the reader has read it.
+		io.WriteString(stdoutW, `{"jsonrpc":"2.0","method":"notifications/message","params":{}}`+"\n")
+		if _, err := in.ReadString('\n'); err != nil {
+			server <- err
+			return
+		}
+		_, err := io.WriteString(stdoutW, `{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`+"\n")
+		server <- err
+	}()
+	r, _, err := c.call(ctx, 1, "tools/call", big)
+	stdoutW.Close()
+	stdinW.Close()
+	stdinR.Close()
+	<-c.done
+	if serr := <-server; err != nil || serr != nil || string(r.result) != `{"ok":true}` {
+		t.Fatalf("result %s, %v (server: %v)", r.result, err, serr)
+	}
+}
