@@ -10,6 +10,10 @@ import (
 	"github.com/pabloagent/pablo/ledger"
 )
 
+// maxRPCMessage bounds the server's message kept in the RPCError of a
+// call.
+const maxRPCMessage = 1024
+
 // Result is a tools/call result this client accepts: ordered text blocks
 // and optional structured JSON (an object), with secrets already masked.
 type Result struct {
@@ -93,6 +97,11 @@ func (c *Catalog) callParsed(ctx context.Context, t *tool, id authority.ID, argu
 	cr, err := t.srv.sess.callTool(ctx, t.def.Name, arguments, onProgress)
 	if err != nil {
 		var ce *CallError
+		var rpc *RPCError
+		if errors.As(err, &rpc) {
+			// The server's own text: it may echo a credential it was sent.
+			rpc.Message = cutUTF8(c.secrets.String(rpc.Message), maxRPCMessage)
+		}
 		if errors.As(err, &ce) {
 			ce.Tool = string(id)
 			if errors.Is(ce.Kind, ErrSessionEnded) {

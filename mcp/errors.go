@@ -144,7 +144,8 @@ func (e *ContentError) Error() string {
 func (e *ContentError) Unwrap() error { return ErrUnsupportedContent }
 
 // RPCError is a JSON-RPC error response: a protocol failure. Message is the
-// peer's text, bounded; it is untrusted and never exported to telemetry.
+// peer's text, bounded and masked of the catalog's credentials; it is
+// untrusted and never exported to telemetry.
 type RPCError struct {
 	Method  string
 	Code    int

@@ -355,3 +355,40 @@ func TestCancellationSendsNotificationOverHTTP(t *testing.T) {
 		t.Fatalf("no notifications/cancelled: %+v", rec.seen())
 	}
 }
+
+// A JSON-RPC error is the server's text: a credential it echoes is masked
+// and its length bounded before the error reaches the host.
+func TestJSONRPCErrorOfACallIsMaskedAndBounded(t *testing.T) {
+	t.Parallel()
+	rec, ts := newRecorder(t)
+	srv := httpServer(ts.URL + "/mcp")
+	srv.Headers = map[string]string{"x-evidence-token": "evidence"}
+	resolve := func(context.Context, string, authority.Consumer, string) (authority.Secret, error) {
+		return secretValue(t, "hdr-secret-value"), nil
+	}
+	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv), Resolve: resolve, AllowLoopbackHTTP: true})
+	rec.mu.Lock()
+	rec.fault = func(w http.ResponseWriter, r *http.Request, method string) bool {
+		if method != "tools/call" {
+			return false
+		}
+		var msg envelope
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &msg)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"error":{"code":-32000,"message":"bad token hdr-secret-value `+strings.Repeat("pad ", 4096)+`"}}`)
+		return true
+	}
+	rec.mu.Unlock()
+	_, err := c.CallTool(context.Background(), "mcp/rec/echo", json.RawMessage(`{"message":"x"}`))
+	var rpc *RPCError
+	if !errors.As(err, &rpc) || rpc.Code != -32000 {
+		t.Fatalf("%v", err)
+	}
+	if strings.Contains(rpc.Message, "hdr-secret-value") || strings.Contains(err.Error(), "hdr-secret-value") {
+		t.Fatalf("the credential leaked: %.300q", rpc.Message)
+	}
+	if len(rpc.Message) > maxRPCMessage {
+		t.Fatalf("message of %d bytes kept", len(rpc.Message))
+	}
+}
