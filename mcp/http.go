@@ -30,6 +30,8 @@ const (
 	maxResumes = 100
 	// maxSnippet bounds the part of an error response quoted in an error.
 	maxSnippet = 200
+	// maxResponseHeaderBytes bounds a response's status line and headers.
+	maxResponseHeaderBytes = 64 << 10
 )
 
 // httpConn is a Streamable HTTP session: one POST per message, the answer
@@ -67,12 +69,13 @@ func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool, onNote
 	}
 	base := &http.Transport{
 		// No proxy: credentials go to the configured server only.
-		Proxy:                 nil,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       30 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
+		Proxy:                  nil,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        30 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 	}
 	gov := &governedTransport{base: base, headers: headers}
 	client := &http.Client{

@@ -341,3 +341,30 @@ func TestSessionNotFoundOnResumeLeavesTheOutcomeUnknown(t *testing.T) {
 		t.Fatalf("after the end: %v", err)
 	}
 }
+
+// Response headers are the server's too: they are bounded like its bodies,
+// not by net/http's default of megabytes.
+func TestOversizedResponseHeadersAreRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		bytes int
+		ok    bool
+	}{
+		{"WellUnderTheBound", 1024, true},
+		{"PastTheBound", maxResponseHeaderBytes + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, conn, _ := newScripted(t, func(w http.ResponseWriter, r *http.Request, msg envelope) bool {
+				w.Header().Set("X-Filler", strings.Repeat("f", tc.bytes))
+				return false
+			})
+			s := newSession("s")
+			s.conn = conn
+			if err := s.initialize(context.Background(), "test", "1"); (err == nil) != tc.ok {
+				t.Fatalf("%d header bytes: %v", tc.bytes, err)
+			}
+		})
+	}
+}
