@@ -481,6 +481,11 @@ type boundedBody struct {
 
 func (b *boundedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
+		// A stream that ends exactly at the bound is within it.
+		var probe [1]byte
+		if n, err := b.rc.Read(probe[:]); n == 0 {
+			return 0, err
+		}
 		return 0, fmt.Errorf("%w: a response stream is longer than %d bytes", ErrBound, MaxHTTPStreamBytes)
 	}
 	if int64(len(p)) > b.left {

@@ -368,3 +368,24 @@ func TestOversizedResponseHeadersAreRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestResponseStreamBound(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		body  string
+		bound bool
+	}{
+		{"AtTheBound", "12345678", false},
+		{"OnePastTheBound", "123456789", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := &boundedBody{rc: io.NopCloser(strings.NewReader(tc.body)), left: 8}
+			got, err := io.ReadAll(b)
+			if errors.Is(err, ErrBound) != tc.bound || (!tc.bound && (err != nil || string(got) != tc.body)) {
+				t.Fatalf("read %q, %v", got, err)
+			}
+		})
+	}
+}
