@@ -389,3 +389,35 @@ func TestResponseStreamBound(t *testing.T) {
 		})
 	}
 }
+
+func TestSessionIDBound(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		id   string
+		ok   bool
+	}{
+		{"AtTheBound", strings.Repeat("s", MaxSessionIDBytes), true},
+		{"OnePastTheBound", strings.Repeat("s", MaxSessionIDBytes+1), false},
+		{"SpaceIsNotVisibleASCII", "s 1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, conn, _ := newScripted(t, func(w http.ResponseWriter, r *http.Request, msg envelope) bool {
+				if msg.Method == nil || *msg.Method != "initialize" {
+					return false
+				}
+				w.Header().Set("Mcp-Session-Id", tc.id)
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}}}}`)
+				return true
+			})
+			s := newSession("s")
+			s.conn = conn
+			err := s.initialize(context.Background(), "test", "1")
+			if (err == nil) != tc.ok || (tc.ok && conn.sessionID() != tc.id) || (!tc.ok && !errors.Is(err, ErrProtocol)) {
+				t.Fatalf("session ID of %d bytes: %v", len(tc.id), err)
+			}
+		})
+	}
+}
