@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -134,6 +135,11 @@ func (c *Catalog) parseResult(t *tool, raw json.RawMessage) (*Result, error) {
 		IsError    bool            `json:"isError"`
 	}
 	raw = c.secrets.Bytes(raw)
+	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		// null, an array or a scalar is not a CallToolResult: never read as
+		// an empty success.
+		return nil, &InvalidResultError{Tool: string(t.id), Reason: "the result is not a CallToolResult object"}
+	}
 	if err := json.Unmarshal(raw, &body); err != nil {
 		// A text that is not a string fails here too.
 		return nil, &InvalidResultError{Tool: string(t.id), Reason: "the result is not a CallToolResult object with string texts"}

@@ -480,3 +480,20 @@ func TestRequiredFailureStopsOtherStartups(t *testing.T) {
 	}
 	assertDead(t, pidfile)
 }
+
+// A tools/call result must be a CallToolResult object: null, an array or a
+// scalar is an invalid result, never an empty success.
+func TestNonObjectResultIsInvalid(t *testing.T) {
+	t.Parallel()
+	c := &Catalog{}
+	tl := &tool{id: "mcp/s/x"}
+	for _, raw := range []string{"null", " null", "[]", "3", `"text"`, "true", ""} {
+		var ire *InvalidResultError
+		if _, err := c.parseResult(tl, json.RawMessage(raw)); !errors.As(err, &ire) {
+			t.Errorf("%q: got %v", raw, err)
+		}
+	}
+	if res, err := c.parseResult(tl, json.RawMessage(` {"content":[{"type":"text","text":"ok"}]}`)); err != nil || res.Text[0] != "ok" {
+		t.Fatalf("a plain result: %+v %v", res, err)
+	}
+}
