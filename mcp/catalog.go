@@ -454,6 +454,12 @@ func (c *Catalog) scrub(err error) error {
 	if err == nil || c.secrets.Len() == 0 {
 		return err
 	}
+	// A server's JSON-RPC message is cut when formatted: mask it whole
+	// first, so no secret straddles the cut.
+	var rpc *RPCError
+	if errors.As(err, &rpc) {
+		rpc.Message = c.secrets.String(rpc.Message)
+	}
 	if s := c.secrets.String(err.Error()); s != err.Error() {
 		return errors.New(s)
 	}

@@ -497,3 +497,18 @@ func TestNonObjectResultIsInvalid(t *testing.T) {
 		t.Fatalf("a plain result: %+v %v", res, err)
 	}
 }
+
+// A secret that straddles the cut of a server's JSON-RPC message is masked
+// before the message is cut.
+func TestScrubMasksBeforeTheCut(t *testing.T) {
+	t.Parallel()
+	c := &Catalog{}
+	secret := "tok-4242-secret-value"
+	c.secrets.Add(secret)
+	msg := strings.Repeat("x", 190) + secret
+	// As initialize and tools/list return it: the error itself.
+	err := c.scrub(&RPCError{Method: "initialize", Code: -32000, Message: msg})
+	if strings.Contains(err.Error(), "tok-4242") {
+		t.Fatalf("a prefix of the secret survived: %s", err)
+	}
+}
