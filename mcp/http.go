@@ -56,6 +56,7 @@ type httpConn struct {
 	ended   bool   // the server answered 404 for the session
 }
 
+// sessionID is the Mcp-Session-Id the server gave, "" when none.
 func (c *httpConn) sessionID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

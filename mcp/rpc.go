@@ -26,8 +26,6 @@ type rpcConn interface {
 	notify(ctx context.Context, method string, params json.RawMessage) error
 	// negotiated records the protocol version initialize settled on.
 	negotiated(version string)
-	// sessionID is the transport's session ID, "" when it has none.
-	sessionID() string
 	// close ends the connection and joins everything it started.
 	close() error
 }

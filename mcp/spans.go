@@ -13,9 +13,11 @@ import (
 // MCP client spans follow the OpenTelemetry semantic conventions for MCP
 // (Development status): a CLIENT span per request named "{method}" or
 // "tools/call {tool}", with mcp.method.name, mcp.protocol.version,
-// mcp.session.id (Streamable HTTP), jsonrpc.request.id, gen_ai.tool.name,
-// network.transport and, on failure, error.type. No trace context is sent
-// to servers: a server is a third party, and the trace is the host's.
+// jsonrpc.request.id, gen_ai.tool.name, network.transport and, on failure,
+// error.type. The convention's mcp.session.id is left out: a Streamable
+// HTTP session ID is a bearer value for that session, and telemetry is no
+// place for it. No trace context is sent to servers either: a server is a
+// third party, and the trace is the host's.
 
 // startSpan starts the span of one request when the session has a tracer;
 // otherwise it returns ctx and a nil span.
@@ -35,17 +37,12 @@ func (s *session) startSpan(ctx context.Context, method, tool string) (context.C
 	return s.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
-// requestSpan adds what only the send knows: the request ID and the
-// session ID.
+// requestSpan adds what only the send knows: the request ID.
 func (s *session) requestSpan(ctx context.Context, id int64) {
 	if s.tracer == nil {
 		return
 	}
-	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(attribute.String("jsonrpc.request.id", strconv.FormatInt(id, 10)))
-	if sid := s.conn.sessionID(); sid != "" {
-		span.SetAttributes(attribute.String("mcp.session.id", sid))
-	}
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("jsonrpc.request.id", strconv.FormatInt(id, 10)))
 }
 
 // endSpan records how the request ended: a JSON-RPC error by its code, a

@@ -254,5 +254,3 @@ func (c *lineConn) notify(ctx context.Context, method string, params json.RawMes
 
 // negotiated implements rpcConn: stdio carries no version header.
 func (c *lineConn) negotiated(string) {}
-
-func (c *lineConn) sessionID() string { return "" }
