@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/pabloagent/pablo/internal/seqlog"
 )
 
 // eventLog is the events a task retains for its readers.
@@ -42,12 +44,10 @@ type logEntry struct {
 	hdr          uint32
 }
 
-// Entry chunks grow from minEntries to maxEntries slots and text chunks
-// from minTextChunk to maxTextChunk bytes; a longer delta gets a text chunk
-// of its own.
+// Entry chunks have seqlog's lengths, so seqlog.Locate finds an entry in
+// constant time. Text chunks grow from minTextChunk to maxTextChunk bytes; a
+// longer delta gets a text chunk of its own.
 const (
-	minEntries   = 8
-	maxEntries   = 1024
 	minTextChunk = 1 << 10
 	maxTextChunk = 64 << 10
 )
@@ -64,11 +64,7 @@ func (l *eventLog) append(en *eventEntry) {
 	if needSlot || needText || en.data != nil || !knownHdr {
 		l.mu.Lock()
 		if needSlot {
-			size := minEntries
-			if k >= 0 {
-				size = min(2*len(l.entries[k]), maxEntries)
-			}
-			l.entries = append(l.entries, make([]logEntry, size))
+			l.entries = append(l.entries, make([]logEntry, seqlog.ChunkLen(len(l.entries))))
 			k, l.used = k+1, 0
 		}
 		if needText {
@@ -111,14 +107,8 @@ func (l *eventLog) header(h *eventHeader) (uint32, bool) {
 
 // at expands published event i; l.mu must be held.
 func (l *eventLog) at(i int) Event {
-	var e *logEntry
-	for _, c := range l.entries {
-		if i < len(c) {
-			e = &c[i]
-			break
-		}
-		i -= len(c)
-	}
+	k, off := seqlog.Locate(i)
+	e := &l.entries[k][off]
 	en := eventEntry{rootSeq: e.rootSeq, seq: e.seq, micros: e.micros, hdr: l.hdrs[e.hdr]}
 	switch {
 	case e.data > 0:

@@ -4,10 +4,37 @@
 // a long one never copies what it already holds.
 package seqlog
 
+import "math/bits"
+
+// Chunk k holds ChunkLen(k) elements: FirstChunk, doubling up to MaxChunk,
+// then MaxChunk each. Locate finds an index's chunk in constant time.
 const (
-	firstChunk = 8
-	maxChunk   = 1024
+	FirstChunk = 8
+	MaxChunk   = 1024
+	// doubled is how many elements the doubling chunks hold together:
+	// 8 + 16 + ... + 1024.
+	doubled   = 2*MaxChunk - FirstChunk
+	doublings = 8 // log2(MaxChunk / FirstChunk) + 1 chunks before the cap
 )
+
+// ChunkLen is the length of chunk k.
+func ChunkLen(k int) int {
+	if k < doublings {
+		return FirstChunk << k
+	}
+	return MaxChunk
+}
+
+// Locate returns the chunk holding element i and i's offset in it.
+func Locate(i int) (chunk, off int) {
+	if i >= doubled {
+		i -= doubled
+		return doublings + i/MaxChunk, i % MaxChunk
+	}
+	// Chunks 0..k-1 hold FirstChunk·(2^k − 1) elements.
+	k := bits.Len(uint(i/FirstChunk+1)) - 1
+	return k, i - FirstChunk*(1<<k-1)
+}
 
 // Log is an append-only sequence. The zero value is empty and ready to use.
 // It does no locking: its owner serializes access.
@@ -19,11 +46,7 @@ type Log[T any] struct {
 // Append adds v at the end.
 func (l *Log[T]) Append(v T) {
 	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == cap(l.chunks[k-1]) {
-		size := firstChunk
-		if k > 0 {
-			size = min(2*cap(l.chunks[k-1]), maxChunk)
-		}
-		l.chunks = append(l.chunks, make([]T, 0, size))
+		l.chunks = append(l.chunks, make([]T, 0, ChunkLen(k)))
 	}
 	last := &l.chunks[len(l.chunks)-1]
 	*last = append(*last, v)
@@ -35,13 +58,11 @@ func (l *Log[T]) Len() int { return l.n }
 
 // At returns a pointer to element i, which stays valid for the log's life.
 func (l *Log[T]) At(i int) *T {
-	for _, c := range l.chunks {
-		if i < len(c) {
-			return &c[i]
-		}
-		i -= len(c)
+	if i < 0 || i >= l.n {
+		panic("seqlog: index out of range")
 	}
-	panic("seqlog: index out of range")
+	k, off := Locate(i)
+	return &l.chunks[k][off]
 }
 
 // All calls f for each element in order until f returns false.

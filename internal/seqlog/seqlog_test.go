@@ -31,3 +31,31 @@ func ExampleLog() {
 	fmt.Println(l.Len(), *l.At(1))
 	// Output: 2 run.finished
 }
+
+// Locate agrees with walking the chunks, at every chunk boundary and past
+// the doubling ones.
+func TestLocateMatchesTheChunkWalk(t *testing.T) {
+	k, off := 0, 0
+	for i := 0; i < 20000; i++ {
+		if gk, goff := Locate(i); gk != k || goff != off {
+			t.Fatalf("Locate(%d) = %d,%d, want %d,%d", i, gk, goff, k, off)
+		}
+		if off++; off == ChunkLen(k) {
+			k, off = k+1, 0
+		}
+	}
+}
+
+func BenchmarkAtLongLog(b *testing.B) {
+	var l Log[int]
+	for i := range 1 << 20 {
+		l.Append(i)
+	}
+	i := 0
+	for b.Loop() {
+		i = (i + 7919) & (1<<20 - 1)
+		if *l.At(i) != i {
+			b.Fatal(i)
+		}
+	}
+}
