@@ -316,3 +316,36 @@ func TestConcurrentReadersSeeEveryEventInOrder(t *testing.T) {
 	task.Wait()
 	wg.Wait()
 }
+
+// brokenArgsModel proposes one call whose arguments are not JSON, as a
+// confused or hostile model might.
+type brokenArgsModel struct{ args string }
+
+func (m brokenArgsModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "broken-args"} }
+func (m brokenArgsModel) Generate(context.Context, *ModelRequest, func(string) error) (*ModelResponse, error) {
+	return &ModelResponse{FinishReason: FinishToolCalls, ToolCalls: []ToolCall{{ID: "c1", Name: "bench_noop", Arguments: json.RawMessage(m.args)}}}, nil
+}
+
+// Arguments that are not JSON never reach an event or the ledger: the
+// engine builds payloads around arguments the contract has parsed, and
+// trusts them only then.
+func TestArgumentsThatAreNotJSONNeverReachTheLedger(t *testing.T) {
+	for _, args := range []string{`{"path":`, `{"path":"a"} trailing`, "\xff", `{"path":"a","path":"b"}`} {
+		store := ledger.NewMemoryStore()
+		set, _ := authority.New(authority.Config{Host: []authority.ID{"bench.noop"}})
+		rt, err := NewRuntime(RuntimeOptions{Model: brokenArgsModel{args: args}, Authority: set, Catalogs: []ToolCatalog{noopTool{}}, Store: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, _ := rt.Run(context.Background(), "go")
+		if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != string(ledger.FailInvalidToolArguments) {
+			t.Fatalf("%q: outcome %+v", args, obj.Outcome)
+		}
+		recs, _ := store.Records(context.Background(), *obj.RunID)
+		for _, r := range recs {
+			if r.Kind == ledger.RecordEvent && (r.Event.Type == string(EventToolStarted) || !json.Valid(r.Event.Payload)) {
+				t.Fatalf("%q: event %s with payload %q", args, r.Event.Type, r.Event.Payload)
+			}
+		}
+	}
+}
