@@ -18,7 +18,7 @@ import (
 
 // HostOptions are what a host adds to a deployment to run it.
 type HostOptions struct {
-	// Store receives ledger records; nil means memory.
+	// Store receives ledger records; nil keeps none (see RuntimeOptions.Store).
 	Store ledger.Store
 	// Model, when set, replaces the configured model (a host's own model,
 	// or a test double).

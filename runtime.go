@@ -47,7 +47,10 @@ type RuntimeOptions struct {
 	Limits ledger.Limits
 	// MaxOutputTokens is the per-request output allowance (0: 65,536).
 	MaxOutputTokens int64
-	// Store receives each task's ledger records; nil means memory.
+	// Store receives each task's ledger records. Nil keeps no record log:
+	// each task's ledger still accounts, enforces ceilings and serves its
+	// results, but nothing is written that could be read back (pass
+	// ledger.NewMemoryStore() to inspect records in tests).
 	Store ledger.Store
 	// Deployment identifies the configuration, for events and the ledger.
 	Deployment *DeploymentRef
