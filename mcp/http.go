@@ -193,7 +193,7 @@ func (c *httpConn) call(ctx context.Context, id int64, method string, params jso
 	var r reply
 	switch {
 	case mt == "application/json":
-		r, err = c.readJSON(resp.Body, id)
+		r, err = c.readJSON(ctx, resp.Body, id)
 	case mt == "text/event-stream":
 		r, err = c.readStream(ctx, resp.Body, id)
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
@@ -208,10 +208,18 @@ func (c *httpConn) call(ctx context.Context, id int64, method string, params jso
 }
 
 // readJSON reads a single JSON response, which must answer request id.
-func (c *httpConn) readJSON(body io.Reader, id int64) (reply, error) {
+func (c *httpConn) readJSON(ctx context.Context, body io.Reader, id int64) (reply, error) {
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return reply{}, err
+	}
+	if _, ok := batchOf(data); ok {
+		// A batch answer: our response is one of its messages, the rest
+		// are handled as an event stream's would be.
+		if r, found := c.handleEvent(ctx, data, id); found {
+			return r, nil
+		}
+		return reply{}, &peerError{answered: true, kind: ErrProtocol, msg: fmt.Sprintf("the batch answer holds no response to request %d", id)}
 	}
 	msg, err := decodeMessage(data)
 	if err != nil {
@@ -303,6 +311,19 @@ func (c *httpConn) resumeStream(ctx context.Context, lastID string) (*http.Respo
 // request id when that is what it holds. Anything unparsable, and responses
 // to other requests, are ignored.
 func (c *httpConn) handleEvent(ctx context.Context, data []byte, id int64) (reply, bool) {
+	if msgs, ok := batchOf(data); ok {
+		var r reply
+		var found bool
+		for _, m := range msgs {
+			if _, nested := batchOf(m); nested {
+				continue
+			}
+			if mr, ok := c.handleEvent(ctx, m, id); ok && !found {
+				r, found = mr, true
+			}
+		}
+		return r, found
+	}
 	msg, err := decodeMessage(data)
 	if err != nil {
 		return reply{}, false

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -151,6 +152,25 @@ var errStreamEnded = errors.New("the server closed the stream before answering")
 
 // decodeMessage parses one frame or event. A frame that is not a JSON
 // object is reported, never guessed at.
+// MaxBatch bounds a JSON-RPC batch a server sends (protocol 2025-03-26
+// allowed them); a longer batch is dropped whole.
+const MaxBatch = 64
+
+// batchOf returns the messages of a JSON-RPC batch, or false when data is
+// not a batch (an empty, nested, over-long or malformed batch is dropped:
+// true with no messages).
+func batchOf(data []byte) ([]json.RawMessage, bool) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return nil, false
+	}
+	var msgs []json.RawMessage
+	if json.Unmarshal(trimmed, &msgs) != nil || len(msgs) > MaxBatch {
+		return nil, true
+	}
+	return msgs, true
+}
+
 func decodeMessage(data []byte) (envelope, error) {
 	var e envelope
 	if err := json.Unmarshal(data, &e); err != nil {

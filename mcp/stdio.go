@@ -130,6 +130,14 @@ func (c *lineConn) read(f *frameReader) {
 // dispatch handles one frame. A line that is not a JSON-RPC object, or a
 // response nobody waits for, is ignored.
 func (c *lineConn) dispatch(frame []byte) {
+	if msgs, ok := batchOf(frame); ok {
+		for _, m := range msgs {
+			if _, nested := batchOf(m); !nested {
+				c.dispatch(m)
+			}
+		}
+		return
+	}
 	msg, err := decodeMessage(frame)
 	if err != nil {
 		return

@@ -314,3 +314,24 @@ func TestStdioServerRequestDuringOurWriteDoesNotStallTheReader(t *testing.T) {
 		t.Fatalf("result %s, %v (server: %v)", r.result, err, serr)
 	}
 }
+
+// A server may send a JSON-RPC batch (protocol 2025-03-26): its
+// notifications are delivered and its response answers the call. Nested,
+// empty and over-long batches are dropped.
+func TestStdioBatchIsDispatchedMessageByMessage(t *testing.T) {
+	t.Parallel()
+	p := newPipePeer(t)
+	out := p.callAsync(context.Background(), 1)
+	p.recv()
+	p.send(`[[{"jsonrpc":"2.0","id":1,"result":{"nested":true}}]]`)
+	p.send(`[]`)
+	p.send("[" + strings.Repeat(`{"jsonrpc":"2.0","method":"notifications/message"},`, MaxBatch) + `{"jsonrpc":"2.0","id":1,"result":{"too":"long"}}]`)
+	p.send(` [{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1}},{"jsonrpc":"2.0","id":1,"result":{"ok":true}}]`)
+	o := <-out
+	if o.err != nil || string(o.r.result) != `{"ok":true}` {
+		t.Fatalf("call: %s %v", o.r.result, o.err)
+	}
+	if n := <-p.notes; !strings.HasPrefix(n, "notifications/progress") {
+		t.Fatalf("notification %q", n)
+	}
+}

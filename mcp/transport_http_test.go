@@ -421,3 +421,52 @@ func TestSessionIDBound(t *testing.T) {
 		})
 	}
 }
+
+// A batch answer (JSON or one event of a stream) is read message by
+// message: notifications are delivered and our response is found among
+// them; a batch without it is a protocol error.
+func TestHTTPBatchAnswers(t *testing.T) {
+	t.Parallel()
+	note := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":2}}`
+	for name, c := range map[string]struct {
+		answer func(w http.ResponseWriter, id string)
+		ok     bool
+	}{
+		"json": {func(w http.ResponseWriter, id string) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `[`+note+`,{"jsonrpc":"2.0","id":`+id+`,"result":{"ok":true}}]`)
+		}, true},
+		"event stream": {func(w http.ResponseWriter, id string) {
+			eventStream(w, "data: ["+note+`,{"jsonrpc":"2.0","id":`+id+`,"result":{"ok":true}}]`+"\n\n")
+		}, true},
+		"json without our response": {func(w http.ResponseWriter, id string) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `[`+note+`]`)
+		}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, conn, notes := newScripted(t, func(w http.ResponseWriter, r *http.Request, msg envelope) bool {
+				if msg.Method == nil || *msg.Method != "tools/call" {
+					return false
+				}
+				c.answer(w, string(msg.ID))
+				return true
+			})
+			s := initialized(t, conn)
+			raw, err := s.request(context.Background(), "tools/call", map[string]any{"name": "x"})
+			if !c.ok {
+				if !errors.Is(err, ErrProtocol) {
+					t.Fatalf("got %s, %v", raw, err)
+				}
+				return
+			}
+			if err != nil || string(raw) != `{"ok":true}` {
+				t.Fatalf("got %s, %v", raw, err)
+			}
+			if n := <-notes; !strings.HasPrefix(n, "notifications/progress") {
+				t.Fatalf("notification %q", n)
+			}
+		})
+	}
+}
