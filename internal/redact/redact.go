@@ -22,8 +22,32 @@ type Set struct {
 	values []string
 }
 
-// Add registers a secret value. Short values are ignored.
+// Add registers a secret value. Short values are ignored. A value that is
+// an authorization scheme and a token ("Bearer abc…", "Basic …") registers
+// the token on its own too: a server that echoes the token alone must not
+// get it past the mask.
 func (s *Set) Add(v string) {
+	if scheme, token, ok := strings.Cut(v, " "); ok && isScheme(scheme) && !strings.ContainsAny(token, " \t") {
+		s.add(token)
+	}
+	s.add(v)
+}
+
+// isScheme reports whether w looks like an HTTP authorization scheme.
+func isScheme(w string) bool {
+	if len(w) == 0 || len(w) > 20 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Set) add(v string) {
 	if len(v) < minLen {
 		return
 	}

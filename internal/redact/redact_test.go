@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestKnownSecretIsMasked(t *testing.T) {
 	var s Set
@@ -17,5 +20,21 @@ func TestKnownSecretIsMasked(t *testing.T) {
 	var nilSet *Set
 	if nilSet.String("x") != "x" {
 		t.Fatal("nil set must be a no-op")
+	}
+}
+
+// A scheme-and-token value masks the token when it appears alone.
+func TestSchemeTokenMasksTheTokenAlone(t *testing.T) {
+	var s Set
+	s.Add("Bearer tok-4242-secret")
+	for _, in := range []string{"echo: Bearer tok-4242-secret", "echo: tok-4242-secret"} {
+		if out := s.String(in); strings.Contains(out, "tok-4242") {
+			t.Errorf("%q became %q", in, out)
+		}
+	}
+	var plain Set
+	plain.Add("two words here") // not a scheme and a single token
+	if plain.Len() != 1 {
+		t.Fatalf("%d values registered", plain.Len())
 	}
 }
