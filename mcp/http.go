@@ -10,10 +10,13 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptrace"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/redact"
 )
 
 // Streamable HTTP constants.
@@ -465,15 +468,17 @@ func (g *governedTransport) RoundTrip(req *http.Request) (*http.Response, error)
 // mask replaces the credential headers' values in s, a prefix of a body,
 // and drops a tail that could be the start of one cut off by the prefix.
 func (g *governedTransport) mask(s string) string {
-	for _, v := range g.headers {
-		if v == "" {
-			continue
-		}
-		s = strings.ReplaceAll(s, v, "[redacted]")
-		for k := min(len(v)-1, len(s)); k > 0; k-- {
-			if strings.HasSuffix(s, v[:k]) {
-				s = s[:len(s)-k]
-				break
+	for _, hv := range g.headers {
+		// The whole value first, then its token alone ("Bearer X" → X).
+		parts := redact.Parts(hv)
+		slices.Reverse(parts)
+		for _, v := range parts {
+			s = strings.ReplaceAll(s, v, "[redacted]")
+			for k := min(len(v)-1, len(s)); k > 0; k-- {
+				if strings.HasSuffix(s, v[:k]) {
+					s = s[:len(s)-k]
+					break
+				}
 			}
 		}
 	}

@@ -470,3 +470,14 @@ func TestHTTPBatchAnswers(t *testing.T) {
 		})
 	}
 }
+
+// A scheme-and-token header masks the token when a server echoes it alone.
+func TestStatusSnippetMasksABearerTokenAlone(t *testing.T) {
+	t.Parallel()
+	g := &governedTransport{headers: map[string]string{"authorization": "Bearer tok-secret-9"}}
+	for _, in := range []string{"you sent tok-secret-9 and Bearer tok-secret-9", "cut: tok-sec"} {
+		if out := g.mask(in); strings.Contains(out, "tok-sec") {
+			t.Errorf("%q became %q", in, out)
+		}
+	}
+}

@@ -27,10 +27,23 @@ type Set struct {
 // the token on its own too: a server that echoes the token alone must not
 // get it past the mask.
 func (s *Set) Add(v string) {
-	if scheme, token, ok := strings.Cut(v, " "); ok && isScheme(scheme) && !strings.ContainsAny(token, " \t") {
-		s.add(token)
+	for _, p := range Parts(v) {
+		s.add(p)
 	}
-	s.add(v)
+}
+
+// Parts returns what masking v means masking: v itself and, when v is an
+// authorization scheme and a token, the token alone. Values too short to
+// mask are left out.
+func Parts(v string) []string {
+	var out []string
+	if scheme, token, ok := strings.Cut(v, " "); ok && isScheme(scheme) && !strings.ContainsAny(token, " \t") && len(token) >= minLen {
+		out = append(out, token)
+	}
+	if len(v) >= minLen {
+		out = append(out, v)
+	}
+	return out
 }
 
 // isScheme reports whether w looks like an HTTP authorization scheme.
