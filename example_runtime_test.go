@@ -3,7 +3,10 @@ package pablo_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
@@ -81,4 +84,24 @@ func ExampleNewRuntime_denied() {
 	rule, _ := json.Marshal(obj.Outcome.Rule)
 	fmt.Println(obj.Outcome.Status, string(rule), obj.Accounting.ToolCalls)
 	// Output: policy_denied {"configured":{"id":"builtin.note.allowlist_miss"}} 0
+}
+
+// A host that was called inside a trace passes the caller's W3C context on:
+// the task joins that trace, and its events and task object carry its ID.
+func ExampleParseTraceContext() {
+	sc, err := pablo.ParseTraceContext("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "vendor=opaque")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	script, _ := pablo.ParseScript([]byte(`{"turns":[{"text":["ok"]}]}`))
+	set, _ := authority.New(authority.Config{})
+	rt, _ := pablo.NewRuntime(pablo.RuntimeOptions{Model: pablo.NewScriptModel(script), Authority: set})
+	obj, _ := rt.Run(trace.ContextWithRemoteSpanContext(context.Background(), sc), "go")
+	fmt.Println(*obj.TraceID)
+	_, err = pablo.ParseTraceContext("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", "")
+	fmt.Println(errors.Is(err, pablo.ErrTraceContext))
+	// Output:
+	// 4bf92f3577b34da6a3ce929d0e0e4736
+	// true
 }

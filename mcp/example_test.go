@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -36,4 +37,24 @@ func ExampleOpen() {
 	for _, t := range cat.Tools() {
 		fmt.Println(t.ID, mcp.Alias(t.ID))
 	}
+}
+
+// Progress a server reports while a call runs reaches the host live, on
+// the goroutine that made the call; with a tracer each request is a client
+// span too.
+func ExampleOptions_onProgress() {
+	srv := mcp.Server{Name: "builds", Transport: mcp.Stdio, Command: "/opt/builds/bin/builds-server", Required: true}
+	auth, _ := authority.New(authority.Config{MCPServers: map[string]authority.MCPServer{"builds": {Launcher: srv.Command}}})
+	cat, err := mcp.Open(context.Background(), mcp.Options{
+		Servers: []mcp.Server{srv}, Authority: auth,
+		OnProgress: func(_ context.Context, tool authority.ID, message string) {
+			fmt.Printf("%s: %s\n", tool, message) // e.g. "mcp/builds/run: compiling 3/10"
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cat.Close()
+	cat.CallTool(context.Background(), "mcp/builds/run", json.RawMessage(`{"target":"all"}`))
 }
