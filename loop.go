@@ -772,16 +772,14 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 	if data != nil {
 		typ = data.Type
 	}
-	var micros int64
-	ev, err := s.t.root.AppendThen(s.ctx, s.agent, string(typ), payload, func(ev ledger.Event) {
-		micros = ev.Time.UnixMicro()
-		s.t.publish(eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: micros, hdr: s.hdr, text: text, data: data})
+	st, err := s.t.root.AppendThen(s.ctx, s.agent, string(typ), payload, func(st ledger.Stamp) {
+		s.t.publish(eventEntry{rootSeq: st.RootSeq, seq: st.Seq, micros: st.UnixMicros, hdr: s.hdr, text: text, data: data})
 	})
 	if err != nil {
 		return s.ledgerOutcome(err)
 	}
 	if sink := s.t.rt.opts.Sink; sink != nil {
-		e := Event{SchemaVersion: EventSchemaVersion, Seq: ev.Seq, RootSeq: ev.RootSeq, TimestampUnixMicros: micros,
+		e := Event{SchemaVersion: EventSchemaVersion, Seq: st.Seq, RootSeq: st.RootSeq, TimestampUnixMicros: st.UnixMicros,
 			RunID: s.hdr.runID, SessionID: s.hdr.runID, TraceID: s.hdr.traceID, Agent: s.hdr.agent}
 		if data != nil {
 			e.EventData = *data
@@ -800,8 +798,8 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 func (t *Task) finish(s *step, o *Outcome) {
 	acc, _ := t.root.Accounting(s.agent)
 	var en eventEntry
-	then := func(ev ledger.Event) {
-		en = eventEntry{rootSeq: ev.RootSeq, seq: ev.Seq, micros: ev.Time.UnixMicro(), hdr: s.hdr,
+	then := func(st ledger.Stamp) {
+		en = eventEntry{rootSeq: st.RootSeq, seq: st.Seq, micros: st.UnixMicros, hdr: s.hdr,
 			data: &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
 		t.publish(en)
 	}

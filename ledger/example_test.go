@@ -86,7 +86,7 @@ func ExampleRoot_AppendThen() {
 	ctx := context.Background()
 	root, _ := ledger.NewRoot(ctx, ledger.Options{})
 	var view []uint64
-	record := func(ev ledger.Event) { view = append(view, ev.RootSeq) }
+	record := func(st ledger.Stamp) { view = append(view, st.RootSeq) }
 	child, _ := root.StartAgent(ctx, ledger.AgentSpec{ParentID: root.RootAgentID()})
 	root.AppendThen(ctx, root.RootAgentID(), "note", json.RawMessage(`{"n":1}`), record)
 	root.AppendThen(ctx, child, "note", json.RawMessage(`{"n":2}`), record)

@@ -110,9 +110,9 @@ type Finish struct {
 	// OutputBytes is the final output's size, checked against output_bytes
 	// when the outcome is completed.
 	OutputBytes uint64
-	// Then, when set, is called with the terminal event under the root's
-	// lock, as in [Root.AppendThen].
-	Then func(Event)
+	// Then, when set, is called with the terminal event's stamp under the
+	// root's lock, as in [Root.AppendThen].
+	Then func(Stamp)
 }
 
 // Root is the ledger of one root task: the concrete [Ledger].
@@ -279,16 +279,20 @@ func (r *Root) instant() time.Time {
 	return time.Now()
 }
 
-// clock is the time of a record. Without a host clock it is the task's
-// start on the wall clock plus the monotonic time since: one clock read
-// instead of two on every event, and record times that never go backwards
-// within a task, whatever happens to the wall clock.
-func (r *Root) clock() time.Time {
+// micros is the time of a record in Unix microseconds. Without a host
+// clock it is the task's start on the wall clock plus the monotonic time
+// since: one clock read instead of two on every event, and record times
+// that never go backwards within a task, whatever happens to the wall
+// clock.
+func (r *Root) micros() int64 {
 	if r.now != nil {
-		return r.now().UTC().Truncate(time.Microsecond)
+		return r.now().UnixMicro()
 	}
-	return time.UnixMicro(r.startMicros + time.Since(r.start).Microseconds()).UTC()
+	return r.startMicros + time.Since(r.start).Microseconds()
 }
+
+// clock is the time of a record, in UTC with microsecond precision.
+func (r *Root) clock() time.Time { return time.UnixMicro(r.micros()).UTC() }
 
 // logs reports whether records other than results are written; when they
 // are not, it numbers the record the caller would have written, so N stays
@@ -476,20 +480,43 @@ func firstErr(errs ...error) error {
 // event slot stays reserved, so ordinary events fail with an events
 // [*LimitError] one short of the ceiling.
 func (r *Root) Append(ctx context.Context, agentID, typ string, payload json.RawMessage) (Event, error) {
-	return r.AppendThen(ctx, agentID, typ, payload, nil)
+	var parent string
+	st, err := r.appendStamped(ctx, agentID, typ, payload, nil, &parent)
+	if st.RootSeq == 0 {
+		return Event{}, err
+	}
+	ev := r.eventOf(st, agentID, typ, payload)
+	ev.ParentID = parent
+	return ev, err
 }
 
-// AppendThen is Append, and then, when then is not nil, calls then with the
-// numbered event while the root's lock is still held: whatever then
-// records (an in-memory log for readers, say) is in root_seq order across
-// every agent of the tree, with no second lock. then must be quick and must
-// not call the root.
-func (r *Root) AppendThen(ctx context.Context, agentID, typ string, payload json.RawMessage, then func(Event)) (Event, error) {
+// Stamp is what the root gave an event: its numbers and its time.
+type Stamp struct {
+	RootSeq, Seq uint64
+	UnixMicros   int64
+}
+
+// Time returns the stamp's time in UTC.
+func (s Stamp) Time() time.Time { return time.UnixMicro(s.UnixMicros).UTC() }
+
+// AppendThen is Append for hot paths. It returns the event's stamp rather
+// than the whole Event, and when then is not nil it calls then with the
+// stamp while the root's lock is still held: whatever then records (an
+// in-memory log for readers, say) is in root_seq order across every agent
+// of the tree, with no second lock. then must be quick and must not call
+// the root. A zero stamp means the event was not appended.
+func (r *Root) AppendThen(ctx context.Context, agentID, typ string, payload json.RawMessage, then func(Stamp)) (Stamp, error) {
+	return r.appendStamped(ctx, agentID, typ, payload, then, nil)
+}
+
+// appendStamped is AppendThen that also reports the agent's parent ID when
+// parent is not nil.
+func (r *Root) appendStamped(ctx context.Context, agentID, typ string, payload json.RawMessage, then func(Stamp), parent *string) (Stamp, error) {
 	if typ == "" {
-		return Event{}, &InvalidError{Field: "event type", Reason: "must not be empty"}
+		return Stamp{}, &InvalidError{Field: "event type", Reason: "must not be empty"}
 	}
 	if len(payload) > 0 && !r.trusted && !validJSON(payload) {
-		return Event{}, &InvalidError{Field: "event payload", Reason: "event " + strconv.Quote(typ) + " payload is not valid JSON"}
+		return Stamp{}, &InvalidError{Field: "event payload", Reason: "event " + strconv.Quote(typ) + " payload is not valid JSON"}
 	}
 	r.mu.Lock()
 	a, err := r.usable(agentID, "append an event for")
@@ -498,38 +525,45 @@ func (r *Root) AppendThen(ctx context.Context, agentID, typ string, payload json
 	}
 	if err != nil {
 		r.mu.Unlock()
-		return Event{}, err
+		return Stamp{}, err
 	}
 	for x := a; x != nil; x = x.parent {
 		x.c.events++
 	}
-	ev := r.event(a, typ, payload)
+	st := r.event(a, typ, payload)
 	if then != nil {
-		then(ev)
+		then(st)
+	}
+	if parent != nil {
+		*parent = a.parentID
 	}
 	full := len(r.pending) >= r.flushEvery
 	r.mu.Unlock()
 	if full {
 		if err := r.flush(ctx); err != nil {
-			return ev, err
+			return st, err
 		}
 	}
-	return ev, nil
+	return st, nil
 }
 
 // event numbers and records an event whose slot was already charged; r.mu
-// must be held.
-func (r *Root) event(a *agent, typ string, payload json.RawMessage) Event {
+// must be held. The Event itself is built only when it is recorded.
+func (r *Root) event(a *agent, typ string, payload json.RawMessage) Stamp {
 	a.seq++
 	r.rootSeq++
-	ev := Event{
-		RootSeq: r.rootSeq, Seq: a.seq, RootID: r.id, ParentID: a.parentID, AgentID: a.id,
-		Type: typ, Time: r.clock(), Payload: payload,
-	}
+	st := Stamp{RootSeq: r.rootSeq, Seq: a.seq, UnixMicros: r.micros()}
 	if r.logs() {
+		ev := r.eventOf(st, a.id, typ, payload)
+		ev.ParentID = a.parentID
 		r.record(Record{Kind: RecordEvent, Time: ev.Time, Event: ev})
 	}
-	return ev
+	return st
+}
+
+// eventOf is the Event of a stamp (without its ParentID).
+func (r *Root) eventOf(st Stamp, agentID, typ string, payload json.RawMessage) Event {
+	return Event{RootSeq: st.RootSeq, Seq: st.Seq, RootID: r.id, AgentID: agentID, Type: typ, Time: st.Time(), Payload: payload}
 }
 
 // Finish implements [Ledger]. The agent must have no live children and no
@@ -568,10 +602,12 @@ func (r *Root) Finish(ctx context.Context, agentID string, f Finish) (Event, err
 		x.c.eventsRes--
 		x.c.events++
 	}
-	ev := r.event(a, f.EventType, f.Payload)
+	st := r.event(a, f.EventType, f.Payload)
 	if f.Then != nil {
-		f.Then(ev)
+		f.Then(st)
 	}
+	ev := r.eventOf(st, a.id, f.EventType, f.Payload)
+	ev.ParentID = a.parentID
 	r.record(Record{Kind: RecordFinish, Time: ev.Time, Finish: &FinishRecord{AgentID: a.id, Outcome: f.Outcome}})
 	a.finished = true
 	if a.parent != nil {
