@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/pabloagent/pablo/internal/proc"
@@ -226,8 +227,13 @@ func (c *lineConn) call(ctx context.Context, id int64, method string, params jso
 	written, err := c.write(ctx, func(b []byte) []byte { return appendRequest(b, id, method, params) })
 	if err != nil {
 		forget()
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			err = fmt.Errorf("%w (writing the request)", context.Cause(ctx))
+		case errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed):
+			// The server closed its stdin (or exited): the session is over,
+			// whether or not its stdout has ended yet.
+			err = fmt.Errorf("%w: the server's stdin is closed: %v", ErrSessionEnded, err)
 		}
 		return reply{}, written, err
 	}

@@ -335,3 +335,15 @@ func TestStdioBatchIsDispatchedMessageByMessage(t *testing.T) {
 		t.Fatalf("notification %q", n)
 	}
 }
+
+// A server that closed its stdin ends the session: the request never left,
+// and the session (see session.send) records it not_sent and ended.
+func TestClosedStdinEndsTheSession(t *testing.T) {
+	t.Parallel()
+	p := newPipePeer(t)
+	p.inEnd.Close()
+	_, written, err := p.conn.call(context.Background(), 1, "tools/list", json.RawMessage(`{}`))
+	if written || !errors.Is(err, ErrSessionEnded) {
+		t.Fatalf("written %v, err %v", written, err)
+	}
+}
