@@ -15,6 +15,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/jsonx"
+	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -472,7 +473,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	if !known {
 		// A name outside the admitted catalog: a model misselection, decided
 		// as the mandatory tool_unavailable denial.
-		lc.Name = truncateStr(call.Name, 256)
+		lc.Name = textx.Shorten(call.Name, 256)
 		if !utf8.ValidString(lc.Name) {
 			lc.Name = "invalid"
 		}
@@ -779,6 +780,8 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 		return s.ledgerOutcome(err)
 	}
 	if sink := s.t.rt.opts.Sink; sink != nil {
+		// Built here rather than through eventEntry.event: on this path
+		// every copy counts (BenchmarkEventLatency, about 15 ns).
 		e := Event{SchemaVersion: EventSchemaVersion, Seq: st.Seq, RootSeq: st.RootSeq, TimestampUnixMicros: st.UnixMicros,
 			RunID: s.hdr.runID, SessionID: s.hdr.runID, TraceID: s.hdr.traceID, Agent: s.hdr.agent}
 		if data != nil {

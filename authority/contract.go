@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/internal/schema"
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // ToolSpec is what a tool declares: its identity, description and closed
@@ -64,7 +65,7 @@ type ContractError struct {
 func (e *ContractError) Error() string {
 	switch e.Kind {
 	case ContractUnknownTool:
-		return fmt.Sprintf("tool %q is not in the admitted catalog", truncate(string(e.Tool), 80))
+		return fmt.Sprintf("tool %q is not in the admitted catalog", textx.Shorten(string(e.Tool), 80))
 	case ContractUnauthorizedResource:
 		return fmt.Sprintf("tool %s: a resource is outside the caller's scope (layer %q rule %q)", e.Tool, e.Decision.Layer, e.Decision.RuleID)
 	}

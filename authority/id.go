@@ -3,6 +3,8 @@ package authority
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // ID is a qualified capability identity: a native tool ("fs.read"), an MCP
@@ -191,14 +193,7 @@ func (id ID) String() string { return string(id) }
 // Validate returns an error when id is malformed.
 func (id ID) Validate() error {
 	if id.Kind() == KindInvalid {
-		return fmt.Errorf("authority: %q is not a capability ID (want a native tool such as fs.read, mcp/SERVER/TOOL or ROOT/SKILL)", truncate(string(id), 80))
+		return fmt.Errorf("authority: %q is not a capability ID (want a native tool such as fs.read, mcp/SERVER/TOOL or ROOT/SKILL)", textx.Shorten(string(id), 80))
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

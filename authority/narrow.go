@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // Narrowing is a request to shrink an authority, as a child spawn asks. A nil
@@ -60,7 +62,7 @@ func (s *Set) NarrowSet(n Narrowing) (*Set, error) {
 		var mcpTools []Rule
 		for _, t := range n.Tools {
 			if d := s.Decide(Request{Capability: t}); !d.Allowed {
-				errs = append(errs, fmt.Errorf("tool %q: %w (%s)", truncate(string(t), 80), ErrWiden, d.Reason))
+				errs = append(errs, fmt.Errorf("tool %q: %w (%s)", textx.Shorten(string(t), 80), ErrWiden, d.Reason))
 				continue
 			}
 			if t.Kind() == KindMCPTool {
@@ -74,7 +76,7 @@ func (s *Set) NarrowSet(n Narrowing) (*Set, error) {
 	if n.MCPServers != nil {
 		for _, name := range n.MCPServers {
 			if _, ok := s.servers[name]; !ok {
-				errs = append(errs, fmt.Errorf("MCP server %q: %w (not configured for the parent)", truncate(name, 40), ErrWiden))
+				errs = append(errs, fmt.Errorf("MCP server %q: %w (not configured for the parent)", textx.Shorten(name, 40), ErrWiden))
 			}
 		}
 		maps.DeleteFunc(out.servers, func(name string, _ MCPServer) bool { return !slices.Contains(n.MCPServers, name) })
@@ -87,7 +89,7 @@ func (s *Set) NarrowSet(n Narrowing) (*Set, error) {
 	if n.Skills != nil {
 		for _, sk := range n.Skills {
 			if !slices.Contains(s.skills, sk) {
-				errs = append(errs, fmt.Errorf("skill %q: %w", truncate(string(sk), 80), ErrWiden))
+				errs = append(errs, fmt.Errorf("skill %q: %w", textx.Shorten(string(sk), 80), ErrWiden))
 			}
 		}
 		out.skills = slices.DeleteFunc(out.skills, func(sk ID) bool { return !slices.Contains(n.Skills, sk) })
@@ -99,7 +101,7 @@ func (s *Set) NarrowSet(n Narrowing) (*Set, error) {
 		r := &Rules{Default: Deny}
 		for _, root := range list {
 			if d := s.Decide(Request{Capability: tool, Resources: []Resource{{Kind: kind, Value: root}}}); !d.Allowed && d.RuleID != RuleToolUnavailable {
-				errs = append(errs, fmt.Errorf("%s %q: %w (%s)", dim, truncate(root, 80), ErrWiden, d.Reason))
+				errs = append(errs, fmt.Errorf("%s %q: %w (%s)", dim, textx.Shorten(root, 80), ErrWiden, d.Reason))
 			}
 			r.Allow = append(r.Allow, Rule{ID: "child." + string(dim), Value: root})
 		}

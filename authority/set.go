@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // Authority decides requests and narrows into smaller authorities. It is the
@@ -144,7 +146,7 @@ func (s *Set) Decide(req Request) Decision {
 	var server, launcher string
 	switch kind {
 	case KindInvalid:
-		return deny(LayerConfiguration, RuleToolUnavailable, fmt.Sprintf("%q is not a capability ID", truncate(string(id), 80)))
+		return deny(LayerConfiguration, RuleToolUnavailable, fmt.Sprintf("%q is not a capability ID", textx.Shorten(string(id), 80)))
 	case KindNative:
 		if !slices.Contains(s.native, id) {
 			return deny(LayerConfiguration, RuleToolUnavailable, fmt.Sprintf("%s is not enabled by the configuration", id))
@@ -201,7 +203,7 @@ func (s *Set) Decide(req Request) Decision {
 				}
 			}
 			if !scoped {
-				return deny(LayerConfiguration, builtinID(dim, "unscoped"), fmt.Sprintf("no layer scopes resources of kind %q", truncate(string(r.Kind), 40)))
+				return deny(LayerConfiguration, builtinID(dim, "unscoped"), fmt.Sprintf("no layer scopes resources of kind %q", textx.Shorten(string(r.Kind), 40)))
 			}
 			checks = append(checks, check{dim, r.Value})
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -101,7 +102,7 @@ func (c *Catalog) callParsed(ctx context.Context, t *tool, id authority.ID, argu
 		var rpc *RPCError
 		if errors.As(err, &rpc) {
 			// The server's own text: it may echo a credential it was sent.
-			rpc.Message = cutUTF8(c.secrets.String(rpc.Message), maxRPCMessage)
+			rpc.Message = textx.Cut(c.secrets.String(rpc.Message), maxRPCMessage)
 		}
 		if errors.As(err, &ce) {
 			ce.Tool = string(id)
@@ -228,7 +229,7 @@ func (c *Catalog) Call(ctx context.Context, call authority.Call) ledger.ToolResu
 		}
 		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments, Delivery: ledger.NotSent}
 	case errors.As(err, &cnt):
-		return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: errOut("unsupported_content", map[string]any{"content_type": truncate(cnt.Type, 32), "message": cnt.Error()})}
+		return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: errOut("unsupported_content", map[string]any{"content_type": textx.Shorten(cnt.Type, 32), "message": cnt.Error()})}
 	case errors.As(err, &inv):
 		return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: ledger.ResponseReceived, Output: errOut("invalid_result", map[string]any{"message": inv.Error()})}
 	case errors.As(err, &rpc):

@@ -14,6 +14,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/schema"
+	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -378,7 +379,7 @@ func (c *Catalog) admitTools(ctx context.Context, srv *server, raws []json.RawMe
 			c.record(ctx, string(st.ID), authority.Decision{Layer: "mcp/" + srv.cfg.Name, RuleID: "builtin.mcp." + string(code), Reason: reason}, def.digest)
 		}
 		if !authority.ValidMCPToolName(def.Name) {
-			st.Name = truncate(def.Name, 64)
+			st.Name = textx.Shorten(def.Name, 64)
 			unavailable(CodeToolIdentity, "the tool name must be 1..128 bytes of [A-Za-z0-9_.-]")
 			continue
 		}
@@ -437,7 +438,7 @@ func (c *Catalog) record(ctx context.Context, capability string, d authority.Dec
 	}
 	reason := d.Reason
 	if evidence != "" {
-		reason = truncate(reason, 400) + "; definition " + evidence
+		reason = textx.Shorten(reason, 400) + "; definition " + evidence
 	}
 	_ = c.opts.Ledger.RecordDecision(ctx, c.opts.AgentID, capability, ledger.Decision{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: reason})
 }

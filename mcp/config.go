@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // reservedHeaders are the protocol and routing headers a credential header
@@ -46,7 +47,7 @@ func checkServer(s *Server, allowLoopback bool) *ServerError {
 	switch s.Transport {
 	case Stdio:
 		if !filepath.IsAbs(s.Command) || len(s.Command) > 4096 {
-			return bad(CodeLauncher, "command must be an absolute path of at most 4096 bytes, got %q", truncate(s.Command, 200))
+			return bad(CodeLauncher, "command must be an absolute path of at most 4096 bytes, got %q", textx.Shorten(s.Command, 200))
 		}
 		if len(s.Args) > MaxArgs {
 			return bad(CodeConfigurationBound, "%d args; at most %d are allowed", len(s.Args), MaxArgs)
@@ -62,14 +63,14 @@ func checkServer(s *Server, allowLoopback bool) *ServerError {
 			return bad(CodeConfigurationBound, "args hold %d bytes; at most %d are allowed", total, MaxArgsTotalBytes)
 		}
 		if s.Dir != "" && !filepath.IsAbs(s.Dir) {
-			return bad(CodeCWD, "the working directory must be resolved to an absolute path, got %q", truncate(s.Dir, 200))
+			return bad(CodeCWD, "the working directory must be resolved to an absolute path, got %q", textx.Shorten(s.Dir, 200))
 		}
 		if len(s.Env) > MaxEnv {
 			return bad(CodeEnvironment, "%d environment variables; at most %d are allowed", len(s.Env), MaxEnv)
 		}
 		for k := range s.Env {
 			if !authority.ValidEnvName(k) {
-				return bad(CodeEnvironment, "%q is not an environment variable name", truncate(k, 80))
+				return bad(CodeEnvironment, "%q is not an environment variable name", textx.Shorten(k, 80))
 			}
 		}
 		if s.URL != "" || len(s.Headers) > 0 {
@@ -84,14 +85,14 @@ func checkServer(s *Server, allowLoopback bool) *ServerError {
 		}
 		for k := range s.Headers {
 			if !ValidHeaderName(k) {
-				return bad(CodeHeaders, "header %q must be lowercase [a-z0-9-], at most 64 bytes, not start with mcp- and not be a protocol or routing header", truncate(k, 80))
+				return bad(CodeHeaders, "header %q must be lowercase [a-z0-9-], at most 64 bytes, not start with mcp- and not be a protocol or routing header", textx.Shorten(k, 80))
 			}
 		}
 		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 {
 			return bad(CodeLauncher, "command, args and env are only for transport stdio")
 		}
 	default:
-		return bad(CodeEndpoint, "transport must be %q or %q, got %q", Stdio, HTTP, truncate(string(s.Transport), 40))
+		return bad(CodeEndpoint, "transport must be %q or %q, got %q", Stdio, HTTP, textx.Shorten(string(s.Transport), 40))
 	}
 	return nil
 }
@@ -101,7 +102,7 @@ func checkServer(s *Server, allowLoopback bool) *ServerError {
 func checkEndpoint(raw string, allowLoopback bool) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return fmt.Errorf("url %q is not an absolute URL", truncate(raw, 200))
+		return fmt.Errorf("url %q is not an absolute URL", textx.Shorten(raw, 200))
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
 		return fmt.Errorf("url must not carry userinfo, a query or a fragment")
@@ -116,5 +117,5 @@ func checkEndpoint(raw string, allowLoopback bool) error {
 		}
 		return fmt.Errorf("url must use https; plain http is allowed only on a loopback IP as a host fixture")
 	}
-	return fmt.Errorf("url scheme must be https, got %q", truncate(u.Scheme, 20))
+	return fmt.Errorf("url scheme must be https, got %q", textx.Shorten(u.Scheme, 20))
 }

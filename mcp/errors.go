@@ -3,6 +3,8 @@ package mcp
 import (
 	"errors"
 	"fmt"
+
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // Sentinel kinds, usable with errors.Is on every error this package returns.
@@ -107,7 +109,7 @@ type VersionError struct {
 }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("mcp: server %q negotiated protocol version %q; this client implements %v (requested %s)", e.Server, truncate(e.Got, 64), SupportedVersions, e.Requested)
+	return fmt.Sprintf("mcp: server %q negotiated protocol version %q; this client implements %v (requested %s)", e.Server, textx.Shorten(e.Got, 64), SupportedVersions, e.Requested)
 }
 
 // Unwrap returns ErrUnsupportedVersion and ErrProtocol.
@@ -137,7 +139,7 @@ type ContentError struct {
 }
 
 func (e *ContentError) Error() string {
-	return fmt.Sprintf("mcp: tool %s returned %q content (block %d); only text and structured content are supported", e.Tool, truncate(e.Type, 32), e.Index)
+	return fmt.Sprintf("mcp: tool %s returned %q content (block %d); only text and structured content are supported", e.Tool, textx.Shorten(e.Type, 32), e.Index)
 }
 
 // Unwrap returns ErrUnsupportedContent.
@@ -153,7 +155,7 @@ type RPCError struct {
 }
 
 func (e *RPCError) Error() string {
-	return fmt.Sprintf("mcp: %s failed with JSON-RPC error %d: %s", e.Method, e.Code, truncate(e.Message, 200))
+	return fmt.Sprintf("mcp: %s failed with JSON-RPC error %d: %s", e.Method, e.Code, textx.Shorten(e.Message, 200))
 }
 
 // Unwrap returns ErrProtocol.
@@ -182,11 +184,4 @@ func (e *CallError) Unwrap() []error {
 		return []error{e.Kind}
 	}
 	return []error{e.Kind, e.Err}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

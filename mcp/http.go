@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // Streamable HTTP constants.
@@ -87,7 +88,7 @@ func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool, onNote
 		// Never follow a redirect: it would carry the request (and its
 		// credentials) somewhere the host did not configure.
 		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-			return fmt.Errorf("%w: the server answered with a redirect to %s; configure the final URL instead", ErrRedirect, truncate(req.URL.Redacted(), 300))
+			return fmt.Errorf("%w: the server answered with a redirect to %s; configure the final URL instead", ErrRedirect, textx.Shorten(req.URL.Redacted(), 300))
 		},
 		// No client-wide Timeout: it would cut event streams. Every request
 		// carries its own deadline.
@@ -202,7 +203,7 @@ func (c *httpConn) call(ctx context.Context, id int64, method string, params jso
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		err = &peerError{kind: ErrUnknownOutcome, msg: fmt.Sprintf("the server accepted %s (HTTP %d) without answering it", method, resp.StatusCode)}
 	default:
-		err = &peerError{kind: ErrProtocol, msg: fmt.Sprintf("the server answered %s with content type %q; want application/json or text/event-stream", method, truncate(resp.Header.Get("Content-Type"), 64))}
+		err = &peerError{kind: ErrProtocol, msg: fmt.Sprintf("the server answered %s with content type %q; want application/json or text/event-stream", method, textx.Shorten(resp.Header.Get("Content-Type"), 64))}
 	}
 	if err != nil && ctx.Err() != nil {
 		err = context.Cause(ctx)
@@ -229,7 +230,7 @@ func (c *httpConn) readJSON(ctx context.Context, body io.Reader, id int64) (repl
 		return reply{}, &peerError{answered: true, kind: ErrProtocol, msg: err.Error()}
 	}
 	if got, ok := msg.idNumber(); msg.Method != nil || !ok || got != id {
-		return reply{}, &peerError{answered: true, kind: ErrProtocol, msg: fmt.Sprintf("the response's ID %s does not match request ID %d", truncate(string(msg.ID), 40), id)}
+		return reply{}, &peerError{answered: true, kind: ErrProtocol, msg: fmt.Sprintf("the response's ID %s does not match request ID %d", textx.Shorten(string(msg.ID), 40), id)}
 	}
 	return reply{result: msg.Result, err: msg.Error}, nil
 }
@@ -305,7 +306,7 @@ func (c *httpConn) resumeStream(ctx context.Context, lastID string) (*http.Respo
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		drain(resp)
-		return nil, &peerError{kind: ErrUnknownOutcome, msg: fmt.Sprintf("the server resumed the event stream with content type %q", truncate(resp.Header.Get("Content-Type"), 64))}
+		return nil, &peerError{kind: ErrUnknownOutcome, msg: fmt.Sprintf("the server resumed the event stream with content type %q", textx.Shorten(resp.Header.Get("Content-Type"), 64))}
 	}
 	return resp, nil
 }
@@ -407,7 +408,7 @@ func (c *httpConn) statusError(what string, resp *http.Response) error {
 	snippet := printable(c.gov.mask(string(b)))
 	msg := fmt.Sprintf("the server answered %s with HTTP %s", what, resp.Status)
 	if snippet != "" {
-		msg += ": " + truncate(snippet, maxSnippet)
+		msg += ": " + textx.Shorten(snippet, maxSnippet)
 	}
 	if what == "initialize" && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed) {
 		msg += "; the endpoint may speak only the deprecated HTTP+SSE transport, which this client does not: configure a Streamable HTTP endpoint"

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/pabloagent/pablo/internal/jsonx"
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // rpcConn is one transport's JSON-RPC connection to a server: stdio or
@@ -116,7 +117,7 @@ func appendAnswer(b []byte, id json.RawMessage, method string) []byte {
 	b = append(b, `,"error":{"code":`...)
 	b = strconv.AppendInt(b, codeMethodNotFound, 10)
 	b = append(b, `,"message":`...)
-	b = jsonx.AppendString(b, "method not found: "+truncate(method, 64))
+	b = jsonx.AppendString(b, "method not found: "+textx.Shorten(method, 64))
 	return append(b, `}}`...)
 }
 

@@ -10,11 +10,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo/internal/jsonx"
+	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -93,7 +93,7 @@ func (s *session) notify(method string, params json.RawMessage) {
 			text += "/" + string(p.Total)
 		}
 	}
-	msg := cutUTF8(text, min(MaxProgressMessageBytes, MaxProgressBytes-s.progressBytes))
+	msg := textx.Cut(text, min(MaxProgressMessageBytes, MaxProgressBytes-s.progressBytes))
 	s.progressBytes += len(msg)
 	if s.progressWake == nil || msg == "" {
 		return
@@ -341,19 +341,4 @@ func (s *session) cancel(id int64, cause error) {
 	params = append(params, `,"reason":`...)
 	params = append(jsonx.AppendString(params, reason), '}')
 	_ = s.conn.notify(ctx, "notifications/cancelled", params)
-}
-
-// cutUTF8 returns the longest prefix of s of at most n bytes that ends on a
-// character boundary.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	if n <= 0 {
-		return ""
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

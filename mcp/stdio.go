@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/internal/proc"
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // answerAllowance bounds the write of an answer to a server's request,
@@ -36,7 +37,7 @@ type stdioConn struct {
 // Notifications from the server go to onNote, on the connection's reader.
 func startStdio(srv *Server, env []string, onNote func(method string, params json.RawMessage)) (*stdioConn, error) {
 	if !filepath.IsAbs(srv.Command) {
-		return nil, fmt.Errorf("command must be an absolute path, got %q", truncate(srv.Command, 200))
+		return nil, fmt.Errorf("command must be an absolute path, got %q", textx.Shorten(srv.Command, 200))
 	}
 	cmd := &exec.Cmd{Path: srv.Command, Args: append([]string{srv.Command}, srv.Args...), Env: env, Dir: srv.Dir}
 	if cmd.Env == nil {

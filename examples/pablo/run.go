@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -320,10 +321,7 @@ func (pr *progress) summary(obj *pablo.TaskObject) {
 	fmt.Fprintf(pr.h.stderr, "%s%s · run %s · %s model calls · %s tool calls\n", o.Status, detail, *obj.RunID, acc.ModelCalls, acc.ToolCalls)
 }
 
+// truncate puts s on one line and shortens it to n bytes.
 func truncate(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return textx.Shorten(strings.ReplaceAll(s, "\n", " "), n)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // MaxToolCalls bounds the tool calls of one response.
@@ -354,7 +356,7 @@ func (p *chatStream) delta(d *chatDelta) error {
 				return malformed("a tool call starts without a function name")
 			}
 			if tc.Type != "" && tc.Type != "function" {
-				return unsupported("tool call type %q is not function", truncate(tc.Type, 32))
+				return unsupported("tool call type %q is not function", textx.Cut(tc.Type, 32))
 			}
 			id := tc.ID
 			if id == "" {
@@ -407,7 +409,7 @@ func (p *chatStream) result() (*Response, error) {
 	case "content_filter":
 		return nil, &Error{Code: CodeRejected, Delivery: ResponseReceived, Escaped: p.escaped, Reason: "the provider filtered the content"}
 	default:
-		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: p.escaped, Reason: fmt.Sprintf("unknown finish reason %q", truncate(p.finish, 32))}
+		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: p.escaped, Reason: fmt.Sprintf("unknown finish reason %q", textx.Cut(p.finish, 32))}
 	}
 	for i := range p.calls {
 		args := strings.TrimSpace(p.args[i].String())
@@ -430,14 +432,4 @@ func (p *chatStream) result() (*Response, error) {
 		r.Usage, r.UsageReported = *p.usage, true
 	}
 	return r, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

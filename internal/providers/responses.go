@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // CapabilityProfile is the one Open Responses profile this adapter speaks.
@@ -312,7 +314,7 @@ func (p *responsesStream) frame(event string, data []byte) error {
 		return malformed("the SSE event name does not equal the JSON type")
 	}
 	if ev.SequenceNumber == nil {
-		return malformed("event %q has no sequence_number", truncate(ev.Type, 64))
+		return malformed("event %q has no sequence_number", textx.Cut(ev.Type, 64))
 	}
 	if p.seqSeen && *ev.SequenceNumber <= p.seq {
 		return malformed("sequence numbers must strictly increase")
@@ -390,7 +392,7 @@ func (p *responsesStream) frame(event string, data []byte) error {
 	case "response.failed", "error":
 		return rejected("the provider reported %s", ev.Type)
 	}
-	return unsupported("event %q is not in the %s profile", truncate(ev.Type, 64), CapabilityProfile)
+	return unsupported("event %q is not in the %s profile", textx.Cut(ev.Type, 64), CapabilityProfile)
 }
 
 func hasEntries(raw json.RawMessage) bool {
@@ -417,7 +419,7 @@ func (p *responsesStream) itemAdded(ev *respEvent) error {
 	switch it.Type {
 	case "message":
 		if it.Role != "" && it.Role != "assistant" {
-			return malformed("an output message's role is %q", truncate(it.Role, 32))
+			return malformed("an output message's role is %q", textx.Cut(it.Role, 32))
 		}
 		if len(it.Content) > 0 {
 			return malformed("output_item.added carries content")
@@ -437,7 +439,7 @@ func (p *responsesStream) itemAdded(ev *respEvent) error {
 			return unsupported("raw reasoning content is not represented")
 		}
 	default:
-		return unsupported("output item type %q is not in the %s profile", truncate(it.Type, 64), CapabilityProfile)
+		return unsupported("output item type %q is not in the %s profile", textx.Cut(it.Type, 64), CapabilityProfile)
 	}
 	p.items[idx] = st
 	p.order = append(p.order, idx)
@@ -446,17 +448,17 @@ func (p *responsesStream) itemAdded(ev *respEvent) error {
 
 func (p *responsesStream) item(ev *respEvent, kind string) (*respItemState, error) {
 	if ev.OutputIndex == nil {
-		return nil, malformed("%s without output_index", truncate(ev.Type, 64))
+		return nil, malformed("%s without output_index", textx.Cut(ev.Type, 64))
 	}
 	it, ok := p.items[*ev.OutputIndex]
 	if !ok || it.done {
-		return nil, malformed("%s for an output item that is not open", truncate(ev.Type, 64))
+		return nil, malformed("%s for an output item that is not open", textx.Cut(ev.Type, 64))
 	}
 	if it.kind != kind {
-		return nil, malformed("%s for a %s item", truncate(ev.Type, 64), it.kind)
+		return nil, malformed("%s for a %s item", textx.Cut(ev.Type, 64), it.kind)
 	}
 	if ev.ItemID != "" && ev.ItemID != it.id {
-		return nil, malformed("%s names another item", truncate(ev.Type, 64))
+		return nil, malformed("%s names another item", textx.Cut(ev.Type, 64))
 	}
 	return it, nil
 }
@@ -474,7 +476,7 @@ func (p *responsesStream) partAdded(ev *respEvent) error {
 	case "refusal":
 		return unsupported("the model refused (a refusal is not represented)")
 	default:
-		return unsupported("content part type %q is not in the %s profile", truncate(ev.Part.Type, 64), CapabilityProfile)
+		return unsupported("content part type %q is not in the %s profile", textx.Cut(ev.Part.Type, 64), CapabilityProfile)
 	}
 	if _, dup := it.parts[*ev.ContentIndex]; dup {
 		return malformed("content_index %d is repeated", *ev.ContentIndex)
@@ -493,11 +495,11 @@ func (p *responsesStream) part(ev *respEvent) (*strings.Builder, error) {
 		return nil, err
 	}
 	if ev.ContentIndex == nil {
-		return nil, malformed("%s without content_index", truncate(ev.Type, 64))
+		return nil, malformed("%s without content_index", textx.Cut(ev.Type, 64))
 	}
 	b, ok := it.parts[*ev.ContentIndex]
 	if !ok {
-		return nil, malformed("%s for a content part that was not added", truncate(ev.Type, 64))
+		return nil, malformed("%s for a content part that was not added", textx.Cut(ev.Type, 64))
 	}
 	return b, nil
 }
