@@ -56,19 +56,7 @@ func openDirNoFollow(parent *os.Root, name string, want fs.FileInfo) (*os.Root, 
 		return nil, fi, probChanged, nil
 	}
 	r, err := parent.OpenRoot(name)
-	if err != nil {
-		return nil, fi, probIO, err
-	}
-	st, err := r.Stat(".")
-	if err != nil {
-		r.Close()
-		return nil, fi, probIO, err
-	}
-	if !os.SameFile(fi, st) {
-		r.Close()
-		return nil, fi, probChanged, nil
-	}
-	return r, fi, probNone, nil
+	return sameDir(r, fi, err)
 }
 
 // openAbsDirNoFollow opens an absolute directory path whose last element
@@ -88,6 +76,12 @@ func openAbsDirNoFollow(path string, want fs.FileInfo) (*os.Root, fs.FileInfo, p
 		return nil, fi, probChanged, nil
 	}
 	r, err := os.OpenRoot(path)
+	return sameDir(r, fi, err)
+}
+
+// sameDir checks that r, just opened (or failed with err), is the directory
+// fi was read from: a swap between the check and the open is probChanged.
+func sameDir(r *os.Root, fi fs.FileInfo, err error) (*os.Root, fs.FileInfo, problem, error) {
 	if err != nil {
 		return nil, fi, probIO, err
 	}
