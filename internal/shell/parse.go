@@ -134,15 +134,9 @@ func Parse(command string) ([]string, error) {
 		case '\'':
 			j := i + 1
 			for {
-				if j >= len(command) {
-					return fail(ReasonUnclosedQuote, i)
-				}
-				q, qs := utf8.DecodeRuneInString(command[j:])
-				if q == utf8.RuneError && qs == 1 {
-					return fail(ReasonInvalidUTF8, j)
-				}
-				if unicode.IsControl(q) {
-					return fail(ReasonControlCharacter, j)
+				q, qs, bad, at := quotedRune(command, i, j)
+				if bad != "" {
+					return fail(bad, at)
 				}
 				if q == '\'' {
 					break
@@ -154,15 +148,9 @@ func Parse(command string) ([]string, error) {
 		case '"':
 			j := i + 1
 			for {
-				if j >= len(command) {
-					return fail(ReasonUnclosedQuote, i)
-				}
-				q, qs := utf8.DecodeRuneInString(command[j:])
-				if q == utf8.RuneError && qs == 1 {
-					return fail(ReasonInvalidUTF8, j)
-				}
-				if unicode.IsControl(q) {
-					return fail(ReasonControlCharacter, j)
+				q, qs, bad, at := quotedRune(command, i, j)
+				if bad != "" {
+					return fail(bad, at)
 				}
 				if q == '"' {
 					break
@@ -247,4 +235,21 @@ func isAssignment(w string) bool {
 		}
 	}
 	return false
+}
+
+// quotedRune decodes the character at j inside the quote opened at open.
+// Past the end the quote is unclosed (reported at open); invalid UTF-8 and
+// control characters are refused there as everywhere (reported at j).
+func quotedRune(command string, open, j int) (q rune, size int, bad SyntaxReason, at int) {
+	if j >= len(command) {
+		return 0, 0, ReasonUnclosedQuote, open
+	}
+	q, size = utf8.DecodeRuneInString(command[j:])
+	switch {
+	case q == utf8.RuneError && size == 1:
+		return q, size, ReasonInvalidUTF8, j
+	case unicode.IsControl(q):
+		return q, size, ReasonControlCharacter, j
+	}
+	return q, size, "", j
 }
