@@ -39,13 +39,16 @@ type step struct {
 	check     *outputCheck
 	live      liveCall
 	slab      []byte // room for delta payloads, see carve
+	// payloads: the ledger records event payloads. When it does not
+	// (a private root), none are built.
+	payloads bool
 }
 
 // run is the task's loop: model proposes → authority and contract validate
 // → the executor acts → the observation is recorded → the ledger retains.
 func (t *Task) run(ctx, caller context.Context) {
 	r := t.rt
-	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info()}
+	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info(), payloads: t.root.RecordsEvents()}
 	s.hdr = &eventHeader{runID: t.root.ID(), agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
 	if d, ok := t.root.Deadline(s.agent); ok {
 		var cancel context.CancelFunc
@@ -685,6 +688,9 @@ func (s *step) ledgerOutcome(err error) *Outcome {
 // emit appends an event to the ledger, publishes it and hands it to the
 // host sink.
 func (s *step) emit(data EventData) *Outcome {
+	if !s.payloads {
+		return s.publish(nil, "", &data)
+	}
 	payload, err := json.Marshal(&data)
 	if err != nil {
 		return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.NotSent)}
@@ -693,18 +699,22 @@ func (s *step) emit(data EventData) *Outcome {
 }
 
 // emitToolStarted and emitToolFinished build their payloads by hand: they
-// are on the path of every tool call.
+// are on the path of every tool call. Like emit, they build none for a
+// ledger that records no payload.
 func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
-	n := 64 + len(id) + len(name) + len(args)
-	buf := s.carve(n)
-	buf = append(buf, `{"type":"tool.started","call":{"id":`...)
-	buf = jsonx.AppendString(buf, id)
-	buf = append(buf, `,"name":`...)
-	buf = jsonx.AppendString(buf, name)
-	buf = append(buf, `,"arguments":`...)
-	buf = append(buf, args...)
-	buf = append(buf, "}}"...)
-	s.used(buf, n)
+	var buf []byte
+	if s.payloads {
+		n := 64 + len(id) + len(name) + len(args)
+		buf = s.carve(n)
+		buf = append(buf, `{"type":"tool.started","call":{"id":`...)
+		buf = jsonx.AppendString(buf, id)
+		buf = append(buf, `,"name":`...)
+		buf = jsonx.AppendString(buf, name)
+		buf = append(buf, `,"arguments":`...)
+		buf = append(buf, args...)
+		buf = append(buf, "}}"...)
+		s.used(buf, n)
+	}
 	// One allocation holds the event and its call.
 	ev := &struct {
 		data EventData
@@ -715,28 +725,34 @@ func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
 }
 
 func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
-	n := 64 + len(callID) + len(name) + len(result)
-	buf := s.carve(n)
-	buf = append(buf, `{"type":"tool.finished","call_id":`...)
-	buf = jsonx.AppendString(buf, callID)
-	buf = append(buf, `,"name":`...)
-	buf = jsonx.AppendString(buf, name)
-	buf = append(buf, `,"result":`...)
-	buf = append(buf, result...)
-	buf = append(buf, '}')
-	s.used(buf, n)
+	var buf []byte
+	if s.payloads {
+		n := 64 + len(callID) + len(name) + len(result)
+		buf = s.carve(n)
+		buf = append(buf, `{"type":"tool.finished","call_id":`...)
+		buf = jsonx.AppendString(buf, callID)
+		buf = append(buf, `,"name":`...)
+		buf = jsonx.AppendString(buf, name)
+		buf = append(buf, `,"result":`...)
+		buf = append(buf, result...)
+		buf = append(buf, '}')
+		s.used(buf, n)
+	}
 	return s.publish(buf, "", &EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: result})
 }
 
 // emitDelta is emit for text deltas, with the payload built by hand: it is
 // the hot path of every streamed response.
 func (s *step) emitDelta(text string) *Outcome {
-	n := len(text) + len(`{"type":"assistant.text.delta","text":""}`)
-	buf := s.carve(n)
-	buf = append(buf, `{"type":"assistant.text.delta","text":`...)
-	buf = jsonx.AppendString(buf, text)
-	buf = append(buf, '}')
-	s.used(buf, n)
+	var buf []byte
+	if s.payloads {
+		n := len(text) + len(`{"type":"assistant.text.delta","text":""}`)
+		buf = s.carve(n)
+		buf = append(buf, `{"type":"assistant.text.delta","text":`...)
+		buf = jsonx.AppendString(buf, text)
+		buf = append(buf, '}')
+		s.used(buf, n)
+	}
 	return s.publish(buf, text, nil)
 }
 
@@ -806,12 +822,17 @@ func (t *Task) finish(s *step, o *Outcome) {
 			data: &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
 		t.publish(en)
 	}
-	payload, _ := json.Marshal(&EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc})
+	var payload []byte
+	if s.payloads {
+		payload, _ = json.Marshal(&EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc})
+	}
 	_, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, OutputBytes: outputBytes(o), Then: then})
 	var le *ledger.LimitError
 	if errors.As(err, &le) && o.Status == StatusCompleted {
 		o = &Outcome{Status: StatusLimitExceeded, Limit: string(le.Kind)}
-		payload, _ = json.Marshal(&EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc})
+		if s.payloads {
+			payload, _ = json.Marshal(&EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc})
+		}
 		// limit_exceeded carries no output to bound, so this is not refused
 		// again; a store failure leaves the terminal record to recovery, as
 		// the first attempt would have.

@@ -88,6 +88,7 @@ type TaskInfo struct {
 type Runtime struct {
 	opts   RuntimeOptions
 	tracer trace.Tracer
+	clock  *ledger.Clock // shared by every task's ledger: one calibration
 }
 
 // NewRuntime checks opts and returns a Runtime.
@@ -107,7 +108,7 @@ func NewRuntime(opts RuntimeOptions) (*Runtime, error) {
 	if _, err := newOutputCheck(opts.Output); err != nil {
 		return nil, err
 	}
-	r := &Runtime{opts: opts, tracer: opts.Tracer}
+	r := &Runtime{opts: opts, tracer: opts.Tracer, clock: ledger.NewClock()}
 	if r.tracer == nil {
 		r.tracer = noop.NewTracerProvider().Tracer("pablo")
 	}
@@ -171,6 +172,7 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 		InputDigest: "sha256:" + hex.EncodeToString(sum[:]),
 		InputBytes:  uint64(len(input)),
 		Now:         r.opts.Now,
+		Clock:       r.clock,
 		// Every payload is built here, by json.Marshal or by hand around
 		// validated arguments and canonical results.
 		TrustedPayloads: true,

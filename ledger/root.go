@@ -71,10 +71,14 @@ type Options struct {
 	// Fingerprint is the deployment fingerprint the authority came from.
 	Fingerprint string
 	// Now is the clock; nil means the system clock, read as the task's start
-	// on the wall clock plus the monotonic time since (one clock read per
-	// record, and times that never go backwards within a task). Times are
-	// stored in UTC with microsecond precision.
+	// on the wall clock plus the monotonic time since, so times never go
+	// backwards within a task (see [Clock]). Times are stored in UTC with
+	// microsecond precision.
 	Now func() time.Time
+	// Clock, when Now is nil, is the calibration the root shares with other
+	// roots; nil gives the root its own. A host running many tasks passes
+	// one Clock to all of them.
+	Clock *Clock
 	// IDs makes task, agent and model-call IDs; nil means ids.Random.
 	IDs ids.Source
 	// TrustedPayloads skips the JSON check of event payloads in Append and
@@ -121,13 +125,11 @@ type Root struct {
 	store Store
 	// storeCtx carries the values of NewRoot's context without its
 	// cancellation: durable writes complete even when the task is cancelled.
-	storeCtx    context.Context
-	now         func() time.Time // nil: start plus the monotonic clock
-	start       time.Time
-	startMicros int64
-	ids         ids.Source
-	flushEvery  int
-	trusted     bool // payloads are not re-checked
+	storeCtx   context.Context
+	now        func() time.Time // nil: clk
+	ids        ids.Source
+	flushEvery int
+	trusted    bool // payloads are not re-checked
 	// resultsOnly: the store is private, so only results, which Result
 	// reads back, are written to it.
 	resultsOnly bool
@@ -144,6 +146,7 @@ type Root struct {
 	last    *agent // the agent of the latest call: most calls repeat it
 	results map[ResultRef]struct{}
 	err     error // sticky store failure
+	clk     recordClock
 }
 
 type agent struct {
@@ -200,20 +203,20 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	if opts.RootAgentID == "" {
 		opts.RootAgentID = opts.IDs.NewID()
 	}
-	start := time.Now()
 	r := &Root{
 		storeCtx:    context.WithoutCancel(ctx),
 		id:          opts.TaskID,
 		store:       opts.Store,
 		now:         opts.Now,
-		start:       start,
-		startMicros: start.UnixMicro(),
 		ids:         opts.IDs,
 		flushEvery:  opts.FlushEvery,
 		trusted:     opts.TrustedPayloads,
 		resultsOnly: resultsOnly,
 		agents:      map[string]*agent{},
 		results:     map[ResultRef]struct{}{},
+	}
+	if r.now == nil {
+		r.clk = newRecordClock(opts.Clock, nil)
 	}
 	now := r.clock()
 	a := &agent{id: opts.RootAgentID, limits: opts.Limits, calls: map[string]*call{}}
@@ -244,6 +247,11 @@ func (r *Root) ID() string { return r.id }
 
 // RootAgentID returns the root agent's ID.
 func (r *Root) RootAgentID() string { return r.root.id }
+
+// RecordsEvents reports whether the root writes its events, payloads
+// included, to a store. A root without a store keeps no event record, so a
+// caller may pass nil payloads and skip building them.
+func (r *Root) RecordsEvents() bool { return !r.resultsOnly }
 
 // Deadline returns the earliest deadline that binds agentID (its own or an
 // ancestor's), and false when none does.
@@ -279,16 +287,14 @@ func (r *Root) instant() time.Time {
 	return time.Now()
 }
 
-// micros is the time of a record in Unix microseconds. Without a host
-// clock it is the task's start on the wall clock plus the monotonic time
-// since: one clock read instead of two on every event, and record times
-// that never go backwards within a task, whatever happens to the wall
-// clock.
+// micros is the time of a record in Unix microseconds: the host's clock,
+// or the task's start on the wall clock plus the monotonic time since (see
+// [Clock]). r.mu must be held.
 func (r *Root) micros() int64 {
 	if r.now != nil {
 		return r.now().UnixMicro()
 	}
-	return r.startMicros + time.Since(r.start).Microseconds()
+	return r.clk.micros()
 }
 
 // clock is the time of a record, in UTC with microsecond precision.
