@@ -317,6 +317,81 @@ func TestConcurrentReadersSeeEveryEventInOrder(t *testing.T) {
 	wg.Wait()
 }
 
+// pausingModel streams n deltas and, halfway, tells the test and waits
+// for it.
+type pausingModel struct {
+	n             int
+	half, resumed chan struct{}
+}
+
+func (m pausingModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "pausing"} }
+func (m pausingModel) Generate(_ context.Context, _ *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+	for i := range m.n {
+		if i == m.n/2 {
+			close(m.half)
+			<-m.resumed
+		}
+		if err := emit(fmt.Sprintf("delta %05d|", i)); err != nil {
+			return nil, err
+		}
+	}
+	return &ModelResponse{FinishReason: FinishStop}, nil
+}
+
+// A reader sees every event, whenever it starts: before the first append,
+// halfway through the stream, while others stop early, or after the task
+// settled. (Appends publish to registered readers only; a reader that
+// joins late reads the count under the ledger's lock.)
+func TestReadersJoiningLateSeeEveryEvent(t *testing.T) {
+	const n = 4000
+	m := pausingModel{n: n, half: make(chan struct{}), resumed: make(chan struct{})}
+	set, _ := authority.New(authority.Config{})
+	rt, _ := NewRuntime(RuntimeOptions{Model: m, Authority: set})
+	task, err := rt.Start(context.Background(), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	read := func(name string, stopAfter int) {
+		wg.Go(func() {
+			deltas, last := 0, uint64(0)
+			for ev := range task.Events() {
+				if ev.RootSeq != last+1 {
+					t.Errorf("%s: root_seq %d after %d", name, ev.RootSeq, last)
+					return
+				}
+				last = ev.RootSeq
+				if ev.Type == EventTextDelta {
+					if want := fmt.Sprintf("delta %05d|", deltas); ev.Text != want {
+						t.Errorf("%s: delta %d is %q", name, deltas, ev.Text)
+						return
+					}
+					deltas++
+				}
+				if stopAfter > 0 && int(last) == stopAfter {
+					return
+				}
+			}
+			if stopAfter == 0 && deltas != n {
+				t.Errorf("%s saw %d deltas", name, deltas)
+			}
+			if stopAfter == 0 && last == 0 {
+				t.Errorf("%s saw nothing", name)
+			}
+		})
+	}
+	read("early", 0)
+	read("quitter", 10)
+	<-m.half
+	read("halfway", 0)
+	read("halfway quitter", 1500)
+	close(m.resumed)
+	read("during", 0)
+	task.Wait()
+	read("after", 0)
+	wg.Wait()
+}
+
 // brokenArgsModel proposes one call whose arguments are not JSON, as a
 // confused or hostile model might.
 type brokenArgsModel struct{ args string }

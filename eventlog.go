@@ -15,21 +15,26 @@ import (
 // collector never scans and appends never meet a write barrier; only the
 // rare event that is not a text delta keeps an EventData.
 //
-// And it is appended to without the readers' lock: one appender at a time
-// (the ledger's lock orders them, see ledger.Root.AppendThen) writes a slot
-// and its text, then publishes them by storing n. Readers hold mu and read
-// only what n published. The chunk lists change only under mu, and a slot
-// or a text byte is never written again once published, so a reader never
-// sees a write in progress.
+// And it is appended to without the readers' lock: one appender at a time,
+// under the ledger's lock (see ledger.Root.AppendThen), writes a slot and
+// its text and counts it. Readers hold mu and read only what was published
+// to them: a reader registers, reads the count under the ledger's lock
+// (ledger.Root.Locked), and from then on every append also publishes the
+// count in n. So an append pays for an atomic store only while somebody
+// reads. The chunk lists change only under mu, and a slot or a text byte is
+// never written again once counted, so a reader never sees a write in
+// progress.
 type eventLog struct {
 	mu      *sync.Mutex // the task's; guards the lists below
 	n       atomic.Int64
+	readers atomic.Int32
 	entries [][]logEntry // chunks of fixed length
 	text    [][]byte     // chunks of fixed length
 	data    []*EventData
 	hdrs    []*eventHeader
 
-	// The appender's own position; readers never look at these.
+	// The appender's own; guarded by the ledger's lock.
+	count      int
 	used, fill int
 }
 
@@ -52,7 +57,25 @@ const (
 	maxTextChunk = 64 << 10
 )
 
-func (l *eventLog) Len() int { return int(l.n.Load()) }
+// logReader is one registered reader's view of the log's length.
+type logReader struct {
+	l    *eventLog
+	base int // the count when the reader registered
+}
+
+// reader registers a reader; locked runs its argument under the ledger's
+// lock. The reader must close.
+func (l *eventLog) reader(locked func(func())) *logReader {
+	l.readers.Add(1)
+	r := &logReader{l: l}
+	locked(func() { r.base = l.count })
+	return r
+}
+
+// Len is how many events the reader may read.
+func (r *logReader) Len() int { return max(r.base, int(r.l.n.Load())) }
+
+func (r *logReader) close() { r.l.readers.Add(-1) }
 
 // append adds one event and publishes it. Callers are serialized.
 func (l *eventLog) append(en *eventEntry) {
@@ -92,7 +115,10 @@ func (l *eventLog) append(en *eventEntry) {
 	}
 	l.entries[k][l.used] = e
 	l.used++
-	l.n.Add(1)
+	l.count++
+	if l.readers.Load() > 0 {
+		l.n.Store(int64(l.count))
+	}
 }
 
 // header returns the index h has, or will have when it is added.

@@ -226,18 +226,20 @@ func (t *Task) Done() <-chan struct{} { return t.finished }
 // every event.
 func (t *Task) Events() iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		log := t.log.reader(t.root.Locked)
+		defer log.close()
 		for i := 0; ; i++ {
 			t.mu.Lock()
-			if i >= t.log.Len() && !t.done {
+			if i >= log.Len() && !t.done {
 				// Announce the wait before looking again, so an appender
 				// that publishes after this look sees a waiter to wake.
 				t.waiters.Add(1)
-				for i >= t.log.Len() && !t.done {
+				for i >= log.Len() && !t.done {
 					t.cond.Wait()
 				}
 				t.waiters.Add(-1)
 			}
-			if i >= t.log.Len() {
+			if i >= log.Len() {
 				t.mu.Unlock()
 				return
 			}

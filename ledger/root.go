@@ -515,6 +515,16 @@ func (r *Root) AppendThen(ctx context.Context, agentID, typ string, payload json
 	return r.appendStamped(ctx, agentID, typ, payload, then, nil)
 }
 
+// Locked calls f while holding the root's lock, the lock AppendThen calls
+// its then under: f sees everything the then of every earlier append
+// recorded, without that record needing a lock or an atomic of its own. f
+// must be quick and must not call the root.
+func (r *Root) Locked(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f()
+}
+
 // appendStamped is AppendThen that also reports the agent's parent ID when
 // parent is not nil.
 func (r *Root) appendStamped(ctx context.Context, agentID, typ string, payload json.RawMessage, then func(Stamp), parent *string) (Stamp, error) {
