@@ -139,9 +139,25 @@ func (c *recordClock) read() sample {
 }
 
 // micros returns the time of a record in Unix microseconds.
-func (c *recordClock) micros() int64 {
+func (c *recordClock) micros() int64 { return c.microsAt(c.early()) }
+
+// early reads the counter for microsAt. It needs no lock (a caller reads it
+// before taking the root's, so the read overlaps the wait) and reads
+// nothing where there is no counter.
+func (c *recordClock) early() uint64 {
+	if !c.haveCounter {
+		return 0
+	}
+	return c.tick()
+}
+
+// microsAt returns the time of a record whose counter reading, taken by
+// early, is t.
+func (c *recordClock) microsAt(t uint64) int64 {
 	if c.mult != 0 && c.run > 0 {
-		if d := c.tick() - c.anchor.ticks; d < c.span {
+		// A reading older than the anchor (another record read the system
+		// clock in between) wraps around to more than the span.
+		if d := t - c.anchor.ticks; d < c.span {
 			c.run--
 			return c.clamp(c.startMicros + (c.anchor.nanos+int64(d*c.mult>>32))/1000)
 		}

@@ -171,6 +171,26 @@ func TestClockIgnoresInterruptedReads(t *testing.T) {
 	}
 }
 
+// A counter reading taken before another record re-anchored the clock
+// (early, outside the root's lock) is not extrapolated backwards: the clock
+// reads the system clock, and times stay in order.
+func TestClockEarlyReadingBeforeTheAnchor(t *testing.T) {
+	f := newFakeCounter(2_000_000_000)
+	c := newRecordClock(calibrated(t, f.ticks), f.ticks)
+	early := c.early()
+	time.Sleep(time.Millisecond)
+	c.run = 0 // the next record reads the system clock and re-anchors
+	later := c.micros()
+	reads := c.reads
+	got := c.microsAt(early)
+	if got < later {
+		t.Fatalf("time went backwards: %d after %d", got, later)
+	}
+	if c.reads != reads+1 {
+		t.Fatalf("a reading older than the anchor was extrapolated (%d system reads, want %d)", c.reads, reads+1)
+	}
+}
+
 // A root whose clock is older than the Clock's calibration adopts it at its
 // next system read; roots share one calibration concurrently.
 func TestClockIsSharedAcrossRoots(t *testing.T) {

@@ -290,11 +290,14 @@ func (r *Root) instant() time.Time {
 // micros is the time of a record in Unix microseconds: the host's clock,
 // or the task's start on the wall clock plus the monotonic time since (see
 // [Clock]). r.mu must be held.
-func (r *Root) micros() int64 {
+func (r *Root) micros() int64 { return r.microsAt(r.clk.early()) }
+
+// microsAt is micros with the clock's counter read early, at t.
+func (r *Root) microsAt(t uint64) int64 {
 	if r.now != nil {
 		return r.now().UnixMicro()
 	}
-	return r.clk.micros()
+	return r.clk.microsAt(t)
 }
 
 // clock is the time of a record, in UTC with microsecond precision.
@@ -534,6 +537,7 @@ func (r *Root) appendStamped(ctx context.Context, agentID, typ string, payload j
 	if len(payload) > 0 && !r.trusted && !validJSON(payload) {
 		return Stamp{}, &InvalidError{Field: "event payload", Reason: "event " + strconv.Quote(typ) + " payload is not valid JSON"}
 	}
+	t := r.clk.early()
 	r.mu.Lock()
 	a, err := r.usable(agentID, "append an event for")
 	if err == nil {
@@ -546,7 +550,7 @@ func (r *Root) appendStamped(ctx context.Context, agentID, typ string, payload j
 	for x := a; x != nil; x = x.parent {
 		x.c.events++
 	}
-	st := r.event(a, typ, payload)
+	st := r.eventAt(a, typ, payload, t)
 	if then != nil {
 		then(st)
 	}
@@ -566,9 +570,14 @@ func (r *Root) appendStamped(ctx context.Context, agentID, typ string, payload j
 // event numbers and records an event whose slot was already charged; r.mu
 // must be held. The Event itself is built only when it is recorded.
 func (r *Root) event(a *agent, typ string, payload json.RawMessage) Stamp {
+	return r.eventAt(a, typ, payload, r.clk.early())
+}
+
+// eventAt is event with the clock's counter read early, at t.
+func (r *Root) eventAt(a *agent, typ string, payload json.RawMessage, t uint64) Stamp {
 	a.seq++
 	r.rootSeq++
-	st := Stamp{RootSeq: r.rootSeq, Seq: a.seq, UnixMicros: r.micros()}
+	st := Stamp{RootSeq: r.rootSeq, Seq: a.seq, UnixMicros: r.microsAt(t)}
 	if r.logs() {
 		ev := r.eventOf(st, a.id, typ, payload)
 		ev.ParentID = a.parentID
