@@ -34,9 +34,28 @@ type eventLog struct {
 	hdrs    []*eventHeader
 
 	// The appender's own; guarded by the ledger's lock.
-	count      int
-	used, fill int
+	count   int
+	k, used int // the entry chunk being filled, and its slots in use
+	t, fill int // the text chunk being filled, and its bytes in use
+
+	// When a chunk being filled is the last of its list and reaches its
+	// mark, a few events short of full, the log is low on room: the task
+	// then grows it after delivering the event (see grow), so the
+	// allocation lands between events rather than inside one's delivery.
+	// The marks are that close to full so that a task ending soon after
+	// seldom leaves a chunk unused. A mark of 0 is never reached.
+	entryMark, textMark int
+	low                 atomic.Bool
 }
+
+// Marks: a chunk of n entries is low with min(n/8, entriesLeft) slots
+// left, a text chunk of n bytes with min(n/8, textLeft) bytes left.
+const (
+	entriesLeft = 4
+	textLeft    = 512
+)
+
+func markOf(n, left int) int { return n - min(n/8, left) }
 
 // logEntry is one retained event. A text delta's text is n bytes at off in
 // text[chunk]; any other event is data[data-1].
@@ -79,25 +98,16 @@ func (r *logReader) close() { r.l.readers.Add(-1) }
 
 // append adds one event and publishes it. Callers are serialized.
 func (l *eventLog) append(en *eventEntry) {
-	k := len(l.entries) - 1
-	needSlot := k < 0 || l.used == len(l.entries[k])
-	t := len(l.text) - 1
-	needText := len(en.text) > 0 && (t < 0 || len(l.text[t])-l.fill < len(en.text))
+	if len(l.entries) == 0 || l.used == len(l.entries[l.k]) {
+		l.nextEntries()
+	}
+	n := len(en.text)
+	if n > 0 && (len(l.text) == 0 || len(l.text[l.t])-l.fill < n) {
+		l.nextText(n)
+	}
 	hdr, knownHdr := l.header(en.hdr)
-	if needSlot || needText || en.data != nil || !knownHdr {
+	if en.data != nil || !knownHdr {
 		l.mu.Lock()
-		if needSlot {
-			l.entries = append(l.entries, make([]logEntry, seqlog.ChunkLen(len(l.entries))))
-			k, l.used = k+1, 0
-		}
-		if needText {
-			size := minTextChunk
-			if t >= 0 {
-				size = min(2*len(l.text[t]), maxTextChunk)
-			}
-			l.text = append(l.text, make([]byte, max(size, len(en.text))))
-			t, l.fill = t+1, 0
-		}
 		if en.data != nil {
 			l.data = append(l.data, en.data)
 		}
@@ -109,16 +119,114 @@ func (l *eventLog) append(en *eventEntry) {
 	e := logEntry{rootSeq: en.rootSeq, seq: en.seq, micros: en.micros, hdr: hdr}
 	if en.data != nil {
 		e.data = uint32(len(l.data))
-	} else if n := len(en.text); n > 0 {
-		e.chunk, e.off, e.n = uint32(t), uint32(l.fill), uint32(n)
-		l.fill += copy(l.text[t][l.fill:], en.text)
+	} else if n > 0 {
+		e.chunk, e.off, e.n = uint32(l.t), uint32(l.fill), uint32(n)
+		l.fill += copy(l.text[l.t][l.fill:], en.text)
 	}
-	l.entries[k][l.used] = e
+	l.entries[l.k][l.used] = e
 	l.used++
 	l.count++
 	if l.readers.Load() > 0 {
 		l.n.Store(int64(l.count))
 	}
+	if (l.used == l.entryMark || l.fill >= l.textMark && l.textMark > 0) && !l.low.Load() {
+		l.low.Store(true)
+	}
+}
+
+// nextEntries moves to the next entry chunk, allocating it unless grow
+// already did.
+func (l *eventLog) nextEntries() {
+	next := l.k + 1
+	if len(l.entries) == 0 {
+		next = 0
+	}
+	if next == len(l.entries) {
+		chunk := make([]logEntry, seqlog.ChunkLen(next))
+		l.mu.Lock()
+		l.entries = append(l.entries, chunk)
+		l.mu.Unlock()
+	}
+	l.k, l.used = next, 0
+	l.entryMark = 0
+	if next+1 == len(l.entries) {
+		l.entryMark = markOf(len(l.entries[next]), entriesLeft)
+	}
+}
+
+// nextText moves to a text chunk with room for n bytes: the next one when
+// grow allocated it and it is large enough, a new one otherwise (a delta
+// longer than the chunks gets one of its own).
+func (l *eventLog) nextText(n int) {
+	if len(l.text) == 0 || l.t+1 == len(l.text) || len(l.text[l.t+1]) < n {
+		chunk := make([]byte, max(l.textSize(), n))
+		l.mu.Lock()
+		l.text = append(l.text, chunk)
+		l.mu.Unlock()
+		l.t = len(l.text) - 1
+	} else {
+		l.t++
+	}
+	l.fill = 0
+	l.textMark = 0
+	if l.t+1 == len(l.text) {
+		l.textMark = markOf(len(l.text[l.t]), textLeft)
+	}
+}
+
+// textSize is the size of the next text chunk.
+func (l *eventLog) textSize() int {
+	if len(l.text) == 0 {
+		return minTextChunk
+	}
+	return min(2*len(l.text[len(l.text)-1]), maxTextChunk)
+}
+
+// entriesLow and textLow report whether the entry or text chunk being
+// filled is the last of its list and has reached its mark.
+func (l *eventLog) entriesLow() bool { return l.entryMark > 0 && l.used >= l.entryMark }
+func (l *eventLog) textLow() bool    { return l.textMark > 0 && l.fill >= l.textMark }
+
+// grow allocates the chunks that come next when the log is low on room.
+// The task calls it after delivering an event; locked runs its argument
+// under the ledger's lock, which guards the appender's state. The chunks
+// are allocated outside any lock.
+func (l *eventLog) grow(locked func(func())) {
+	entries, text := -1, 0
+	locked(func() {
+		l.low.Store(false)
+		if l.entriesLow() {
+			entries = len(l.entries)
+		}
+		if l.textLow() {
+			text = l.textSize()
+		}
+	})
+	var ec []logEntry
+	var tc []byte
+	if entries >= 0 {
+		ec = make([]logEntry, seqlog.ChunkLen(entries))
+	}
+	if text > 0 {
+		tc = make([]byte, text)
+	}
+	if ec == nil && tc == nil {
+		return
+	}
+	locked(func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		// Appends may have moved on meanwhile: install only what is still
+		// missing.
+		if ec != nil && len(l.entries) == entries {
+			l.entries = append(l.entries, ec)
+			l.entryMark = 0
+		}
+		if tc != nil && l.t+1 == len(l.text) {
+			l.text = append(l.text, tc)
+			l.textMark = 0
+		}
+	})
 }
 
 // header returns the index h has, or will have when it is added.

@@ -809,6 +809,10 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 			return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.ResponseReceived)}
 		}
 	}
+	if s.t.log.low.Load() {
+		// Between events, not inside one's delivery.
+		s.t.log.grow(s.t.root.Locked)
+	}
 	return nil
 }
 

@@ -1,0 +1,176 @@
+package pablo
+
+import (
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// logUnderTest is an eventLog with the ledger's lock stood in for by a
+// mutex of its own.
+type logUnderTest struct {
+	ledger sync.Mutex
+	task   sync.Mutex
+	l      eventLog
+}
+
+func newLogUnderTest() *logUnderTest {
+	lt := &logUnderTest{}
+	lt.l.mu = &lt.task
+	return lt
+}
+
+func (lt *logUnderTest) locked(f func()) {
+	lt.ledger.Lock()
+	defer lt.ledger.Unlock()
+	f()
+}
+
+func (lt *logUnderTest) append(en eventEntry) {
+	lt.locked(func() { lt.l.append(&en) })
+}
+
+// The log keeps every event whatever the sizes of its deltas and however
+// its growth between events interleaves with appends: chunks grown ahead,
+// a delta longer than the chunk grown for it, a delta longer than any
+// chunk, events that are not deltas, and growth that finds an append got
+// there first.
+func TestEventLogKeepsEveryEventAcrossGrowth(t *testing.T) {
+	lt := newLogUnderTest()
+	hdr := &eventHeader{runID: "r"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var want []string
+	for i := range 20000 {
+		var text string
+		switch r := rng.IntN(100); {
+		case r < 2:
+			text = strings.Repeat("L", maxTextChunk+rng.IntN(1000)) // longer than any chunk
+		case r < 6:
+			text = strings.Repeat("m", 600+rng.IntN(3000)) // longer than a young chunk
+		case r < 10:
+			text = "" // not a delta
+		default:
+			text = strings.Repeat(string(rune('a'+i%26)), 1+rng.IntN(64))
+		}
+		en := eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: text}
+		if text == "" {
+			en.data = &EventData{Type: EventModelStarted}
+		}
+		lt.append(en)
+		want = append(want, text)
+		if lt.l.low.Load() && rng.IntN(4) > 0 {
+			// Most of the time the task grows the log between events; some
+			// of the time it is late and the append grows it itself.
+			lt.l.grow(lt.locked)
+		}
+	}
+	lt.task.Lock()
+	defer lt.task.Unlock()
+	if lt.l.count != len(want) {
+		t.Fatalf("count %d, want %d", lt.l.count, len(want))
+	}
+	for i, w := range want {
+		ev := lt.l.at(i)
+		if ev.RootSeq != uint64(i+1) {
+			t.Fatalf("event %d has root_seq %d", i, ev.RootSeq)
+		}
+		if w != "" && ev.Text != w {
+			t.Fatalf("event %d: text of %d bytes %.8q…, want %d bytes %.8q…", i, len(ev.Text), ev.Text, len(w), w)
+		}
+		if w == "" && ev.Type != EventModelStarted {
+			t.Fatalf("event %d: type %q", i, ev.Type)
+		}
+	}
+}
+
+// Growth is only ever ahead by one chunk per list, and a task that ends
+// right after it seldom leaves much unused: the chunks grown ahead are
+// within a few events of being needed.
+func TestEventLogGrowsOneChunkAheadNearlyFull(t *testing.T) {
+	lt := newLogUnderTest()
+	hdr := &eventHeader{runID: "r"}
+	grown := 0
+	for i := range 5000 {
+		lt.append(eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: "0123456789abcdef0123456789abcdef"})
+		if lt.l.low.Load() {
+			lt.locked(func() {
+				if !lt.l.entriesLow() && !lt.l.textLow() {
+					t.Fatalf("event %d: low with no chunk at its mark", i)
+				}
+				if left := len(lt.l.entries[lt.l.k]) - lt.l.used; lt.l.entriesLow() && left > entriesLeft {
+					t.Fatalf("event %d: entries low with %d slots left", i, left)
+				}
+				if left := len(lt.l.text[lt.l.t]) - lt.l.fill; lt.l.textLow() && left > textLeft {
+					t.Fatalf("event %d: text low with %d bytes left", i, left)
+				}
+			})
+			lt.l.grow(lt.locked)
+			grown++
+		}
+		lt.locked(func() {
+			if spare := len(lt.l.entries) - 1 - lt.l.k; spare > 1 {
+				t.Fatalf("event %d: %d entry chunks ahead", i, spare)
+			}
+			if spare := len(lt.l.text) - 1 - lt.l.t; spare > 1 {
+				t.Fatalf("event %d: %d text chunks ahead", i, spare)
+			}
+		})
+	}
+	if grown == 0 {
+		t.Fatal("the log never grew between events")
+	}
+}
+
+// A log with no text never allocates a text chunk, grown ahead or not: an
+// idle task holds no delta room.
+func TestEventLogWithoutTextHoldsNoTextChunk(t *testing.T) {
+	lt := newLogUnderTest()
+	hdr := &eventHeader{runID: "r"}
+	for i := range 100 {
+		lt.append(eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, data: &EventData{Type: EventModelStarted}})
+		if lt.l.low.Load() {
+			lt.l.grow(lt.locked)
+		}
+	}
+	if len(lt.l.text) != 0 {
+		t.Fatalf("%d text chunks for a log without text", len(lt.l.text))
+	}
+}
+
+// Growth racing appends from another goroutine installs nothing twice and
+// loses nothing: an append that needed the room first made its own chunk.
+func TestEventLogGrowthRacingAppends(t *testing.T) {
+	lt := newLogUnderTest()
+	hdr := &eventHeader{runID: "r"}
+	const n = 20000
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if lt.l.low.Load() {
+				lt.l.grow(lt.locked)
+			}
+		}
+	})
+	for i := range n {
+		lt.append(eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: strings.Repeat("x", 1+i%97)})
+	}
+	close(done)
+	wg.Wait()
+	lt.task.Lock()
+	defer lt.task.Unlock()
+	for i := range n {
+		if ev := lt.l.at(i); len(ev.Text) != 1+i%97 || ev.RootSeq != uint64(i+1) {
+			t.Fatalf("event %d: root_seq %d, %d bytes of text", i, ev.RootSeq, len(ev.Text))
+		}
+	}
+	if spare := len(lt.l.entries) - 1 - lt.l.k; spare > 1 {
+		t.Fatalf("%d entry chunks ahead", spare)
+	}
+}
