@@ -290,31 +290,38 @@ func TestConcurrentReadersSeeEveryEventInOrder(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for r := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			deltas, last := 0, uint64(0)
-			for ev := range task.Events() {
-				if ev.RootSeq != last+1 {
-					t.Errorf("reader %d: root_seq %d after %d", r, ev.RootSeq, last)
-					return
-				}
-				last = ev.RootSeq
-				if ev.Type == EventTextDelta {
-					if want := fmt.Sprintf("delta %05d|", deltas); ev.Text != want {
-						t.Errorf("reader %d: delta %d is %q", r, deltas, ev.Text)
-						return
-					}
-					deltas++
-				}
-			}
-			if deltas != n {
-				t.Errorf("reader %d saw %d deltas", r, deltas)
-			}
-		}()
+		wg.Go(func() { readDeltas(t, task, fmt.Sprint("reader ", r), n, 0) })
 	}
 	task.Wait()
 	wg.Wait()
+}
+
+// readDeltas reads task's events as a reader would and checks that they
+// come in root_seq order with deltas "delta 00000|", "delta 00001|", ... It
+// stops after root_seq stopAfter when that is not zero; otherwise it checks
+// that it saw all n deltas.
+func readDeltas(t *testing.T, task *Task, name string, n int, stopAfter uint64) {
+	deltas, last := 0, uint64(0)
+	for ev := range task.Events() {
+		if ev.RootSeq != last+1 {
+			t.Errorf("%s: root_seq %d after %d", name, ev.RootSeq, last)
+			return
+		}
+		last = ev.RootSeq
+		if ev.Type == EventTextDelta {
+			if want := fmt.Sprintf("delta %05d|", deltas); ev.Text != want {
+				t.Errorf("%s: delta %d is %q", name, deltas, ev.Text)
+				return
+			}
+			deltas++
+		}
+		if last == stopAfter {
+			return
+		}
+	}
+	if deltas != n {
+		t.Errorf("%s saw %d deltas, want %d", name, deltas, n)
+	}
 }
 
 // pausingModel streams n deltas and, halfway, tells the test and waits
@@ -352,33 +359,8 @@ func TestReadersJoiningLateSeeEveryEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	read := func(name string, stopAfter int) {
-		wg.Go(func() {
-			deltas, last := 0, uint64(0)
-			for ev := range task.Events() {
-				if ev.RootSeq != last+1 {
-					t.Errorf("%s: root_seq %d after %d", name, ev.RootSeq, last)
-					return
-				}
-				last = ev.RootSeq
-				if ev.Type == EventTextDelta {
-					if want := fmt.Sprintf("delta %05d|", deltas); ev.Text != want {
-						t.Errorf("%s: delta %d is %q", name, deltas, ev.Text)
-						return
-					}
-					deltas++
-				}
-				if stopAfter > 0 && int(last) == stopAfter {
-					return
-				}
-			}
-			if stopAfter == 0 && deltas != n {
-				t.Errorf("%s saw %d deltas", name, deltas)
-			}
-			if stopAfter == 0 && last == 0 {
-				t.Errorf("%s saw nothing", name)
-			}
-		})
+	read := func(name string, stopAfter uint64) {
+		wg.Go(func() { readDeltas(t, task, name, n, stopAfter) })
 	}
 	read("early", 0)
 	read("quitter", 10)
