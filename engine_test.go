@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
@@ -372,6 +375,51 @@ func TestReadersJoiningLateSeeEveryEvent(t *testing.T) {
 	task.Wait()
 	read("after", 0)
 	wg.Wait()
+}
+
+// yieldingModel streams n deltas, yielding the processor now and then so
+// that readers come and go between appends.
+type yieldingModel struct{ n int }
+
+func (m yieldingModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "yielding"} }
+func (m yieldingModel) Generate(_ context.Context, _ *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+	for i := range m.n {
+		if i%97 == 0 {
+			runtime.Gosched()
+		}
+		if err := emit(fmt.Sprintf("delta %05d|", i)); err != nil {
+			return nil, err
+		}
+	}
+	return &ModelResponse{FinishReason: FinishStop}, nil
+}
+
+// Readers that join and leave at random moments, so that the count of
+// registered readers keeps crossing zero while the task appends, each see
+// every event they stay for, in order.
+func TestReaderChurn(t *testing.T) {
+	set, _ := authority.New(authority.Config{})
+	const n = 3000
+	rt, _ := NewRuntime(RuntimeOptions{Model: yieldingModel{n: n}, Authority: set})
+	for iter := range 20 {
+		task, err := rt.Start(context.Background(), "go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for r := range 6 {
+			wg.Go(func() {
+				time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond)
+				var stop uint64
+				if r%2 == 1 {
+					stop = 1 + rand.Uint64N(50)
+				}
+				readDeltas(t, task, fmt.Sprintf("run %d reader %d", iter, r), n, stop)
+			})
+		}
+		task.Wait()
+		wg.Wait()
+	}
 }
 
 // brokenArgsModel proposes one call whose arguments are not JSON, as a

@@ -792,6 +792,9 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 	st, err := s.t.root.AppendThen(s.ctx, s.agent, string(typ), payload, func(st ledger.Stamp) {
 		s.t.publish(eventEntry{rootSeq: st.RootSeq, seq: st.Seq, micros: st.UnixMicros, hdr: s.hdr, text: text, data: data})
 	})
+	if st.RootSeq != 0 {
+		s.t.wake()
+	}
 	if err != nil {
 		return s.ledgerOutcome(err)
 	}
@@ -841,6 +844,9 @@ func (t *Task) finish(s *step, o *Outcome) {
 		// again; a store failure leaves the terminal record to recovery, as
 		// the first attempt would have.
 		_, _ = t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, Then: then})
+	}
+	if en.data != nil {
+		t.wake()
 	}
 	if sink := t.rt.opts.Sink; sink != nil && en.data != nil {
 		// The task is over: a failing sink has nothing left to stop.

@@ -282,9 +282,14 @@ func (en *eventEntry) event() Event {
 }
 
 // publish adds en to the log; the ledger's lock serializes callers (see
-// ledger.Root.AppendThen). Readers are woken only when one waits.
-func (t *Task) publish(en eventEntry) {
-	t.log.append(&en)
+// ledger.Root.AppendThen). The caller wakes readers after it released
+// that lock.
+func (t *Task) publish(en eventEntry) { t.log.append(&en) }
+
+// wake wakes the readers waiting for an event, if any: after publish, once
+// the ledger's lock is released, so that the lock every agent of the tree
+// shares is not held over a wake-up.
+func (t *Task) wake() {
 	if t.waiters.Load() > 0 {
 		t.mu.Lock()
 		//lint:ignore SA2001 the empty critical section orders this wake-up after the waiter's Wait

@@ -75,9 +75,10 @@ type Options struct {
 	// backwards within a task (see [Clock]). Times are stored in UTC with
 	// microsecond precision.
 	Now func() time.Time
-	// Clock, when Now is nil, is the calibration the root shares with other
-	// roots; nil gives the root its own. A host running many tasks passes
-	// one Clock to all of them.
+	// Clock, when Now is nil, lets the root extrapolate record times from
+	// the CPU's counter with a calibration it shares with other roots (see
+	// [Clock]); nil reads the system clock for every record. A host running
+	// many tasks passes one Clock to all of them.
 	Clock *Clock
 	// IDs makes task, agent and model-call IDs; nil means ids.Random.
 	IDs ids.Source
@@ -216,7 +217,7 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 		results:     map[ResultRef]struct{}{},
 	}
 	if r.now == nil {
-		r.clk = newRecordClock(opts.Clock, nil)
+		r.clk.init(opts.Clock)
 	}
 	now := r.clock()
 	a := &agent{id: opts.RootAgentID, limits: opts.Limits, calls: map[string]*call{}}
@@ -290,7 +291,7 @@ func (r *Root) instant() time.Time {
 // micros is the time of a record in Unix microseconds: the host's clock,
 // or the task's start on the wall clock plus the monotonic time since (see
 // [Clock]). r.mu must be held.
-func (r *Root) micros() int64 { return r.microsAt(r.clk.early()) }
+func (r *Root) micros() int64 { return r.microsAt(r.clk.ticksNow()) }
 
 // microsAt is micros with the clock's counter read early, at t.
 func (r *Root) microsAt(t uint64) int64 {
@@ -537,7 +538,7 @@ func (r *Root) appendStamped(ctx context.Context, agentID, typ string, payload j
 	if len(payload) > 0 && !r.trusted && !validJSON(payload) {
 		return Stamp{}, &InvalidError{Field: "event payload", Reason: "event " + strconv.Quote(typ) + " payload is not valid JSON"}
 	}
-	t := r.clk.early()
+	t := r.clk.ticksNow()
 	r.mu.Lock()
 	a, err := r.usable(agentID, "append an event for")
 	if err == nil {
@@ -570,7 +571,7 @@ func (r *Root) appendStamped(ctx context.Context, agentID, typ string, payload j
 // event numbers and records an event whose slot was already charged; r.mu
 // must be held. The Event itself is built only when it is recorded.
 func (r *Root) event(a *agent, typ string, payload json.RawMessage) Stamp {
-	return r.eventAt(a, typ, payload, r.clk.early())
+	return r.eventAt(a, typ, payload, r.clk.ticksNow())
 }
 
 // eventAt is event with the clock's counter read early, at t.

@@ -2,8 +2,9 @@
 
 package ledger
 
-// haveCPUTicks: no timestamp counter is read on this architecture; every
-// record reads the system clock (see Clock).
-const haveCPUTicks = false
+// No timestamp counter is read on this architecture: every record reads
+// the system clock (see Clock).
 
-func cpuTicks() uint64 { return 0 }
+func cpuTicks() uint64         { return 0 }
+func cpuTicksOrdered() uint64  { return 0 }
+func haveInvariantTicks() bool { return false }
