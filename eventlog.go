@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/pabloagent/pablo/internal/seqlog"
+	"github.com/pabloagent/pablo/ledger"
 )
 
 // eventLog is the events a task retains for its readers.
@@ -96,32 +97,35 @@ func (r *logReader) Len() int { return max(r.base, int(r.l.n.Load())) }
 
 func (r *logReader) close() { r.l.readers.Add(-1) }
 
-// append adds one event and publishes it. Callers are serialized.
-func (l *eventLog) append(en *eventEntry) {
+// append adds one event and publishes it: a text delta's text, or any
+// other event's data. Callers are serialized. (The fields come one by one
+// rather than as an eventEntry: a struct built for the call and read back
+// whole costs a store-forwarding stall on the hot path.)
+func (l *eventLog) append(st ledger.Stamp, hdr *eventHeader, text string, data *EventData) {
 	if len(l.entries) == 0 || l.used == len(l.entries[l.k]) {
 		l.nextEntries()
 	}
-	n := len(en.text)
+	n := len(text)
 	if n > 0 && (len(l.text) == 0 || len(l.text[l.t])-l.fill < n) {
 		l.nextText(n)
 	}
-	hdr, knownHdr := l.header(en.hdr)
-	if en.data != nil || !knownHdr {
+	h, knownHdr := l.header(hdr)
+	if data != nil || !knownHdr {
 		l.mu.Lock()
-		if en.data != nil {
-			l.data = append(l.data, en.data)
+		if data != nil {
+			l.data = append(l.data, data)
 		}
 		if !knownHdr {
-			l.hdrs = append(l.hdrs, en.hdr)
+			l.hdrs = append(l.hdrs, hdr)
 		}
 		l.mu.Unlock()
 	}
-	e := logEntry{rootSeq: en.rootSeq, seq: en.seq, micros: en.micros, hdr: hdr}
-	if en.data != nil {
+	e := logEntry{rootSeq: st.RootSeq, seq: st.Seq, micros: st.UnixMicros, hdr: h}
+	if data != nil {
 		e.data = uint32(len(l.data))
 	} else if n > 0 {
 		e.chunk, e.off, e.n = uint32(l.t), uint32(l.fill), uint32(n)
-		l.fill += copy(l.text[l.t][l.fill:], en.text)
+		l.fill += copy(l.text[l.t][l.fill:], text)
 	}
 	l.entries[l.k][l.used] = e
 	l.used++

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pabloagent/pablo/ledger"
 )
 
 // logUnderTest is an eventLog with the ledger's lock stood in for by a
@@ -28,7 +30,9 @@ func (lt *logUnderTest) locked(f func()) {
 }
 
 func (lt *logUnderTest) append(en eventEntry) {
-	lt.locked(func() { lt.l.append(&en) })
+	lt.locked(func() {
+		lt.l.append(ledger.Stamp{RootSeq: en.rootSeq, Seq: en.seq, UnixMicros: en.micros}, en.hdr, en.text, en.data)
+	})
 }
 
 // The log keeps every event whatever the sizes of its deltas and however

@@ -790,7 +790,7 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 		typ = data.Type
 	}
 	st, err := s.t.root.AppendThen(s.ctx, s.agent, string(typ), payload, func(st ledger.Stamp) {
-		s.t.publish(eventEntry{rootSeq: st.RootSeq, seq: st.Seq, micros: st.UnixMicros, hdr: s.hdr, text: text, data: data})
+		s.t.publish(st, s.hdr, text, data)
 	})
 	if st.RootSeq != 0 {
 		s.t.wake()
@@ -827,7 +827,7 @@ func (t *Task) finish(s *step, o *Outcome) {
 	then := func(st ledger.Stamp) {
 		en = eventEntry{rootSeq: st.RootSeq, seq: st.Seq, micros: st.UnixMicros, hdr: s.hdr,
 			data: &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
-		t.publish(en)
+		t.publish(st, en.hdr, "", en.data)
 	}
 	var payload []byte
 	if s.payloads {

@@ -284,7 +284,9 @@ func (en *eventEntry) event() Event {
 // publish adds en to the log; the ledger's lock serializes callers (see
 // ledger.Root.AppendThen). The caller wakes readers after it released
 // that lock.
-func (t *Task) publish(en eventEntry) { t.log.append(&en) }
+func (t *Task) publish(st ledger.Stamp, hdr *eventHeader, text string, data *EventData) {
+	t.log.append(st, hdr, text, data)
+}
 
 // wake wakes the readers waiting for an event, if any: after publish, once
 // the ledger's lock is released, so that the lock every agent of the tree
