@@ -186,6 +186,20 @@ func (l *eventLog) textSize() int {
 	return min(2*len(l.text[len(l.text)-1]), maxTextChunk)
 }
 
+// touch writes to every page of b. Memory fresh from the system is not
+// zeroed by the allocator, so its pages fault in on their first write:
+// grow takes those faults here, between events, rather than leaving them to
+// the appends that fill the chunk.
+func touch(b []byte) {
+	for i := 0; i < len(b); i += pageSize {
+		b[i] = 0
+	}
+}
+
+// pageSize is the smallest page size of the systems Pablo runs on; touching
+// more often than a larger page needs costs little.
+const pageSize = 4096
+
 // entriesLow and textLow report whether the entry or text chunk being
 // filled is the last of its list and has reached its mark.
 func (l *eventLog) entriesLow() bool { return l.entryMark > 0 && l.used >= l.entryMark }
@@ -210,9 +224,11 @@ func (l *eventLog) grow(locked func(func())) {
 	var tc []byte
 	if entries >= 0 {
 		ec = make([]logEntry, seqlog.ChunkLen(entries))
+		touch(unsafe.Slice((*byte)(unsafe.Pointer(&ec[0])), uintptr(len(ec))*unsafe.Sizeof(ec[0])))
 	}
 	if text > 0 {
 		tc = make([]byte, text)
+		touch(tc)
 	}
 	if ec == nil && tc == nil {
 		return
