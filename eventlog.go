@@ -83,12 +83,12 @@ type logReader struct {
 	base int // the count when the reader registered
 }
 
-// reader registers a reader; locked runs its argument under the ledger's
-// lock. The reader must close.
-func (l *eventLog) reader(locked func(func())) *logReader {
+// reader registers a reader of the log root appends to. The reader must
+// close.
+func (l *eventLog) reader(root *ledger.Root) *logReader {
 	l.readers.Add(1)
 	r := &logReader{l: l}
-	locked(func() { r.base = l.count })
+	root.Locked(func() { r.base = l.count })
 	return r
 }
 
@@ -206,12 +206,11 @@ func (l *eventLog) entriesLow() bool { return l.entryMark > 0 && l.used >= l.ent
 func (l *eventLog) textLow() bool    { return l.textMark > 0 && l.fill >= l.textMark }
 
 // grow allocates the chunks that come next when the log is low on room.
-// The task calls it after delivering an event; locked runs its argument
-// under the ledger's lock, which guards the appender's state. The chunks
-// are allocated outside any lock.
-func (l *eventLog) grow(locked func(func())) {
+// The task calls it after delivering an event, with the root whose lock
+// guards the appender's state. The chunks are allocated outside any lock.
+func (l *eventLog) grow(root *ledger.Root) {
 	entries, text := -1, 0
-	locked(func() {
+	root.Locked(func() {
 		l.low.Store(false)
 		if l.entriesLow() {
 			entries = len(l.entries)
@@ -233,7 +232,7 @@ func (l *eventLog) grow(locked func(func())) {
 	if ec == nil && tc == nil {
 		return
 	}
-	locked(func() {
+	root.Locked(func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		// Appends may have moved on meanwhile: install only what is still

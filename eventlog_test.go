@@ -1,6 +1,7 @@
 package pablo
 
 import (
+	"context"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -9,25 +10,25 @@ import (
 	"github.com/pabloagent/pablo/ledger"
 )
 
-// logUnderTest is an eventLog with the ledger's lock stood in for by a
-// mutex of its own.
+// logUnderTest is an eventLog with a ledger root whose lock it is
+// appended under.
 type logUnderTest struct {
-	ledger sync.Mutex
-	task   sync.Mutex
-	l      eventLog
+	root *ledger.Root
+	task sync.Mutex
+	l    eventLog
 }
 
 func newLogUnderTest() *logUnderTest {
-	lt := &logUnderTest{}
+	root, err := ledger.NewRoot(context.Background(), ledger.Options{})
+	if err != nil {
+		panic(err)
+	}
+	lt := &logUnderTest{root: root}
 	lt.l.mu = &lt.task
 	return lt
 }
 
-func (lt *logUnderTest) locked(f func()) {
-	lt.ledger.Lock()
-	defer lt.ledger.Unlock()
-	f()
-}
+func (lt *logUnderTest) locked(f func()) { lt.root.Locked(f) }
 
 func (lt *logUnderTest) append(en eventEntry) {
 	lt.locked(func() {
@@ -66,7 +67,7 @@ func TestEventLogKeepsEveryEventAcrossGrowth(t *testing.T) {
 		if lt.l.low.Load() && rng.IntN(4) > 0 {
 			// Most of the time the task grows the log between events; some
 			// of the time it is late and the append grows it itself.
-			lt.l.grow(lt.locked)
+			lt.l.grow(lt.root)
 		}
 	}
 	lt.task.Lock()
@@ -109,7 +110,7 @@ func TestEventLogGrowsOneChunkAheadNearlyFull(t *testing.T) {
 					t.Fatalf("event %d: text low with %d bytes left", i, left)
 				}
 			})
-			lt.l.grow(lt.locked)
+			lt.l.grow(lt.root)
 			grown++
 		}
 		lt.locked(func() {
@@ -134,7 +135,7 @@ func TestEventLogWithoutTextHoldsNoTextChunk(t *testing.T) {
 	for i := range 100 {
 		lt.append(eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, data: &EventData{Type: EventModelStarted}})
 		if lt.l.low.Load() {
-			lt.l.grow(lt.locked)
+			lt.l.grow(lt.root)
 		}
 	}
 	if len(lt.l.text) != 0 {
@@ -158,7 +159,7 @@ func TestEventLogGrowthRacingAppends(t *testing.T) {
 			default:
 			}
 			if lt.l.low.Load() {
-				lt.l.grow(lt.locked)
+				lt.l.grow(lt.root)
 			}
 		}
 	})

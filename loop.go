@@ -814,7 +814,7 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 	}
 	if s.t.log.low.Load() {
 		// Between events, not inside one's delivery.
-		s.t.log.grow(s.t.root.Locked)
+		s.t.log.grow(s.t.root)
 	}
 	return nil
 }

@@ -226,7 +226,7 @@ func (t *Task) Done() <-chan struct{} { return t.finished }
 // every event.
 func (t *Task) Events() iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		log := t.log.reader(t.root.Locked)
+		log := t.log.reader(t.root)
 		defer log.close()
 		for i := 0; ; i++ {
 			t.mu.Lock()
