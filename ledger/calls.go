@@ -358,17 +358,23 @@ func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s Mo
 			rec.Error = string(FailAccountingBoundViolated)
 		}
 	}
-	c.state = CallSettled
-	a.open--
-	if r.logs() {
-		kept := rec
-		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &kept})
-	}
-	r.mu.Unlock()
-	if err := r.flush(ctx); err != nil {
+	if err := r.settled(ctx, a, c, rec); err != nil {
 		return err
 	}
 	return violation
+}
+
+// settled marks c settled, records rec, releases r.mu (which must be held)
+// and flushes.
+func (r *Root) settled(ctx context.Context, a *agent, c *call, rec CallRecord) error {
+	c.state = CallSettled
+	a.open--
+	if r.logs() {
+		kept := rec // allocated only when recorded
+		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &kept})
+	}
+	r.mu.Unlock()
+	return r.flush(ctx)
 }
 
 type overBound struct{ bound, actual uint64 }
@@ -434,14 +440,7 @@ func (r *Root) SettleToolCall(ctx context.Context, agentID, callID string, s Too
 	} else if limitErr = checkBytes(a, LimitToolOutputBytes, s.OutputBytes); limitErr != nil {
 		rec.Status, rec.Result = string(ToolOutputLimit), ""
 	}
-	c.state = CallSettled
-	a.open--
-	if r.logs() {
-		kept := rec
-		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &kept})
-	}
-	r.mu.Unlock()
-	if err := r.flush(ctx); err != nil {
+	if err := r.settled(ctx, a, c, rec); err != nil {
 		return err
 	}
 	return limitErr
