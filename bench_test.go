@@ -166,14 +166,7 @@ func BenchmarkCoreRun(b *testing.B) {
 }
 
 func benchDeployment(b *testing.B, ws, script string) *Deployment {
-	dir := b.TempDir()
-	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
-	os.WriteFile(filepath.Join(dir, "d.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.shell]\nenabled = false\n"), 0o600)
-	d, err := Load(LoadOptions{Config: filepath.Join(dir, "d.toml"), Bindings: map[string]string{"workspace": ws}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return d
+	return scriptDeployment(b, ws, script, "[options.shell]\nenabled = false\n")
 }
 
 // BenchmarkGovernancePath measures what the engine adds around one native

@@ -56,13 +56,8 @@ func TestCancelledShellLeavesNoProcess(t *testing.T) {
 	os.Mkdir(ws, 0o700)
 	pidFile := filepath.Join(ws, "pids")
 	args, _ := json.Marshal(map[string]string{"command": "sleep 300 & echo $! > pids; sleep 300", "cwd": "."})
-	os.WriteFile(filepath.Join(dir, "script.json"), []byte(`{"turns":[{"text":["x"],"tool_calls":[{"name":"shell_run","arguments":`+string(args)+`}]},{"text":["done"]}]}`), 0o600)
-	os.WriteFile(filepath.Join(dir, "d.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n"), 0o600)
-	d, err := Load(LoadOptions{Config: filepath.Join(dir, "d.toml"), Bindings: map[string]string{"workspace": ws}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := d.NewRuntime(context.Background(), HostOptions{})
+	script := `{"turns":[{"text":["x"],"tool_calls":[{"name":"shell_run","arguments":` + string(args) + `}]},{"text":["done"]}]}`
+	rt, err := scriptDeployment(t, ws, script, "").NewRuntime(context.Background(), HostOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,19 +29,12 @@ func runScript(t *testing.T, body, script string, setup func(ws string)) (*TaskO
 // a fresh memory store).
 func runScriptHost(t *testing.T, body, script string, setup func(ws string), host HostOptions) (*TaskObject, []Event, *ledger.MemoryStore) {
 	t.Helper()
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "work")
+	ws := filepath.Join(t.TempDir(), "work")
 	os.Mkdir(ws, 0o700)
 	if setup != nil {
 		setup(ws)
 	}
-	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
-	doc := "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.shell]\nenabled = false\n" + body
-	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(doc), 0o600)
-	d, err := Load(LoadOptions{Config: filepath.Join(dir, "deployment.toml"), Bindings: map[string]string{"workspace": ws}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := scriptDeployment(t, ws, script, "[options.shell]\nenabled = false\n"+body)
 	store := ledger.NewMemoryStore()
 	host.Store = store
 	rt, err := d.NewRuntime(context.Background(), host)
@@ -51,6 +44,21 @@ func runScriptHost(t *testing.T, body, script string, setup func(ws string), hos
 	defer rt.Close()
 	obj, events := runTask(t, rt, "What was paid?")
 	return obj, events, store
+}
+
+// scriptDeployment loads a deployment whose model replays script, with
+// body (TOML) after its model section and ws bound as the workspace.
+func scriptDeployment(t testing.TB, ws, script, body string) *Deployment {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
+	doc := "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n" + body
+	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(doc), 0o600)
+	d, err := Load(LoadOptions{Config: filepath.Join(dir, "deployment.toml"), Bindings: map[string]string{"workspace": ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // runTask starts one task, collects every event and waits for the task.
@@ -173,17 +181,9 @@ func TestShellRunUnderProductionLikePolicy(t *testing.T) {
 		return `{"turns":[{"text":["x"],"tool_calls":[{"name":"shell_run","arguments":` + string(args) + `}]},{"text":["done"]}]}`
 	}
 	run := func(body, cmd string) (*TaskObject, []Event) {
-		dir := t.TempDir()
-		ws := filepath.Join(dir, "work")
+		ws := filepath.Join(t.TempDir(), "work")
 		os.Mkdir(ws, 0o700)
-		os.WriteFile(filepath.Join(dir, "script.json"), []byte(script(cmd)), 0o600)
-		doc := "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n" + body
-		os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(doc), 0o600)
-		d, err := Load(LoadOptions{Config: filepath.Join(dir, "deployment.toml"), Bindings: map[string]string{"workspace": ws}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rt, err := d.NewRuntime(context.Background(), HostOptions{})
+		rt, err := scriptDeployment(t, ws, script(cmd), body).NewRuntime(context.Background(), HostOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
