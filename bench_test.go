@@ -166,7 +166,7 @@ func BenchmarkCoreRun(b *testing.B) {
 }
 
 func benchDeployment(b *testing.B, ws, script string) *Deployment {
-	return scriptDeployment(b, ws, script, "[options.shell]\nenabled = false\n")
+	return scriptDeployment(b, b.TempDir(), ws, script, "[options.shell]\nenabled = false\n")
 }
 
 // BenchmarkGovernancePath measures what the engine adds around one native

@@ -57,7 +57,7 @@ func TestCancelledShellLeavesNoProcess(t *testing.T) {
 	pidFile := filepath.Join(ws, "pids")
 	args, _ := json.Marshal(map[string]string{"command": "sleep 300 & echo $! > pids; sleep 300", "cwd": "."})
 	script := `{"turns":[{"text":["x"],"tool_calls":[{"name":"shell_run","arguments":` + string(args) + `}]},{"text":["done"]}]}`
-	rt, err := scriptDeployment(t, ws, script, "").NewRuntime(context.Background(), HostOptions{})
+	rt, err := scriptDeployment(t, dir, ws, script, "").NewRuntime(context.Background(), HostOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,12 +29,13 @@ func runScript(t *testing.T, body, script string, setup func(ws string)) (*TaskO
 // a fresh memory store).
 func runScriptHost(t *testing.T, body, script string, setup func(ws string), host HostOptions) (*TaskObject, []Event, *ledger.MemoryStore) {
 	t.Helper()
-	ws := filepath.Join(t.TempDir(), "work")
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
 	os.Mkdir(ws, 0o700)
 	if setup != nil {
 		setup(ws)
 	}
-	d := scriptDeployment(t, ws, script, "[options.shell]\nenabled = false\n"+body)
+	d := scriptDeployment(t, dir, ws, script, "[options.shell]\nenabled = false\n"+body)
 	store := ledger.NewMemoryStore()
 	host.Store = store
 	rt, err := d.NewRuntime(context.Background(), host)
@@ -46,11 +47,11 @@ func runScriptHost(t *testing.T, body, script string, setup func(ws string), hos
 	return obj, events, store
 }
 
-// scriptDeployment loads a deployment whose model replays script, with
-// body (TOML) after its model section and ws bound as the workspace.
-func scriptDeployment(t testing.TB, ws, script, body string) *Deployment {
+// scriptDeployment writes into dir a deployment whose model replays
+// script, with body (TOML) after its model section, and loads it with ws
+// bound as the workspace.
+func scriptDeployment(t testing.TB, dir, ws, script, body string) *Deployment {
 	t.Helper()
-	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
 	doc := "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n" + body
 	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(doc), 0o600)
@@ -181,9 +182,10 @@ func TestShellRunUnderProductionLikePolicy(t *testing.T) {
 		return `{"turns":[{"text":["x"],"tool_calls":[{"name":"shell_run","arguments":` + string(args) + `}]},{"text":["done"]}]}`
 	}
 	run := func(body, cmd string) (*TaskObject, []Event) {
-		ws := filepath.Join(t.TempDir(), "work")
+		dir := t.TempDir()
+		ws := filepath.Join(dir, "work")
 		os.Mkdir(ws, 0o700)
-		rt, err := scriptDeployment(t, ws, script(cmd), body).NewRuntime(context.Background(), HostOptions{})
+		rt, err := scriptDeployment(t, dir, ws, script(cmd), body).NewRuntime(context.Background(), HostOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
