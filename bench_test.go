@@ -146,6 +146,58 @@ func BenchmarkRun1000Events(b *testing.B) {
 	}
 }
 
+// BenchmarkRun1000EventsTraced is the reference's trace-overhead method:
+// the 1,000-event task with and without a native JSONL trace of metadata
+// only (content not captured), flushes included, the file's creation and
+// its final sync not. Compare the two sub-benchmarks.
+func BenchmarkRun1000EventsTraced(b *testing.B) {
+	s, err := ParseScript([]byte(`{"turns":[{"text":` + deltas(996, "0123456789abcdef") + `}]}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, _ := authority.New(authority.Config{})
+	for _, traced := range []bool{false, true} {
+		b.Run(map[bool]string{false: "no-trace", true: "metadata-jsonl"}[traced], func(b *testing.B) {
+			dir := b.TempDir()
+			var tw *TraceWriter
+			sink := func(ev Event) error {
+				if tw == nil {
+					return nil
+				}
+				return tw.Write(ev)
+			}
+			rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Sink: sink})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var written int64
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if traced {
+					b.StopTimer()
+					if tw, err = OpenTrace(filepath.Join(dir, fmt.Sprint(i, ".jsonl")), TraceWriterOptions{}); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+					b.Fatal(obj.Outcome.Status)
+				}
+				if traced {
+					b.StopTimer()
+					written += tw.Written()
+					tw.Close()
+					os.Remove(filepath.Join(dir, fmt.Sprint(i, ".jsonl")))
+					b.StartTimer()
+				}
+			}
+			if traced {
+				b.ReportMetric(float64(written)/float64(b.N), "trace-bytes/op")
+			}
+		})
+	}
+}
+
 // BenchmarkCoreRun is the reference's core run: two model calls and one
 // fs.read, the second answer streamed as 32 deltas of 16 bytes.
 func BenchmarkCoreRun(b *testing.B) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -545,4 +546,89 @@ func ExampleOpenTrace() {
 	// Output:
 	// completed run.started model.started assistant.text.delta model.finished run.finished
 	// 5 lines, content captured: false
+}
+
+// textEvent builds a plain text event (see plainText) from fuzzable parts.
+func textEvent(typ EventType, text, id, parent string, depth int) Event {
+	ev := Event{SchemaVersion: EventSchemaVersion, Seq: 7, RootSeq: 1 << 40, TimestampUnixMicros: -3, RunID: "run<" + id, SessionID: "s\u2028" + id, TraceID: id,
+		Agent: AgentRef{AgentID: id + "&", RootRunID: "run", ParentAgentID: parent, Kind: "root", Depth: depth}, EventData: EventData{Type: typ, Text: text}}
+	if typ == EventToolOutput {
+		ev.CallID, ev.Name, ev.Stream = "c\x00"+id, "fs.read", "stdout"
+	}
+	return ev
+}
+
+// sameJSON reports whether two trace lines hold the same JSON value.
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatalf("line %q: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatalf("line %q: %v", b, err)
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// The hand-written lines of text deltas and tool output hold exactly what
+// encoding/json writes for them, whatever the strings hold, captured or
+// not, masked or not, through a writer whose header cache sees the agent
+// change.
+func TestTraceTextLinesMatchEncodingJSON(t *testing.T) {
+	mask := func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("secret"), []byte("[masked]")) }
+	texts := []string{"", "plain", "a<b>&c", "\u2028\u2029", "\x00\x1f\b\f\n\r\t\"\\", "\xff\xfe", "é😀", "my secret", strings.Repeat("x", 5000)}
+	for _, capture := range []bool{false, true} {
+		for _, m := range []func([]byte) []byte{nil, mask} {
+			path := filepath.Join(t.TempDir(), "t.jsonl")
+			tw, err := OpenTrace(path, TraceWriterOptions{CaptureContent: capture, Mask: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want [][]byte
+			for i, text := range texts {
+				for _, typ := range []EventType{EventTextDelta, EventToolOutput} {
+					ev := textEvent(typ, text, fmt.Sprint("id", i%3), []string{"", "parent"}[i%2], i%2)
+					line, err := tw.encodeReflect(ev, capture)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want = append(want, line)
+					if err := tw.Write(ev); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			tw.Close()
+			raw, _ := os.ReadFile(path)
+			got := bytes.SplitAfter(raw, []byte("\n"))
+			for i := range want {
+				if !sameJSON(t, got[i], want[i]) {
+					t.Fatalf("capture %v, mask %v, line %d:\n got %s\nwant %s", capture, m != nil, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// FuzzTraceTextLine checks the hand-written line against encoding/json's
+// for any strings.
+func FuzzTraceTextLine(f *testing.F) {
+	f.Add("text", "id", "", true, false)
+	f.Add("<\u2028\xff", "\x00", "p", false, true)
+	f.Fuzz(func(t *testing.T, text, id, parent string, capture, output bool) {
+		typ := EventTextDelta
+		if output {
+			typ = EventToolOutput
+		}
+		ev := textEvent(typ, text, id, parent, len(id))
+		tw := &TraceWriter{opts: TraceWriterOptions{CaptureContent: capture}}
+		want, err := tw.encodeReflect(ev, capture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tw.appendText(nil, &ev, capture, tw.header(&ev)); !sameJSON(t, got, want) {
+			t.Fatalf("got %s\nwant %s", got, want)
+		}
+	})
 }
