@@ -158,22 +158,42 @@ func (l *eventLog) nextEntries() {
 	}
 }
 
-// nextText moves to a text chunk with room for n bytes: the next one when
-// grow allocated it and it is large enough, a new one otherwise (a delta
-// longer than the chunks gets one of its own).
+// nextText moves to a text chunk with room for n bytes: the one grow
+// allocated when it is large enough, else a new one. A delta longer than a
+// chunk of the usual size, or than the grown one, gets a chunk of its own,
+// placed before the grown one so that the grown one still comes next. Only
+// chunks of the usual size have a mark: one of a delta's own is full from
+// its first write and asks for no growth.
 func (l *eventLog) nextText(n int) {
-	if len(l.text) == 0 || l.t+1 == len(l.text) || len(l.text[l.t+1]) < n {
-		chunk := make([]byte, max(l.textSize(), n))
+	grown := len(l.text) > 0 && l.t+1 < len(l.text)
+	usual := true
+	switch size := l.textSize(); {
+	case grown && len(l.text[l.t+1]) >= n:
+		l.t++
+	case grown || n > size:
+		usual = false
+		chunk := make([]byte, n)
+		l.mu.Lock()
+		if grown {
+			// No entry refers to the grown chunk yet: it moves to the end.
+			l.text = append(l.text, l.text[l.t+1])
+			l.text[l.t+1] = chunk
+			l.t++
+		} else {
+			l.text = append(l.text, chunk)
+			l.t = len(l.text) - 1
+		}
+		l.mu.Unlock()
+	default:
+		chunk := make([]byte, size)
 		l.mu.Lock()
 		l.text = append(l.text, chunk)
 		l.mu.Unlock()
 		l.t = len(l.text) - 1
-	} else {
-		l.t++
 	}
 	l.fill = 0
 	l.textMark = 0
-	if l.t+1 == len(l.text) {
+	if usual && l.t+1 == len(l.text) {
 		l.textMark = markOf(len(l.text[l.t]), textLeft)
 	}
 }

@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -177,5 +178,46 @@ func TestEventLogGrowthRacingAppends(t *testing.T) {
 	}
 	if spare := len(lt.l.entries) - 1 - lt.l.k; spare > 1 {
 		t.Fatalf("%d entry chunks ahead", spare)
+	}
+}
+
+// Deltas longer than a chunk get chunks of their own and ask for no
+// growth: a task of long deltas holds little more than its text, and a task
+// whose one delta is long holds one chunk.
+func TestEventLogLongDeltasHoldNoUnusedChunks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sizes []int
+	}{
+		{"one long delta", []int{40 << 10}},
+		{"long deltas", slices.Repeat([]int{70 << 10}, 100)},
+		{"long after short", append(slices.Repeat([]int{32}, 40), slices.Repeat([]int{3000}, 50)...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lt := newLogUnderTest()
+			hdr := &eventHeader{runID: "r"}
+			total := 0
+			for i, n := range tc.sizes {
+				total += n
+				lt.append(eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: strings.Repeat(string(rune('a'+i%26)), n)})
+				if lt.l.low.Load() {
+					lt.l.grow(lt.root)
+				}
+			}
+			held := 0
+			for _, c := range lt.l.text {
+				held += len(c)
+			}
+			if held > total+maxTextChunk {
+				t.Fatalf("text chunks hold %d bytes for %d bytes of text", held, total)
+			}
+			lt.task.Lock()
+			defer lt.task.Unlock()
+			for i, n := range tc.sizes {
+				if ev := lt.l.at(i); len(ev.Text) != n || ev.Text[0] != byte('a'+i%26) {
+					t.Fatalf("delta %d: %d bytes starting %q, want %d", i, len(ev.Text), ev.Text[:1], n)
+				}
+			}
+		})
 	}
 }

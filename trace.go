@@ -93,8 +93,9 @@ type TraceWriter struct {
 	terminal     bool
 	err          error
 
-	// For plain text records (see appendText): a buffer, and the encoded
-	// run and agent header of the latest one with the event it came from.
+	// For plain text records (see appendText): a buffer (dropped when a
+	// line grew it past maxScratch), and the encoded run and agent header
+	// of the latest one with the event it came from.
 	scratch []byte
 	hdr     []byte
 	hdrOf   Event
@@ -136,15 +137,24 @@ func OpenTrace(path string, opts TraceWriterOptions) (*TraceWriter, error) {
 // event_sink_io).
 func (tw *TraceWriter) Write(ev Event) error {
 	if plainText(&ev) {
-		// The bulk of a trace: encoded under the lock into the writer's
-		// own buffer, with the run's header encoded once.
+		// The bulk of a trace: masked outside the lock, then encoded under
+		// it into the writer's own buffer, with the run's header encoded
+		// once.
+		var text string
+		if tw.opts.CaptureContent {
+			text = tw.maskString(ev.Text)
+		}
 		tw.mu.Lock()
 		defer tw.mu.Unlock()
 		if err := tw.open(); err != nil {
 			return err
 		}
-		tw.scratch = tw.appendText(tw.scratch[:0], &ev, tw.opts.CaptureContent, tw.header(&ev))
-		return tw.record(tw.scratch, false)
+		tw.scratch = appendText(tw.scratch[:0], &ev, tw.opts.CaptureContent, text, tw.header(&ev))
+		err := tw.record(tw.scratch, false)
+		if cap(tw.scratch) > maxScratch {
+			tw.scratch = nil // one long output does not stay pinned
+		}
+		return err
 	}
 	terminal := ev.Type == EventRunFinished && ev.Agent.Depth == 0 && ev.Agent.ParentAgentID == ""
 	line, err := tw.encode(ev, true)
@@ -166,6 +176,9 @@ func (tw *TraceWriter) Write(ev Event) error {
 	}
 	return nil
 }
+
+// maxScratch is the most buffer a TraceWriter keeps between lines.
+const maxScratch = 64 << 10
 
 // open reports why nothing more can be written, if anything; tw.mu must
 // be held.
@@ -317,7 +330,11 @@ var jsonNull = json.RawMessage("null")
 func (tw *TraceWriter) encode(ev Event, allowContent bool) ([]byte, error) {
 	capture := tw.opts.CaptureContent && allowContent
 	if plainText(&ev) {
-		return tw.appendText(nil, &ev, capture, appendHeader(nil, &ev)), nil
+		var text string
+		if capture {
+			text = tw.maskString(ev.Text)
+		}
+		return appendText(nil, &ev, capture, text, appendHeader(nil, &ev)), nil
 	}
 	return tw.encodeReflect(ev, capture)
 }
@@ -334,10 +351,11 @@ func plainText(ev *Event) bool {
 }
 
 // appendText appends the line encodeReflect writes for a plainText event,
-// field for field in the same order, for a fraction of the cost: a
-// streamed answer writes one per delta. (The JSON values are the same;
+// with text as its captured (masked) text, field for field in the same
+// order, for a fraction of the cost: a streamed answer writes one per
+// delta. (The JSON values are the same;
 // encoding/json spells U+2028, U+2029 and invalid UTF-8 as escapes.)
-func (tw *TraceWriter) appendText(b []byte, ev *Event, capture bool, header []byte) []byte {
+func appendText(b []byte, ev *Event, capture bool, text string, header []byte) []byte {
 	b = append(b, `{"schema_version":`...)
 	b = jsonx.AppendString(b, ev.SchemaVersion)
 	b = append(b, `,"seq":`...)
@@ -357,7 +375,7 @@ func (tw *TraceWriter) appendText(b []byte, ev *Event, capture bool, header []by
 	}
 	b = append(b, `,"text":`...)
 	if capture {
-		b = jsonx.AppendString(b, tw.maskString(ev.Text))
+		b = jsonx.AppendString(b, text)
 	} else {
 		b = append(b, "null"...)
 	}

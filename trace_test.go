@@ -627,8 +627,36 @@ func FuzzTraceTextLine(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := tw.appendText(nil, &ev, capture, tw.header(&ev)); !sameJSON(t, got, want) {
+		if got := appendText(nil, &ev, capture, text, tw.header(&ev)); !sameJSON(t, got, want) {
 			t.Fatalf("got %s\nwant %s", got, want)
 		}
 	})
+}
+
+// A masker runs outside the writer's lock (it may ask the writer how much
+// it wrote), and one long line does not stay pinned in the writer's buffer.
+func TestTraceMaskOutsideTheLockAndNoPinnedBuffer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	var tw *TraceWriter
+	mask := func(b []byte) []byte {
+		_ = tw.Written() // would deadlock under the writer's lock
+		return b
+	}
+	tw, err := OpenTrace(path, TraceWriterOptions{CaptureContent: true, Mask: mask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Close()
+	if err := tw.Write(deltaEvent(1, strings.Repeat("x", 2*maxScratch))); err != nil {
+		t.Fatal(err)
+	}
+	if cap(tw.scratch) > maxScratch {
+		t.Fatalf("the writer keeps a %d-byte buffer after a long line", cap(tw.scratch))
+	}
+	if err := tw.Write(deltaEvent(2, "short")); err != nil {
+		t.Fatal(err)
+	}
+	if tw.scratch == nil {
+		t.Fatal("a short line's buffer is not kept for the next")
+	}
 }
