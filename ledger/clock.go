@@ -13,9 +13,10 @@ import (
 // whatever happens to the wall clock. Reading the system's monotonic clock
 // costs 40–60 ns on a virtual machine, and a streamed answer appends an
 // event per delta. So on a CPU with an invariant timestamp counter (amd64),
-// a root that shares a Clock reads the system clock every millisecond or
-// every 1,024 records, whichever comes first, and in between extrapolates
-// from the counter at a rate calibrated against the system clock.
+// a root that shares a Clock reads the system clock once a millisecond or
+// 1,024 records have passed since its last read, whichever comes first
+// (and more often while it calibrates), and in between extrapolates from
+// the counter at a rate calibrated against the system clock.
 //
 // Every system read at least 100 µs after the one before checks the
 // extrapolation between them: it holds when it lands within 2 µs plus
