@@ -16,7 +16,8 @@ import (
 // a root that shares a Clock reads the system clock once a millisecond or
 // 1,024 records have passed since its last read, whichever comes first
 // (and more often while it calibrates), and in between extrapolates from
-// the counter at a rate calibrated against the system clock.
+// the counter at a rate calibrated against the system clock. A counter that
+// is slow to read (trapped by a hypervisor) is not used.
 //
 // Every system read at least 100 µs after the one before checks the
 // extrapolation between them: it holds when it lands within 2 µs plus
@@ -43,7 +44,28 @@ type Clock struct {
 
 // NewClock returns a Clock with no rate yet: the first root to run long
 // enough calibrates it for the others.
-func NewClock() *Clock { return &Clock{counter: haveInvariantTicks()} }
+func NewClock() *Clock { return &Clock{counter: haveInvariantTicks() && cheapTicks()} }
+
+// cheapTicks reports whether the counter is quick to read here. A
+// hypervisor that traps the read makes it cost microseconds, far more than
+// the system clock read it would save. The best of three trials counts, so
+// that an interruption does not decide.
+func cheapTicks() bool {
+	const reads = 32
+	best := time.Duration(1<<63 - 1)
+	for range 3 {
+		start := time.Now()
+		for range reads {
+			cpuTicks()
+		}
+		best = min(best, time.Since(start))
+	}
+	return best < reads*maxTickRead
+}
+
+// maxTickRead is the most a counter read may cost for the counter to be
+// used (a read costs about 10–25 ns where it is not trapped).
+const maxTickRead = 100 * time.Nanosecond
 
 // tick reads the counter, unordered: for records.
 func (k *Clock) tick() uint64 {
