@@ -60,8 +60,9 @@ type RuntimeOptions struct {
 	// Tracer receives task, model-call and tool-call spans; nil means no
 	// spans.
 	Tracer trace.Tracer
-	// Now is the clock; nil means the system clock (read as the task's
-	// start plus monotonic time, see [ledger.Options]).
+	// Now is the clock; nil means the system clock, read as the task's
+	// start plus monotonic time through a [ledger.Clock] the runtime's
+	// tasks share (see [ledger.Options]).
 	Now func() time.Time
 	// OnStart, when set, is called with each task's ledger before its first
 	// event, so a host can record the task ID.
