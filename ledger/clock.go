@@ -198,17 +198,17 @@ func (c *recordClock) microsAt(t uint64) int64 {
 		if d := t - c.anchor.ticks; d < c.span {
 			c.run--
 			c.lastTick = t
-			return c.clamp(c.startMicros + (c.anchor.nanos+int64(d*c.mult>>32))/1000)
+			return c.at(c.anchor.nanos + int64(d*c.mult>>32))
 		}
 	}
 	if !c.counting.Load() {
-		return c.clamp(c.startMicros + c.elapsed()/1000)
+		return c.at(c.elapsed())
 	}
 	s := c.read()
 	if !s.ok {
 		// An interrupted read anchors nothing: read again next time.
 		c.mult = 0
-		return c.clamp(c.startMicros + s.nanos/1000)
+		return c.at(s.nanos)
 	}
 	if !c.base.ok {
 		c.base = s
@@ -218,12 +218,12 @@ func (c *recordClock) microsAt(t uint64) int64 {
 		// not move, records in a burst): keep the anchor, so the next check
 		// spans long enough to tell.
 		c.run = maxRun
-		return c.clamp(c.startMicros + s.nanos/1000)
+		return c.at(s.nanos)
 	}
 	c.check(s)
 	c.calibrate(s)
 	c.anchor, c.run, c.lastTick = s, maxRun, s.ticks
-	return c.clamp(c.startMicros + s.nanos/1000)
+	return c.at(s.nanos)
 }
 
 // elapsed is the system clock's time since start, in nanoseconds.
@@ -337,8 +337,10 @@ func rateOf(nanos int64, ticks uint64) uint64 {
 	return m
 }
 
-// clamp keeps record times from going backwards.
-func (c *recordClock) clamp(us int64) int64 {
+// at is the time of a record nanos after start, in Unix microseconds, kept
+// from going backwards.
+func (c *recordClock) at(nanos int64) int64 {
+	us := c.startMicros + nanos/1000
 	if us < c.last {
 		return c.last
 	}
