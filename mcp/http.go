@@ -314,39 +314,15 @@ func (c *httpConn) resumeStream(ctx context.Context, lastID string) (*http.Respo
 // handleEvent handles one event's message and reports the response to
 // request id when that is what it holds. Anything unparsable, and responses
 // to other requests, are ignored.
-func (c *httpConn) handleEvent(ctx context.Context, data []byte, id int64) (reply, bool) {
-	if msgs, ok := batchOf(data); ok {
-		var r reply
-		var found bool
-		for _, m := range msgs {
-			if _, nested := batchOf(m); nested {
-				continue
-			}
-			if mr, ok := c.handleEvent(ctx, m, id); ok && !found {
-				r, found = mr, true
-			}
+func (c *httpConn) handleEvent(ctx context.Context, data []byte, id int64) (r reply, found bool) {
+	route(data, c.onNote, func(reqID json.RawMessage, method string) {
+		c.answer(ctx, reqID, method)
+	}, func(got int64, mr reply) {
+		if got == id && !found {
+			r, found = mr, true
 		}
-		return r, found
-	}
-	msg, err := decodeMessage(data)
-	if err != nil {
-		return reply{}, false
-	}
-	switch {
-	case msg.Method != nil && !msg.hasID():
-		if c.onNote != nil {
-			c.onNote(*msg.Method, msg.Params)
-		}
-	case msg.Method != nil:
-		if validID(msg.ID) {
-			c.answer(ctx, msg.ID, *msg.Method)
-		}
-	default:
-		if got, ok := msg.idNumber(); ok && got == id {
-			return reply{result: msg.Result, err: msg.Error}, true
-		}
-	}
-	return reply{}, false
+	})
+	return r, found
 }
 
 // answer POSTs this client's answer to a server's request, best effort and

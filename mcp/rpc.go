@@ -151,8 +151,6 @@ func (e *peerError) Unwrap() error { return e.kind }
 // with no way to resume) before answering.
 var errStreamEnded = errors.New("the server closed the stream before answering")
 
-// decodeMessage parses one frame or event. A frame that is not a JSON
-// object is reported, never guessed at.
 // MaxBatch bounds a JSON-RPC batch a server sends (protocol 2025-03-26
 // allowed them); a longer batch is dropped whole.
 const MaxBatch = 64
@@ -172,10 +170,46 @@ func batchOf(data []byte) ([]json.RawMessage, bool) {
 	return msgs, true
 }
 
+// decodeMessage parses one frame or event. A frame that is not a JSON
+// object is reported, never guessed at.
 func decodeMessage(data []byte) (envelope, error) {
 	var e envelope
 	if err := json.Unmarshal(data, &e); err != nil {
 		return e, fmt.Errorf("a message is not a JSON-RPC object: %v", err)
 	}
 	return e, nil
+}
+
+// route hands each message of an incoming frame or event, one message or a
+// batch of them (a nested batch is dropped), to the handler of its kind: a
+// notification to onNote (when set), a request with a valid ID to
+// onRequest, a response with a numeric ID to onResponse. Anything else is
+// dropped.
+func route(data []byte, onNote func(method string, params json.RawMessage), onRequest func(id json.RawMessage, method string), onResponse func(id int64, r reply)) {
+	if msgs, ok := batchOf(data); ok {
+		for _, m := range msgs {
+			if _, nested := batchOf(m); !nested {
+				route(m, onNote, onRequest, onResponse)
+			}
+		}
+		return
+	}
+	msg, err := decodeMessage(data)
+	if err != nil {
+		return
+	}
+	switch {
+	case msg.Method != nil && !msg.hasID():
+		if onNote != nil {
+			onNote(*msg.Method, msg.Params)
+		}
+	case msg.Method != nil:
+		if validID(msg.ID) {
+			onRequest(msg.ID, *msg.Method)
+		}
+	default:
+		if id, ok := msg.idNumber(); ok {
+			onResponse(id, reply{result: msg.Result, err: msg.Error})
+		}
+	}
 }

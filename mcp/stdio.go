@@ -132,43 +132,19 @@ func (c *lineConn) read(f *frameReader) {
 // dispatch handles one frame. A line that is not a JSON-RPC object, or a
 // response nobody waits for, is ignored.
 func (c *lineConn) dispatch(frame []byte) {
-	if msgs, ok := batchOf(frame); ok {
-		for _, m := range msgs {
-			if _, nested := batchOf(m); !nested {
-				c.dispatch(m)
-			}
-		}
-		return
-	}
-	msg, err := decodeMessage(frame)
-	if err != nil {
-		return
-	}
-	switch {
-	case msg.Method != nil && !msg.hasID():
-		if c.onNote != nil {
-			c.onNote(*msg.Method, msg.Params)
-		}
-	case msg.Method != nil:
-		if !validID(msg.ID) {
-			return
-		}
+	route(frame, c.onNote, func(id json.RawMessage, method string) {
 		ctx, cancel := context.WithTimeout(context.Background(), answerAllowance)
-		_, _ = c.write(ctx, func(b []byte) []byte { return appendAnswer(b, msg.ID, *msg.Method) })
+		_, _ = c.write(ctx, func(b []byte) []byte { return appendAnswer(b, id, method) })
 		cancel()
-	default:
-		id, ok := msg.idNumber()
-		if !ok {
-			return
-		}
+	}, func(id int64, r reply) {
 		c.mu.Lock()
 		ch := c.pending[id]
 		delete(c.pending, id)
 		c.mu.Unlock()
 		if ch != nil {
-			ch <- reply{result: msg.Result, err: msg.Error}
+			ch <- r
 		}
-	}
+	})
 }
 
 // write sends one frame built by build, honouring ctx while it waits for
