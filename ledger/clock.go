@@ -185,9 +185,6 @@ func (c *recordClock) ticksNow() uint64 {
 	return c.shared.tick()
 }
 
-// micros returns the time of a record in Unix microseconds.
-func (c *recordClock) micros() int64 { return c.microsAt(c.ticksNow()) }
-
 // microsAt returns the time of a record whose counter reading, taken by
 // ticksNow, is t.
 func (c *recordClock) microsAt(t uint64) int64 {

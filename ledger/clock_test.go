@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// micros is the time of a record taken now, as the root takes it.
+func (c *recordClock) micros() int64 { return c.microsAt(c.ticksNow()) }
+
 // fakeTime is a timestamp counter and a system clock under the test's
 // control. The counter runs at perNs ticks per nanosecond of the system
 // clock until the test makes it lie; reading either costs readNs of time.
