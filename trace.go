@@ -325,20 +325,6 @@ type (
 
 var jsonNull = json.RawMessage("null")
 
-// encode renders ev as one JSONL line; content appears only when captured
-// and allowed.
-func (tw *TraceWriter) encode(ev Event, allowContent bool) ([]byte, error) {
-	capture := tw.opts.CaptureContent && allowContent
-	if plainText(&ev) {
-		var text string
-		if capture {
-			text = tw.maskString(ev.Text)
-		}
-		return appendText(nil, &ev, capture, text, appendHeader(nil, &ev)), nil
-	}
-	return tw.encodeReflect(ev, capture)
-}
-
 // plainText reports whether ev is a text delta or a tool output that
 // carries nothing but its text and, for an output, its call, name and
 // stream: the lines of a streamed answer, which appendText writes by hand.
@@ -350,7 +336,7 @@ func plainText(ev *Event) bool {
 		len(d.Result) == 0 && d.Skill == nil && d.Outcome == nil && d.Accounting == nil
 }
 
-// appendText appends the line encodeReflect writes for a plainText event,
+// appendText appends the line encode writes for a plainText event,
 // with text as its captured (masked) text, field for field in the same
 // order, for a fraction of the cost: a streamed answer writes one per
 // delta. (The JSON values are the same;
@@ -420,8 +406,11 @@ func appendHeader(b []byte, ev *Event) []byte {
 	return append(b, '}')
 }
 
-// encodeReflect renders ev through encoding/json.
-func (tw *TraceWriter) encodeReflect(ev Event, capture bool) ([]byte, error) {
+// encode renders ev through encoding/json as one JSONL line (Write's
+// plain path writes the same values by hand); content appears only when
+// captured and allowed.
+func (tw *TraceWriter) encode(ev Event, allowContent bool) ([]byte, error) {
+	capture := tw.opts.CaptureContent && allowContent
 	var v any = &ev
 	switch ev.Type {
 	case EventTextDelta, EventToolOutput:

@@ -235,7 +235,8 @@ func finishedEvent(seq uint64, output string) Event {
 // file never exceeds the bound. The cases sit at the bound and one past it.
 func TestTraceReservesTheTerminalRecord(t *testing.T) {
 	t.Parallel()
-	one, _ := (&TraceWriter{opts: TraceWriterOptions{CaptureContent: true}}).encode(deltaEvent(1, "x"), true)
+	delta := deltaEvent(1, "x")
+	one := appendText(nil, &delta, true, delta.Text, appendHeader(nil, &delta)) // as Write writes it
 	budget := int64(8192)
 	fit := (budget - TraceTerminalReserve) / int64(len(one)) // deltas that fit exactly
 	for _, c := range []struct {
@@ -589,7 +590,7 @@ func TestTraceTextLinesMatchEncodingJSON(t *testing.T) {
 			for i, text := range texts {
 				for _, typ := range []EventType{EventTextDelta, EventToolOutput} {
 					ev := textEvent(typ, text, fmt.Sprint("id", i%3), []string{"", "parent"}[i%2], i%2)
-					line, err := tw.encodeReflect(ev, capture)
+					line, err := tw.encode(ev, true)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -623,7 +624,7 @@ func FuzzTraceTextLine(f *testing.F) {
 		}
 		ev := textEvent(typ, text, id, parent, len(id))
 		tw := &TraceWriter{opts: TraceWriterOptions{CaptureContent: capture}}
-		want, err := tw.encodeReflect(ev, capture)
+		want, err := tw.encode(ev, true)
 		if err != nil {
 			t.Fatal(err)
 		}
