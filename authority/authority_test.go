@@ -400,3 +400,42 @@ func ExampleSet_Decide() {
 	fmt.Println(d.Allowed, d.Layer, d.RuleID)
 	// Output: false read-only builtin.write_roots.default_deny
 }
+
+// A deny on a launcher covers every path to the same file: a symlink and a
+// hard link are the launcher itself, in mcp.launchers and executables alike.
+func TestLauncherRulesMatchTheCanonicalFile(t *testing.T) {
+	dir := t.TempDir()
+	launcher := filepath.Join(dir, "records")
+	if err := os.WriteFile(launcher, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	symlink, hardlink, other := filepath.Join(dir, "via-symlink"), filepath.Join(dir, "via-hardlink"), filepath.Join(dir, "other")
+	if err := os.Symlink(launcher, symlink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(launcher, hardlink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, dim := range []Dimension{DimMCPLaunchers, DimExecutables} {
+		for _, tc := range []struct {
+			path    string
+			allowed bool
+		}{{launcher, false}, {symlink, false}, {hardlink, false}, {other, true}, {filepath.Join(dir, "missing"), true}} {
+			s := mustSet(t, Config{MCPServers: map[string]MCPServer{"records": {Launcher: tc.path}}, Layers: []Layer{{ID: "ops", Kind: KindAuthority,
+				Dimensions: map[Dimension]*Rules{dim: {Default: Allow, Deny: []Rule{{ID: "ops.no_records", Value: launcher}}}}}}})
+			d := s.Decide(Request{Capability: "mcp/records/lookup"})
+			if d.Allowed != tc.allowed || !tc.allowed && d.RuleID != "ops.no_records" {
+				t.Errorf("%s %s: %+v", dim, filepath.Base(tc.path), d)
+			}
+		}
+		// The rule may name the link and the server the file.
+		s := mustSet(t, Config{MCPServers: map[string]MCPServer{"records": {Launcher: launcher}}, Layers: []Layer{{ID: "ops", Kind: KindAuthority,
+			Dimensions: map[Dimension]*Rules{dim: {Default: Allow, Deny: []Rule{{ID: "ops.no_records", Value: symlink}}}}}}})
+		if d := s.Decide(Request{Capability: "mcp/records/lookup"}); d.Allowed {
+			t.Errorf("%s: a deny naming a symlink missed its target: %+v", dim, d)
+		}
+	}
+}

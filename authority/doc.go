@@ -13,6 +13,9 @@
 // allow list must match; otherwise the default decides. There are no
 // wildcards: "fs.*" is a literal value that matches nothing but itself. The
 // zero value of Rules denies everything, and so does the zero value of Set.
+// Executables and MCP launchers match by the device and inode of the file a
+// path resolves to, so a symlink or a hard link to a denied launcher is denied
+// too.
 //
 // Every Decision names the layer and the rule that decided it, so a host can
 // explain exactly why a capability is on or off. Text from models, tools,

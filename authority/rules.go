@@ -1,6 +1,9 @@
 package authority
 
-import "strings"
+import (
+	"os"
+	"strings"
+)
 
 // Effect is what a rule set does when no rule decides.
 type Effect string
@@ -91,9 +94,28 @@ func (d Dimension) matches(rule, value string) bool {
 	switch d {
 	case DimReadRoots, DimWriteRoots, DimCWDRoots:
 		return WithinRoot(rule, value)
+	case DimExecutables, DimMCPLaunchers:
+		return rule == value || sameFile(rule, value)
 	default:
 		return rule == value
 	}
+}
+
+// sameFile reports whether two absolute paths name the same file: the
+// files they resolve to (every symlink followed) have the same device and
+// inode. A symlink or a hard link to a launcher is that launcher, as it is
+// for shell command rules. A path that does not resolve matches nothing but
+// its own spelling.
+func sameFile(a, b string) bool {
+	if !strings.HasPrefix(a, "/") || !strings.HasPrefix(b, "/") {
+		return false
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // WithinRoot reports whether the workspace-relative path p lies in the subtree

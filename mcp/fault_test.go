@@ -353,6 +353,37 @@ func TestPolicyAdmission(t *testing.T) {
 	}
 }
 
+// A launcher deny is not bypassed by configuring the server through a
+// symlink or a hard link to the denied file.
+func TestLauncherDenyCoversEveryLinkToTheFile(t *testing.T) {
+	t.Parallel()
+	launcher := faultServer(t)
+	dir := t.TempDir()
+	symlink, hardlink := filepath.Join(dir, "symlink"), filepath.Join(dir, "hardlink")
+	if err := os.Symlink(launcher, symlink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(launcher, hardlink); err != nil {
+		t.Fatalf("hard link to the fault server: %v", err)
+	}
+	for _, dim := range []authority.Dimension{authority.DimMCPLaunchers, authority.DimExecutables} {
+		for _, link := range []string{symlink, hardlink} {
+			srv := faultStdio(t, "records", "ok")
+			srv.Command, srv.Required = link, false
+			layers := []authority.Layer{{ID: "ops", Kind: authority.KindAuthority, Dimensions: map[authority.Dimension]*authority.Rules{
+				dim: {Default: authority.Allow, Deny: []authority.Rule{{ID: "ops.no", Value: launcher}}},
+			}}}
+			c := open(t, Options{Servers: []Server{srv}, Authority: policy(t, layers, srv)})
+			if h := c.Health()[0]; h.State != Denied || h.Decision == nil || h.Decision.RuleID != "ops.no" {
+				t.Errorf("%s via %s: %s %+v", dim, filepath.Base(link), h.State, h.Decision)
+			}
+			if len(c.Tools()) > 0 {
+				t.Errorf("%s via %s: tools admitted", dim, filepath.Base(link))
+			}
+		}
+	}
+}
+
 func TestAllowRuleCannotCreateServer(t *testing.T) {
 	t.Parallel()
 	configured := faultStdio(t, "records", "ok")
