@@ -44,4 +44,8 @@
 //
 // Results are immutable and content-addressed: [Root.PutResult] stores the
 // [Canonical] JSON of a value under "sha256:<hex>".
+//
+// "The reference" here is Pablo's original implementation, in Rust:
+// https://github.com/calebjohn24/pablo. Where this package differs from it
+// on purpose, docs/differences.md says so.
 package ledger

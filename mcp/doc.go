@@ -56,4 +56,8 @@
 // Options.OnProgress live, on the calling goroutine and bounded. With
 // Options.Tracer every request is an OpenTelemetry client span following
 // the MCP semantic conventions; no trace context is sent to servers.
+//
+// "The reference" here is Pablo's original implementation, in Rust:
+// https://github.com/calebjohn24/pablo. Where this package differs from it
+// on purpose, docs/differences.md says so.
 package mcp

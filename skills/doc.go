@@ -45,4 +45,8 @@
 // All limits are the reference's fixed safety limits (the Max* constants).
 // Errors are *Error values wrapping one of the Err* sentinel kinds, with a
 // stable Code.
+//
+// "The reference" here is Pablo's original implementation, in Rust:
+// https://github.com/calebjohn24/pablo. Where this package differs from it
+// on purpose, docs/differences.md says so.
 package skills

@@ -35,4 +35,8 @@
 //
 // The literal policy is not a sandbox: an allowed program may still start
 // children, write files and use the network.
+//
+// "The reference" here is Pablo's original implementation, in Rust:
+// https://github.com/calebjohn24/pablo. Where this package differs from it
+// on purpose, docs/differences.md says so.
 package shell
