@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/endpoint"
 )
 
 // The fixed gateway endpoints of the reference's providers.
@@ -202,6 +203,11 @@ func (d *Deployment) check(prov provenance) error {
 			uses = append(uses, credUse{ptr: ptr + "/bearer/credential", name: c, consumer: authority.ConsumerA2ABearer, destination: r["endpoint"].(string), explicit: true})
 		}
 	}
+	if get(o, "otel", "exporter") == "otlp" {
+		if err := checkOTLPEndpoint(get(o, "otel", "endpoint").(string)); err != nil {
+			return err
+		}
+	}
 	if h, ok := get(o, "otel", "headers").(string); ok {
 		uses = append(uses, credUse{ptr: "/options/otel/headers", name: h, consumer: authority.ConsumerOTelHeaders, destination: get(o, "otel", "endpoint").(string), explicit: true})
 	}
@@ -348,17 +354,30 @@ func (d *Deployment) checkRemote(ptr, raw string) error {
 	if err != nil {
 		return &ConfigError{Code: CodeInvalidValue, Option: ptr, Message: "not a URL"}
 	}
-	if u.Scheme == "https" {
+	if endpoint.CheckScheme(u, d.loopbackHTTP) == nil {
 		return nil
 	}
-	if d.loopbackHTTP && isLoopback(u) {
-		return nil
-	}
-	msg := "remote endpoints require https"
+	msg := endpoint.ErrPlainHTTP.Error()
 	if isLoopback(u) {
 		msg += " (plain http to loopback is only a host fixture, never under lock)"
 	}
 	return &ConfigError{Code: CodeInvalidValue, Option: ptr, Message: msg}
+}
+
+// checkOTLPEndpoint requires https for the OTLP exporter except to a
+// loopback host (a collector on this host, as the reference's default
+// http://localhost:4318 is). Unlike a model or MCP endpoint, no host switch
+// is needed for that and lock does not forbid it: the spans and the
+// otel.headers credential never leave the host over plain HTTP.
+func checkOTLPEndpoint(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return &ConfigError{Code: CodeInvalidValue, Option: "/options/otel/endpoint", Message: "not a URL"}
+	}
+	if endpoint.CheckScheme(u, true) != nil {
+		return &ConfigError{Code: CodeInvalidValue, Option: "/options/otel/endpoint", Message: "the OTLP endpoint must use https; plain http is allowed only to a loopback host (localhost, 127.0.0.1, ::1)"}
+	}
+	return nil
 }
 
 // modelsInUse expands the selected route into model names and checks the

@@ -2,12 +2,12 @@ package pablo
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/pabloagent/pablo/internal/endpoint"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
@@ -363,12 +363,5 @@ func narrows(target string, cur, next any) bool {
 	return canonicalString(cur) == canonicalString(next)
 }
 
-// isLoopback reports whether u names a literal loopback host.
-func isLoopback(u *url.URL) bool {
-	h := u.Hostname()
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
+// isLoopback reports whether u names a loopback host (endpoint.IsLoopback).
+func isLoopback(u *url.URL) bool { return endpoint.IsLoopback(u) }

@@ -257,3 +257,36 @@ func TestRunJoinsTheCallersTrace(t *testing.T) {
 		t.Fatalf("propagators = []: exit %d, trace %q", code, obj.TraceID)
 	}
 }
+
+// TestLockedDeploymentModelIsNeverReplacedByAFlag: under lock no flag
+// replaces the model, its endpoint or its credentials. --script and
+// --fixture-endpoint are refused before any task starts (exit 2, the
+// pre-admission envelope), on the locked production preset.
+func TestLockedDeploymentModelIsNeverReplacedByAFlag(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(t.TempDir(), "script.json")
+	os.WriteFile(script, []byte(`{"turns":[{"text":["{\"answer\":\"scripted\"}"]}]}`), 0o600)
+	for _, flags := range [][]string{
+		{"--script", script},
+		{"--fixture-endpoint", "http://127.0.0.1:9/v1/chat/completions"},
+		{"--loopback-http", "--fixture-endpoint", "http://127.0.0.1:9/v1/chat/completions"},
+	} {
+		t.Run(strings.Join(flags, " "), func(t *testing.T) {
+			args := append([]string{"run", "--json", "hello"}, production(t)...)
+			code, stdout, stderr := cli(t, append(args, flags...)...)
+			if code != 2 || !strings.Contains(stderr, "lock") {
+				t.Fatalf("exit %d, stdout %.300s, stderr %s", code, stdout, stderr)
+			}
+			var env struct {
+				RunID   *string `json:"run_id"`
+				Outcome any     `json:"outcome"`
+				Error   struct {
+					Code string `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &env); err != nil || env.RunID != nil || env.Outcome != nil || env.Error.Code != "invalid_configuration" {
+				t.Fatalf("envelope %q (%v)", stdout, err)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"github.com/pabloagent/pablo/internal/endpoint"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -478,5 +479,53 @@ func BenchmarkOTLPEncode(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		encodeTraceRequest(spans, nil)
+	}
+}
+
+// TestOTLPRequiresHTTPSOutsideLoopback: the OTLP exporter, which carries
+// the otel.headers credential, accepts plain HTTP only to a loopback host,
+// as every other remote endpoint does; the deployment is refused at load
+// (config_invalid_value, exit 2) and the exporter refuses on its own.
+func TestOTLPRequiresHTTPSOutsideLoopback(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		endpoint string
+		ok       bool
+	}{
+		{"http://collector.example.test:4318/v1/traces", false},
+		{"http://203.0.113.7:4318/v1/traces", false},
+		{"http://localhost:4318/v1/traces", true},
+		{"http://127.0.0.1:4318/v1/traces", true},
+		{"http://[::1]:4318/v1/traces", true},
+		{"https://collector.example.test/v1/traces", true},
+	} {
+		t.Run(c.endpoint, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "d.toml")
+			os.WriteFile(cfg, []byte(`schema_version = 1
+[credentials.otel]
+consumer = "otel.headers"
+sources = [{ kind = "environment", name = "OTEL_TOKEN" }]
+[options.otel]
+exporter = "otlp"
+endpoint = "`+c.endpoint+`"
+headers = "otel"
+`), 0o600)
+			code, _, stderr := runWithEnv(t, map[string]string{"OTEL_TOKEN": "x-api-key=otel-secret-value"}, "config", "validate", "--config", cfg, "--bind", "workspace="+dir)
+			if c.ok != (code == 0) {
+				t.Fatalf("config validate: exit %d, stderr %s", code, stderr)
+			}
+			if !c.ok && (code != 2 || !strings.Contains(stderr, "config_invalid_value") || !strings.Contains(stderr, "/options/otel/endpoint")) {
+				t.Fatalf("exit %d, stderr %s", code, stderr)
+			}
+			_, err := newOTLPExporter(otlpOptions{Endpoint: c.endpoint, Headers: http.Header{"X-Api-Key": {"otel-secret-value"}}})
+			if c.ok != (err == nil) {
+				t.Fatalf("exporter: %v", err)
+			}
+			if err != nil && !errors.Is(err, endpoint.ErrPlainHTTP) {
+				t.Fatalf("exporter error kind: %v", err)
+			}
+		})
 	}
 }

@@ -21,6 +21,8 @@ import (
 	sdkresource "go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/pabloagent/pablo/internal/endpoint"
 )
 
 // This file is a small OTLP/HTTP (http/protobuf) span exporter. It writes
@@ -65,6 +67,11 @@ func newOTLPExporter(opts otlpOptions) (*otlpExporter, error) {
 	u, err := url.Parse(opts.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		return nil, fmt.Errorf("otel.endpoint must be a complete http(s) traces URL without userinfo")
+	}
+	// The deployment's check refuses the same; the exporter holds the
+	// headers credential, so it never trusts that it was asked.
+	if err := endpoint.CheckScheme(u, true); err != nil {
+		return nil, fmt.Errorf("otel.endpoint %s: %w; plain http is allowed only to a loopback host", u.Redacted(), err)
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second

@@ -164,6 +164,12 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 	}
 	hopts := pablo.HostOptions{LookupEnv: h.lookupEnv, FixtureEndpoint: p.one("fixture-endpoint")}
 	if path := p.one("script"); path != "" {
+		// Under lock no flag replaces the model, its endpoint or its
+		// credentials (--fixture-endpoint is refused the same way); the
+		// file is not even opened.
+		if d.Locked() {
+			return preAdmission(h, p, "invalid_configuration", &pablo.ConfigError{Code: pablo.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"})
+		}
 		s, err := pablo.LoadScript(path)
 		if err != nil {
 			return preAdmission(h, p, "invalid_arguments", usagef("--script: %v", err))
