@@ -31,11 +31,11 @@ func (noopTool) Call(context.Context, authority.Call) ledger.ToolResult {
 	return ledger.ToolResult{Status: ledger.ToolCompleted}
 }
 
-func benchRuntime(b *testing.B, script string, cats ...ToolCatalog) *Runtime {
+func benchRuntime(b testing.TB, script string, cats ...ToolCatalog) *Runtime {
 	return benchRuntimeStore(b, nil, script, cats...)
 }
 
-func benchRuntimeStore(b *testing.B, store ledger.Store, script string, cats ...ToolCatalog) *Runtime {
+func benchRuntimeStore(b testing.TB, store ledger.Store, script string, cats ...ToolCatalog) *Runtime {
 	b.Helper()
 	s, err := ParseScript([]byte(script))
 	if err != nil {

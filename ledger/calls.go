@@ -84,8 +84,8 @@ const (
 
 // ReserveModelCall implements [Ledger]: it checks the deadline, model_calls,
 // context_bytes, total_tokens and cost for the agent and every ancestor,
-// reserves one model call and the full attested bounds, and durably records
-// the call as admitted.
+// reserves one model call and the full attested bounds, and records the call
+// as admitted (durable at the next barrier: its Dispatch).
 func (r *Root) ReserveModelCall(ctx context.Context, agentID string, req ModelCall) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -122,8 +122,7 @@ func (r *Root) ReserveModelCall(ctx context.Context, agentID string, req ModelCa
 			InputBytes: req.ContextBytes, TokenBound: req.TokenBound, CostBound: req.CostBound,
 		}})
 	}
-	r.mu.Unlock()
-	return req.ID, r.flush(ctx)
+	return req.ID, r.unlockAccepted(ctx)
 }
 
 func (r *Root) checkModel(a *agent, req *ModelCall) error {
@@ -183,7 +182,8 @@ func (a *agent) checkNewCall(id string) error {
 // AdmitToolCall implements [Ledger]. For an allowed call it checks the
 // deadline, tool_calls and tool_input_bytes for the agent and every ancestor
 // and reserves one tool call; a denied call reserves nothing. Either way the
-// call and its decision are durably recorded as admitted.
+// call and its decision are recorded as admitted, durable at the next
+// barrier (its Dispatch or, for a call never dispatched, its settlement).
 func (r *Root) AdmitToolCall(ctx context.Context, agentID string, req ToolCall) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -214,8 +214,7 @@ func (r *Root) AdmitToolCall(ctx context.Context, agentID string, req ToolCall) 
 			ArgumentsDigest: req.ArgumentsDigest, InputBytes: req.InputBytes, Decision: req.Decision,
 		}})
 	}
-	r.mu.Unlock()
-	return r.flush(ctx)
+	return r.unlockAccepted(ctx)
 }
 
 func (r *Root) checkTool(a *agent, inputBytes uint64) error {
@@ -255,9 +254,10 @@ func (r *Root) lookup(agentID, callID, op string, kind CallKind) (*agent, *call,
 }
 
 // Dispatch implements [Ledger]. It turns the call's reservation into a charged
-// model or tool call and durably records the call as dispatched, so that a
-// crash from here on reports its outcome as unknown. Call it immediately
-// before the request leaves the process.
+// model or tool call and records the call as dispatched. It is a barrier:
+// when it returns, the dispatch and every record accepted before it are
+// durable, so that a crash from here on reports the call's outcome as
+// unknown. Call it immediately before the request leaves the process.
 func (r *Root) Dispatch(ctx context.Context, agentID, callID string) error {
 	r.mu.Lock()
 	a, c, err := r.lookup(agentID, callID, "dispatch", "")
@@ -300,7 +300,9 @@ func (r *Root) Dispatch(ctx context.Context, agentID, callID string) error {
 //
 // An actual above its bound is charged and then reported as a
 // [*BoundError] (tokens before cost). A second settlement fails with
-// [ErrAlreadySettled] and charges nothing.
+// [ErrAlreadySettled] and charges nothing. It is not a barrier: the
+// settlement is durable with the next one, and a crash before it reads the
+// call as an unknown outcome.
 func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s ModelSettlement) error {
 	if !s.Delivery.valid() {
 		return &InvalidError{Field: "ModelSettlement.Delivery", Reason: "must be not_sent, may_have_been_sent or response_received, got " + strconv.Quote(string(s.Delivery))}
@@ -358,20 +360,23 @@ func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s Mo
 			rec.Error = string(FailAccountingBoundViolated)
 		}
 	}
-	if err := r.settled(ctx, a, c, rec); err != nil {
+	if err := r.settled(ctx, a, c, rec, false); err != nil {
 		return err
 	}
 	return violation
 }
 
-// settled marks c settled, records rec, releases r.mu (which must be held)
-// and flushes.
-func (r *Root) settled(ctx context.Context, a *agent, c *call, rec CallRecord) error {
+// settled marks c settled, records rec and releases r.mu (which must be
+// held), then flushes when barrier is set.
+func (r *Root) settled(ctx context.Context, a *agent, c *call, rec CallRecord, barrier bool) error {
 	c.state = CallSettled
 	a.open--
 	if r.logs() {
 		kept := rec // allocated only when recorded
 		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &kept})
+	}
+	if !barrier {
+		return r.unlockAccepted(ctx)
 	}
 	r.mu.Unlock()
 	return r.flush(ctx)
@@ -410,7 +415,9 @@ func UnknownUsage() Usage {
 // releases its reservation, counts nothing and is recorded as not_sent. A
 // dispatched call whose OutputBytes exceed a tool_output_bytes ceiling is
 // recorded with status output_limit and no result, and the method returns the
-// [*LimitError]. A second settlement fails with [ErrAlreadySettled].
+// [*LimitError]. A second settlement fails with [ErrAlreadySettled]. It is a
+// barrier: the settlement, its result and every record accepted before them
+// are durable when it returns.
 func (r *Root) SettleToolCall(ctx context.Context, agentID, callID string, s ToolSettlement) error {
 	if !s.Status.valid() {
 		return &InvalidError{Field: "ToolSettlement.Status", Reason: "unknown tool status " + strconv.Quote(string(s.Status))}
@@ -440,7 +447,7 @@ func (r *Root) SettleToolCall(ctx context.Context, agentID, callID string, s Too
 	} else if limitErr = checkBytes(a, LimitToolOutputBytes, s.OutputBytes); limitErr != nil {
 		rec.Status, rec.Result = string(ToolOutputLimit), ""
 	}
-	if err := r.settled(ctx, a, c, rec); err != nil {
+	if err := r.settled(ctx, a, c, rec, true); err != nil {
 		return err
 	}
 	return limitErr

@@ -63,6 +63,9 @@ func TestPutResultIsContentAddressedAndIdempotent(t *testing.T) {
 	if err != nil || string(data) != `{"a":"x","b":2}` {
 		t.Fatalf("Result = %s, %v", data, err)
 	}
+	if err := r.Flush(bg); err != nil {
+		t.Fatal(err)
+	}
 	recs, _ := store.Records(bg, r.ID())
 	n := 0
 	for _, rec := range recs {

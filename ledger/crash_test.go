@@ -27,7 +27,8 @@ func TestMain(m *testing.M) {
 }
 
 // runCrashChild runs four concurrent task loops against the bolt store at
-// path and prints one line per acknowledged (durable) record:
+// path and prints one line per acknowledged (durable) record, once a barrier
+// has made it durable:
 //
 //	T task          the task exists
 //	E task rootseq  the event with that root_seq is durable
@@ -70,7 +71,18 @@ func crashTask(store Store, rng *rand.Rand, ack func(string, ...any)) error {
 		return err
 	}
 	t, a := r.ID(), r.RootAgentID()
-	ack("T %s", t)
+	// What a method that is not a barrier accepted is acknowledged only
+	// after the next barrier returns.
+	var accepted []string
+	accept := func(format string, args ...any) { accepted = append(accepted, fmt.Sprintf(format, args...)) }
+	barrier := func(format string, args ...any) {
+		for _, line := range accepted {
+			ack("%s", line)
+		}
+		accepted = accepted[:0]
+		ack(format, args...)
+	}
+	accept("T %s", t)
 	type open struct {
 		id         string
 		dispatched bool
@@ -85,13 +97,13 @@ func crashTask(store Store, rng *rand.Rand, ack func(string, ...any)) error {
 			if err := r.Flush(ctx); err != nil {
 				return err
 			}
-			ack("E %s %d", t, ev.RootSeq)
+			barrier("E %s %d", t, ev.RootSeq)
 		}
 		id := fmt.Sprint("call-", i)
 		if err := r.AdmitToolCall(ctx, a, ToolCall{ID: id, Name: "fs.write", Decision: Decision{Allowed: true}}); err != nil {
 			return err
 		}
-		ack("A %s %s", t, id)
+		accept("A %s %s", t, id)
 		switch rng.IntN(4) {
 		case 0: // stays admitted
 			opens = append(opens, open{id, false})
@@ -100,18 +112,18 @@ func crashTask(store Store, rng *rand.Rand, ack func(string, ...any)) error {
 			if err := r.Dispatch(ctx, a, id); err != nil {
 				return err
 			}
-			ack("D %s %s", t, id)
+			barrier("D %s %s", t, id)
 			opens = append(opens, open{id, true})
 			continue
 		}
 		if err := r.Dispatch(ctx, a, id); err != nil {
 			return err
 		}
-		ack("D %s %s", t, id)
+		barrier("D %s %s", t, id)
 		if err := r.SettleToolCall(ctx, a, id, ToolSettlement{Status: ToolCompleted, Delivery: ResponseReceived}); err != nil {
 			return err
 		}
-		ack("S %s %s", t, id)
+		barrier("S %s %s", t, id)
 	}
 	for _, o := range opens {
 		s := ToolSettlement{Status: ToolCancelled, Delivery: NotSent}
@@ -121,12 +133,12 @@ func crashTask(store Store, rng *rand.Rand, ack func(string, ...any)) error {
 		if err := r.SettleToolCall(ctx, a, o.id, s); err != nil {
 			return err
 		}
-		ack("S %s %s", t, o.id)
+		barrier("S %s %s", t, o.id)
 	}
 	if _, err := r.Finish(ctx, a, Finish{Outcome: Outcome{Status: OutcomeCancelled}}); err != nil {
 		return err
 	}
-	ack("F %s", t)
+	barrier("F %s", t)
 	return nil
 }
 

@@ -35,12 +35,31 @@
 //
 // Records go to a [Store]: [NewMemoryStore] for tests, or the embedded bbolt
 // store from [OpenBolt], which groups concurrent appends into one transaction
-// and fsync. Call transitions, decisions, results and finishes are durable
-// when their method returns; events are batched until the next such barrier
-// or [Root.Flush]. A call is recorded as dispatched before it leaves the
-// process, so [Recover] can report a dispatched-but-unsettled call as an
-// unknown outcome, never to be replayed, and an admitted-only call as
-// retryable.
+// and fsync. A barrier is one [Store.Append]: one committed store
+// transaction (a bbolt commit is two fdatasyncs). The root accepts records
+// in memory and hands them to the store only at a barrier, and there are
+// exactly these:
+//
+//   - [Root.Dispatch]: what must be durable before a model or tool request
+//     leaves the process (the call's admission and its dispatch, with every
+//     record accepted before them);
+//   - [Root.SettleToolCall]: a tool call's settlement, with its result;
+//   - [Root.Finish]: an agent's terminal record;
+//   - [Root.Flush], and an accepting method that finds FlushEvery records
+//     waiting (a bound on memory, not a durability point).
+//
+// So a tool call spends two barriers, a model call one (its settlement is
+// durable with the next barrier), and a task one more for its terminal
+// record. Every other method (NewRoot, StartAgent, Append, ReserveModelCall,
+// AdmitToolCall, SettleModelCall, RecordDecision, PutResult) only accepts
+// its records: a crash may lose those accepted after the last barrier, and
+// because the lost records are always a suffix of the task's, recovery still
+// reads a consistent task. A call is recorded as dispatched at a barrier
+// before it leaves the process, so [Recover] can report a
+// dispatched-but-unsettled call as an unknown outcome, never to be replayed;
+// a call whose admission survived without its dispatch never left the
+// process and is retryable; a call lost entirely never left it either. A
+// model call's lost settlement reads as an unknown outcome, charged as such.
 //
 // Results are immutable and content-addressed: [Root.PutResult] stores the
 // [Canonical] JSON of a value under "sha256:<hex>".

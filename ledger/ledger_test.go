@@ -437,6 +437,9 @@ func TestChildCeilingsCanOnlyBeLower(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := r.Flush(bg); err != nil {
+		t.Fatal(err)
+	}
 	recs, _ := r.store.Records(bg, r.ID())
 	if got := recs[len(recs)-1].Agent; got == nil || got.AgentID != c || got.Limits.ToolCalls != Max(5) {
 		t.Fatalf("child record %+v does not inherit tool_calls 5", got)
@@ -569,9 +572,21 @@ func (failingStore) Append(_ context.Context, recs []Record) error { return erro
 
 func TestStoreFailureStopsTheRoot(t *testing.T) {
 	t.Parallel()
-	_, err := NewRoot(bg, Options{Store: failingStore{NewMemoryStore()}})
+	r, err := NewRoot(bg, Options{Store: failingStore{NewMemoryStore()}})
+	if err != nil {
+		t.Fatalf("NewRoot is not a barrier, yet it failed: %v", err)
+	}
+	a := r.RootAgentID()
+	if err := r.AdmitToolCall(bg, a, ToolCall{ID: "t1", Name: "fs.read", Decision: Decision{Allowed: true}}); err != nil {
+		t.Fatal(err)
+	}
+	// The first barrier fails, and the root accepts nothing after it.
+	err = r.Dispatch(bg, a, "t1")
 	var se *StoreError
 	if !errors.As(err, &se) || !errors.Is(err, ErrStore) {
-		t.Fatalf("got %v", err)
+		t.Fatalf("dispatch: got %v", err)
+	}
+	if _, err := r.Append(bg, a, "x", nil); !errors.Is(err, ErrStore) {
+		t.Fatalf("append after a failed barrier: got %v", err)
 	}
 }

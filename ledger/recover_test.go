@@ -42,8 +42,9 @@ func scenario(t testing.TB, store Store) string {
 	must(r.AdmitToolCall(bg, a, ToolCall{ID: "t3", Name: "shell.run", Decision: allow}))
 	must(r.Dispatch(bg, a, "t3"))
 	must(r.SettleToolCall(bg, a, "t3", ToolSettlement{Status: ToolTimedOut, Delivery: MayHaveBeenSent}))
-	// Retryable: admitted, never dispatched.
+	// Retryable: admitted, never dispatched, made durable by a later barrier.
 	must(r.AdmitToolCall(bg, a, ToolCall{ID: "t4", Name: "fs.read", Decision: allow}))
+	must(r.Flush(bg))
 	return r.ID()
 }
 

@@ -17,9 +17,9 @@ import (
 // Every method names the acting agent. Admissions (StartAgent,
 // ReserveModelCall, AdmitToolCall) check and reserve all the ceilings they
 // touch at once, for the agent and every ancestor, or take nothing and return
-// a [*LimitError]. Call transitions, decisions, results and finishes are
-// durable when the method returns; events are durable at the next such
-// barrier or Flush.
+// a [*LimitError]. Dispatch, SettleToolCall, Finish and Flush are barriers:
+// when they return, every record accepted before them is durable. Every
+// other record is durable at the next barrier (see the package doc).
 type Ledger interface {
 	// StartAgent adds a child agent under spec.ParentID and returns its ID.
 	StartAgent(ctx context.Context, spec AgentSpec) (string, error)
@@ -46,7 +46,7 @@ type Ledger interface {
 	Accounting(agentID string) (Accounting, error)
 	// Finish appends the agent's terminal event and records its outcome.
 	Finish(ctx context.Context, agentID string, f Finish) (Event, error)
-	// Flush makes every accepted record durable.
+	// Flush makes every accepted record durable: a barrier.
 	Flush(ctx context.Context) error
 }
 
@@ -174,8 +174,8 @@ type call struct {
 	costBnd  Limit
 }
 
-// NewRoot starts a root task: it records the task and its root agent durably
-// and reserves the root's terminal event.
+// NewRoot starts a root task: it records the task and its root agent (durable
+// at the first barrier) and reserves the root's terminal event.
 func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -237,9 +237,8 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	r.record(Record{Kind: RecordAgent, Time: now, Agent: &AgentRecord{
 		AgentID: a.id, Kind: "root", InputDigest: opts.InputDigest, Limits: opts.Limits,
 	}})
-	if err := r.flush(ctx); err != nil {
-		return nil, err
-	}
+	// Not a barrier: the task's first records become durable with its first
+	// dispatch, before anything of the task leaves the process.
 	return r, nil
 }
 
@@ -361,8 +360,20 @@ func (r *Root) flush(ctx context.Context) error {
 	return nil
 }
 
-// Flush implements [Ledger].
+// Flush implements [Ledger]: it is a barrier.
 func (r *Root) Flush(ctx context.Context) error { return r.flush(ctx) }
+
+// unlockAccepted releases r.mu (which must be held) after a record was
+// accepted without a barrier, and flushes when FlushEvery records wait, which
+// bounds the memory they hold.
+func (r *Root) unlockAccepted(ctx context.Context) error {
+	full := len(r.pending) >= r.flushEvery
+	r.mu.Unlock()
+	if full {
+		return r.flush(ctx)
+	}
+	return nil
+}
 
 // usable returns the live agent agentID; r.mu must be held.
 func (r *Root) usable(agentID, op string) (*agent, error) {
@@ -471,8 +482,7 @@ func (r *Root) StartAgent(ctx context.Context, spec AgentSpec) (string, error) {
 	r.record(Record{Kind: RecordAgent, Time: now, Agent: &AgentRecord{
 		AgentID: a.id, ParentID: p.id, Kind: spec.Kind, InputDigest: spec.InputDigest, Limits: limits,
 	}})
-	r.mu.Unlock()
-	return a.id, r.flush(ctx)
+	return a.id, r.unlockAccepted(ctx)
 }
 
 func firstErr(errs ...error) error {
@@ -596,7 +606,9 @@ func (r *Root) eventOf(st Stamp, agentID, typ string, payload json.RawMessage) E
 // unsettled calls: settle or join them first. A completed outcome whose
 // OutputBytes exceed an output_bytes ceiling returns a [*LimitError] and
 // finishes nothing, so the caller can finish with limit_exceeded instead.
-// After the root agent finishes, the ledger accepts no more work.
+// After the root agent finishes, the ledger accepts no more work. Finish is a
+// barrier: the terminal record and everything before it are durable when it
+// returns.
 func (r *Root) Finish(ctx context.Context, agentID string, f Finish) (Event, error) {
 	if err := f.Outcome.validate(); err != nil {
 		return Event{}, err
@@ -655,8 +667,7 @@ func (r *Root) RecordDecision(ctx context.Context, agentID, capability string, d
 		return err
 	}
 	r.record(Record{Kind: RecordDecision, Time: r.clock(), Decision: &DecisionRecord{AgentID: a.id, Capability: capability, Decision: d}})
-	r.mu.Unlock()
-	return r.flush(ctx)
+	return r.unlockAccepted(ctx)
 }
 
 // PutResult implements [Ledger]. v is marshalled with encoding/json
@@ -679,13 +690,48 @@ func (r *Root) PutResult(ctx context.Context, v any) (ResultRef, error) {
 		r.results[ref] = struct{}{}
 		r.record(Record{Kind: RecordResult, Time: r.clock(), Result: &ResultRecord{ID: ref, Data: data}})
 	}
-	r.mu.Unlock()
-	return ref, r.flush(ctx)
+	return ref, r.unlockAccepted(ctx)
 }
 
-// Result implements [Ledger].
+// Result implements [Ledger]. A result put since the last barrier is read
+// from the records waiting for it.
 func (r *Root) Result(ctx context.Context, ref ResultRef) (json.RawMessage, error) {
-	return r.store.Result(ctx, ref)
+	if data, ok := r.pendingResult(ref); ok {
+		return data, nil
+	}
+	data, err := r.store.Result(ctx, ref)
+	if err != nil && r.knowsResult(ref) {
+		// A flush in flight holds it: read again once no flush is.
+		r.flushMu.Lock()
+		defer r.flushMu.Unlock()
+		if data, ok := r.pendingResult(ref); ok {
+			return data, nil
+		}
+		return r.store.Result(ctx, ref)
+	}
+	return data, err
+}
+
+// pendingResult finds ref among the records accepted since the last barrier.
+func (r *Root) pendingResult(ref ResultRef) (json.RawMessage, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.results[ref]; !ok {
+		return nil, false
+	}
+	for i := range r.pending {
+		if p := &r.pending[i]; p.Kind == RecordResult && p.Result != nil && p.Result.ID == ref {
+			return p.Result.Data, true
+		}
+	}
+	return nil, false
+}
+
+func (r *Root) knowsResult(ref ResultRef) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.results[ref]
+	return ok
 }
 
 // Accounting implements [Ledger].

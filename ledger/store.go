@@ -11,9 +11,17 @@ import (
 
 // Store persists records. Implementations must be safe for concurrent use.
 //
-// Append makes every record of recs durable before it returns, atomically: a
-// crash leaves all of them or none visible. It must not retain recs itself
-// (it may retain the values the records point to, which are immutable).
+// Each Append is a barrier: one committed store transaction. When Append
+// returns nil, every record of recs is durable, atomically (a crash leaves
+// all of them or none visible), and so is every record of every Append that
+// returned before it was called. A [Root] hands a task's records to the store
+// in N order and only at its barriers (see the package doc), so a crash
+// loses at most the records a task accepted after its last barrier: what
+// survives of a task is always a prefix of its records. A store may commit
+// several concurrent Appends in one transaction (the bolt store does); each
+// still counts as a barrier for its caller. Append must not retain recs
+// itself (it may retain the values the records point to, which are
+// immutable).
 // Records returns a task's records in N order; Tasks lists task IDs in
 // ascending order; Result returns a result's canonical JSON, indexed from
 // RecordResult records.

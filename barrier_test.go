@@ -1,0 +1,73 @@
+package pablo
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// barrierStore counts the barriers a task spends: every Append to a
+// ledger.Store is one committed store transaction.
+type barrierStore struct {
+	ledger.Store
+	barriers atomic.Uint64
+}
+
+func (s *barrierStore) Append(ctx context.Context, recs []ledger.Record) error {
+	s.barriers.Add(1)
+	return s.Store.Append(ctx, recs)
+}
+
+// toolCallScript is a script of n turns of one tool call each, and a last
+// turn that answers.
+func toolCallScript(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"turns":[`)
+	for i := range n {
+		fmt.Fprintf(&b, `{"text":["x"],"tool_calls":[{"id":"c%d","name":"bench_noop","arguments":{"path":"a.txt"}}]},`, i)
+	}
+	b.WriteString(`{"text":["done"]}]}`)
+	return b.String()
+}
+
+// TestDurableToolCallSpendsTwoBarriers: on a durable store a tool call
+// spends at most two barriers (its dispatch and its settlement), a model
+// call one (its dispatch) and the task one for its terminal record; a bbolt
+// commit, two fdatasyncs, is spent for no more than a barrier.
+func TestDurableToolCallSpendsTwoBarriers(t *testing.T) {
+	t.Parallel()
+	const calls = 20
+	db, err := ledger.OpenBolt(filepath.Join(t.TempDir(), "ledger.db"), ledger.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := &barrierStore{Store: db}
+	rt := benchRuntimeStore(t, store, toolCallScript(calls), noopTool{})
+	before := db.Commits()
+	if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+		t.Fatalf("outcome %+v", obj.Outcome)
+	}
+	const modelCalls = calls + 1
+	budget := uint64(2*calls + modelCalls + 1)
+	if got := store.barriers.Load(); got > budget {
+		t.Errorf("%d tool calls and %d model calls spent %d barriers, want at most %d (%.1f per tool call)",
+			calls, modelCalls, got, budget, float64(got)/calls)
+	}
+	if commits := db.Commits() - before; commits > store.barriers.Load() {
+		t.Errorf("%d bbolt commits (%d fdatasyncs) for %d barriers", commits, 2*commits, store.barriers.Load())
+	}
+	// Everything the task did is durable after its terminal barrier.
+	rep, err := ledger.Recover(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tasks) != 1 || rep.Tasks[0].Outcome == nil || len(rep.Tasks[0].Completed) != calls+modelCalls {
+		t.Fatalf("recovered %+v", rep.Tasks)
+	}
+}
