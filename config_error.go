@@ -45,8 +45,11 @@ type ConfigError struct {
 	Source      string     `json:"source,omitempty"`
 	Line        int        `json:"line,omitempty"`
 	AuthorityID string     `json:"authority_id,omitempty"`
-	Chain       []string   `json:"chain,omitempty"`
-	Message     string     `json:"message"`
+	// Binding names the host binding a config_binding error is about; a host
+	// adds its own spelling of how to give one (the CLI's --bind NAME=DIR).
+	Binding string   `json:"binding,omitempty"`
+	Chain   []string `json:"chain,omitempty"`
+	Message string   `json:"message"`
 }
 
 func (e *ConfigError) Error() string {
@@ -62,6 +65,9 @@ func (e *ConfigError) Error() string {
 	if e.Option != "" {
 		b.WriteString(" at ")
 		b.WriteString(e.Option)
+	}
+	if e.Binding != "" {
+		fmt.Fprintf(&b, " for binding %q", e.Binding)
 	}
 	if e.AuthorityID != "" {
 		fmt.Fprintf(&b, " (authority %q)", e.AuthorityID)

@@ -154,18 +154,18 @@ func resolveBindings(in map[string]string, wd string) (map[string]string, error)
 	out := make(map[string]string, len(in))
 	for name, p := range in {
 		if !nameRE.MatchString(name) {
-			return nil, &ConfigError{Code: CodeBinding, Option: "--bind " + textx.Shorten(name, 64), Message: fmt.Sprintf("binding names match %s", nameRE)}
+			return nil, &ConfigError{Code: CodeBinding, Binding: textx.Shorten(name, 64), Message: fmt.Sprintf("binding names match %s", nameRE)}
 		}
 		if p == "" || len(p) > maxPathBytes || strings.IndexByte(p, 0) >= 0 {
-			return nil, &ConfigError{Code: CodeBinding, Option: "--bind " + name, Message: "binding path must be 1..4096 bytes without NUL"}
+			return nil, &ConfigError{Code: CodeBinding, Binding: name, Message: "the path must be 1..4096 bytes without NUL"}
 		}
 		real, err := filepath.EvalSymlinks(anchor(p, wd))
 		if err != nil {
-			return nil, &ConfigError{Code: CodeBinding, Option: "--bind " + name, Message: fmt.Sprintf("binding %q does not name an existing directory", name)}
+			return nil, &ConfigError{Code: CodeBinding, Binding: name, Message: "the path does not name an existing directory"}
 		}
 		st, err := os.Stat(real)
 		if err != nil || !st.IsDir() {
-			return nil, &ConfigError{Code: CodeBinding, Option: "--bind " + name, Message: fmt.Sprintf("binding %q is not a directory", name)}
+			return nil, &ConfigError{Code: CodeBinding, Binding: name, Message: "the path is not a directory"}
 		}
 		out[name] = real
 	}

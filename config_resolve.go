@@ -28,7 +28,7 @@ func (l *loader) resolve() (*Deployment, error) {
 	locked := deployment["locked"] == true || l.opts.Locked
 	deployment["locked"] = locked
 	if locked && len(l.bindings) == 0 {
-		return nil, &ConfigError{Code: CodeBinding, Option: "--bind workspace", Message: "a locked deployment needs an explicit workspace binding"}
+		return nil, &ConfigError{Code: CodeBinding, Binding: "workspace", Message: "a locked deployment needs an explicit workspace binding"}
 	}
 
 	// Profiles apply after the entry body, parents first.

@@ -130,8 +130,10 @@ func (p PathRef) String() string {
 
 // PathError is a path that cannot be resolved inside its root.
 type PathError struct {
-	Ref    PathRef
-	Reason string
+	Ref PathRef
+	// Unbound is true when Ref names a binding the host did not give.
+	Unbound bool
+	Reason  string
 }
 
 func (e *PathError) Error() string { return fmt.Sprintf("path %s: %s", e.Ref, e.Reason) }
@@ -183,7 +185,7 @@ func (d *Deployment) resolvePathIn(p PathRef, ws string) (string, error) {
 	case "binding":
 		r, ok := d.bindings[p.Name]
 		if !ok {
-			return "", &PathError{Ref: p, Reason: fmt.Sprintf("no --bind %s=DIR was given", p.Name)}
+			return "", &PathError{Ref: p, Unbound: true, Reason: fmt.Sprintf("binding %q is not given", p.Name)}
 		}
 		root = r
 	default:

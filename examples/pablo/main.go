@@ -106,7 +106,7 @@ func report(err error, h *host) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(h.stderr, "pablo: %v\n", ee.err)
+			fmt.Fprintf(h.stderr, "pablo: %v%s\n", ee.err, bindHint(ee.err))
 		}
 		return ee.code
 	}
@@ -117,17 +117,31 @@ func report(err error, h *host) int {
 		fmt.Fprintf(h.stderr, "pablo: %v\n", ue)
 		return 2
 	case errors.As(err, &ce):
-		fmt.Fprintf(h.stderr, "pablo: %v\n", ce)
+		fmt.Fprintf(h.stderr, "pablo: %v%s\n", ce, bindHint(err))
 		return 2
 	case errors.Is(err, pablo.ErrConfig):
-		fmt.Fprintf(h.stderr, "pablo: %v\n", err)
+		fmt.Fprintf(h.stderr, "pablo: %v%s\n", err, bindHint(err))
 		return 2
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(h.stderr, "pablo: cancelled")
 		return 130
 	}
-	fmt.Fprintf(h.stderr, "pablo: %v\n", err)
+	fmt.Fprintf(h.stderr, "pablo: %v%s\n", err, bindHint(err))
 	return 1
+}
+
+// bindHint is the CLI's spelling of how to give a binding that an error
+// names: the library speaks of bindings, the CLI of --bind.
+func bindHint(err error) string {
+	var ce *pablo.ConfigError
+	var pe *pablo.PathError
+	switch {
+	case errors.As(err, &ce) && ce.Binding != "":
+		return fmt.Sprintf(" (--bind %s=DIR)", ce.Binding)
+	case errors.As(err, &pe) && pe.Unbound:
+		return fmt.Sprintf(" (give it with --bind %s=DIR)", pe.Ref.Name)
+	}
+	return ""
 }
 
 // loadDeployment reads the bootstrap flags and loads the deployment.
