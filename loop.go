@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -17,18 +18,23 @@ import (
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/mcp"
 )
 
 // step is the state of one task's run loop.
 type step struct {
-	t         *Task
-	ctx       context.Context
-	caller    context.Context
-	agent     string
-	hdr       *eventHeader
-	catalogs  []ToolCatalog
-	owner     map[authority.ID]ToolCatalog
-	byWire    map[string]authority.ID
+	t        *Task
+	ctx      context.Context
+	caller   context.Context
+	agent    string
+	hdr      *eventHeader
+	catalogs []ToolCatalog
+	owner    map[authority.ID]ToolCatalog
+	byWire   map[string]authority.ID
+	// refused holds, by wire name and by capability ID, the decision that
+	// kept a listed tool out of the admitted catalog, so a call to it is
+	// recorded with the layer and rule that denied it.
+	refused   map[string]authority.Decision
 	contracts *authority.Contracts
 	defs      []ToolDef
 	history   []Message
@@ -169,14 +175,17 @@ func (s *step) openCatalogs() *Outcome {
 	}
 	s.owner = map[authority.ID]ToolCatalog{}
 	s.byWire = map[string]authority.ID{}
+	s.refused = map[string]authority.Decision{}
 	var specs []authority.ToolSpec
 	for _, c := range s.catalogs {
+		s.noteUnavailable(c)
 		for _, spec := range c.Tools() {
 			if _, dup := s.owner[spec.ID]; dup {
 				continue
 			}
 			// Only tools the authority admits are shown to the model.
-			if !r.opts.Authority.Decide(authority.Request{Capability: spec.ID}).Allowed {
+			if d := r.opts.Authority.Decide(authority.Request{Capability: spec.ID}); !d.Allowed {
+				s.refused[wireName(spec.ID)], s.refused[string(spec.ID)] = d, d
 				continue
 			}
 			s.owner[spec.ID] = c
@@ -192,6 +201,29 @@ func (s *step) openCatalogs() *Outcome {
 	}
 	s.contracts = contracts
 	return nil
+}
+
+// noteUnavailable remembers the tools an MCP catalog discovered and did
+// not admit (a drifted pin, task-required execution, a bound, a policy
+// denial), each with the decision the catalog recorded for it.
+func (s *step) noteUnavailable(c ToolCatalog) {
+	h, ok := c.(interface{ Health() []mcp.Health })
+	if !ok {
+		return
+	}
+	for _, srv := range h.Health() {
+		for _, ts := range srv.Tools {
+			if ts.Admitted || ts.ID == "" {
+				continue
+			}
+			d := authority.Decision{Layer: ts.Layer, RuleID: ts.RuleID, Reason: ts.Reason}
+			if ts.Code != mcp.CodePolicyDenied || d.RuleID == "" {
+				// The catalog's own refusal, as mcp records it.
+				d.Layer, d.RuleID = "mcp/"+srv.Server, "builtin.mcp."+string(ts.Code)
+			}
+			s.refused[ts.Alias], s.refused[string(ts.ID)] = d, d
+		}
+	}
 }
 
 // interrupted reports cancellation or the deadline as an outcome.
@@ -248,7 +280,9 @@ func (s *step) beginCall(ctx context.Context, provider, model string, route *Rou
 	}
 	call := &modelCall{id: id}
 	if o := s.emit(EventData{Type: EventModelStarted, Provider: provider, Model: model, ModelRoute: route}); o != nil {
-		t.root.SettleModelCall(s.ctx, s.agent, id, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent, Error: ledger.FailEventSinkIO})
+		if err := t.root.SettleModelCall(s.ctx, s.agent, id, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent, Error: ledger.FailEventSinkIO}); err != nil {
+			return nil, s.ledgerFailure(err, ledger.NotSent)
+		}
 		return nil, o
 	}
 	_, call.span = r.startSpan(ctx, "chat")
@@ -257,7 +291,9 @@ func (s *step) beginCall(ctx context.Context, provider, model string, route *Rou
 	}
 	if err := t.root.Dispatch(s.ctx, s.agent, id); err != nil {
 		call.span.End()
-		t.root.SettleModelCall(s.ctx, s.agent, id, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent})
+		if serr := t.root.SettleModelCall(s.ctx, s.agent, id, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent}); serr != nil {
+			return nil, s.ledgerFailure(serr, ledger.NotSent)
+		}
 		return nil, s.ledgerOutcome(err)
 	}
 	call.started = true
@@ -415,6 +451,9 @@ const maxStreamedOutput = 64 << 10
 type liveCall struct {
 	id, name string
 	streamed int
+	// failed is the outcome of the first tool.output event the ledger or
+	// the sink refused: the call ends the task once it returns.
+	failed *Outcome
 }
 
 // streamOutput emits a tool's live output as tool.output events, bounded per
@@ -428,7 +467,10 @@ func (s *step) streamOutput(stream string, chunk []byte) {
 		chunk = chunk[:maxStreamedOutput-l.streamed]
 	}
 	l.streamed += len(chunk)
-	s.emit(EventData{Type: EventToolOutput, CallID: l.id, Name: l.name, Stream: stream, Text: string(s.t.rt.opts.secrets.Bytes(chunk))})
+	if l.failed != nil {
+		return
+	}
+	l.failed = s.emit(EventData{Type: EventToolOutput, CallID: l.id, Name: l.name, Stream: stream, Text: string(s.t.rt.opts.secrets.Bytes(chunk))})
 }
 
 func countOf(p *uint64) ledger.Count {
@@ -474,14 +516,22 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		lc.ID = "call_" + strconv.FormatUint(uint64(len(s.history)), 10)
 	}
 	if !known {
-		// A name outside the admitted catalog: a model misselection, decided
-		// as the mandatory tool_unavailable denial.
+		// A name outside the admitted catalog: a model misselection. A tool
+		// some layer kept out is recorded with the decision that did; any
+		// other name is the mandatory tool_unavailable denial.
+		if d, listed := s.refused[call.Name]; listed {
+			lc.Name = call.Name
+			if w, isWire := s.wireID(call.Name); isWire {
+				lc.Name = w
+			}
+			return s.deny(lc, d, unavailableRule(d))
+		}
 		lc.Name = textx.Shorten(call.Name, 256)
 		if !utf8.ValidString(lc.Name) {
 			lc.Name = "invalid"
 		}
 		d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable, Reason: "the tool is not in the admitted catalog"}
-		return s.deny(lc, d)
+		return s.deny(lc, d, d.RuleID)
 	}
 	if err := s.contracts.Check(authority.Call{ID: lc.ID, Tool: id, Arguments: args}); err != nil {
 		ce := contractError(err)
@@ -491,14 +541,14 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 			if ce.Decision != nil {
 				d = *ce.Decision
 			}
-			return s.deny(lc, d)
+			return s.deny(lc, d, d.RuleID)
 		default:
 			lc.Decision = ledger.Decision{Allowed: true, Layer: "contract", RuleID: "builtin.contract"}
 			if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
 				return s.ledgerOutcome(err)
 			}
-			t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolInvalidArguments, Error: string(ce.Kind)})
-			return &Outcome{Status: StatusFailed, Code: string(ledger.FailInvalidToolArguments), Delivery: string(ledger.NotSent)}
+			fail := &Outcome{Status: StatusFailed, Code: string(ledger.FailInvalidToolArguments), Delivery: string(ledger.NotSent)}
+			return s.settleUnsent(lc.ID, ledger.ToolInvalidArguments, string(ce.Kind), fail)
 		}
 	}
 	lc.Decision = ledger.Decision{Allowed: true, Layer: "authority", RuleID: "builtin.admitted"}
@@ -506,8 +556,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		return s.ledgerOutcome(err)
 	}
 	if o := s.emitToolStarted(lc.ID, string(id), args); o != nil {
-		t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolEventSinkFailed})
-		return o
+		return s.settleUnsent(lc.ID, ledger.ToolEventSinkFailed, "", o)
 	}
 	ctx, span := r.startSpan(s.ctx, "execute_tool")
 	if span.IsRecording() {
@@ -515,11 +564,11 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	}
 	if err := t.root.Dispatch(ctx, s.agent, lc.ID); err != nil {
 		span.End()
-		t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolAdmissionFailed})
-		return s.ledgerOutcome(err)
+		return s.settleUnsent(lc.ID, ledger.ToolAdmissionFailed, "", s.ledgerOutcome(err))
 	}
 	s.live = liveCall{id: lc.ID, name: string(id)}
 	res := s.owner[id].Call(ctx, authority.Call{ID: lc.ID, Tool: id, Arguments: args})
+	streamFailed := s.live.failed
 	s.live = liveCall{}
 	if res.Terminal() {
 		span.SetStatus(codes.Error, string(res.Status))
@@ -530,16 +579,24 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	if settle.Delivery == "" {
 		settle.Delivery = ledger.ResponseReceived
 	}
-	ref, err := t.root.PutResult(s.ctx, json.RawMessage(result))
-	if err == nil {
+	ref, putErr := t.root.PutResult(s.ctx, json.RawMessage(result))
+	if putErr == nil {
 		settle.Result = ref
 	}
 	if err := t.root.SettleToolCall(s.ctx, s.agent, lc.ID, settle); err != nil {
 		var le *ledger.LimitError
 		if errors.As(err, &le) {
-			s.emit(EventData{Type: EventToolFinished, CallID: lc.ID, Name: string(id), Result: json.RawMessage(`{"status":"output_limit","policy_rule":null,"shell":null}`)})
+			if o := s.emit(EventData{Type: EventToolFinished, CallID: lc.ID, Name: string(id), Result: json.RawMessage(`{"status":"output_limit","policy_rule":null,"shell":null}`)}); o != nil {
+				return o
+			}
 		}
-		return s.ledgerOutcome(err)
+		return s.ledgerFailure(err, settle.Delivery)
+	}
+	if putErr != nil {
+		return s.ledgerFailure(putErr, settle.Delivery)
+	}
+	if streamFailed != nil {
+		return streamFailed
 	}
 	if o := s.emitToolFinished(lc.ID, string(id), result); o != nil {
 		return o
@@ -561,16 +618,58 @@ func contractError(err error) *authority.ContractError {
 	return &authority.ContractError{Kind: authority.ContractInvalidArguments}
 }
 
-// deny records a denied call and returns the policy_denied outcome: a
-// denial is terminal.
-func (s *step) deny(lc ledger.ToolCall, d authority.Decision) *Outcome {
-	t := s.t
+// deny records a denied call with the decision that denied it and returns
+// the policy_denied outcome naming rule: a denial is terminal.
+func (s *step) deny(lc ledger.ToolCall, d authority.Decision, rule string) *Outcome {
 	lc.Decision = ledger.Decision{Allowed: false, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason}
-	if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
+	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: ledger.ToolPolicyDenied, Error: d.RuleID})
-	return &Outcome{Status: StatusPolicyDenied, Rule: ruleOf(d.RuleID)}
+	return s.settleUnsent(lc.ID, ledger.ToolPolicyDenied, d.RuleID, &Outcome{Status: StatusPolicyDenied, Rule: ruleOf(rule)})
+}
+
+// settleUnsent settles a tool call that never left the process and returns
+// o, the outcome that ended it, or the ledger's failure when the
+// settlement is refused: a call the ledger still holds open would keep the
+// task from its terminal record.
+func (s *step) settleUnsent(callID string, status ledger.ToolStatus, code string, o *Outcome) *Outcome {
+	err := s.t.root.SettleToolCall(s.ctx, s.agent, callID, ledger.ToolSettlement{Status: status, Delivery: ledger.NotSent, Error: code})
+	if err != nil {
+		return s.ledgerFailure(err, ledger.NotSent)
+	}
+	return o
+}
+
+// wireID is the capability ID a refused tool's wire name stands for.
+func (s *step) wireID(name string) (string, bool) {
+	for _, c := range s.catalogs {
+		for _, spec := range c.Tools() {
+			if wireName(spec.ID) == name {
+				return string(spec.ID), true
+			}
+		}
+		if h, ok := c.(interface{ Health() []mcp.Health }); ok {
+			for _, srv := range h.Health() {
+				for _, ts := range srv.Tools {
+					if ts.Alias == name && ts.ID != "" {
+						return string(ts.ID), true
+					}
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// unavailableRule is the outcome rule of a call to a tool some layer kept
+// out of the catalog: the deciding rule, except that an MCP catalog's own
+// refusal (a drifted pin, task-required execution, a bound) is the
+// mandatory tool_unavailable.
+func unavailableRule(d authority.Decision) string {
+	if strings.HasPrefix(d.RuleID, "builtin.mcp.mcp_") {
+		return authority.RuleToolUnavailable
+	}
+	return d.RuleID
 }
 
 // resultJSON is the ToolResult object the model and the event stream see:
@@ -665,6 +764,17 @@ func (s *step) toolOutcome(res ledger.ToolResult) *Outcome {
 		d = ledger.ResponseReceived
 	}
 	return &Outcome{Status: StatusFailed, Code: string(code), Delivery: string(d)}
+}
+
+// ledgerFailure is ledgerOutcome for a ledger failure after the call it
+// concerns reached delivery d: a store or state failure is the task's
+// failure with that delivery.
+func (s *step) ledgerFailure(err error, d ledger.Delivery) *Outcome {
+	o := s.ledgerOutcome(err)
+	if o.Status == StatusFailed && o.Code == string(ledger.FailEventSinkIO) {
+		o.Delivery = string(d)
+	}
+	return o
 }
 
 // ledgerOutcome maps a refused admission or a ledger failure to an outcome.
@@ -820,7 +930,9 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 }
 
 // finish settles the task: the terminal event, the ledger's outcome record
-// and the task object.
+// and the task object. A terminal record the ledger refuses is not
+// dropped: the task fails with the ledger's code, and the failure is
+// recorded instead when the ledger still can.
 func (t *Task) finish(s *step, o *Outcome) {
 	acc, _ := t.root.Accounting(s.agent)
 	var en eventEntry
@@ -829,21 +941,33 @@ func (t *Task) finish(s *step, o *Outcome) {
 			data: &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
 		t.publish(st, en.hdr, "", en.data)
 	}
-	var payload []byte
-	if s.payloads {
-		payload, _ = json.Marshal(&EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc})
-	}
-	_, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, OutputBytes: outputBytes(o), Then: then})
-	var le *ledger.LimitError
-	if errors.As(err, &le) && o.Status == StatusCompleted {
-		o = &Outcome{Status: StatusLimitExceeded, Limit: string(le.Kind)}
+	record := func() error {
+		var payload []byte
 		if s.payloads {
 			payload, _ = json.Marshal(&EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc})
 		}
-		// limit_exceeded carries no output to bound, so this is not refused
-		// again; a store failure leaves the terminal record to recovery, as
-		// the first attempt would have.
-		_, _ = t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, Then: then})
+		_, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, OutputBytes: outputBytes(o), Then: then})
+		return err
+	}
+	err := record()
+	var le *ledger.LimitError
+	if errors.As(err, &le) && o.Status == StatusCompleted {
+		// limit_exceeded carries no output to bound, so this is not
+		// refused for the same reason.
+		o = &Outcome{Status: StatusLimitExceeded, Limit: string(le.Kind)}
+		err = record()
+	}
+	if err != nil {
+		stamped := en.data != nil
+		o = &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.NotSent)}
+		if !stamped {
+			// Record the failure instead. A store that failed keeps
+			// failing, and then recovery reports the task as interrupted,
+			// which is the truth; the task object says why.
+			_ = record()
+		}
+		// Otherwise the terminal event was stamped but not made durable:
+		// the sink gets it as stamped, the task object the failure.
 	}
 	if en.data != nil {
 		t.wake()
