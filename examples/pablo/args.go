@@ -32,10 +32,34 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
-// parseArgs accepts flags and positionals in any order, "--name value" and
-// "--name=value" forms, and rejects unknown and repeated singleton flags.
-func parseArgs(args []string, specs map[string]flagSpec) (*parsed, error) {
+// parseArgs parses a command line of the command named by path (see
+// commands): flags and positionals in any order, "--name value" and
+// "--name=value" forms; unknown and repeated singleton flags are refused.
+// --help or -h anywhere before "--" is a *helpRequest. The parsed line is
+// returned even with an error, with "json" set when --json was given, so a
+// command can still answer in JSON.
+func parseArgs(args []string, path string) (*parsed, error) {
 	p := &parsed{values: map[string][]string{}, bools: map[string]bool{}}
+	cmd, ok := lookup(path)
+	if !ok {
+		return p, usagef("unknown command %q", path)
+	}
+	specs := cmd.specs()
+	_, takesJSON := specs["json"]
+	sawJSON := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--help" || a == "-h" {
+			return p, &helpRequest{path: path}
+		}
+		sawJSON = sawJSON || (a == "--json" && takesJSON)
+	}
+	fail := func(err error) (*parsed, error) {
+		p.bools["json"] = sawJSON
+		return p, err
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -49,53 +73,29 @@ func parseArgs(args []string, specs map[string]flagSpec) (*parsed, error) {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		s, ok := specs[name]
 		if !ok {
-			return nil, usagef("unknown flag --%s", name)
+			return fail(usagef("unknown flag --%s (see pablo %s --help)", name, path))
 		}
 		if !s.value {
 			if hasVal {
-				return nil, usagef("--%s takes no value", name)
+				return fail(usagef("--%s takes no value", name))
 			}
 			if p.bools[name] {
-				return nil, usagef("--%s is repeated", name)
+				return fail(usagef("--%s is repeated", name))
 			}
 			p.bools[name] = true
 			continue
 		}
 		if !hasVal {
 			if i+1 >= len(args) {
-				return nil, usagef("--%s needs a value", name)
+				return fail(usagef("--%s needs a value", name))
 			}
 			i++
 			val = args[i]
 		}
 		if len(p.values[name]) > 0 && !s.repeat {
-			return nil, usagef("--%s is repeated", name)
+			return fail(usagef("--%s is repeated", name))
 		}
 		p.values[name] = append(p.values[name], val)
 	}
 	return p, nil
-}
-
-// deploymentFlags are the bootstrap flags every configured command takes.
-func deploymentFlags() map[string]flagSpec {
-	return map[string]flagSpec{
-		"config":        {value: true},
-		"config-root":   {value: true},
-		"profile":       {value: true},
-		"bind":          {value: true, repeat: true},
-		"locked":        {},
-		"json":          {},
-		"loopback-http": {},
-	}
-}
-
-func withFlags(extra map[string]flagSpec) map[string]flagSpec {
-	out := map[string]flagSpec{}
-	for k, v := range deploymentFlags() {
-		out[k] = v
-	}
-	for k, v := range extra {
-		out[k] = v
-	}
-	return out
 }

@@ -12,17 +12,17 @@ func configCommand(_ context.Context, args []string, h *host) error {
 		return usagef("usage: pablo config validate|explain|render --config F [--bind NAME=DIR]...")
 	}
 	sub := args[0]
-	p, err := parseArgs(args[1:], withFlags(nil))
+	switch sub {
+	case "validate", "explain", "render":
+	default:
+		return usagef("unknown config command %q (want validate, explain or render)", sub)
+	}
+	p, err := parseArgs(args[1:], "config "+sub)
 	if err != nil {
 		return err
 	}
 	if len(p.args) > 0 {
 		return usagef("unexpected argument %q", p.args[0])
-	}
-	switch sub {
-	case "validate", "explain", "render":
-	default:
-		return usagef("unknown config command %q (want validate, explain or render)", sub)
 	}
 	d, err := loadDeployment(p, h, nil)
 	if err != nil {

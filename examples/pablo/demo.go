@@ -14,7 +14,7 @@ var demoFiles embed.FS
 // demoCommand implements `pablo demo`: the bundled offline deployment, run
 // with its scripted model in a fresh temporary workspace.
 func demoCommand(ctx context.Context, args []string, h *host) error {
-	p, err := parseArgs(args, map[string]flagSpec{"json": {}, "store": {value: true}})
+	p, err := parseArgs(args, "demo")
 	if err != nil {
 		return err
 	}

@@ -74,12 +74,6 @@ func (dr *doctor) fail(name string, exit int, code, detail string) {
 
 func (dr *doctor) failed() bool { return dr.report.ExitCode != doctorOK }
 
-func doctorFlags() map[string]flagSpec {
-	f := runFlags()
-	f["probe"] = flagSpec{value: true}
-	return f
-}
-
 // doctorCommand implements `pablo doctor [--json] --config F --bind ...
 // [--probe provider|mcp]`. Without a probe it checks offline: the
 // configuration loads, its credentials resolve (values are never shown),
@@ -89,6 +83,10 @@ func doctorFlags() map[string]flagSpec {
 // --probe mcp starts the configured servers and closes them without calling
 // a tool.
 func doctorCommand(ctx context.Context, args []string, h *host) error {
+	var help *helpRequest
+	if _, err := parseArgs(args, "doctor"); errors.As(err, &help) {
+		return help
+	}
 	dr := &doctor{report: doctorReport{SchemaVersion: doctorReportVersion, Checks: []doctorCheck{}}}
 	jsonOut := false
 	for _, a := range args {
@@ -120,7 +118,7 @@ func doctorCommand(ctx context.Context, args []string, h *host) error {
 }
 
 func (dr *doctor) run(ctx context.Context, args []string, h *host) {
-	p, err := parseArgs(args, doctorFlags())
+	p, err := parseArgs(args, "doctor")
 	if err == nil && len(p.args) > 0 {
 		err = usagef("doctor takes no positional arguments, got %q", p.args[0])
 	}

@@ -12,7 +12,7 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 	if len(args) == 0 || (args[0] != "show" && args[0] != "recover") {
 		return usagef("usage: pablo ledger show|recover --store PATH [TASK_ID] [--json]")
 	}
-	p, err := parseArgs(args[1:], map[string]flagSpec{"store": {value: true}, "json": {}})
+	p, err := parseArgs(args[1:], "ledger "+args[0])
 	if err != nil {
 		return err
 	}

@@ -40,33 +40,30 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = `usage: pablo COMMAND [ARGS]
-
-commands:
-  demo [--json]                      run the bundled offline demo
-  run "TASK" --config F --bind workspace=DIR [--json] [--store PATH] [--script FILE]
-  ledger show|recover --store PATH [TASK_ID] [--json]
-  skills list|show [ROOT/NAME] --config F --bind NAME=DIR... [--json]
-  config validate|explain|render --config F [--bind NAME=DIR]... [--profile P] [--locked]
-  policy check CAPABILITY_ID --config F [--bind NAME=DIR]... [--json]
-  mcp probe --config F [--bind NAME=DIR]... [--json]
-  doctor --config F [--bind NAME=DIR]... [--probe provider|mcp] [--json]
-  version
-
-Run 'pablo COMMAND --help' for a command's flags.
-`
-
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, h *host) int {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
-		fmt.Fprint(h.stdout, usage)
+		if len(args) > 1 && args[0] == "help" {
+			return report(helpFor(strings.Join(args[1:], " ")), h)
+		}
+		writeUsage(h.stdout)
+		return 0
+	}
+	if isGroup(args[0]) && (len(args) == 1 || args[1] == "--help" || args[1] == "-h") {
+		if len(args) == 1 {
+			var b strings.Builder
+			writeGroupUsage(&b, args[0])
+			return report(usagef("pablo %s needs a subcommand\n\n%s", args[0], strings.TrimRight(b.String(), "\n")), h)
+		}
+		writeGroupUsage(h.stdout, args[0])
 		return 0
 	}
 	var err error
 	switch args[0] {
 	case "version", "--version":
-		fmt.Fprintf(h.stdout, "pablo %s\n", Version)
-		return 0
+		if _, err = parseArgs(args[1:], "version"); err == nil {
+			fmt.Fprintf(h.stdout, "pablo %s\n", Version)
+		}
 	case "config":
 		err = configCommand(ctx, args[1:], h)
 	case "policy":
@@ -84,9 +81,22 @@ func run(ctx context.Context, args []string, h *host) int {
 	case "doctor":
 		err = doctorCommand(ctx, args[1:], h)
 	default:
-		err = usagef("unknown command %q\n\n%s", args[0], usage)
+		var b strings.Builder
+		writeUsage(&b)
+		err = usagef("unknown command %q\n\n%s", args[0], strings.TrimRight(b.String(), "\n"))
 	}
 	return report(err, h)
+}
+
+// helpFor answers `pablo help COMMAND`.
+func helpFor(path string) error {
+	if _, ok := lookup(path); ok {
+		return &helpRequest{path: path}
+	}
+	if isGroup(path) {
+		return &helpRequest{path: path}
+	}
+	return usagef("no command %q (see pablo --help)", path)
 }
 
 // exitError carries a specific exit code.
@@ -101,6 +111,15 @@ func (e *exitError) Unwrap() error { return e.err }
 // report prints err to stderr and maps it to an exit code.
 func report(err error, h *host) int {
 	if err == nil {
+		return 0
+	}
+	var help *helpRequest
+	if errors.As(err, &help) {
+		if c, ok := lookup(help.path); ok {
+			c.writeHelp(h.stdout)
+		} else {
+			writeGroupUsage(h.stdout, help.path)
+		}
 		return 0
 	}
 	var ee *exitError

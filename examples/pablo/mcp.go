@@ -20,7 +20,7 @@ func mcpCommand(ctx context.Context, args []string, h *host) error {
 	if len(args) == 0 || args[0] != "probe" {
 		return usagef("usage: pablo mcp probe --config F [--bind NAME=DIR]... [--json]")
 	}
-	p, err := parseArgs(args[1:], withFlags(nil))
+	p, err := parseArgs(args[1:], "mcp probe")
 	if err != nil {
 		return err
 	}

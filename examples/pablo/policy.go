@@ -15,11 +15,7 @@ func policyCommand(_ context.Context, args []string, h *host) error {
 	if len(args) == 0 || args[0] != "check" {
 		return usagef("usage: pablo policy check CAPABILITY_ID --config F [--bind NAME=DIR]... [--read PATH] [--write PATH] [--json]")
 	}
-	p, err := parseArgs(args[1:], withFlags(map[string]flagSpec{
-		"read":  {value: true, repeat: true},
-		"write": {value: true, repeat: true},
-		"shell": {value: true},
-	}))
+	p, err := parseArgs(args[1:], "policy check")
 	if err != nil {
 		return err
 	}

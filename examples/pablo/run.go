@@ -17,27 +17,6 @@ import (
 	"github.com/pabloagent/pablo/ledger"
 )
 
-func runFlags() map[string]flagSpec {
-	return withFlags(map[string]flagSpec{
-		"store":            {value: true},
-		"script":           {value: true},
-		"timeout":          {value: true},
-		"tool-timeout":     {value: true},
-		"max-model-calls":  {value: true},
-		"max-tool-calls":   {value: true},
-		"max-total-tokens": {value: true},
-		"no-shell":         {},
-		"no-filesystem":    {},
-		"allow-write":      {},
-		"skill":            {value: true, repeat: true},
-		"fixture-endpoint": {value: true},
-		"trace":            {value: true},
-		"capture-content":  {},
-		"traceparent":      {value: true},
-		"tracestate":       {value: true},
-	})
-}
-
 // runOverrides maps run flags to typed deployment overrides.
 func runOverrides(p *parsed) ([]pablo.Override, error) {
 	var out []pablo.Override
@@ -98,7 +77,7 @@ func runOverrides(p *parsed) ([]pablo.Override, error) {
 
 // runCommand implements `pablo run "TASK"`.
 func runCommand(ctx context.Context, args []string, h *host) error {
-	p, err := parseArgs(args, runFlags())
+	p, err := parseArgs(args, "run")
 	if err != nil {
 		return preAdmission(h, p, "invalid_arguments", err)
 	}

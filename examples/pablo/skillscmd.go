@@ -20,7 +20,7 @@ func skillsCommand(ctx context.Context, args []string, h *host) error {
 		return usagef("usage: pablo skills list|show [ROOT/NAME] --config F --bind NAME=DIR... [--json]")
 	}
 	sub := args[0]
-	p, err := parseArgs(args[1:], withFlags(nil))
+	p, err := parseArgs(args[1:], "skills "+args[0])
 	if err != nil {
 		return err
 	}

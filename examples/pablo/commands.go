@@ -1,0 +1,249 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// command is one leaf command of the CLI. The table of commands is the one
+// source of the flag parser, of every --help text and of the README's CLI
+// tables (a test compares them), so the three cannot drift.
+type command struct {
+	// path is the command's words: "run", "config validate".
+	path string
+	// args is the positional synopsis: `"TASK"`, "[TASK_ID]".
+	args    string
+	summary string
+	// deployment says the command loads a deployment and so takes the
+	// deploymentFlags before its own.
+	deployment bool
+	flags      []flag
+	// notes are extra lines of help: what stdout holds, exit codes.
+	notes []string
+}
+
+// flag is one flag of a command.
+type flag struct {
+	name string
+	// arg is the value's placeholder; empty for a switch.
+	arg    string
+	repeat bool
+	// help is one line: what the flag does, its range and its default.
+	help string
+}
+
+// deploymentFlags are the bootstrap flags of every command that loads a
+// deployment.
+func deploymentFlags() []flag {
+	return []flag{
+		{name: "config", arg: "FILE", help: "the deployment file (required)"},
+		{name: "config-root", arg: "DIR", help: "the directory every imported file must lie in (default: the config file's directory)"},
+		{name: "profile", arg: "NAME", help: "the profile to apply (default: the file's own `profile`)"},
+		{name: "bind", arg: "NAME=DIR", repeat: true, help: "a named host directory that path objects resolve against; repeatable"},
+		{name: "locked", help: "force lock mode; a deployment cannot turn it off (default: the deployment's own)"},
+		{name: "loopback-http", help: "let http://127.0.0.1, http://[::1] and http://localhost stand in for remote endpoints (tests; never under lock)"},
+	}
+}
+
+// jsonFlag is --json with the command's own meaning.
+func jsonFlag(help string) flag { return flag{name: "json", help: help} }
+
+func runFlags() []flag {
+	return []flag{
+		{name: "store", arg: "PATH", help: "keep the task's ledger in this bbolt database, created if absent (default: no store)"},
+		{name: "script", arg: "FILE", help: "replace the configured model with a scripted replay (refused under lock)"},
+		{name: "timeout", arg: "SECONDS", help: "the run deadline, 1..86400 (default: limits.max_run_duration_ms)"},
+		{name: "tool-timeout", arg: "SECONDS", help: "each tool call's deadline, 1..86400, capped by the run's (default: limits.max_tool_duration_ms)"},
+		{name: "max-model-calls", arg: "N", help: "model calls per task, 0..4294967295 (default: limits.max_model_calls)"},
+		{name: "max-tool-calls", arg: "N", help: "tool calls per task, 0..4294967295 (default: limits.max_tool_calls)"},
+		{name: "max-total-tokens", arg: "N", help: "input plus output tokens per task, a decimal integer (default: limits.max_total_tokens)"},
+		{name: "no-shell", help: "remove shell.run (default: options.shell.enabled)"},
+		{name: "no-filesystem", help: "remove every fs.* tool; conflicts with --allow-write (default: options.filesystem.enabled)"},
+		{name: "allow-write", help: "add fs.write and fs.edit (default: options.filesystem.write)"},
+		{name: "skill", arg: "ROOT/NAME", repeat: true, help: "activate this Skill, replacing skills.activate; repeatable"},
+		{name: "fixture-endpoint", arg: "URL", help: "point the model at a loopback HTTP test server with a fixed key (refused under lock)"},
+		{name: "trace", arg: "PATH", help: "write the native JSONL trace to a new file, mode 0600 (default: trace.path, or none)"},
+		{name: "capture-content", help: "include model and tool content in the trace (default: trace.capture_content)"},
+		{name: "traceparent", arg: "VALUE", help: "the caller's W3C traceparent, at most 512 bytes (default: a new trace)"},
+		{name: "tracestate", arg: "VALUE", help: "the caller's W3C tracestate, at most 512 bytes; needs --traceparent"},
+	}
+}
+
+// commands is the CLI, in the order help lists it.
+func commands() []command {
+	with := func(groups ...[]flag) []flag {
+		var out []flag
+		for _, g := range groups {
+			out = append(out, g...)
+		}
+		return out
+	}
+	return []command{
+		{path: "demo", summary: "run the bundled offline demo (a scripted model, a fresh temporary workspace)",
+			flags: []flag{
+				jsonFlag("print one task object when the task settles"),
+				{name: "store", arg: "PATH", help: "keep the task's ledger in this bbolt database (default: no store)"},
+			}},
+		{path: "run", args: `"TASK"`, summary: "run one task under the deployment's authority",
+			deployment: true, flags: with([]flag{jsonFlag("print exactly one task object when the task settles, or the pre-admission envelope")}, runFlags()),
+			notes: []string{
+				"Text mode streams model text to stdout and tool progress to stderr.",
+				"Exit: 0 completed, 1 the task ended otherwise, 2 invalid arguments or configuration, 130 cancelled.",
+			}},
+		{path: "ledger show", args: "[TASK_ID]", summary: "a ledger's tasks, their outcomes and counts",
+			flags: []flag{
+				{name: "store", arg: "PATH", help: "the bbolt ledger database to read (required; never created)"},
+				jsonFlag("print one JSON report"),
+			}},
+		{path: "ledger recover", args: "[TASK_ID]", summary: "after a crash: each task's completed, unknown and retryable calls",
+			flags: []flag{
+				{name: "store", arg: "PATH", help: "the bbolt ledger database to read (required; never created)"},
+				jsonFlag("print one JSON report"),
+			}},
+		{path: "skills list", summary: "the Skills catalog of the configured roots (frontmatter only)",
+			deployment: true, flags: with([]flag{jsonFlag("print the catalog as JSON")})},
+		{path: "skills show", args: "ROOT/NAME", summary: "one Skill's record, its requirements and validation",
+			deployment: true, flags: with([]flag{jsonFlag("print the record as JSON")})},
+		{path: "config validate", summary: "offline: check the deployment and print its fingerprint",
+			deployment: true, flags: with([]flag{jsonFlag("print one JSON document")})},
+		{path: "config explain", summary: "offline: the resolved envelope with provenance, as JSON",
+			deployment: true, flags: with([]flag{jsonFlag("accepted: the envelope is JSON already")})},
+		{path: "config render", summary: "offline: a self-contained TOML document with the same fingerprint",
+			deployment: true},
+		{path: "policy check", args: "CAPABILITY_ID", summary: "offline: one decision, with the deciding layer and rule",
+			deployment: true, flags: with([]flag{
+				jsonFlag("print the decision as JSON"),
+				{name: "read", arg: "PATH", repeat: true, help: "a workspace path the call would read; repeatable"},
+				{name: "write", arg: "PATH", repeat: true, help: "a workspace path the call would write; repeatable"},
+				{name: "shell", arg: "COMMAND", help: "decide a shell.run command line instead of a capability"},
+			})},
+		{path: "mcp probe", summary: "start each configured MCP server: health, version, tools admitted or denied, digests to pin",
+			deployment: true, flags: with([]flag{jsonFlag("print one JSON report")})},
+		{path: "doctor", summary: "readiness checks of a deployment (see the README for exit codes 3..8)",
+			deployment: true, flags: with([]flag{
+				jsonFlag("print the version-1 doctor report"),
+				{name: "probe", arg: "provider|mcp", help: "also send one short provider request, or start the MCP servers (default: offline checks only)"},
+			}, runFlags())},
+		{path: "version", summary: "print the executable version"},
+	}
+}
+
+// lookup returns the command named by path.
+func lookup(path string) (command, bool) {
+	for _, c := range commands() {
+		if c.path == path {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// allFlags are the deployment flags, when the command takes them, and its
+// own.
+func (c command) allFlags() []flag {
+	if !c.deployment {
+		return c.flags
+	}
+	return append(deploymentFlags(), c.flags...)
+}
+
+// specs is the parser's view of a command's flags.
+func (c command) specs() map[string]flagSpec {
+	out := map[string]flagSpec{}
+	for _, f := range c.allFlags() {
+		out[f.name] = flagSpec{value: f.arg != "", repeat: f.repeat}
+	}
+	return out
+}
+
+// synopsis is the command's usage line.
+func (c command) synopsis() string {
+	s := "pablo " + c.path
+	if c.args != "" {
+		s += " " + c.args
+	}
+	if len(c.allFlags()) > 0 {
+		s += " [flags]"
+	}
+	return s
+}
+
+// writeHelp prints a command's help: its synopsis, summary and one line per
+// flag, with its range and default.
+func (c command) writeHelp(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s\n\n%s.\n", c.synopsis(), capitalize(c.summary))
+	for _, n := range c.notes {
+		fmt.Fprintf(w, "%s\n", n)
+	}
+	labels := []string{"-h, --help"}
+	helps := []string{"show this help"}
+	for _, f := range c.allFlags() {
+		labels = append(labels, f.label())
+		helps = append(helps, f.help)
+	}
+	width := 0
+	for _, l := range labels {
+		width = max(width, len(l))
+	}
+	fmt.Fprintln(w, "\nflags:")
+	for i := 1; i <= len(labels); i++ {
+		j := i % len(labels) // every flag, then -h, --help
+		fmt.Fprintf(w, "  %-*s  %s\n", width, labels[j], helps[j])
+	}
+}
+
+// label is how help shows a flag: --bind NAME=DIR.
+func (f flag) label() string {
+	if f.arg == "" {
+		return "--" + f.name
+	}
+	return "--" + f.name + " " + f.arg
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// writeUsage prints the command list: the top-level help.
+func writeUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: pablo COMMAND [ARGS] [flags]")
+	fmt.Fprintln(w, "\ncommands:")
+	width := 0
+	for _, c := range commands() {
+		width = max(width, len(c.path+" "+c.args))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, strings.TrimSpace(c.path+" "+c.args), c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'pablo COMMAND --help' for a command's flags.")
+}
+
+// writeGroupUsage prints the commands of a group ("config", "ledger").
+func writeGroupUsage(w io.Writer, group string) {
+	fmt.Fprintf(w, "usage: pablo %s SUBCOMMAND [ARGS] [flags]\n\nsubcommands:\n", group)
+	for _, c := range commands() {
+		if sub, ok := strings.CutPrefix(c.path, group+" "); ok {
+			fmt.Fprintf(w, "  %-10s %s\n", sub, c.summary)
+		}
+	}
+	fmt.Fprintf(w, "\nRun 'pablo %s SUBCOMMAND --help' for its flags.\n", group)
+}
+
+// helpRequest is --help or -h on a command line: help on stdout, exit 0.
+type helpRequest struct{ path string }
+
+func (h *helpRequest) Error() string { return "help requested for " + h.path }
+
+// isGroup reports whether word names a group of subcommands.
+func isGroup(word string) bool {
+	for _, c := range commands() {
+		if strings.HasPrefix(c.path, word+" ") {
+			return true
+		}
+	}
+	return false
+}

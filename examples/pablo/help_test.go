@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEveryCommandAnswersHelp runs the built binary: every command and
+// subcommand answers --help and -h with its synopsis and every flag, on
+// stdout, exit 0, and never runs the command.
+func TestEveryCommandAnswersHelp(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "pablo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	pablo := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errb.String()
+	}
+	for _, c := range commands() {
+		for _, h := range []string{"--help", "-h"} {
+			args := append(strings.Fields(c.path), h)
+			code, out, errOut := pablo(args...)
+			if code != 0 || errOut != "" {
+				t.Errorf("pablo %s: exit %d, stderr %q", strings.Join(args, " "), code, errOut)
+			}
+			if !strings.HasPrefix(out, "usage: pablo "+c.path) {
+				t.Errorf("pablo %s: stdout does not start with the synopsis: %q", strings.Join(args, " "), out)
+			}
+			for _, f := range c.allFlags() {
+				if !strings.Contains(out, "  "+f.label()+" ") {
+					t.Errorf("pablo %s: help lacks %s", strings.Join(args, " "), f.label())
+				}
+			}
+			if strings.Contains(out, "FAIL") || strings.Contains(out, "pablo "+"0.") {
+				t.Errorf("pablo %s ran the command: %q", strings.Join(args, " "), out)
+			}
+		}
+	}
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"config", "--help"}, {"ledger", "-h"}, {"help", "run"}} {
+		if code, out, _ := pablo(args...); code != 0 || !strings.HasPrefix(out, "usage: pablo") {
+			t.Errorf("pablo %s: exit %d, stdout %q", strings.Join(args, " "), code, out)
+		}
+	}
+	if code, out, errOut := pablo("config"); code != 2 || out != "" || !strings.Contains(errOut, "validate") {
+		t.Errorf("pablo config without a subcommand: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
