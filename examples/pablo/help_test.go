@@ -12,23 +12,7 @@ import (
 // subcommand answers --help and -h with its synopsis and every flag, on
 // stdout, exit 0, and never runs the command.
 func TestEveryCommandAnswersHelp(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "pablo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	pablo := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, out.String(), errb.String()
-	}
+	pablo := builtPablo(t)
 	for _, c := range commands() {
 		for _, h := range []string{"--help", "-h"} {
 			args := append(strings.Fields(c.path), h)
@@ -56,5 +40,29 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 	}
 	if code, out, errOut := pablo("config"); code != 2 || out != "" || !strings.Contains(errOut, "validate") {
 		t.Errorf("pablo config without a subcommand: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// builtPablo builds the binary and returns a function that runs it with
+// args and returns its exit code, stdout and stderr.
+func builtPablo(t *testing.T) func(args ...string) (int, string, string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "pablo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return func(args ...string) (int, string, string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errb.String()
 	}
 }

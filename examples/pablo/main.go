@@ -58,6 +58,11 @@ func run(ctx context.Context, args []string, h *host) int {
 		writeGroupUsage(h.stdout, args[0])
 		return 0
 	}
+	// A command asked for --json answers in JSON on failure too: when it
+	// wrote nothing to stdout itself, report writes one error document.
+	out := &countingWriter{w: h.stdout}
+	jsonMode := wantsJSON(args)
+	h = &host{stdout: out, stderr: h.stderr, lookupEnv: h.lookupEnv, workDir: h.workDir}
 	var err error
 	switch args[0] {
 	case "version", "--version":
@@ -85,7 +90,47 @@ func run(ctx context.Context, args []string, h *host) int {
 		writeUsage(&b)
 		err = usagef("unknown command %q\n\n%s", args[0], strings.TrimRight(b.String(), "\n"))
 	}
+	if err != nil && jsonMode && out.n == 0 {
+		writeErrorJSON(h, args, err)
+	}
 	return report(err, h)
+}
+
+// wantsJSON reports whether a command line that takes --json gave it.
+func wantsJSON(args []string) bool {
+	path := args[0]
+	if len(args) > 1 && isGroup(args[0]) {
+		path += " " + args[1]
+	}
+	c, ok := lookup(path)
+	if !ok {
+		return false
+	}
+	takes := false
+	for _, f := range c.flags {
+		takes = takes || f.name == "json"
+	}
+	for _, a := range args[1:] {
+		if a == "--" {
+			break
+		}
+		if a == "--json" {
+			return takes
+		}
+	}
+	return false
+}
+
+// countingWriter counts what a command wrote to stdout.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
 }
 
 // helpFor answers `pablo help COMMAND`.

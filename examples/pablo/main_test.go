@@ -84,7 +84,7 @@ func TestConfigErrorsExitTwoWithEmptyStdout(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.toml")
 	os.WriteFile(bad, []byte("schema_version = 1\n[options.shell]\nenabeld = true\n"), 0o600)
-	code, out, errs := cli(t, "config", "validate", "--json", "--config", bad, "--bind", "workspace="+dir)
+	code, out, errs := cli(t, "config", "validate", "--config", bad, "--bind", "workspace="+dir)
 	if code != 2 || out != "" || !strings.Contains(errs, "config_unknown_option") || !strings.Contains(errs, "/options/shell/enabeld") || !strings.Contains(errs, ":3") {
 		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
 	}

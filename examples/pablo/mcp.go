@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -35,8 +34,11 @@ func mcpCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	// A probe shows every server, so none is required here.
+	// A probe shows every server, so none is required while it opens them;
+	// the report still says which ones the deployment requires.
+	required := map[string]bool{}
 	for i := range opts.Servers {
+		required[opts.Servers[i].Name] = opts.Servers[i].Required
 		opts.Servers[i].Required = false
 	}
 	cat, err := mcp.Open(ctx, opts)
@@ -44,12 +46,17 @@ func mcpCommand(ctx context.Context, args []string, h *host) error {
 		return &exitError{code: 6, err: err}
 	}
 	health := cat.Health()
+	if health == nil {
+		health = []mcp.Health{}
+	}
+	for i := range health {
+		health[i].Required = required[health[i].Server]
+	}
 	closeErr := cat.Close()
 	if p.bools["json"] {
-		out, _ := json.MarshalIndent(struct {
+		writeJSON(h, struct {
 			Servers []mcp.Health `json:"servers"`
-		}{health}, "", "  ")
-		fmt.Fprintf(h.stdout, "%s\n", out)
+		}{health})
 	} else {
 		printHealth(h, health)
 	}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestJSONIsHonouredOrRefused runs the built binary: a command given --json
+// prints exactly one compact JSON document, one line, on success and on
+// failure; a command that cannot answer in JSON refuses the flag (exit 2).
+func TestJSONIsHonouredOrRefused(t *testing.T) {
+	pablo := builtPablo(t)
+	demo := []string{"--config", filepath.Join("demo", "deployment.toml"), "--bind", "workspace=" + filepath.Join("demo", "work"), "--bind", "skills=" + filepath.Join("demo", "skills")}
+	bad := []string{"--config", filepath.Join(t.TempDir(), "absent.toml")}
+	store := filepath.Join(t.TempDir(), "ledger.db")
+	if code, _, errOut := pablo("demo", "--store", store); code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, errOut)
+	}
+	cases := []struct {
+		name string
+		args []string
+		exit int
+		key  string // a key the document must hold
+	}{
+		{"run bogus flag", []string{"run", "x", "--json", "--bogus"}, 2, "error"},
+		{"run bad config", append([]string{"run", "x", "--json"}, bad...), 2, "error"},
+		{"demo", []string{"demo", "--json"}, 0, "outcome"},
+		{"config validate", append([]string{"config", "validate", "--json"}, demo...), 0, "fingerprint"},
+		{"config validate bad config", append([]string{"config", "validate", "--json"}, bad...), 2, "error"},
+		{"config validate bogus flag", append([]string{"config", "validate", "--json", "--bogus"}, demo...), 2, "error"},
+		{"config explain", append([]string{"config", "explain", "--json"}, demo...), 0, "fingerprint"},
+		{"config explain bad config", append([]string{"config", "explain", "--json"}, bad...), 2, "error"},
+		{"policy check", append([]string{"policy", "check", "fs.read", "--json"}, demo...), 0, "allowed"},
+		{"policy check bad config", append([]string{"policy", "check", "fs.read", "--json"}, bad...), 2, "error"},
+		{"policy check two ids", append([]string{"policy", "check", "fs.read", "fs.list", "--json"}, demo...), 2, "error"},
+		{"skills list", append([]string{"skills", "list", "--json"}, demo...), 0, "skills"},
+		{"skills list bad config", append([]string{"skills", "list", "--json"}, bad...), 2, "error"},
+		{"skills show unknown", append([]string{"skills", "show", "team/absent", "--json"}, demo...), 2, "error"},
+		{"mcp probe no servers", append([]string{"mcp", "probe", "--json"}, demo...), 0, "servers"},
+		{"mcp probe bad config", append([]string{"mcp", "probe", "--json"}, bad...), 2, "error"},
+		{"doctor", append([]string{"doctor", "--json"}, demo...), 0, "checks"},
+		{"doctor bad config", append([]string{"doctor", "--json"}, bad...), 2, "checks"},
+		{"ledger show", []string{"ledger", "show", "--json", "--store", store}, 0, "tasks"},
+		{"ledger show bogus flag", []string{"ledger", "show", "--json", "--bogus"}, 2, "error"},
+		{"ledger recover no store flag", []string{"ledger", "recover", "--json"}, 2, "error"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := pablo(c.args...)
+			if code != c.exit {
+				t.Errorf("exit %d, want %d (stderr %q)", code, c.exit, errOut)
+			}
+			if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") {
+				t.Fatalf("stdout is not one line: %q", out)
+			}
+			var doc map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("stdout is not one JSON object: %v: %q", err, out)
+			}
+			if _, ok := doc[c.key]; !ok {
+				t.Errorf("document lacks %q: %s", c.key, out)
+			}
+		})
+	}
+	if code, out, _ := pablo(append([]string{"config", "render", "--json"}, demo...)...); code != 2 || out != "" {
+		t.Errorf("config render --json: exit %d, stdout %q; want it refused", code, out)
+	}
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/internal/textx"
+)
+
+// maxErrorMessage bounds the message of a JSON error document.
+const maxErrorMessage = 2048
+
+// errorDoc is the one JSON document a --json command prints when it fails
+// before it could print its own: {"error": {...}}, or for config validate
+// {"valid": false, "fingerprint": null, "error": {...}}.
+type errorDoc struct {
+	Valid       *bool           `json:"valid,omitempty"`
+	Fingerprint json.RawMessage `json:"fingerprint,omitempty"`
+	Error       errorDetails    `json:"error"`
+}
+
+// errorDetails names the failure: a config_* code with the key's JSON
+// pointer, file and line, or invalid_arguments, invalid_configuration,
+// cancelled or failed. The message is bounded; messages of this CLI never
+// hold secret values.
+type errorDetails struct {
+	Code    string `json:"code"`
+	Option  string `json:"option,omitempty"`
+	Binding string `json:"binding,omitempty"`
+	Source  string `json:"source,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+func writeErrorJSON(h *host, args []string, err error) {
+	doc := errorDoc{Error: errorDetails{Code: "failed", Message: textx.Shorten(err.Error(), maxErrorMessage)}}
+	var ue *usageError
+	var ce *pablo.ConfigError
+	switch {
+	case errors.As(err, &ue):
+		doc.Error.Code = "invalid_arguments"
+	case errors.As(err, &ce):
+		doc.Error = errorDetails{Code: string(ce.Code), Option: ce.Option, Binding: ce.Binding, Source: ce.Source, Line: ce.Line, Message: textx.Shorten(ce.Message, maxErrorMessage)}
+	case errors.Is(err, pablo.ErrConfig):
+		doc.Error.Code = "invalid_configuration"
+	case errors.Is(err, context.Canceled):
+		doc.Error.Code = "cancelled"
+	}
+	if len(args) > 1 && args[0] == "config" && args[1] == "validate" {
+		valid := false
+		doc.Valid = &valid
+		doc.Fingerprint = json.RawMessage("null")
+	}
+	writeJSON(h, doc)
+}
