@@ -75,46 +75,12 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		}
 		return nil, err
 	}
-	if o.Filesystem.Enabled {
-		dir, err := d.Workspace()
-		if err != nil {
-			return fail(err)
-		}
-		ws, err := fstools.Open(dir)
-		if err != nil {
-			return fail(fmt.Errorf("pablo: open the workspace: %w", err))
-		}
-		ro.cleanup = append(ro.cleanup, ws.Close)
-		fs := o.Limits.Filesystem
-		tools, err := fstools.New(fstools.Options{
-			Workspace: ws,
-			Write:     o.Filesystem.Write,
-			Decide: func(kind authority.ResourceKind, rel string) authority.Decision {
-				id := authority.FSRead
-				if kind == authority.ResourceWrite {
-					id = authority.FSWrite
-				}
-				return set.Decide(authority.Request{Capability: id, Resources: []authority.Resource{{Kind: kind, Value: rel}}})
-			},
-			Limits: fstools.Limits{MaxFileBytes: limitInt(fs.MaxFileBytes), MaxEntries: limitInt(fs.MaxEntries), MaxDepth: limitInt(fs.MaxDepth),
-				MaxScanBytes: limitInt(fs.MaxScanBytes), MaxToolOutputBytes: o.Limits.MaxToolOutputBytes},
-		})
-		if err != nil {
-			return fail(err)
-		}
-		ro.Catalogs = append(ro.Catalogs, newWorkspaceCatalog(tools))
+	natives, closers, err := d.nativeCatalogs(set)
+	ro.cleanup = append(ro.cleanup, closers...)
+	if err != nil {
+		return fail(err)
 	}
-	if o.Shell.Enabled {
-		dir, err := d.Workspace()
-		if err != nil {
-			return fail(err)
-		}
-		runner, err := d.shellRunner(dir)
-		if err != nil {
-			return fail(err)
-		}
-		ro.Catalogs = append(ro.Catalogs, &shellCatalog{runner: runner})
-	}
+	ro.Catalogs = append(ro.Catalogs, natives...)
 	if len(o.Skills.Activate) > 0 {
 		cat, msgs, err := d.activateSkills(ctx)
 		if err != nil {
@@ -289,4 +255,52 @@ func (c *skillCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 		return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: map[string]any{"skill": map[string]any{"error": map[string]any{"code": string(skills.CodeOf(err))}}}}
 	}
 	return ledger.Completed(map[string]any{"skill": map[string]any{"resource": res}})
+}
+
+// nativeCatalogs opens the workspace tools and shell.run the deployment
+// enables, deciding paths with set. The caller runs cleanup, also after an
+// error.
+func (d *Deployment) nativeCatalogs(set *authority.Set) (cats []ToolCatalog, cleanup []func() error, err error) {
+	o := &d.Options
+	if o.Filesystem.Enabled {
+		dir, err := d.Workspace()
+		if err != nil {
+			return cats, cleanup, err
+		}
+		ws, err := fstools.Open(dir)
+		if err != nil {
+			return cats, cleanup, fmt.Errorf("pablo: open the workspace: %w", err)
+		}
+		cleanup = append(cleanup, ws.Close)
+		fs := o.Limits.Filesystem
+		tools, err := fstools.New(fstools.Options{
+			Workspace: ws,
+			Write:     o.Filesystem.Write,
+			Decide: func(kind authority.ResourceKind, rel string) authority.Decision {
+				id := authority.FSRead
+				if kind == authority.ResourceWrite {
+					id = authority.FSWrite
+				}
+				return set.Decide(authority.Request{Capability: id, Resources: []authority.Resource{{Kind: kind, Value: rel}}})
+			},
+			Limits: fstools.Limits{MaxFileBytes: limitInt(fs.MaxFileBytes), MaxEntries: limitInt(fs.MaxEntries), MaxDepth: limitInt(fs.MaxDepth),
+				MaxScanBytes: limitInt(fs.MaxScanBytes), MaxToolOutputBytes: o.Limits.MaxToolOutputBytes},
+		})
+		if err != nil {
+			return cats, cleanup, err
+		}
+		cats = append(cats, newWorkspaceCatalog(tools))
+	}
+	if o.Shell.Enabled {
+		dir, err := d.Workspace()
+		if err != nil {
+			return cats, cleanup, err
+		}
+		runner, err := d.shellRunner(dir)
+		if err != nil {
+			return cats, cleanup, err
+		}
+		cats = append(cats, &shellCatalog{runner: runner})
+	}
+	return cats, cleanup, nil
 }

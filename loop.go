@@ -533,7 +533,13 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable, Reason: "the tool is not in the admitted catalog"}
 		return s.deny(lc, d, d.RuleID)
 	}
-	if err := s.contracts.Check(authority.Call{ID: lc.ID, Tool: id, Arguments: args}); err != nil {
+	admitted, err := decideCall(s.ctx, s.contracts, s.owner[id], authority.Call{ID: lc.ID, Tool: id, Arguments: args})
+	if err == nil && !admitted.Allowed {
+		// The tool's own checks (a path, a command) deny the call before
+		// it is admitted.
+		return s.deny(lc, admitted, admitted.RuleID)
+	}
+	if err != nil {
 		ce := contractError(err)
 		switch ce.Kind {
 		case authority.ContractUnknownTool, authority.ContractUnauthorizedResource:
@@ -543,7 +549,9 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 			}
 			return s.deny(lc, d, d.RuleID)
 		default:
-			lc.Decision = ledger.Decision{Allowed: true, Layer: "contract", RuleID: "builtin.contract"}
+			// The authority admits the tool; its contract refused the
+			// arguments, as the settlement says.
+			lc.Decision = ledgerDecision(r.opts.Authority.Decide(authority.Request{Capability: id}))
 			if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
 				return s.ledgerOutcome(err)
 			}
@@ -551,7 +559,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 			return s.settleUnsent(lc.ID, ledger.ToolInvalidArguments, string(ce.Kind), fail)
 		}
 	}
-	lc.Decision = ledger.Decision{Allowed: true, Layer: "authority", RuleID: "builtin.admitted"}
+	lc.Decision = ledgerDecision(admitted)
 	if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
 		return s.ledgerOutcome(err)
 	}
@@ -578,6 +586,14 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	settle := ledger.ToolSettlement{Status: res.Status, Delivery: res.Delivery, OutputBytes: uint64(len(result)), Error: string(res.Code)}
 	if settle.Delivery == "" {
 		settle.Delivery = ledger.ResponseReceived
+	}
+	if res.Status == ledger.ToolPolicyDenied {
+		// The tool denied the call when it ran: record what decided.
+		settle.Decision = res.Decision
+		if settle.Decision.Layer == "" {
+			settle.Decision = ledger.Decision{Layer: string(id), RuleID: res.Rule, Reason: "denied by the tool"}
+		}
+		settle.Decision.Allowed = false
 	}
 	ref, putErr := t.root.PutResult(s.ctx, json.RawMessage(result))
 	if putErr == nil {

@@ -132,12 +132,21 @@ func (c *Contracts) Spec(id ID) (ToolSpec, bool) {
 // Check accepts a call or returns a *ContractError. The arguments are
 // decoded only when the tool declares how to read its resources.
 func (c *Contracts) Check(call Call) error {
+	_, err := c.Decide(call)
+	return err
+}
+
+// Decide is Check that also returns the authority's decision that admitted
+// the call: the one over the resources the call names when it names any,
+// else the one over the capability. A denial is in the *ContractError.
+func (c *Contracts) Decide(call Call) (Decision, error) {
 	k, ok := c.specs[call.Tool]
 	if !ok {
-		return &ContractError{Kind: ContractUnknownTool, Tool: call.Tool}
+		return Decision{}, &ContractError{Kind: ContractUnknownTool, Tool: call.Tool}
 	}
-	if d := c.auth.Decide(Request{Capability: call.Tool}); !d.Allowed {
-		return &ContractError{Kind: ContractUnknownTool, Tool: call.Tool, Decision: &d}
+	d := c.auth.Decide(Request{Capability: call.Tool})
+	if !d.Allowed {
+		return Decision{}, &ContractError{Kind: ContractUnknownTool, Tool: call.Tool, Decision: &d}
 	}
 	args := call.Arguments
 	if len(args) == 0 {
@@ -155,18 +164,18 @@ func (c *Contracts) Check(call Call) error {
 				kind = ContractWrongType
 			}
 		}
-		return &ContractError{Kind: kind, Tool: call.Tool, Path: path}
+		return Decision{}, &ContractError{Kind: kind, Tool: call.Tool, Path: path}
 	}
 	if k.spec.Resources != nil {
 		var decoded map[string]any
 		if err := json.Unmarshal(args, &decoded); err != nil {
-			return &ContractError{Kind: ContractWrongType, Tool: call.Tool}
+			return Decision{}, &ContractError{Kind: ContractWrongType, Tool: call.Tool}
 		}
 		if res := k.spec.Resources(decoded); len(res) > 0 {
-			if d := c.auth.Decide(Request{Capability: call.Tool, Resources: res}); !d.Allowed {
-				return &ContractError{Kind: ContractUnauthorizedResource, Tool: call.Tool, Decision: &d}
+			if d = c.auth.Decide(Request{Capability: call.Tool, Resources: res}); !d.Allowed {
+				return Decision{}, &ContractError{Kind: ContractUnauthorizedResource, Tool: call.Tool, Decision: &d}
 			}
 		}
 	}
-	return nil
+	return d, nil
 }

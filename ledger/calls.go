@@ -70,6 +70,11 @@ type ToolSettlement struct {
 	// Error is a failure code or error category, never error text that could
 	// hold a secret.
 	Error string
+	// Decision, for a call the tool itself denied when it ran (a resource
+	// rule, workspace confinement, the literal command policy), is the
+	// decision that denied it; it is recorded with the settlement and
+	// replaces the admission's decision in recovery.
+	Decision Decision
 }
 
 // limitOrder is the order in which a model call's ceilings are checked: a
@@ -435,7 +440,7 @@ func (r *Root) SettleToolCall(ctx context.Context, agentID, callID string, s Too
 		return err
 	}
 	rec := CallRecord{CallID: callID, AgentID: a.id, Kind: ToolCallKind, State: CallSettled,
-		Status: string(s.Status), Delivery: s.Delivery, OutputBytes: s.OutputBytes, Result: s.Result, Error: s.Error}
+		Status: string(s.Status), Delivery: s.Delivery, OutputBytes: s.OutputBytes, Result: s.Result, Error: s.Error, Decision: s.Decision}
 	var limitErr error
 	if c.state == CallAdmitted {
 		rec.Delivery = NotSent

@@ -96,7 +96,7 @@ const (
 
 // CallRecord is one transition of a model or tool call. The admitted record
 // carries what was requested and decided; the settled record carries what
-// happened.
+// happened, and the decision of a tool that denied the call when it ran.
 type CallRecord struct {
 	CallID  string    `json:"call_id"`
 	AgentID string    `json:"agent_id"`

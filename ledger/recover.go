@@ -63,19 +63,21 @@ type AgentReport struct {
 
 // CallReport is the folded state of one call.
 type CallReport struct {
-	AgentID         string    `json:"agent_id"`
-	CallID          string    `json:"call_id"`
-	Kind            CallKind  `json:"kind"`
-	Step            uint64    `json:"step"`
-	Name            string    `json:"name,omitempty"`
-	ArgumentsDigest string    `json:"arguments_digest,omitempty"`
-	Decision        *Decision `json:"decision,omitempty"`
-	State           CallState `json:"state"`
-	Class           Class     `json:"class"`
-	Status          string    `json:"status,omitempty"`
-	Delivery        Delivery  `json:"delivery,omitempty"`
-	Result          ResultRef `json:"result,omitempty"`
-	Error           string    `json:"error,omitempty"`
+	AgentID         string   `json:"agent_id"`
+	CallID          string   `json:"call_id"`
+	Kind            CallKind `json:"kind"`
+	Step            uint64   `json:"step"`
+	Name            string   `json:"name,omitempty"`
+	ArgumentsDigest string   `json:"arguments_digest,omitempty"`
+	// Decision is the decision that decided the call: the admission's, or
+	// the settlement's when the tool denied the call when it ran.
+	Decision *Decision `json:"decision,omitempty"`
+	State    CallState `json:"state"`
+	Class    Class     `json:"class"`
+	Status   string    `json:"status,omitempty"`
+	Delivery Delivery  `json:"delivery,omitempty"`
+	Result   ResultRef `json:"result,omitempty"`
+	Error    string    `json:"error,omitempty"`
 }
 
 // Recover reads every task in store and reports, for each, its completed
@@ -170,6 +172,12 @@ func fold(taskID string, recs []Record) TaskReport {
 				}
 			case CallSettled:
 				cr.Status, cr.Delivery, cr.Result, cr.Error = c.Status, c.Delivery, c.Result, c.Error
+				if c.Kind == ToolCallKind && c.Decision != (Decision{}) {
+					// The tool denied the call when it ran: that decision
+					// decided.
+					d := c.Decision
+					cr.Decision = &d
+				}
 			}
 			if stateRank(c.State) > stateRank(cr.State) {
 				cr.State = c.State

@@ -193,3 +193,27 @@ func TestBoltGroupCommitAcknowledgesEveryAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSettledDenialIsTheRecordedDecision: a call the tool denied when it
+// ran is recovered with the decision that denied it, not the admission's.
+func TestSettledDenialIsTheRecordedDecision(t *testing.T) {
+	r, store, _ := newRoot(t, Limits{})
+	a := r.RootAgentID()
+	deny := Decision{Layer: "workspace", RuleID: "builtin.symlink", Reason: "a symlink"}
+	if err := r.AdmitToolCall(bg, a, ToolCall{ID: "t1", Name: "fs.read", Decision: Decision{Allowed: true, Layer: "configuration", RuleID: "builtin.configured"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Dispatch(bg, a, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SettleToolCall(bg, a, "t1", ToolSettlement{Status: ToolPolicyDenied, Delivery: ResponseReceived, Decision: deny}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RecoverTask(bg, store, r.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Completed) != 1 || rep.Completed[0].Decision == nil || *rep.Completed[0].Decision != deny {
+		t.Fatalf("recovered %+v", rep.Completed)
+	}
+}

@@ -9,6 +9,9 @@ type ToolResult struct {
 	Output any
 	// Rule names the deciding rule of a policy_denied result.
 	Rule string
+	// Decision is the whole decision of a policy_denied result: the layer
+	// and rule that denied the call, for the ledger's record.
+	Decision Decision
 	// Limit names the limit of a work_limit or output_limit result.
 	Limit LimitKind
 	// Code is the failure code of a terminal failure (tool_execution,

@@ -48,15 +48,28 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 			t.TaskID, outcome, t.Fingerprint, t.Events, len(t.Completed), len(t.Unknown), len(t.Retryable))
 		if args[0] == "recover" || len(p.args) == 1 {
 			for _, c := range t.Completed {
-				fmt.Fprintf(h.stdout, "    completed  %-5s %-24s %s\n", c.Kind, c.Name, c.Status)
+				fmt.Fprintf(h.stdout, "    completed  %-5s %-24s %s%s\n", c.Kind, c.Name, c.Status, decided(c.Decision))
 			}
 			for _, c := range t.Unknown {
-				fmt.Fprintf(h.stdout, "    UNKNOWN    %-5s %-24s dispatched, never settled: do not replay; reconcile\n", c.Kind, c.Name)
+				fmt.Fprintf(h.stdout, "    UNKNOWN    %-5s %-24s dispatched, never settled: do not replay; reconcile%s\n", c.Kind, c.Name, decided(c.Decision))
 			}
 			for _, c := range t.Retryable {
-				fmt.Fprintf(h.stdout, "    retryable  %-5s %-24s admitted, never dispatched\n", c.Kind, c.Name)
+				fmt.Fprintf(h.stdout, "    retryable  %-5s %-24s admitted, never dispatched%s\n", c.Kind, c.Name, decided(c.Decision))
 			}
 		}
 	}
 	return nil
+}
+
+// decided is the text form of a call's recorded decision, as --json gives
+// it: who allowed or denied the call, by which rule.
+func decided(d *ledger.Decision) string {
+	if d == nil {
+		return ""
+	}
+	verdict := "denied"
+	if d.Allowed {
+		verdict = "allowed"
+	}
+	return fmt.Sprintf("  (%s by layer %q rule %q)", verdict, d.Layer, d.RuleID)
 }

@@ -86,23 +86,35 @@ func (t *target) close() {
 
 // check runs the lexical check and the policy decision for one path argument.
 func (c *call) check(p string, kinds ...authority.ResourceKind) (rel string, parts []string, err error) {
+	rel, parts, _, err = c.checkDecided(p, kinds...)
+	return rel, parts, err
+}
+
+// checkDecided is check that also returns the allowed decision over the
+// path: the first one, of the kinds in order, that an explicit rule made,
+// else the first.
+func (c *call) checkDecided(p string, kinds ...authority.ResourceKind) (rel string, parts []string, allowed authority.Decision, err error) {
 	rel, parts, perr := lexicalPath(c.t.ws.dir, p)
 	if perr != nil {
 		switch {
 		case perr.invalid != "":
-			return "", nil, &ArgumentError{Tool: c.id, Field: "path", Reason: perr.invalid}
+			return "", nil, allowed, &ArgumentError{Tool: c.id, Field: "path", Reason: perr.invalid}
 		case perr.encoding:
-			return "", nil, &Error{Tool: c.id, Code: UnsupportedEncoding, Path: strings.ToValidUTF8(p, "\uFFFD"), Detail: "the path is not valid UTF-8"}
+			return "", nil, allowed, &Error{Tool: c.id, Code: UnsupportedEncoding, Path: strings.ToValidUTF8(p, "\uFFFD"), Detail: "the path is not valid UTF-8"}
 		default:
-			return "", nil, &DeniedError{Tool: c.id, Path: p, Decision: builtinDenial(authority.RuleWorkspace, perr.denial)}
+			return "", nil, allowed, &DeniedError{Tool: c.id, Path: p, Decision: builtinDenial(authority.RuleWorkspace, perr.denial)}
 		}
 	}
-	for _, k := range kinds {
-		if d := c.t.decide(k, rel); !d.Allowed {
-			return "", nil, &DeniedError{Tool: c.id, Path: rel, Decision: d}
+	for i, k := range kinds {
+		d := c.t.decide(k, rel)
+		if !d.Allowed {
+			return "", nil, allowed, &DeniedError{Tool: c.id, Path: rel, Decision: d}
+		}
+		if i == 0 || (allowed.Layer == authority.LayerConfiguration && d.Layer != authority.LayerConfiguration) {
+			allowed = d
 		}
 	}
-	return rel, parts, nil
+	return rel, parts, allowed, nil
 }
 
 // resolve walks parts from the workspace root without following symlinks and

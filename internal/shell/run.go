@@ -211,46 +211,48 @@ type plan struct {
 
 // prepare runs every check that comes before launch, in the reference's
 // order: platform, arguments, environment, workspace, cwd roots, command.
-func (r *Runner) prepare(req Request) (plan, error) {
+func (r *Runner) prepare(req Request) (plan, Decision, error) {
 	if !r.supported {
-		return plan{}, denial(ruleUnsupportedOS, reasonUnsupportedOS)
+		return plan{}, Decision{}, denial(ruleUnsupportedOS, reasonUnsupportedOS)
 	}
 	switch {
 	case req.Command == "":
-		return plan{}, &ArgumentError{Field: "command", Problem: "is required and must not be empty"}
+		return plan{}, Decision{}, &ArgumentError{Field: "command", Problem: "is required and must not be empty"}
 	case strings.IndexByte(req.Command, 0) >= 0:
-		return plan{}, &ArgumentError{Field: "command", Problem: "must not contain NUL"}
+		return plan{}, Decision{}, &ArgumentError{Field: "command", Problem: "must not contain NUL"}
 	case req.Cwd == "":
-		return plan{}, &ArgumentError{Field: "cwd", Problem: "is required and must not be empty; use \".\" for the workspace"}
+		return plan{}, Decision{}, &ArgumentError{Field: "cwd", Problem: "is required and must not be empty; use \".\" for the workspace"}
 	case req.TimeoutMs < 0:
-		return plan{}, &ArgumentError{Field: "timeout_ms", Problem: "must be positive"}
+		return plan{}, Decision{}, &ArgumentError{Field: "timeout_ms", Problem: "must be positive"}
 	case req.MaxOutputBytes < 0:
-		return plan{}, &ArgumentError{Field: "max_output_bytes", Problem: "must be positive"}
+		return plan{}, Decision{}, &ArgumentError{Field: "max_output_bytes", Problem: "must be positive"}
 	}
 	env, problem := r.opts.Environment.build(req.Env)
 	if problem != "" {
-		return plan{}, denial(ruleEnvironment, reasonEnvironment)
+		return plan{}, Decision{}, denial(ruleEnvironment, reasonEnvironment)
 	}
 	dir, rel, err := resolveCwd(r.workspace, req.Cwd)
 	if err != nil {
-		return plan{}, err
+		return plan{}, Decision{}, err
 	}
 	if r.opts.CheckCwd != nil {
 		if d := r.opts.CheckCwd(rel); !d.Allowed {
 			if d.Reason == "" {
 				d.Reason = reasonCwdRootsDenied
 			}
-			return plan{}, &DeniedError{Decision: d}
+			return plan{}, Decision{}, &DeniedError{Decision: d}
 		}
 	}
 	path, args := Launcher, []string(nil)
+	var allowed Decision
 	if r.opts.Policy == nil {
 		args = []string{Launcher, "-c", req.Command}
 	} else {
 		d := r.opts.Policy.Check(req.Command)
 		if !d.Allowed {
-			return plan{}, &DeniedError{Decision: d}
+			return plan{}, Decision{}, &DeniedError{Decision: d}
 		}
+		allowed = d
 		if r.opts.DirectExec {
 			path = d.Executable.Path
 			args = append([]string{d.Executable.Path}, d.Argv[1:]...)
@@ -267,7 +269,25 @@ func (r *Runner) prepare(req Request) (plan, error) {
 	if req.MaxOutputBytes > 0 {
 		p.bound = min(p.bound, req.MaxOutputBytes)
 	}
-	return p, nil
+	return p, allowed, nil
+}
+
+// Decide runs every check Run makes before launch, in the same order, and
+// starts nothing: the *DeniedError's decision for a denied request, the
+// literal command policy's allowing decision otherwise (a zero Decision
+// with Allowed set when no command policy is configured). Malformed
+// requests fail with *ArgumentError, as in Run.
+func (r *Runner) Decide(req Request) (Decision, error) {
+	_, d, err := r.prepare(req)
+	var de *DeniedError
+	if errors.As(err, &de) {
+		return de.Decision, nil
+	}
+	if err != nil {
+		return Decision{}, err
+	}
+	d.Allowed = true
+	return d, nil
 }
 
 // Run checks and executes one shell.run request in its own process group
@@ -277,7 +297,7 @@ func (r *Runner) prepare(req Request) (plan, error) {
 // comes with the partial result when the command ran. A nonzero exit is an
 // ordinary result, not an error.
 func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
-	p, err := r.prepare(req)
+	p, _, err := r.prepare(req)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,112 @@
+package pablo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/shell"
+)
+
+// callDecider is a catalog whose tools check what a call names (paths, a
+// command) themselves: it answers, without running anything, what the
+// tool would decide. ok is false when it has nothing to add to the
+// contract's decision (arguments the tool will reject, say).
+type callDecider interface {
+	decideCall(ctx context.Context, call authority.Call) (d authority.Decision, ok bool)
+}
+
+// decideCall is the decision on one proposed call before it is admitted:
+// the contract (the tool is admitted, its arguments fit its schema, the
+// authority allows the capability and the resources the contract reads),
+// then the owning catalog's own checks (workspace confinement, symlinks,
+// read and write roots, the literal command policy). A denial is returned
+// as a decision; a contract error (unknown tool, bad arguments, a resource
+// outside the scope) as the *authority.ContractError. The run loop and
+// Deployment.Decide, which `pablo policy check` prints, both ask it.
+func decideCall(ctx context.Context, contracts *authority.Contracts, owner ToolCatalog, call authority.Call) (authority.Decision, error) {
+	d, err := contracts.Decide(call)
+	if err != nil {
+		return d, err
+	}
+	if dc, ok := owner.(callDecider); ok {
+		if own, ok := dc.decideCall(ctx, call); ok && (!own.Allowed || own.Layer != "") {
+			return own, nil
+		}
+	}
+	return d, nil
+}
+
+func (c *workspaceCatalog) decideCall(ctx context.Context, call authority.Call) (authority.Decision, bool) {
+	d, err := c.tools.Decide(ctx, call.Tool, call.Arguments)
+	return d, err == nil
+}
+
+func (c *shellCatalog) decideCall(_ context.Context, call authority.Call) (authority.Decision, bool) {
+	var req shell.Request
+	dec := json.NewDecoder(bytes.NewReader(call.Arguments))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return authority.Decision{}, false
+	}
+	sd, err := c.runner.Decide(req)
+	if err != nil {
+		return authority.Decision{}, false
+	}
+	return authority.Decision{Allowed: sd.Allowed, Layer: sd.Layer, RuleID: sd.RuleID, Reason: sd.Reason}, true
+}
+
+// Decide is the decision a task of this deployment makes on one call of
+// tool id with JSON arguments args, before the call is admitted: the
+// decision `pablo policy check` prints. The workspace tools are decided
+// over the bound workspace (confinement, symlinks, read and write roots)
+// and shell.run over the literal command policy, by the same function a
+// running task uses; other capabilities (MCP tools, Skills, host tools),
+// whose catalogs open with a task, are decided by the authority over the
+// capability. Arguments the tool's contract rejects fail with the
+// *authority.ContractError (errors.Is authority.ErrInvalidArguments).
+func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawMessage) (authority.Decision, error) {
+	set, err := d.Authority()
+	if err != nil {
+		return authority.Decision{}, err
+	}
+	cats, cleanup, err := d.nativeCatalogs(set)
+	defer func() {
+		for _, c := range cleanup {
+			c()
+		}
+	}()
+	if err != nil {
+		return authority.Decision{}, err
+	}
+	var owner ToolCatalog
+	var specs []authority.ToolSpec
+	for _, c := range cats {
+		for _, spec := range c.Tools() {
+			if spec.ID == id {
+				owner = c
+			}
+			if set.Decide(authority.Request{Capability: spec.ID}).Allowed {
+				specs = append(specs, spec)
+			}
+		}
+	}
+	if owner == nil {
+		return set.Decide(authority.Request{Capability: id}), nil
+	}
+	contracts, err := authority.NewContracts(set, specs)
+	if err != nil {
+		return authority.Decision{}, err
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	dec, err := decideCall(ctx, contracts, owner, authority.Call{Tool: id, Arguments: args})
+	var ce *authority.ContractError
+	if errors.As(err, &ce) && ce.Decision != nil {
+		return *ce.Decision, nil
+	}
+	return dec, err
+}
