@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -69,5 +70,45 @@ func TestDurableToolCallSpendsTwoBarriers(t *testing.T) {
 	}
 	if len(rep.Tasks) != 1 || rep.Tasks[0].Outcome == nil || len(rep.Tasks[0].Completed) != calls+modelCalls {
 		t.Fatalf("recovered %+v", rep.Tasks)
+	}
+}
+
+// BenchmarkDurableToolCall runs a task of 100 tool calls (one a turn) on a
+// bbolt store, with and without fsync, and reports per tool call the time,
+// the bytes allocated (the whole turn: model call, tool call, records and
+// commits), and the barriers and commits spent.
+func BenchmarkDurableToolCall(b *testing.B) {
+	const calls = 100
+	for _, sync := range []bool{true, false} {
+		name := "fsync"
+		if !sync {
+			name = "nosync"
+		}
+		b.Run(name, func(b *testing.B) {
+			db, err := ledger.OpenBolt(filepath.Join(b.TempDir(), "ledger.db"), ledger.BoltOptions{NoSync: !sync})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			store := &barrierStore{Store: db}
+			rt := benchRuntimeStore(b, store, toolCallScript(calls), noopTool{})
+			commits := db.Commits()
+			b.ReportAllocs()
+			for b.Loop() {
+				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+					b.Fatal(obj.Outcome.Status)
+				}
+			}
+			per := float64(b.N * calls)
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/per, "µs/toolcall")
+			b.ReportMetric(float64(store.barriers.Load())/per, "barriers/toolcall")
+			b.ReportMetric(float64(db.Commits()-commits)/per, "commits/toolcall")
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			before := ms.TotalAlloc
+			rt.Run(context.Background(), "go")
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.TotalAlloc-before)/calls, "B/toolcall")
+		})
 	}
 }

@@ -183,6 +183,9 @@ func writeBatch(tx *bolt.Tx, batch []*appendReq) error {
 				if bucket, err = tasks.CreateBucketIfNotExists(it.task); err != nil {
 					return err
 				}
+				// A task's keys only ever grow: fill each page before
+				// splitting it, which halves the pages and the splits.
+				bucket.FillPercent = 1
 				last = it.task
 			}
 			if err := bucket.Put(it.key[:], it.value); err != nil {
