@@ -37,7 +37,11 @@ type step struct {
 	refused   map[string]authority.Decision
 	contracts *authority.Contracts
 	defs      []ToolDef
-	history   []Message
+	history   []Message // append-only: grown by addHistory alone
+	histBytes uint64    // messageBytes of every message of history
+	histTurns int       // the assistant messages of history
+	defsBytes uint64    // the tool descriptors' measure, while defs is toolDefs
+	toolDefs  []ToolDef // the defs defsBytes measures
 	usage     ledger.Usage
 	modelInfo ModelInfo
 	traceID   string
@@ -103,8 +107,8 @@ func (s *step) loop() *Outcome {
 		return o
 	}
 	s.check, _ = newOutputCheck(r.opts.Output) // checked by NewRuntime
-	s.history = append(s.history, Message{Role: RoleUser, Content: t.input})
-	s.history = append(s.history, r.opts.Context...)
+	s.addHistory(Message{Role: RoleUser, Content: t.input})
+	s.addHistory(r.opts.Context...)
 	for {
 		if o := s.interrupted(); o != nil {
 			return o
@@ -139,7 +143,7 @@ func (s *step) final(text string) *Outcome {
 		return &Outcome{Status: StatusCompleted, Output: &text, FinishReason: FinishStop, Usage: usageOf(s.usage)}
 	}
 	if s.check.validate(text) {
-		s.history = append(s.history, Message{Role: RoleUser, Content: s.check.feedback()})
+		s.addHistory(Message{Role: RoleUser, Content: s.check.feedback()})
 		defs := s.defs
 		s.defs = nil
 		resp, o := s.modelTurn()
@@ -264,7 +268,7 @@ type modelCall struct {
 // beginCall reserves and dispatches one model call and emits model.started.
 func (s *step) beginCall(ctx context.Context, provider, model string, route *RouteAttempt, req *ModelRequest) (*modelCall, *Outcome) {
 	t, r := s.t, s.t.rt
-	mc := ledger.ModelCall{Route: provider + "/" + model, ContextBytes: requestBytes(req)}
+	mc := ledger.ModelCall{Route: provider + "/" + model, ContextBytes: s.requestBytes(req)}
 	if route != nil {
 		mc.Route = route.Route + "/" + route.Entry
 	}
@@ -360,7 +364,8 @@ func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr 
 // attempt when the model is a route that falls back.
 func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 	r := s.t.rt
-	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
+	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens,
+		turn: s.histTurns + 1}
 	var current *modelCall
 	var sinkErr, failed *Outcome
 	emit := func(delta string) error {
@@ -419,7 +424,7 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 			return nil, o
 		}
 	}
-	s.history = append(s.history, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+	s.addHistory(Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 	return resp, nil
 }
 
@@ -481,20 +486,58 @@ func countOf(p *uint64) ledger.Count {
 }
 
 // requestBytes measures a request: instructions, messages and tool
-// descriptors.
+// descriptors. It walks every message.
 func requestBytes(req *ModelRequest) uint64 {
-	n := len(req.Instructions)
+	n := uint64(len(req.Instructions))
 	for i := range req.Messages {
-		m := &req.Messages[i]
-		n += len(m.Content) + len(m.ToolCallID) + 16
-		for _, c := range m.ToolCalls {
-			n += len(c.ID) + len(c.Name) + len(c.Arguments)
-		}
+		n += messageBytes(&req.Messages[i])
 	}
-	for _, d := range req.Tools {
+	return n + toolDefsBytes(req.Tools)
+}
+
+// messageBytes is one message's part of requestBytes.
+func messageBytes(m *Message) uint64 {
+	n := len(m.Content) + len(m.ToolCallID) + 16
+	for _, c := range m.ToolCalls {
+		n += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	return uint64(n)
+}
+
+func toolDefsBytes(defs []ToolDef) uint64 {
+	n := 0
+	for _, d := range defs {
 		n += len(d.Name) + len(d.Description) + len(d.Parameters)
 	}
 	return uint64(n)
+}
+
+// addHistory appends to the task's history, which only ever grows, and
+// keeps its running measure, so that measuring a request costs the same at
+// the last turn as at the first.
+func (s *step) addHistory(ms ...Message) {
+	for i := range ms {
+		s.histBytes += messageBytes(&ms[i])
+		if ms[i].Role == RoleAssistant {
+			s.histTurns++
+		}
+	}
+	s.history = append(s.history, ms...)
+}
+
+// requestBytes is requestBytes(req) from the running measure when req holds
+// the task's history, as every request the loop makes does; any other
+// request is walked (and counted in Task.historyWalks).
+func (s *step) requestBytes(req *ModelRequest) uint64 {
+	h := s.history
+	if len(req.Messages) != len(h) || (len(h) > 0 && &req.Messages[0] != &h[0]) {
+		s.t.historyWalks++
+		return requestBytes(req)
+	}
+	if len(req.Tools) != len(s.toolDefs) || (len(req.Tools) > 0 && &req.Tools[0] != &s.toolDefs[0]) {
+		s.toolDefs, s.defsBytes = req.Tools, toolDefsBytes(req.Tools)
+	}
+	return uint64(len(req.Instructions)) + s.histBytes + s.defsBytes
 }
 
 // toolCall decides, admits, executes, records and retains one proposed call.
@@ -620,7 +663,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	if res.Terminal() {
 		return s.toolOutcome(res)
 	}
-	s.history = append(s.history, Message{Role: RoleTool, ToolCallID: call.ID, Content: string(result)})
+	s.addHistory(Message{Role: RoleTool, ToolCallID: call.ID, Content: string(result)})
 	return nil
 }
 

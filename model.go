@@ -54,6 +54,9 @@ type ModelRequest struct {
 	Messages        []Message
 	Tools           []ToolDef
 	MaxOutputTokens int64
+	// turn, when not zero, is one more than the assistant messages in
+	// Messages, as the loop counts them, so a script model need not.
+	turn int
 }
 
 // ModelUsage is what a provider reported. A nil field is unknown.

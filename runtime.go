@@ -151,6 +151,11 @@ type Task struct {
 	result  *TaskObject
 
 	finished chan struct{}
+
+	// historyWalks counts the model requests measured by walking their
+	// messages; the loop's own never are. Written by the task's goroutine,
+	// read after it finished.
+	historyWalks int
 }
 
 // Run starts a task and waits for it.

@@ -110,10 +110,13 @@ func (m *ScriptModel) Info() ModelInfo { return ModelInfo{Provider: "script", Mo
 
 // Generate implements Model.
 func (m *ScriptModel) Generate(ctx context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
-	turn := 0
-	for _, msg := range req.Messages {
-		if msg.Role == RoleAssistant {
-			turn++
+	turn := req.turn - 1 // counted by the loop as it appends
+	if req.turn == 0 {
+		turn = 0
+		for _, msg := range req.Messages {
+			if msg.Role == RoleAssistant {
+				turn++
+			}
 		}
 	}
 	if turn >= len(m.script.Turns) {
