@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,5 +45,50 @@ env = { PABLO_TEST_TOKEN = "records" }
 	}
 	if strings.Contains(out+stderr.String(), "value-never-printed") {
 		t.Fatal("a credential value was printed")
+	}
+}
+
+// TestMCPProbeKeepsTheConfiguredRequiredFlag: the probe opens every server
+// as optional, but reports each one as the deployment configures it.
+func TestMCPProbeKeepsTheConfiguredRequiredFlag(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fault")
+	if out, err := exec.Command("go", "build", "-o", bin, "../mcpservers/fault").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	cfg := filepath.Join(dir, "d.toml")
+	os.WriteFile(cfg, []byte(`schema_version = 1
+[options.mcp.servers.records]
+transport = "stdio"
+command = "`+bin+`"
+args = ["-mode", "ok"]
+required = true
+[options.mcp.servers.notes]
+transport = "stdio"
+command = "`+bin+`"
+args = ["-mode", "ok"]
+required = false
+`), 0o600)
+	code, out, errOut := cli(t, "mcp", "probe", "--json", "--config", cfg, "--bind", "workspace="+ws)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	var report struct {
+		Servers []struct {
+			Server   string `json:"server"`
+			Required bool   `json:"required"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, s := range report.Servers {
+		got[s.Server] = s.Required
+	}
+	if len(got) != 2 || !got["records"] || got["notes"] {
+		t.Errorf("required flags %v, want records required and notes not", got)
 	}
 }
