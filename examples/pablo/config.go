@@ -5,6 +5,16 @@ import (
 	"fmt"
 )
 
+// notCheckedOffline is what config validate leaves to the commands that may
+// read credentials, start servers or use the network.
+func notCheckedOffline() []string {
+	return []string{
+		"credential values (pablo doctor)",
+		"MCP servers (pablo mcp probe)",
+		"the model provider (pablo doctor --probe provider)",
+	}
+}
+
 // configCommand implements `pablo config validate|explain|render`. All three
 // are offline: no credential is read, nothing is started, no network is used.
 func configCommand(_ context.Context, args []string, h *host) error {
@@ -30,11 +40,23 @@ func configCommand(_ context.Context, args []string, h *host) error {
 	}
 	switch sub {
 	case "validate":
+		// Everything run would refuse offline is refused here: every path
+		// object resolves against the given bindings.
+		if err := d.CheckPaths(); err != nil {
+			return err
+		}
 		if p.bools["json"] {
-			fmt.Fprintf(h.stdout, "{\"valid\":true,\"fingerprint\":%q}\n", d.Fingerprint)
+			writeJSON(h, struct {
+				Valid       bool     `json:"valid"`
+				Fingerprint string   `json:"fingerprint"`
+				NotChecked  []string `json:"not_checked"`
+			}{true, d.Fingerprint, notCheckedOffline()})
 			return nil
 		}
 		fmt.Fprintf(h.stdout, "valid %s\n", d.Fingerprint)
+		for _, n := range notCheckedOffline() {
+			fmt.Fprintf(h.stdout, "  not checked offline: %s\n", n)
+		}
 	case "explain":
 		fmt.Fprintf(h.stdout, "%s\n", d.Explain())
 	case "render":

@@ -68,3 +68,19 @@ func TestJSONIsHonouredOrRefused(t *testing.T) {
 		t.Errorf("config render --json: exit %d, stdout %q; want it refused", code, out)
 	}
 }
+
+// TestValidateRefusesWhatRunRefuses: config validate judges every path
+// object against the bindings, as run does, and says what it left unchecked.
+func TestValidateRefusesWhatRunRefuses(t *testing.T) {
+	pablo := builtPablo(t)
+	noSkills := []string{"--config", filepath.Join("demo", "deployment.toml"), "--bind", "workspace=" + filepath.Join("demo", "work")}
+	runCode, _, _ := pablo(append([]string{"run", "x", "--script", filepath.Join("demo", "script.json")}, noSkills...)...)
+	code, out, errOut := pablo(append([]string{"config", "validate"}, noSkills...)...)
+	if runCode != 2 || code != 2 || out != "" || !strings.Contains(errOut, `binding "skills"`) {
+		t.Errorf("run exit %d; validate exit %d, stdout %q, stderr %q", runCode, code, out, errOut)
+	}
+	code, out, _ = pablo(append([]string{"config", "validate", "--bind", "skills=" + filepath.Join("demo", "skills")}, noSkills...)...)
+	if code != 0 || !strings.HasPrefix(out, "valid sha256:") || !strings.Contains(out, "not checked offline: credential values") {
+		t.Errorf("validate: exit %d, stdout %q", code, out)
+	}
+}

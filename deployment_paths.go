@@ -1,0 +1,73 @@
+package pablo
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// CheckPaths resolves every path object of the deployment against its
+// bindings, as a runtime would: the workspace and every Skill root must be
+// existing directories inside their roots; model scripts, the trace path,
+// MCP working directories, credential files and the authority layers' roots
+// must resolve inside theirs. Nothing is read, started or sent, so offline
+// commands (config validate) judge what run would refuse. All failures are
+// returned, joined; each is a *PathError.
+func (d *Deployment) CheckPaths() error {
+	var errs []error
+	check := func(what string, p PathRef, dir bool) {
+		var err error
+		if dir {
+			if p.Base == "workspace" {
+				var ws string
+				if ws, err = d.Workspace(); err == nil {
+					_, err = d.resolveDir(p, ws)
+				}
+			} else {
+				_, err = d.resolveDir(p, "")
+			}
+		} else {
+			_, err = d.ResolvePath(p)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+		}
+	}
+	check("run.workspace", d.Options.Run.Workspace, true)
+	for _, id := range slices.Sorted(maps.Keys(d.Options.Skills.Roots)) {
+		check("skills.roots."+id, d.Options.Skills.Roots[id], true)
+	}
+	if s := d.Options.Model.Script; s != nil {
+		check("model.script", *s, false)
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.Options.Models)) {
+		if s := d.Options.Models[name].Script; s != nil {
+			check("models."+name+".script", *s, false)
+		}
+	}
+	if p := d.Options.Trace.Path; p != nil {
+		check("trace.path", *p, false)
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.Options.MCP.Servers)) {
+		if cwd := d.Options.MCP.Servers[name].CWD; cwd != nil {
+			check("mcp.servers."+name+".cwd", *cwd, true)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.credentials)) {
+		for i, src := range d.credentials[name].Sources {
+			if src.Path != nil {
+				check(fmt.Sprintf("credentials.%s.sources[%d].path", name, i), *src.Path, false)
+			}
+		}
+	}
+	for _, l := range d.layers {
+		for _, r := range l.WorkspaceRoots {
+			check("authority "+l.ID+" workspace_roots", r, false)
+		}
+		for _, r := range l.SkillRoots {
+			check("authority "+l.ID+" skill_roots", r, false)
+		}
+	}
+	return errors.Join(errs...)
+}
