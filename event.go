@@ -81,6 +81,12 @@ type EventData struct {
 	// run.finished
 	Outcome    *Outcome           `json:"outcome,omitempty"`
 	Accounting *ledger.Accounting `json:"accounting,omitempty"`
+	// Masked counts the secrets (known values and suspected-secret
+	// matches) masked in this event's content: a text delta's or a tool
+	// output's text, a tool call's arguments, a tool result. It is absent
+	// when nothing was masked. (run.finished counts its output's in
+	// Outcome.Masked.)
+	Masked int `json:"masked,omitempty"`
 }
 
 // EventCall is the call of a tool.started event.

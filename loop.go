@@ -625,7 +625,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		span.SetStatus(codes.Error, string(res.Status))
 	}
 	span.End()
-	result := s.resultJSON(res)
+	result, masked := s.resultJSON(res)
 	settle := ledger.ToolSettlement{Status: res.Status, Delivery: res.Delivery, OutputBytes: uint64(len(result)), Error: string(res.Code)}
 	if settle.Delivery == "" {
 		settle.Delivery = ledger.ResponseReceived
@@ -657,7 +657,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	if streamFailed != nil {
 		return streamFailed
 	}
-	if o := s.emitToolFinished(lc.ID, string(id), result); o != nil {
+	if o := s.emitToolFinished(lc.ID, string(id), result, masked); o != nil {
 		return o
 	}
 	if res.Terminal() {
@@ -734,9 +734,11 @@ func unavailableRule(d authority.Decision) string {
 // resultJSON is the ToolResult object the model and the event stream see:
 // status, policy_rule and shell, plus the catalog's payload keys (a payload
 // key of the same name replaces the default). Keys are written sorted, so the
-// result is canonical JSON as the ledger stores it. Known secrets are masked
-// before anything is recorded.
-func (s *step) resultJSON(res ledger.ToolResult) []byte {
+// result is canonical JSON as the ledger stores it. Secrets are masked in
+// the decoded text of every string before anything is recorded or shown to
+// the model, however the JSON escaped them; masked counts them, with those
+// the catalog masked itself.
+func (s *step) resultJSON(res ledger.ToolResult) ([]byte, int) {
 	out, isMap := res.Output.(map[string]any)
 	if !isMap && res.Output != nil {
 		out = map[string]any{"output": res.Output}
@@ -775,7 +777,8 @@ func (s *step) resultJSON(res ledger.ToolResult) []byte {
 		}
 	}
 	buf = append(buf, '}')
-	return s.t.rt.opts.secrets.Bytes(buf)
+	buf, masked := s.t.rt.opts.secrets.MaskJSON(buf)
+	return buf, masked + res.Masked
 }
 
 // appendJSONValue appends v encoded as JSON without HTML escaping, or null
@@ -893,10 +896,10 @@ func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
 	return s.publish(buf, "", &ev.data)
 }
 
-func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
+func (s *step) emitToolFinished(callID, name string, result []byte, masked int) *Outcome {
 	var buf []byte
 	if s.payloads {
-		n := 64 + len(callID) + len(name) + len(result)
+		n := 84 + len(callID) + len(name) + len(result)
 		buf = s.carve(n)
 		buf = append(buf, `{"type":"tool.finished","call_id":`...)
 		buf = jsonx.AppendString(buf, callID)
@@ -904,10 +907,21 @@ func (s *step) emitToolFinished(callID, name string, result []byte) *Outcome {
 		buf = jsonx.AppendString(buf, name)
 		buf = append(buf, `,"result":`...)
 		buf = append(buf, result...)
+		buf = appendMasked(buf, masked)
 		buf = append(buf, '}')
 		s.used(buf, n)
 	}
-	return s.publish(buf, "", &EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: result})
+	return s.publish(buf, "", &EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: result, Masked: masked})
+}
+
+// appendMasked appends an event's masked member, present only when
+// something was masked.
+func appendMasked(buf []byte, masked int) []byte {
+	if masked == 0 {
+		return buf
+	}
+	buf = append(buf, `,"masked":`...)
+	return strconv.AppendInt(buf, int64(masked), 10)
 }
 
 // emitDelta is emit for text deltas, with the payload built by hand: it is

@@ -333,7 +333,7 @@ func plainText(ev *Event) bool {
 	return (d.Type == EventTextDelta || d.Type == EventToolOutput) &&
 		d.Deployment == nil && d.Provider == "" && d.Model == "" && d.ModelRoute == nil &&
 		d.Status == "" && d.FinishReason == "" && d.Usage == nil && d.OutputBytes == nil && d.Call == nil &&
-		len(d.Result) == 0 && d.Skill == nil && d.Outcome == nil && d.Accounting == nil
+		len(d.Result) == 0 && d.Skill == nil && d.Outcome == nil && d.Accounting == nil && d.Masked == 0
 }
 
 // appendText appends the line encode writes for a plainText event,

@@ -20,6 +20,10 @@ type ToolResult struct {
 	// Delivery is how certain it is that a remote effect happened; empty
 	// means the work was local and its outcome is known.
 	Delivery Delivery
+	// Masked counts the secrets the catalog already masked in Output
+	// (an MCP catalog masks its server's credentials); the engine masks
+	// the rest and records the sum.
+	Masked int
 }
 
 // Terminal reports whether the result ends the run: everything but a

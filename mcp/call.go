@@ -26,6 +26,8 @@ type Result struct {
 	IsError bool `json:"is_error,omitempty"`
 	// Progress counts the progress notifications received (bounded).
 	Progress int `json:"progress,omitempty"`
+	// Masked counts the secrets masked in the result's strings.
+	Masked int `json:"-"`
 }
 
 // InvalidResultError is a result that broke the tool's declared output
@@ -135,7 +137,7 @@ func (c *Catalog) parseResult(t *tool, raw json.RawMessage) (*Result, error) {
 		Structured json.RawMessage `json:"structuredContent"`
 		IsError    bool            `json:"isError"`
 	}
-	raw = c.secrets.Bytes(raw)
+	raw, masked := c.secrets.MaskJSON(raw)
 	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
 		// null, an array or a scalar is not a CallToolResult: never read as
 		// an empty success.
@@ -145,7 +147,7 @@ func (c *Catalog) parseResult(t *tool, raw json.RawMessage) (*Result, error) {
 		// A text that is not a string fails here too.
 		return nil, &InvalidResultError{Tool: string(t.id), Reason: "the result is not a CallToolResult object with string texts"}
 	}
-	res := &Result{IsError: body.IsError, Text: []string{}}
+	res := &Result{IsError: body.IsError, Text: []string{}, Masked: masked}
 	for i, b := range body.Content {
 		if b.Type != "text" {
 			return nil, &ContentError{Tool: string(t.id), Type: b.Type, Index: i}
@@ -204,9 +206,9 @@ func (c *Catalog) Call(ctx context.Context, call authority.Call) ledger.ToolResu
 		}
 		if res.IsError {
 			out["is_error"] = true
-			return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: payload(out)}
+			return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: payload(out), Masked: res.Masked}
 		}
-		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: payload(out)}
+		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: payload(out), Masked: res.Masked}
 	}
 	errOut := func(code string, extra map[string]any) map[string]any {
 		e := map[string]any{"code": code}

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -37,4 +38,8 @@ func TestSchemeTokenMasksTheTokenAlone(t *testing.T) {
 	if plain.Len() != 1 {
 		t.Fatalf("%d values registered", plain.Len())
 	}
+}
+
+func asPatternError(err error, pe **PatternError) bool {
+	return errors.As(err, pe) && errors.Is(err, ErrInvalidPattern)
 }

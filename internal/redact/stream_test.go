@@ -1,0 +1,181 @@
+package redact
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/pabloagent/pablo/internal/jsonx"
+)
+
+// streamSet is a Set with known values of awkward shapes (quotes,
+// backslashes, a TAB, U+2028, one value a prefix of another) and a
+// deployment pattern without a literal prefix.
+func streamSet(t testing.TB) *Set {
+	s := &Set{}
+	for _, v := range []string{"tok-4242-secret", `pa"ss\word`, "tab\tsecret", "line\u2028sep", "abcd", "abcdefgh"} {
+		s.Add(v)
+	}
+	p, err := NewPattern("ssn", `\b[0-9]{3}-[0-9]{2}-[0-9]{4}\b`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddPatterns(p)
+	return s
+}
+
+// streamed masks text cut at the given offsets through one Stream.
+func streamed(s *Set, text string, cuts []int) (string, int) {
+	st := s.NewStream()
+	var out strings.Builder
+	n, last := 0, 0
+	for _, c := range append(cuts, len(text)) {
+		c = min(max(c, last), len(text))
+		o, k := st.WriteString(text[last:c])
+		out.WriteString(o)
+		n += k
+		last = c
+	}
+	o, k := st.Flush()
+	out.WriteString(o)
+	return out.String(), n + k
+}
+
+func streamCorpus() []string {
+	var texts []string
+	for _, c := range suspectedSecrets {
+		texts = append(texts, "x "+c.text+" y", c.text)
+	}
+	for _, c := range userinfoURLs {
+		texts = append(texts, "see "+c.text+"!")
+	}
+	texts = append(texts, nearMisses...)
+	texts = append(texts,
+		"value tok-4242-secret twice tok-4242-secret",
+		`quoted pa"ss\word and tab`+"\tsecret and line\u2028sep",
+		"abcdefgh abcd abcdefg abc", "ssn 078-05-1120 and 078-05-11200",
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn\n(no end marker)",
+	)
+	return texts
+}
+
+// Masking a text split at any point, or at many, gives what masking it
+// whole gives: no secret escapes a chunk boundary, none is masked twice.
+func TestStreamSplitAnywhereMasksLikeWhole(t *testing.T) {
+	s := streamSet(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, text := range streamCorpus() {
+		want, wn := s.MaskString(text)
+		for i := 0; i <= len(text); i++ {
+			if got, n := streamed(s, text, []int{i}); got != want || n != wn {
+				t.Fatalf("%q cut at %d: got %q (%d), want %q (%d)", text, i, got, n, want, wn)
+			}
+		}
+		for range 20 {
+			cuts := make([]int, 1+rng.IntN(8))
+			for i := range cuts {
+				cuts[i] = rng.IntN(len(text) + 1)
+			}
+			if got, n := streamed(s, text, cuts); got != want || n != wn {
+				t.Fatalf("%q cut at %v: got %q (%d), want %q (%d)", text, cuts, got, n, want, wn)
+			}
+		}
+	}
+}
+
+// A chunk that cannot start a secret is released at once and whole; only
+// a tail that could still be one is held.
+func TestStreamHoldsOnlyWhatCouldStartASecret(t *testing.T) {
+	var s Set
+	s.Add("tok-4242-secret")
+	st := s.NewStream()
+	for _, c := range []struct{ in, out string }{
+		{"plain words, nothing to hold. ", "plain words, nothing to hold. "},
+		{"the value is tok-42", "the value is "},
+		{"42-secret, done", "[redacted], done"},
+		{" ask ", " ask "},
+		{"then sk", "then "},
+		{"etch", "sketch"},
+		{" AKIAIOSF", " "},
+		{"ODNN7EXAMPLE\n", "[redacted]\n"},
+	} {
+		if got, _ := st.WriteString(c.in); got != c.out {
+			t.Fatalf("%q released %q, want %q (pending %d)", c.in, got, c.out, st.Pending())
+		}
+	}
+	if st.Pending() != 0 {
+		t.Fatalf("%d bytes still held", st.Pending())
+	}
+	// A long run of token bytes after a prefix is held at most as long as
+	// a match could be.
+	st.WriteString("sk-" + strings.Repeat("a", 300))
+	if p := st.Pending(); p > 256 {
+		t.Fatalf("%d bytes held", p)
+	}
+}
+
+// A value is found however JSON escaped it, and the masked JSON stays valid.
+func TestMaskJSONFindsEscapedValues(t *testing.T) {
+	s := streamSet(t)
+	for _, v := range []string{`pa"ss\word`, "tab\tsecret", "line\u2028sep", "tok-4242-secret"} {
+		std, _ := json.Marshal(map[string]any{"output": "got " + v + " here", v: 1})
+		hand := jsonx.AppendString(nil, "got "+v)
+		uni := []byte(`"got \u0074ok-4242-secret"`)
+		for _, raw := range [][]byte{std, hand, uni} {
+			out, n := s.MaskJSON(raw)
+			if n == 0 || !json.Valid(out) || strings.Contains(decode(t, out), v) {
+				t.Errorf("%q: masked %d in %s", v, n, out)
+			}
+		}
+	}
+	plain := []byte(`{"output":"nothing here","n":1}`)
+	if out, n := s.MaskJSON(plain); n != 0 || &out[0] != &plain[0] {
+		t.Fatalf("changed %s", out)
+	}
+}
+
+func decode(t *testing.T, raw []byte) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(v)
+	var sb strings.Builder
+	// Keys and values both, decoded.
+	sb.Write(b)
+	walk(v, &sb)
+	return sb.String()
+}
+
+func walk(v any, sb *strings.Builder) {
+	switch x := v.(type) {
+	case string:
+		sb.WriteString(x)
+	case map[string]any:
+		for k, e := range x {
+			sb.WriteString(k)
+			walk(e, sb)
+		}
+	case []any:
+		for _, e := range x {
+			walk(e, sb)
+		}
+	}
+}
+
+// FuzzStreamMasksLikeWhole: masking a text in chunks equals masking it
+// whole, wherever it is cut.
+func FuzzStreamMasksLikeWhole(f *testing.F) {
+	for _, text := range streamCorpus() {
+		f.Add(text, uint16(len(text)/2), uint16(len(text)/3))
+	}
+	s := streamSet(f)
+	f.Fuzz(func(t *testing.T, text string, a, b uint16) {
+		want, wn := s.MaskString(text)
+		got, n := streamed(s, text, []int{int(a) % (len(text) + 1), int(b) % (len(text) + 1)})
+		if got != want || n != wn {
+			t.Fatalf("%q cut at %d, %d: got %q (%d), want %q (%d)", text, a, b, got, n, want, wn)
+		}
+	})
+}
