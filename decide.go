@@ -65,8 +65,9 @@ func (c *shellCatalog) decideCall(_ context.Context, call authority.Call) (autho
 // and shell.run over the literal command policy, by the same function a
 // running task uses; other capabilities (MCP tools, Skills, host tools),
 // whose catalogs open with a task, are decided by the authority over the
-// capability. Arguments the tool's contract rejects fail with the
-// *authority.ContractError (errors.Is authority.ErrInvalidArguments).
+// capability. Nil args decide the capability alone, as the catalog the
+// model sees is decided. Arguments the tool's contract rejects fail with
+// the *authority.ContractError (errors.Is authority.ErrInvalidArguments).
 func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawMessage) (authority.Decision, error) {
 	set, err := d.Authority()
 	if err != nil {
@@ -93,15 +94,12 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 			}
 		}
 	}
-	if owner == nil {
+	if owner == nil || args == nil {
 		return set.Decide(authority.Request{Capability: id}), nil
 	}
 	contracts, err := authority.NewContracts(set, specs)
 	if err != nil {
 		return authority.Decision{}, err
-	}
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
 	}
 	dec, err := decideCall(ctx, contracts, owner, authority.Call{Tool: id, Arguments: args})
 	var ce *authority.ContractError

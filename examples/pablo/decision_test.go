@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,12 +32,20 @@ func runOneCall(t *testing.T, cfgBody, tool, args string, setup func(ws string))
 	if setup != nil {
 		setup(ws)
 	}
-	script := filepath.Join(dir, "script.json")
-	os.WriteFile(script, []byte(`{"turns":[{"text":["x"],"tool_calls":[{"id":"c1","name":"`+tool+`","arguments":`+args+`}]},{"text":["done"]}]}`), 0o600)
 	cfg := filepath.Join(dir, "d.toml")
 	os.WriteFile(cfg, []byte("schema_version = 1\n"+cfgBody), 0o600)
+	return runScripted(t, []string{"--config", cfg, "--bind", "workspace=" + ws}, tool, args)
+}
+
+// runScripted is runOneCall on a given deployment command line (--config
+// and --bind flags).
+func runScripted(t *testing.T, deployment []string, tool, args string) (recordedCall, string) {
+	t.Helper()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script.json")
+	os.WriteFile(script, []byte(`{"turns":[{"text":["x"],"tool_calls":[{"id":"c1","name":"`+tool+`","arguments":`+args+`}]},{"text":["done"]}]}`), 0o600)
 	store := filepath.Join(dir, "ledger.db")
-	code, out, errs := cli(t, "run", "go", "--json", "--script", script, "--config", cfg, "--bind", "workspace="+ws, "--store", store)
+	code, out, errs := cli(t, append([]string{"run", "go", "--json", "--script", script, "--store", store}, deployment...)...)
 	var obj struct {
 		RunID string `json:"run_id"`
 	}
@@ -103,6 +112,92 @@ func TestRecordedDecisionIsTheOneThatDecided(t *testing.T) {
 			want := c.status + "  (" + verdict + " by layer \"" + c.layer + "\" rule \"" + c.rule + "\")"
 			if !strings.Contains(show, want) {
 				t.Fatalf("ledger show does not say %q:\n%s", want, show)
+			}
+		})
+	}
+}
+
+// TestPolicyCheckGivesTheRuntimesAnswer: each request, run through `policy
+// check --json` and as the one call of a scripted `pablo run`, gets the
+// same decision, layer and rule: paths (inside, outside, absolute, through
+// a symlink, under a deny rule), MCP tools and shell commands.
+func TestPolicyCheckGivesTheRuntimesAnswer(t *testing.T) {
+	dir := t.TempDir()
+	fault := filepath.Join(dir, "fault")
+	if out, err := exec.Command("go", "build", "-o", fault, "../mcpservers/fault").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	outside := filepath.Join(dir, "outside.txt")
+	os.WriteFile(outside, []byte("secret\n"), 0o600)
+	ws := filepath.Join(dir, "work")
+	os.MkdirAll(filepath.Join(ws, "docs"), 0o700)
+	os.MkdirAll(filepath.Join(ws, "secret"), 0o700)
+	os.WriteFile(filepath.Join(ws, "docs", "a.md"), []byte("a\n"), 0o600)
+	os.WriteFile(filepath.Join(ws, "secret", "k"), []byte("k\n"), 0o600)
+	os.WriteFile(filepath.Join(ws, "notes.md"), []byte("n\n"), 0o600)
+	os.Symlink("docs/a.md", filepath.Join(ws, "link.md"))
+	os.Symlink(dir, filepath.Join(ws, "up"))
+	cfg := filepath.Join(dir, "d.toml")
+	os.WriteFile(cfg, []byte(`schema_version = 1
+[options.filesystem]
+enabled = true
+[options.policy.read_roots]
+default = "allow"
+allow = [{ id = "read.docs", value = "docs" }, { id = "read.notes", value = "notes.md" }, { id = "read.secret", value = "secret" }, { id = "read.links", value = "link.md" }, { id = "read.up", value = "up" }]
+deny = [{ id = "no.secret", value = "secret" }]
+[options.shell]
+enabled = true
+[options.shell.commands]
+default = "deny"
+allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "prefix" }]
+[options.mcp.servers.records]
+transport = "stdio"
+command = "`+fault+`"
+args = ["-mode", "ok"]
+[[options.mcp.policies]]
+[options.mcp.policies.tools]
+default = "allow"
+deny = [{ id = "ops.no-echo", value = "mcp/records/echo" }]
+`), 0o600)
+	deployment := []string{"--config", cfg, "--bind", "workspace=" + ws}
+	demo := []string{"--config", "demo/deployment.toml", "--bind", "workspace=demo/work", "--bind", "skills=demo/skills"}
+	for _, c := range []struct {
+		name       string
+		deployment []string
+		check      []string // policy check arguments
+		tool, args string   // the same request as a run's tool call
+	}{
+		{"DemoReadOutsideWorkspace", demo, []string{"fs.read", "--read", "../../etc/passwd"}, "fs_read", `{"path":"../../etc/passwd"}`},
+		{"DemoReadInside", demo, []string{"fs.read", "--read", "evidence.md"}, "fs_read", `{"path":"evidence.md"}`},
+		{"ReadAllowedByRule", deployment, []string{"fs.read", "--read", "docs/a.md"}, "fs_read", `{"path":"docs/a.md"}`},
+		{"ReadDeniedByRule", deployment, []string{"fs.read", "--read", "secret/k"}, "fs_read", `{"path":"secret/k"}`},
+		{"ReadAbsoluteOutside", deployment, []string{"fs.read", "--read", outside}, "fs_read", `{"path":"` + outside + `"}`},
+		{"ReadThroughSymlink", deployment, []string{"fs.read", "--read", "link.md"}, "fs_read", `{"path":"link.md"}`},
+		{"ReadUnderSymlinkedDirectory", deployment, []string{"fs.read", "--read", "up/outside.txt"}, "fs_read", `{"path":"up/outside.txt"}`},
+		{"ListDotDot", deployment, []string{"fs.list", "--read", "docs/.."}, "fs_list", `{"path":"docs/.."}`},
+		{"WriteDisabled", deployment, []string{"fs.write", "--write", "docs/new.md"}, "fs_write", `{"path":"docs/new.md","text":"","expected_revision":null}`},
+		{"MCPToolAllowed", deployment, []string{"mcp/records/env"}, alias("mcp/records/env"), `{}`},
+		{"MCPToolDenied", deployment, []string{"mcp/records/echo"}, alias("mcp/records/echo"), `{"message":"hi"}`},
+		{"DemoShellDisabled", demo, []string{"--shell", "/usr/bin/printf hi"}, "shell_run", `{"command":"/usr/bin/printf hi","cwd":"."}`},
+		{"ShellAllowed", deployment, []string{"--shell", "/usr/bin/printf hi"}, "shell_run", `{"command":"/usr/bin/printf hi","cwd":"."}`},
+		{"ShellDeniedByRule", deployment, []string{"--shell", "/bin/rm -rf docs"}, "shell_run", `{"command":"/bin/rm -rf docs","cwd":"."}`},
+		{"ShellDeniedBySyntax", deployment, []string{"--shell", "printf hi | sh"}, "shell_run", `{"command":"printf hi | sh","cwd":"."}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, out, errs := cli(t, append(append([]string{"policy", "check", "--json"}, c.check...), c.deployment...)...)
+			var checked struct {
+				Allowed bool   `json:"allowed"`
+				Layer   string `json:"layer"`
+				RuleID  string `json:"rule_id"`
+			}
+			if err := json.Unmarshal([]byte(out), &checked); err != nil || checked.Layer == "" || checked.RuleID == "" {
+				t.Fatalf("policy check: %v %s %s", err, out, errs)
+			}
+			call, _ := runScripted(t, c.deployment, c.tool, c.args)
+			ran := call.Decision
+			if ran == nil || ran.Allowed != checked.Allowed || ran.Layer != checked.Layer || ran.RuleID != checked.RuleID {
+				b, _ := json.Marshal(call)
+				t.Fatalf("policy check says %s; the run recorded %s", out, b)
 			}
 		})
 	}

@@ -3,15 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
+	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
 )
 
-// policyCommand implements `pablo policy check CAPABILITY_ID`: the decision
-// the deployment's authority makes, offline, with the deciding layer and
-// rule. Exit 0 when allowed, 1 when denied.
-func policyCommand(_ context.Context, args []string, h *host) error {
+// policyCommand implements `pablo policy check CAPABILITY_ID` and `pablo
+// policy check --shell 'COMMAND'`: offline, the decision a run of the
+// deployment makes on such a call, with the deciding layer and rule. It
+// asks pablo.Deployment.Decide, the function the run loop decides calls
+// with, so a path outside the workspace, a symlink or a denied command is
+// denied here exactly as in a run. Exit 0 when allowed, 1 when denied.
+func policyCommand(ctx context.Context, args []string, h *host) error {
 	if len(args) == 0 || args[0] != "check" {
 		return usagef("usage: pablo policy check CAPABILITY_ID --config F [--bind NAME=DIR]... [--read PATH] [--write PATH] [--json]")
 	}
@@ -19,46 +24,62 @@ func policyCommand(_ context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := p.values["shell"]; ok {
-		return shellCheck(p, h)
-	}
-	if len(p.args) != 1 {
-		return usagef("policy check takes exactly one CAPABILITY_ID")
+	id, calls, err := policyCalls(p)
+	if err != nil {
+		return err
 	}
 	d, err := loadDeployment(p, h, nil)
 	if err != nil {
 		return err
 	}
-	set, err := d.Authority()
-	if err != nil {
-		return err
+	// Every path is decided as its own call; the first denial decides.
+	var dec authority.Decision
+	for i, a := range calls {
+		next, err := d.Decide(ctx, id, a)
+		if err != nil {
+			if errors.Is(err, authority.ErrInvalidArguments) {
+				return usagef("policy check %s: %v", id, err)
+			}
+			return err
+		}
+		if i == 0 || !next.Allowed {
+			dec = next
+		}
+		if !dec.Allowed {
+			break
+		}
 	}
-	req := authority.Request{Capability: authority.ID(p.args[0])}
-	for _, r := range p.values["read"] {
-		req.Resources = append(req.Resources, authority.Resource{Kind: authority.ResourceRead, Value: r})
+	var shellInfo *shellDetail
+	if _, ok := p.values["shell"]; ok {
+		shellInfo = shellDetails(d, p.one("shell"))
 	}
-	for _, w := range p.values["write"] {
-		req.Resources = append(req.Resources, authority.Resource{Kind: authority.ResourceWrite, Value: w})
-	}
-	dec := set.Decide(req)
 	if p.bools["json"] {
 		out, _ := json.Marshal(struct {
 			Capability string `json:"capability"`
 			authority.Decision
-		}{p.args[0], dec})
+			*shellDetail
+		}{string(id), dec, shellInfo})
 		fmt.Fprintf(h.stdout, "%s\n", out)
 	} else {
 		verdict := "denied"
 		if dec.Allowed {
 			verdict = "allowed"
 		}
-		fmt.Fprintf(h.stdout, "%s %s\n  layer: %s\n  rule:  %s\n  why:   %s\n", verdict, p.args[0], dec.Layer, dec.RuleID, dec.Reason)
+		fmt.Fprintf(h.stdout, "%s %s\n  layer: %s\n  rule:  %s\n  why:   %s\n", verdict, id, dec.Layer, dec.RuleID, dec.Reason)
 		for _, s := range dec.Trail {
 			mark := "allow"
 			if !s.Allowed {
 				mark = "deny"
 			}
 			fmt.Fprintf(h.stdout, "    %-5s %-24s %-14s %s\n", mark, s.Layer, s.Dimension, s.RuleID)
+		}
+		if shellInfo != nil && len(shellInfo.Argv) > 0 {
+			b, _ := json.Marshal(shellInfo.Argv)
+			fmt.Fprintf(h.stdout, "  argv:  %s\n", b)
+		}
+		if shellInfo != nil && shellInfo.Executable != nil {
+			b, _ := json.Marshal(shellInfo.Executable)
+			fmt.Fprintf(h.stdout, "  executable: %s\n", b)
 		}
 	}
 	if !dec.Allowed {
@@ -67,50 +88,65 @@ func policyCommand(_ context.Context, args []string, h *host) error {
 	return nil
 }
 
-// shellCheck implements `pablo policy check --shell 'COMMAND'`: the literal
-// command policy's verdict (parse, resolved executable, deciding layer and
-// rule), without running anything.
-func shellCheck(p *parsed, h *host) error {
-	if len(p.args) > 0 {
-		return usagef("--shell takes the command; give no CAPABILITY_ID")
-	}
-	d, err := loadDeployment(p, h, nil)
-	if err != nil {
-		return err
-	}
-	pol, err := d.ShellPolicy()
-	if err != nil {
-		return err
-	}
-	if pol == nil {
-		msg := "no literal command policy is configured: commands run through /bin/sh -c as written"
-		if p.bools["json"] {
-			writeJSON(h, map[string]any{"allowed": true, "layer": "", "rule_id": "", "reason": "no_command_policy"})
-		} else {
-			fmt.Fprintln(h.stdout, msg)
+// policyCalls turns the command line into the capability and the
+// arguments of each call to decide: one call per --read or --write path of
+// a workspace tool (the tool decides which roots it needs, as in a run),
+// one shell.run call in the workspace for --shell, or the capability alone.
+func policyCalls(p *parsed) (authority.ID, []json.RawMessage, error) {
+	paths := append(append([]string{}, p.values["read"]...), p.values["write"]...)
+	if cmd, ok := p.values["shell"]; ok {
+		if len(p.args) > 0 || len(paths) > 0 {
+			return "", nil, usagef("--shell takes the command; give no CAPABILITY_ID, --read or --write")
 		}
+		a, _ := json.Marshal(map[string]string{"command": cmd[0], "cwd": "."})
+		return authority.ShellRun, []json.RawMessage{a}, nil
+	}
+	if len(p.args) != 1 {
+		return "", nil, usagef("policy check takes exactly one CAPABILITY_ID")
+	}
+	id := authority.ID(p.args[0])
+	if len(paths) == 0 {
+		return id, []json.RawMessage{nil}, nil
+	}
+	var calls []json.RawMessage
+	for _, path := range paths {
+		var a any
+		switch id {
+		case authority.FSRead, authority.FSList:
+			a = map[string]any{"path": path}
+		case authority.FSSearch:
+			a = map[string]any{"path": path, "query": "x"}
+		case authority.FSWrite:
+			a = map[string]any{"path": path, "text": "", "expected_revision": nil}
+		case authority.FSEdit:
+			a = map[string]any{"path": path, "expected_revision": zeroRevision, "old_text": "x", "new_text": ""}
+		default:
+			return "", nil, usagef("--read and --write name a path of a workspace tool (fs.read, fs.list, fs.search, fs.write, fs.edit); a run checks no path for %s", id)
+		}
+		b, _ := json.Marshal(a)
+		calls = append(calls, b)
+	}
+	return id, calls, nil
+}
+
+const zeroRevision = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// shellDetail is what the literal command policy parsed: shown with the
+// decision, never the command text itself.
+type shellDetail struct {
+	Argv       []string `json:"argv,omitempty"`
+	Executable any      `json:"executable,omitempty"`
+}
+
+func shellDetails(d *pablo.Deployment, command string) *shellDetail {
+	pol, err := d.ShellPolicy()
+	if err != nil || pol == nil {
 		return nil
 	}
-	dec := pol.Check(p.one("shell"))
-	if p.bools["json"] {
-		writeJSON(h, dec)
-	} else {
-		verdict := "denied"
-		if dec.Allowed {
-			verdict = "allowed"
-		}
-		fmt.Fprintf(h.stdout, "%s\n  layer:  %s\n  rule:   %s\n  reason: %s\n", verdict, dec.Layer, dec.RuleID, dec.Reason)
-		if len(dec.Argv) > 0 {
-			b, _ := json.Marshal(dec.Argv)
-			fmt.Fprintf(h.stdout, "  argv:   %s\n", b)
-		}
-		if dec.Executable != nil {
-			b, _ := json.Marshal(dec.Executable)
-			fmt.Fprintf(h.stdout, "  executable: %s\n", b)
-		}
+	dec := pol.Check(command)
+	sd := &shellDetail{Argv: dec.Argv}
+	if dec.Executable != nil {
+		sd.Executable = dec.Executable
 	}
-	if !dec.Allowed {
-		return &exitError{code: 1}
-	}
-	return nil
+	return sd
 }
