@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -31,14 +32,19 @@ type TaskObject struct {
 type TaskError struct {
 	// Code is invalid_arguments, invalid_configuration,
 	// credential_unavailable or trace_setup_failed.
-	Code    string `json:"code"`
-	Message string `json:"-"`
+	Code string `json:"code"`
+	// Message says why, bounded to MaxErrorMessage bytes. It names
+	// credentials, bindings and options, never their values.
+	Message string `json:"message,omitempty"`
 }
+
+// MaxErrorMessage bounds TaskError.Message.
+const MaxErrorMessage = 2048
 
 // PreAdmissionFailure returns the envelope of a task that was never
 // admitted.
 func PreAdmissionFailure(code, message string) *TaskObject {
-	return &TaskObject{SchemaVersion: EventSchemaVersion, Error: &TaskError{Code: code, Message: message}}
+	return &TaskObject{SchemaVersion: EventSchemaVersion, Error: &TaskError{Code: code, Message: textx.Shorten(message, MaxErrorMessage)}}
 }
 
 // Outcome is how a task ended, tagged by Status: completed, cancelled,

@@ -84,3 +84,26 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 		t.Errorf("validate: exit %d, stdout %q", code, out)
 	}
 }
+
+// TestMissingCredentialHasOneCode: run's text, run's envelope and doctor
+// name a missing credential the same way, credential_unavailable, and the
+// envelope says why in a bounded message.
+func TestMissingCredentialHasOneCode(t *testing.T) {
+	pablo := builtPablo(t)
+	args := []string{"--config", filepath.Join("..", "..", "..", "shared", "reference", "examples", "vercel.toml"), "--bind", "workspace=" + t.TempDir()}
+	code, out, errOut := pablo(append([]string{"run", "x"}, args...)...)
+	if code != 2 || out != "" || strings.Contains(errOut, "pablo: pablo:") || !strings.Contains(errOut, `credential "gateway"`) {
+		t.Errorf("run: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	_, out, _ = pablo(append([]string{"run", "x", "--json"}, args...)...)
+	var env struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(out), &env); err != nil || env.Error.Code != "credential_unavailable" || !strings.Contains(env.Error.Message, `credential "gateway"`) {
+		t.Errorf("run --json: %q", out)
+	}
+	code, out, _ = pablo(append([]string{"doctor", "--json"}, args...)...)
+	if code != 3 || !strings.Contains(out, `"code":"credential_unavailable"`) {
+		t.Errorf("doctor: exit %d, %q", code, out)
+	}
+}

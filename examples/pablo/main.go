@@ -170,7 +170,7 @@ func report(err error, h *host) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(h.stderr, "pablo: %v%s\n", ee.err, bindHint(ee.err))
+			fmt.Fprintf(h.stderr, "pablo: %s%s\n", message(ee.err), bindHint(ee.err))
 		}
 		return ee.code
 	}
@@ -178,21 +178,25 @@ func report(err error, h *host) int {
 	var ce *pablo.ConfigError
 	switch {
 	case errors.As(err, &ue):
-		fmt.Fprintf(h.stderr, "pablo: %v\n", ue)
+		fmt.Fprintf(h.stderr, "pablo: %s\n", message(ue))
 		return 2
 	case errors.As(err, &ce):
-		fmt.Fprintf(h.stderr, "pablo: %v%s\n", ce, bindHint(err))
+		fmt.Fprintf(h.stderr, "pablo: %s%s\n", message(ce), bindHint(err))
 		return 2
 	case errors.Is(err, pablo.ErrConfig):
-		fmt.Fprintf(h.stderr, "pablo: %v%s\n", err, bindHint(err))
+		fmt.Fprintf(h.stderr, "pablo: %s%s\n", message(err), bindHint(err))
 		return 2
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(h.stderr, "pablo: cancelled")
 		return 130
 	}
-	fmt.Fprintf(h.stderr, "pablo: %v%s\n", err, bindHint(err))
+	fmt.Fprintf(h.stderr, "pablo: %s%s\n", message(err), bindHint(err))
 	return 1
 }
+
+// message is err's text without the library's own "pablo: " prefix, which
+// the CLI already prints.
+func message(err error) string { return strings.TrimPrefix(err.Error(), "pablo: ") }
 
 // bindHint is the CLI's spelling of how to give a binding that an error
 // names: the library speaks of bindings, the CLI of --bind.

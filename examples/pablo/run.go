@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -120,7 +121,7 @@ func incomingTrace(ctx context.Context, p *parsed, d *pablo.Deployment) (context
 // envelope with null IDs; always exit 2.
 func preAdmission(h *host, p *parsed, code string, err error) error {
 	if p != nil && p.bools["json"] {
-		writeJSON(h, pablo.PreAdmissionFailure(code, err.Error()))
+		writeJSON(h, pablo.PreAdmissionFailure(code, message(err)))
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
@@ -174,7 +175,10 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 	rt, err := d.NewRuntime(ctx, hopts)
 	if err != nil {
 		code := "invalid_configuration"
-		if errors.Is(err, pablo.ErrUnavailable) {
+		switch {
+		case errors.Is(err, authority.ErrCredential):
+			code = "credential_unavailable"
+		case errors.Is(err, pablo.ErrUnavailable):
 			code = "invalid_arguments"
 		}
 		return preAdmission(h, p, code, err)
