@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -266,34 +267,57 @@ func (m blockingModel) Generate(ctx context.Context, _ *ModelRequest, _ func(str
 	}
 }
 
-// BenchmarkConcurrentTasks starts 10,000 root tasks in one process, all
-// parked in a model call, and reports the memory each idle task holds.
+// benchTasks100k adds the 100,000-task run to BenchmarkConcurrentTasks
+// (about 2 GiB of heap).
+var benchTasks100k = flag.Bool("pablo.tasks100k", false, "BenchmarkConcurrentTasks also parks 100,000 tasks")
+
+// BenchmarkConcurrentTasks starts 1,000 and 10,000 root tasks (100,000 with
+// -pablo.tasks100k) in one runtime of the demo deployment (the native fs
+// tools, an active Skill, its limits), all parked in a model call, and
+// reports the heap and stack each idle task holds.
 func BenchmarkConcurrentTasks(b *testing.B) {
-	const n = 10000
-	for b.Loop() {
-		m := blockingModel{release: make(chan struct{})}
-		set, _ := authority.New(authority.Config{})
-		rt, _ := NewRuntime(RuntimeOptions{Model: m, Authority: set})
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		tasks := make([]*Task, n)
-		for i := range tasks {
-			t, err := rt.Start(context.Background(), "go")
-			if err != nil {
-				b.Fatal(err)
+	sizes := []int{1000, 10000}
+	if *benchTasks100k {
+		sizes = append(sizes, 100000)
+	}
+	demo := filepath.Join("examples", "pablo", "demo")
+	d, err := Load(LoadOptions{Config: filepath.Join(demo, "deployment.toml"), Bindings: map[string]string{
+		"workspace": filepath.Join(demo, "work"), "skills": filepath.Join(demo, "skills")}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprint(n, "-tasks"), func(b *testing.B) {
+			for b.Loop() {
+				m := blockingModel{release: make(chan struct{})}
+				rt, err := d.NewRuntime(context.Background(), HostOptions{Model: m})
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				tasks := make([]*Task, n)
+				for i := range tasks {
+					t, err := rt.Start(context.Background(), "go")
+					if err != nil {
+						b.Fatal(err)
+					}
+					tasks[i] = t
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapInuse+after.StackInuse-before.HeapInuse-before.StackInuse)/float64(n), "bytes/idle-task")
+				b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/float64(n), "heap-bytes/idle-task")
+				close(m.release)
+				for _, t := range tasks {
+					if obj := t.Wait(); obj.Outcome.Status != StatusCompleted {
+						b.Fatal(obj.Outcome.Status, obj.Outcome.Code)
+					}
+				}
+				rt.Close()
 			}
-			tasks[i] = t
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapInuse+after.StackInuse-before.HeapInuse-before.StackInuse)/n, "bytes/idle-task")
-		close(m.release)
-		for _, t := range tasks {
-			if obj := t.Wait(); obj.Outcome.Status != StatusCompleted {
-				b.Fatal(obj.Outcome.Status)
-			}
-		}
+		})
 	}
 }
 

@@ -165,69 +165,34 @@ func (s *step) final(text string) *Outcome {
 	return &Outcome{Status: StatusCompleted, Output: &text, FinishReason: FinishStop, Usage: usageOf(s.usage)}
 }
 
-// openCatalogs gathers the shared and per-task catalogs and compiles the
-// contracts of every admitted tool.
+// openCatalogs gathers the shared and per-task catalogs and the view of
+// their admitted tools and contracts.
 func (s *step) openCatalogs() *Outcome {
 	r := s.t.rt
 	s.catalogs = append(s.catalogs, r.opts.Catalogs...)
+	var more []ToolCatalog
 	if r.opts.OpenCatalogs != nil {
-		more, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root})
+		var err error
+		more, err = r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root})
 		s.catalogs = append(s.catalogs, more...)
 		if err != nil {
 			return &Outcome{Status: StatusFailed, Code: string(ledger.FailToolExecution), Delivery: string(ledger.NotSent)}
 		}
 	}
-	s.owner = map[authority.ID]ToolCatalog{}
-	s.byWire = map[string]authority.ID{}
-	s.refused = map[string]authority.Decision{}
-	var specs []authority.ToolSpec
-	for _, c := range s.catalogs {
-		s.noteUnavailable(c)
-		for _, spec := range c.Tools() {
-			if _, dup := s.owner[spec.ID]; dup {
-				continue
-			}
-			// Only tools the authority admits are shown to the model.
-			if d := r.opts.Authority.Decide(authority.Request{Capability: spec.ID}); !d.Allowed {
-				s.refused[wireName(spec.ID)], s.refused[string(spec.ID)] = d, d
-				continue
-			}
-			s.owner[spec.ID] = c
-			specs = append(specs, spec)
-			w := wireName(spec.ID)
-			s.byWire[w] = spec.ID
-			s.defs = append(s.defs, ToolDef{Name: w, Description: spec.Description, Parameters: spec.InputSchema})
-		}
+	// The runtime's own catalogs are compiled once and shared; a task's
+	// own are added on top, in a view of its own.
+	v := r.sharedTools()
+	switch {
+	case v == nil:
+		v = buildToolView(r.opts.Authority, nil, s.catalogs)
+	case len(more) > 0:
+		v = buildToolView(r.opts.Authority, v, more)
 	}
-	contracts, err := authority.NewContracts(r.opts.Authority, specs)
-	if err != nil {
+	if v.err != nil {
 		return &Outcome{Status: StatusFailed, Code: string(ledger.FailToolExecution), Delivery: string(ledger.NotSent)}
 	}
-	s.contracts = contracts
+	s.owner, s.byWire, s.refused, s.defs, s.contracts = v.owner, v.byWire, v.refused, v.defs, v.contracts
 	return nil
-}
-
-// noteUnavailable remembers the tools an MCP catalog discovered and did
-// not admit (a drifted pin, task-required execution, a bound, a policy
-// denial), each with the decision the catalog recorded for it.
-func (s *step) noteUnavailable(c ToolCatalog) {
-	h, ok := c.(interface{ Health() []mcp.Health })
-	if !ok {
-		return
-	}
-	for _, srv := range h.Health() {
-		for _, ts := range srv.Tools {
-			if ts.Admitted || ts.ID == "" {
-				continue
-			}
-			d := authority.Decision{Layer: ts.Layer, RuleID: ts.RuleID, Reason: ts.Reason}
-			if ts.Code != mcp.CodePolicyDenied || d.RuleID == "" {
-				// The catalog's own refusal, as mcp records it.
-				d.Layer, d.RuleID = "mcp/"+srv.Server, "builtin.mcp."+string(ts.Code)
-			}
-			s.refused[ts.Alias], s.refused[string(ts.ID)] = d, d
-		}
-	}
 }
 
 // interrupted reports cancellation or the deadline as an outcome.

@@ -32,7 +32,10 @@ const DefaultInstructions = "You are a task-focused agent. Answer concisely. Use
 type RuntimeOptions struct {
 	Model     Model
 	Authority authority.Authority
-	// Catalogs are shared by every task of the runtime.
+	// Catalogs are shared by every task of the runtime. When Authority is an
+	// *authority.Set and no catalog reports MCP health, their tools are
+	// listed, decided and compiled once, at the first task, and every task
+	// shares the result: their lists must not change for the runtime's life.
 	Catalogs []ToolCatalog
 	// OpenCatalogs, when set, opens fresh catalogs for one task (MCP
 	// sessions, for example). Catalogs that implement io.Closer are closed
@@ -90,6 +93,9 @@ type Runtime struct {
 	opts   RuntimeOptions
 	tracer trace.Tracer
 	clock  *ledger.Clock // shared by every task's ledger: one calibration
+
+	toolsOnce sync.Once
+	tools     *toolView // the catalogs' view every task shares; see sharedTools
 }
 
 // NewRuntime checks opts and returns a Runtime.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/pabloagent/pablo/internal/schema"
@@ -108,19 +109,39 @@ type contract struct {
 
 // NewContracts compiles the argument schema of every spec. A schema outside
 // the supported subset is an error naming the tool.
+//
+// Contracts are immutable once built and safe for concurrent use: a host
+// that runs many tasks over the same tools compiles them once and shares
+// the result (see [Contracts.With]).
 func NewContracts(auth Authority, specs []ToolSpec) (*Contracts, error) {
 	c := &Contracts{auth: auth, specs: make(map[ID]contract, len(specs))}
+	return c, c.add(specs)
+}
+
+// With returns contracts holding c's and those of specs, which are compiled;
+// c's compiled schemas are shared, not compiled again, and c is unchanged.
+// A spec whose ID c already holds is an error, as in [NewContracts].
+func (c *Contracts) With(specs []ToolSpec) (*Contracts, error) {
+	out := &Contracts{auth: c.auth, specs: make(map[ID]contract, len(c.specs)+len(specs))}
+	maps.Copy(out.specs, c.specs)
+	if err := out.add(specs); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *Contracts) add(specs []ToolSpec) error {
 	for _, s := range specs {
 		if _, dup := c.specs[s.ID]; dup {
-			return nil, fmt.Errorf("authority: tool %s is declared twice", s.ID)
+			return fmt.Errorf("authority: tool %s is declared twice", s.ID)
 		}
 		sc, err := schema.Compile(s.InputSchema, schema.DefaultLimits())
 		if err != nil {
-			return nil, fmt.Errorf("authority: tool %s: %w", s.ID, err)
+			return fmt.Errorf("authority: tool %s: %w", s.ID, err)
 		}
 		c.specs[s.ID] = contract{spec: s, schema: sc}
 	}
-	return c, nil
+	return nil
 }
 
 // Spec returns the declared spec of an admitted tool.

@@ -1,0 +1,102 @@
+package pablo
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/mcp"
+)
+
+// toolView is what a task's loop needs of its catalogs: the tools shown to
+// the model, the catalog that owns each, the ones a layer kept out, and
+// their compiled contracts. A view is immutable once built: a runtime builds
+// the view of its own catalogs once and every task shares it, so an idle
+// task holds no compiled schema of its own.
+type toolView struct {
+	owner     map[authority.ID]ToolCatalog
+	byWire    map[string]authority.ID
+	refused   map[string]authority.Decision
+	defs      []ToolDef
+	contracts *authority.Contracts
+	err       error // a schema outside the supported subset
+}
+
+// buildToolView builds the view of catalogs, first ones first, on top of
+// base (nil for none), which is left unchanged: its compiled contracts are
+// shared, the new catalogs' compiled.
+func buildToolView(auth authority.Authority, base *toolView, catalogs []ToolCatalog) *toolView {
+	v := &toolView{owner: map[authority.ID]ToolCatalog{}, byWire: map[string]authority.ID{}, refused: map[string]authority.Decision{}}
+	if base != nil {
+		v.owner, v.byWire, v.refused = maps.Clone(base.owner), maps.Clone(base.byWire), maps.Clone(base.refused)
+		v.defs = slices.Clip(base.defs)
+	}
+	var specs []authority.ToolSpec
+	for _, c := range catalogs {
+		v.noteUnavailable(c)
+		for _, spec := range c.Tools() {
+			if _, dup := v.owner[spec.ID]; dup {
+				continue
+			}
+			// Only tools the authority admits are shown to the model.
+			if d := auth.Decide(authority.Request{Capability: spec.ID}); !d.Allowed {
+				v.refused[wireName(spec.ID)], v.refused[string(spec.ID)] = d, d
+				continue
+			}
+			v.owner[spec.ID] = c
+			specs = append(specs, spec)
+			w := wireName(spec.ID)
+			v.byWire[w] = spec.ID
+			v.defs = append(v.defs, ToolDef{Name: w, Description: spec.Description, Parameters: spec.InputSchema})
+		}
+	}
+	if base == nil {
+		v.contracts, v.err = authority.NewContracts(auth, specs)
+	} else if v.err = base.err; v.err == nil {
+		v.contracts, v.err = base.contracts.With(specs)
+	}
+	return v
+}
+
+// noteUnavailable remembers the tools an MCP catalog discovered and did
+// not admit (a drifted pin, task-required execution, a bound, a policy
+// denial), each with the decision the catalog recorded for it.
+func (v *toolView) noteUnavailable(c ToolCatalog) {
+	h, ok := c.(interface{ Health() []mcp.Health })
+	if !ok {
+		return
+	}
+	for _, srv := range h.Health() {
+		for _, ts := range srv.Tools {
+			if ts.Admitted || ts.ID == "" {
+				continue
+			}
+			d := authority.Decision{Layer: ts.Layer, RuleID: ts.RuleID, Reason: ts.Reason}
+			if ts.Code != mcp.CodePolicyDenied || d.RuleID == "" {
+				// The catalog's own refusal, as mcp records it.
+				d.Layer, d.RuleID = "mcp/"+srv.Server, "builtin.mcp."+string(ts.Code)
+			}
+			v.refused[ts.Alias], v.refused[string(ts.ID)] = d, d
+		}
+	}
+}
+
+// sharedTools returns the view of the runtime's own catalogs, built at the
+// first task and shared by every task after it. It is nil when the view
+// could change from one task to the next: an authority other than an
+// immutable *authority.Set, or a catalog that reports health (an MCP
+// catalog, whose tools follow its servers).
+func (r *Runtime) sharedTools() *toolView {
+	r.toolsOnce.Do(func() {
+		if _, ok := r.opts.Authority.(*authority.Set); !ok {
+			return
+		}
+		for _, c := range r.opts.Catalogs {
+			if _, ok := c.(interface{ Health() []mcp.Health }); ok {
+				return
+			}
+		}
+		r.tools = buildToolView(r.opts.Authority, nil, r.opts.Catalogs)
+	})
+	return r.tools
+}
