@@ -176,7 +176,10 @@ func (s *step) openCatalogs() *Outcome {
 		more, err = r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root})
 		s.catalogs = append(s.catalogs, more...)
 		if err != nil {
-			return &Outcome{Status: StatusFailed, Code: string(ledger.FailToolExecution), Delivery: string(ledger.NotSent)}
+			// A required catalog did not start: no tool was offered and
+			// nothing was sent. Say which and why, masked and bounded.
+			reason := textx.Shorten(s.t.rt.opts.secrets.String(err.Error()), ledger.MaxReasonBytes)
+			return &Outcome{Status: StatusFailed, Code: string(ledger.FailToolStartup), Delivery: string(ledger.NotSent), Reason: reason}
 		}
 	}
 	// The runtime's own catalogs are compiled once and shared; a task's

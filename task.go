@@ -62,6 +62,10 @@ type Outcome struct {
 	Limit    string `json:"limit,omitempty"`
 	Code     string `json:"code,omitempty"`
 	Delivery string `json:"delivery,omitempty"`
+	// Reason says why a failed task failed where Code alone does not (the
+	// MCP server that did not start, and how); masked, at most 2,048 bytes.
+	// A Go extension of the reference's outcome.
+	Reason string `json:"reason,omitempty"`
 }
 
 // OutcomeUsage is the usage of a completed task as JSON integers or null.
@@ -104,7 +108,7 @@ func ruleOf(ruleID string) any {
 
 // ledgerOutcome converts an outcome for the ledger's terminal record.
 func (o *Outcome) ledgerOutcome() ledger.Outcome {
-	lo := ledger.Outcome{Status: ledger.OutcomeStatus(o.Status), Limit: ledger.LimitKind(o.Limit), Code: ledger.FailureCode(o.Code), Delivery: ledger.Delivery(o.Delivery)}
+	lo := ledger.Outcome{Status: ledger.OutcomeStatus(o.Status), Limit: ledger.LimitKind(o.Limit), Code: ledger.FailureCode(o.Code), Delivery: ledger.Delivery(o.Delivery), Reason: o.Reason}
 	switch r := o.Rule.(type) {
 	case string:
 		lo.Rule = r

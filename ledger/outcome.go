@@ -86,6 +86,10 @@ const (
 	FailOutputValidationFailed     FailureCode = "output_validation_failed"
 	FailModelAttemptTimedOut       FailureCode = "model_attempt_timed_out"
 	FailContinuationIncompatible   FailureCode = "continuation_incompatible"
+	// FailToolStartup: a required tool catalog (an MCP server the
+	// deployment requires) could not start, so no tool was offered. A Go
+	// extension of the reference's codes.
+	FailToolStartup FailureCode = "tool_startup"
 )
 
 // Outcome is the terminal outcome of an agent; the root agent's outcome is the
@@ -101,7 +105,14 @@ type Outcome struct {
 	Code     FailureCode   `json:"code,omitempty"`
 	Delivery Delivery      `json:"delivery,omitempty"`
 	Result   ResultRef     `json:"result,omitempty"`
+	// Reason says why a failed task failed where its code alone does not
+	// (which server did not start, and how): masked and bounded by the
+	// engine to MaxReasonBytes.
+	Reason string `json:"reason,omitempty"`
 }
+
+// MaxReasonBytes bounds Outcome.Reason.
+const MaxReasonBytes = 2048
 
 func (o Outcome) validate() error {
 	bad := func(reason string) error {
@@ -109,7 +120,7 @@ func (o Outcome) validate() error {
 	}
 	extra := o.Rule != "" && o.Status != OutcomePolicyDenied ||
 		o.Limit != "" && o.Status != OutcomeLimitExceeded ||
-		(o.Code != "" || o.Delivery != "") && o.Status != OutcomeFailed ||
+		(o.Code != "" || o.Delivery != "" || o.Reason != "") && o.Status != OutcomeFailed ||
 		o.Result != "" && o.Status != OutcomeCompleted
 	if extra {
 		return bad("status " + strconv.Quote(string(o.Status)) + " carries a field that belongs to another status")
@@ -127,6 +138,9 @@ func (o Outcome) validate() error {
 	case OutcomeFailed:
 		if o.Code == "" || !o.Delivery.valid() {
 			return bad("failed needs a Code and a Delivery of not_sent, may_have_been_sent or response_received")
+		}
+		if len(o.Reason) > MaxReasonBytes {
+			return bad("a Reason is at most 2048 bytes")
 		}
 	default:
 		return bad("unknown status " + strconv.Quote(string(o.Status)))

@@ -272,7 +272,7 @@ func (dr *doctor) skills(ctx context.Context, d *pablo.Deployment) {
 			return
 		}
 	}
-	dr.ok("skills", "%d roots discovered, %d activated", len(d.Options.Skills.Roots), len(d.Options.Skills.Activate))
+	dr.ok("skills", "%s discovered, %d activated", plural(len(d.Options.Skills.Roots), "root"), len(d.Options.Skills.Activate))
 }
 
 // policy flags static policy that makes configured work impossible: a
@@ -306,7 +306,7 @@ func (dr *doctor) policy(d *pablo.Deployment) {
 			}
 		}
 	}
-	dr.ok("policy", "%d layers; no required MCP server is denied outright", len(set.Layers()))
+	dr.ok("policy", "%s; no required MCP server is denied outright", plural(len(set.Layers()), "layer"))
 }
 
 // layerDeniesEveryTool reports whether layer l can admit no tool of

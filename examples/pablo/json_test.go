@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,5 +107,53 @@ func TestMissingCredentialHasOneCode(t *testing.T) {
 	code, out, _ = pablo(append([]string{"doctor", "--json"}, args...)...)
 	if code != 3 || !strings.Contains(out, `"code":"credential_unavailable"`) {
 		t.Errorf("doctor: exit %d, %q", code, out)
+	}
+}
+
+// TestRequiredServerFailureSaysWhy: a required MCP server that cannot start
+// ends the task failed/tool_startup/not_sent, and the reason is in the task
+// object, the trace and on stderr.
+func TestRequiredServerFailureSaysWhy(t *testing.T) {
+	pablo := builtPablo(t)
+	dir := t.TempDir()
+	fault := filepath.Join(dir, "fault")
+	if out, err := exec.Command("go", "build", "-o", fault, "../mcpservers/fault").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	script := filepath.Join(dir, "turns.json")
+	os.WriteFile(script, []byte(`{"turns":[{"text":["never reached"]}]}`), 0o600)
+	cfg := filepath.Join(dir, "d.toml")
+	os.WriteFile(cfg, []byte(`schema_version = 1
+[options.model]
+provider = "script"
+script = { base = "source", path = "turns.json" }
+[options.mcp.servers.records]
+transport = "stdio"
+command = "`+fault+`"
+args = ["-mode", "exit"]
+required = true
+`), 0o600)
+	trace := filepath.Join(dir, "trace.jsonl")
+	args := []string{"run", "x", "--config", cfg, "--bind", "workspace=" + ws, "--trace", trace}
+	code, out, errOut := pablo(append(args, "--json")...)
+	var obj struct {
+		Outcome struct{ Status, Code, Delivery, Reason string } `json:"outcome"`
+	}
+	if err := json.Unmarshal([]byte(out), &obj); err != nil {
+		t.Fatalf("exit %d: %v: %q %q", code, err, out, errOut)
+	}
+	o := obj.Outcome
+	if code != 1 || o.Status != "failed" || o.Code != "tool_startup" || o.Delivery != "not_sent" || !strings.Contains(o.Reason, "records") {
+		t.Errorf("exit %d, outcome %+v", code, o)
+	}
+	raw, err := os.ReadFile(trace)
+	if err != nil || !strings.Contains(string(raw), `"tool_startup"`) || !strings.Contains(string(raw), `"reason":"mcp: server \"records\": startup failed`) {
+		t.Errorf("the trace lacks the reason (%v): %s", err, raw)
+	}
+	os.Remove(trace)
+	if code, _, errOut = pablo(args...); code != 1 || !strings.Contains(errOut, "tool_startup") || !strings.Contains(errOut, "why: ") {
+		t.Errorf("text mode: exit %d, stderr %q", code, errOut)
 	}
 }

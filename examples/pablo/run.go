@@ -307,7 +307,19 @@ func (pr *progress) summary(obj *pablo.TaskObject) {
 		detail = " " + o.Code + " (" + o.Delivery + ")"
 	}
 	acc := obj.Accounting
-	fmt.Fprintf(pr.h.stderr, "%s%s · run %s · %s model calls · %s tool calls\n", o.Status, detail, *obj.RunID, acc.ModelCalls, acc.ToolCalls)
+	fmt.Fprintf(pr.h.stderr, "%s%s · run %s · %s · %s\n", o.Status, detail, *obj.RunID, plural(acc.ModelCalls, "model call"), plural(acc.ToolCalls, "tool call"))
+	if o.Reason != "" {
+		fmt.Fprintf(pr.h.stderr, "  why: %s\n", o.Reason)
+	}
+}
+
+// plural writes a count with its noun: "1 tool call", "2 tool calls".
+func plural(n any, noun string) string {
+	s := fmt.Sprint(n)
+	if s == "1" {
+		return s + " " + noun
+	}
+	return s + " " + noun + "s"
 }
 
 // truncate puts s on one line and shortens it to n bytes.
