@@ -249,7 +249,10 @@ func (c *Catalog) Call(ctx context.Context, call authority.Call) ledger.ToolResu
 			return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: d, Output: errOut("session_ended", nil)}
 		}
 		code := "transport_failed"
-		if d == ledger.MayHaveBeenSent {
+		switch {
+		case errors.Is(ce.Kind, ErrProtocol):
+			code = "protocol_error"
+		case d == ledger.MayHaveBeenSent:
 			code = "outcome_unknown"
 		}
 		return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: d, Output: errOut(code, nil)}

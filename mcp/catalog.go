@@ -216,6 +216,8 @@ func (c *Catalog) startServer(ctx context.Context, cfg *Server, idx int) (*serve
 			return failed(se)
 		case errors.As(err, &ve):
 			code = CodeVersion
+		case errors.Is(err, ErrProtocol):
+			code = CodeProtocol
 		case errors.Is(err, ErrBound):
 			code = CodeCatalogBound
 		case sctx.Err() != nil && ctx.Err() == nil:

@@ -30,6 +30,39 @@ func TestHangingServerFailsAtStartupTimeout(t *testing.T) {
 	}
 }
 
+// A frame that is not JSON, or nested past the decoder's bound, ends the
+// session at once with ErrProtocol, at initialize and mid-call alike. The
+// timeouts are an hour: only the test's own deadline would end a wait.
+func TestBrokenFrameFailsTheSessionAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"garbage", "deep"} {
+		t.Run(mode+"AtInitialize", func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			srv := faultStdio(t, "broken", mode, "-at", "initialize")
+			srv.StartupTimeout, srv.OperationTimeout = time.Hour, time.Hour
+			_, err := Open(ctx, Options{Servers: []Server{srv}, Authority: allowAll(t, srv)})
+			var se *ServerError
+			if ctx.Err() != nil || !errors.As(err, &se) || se.Code != CodeProtocol || !errors.Is(err, ErrProtocol) || !errors.Is(err, ErrStartup) {
+				t.Fatalf("want an immediate protocol error, got %v", err)
+			}
+		})
+		t.Run(mode+"AtCall", func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			srv := faultStdio(t, "broken", mode, "-at", "call")
+			srv.StartupTimeout, srv.OperationTimeout = time.Hour, time.Hour
+			c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv)})
+			r := c.Call(ctx, authority.Call{ID: "1", Tool: "mcp/broken/echo", Arguments: json.RawMessage(`{}`)})
+			if ctx.Err() != nil || r.Status != ledger.ToolIOFailed || r.Delivery != ledger.MayHaveBeenSent || !strings.Contains(string(mustJSON(r.Output)), "protocol_error") {
+				t.Fatalf("want an immediate protocol error, got %+v", r)
+			}
+		})
+	}
+}
+
 func TestServerThatDiesEarlyIsDetectedNotWaitedOn(t *testing.T) {
 	t.Parallel()
 	srv := faultStdio(t, "exit", "exit")

@@ -217,16 +217,21 @@ func (c *httpConn) readJSON(ctx context.Context, body io.Reader, id int64) (repl
 	if err != nil {
 		return reply{}, err
 	}
-	if _, ok := batchOf(data); ok {
+	if _, ok, _ := batchOf(data); ok {
 		// A batch answer: our response is one of its messages, the rest
 		// are handled as an event stream's would be.
-		if r, found := c.handleEvent(ctx, data, id); found {
+		r, found, err := c.handleEvent(ctx, data, id)
+		if err != nil {
+			return reply{}, &peerError{answered: true, kind: ErrProtocol, msg: err.Error()}
+		}
+		if found {
 			return r, nil
 		}
 		return reply{}, &peerError{answered: true, kind: ErrProtocol, msg: fmt.Sprintf("the batch answer holds no response to request %d", id)}
 	}
 	msg, err := decodeMessage(data)
 	if err != nil {
+		// The body is the answer to this request: it settles the outcome.
 		return reply{}, &peerError{answered: true, kind: ErrProtocol, msg: err.Error()}
 	}
 	if got, ok := msg.idNumber(); msg.Method != nil || !ok || got != id {
@@ -260,7 +265,13 @@ func (c *httpConn) readStream(ctx context.Context, body io.Reader, id int64) (re
 			if err != nil {
 				return reply{}, err
 			}
-			if r, ok := c.handleEvent(ctx, data, id); ok {
+			r, ok, err := c.handleEvent(ctx, data, id)
+			if err != nil {
+				// An event that is not a JSON-RPC message breaks the
+				// stream; the server may have acted on the request.
+				return reply{}, err
+			}
+			if ok {
 				return r, nil
 			}
 		}
@@ -312,17 +323,17 @@ func (c *httpConn) resumeStream(ctx context.Context, lastID string) (*http.Respo
 }
 
 // handleEvent handles one event's message and reports the response to
-// request id when that is what it holds. Anything unparsable, and responses
-// to other requests, are ignored.
-func (c *httpConn) handleEvent(ctx context.Context, data []byte, id int64) (r reply, found bool) {
-	route(data, c.onNote, func(reqID json.RawMessage, method string) {
+// request id when that is what it holds. Responses to other requests are
+// ignored; an event that is not a JSON-RPC object is a framingError.
+func (c *httpConn) handleEvent(ctx context.Context, data []byte, id int64) (r reply, found bool, err error) {
+	err = route(data, c.onNote, func(reqID json.RawMessage, method string) {
 		c.answer(ctx, reqID, method)
 	}, func(got int64, mr reply) {
 		if got == id && !found {
 			r, found = mr, true
 		}
 	})
-	return r, found
+	return r, found, err
 }
 
 // answer POSTs this client's answer to a server's request, best effort and

@@ -156,26 +156,39 @@ var errStreamEnded = errors.New("the server closed the stream before answering")
 const MaxBatch = 64
 
 // batchOf returns the messages of a JSON-RPC batch, or false when data is
-// not a batch (an empty, nested, over-long or malformed batch is dropped:
-// true with no messages).
-func batchOf(data []byte) ([]json.RawMessage, bool) {
+// not a batch. An empty, nested or over-long batch is dropped (true with no
+// messages); one that is not JSON is a framing error.
+func batchOf(data []byte) ([]json.RawMessage, bool, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '[' {
-		return nil, false
+		return nil, false, nil
 	}
 	var msgs []json.RawMessage
-	if json.Unmarshal(trimmed, &msgs) != nil || len(msgs) > MaxBatch {
-		return nil, true
+	if err := json.Unmarshal(trimmed, &msgs); err != nil {
+		return nil, true, framingError(err)
 	}
-	return msgs, true
+	if len(msgs) > MaxBatch {
+		return nil, true, nil
+	}
+	return msgs, true, nil
+}
+
+// framingError is a frame or event the peer sent that is not a JSON-RPC
+// message: not JSON, nested deeper than the decoder's 10,000 levels, or not
+// an object of the message's shape. Nothing later on the same stream can be
+// trusted, so it ends the session at once with ErrProtocol rather than
+// leaving a request waiting for its deadline. The decoder's message names a
+// character or a type, never the peer's text.
+func framingError(err error) error {
+	return &peerError{kind: ErrProtocol, msg: fmt.Sprintf("the server sent a message that is not a JSON-RPC object: %v", err)}
 }
 
 // decodeMessage parses one frame or event. A frame that is not a JSON
-// object is reported, never guessed at.
+// object is reported (a framingError), never guessed at.
 func decodeMessage(data []byte) (envelope, error) {
 	var e envelope
 	if err := json.Unmarshal(data, &e); err != nil {
-		return e, fmt.Errorf("a message is not a JSON-RPC object: %v", err)
+		return e, framingError(err)
 	}
 	return e, nil
 }
@@ -183,20 +196,33 @@ func decodeMessage(data []byte) (envelope, error) {
 // route hands each message of an incoming frame or event, one message or a
 // batch of them (a nested batch is dropped), to the handler of its kind: a
 // notification to onNote (when set), a request with a valid ID to
-// onRequest, a response with a numeric ID to onResponse. Anything else is
-// dropped.
-func route(data []byte, onNote func(method string, params json.RawMessage), onRequest func(id json.RawMessage, method string), onResponse func(id int64, r reply)) {
-	if msgs, ok := batchOf(data); ok {
+// onRequest, a response with a numeric ID to onResponse. A well-formed
+// message of none of these kinds is dropped, and so is an empty one (the
+// event a server primes a resumable stream with has empty data); a frame,
+// or a message of a batch, that is not a JSON-RPC object is a framingError,
+// returned without handing on the rest of its batch.
+func route(data []byte, onNote func(method string, params json.RawMessage), onRequest func(id json.RawMessage, method string), onResponse func(id int64, r reply)) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	msgs, batch, err := batchOf(data)
+	if err != nil {
+		return err
+	}
+	if batch {
 		for _, m := range msgs {
-			if _, nested := batchOf(m); !nested {
-				route(m, onNote, onRequest, onResponse)
+			if _, nested, _ := batchOf(m); nested {
+				continue
+			}
+			if err := route(m, onNote, onRequest, onResponse); err != nil {
+				return err
 			}
 		}
-		return
+		return nil
 	}
 	msg, err := decodeMessage(data)
 	if err != nil {
-		return
+		return err
 	}
 	switch {
 	case msg.Method != nil && !msg.hasID():
@@ -212,4 +238,5 @@ func route(data []byte, onNote func(method string, params json.RawMessage), onRe
 			onResponse(id, reply{result: msg.Result, err: msg.Error})
 		}
 	}
+	return nil
 }

@@ -125,14 +125,22 @@ func (c *lineConn) read(f *frameReader) {
 			c.mu.Unlock()
 			return
 		}
-		c.dispatch(frame)
+		if err := c.dispatch(frame); err != nil {
+			// A line that is not a JSON-RPC object ends the session: the
+			// pending request fails now with ErrProtocol, not at its
+			// deadline.
+			c.mu.Lock()
+			c.end = err
+			c.mu.Unlock()
+			return
+		}
 	}
 }
 
-// dispatch handles one frame. A line that is not a JSON-RPC object, or a
-// response nobody waits for, is ignored.
-func (c *lineConn) dispatch(frame []byte) {
-	route(frame, c.onNote, func(id json.RawMessage, method string) {
+// dispatch handles one frame. A response nobody waits for is ignored; a line
+// that is not a JSON-RPC object is a framingError.
+func (c *lineConn) dispatch(frame []byte) error {
+	return route(frame, c.onNote, func(id json.RawMessage, method string) {
 		ctx, cancel := context.WithTimeout(context.Background(), answerAllowance)
 		_, _ = c.write(ctx, func(b []byte) []byte { return appendAnswer(b, id, method) })
 		cancel()

@@ -150,10 +150,40 @@ func TestStdioResponseIDsMatchAsJSONValues(t *testing.T) {
 func TestStdioNotificationsReachTheHandler(t *testing.T) {
 	t.Parallel()
 	p := newPipePeer(t)
-	p.send(`not json at all`)
+	p.send(`{"jsonrpc":"2.0","unknown":"a well-formed message of no kind is dropped"}`)
 	p.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}}`)
 	if got := <-p.notes; got != `notifications/progress {"progressToken":1,"progress":0.5}` {
 		t.Fatalf("note %q", got)
+	}
+}
+
+func TestStdioLineThatIsNotJSONRPCFailsThePendingRequest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, line string }{
+		{"NotJSON", `not json at all`},
+		{"TooDeep", `{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`},
+		{"NotAnObject", `42`},
+		{"BatchOfGarbage", `[{"jsonrpc":"2.0","method":"x"},nope]`},
+		{"BatchMemberNotAnObject", `["x"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// A wait for anything but the broken line ends at this deadline.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			p := newPipePeer(t)
+			done := p.callAsync(ctx, 1)
+			p.recv()
+			p.send(tc.line)
+			o := <-done
+			if !errors.Is(o.err, ErrProtocol) || !o.written {
+				t.Fatalf("pending request: %+v", o)
+			}
+			// The session is over: nothing more goes out.
+			if _, written, err := p.conn.call(ctx, 2, "tools/call", nil); !errors.Is(err, ErrSessionEnded) || written {
+				t.Fatalf("after the broken frame: written %v, %v", written, err)
+			}
+		})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -479,5 +480,30 @@ func TestStatusSnippetMasksABearerTokenAlone(t *testing.T) {
 		if out := g.mask(in); strings.Contains(out, "tok-sec") {
 			t.Errorf("%q became %q", in, out)
 		}
+	}
+}
+
+// An event that is not a JSON-RPC message breaks the stream: the request
+// fails at once with ErrProtocol, and the server may have acted on it.
+func TestEventThatIsNotJSONRPCFailsTheRequest(t *testing.T) {
+	t.Parallel()
+	_, conn, _ := newScripted(t, func(w http.ResponseWriter, r *http.Request, msg envelope) bool {
+		if msg.Method == nil || *msg.Method != "tools/call" {
+			return false
+		}
+		// The stream then stays open: only the broken event can end the wait.
+		eventStream(w, "data: not json\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return true
+	})
+	sess := initialized(t, conn)
+	// A wait for anything but the broken event ends at this deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := sess.request(ctx, "tools/call", json.RawMessage(`{}`))
+	var ce *CallError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrProtocol) || ce.Delivery != string(ledger.MayHaveBeenSent) {
+		t.Fatalf("want a protocol error, got %v", err)
 	}
 }

@@ -9,6 +9,9 @@
 //	version     negotiates protocol version 2024-11-05, which Pablo refuses
 //	grandchild  forks a long-lived grandchild and writes its pid to -pidfile
 //	exit        exits at once, before initialize
+//	garbage     answers with a line that is not JSON, at -at initialize or
+//	            at a tools/call (then it serves "echo")
+//	deep        the same with a frame nested 20,000 levels deep
 //
 // It speaks stdio by default, or Streamable HTTP on -http ADDR (loopback).
 package main
@@ -37,6 +40,7 @@ func main() {
 	size := flag.Int("bytes", 3<<20, "bytes returned by big (oversize)")
 	pidfile := flag.String("pidfile", "", "where grandchild writes its grandchild's pid")
 	addr := flag.String("http", "", "serve Streamable HTTP on this address instead of stdio")
+	at := flag.String("at", "initialize", "where garbage or deep breaks the framing: initialize or call")
 	delay := flag.Duration("delay", 0, "wait this long before serving")
 	mark := flag.String("mark", "", "create this file before serving")
 	await := flag.String("await", "", "serve only once this file exists (give up after 10 s)")
@@ -67,6 +71,9 @@ func main() {
 		os.Exit(3)
 	case "version":
 		rawVersionServer()
+		return
+	case "garbage", "deep":
+		rawBrokenServer(*mode, *at)
 		return
 	case "grandchild", "grandchild-hang":
 		cmd := exec.Command("/bin/sleep", "300")
@@ -187,5 +194,40 @@ func rawVersionServer() {
 			continue
 		}
 		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", req.ID)
+	}
+}
+
+// rawBrokenServer breaks the framing where at says: instead of the answer
+// to initialize, or to a tools/call, it writes a line that is not JSON
+// (garbage) or a frame nested deeper than any decoder admits (deep), then
+// keeps the connection open, answering nothing more, as a server stuck
+// after a corrupted write would.
+func rawBrokenServer(mode, at string) {
+	broken := "this is not JSON\n"
+	if mode == "deep" {
+		broken = `{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "}\n"
+	}
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<16), 4<<20)
+	for sc.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &req) != nil || req.ID == nil {
+			continue
+		}
+		switch {
+		case req.Method == "initialize" && at == "initialize", req.Method == "tools/call" && at == "call":
+			os.Stdout.WriteString(broken)
+			time.Sleep(time.Hour)
+			return
+		case req.Method == "initialize":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"broken","version":"0"}}}`+"\n", req.ID)
+		case req.Method == "tools/list":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","description":"Echoes.","inputSchema":{"type":"object"}}]}}`+"\n", req.ID)
+		default:
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", req.ID)
+		}
 	}
 }
