@@ -85,9 +85,14 @@ func TestDeniedCallKeepsTerminalRecord(t *testing.T) {
 			if json.Unmarshal(lines[len(lines)-1], &last) != nil || last.Type != "run.finished" || last.Outcome.Status != "policy_denied" {
 				t.Fatalf("the trace does not end with run.finished policy_denied: %s", lines[len(lines)-1])
 			}
-			code, show, _ := cli(t, "ledger", "show", "--store", store)
-			if code != 0 || !strings.Contains(show, "policy_denied") || strings.Contains(show, "interrupted") {
-				t.Fatalf("ledger show: %d %s", code, show)
+			var obj struct {
+				RunID string `json:"run_id"`
+			}
+			json.Unmarshal([]byte(out), &obj)
+			code, show, _ := cli(t, "ledger", "show", "--store", store, obj.RunID)
+			want := `policy_denied  (denied by layer "` + c.layer + `" rule "` + c.rule + `")`
+			if code != 0 || !strings.Contains(show, want) || strings.Contains(show, "interrupted") {
+				t.Fatalf("ledger show does not say %q: %d %s", want, code, show)
 			}
 			code, rec, _ := cli(t, "ledger", "recover", "--store", store, "--json")
 			var rep struct {

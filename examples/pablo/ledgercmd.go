@@ -56,6 +56,9 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 			for _, c := range t.Retryable {
 				fmt.Fprintf(h.stdout, "    retryable  %-5s %-24s admitted, never dispatched%s\n", c.Kind, c.Name, decided(c.Decision))
 			}
+			for _, d := range t.Decisions {
+				fmt.Fprintf(h.stdout, "    decision   %-30s%s\n", d.Capability, decided(&d.Decision))
+			}
 		}
 	}
 	return nil

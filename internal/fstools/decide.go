@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"strings"
+	"syscall"
 
 	"github.com/pabloagent/pablo/authority"
 )
@@ -47,21 +50,42 @@ func (t *Tools) Decide(ctx context.Context, id authority.ID, args json.RawMessag
 			return denialOf(err)
 		}
 	}
-	rel, parts, d, err := c.checkDecided(a.Path, kinds...)
+	rel, _, d, err := c.checkDecided(a.Path, kinds...)
 	if err != nil {
 		return denialOf(err)
 	}
-	tg, err := c.resolve(rel, parts, true)
-	if err != nil {
-		var de *DeniedError
-		if errors.As(err, &de) {
-			return de.Decision, nil
-		}
-		// Not found, not a directory, ...: Call reports it.
-		return d, nil
+	if c.symlinkAlong(rel) {
+		return c.symlinkDenied(rel).(*DeniedError).Decision, nil
 	}
-	tg.close()
 	return d, nil
+}
+
+// symlinkAlong reports whether a component of rel, a checked relative
+// path, is a symbolic link. It inspects each leading path with Lstat and
+// stops at the first that is missing or not a directory: Call reports
+// those.
+func (c *call) symlinkAlong(rel string) bool {
+	if rel == "." {
+		return false
+	}
+	for end := 0; end < len(rel); {
+		next := strings.IndexByte(rel[end+1:], '/')
+		if next < 0 {
+			end = len(rel)
+		} else {
+			end += 1 + next
+		}
+		fi, err := c.t.ws.root.Lstat(rel[:end])
+		switch {
+		case err != nil:
+			return errors.Is(err, syscall.ELOOP)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return true
+		case !fi.IsDir():
+			return false
+		}
+	}
+	return false
 }
 
 // denialOf is the decision of a *DeniedError, or err itself.
