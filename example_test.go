@@ -1,6 +1,8 @@
 package pablo_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,4 +56,40 @@ func ExampleConfigError() {
 	fmt.Println(err)
 	// Output:
 	// config_unknown_option deployment.toml:3 at /options/shell/enabeld: unknown option "enabeld"
+}
+
+// Ask, without running a task, what a task would decide on one tool call:
+// the same function the run loop decides calls with, so a path outside
+// the workspace is denied here as it is in a run.
+func ExampleDeployment_Decide() {
+	dir, _ := os.MkdirTemp("", "pablo-example")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(`schema_version = 1
+[options.shell]
+enabled = false
+[options.policy.read_roots]
+default = "deny"
+allow = [{ id = "read.docs", value = "docs" }]
+`), 0o600)
+	d, err := pablo.Load(pablo.LoadOptions{
+		Config:   filepath.Join(dir, "deployment.toml"),
+		Bindings: map[string]string{"workspace": dir},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, path := range []string{"docs/plan.md", "../../etc/passwd", "notes.md"} {
+		args, _ := json.Marshal(map[string]string{"path": path})
+		dec, err := d.Decide(context.Background(), authority.FSRead, args)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(path, dec.Allowed, dec.Layer, dec.RuleID)
+	}
+	// Output:
+	// docs/plan.md true options/policy read.docs
+	// ../../etc/passwd false workspace builtin.workspace
+	// notes.md false options/policy builtin.read_roots.allowlist_miss
 }
