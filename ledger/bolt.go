@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,10 @@ type BoltOptions struct {
 	// NoSync skips fsync. Appends are then not crash-durable; for benchmarks
 	// that isolate encoding cost only.
 	NoSync bool
+	// ReadOnly opens an existing ledger to read it: a missing file is an
+	// error (errors.Is fs.ErrNotExist), nothing is created or migrated, the
+	// file is locked shared, and Append fails with ErrReadOnly.
+	ReadOnly bool
 }
 
 // Bucket names: "tasks" holds one sub-bucket per task, keyed by the record's
@@ -40,6 +45,7 @@ const (
 type Bolt struct {
 	db       *bolt.DB
 	maxBatch int
+	readOnly bool
 
 	mu     sync.RWMutex // guards closed against sends on reqs
 	closed bool
@@ -74,6 +80,9 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = time.Second
 	}
+	if opts.ReadOnly {
+		return openBoltReadOnly(path, opts)
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync})
 	if err != nil {
 		return nil, &StoreError{Op: "open " + path, Err: err}
@@ -95,11 +104,46 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	return b, nil
 }
 
+// openBoltReadOnly opens an existing ledger file for reading only. A file
+// that is not a bbolt database, or one without the ledger's buckets, is not
+// a ledger.
+func openBoltReadOnly(path string, opts BoltOptions) (*Bolt, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &StoreError{Op: "open " + path, Err: err}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &StoreError{Op: "open " + path, Err: errors.New("not a regular file")}
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: true})
+	if err != nil {
+		return nil, &StoreError{Op: "open " + path, Err: err}
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		for _, name := range []string{bucketTasks, bucketResults} {
+			if tx.Bucket([]byte(name)) == nil {
+				return fmt.Errorf("no %q bucket: not a Pablo ledger", name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, &StoreError{Op: "open " + path, Err: err}
+	}
+	done := make(chan struct{})
+	close(done) // no committer to join
+	return &Bolt{db: db, readOnly: true, done: done}, nil
+}
+
 // Append implements [Store]. Records are encoded on the caller's goroutine and
 // committed by the group committer; Append returns once their transaction is
 // durable. If ctx ends first, Append returns ctx's error and the records may
 // or may not become durable.
 func (b *Bolt) Append(ctx context.Context, recs []Record) error {
+	if b.readOnly {
+		return &StoreError{Op: "append", Err: ErrReadOnly}
+	}
 	if len(recs) == 0 {
 		return nil
 	}
@@ -274,7 +318,9 @@ func (b *Bolt) Close() error {
 		return nil
 	}
 	b.closed = true
-	close(b.reqs)
+	if !b.readOnly {
+		close(b.reqs)
+	}
 	b.mu.Unlock()
 	<-b.done
 	if err := b.db.Close(); err != nil {

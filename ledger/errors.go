@@ -34,6 +34,8 @@ var (
 	ErrStore = errors.New("ledger: store failed")
 	// ErrClosed: the store is closed.
 	ErrClosed = errors.New("ledger: store closed")
+	// ErrReadOnly: the store was opened to read only.
+	ErrReadOnly = errors.New("ledger: store opened read-only")
 )
 
 // LimitError reports the ceiling that refused an admission.

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -20,9 +22,16 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 	if path == "" {
 		return usagef("--store is required")
 	}
-	store, err := ledger.OpenBolt(path, ledger.BoltOptions{})
+	if len(p.args) > 1 {
+		return usagef("ledger %s takes at most one TASK_ID, got %d arguments", args[0], len(p.args))
+	}
+	// A read command never creates or migrates a store.
+	store, err := ledger.OpenBolt(path, ledger.BoltOptions{ReadOnly: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return &exitError{code: 2, err: fmt.Errorf("no ledger store at %s", path)}
+	}
 	if err != nil {
-		return fmt.Errorf("open the ledger store: %w", err)
+		return &exitError{code: 2, err: fmt.Errorf("open the ledger store: %w", err)}
 	}
 	defer store.Close()
 	var report ledger.Report
@@ -37,8 +46,23 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 	}
 	if p.bools["json"] {
 		writeJSON(h, report)
-		return nil
+	} else {
+		printReport(h, report, args[0] == "recover" || len(p.args) == 1)
 	}
+	// recover exits 1 when any outcome is unknown, so a script can act on it.
+	if args[0] == "recover" {
+		for _, t := range report.Tasks {
+			if len(t.Unknown) > 0 {
+				return &exitError{code: 1}
+			}
+		}
+	}
+	return nil
+}
+
+// printReport is the text form of a ledger report; calls are listed when
+// detailed.
+func printReport(h *host, report ledger.Report, detailed bool) {
 	for _, t := range report.Tasks {
 		outcome := "interrupted (no terminal outcome recorded)"
 		if t.Outcome != nil {
@@ -46,12 +70,12 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 		}
 		fmt.Fprintf(h.stdout, "task %s  %s\n  fingerprint %s\n  %d events, %d completed, %d unknown, %d retryable\n",
 			t.TaskID, outcome, t.Fingerprint, t.Events, len(t.Completed), len(t.Unknown), len(t.Retryable))
-		if args[0] == "recover" || len(p.args) == 1 {
+		if detailed {
 			for _, c := range t.Completed {
 				fmt.Fprintf(h.stdout, "    completed  %-5s %-24s %s%s\n", c.Kind, c.Name, c.Status, decided(c.Decision))
 			}
 			for _, c := range t.Unknown {
-				fmt.Fprintf(h.stdout, "    UNKNOWN    %-5s %-24s dispatched, never settled: do not replay; reconcile%s\n", c.Kind, c.Name, decided(c.Decision))
+				fmt.Fprintf(h.stdout, "    UNKNOWN    %-5s %-24s %s: do not replay; reconcile%s\n", c.Kind, c.Name, unknownState(c), decided(c.Decision))
 			}
 			for _, c := range t.Retryable {
 				fmt.Fprintf(h.stdout, "    retryable  %-5s %-24s admitted, never dispatched%s\n", c.Kind, c.Name, decided(c.Decision))
@@ -61,7 +85,15 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 			}
 		}
 	}
-	return nil
+}
+
+// unknownState says, as the JSON does, why an outcome is unknown: a call
+// dispatched and never settled, or one settled with an uncertain delivery.
+func unknownState(c ledger.CallReport) string {
+	if c.State == ledger.CallSettled {
+		return fmt.Sprintf("settled %s, delivery %s", c.Status, c.Delivery)
+	}
+	return string(c.State) + ", never settled"
 }
 
 // decided is the text form of a call's recorded decision, as --json gives

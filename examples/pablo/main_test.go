@@ -162,9 +162,10 @@ func TestKillDuringToolCallLeavesUnknownOutcome(t *testing.T) {
 	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()
+	// recover exits 1 when an outcome is unknown.
 	out, err := exec.Command(bin, "ledger", "recover", "--store", store, "--json").Output()
-	if err != nil {
-		t.Fatalf("recover: %v", err)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("recover: %v, want exit 1 for an unknown outcome", err)
 	}
 	var rep struct {
 		Tasks []struct {
