@@ -97,7 +97,7 @@ func commands() []command {
 				jsonFlag("print one JSON report"),
 			}},
 		{path: "ledger recover", args: "[TASK_ID]", summary: "after a crash: each task's completed, unknown and retryable calls (exit 1 when any is unknown)",
-			notes:   []string{"Exit: 0 nothing unknown, 1 some outcome is unknown (never replay it; reconcile), 2 a missing store or invalid arguments."},
+			notes: []string{"Exit: 0 nothing unknown, 1 some outcome is unknown (never replay it; reconcile), 2 a missing store or invalid arguments."},
 			flags: []flag{
 				{name: "store", arg: "PATH", help: "the bbolt ledger database to read (required; never created)"},
 				jsonFlag("print one JSON report"),
