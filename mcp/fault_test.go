@@ -319,6 +319,10 @@ func TestPinnedDefinitionChangeFailsClosed(t *testing.T) {
 			if admitted != tc.admitted {
 				t.Fatalf("admitted %v, want %v; health %+v", admitted, tc.admitted, c.Health()[0].Tools)
 			}
+			// Admission decisions are durable at the next barrier.
+			if err := root.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
 			recs, _ := store.Records(context.Background(), root.ID())
 			blob := string(mustJSON(recs))
 			if !strings.Contains(blob, "mcp/d/echo") || !strings.Contains(blob, "sha256:") {
