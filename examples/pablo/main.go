@@ -33,6 +33,12 @@ type host struct {
 }
 
 func main() {
+	// Before any credential is read from the environment: from here on no
+	// other process of this user can read this one's environment through
+	// /proc. A kernel that refuses leaves the risk the README describes.
+	if err := dropDumpable(); err != nil {
+		fmt.Fprintf(os.Stderr, "pablo: warning: could not make the process non-dumpable (%v): processes of the same user can read this one's environment\n", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	wd, _ := os.Getwd()
 	code := run(ctx, os.Args[1:], &host{stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv, workDir: wd})
