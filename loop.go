@@ -175,6 +175,10 @@ func (s *step) openCatalogs() *Outcome {
 		var err error
 		more, err = r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root})
 		s.catalogs = append(s.catalogs, more...)
+		if err != nil && (errors.Is(err, ledger.ErrStore) || errors.Is(err, ledger.ErrClosed)) {
+			// The ledger refused a catalog's admission records.
+			return s.ledgerOutcome(err)
+		}
 		if err != nil {
 			// A required catalog did not start: no tool was offered and
 			// nothing was sent. Say which and why, masked and bounded.

@@ -32,6 +32,10 @@ type Catalog struct {
 	health []Health
 	closed bool
 	err    error
+
+	// recordErr is the first admission decision the ledger refused. Open
+	// records in name order on its own goroutine, so it needs no lock.
+	recordErr error
 }
 
 type server struct {
@@ -130,6 +134,10 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 		if err := c.admitServerTools(ctx, sl.srv, sl.raws); err != nil {
 			failed = err
 		}
+	}
+	if failed == nil && c.recordErr != nil {
+		// An admission the ledger did not keep is not an admission.
+		failed = fmt.Errorf("mcp: record an admission decision: %w", c.recordErr)
 	}
 	if failed != nil {
 		c.Close()
@@ -442,7 +450,10 @@ func (c *Catalog) record(ctx context.Context, capability string, d authority.Dec
 	if evidence != "" {
 		reason = textx.Shorten(reason, 400) + "; definition " + evidence
 	}
-	_ = c.opts.Ledger.RecordDecision(ctx, c.opts.AgentID, capability, ledger.Decision{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: reason})
+	err := c.opts.Ledger.RecordDecision(ctx, c.opts.AgentID, capability, ledger.Decision{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: reason})
+	if err != nil && c.recordErr == nil {
+		c.recordErr = err
+	}
 }
 
 func (c *Catalog) setHealth(i int, f func(*Health)) {

@@ -580,3 +580,26 @@ func TestScrubMasksBeforeTheCut(t *testing.T) {
 		t.Fatalf("a prefix of the secret survived: %s", err)
 	}
 }
+
+// refusingLedger is a ledger whose store refuses every record: a fault no
+// real store produces on demand.
+type refusingLedger struct{ ledger.Ledger }
+
+func (refusingLedger) RecordDecision(context.Context, string, string, ledger.Decision) error {
+	return &ledger.StoreError{Op: "append", Err: errors.New("disk full")}
+}
+
+// TestRefusedAdmissionRecordFailsOpen: an admission the ledger did not keep
+// is not an admission; Open fails with the ledger's error.
+func TestRefusedAdmissionRecordFailsOpen(t *testing.T) {
+	t.Parallel()
+	srv := faultStdio(t, "d", "ok")
+	root, err := ledger.NewRoot(context.Background(), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(context.Background(), Options{Servers: []Server{srv}, Authority: allowAll(t, srv), Ledger: refusingLedger{root}, AgentID: root.RootAgentID()})
+	if !errors.Is(err, ledger.ErrStore) {
+		t.Fatalf("Open: %v, want the ledger's error", err)
+	}
+}
