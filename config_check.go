@@ -1,7 +1,9 @@
 package pablo
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -516,7 +518,7 @@ func (d *Deployment) Resolver(opts authority.ResolverOptions) (*authority.Resolv
 
 // inlineOutputSchema pins a file-backed output schema as inline text so the
 // fingerprint covers its bytes.
-func (d *Deployment) inlineOutputSchema() error {
+func (d *Deployment) inlineOutputSchema(ctx context.Context) error {
 	out := asMap(d.options()["output"])
 	p, ok := out["schema"].(map[string]any)
 	if !ok {
@@ -533,10 +535,14 @@ func (d *Deployment) inlineOutputSchema() error {
 	if err != nil {
 		return &ConfigError{Code: CodeInvalidValue, Option: "/options/output/schema", Message: err.Error()}
 	}
-	raw, err := readBounded(real, maxStringBytes)
+	raw, err := readBounded(ctx, real, maxStringBytes)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return &ConfigError{Code: CodeInvalidValue, Option: "/options/output/schema", Message: "the schema file does not exist"}
+		}
+		if ce := (*ConfigError)(nil); errors.As(err, &ce) && ce.cause != nil {
+			// Not a regular file, or the read was cancelled.
+			return &ConfigError{Code: CodeInvalidValue, Option: "/options/output/schema", Message: "the schema file: " + ce.Message, cause: ce.cause}
 		}
 		return &ConfigError{Code: CodeInvalidValue, Option: "/options/output/schema", Message: "the schema file cannot be read within 65536 bytes"}
 	}

@@ -50,6 +50,10 @@ type ConfigError struct {
 	Binding string   `json:"binding,omitempty"`
 	Chain   []string `json:"chain,omitempty"`
 	Message string   `json:"message"`
+
+	// cause, when set, is what errors.Unwrap returns (fsx.ErrNotRegular,
+	// a context error); it is not part of the diagnostic.
+	cause error
 }
 
 func (e *ConfigError) Error() string {
@@ -82,6 +86,10 @@ func (e *ConfigError) Error() string {
 
 // Is makes errors.Is(err, ErrConfig) true.
 func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+// Unwrap returns the cause of a file error (fsx.ErrNotRegular, a context
+// error), or nil.
+func (e *ConfigError) Unwrap() error { return e.cause }
 
 // sanitize turns control characters into '?' and bounds the length, so a
 // hostile document cannot forge terminal output through a diagnostic.

@@ -1,17 +1,18 @@
 package pablo
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/pabloagent/pablo/internal/fsx"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
@@ -64,6 +65,8 @@ type contribution struct {
 
 // loader holds the state of one Load.
 type loader struct {
+	// ctx is LoadContext's: a loader lives for one call.
+	ctx       context.Context
 	opts      LoadOptions
 	root      string // real config root
 	entry     string // real entry path
@@ -86,7 +89,14 @@ type loader struct {
 
 // Load reads, composes and resolves a deployment. It reads no credential,
 // starts nothing and touches no network. Every failure is a *ConfigError.
+// It is LoadContext with a context that is never cancelled.
 func Load(opts LoadOptions) (*Deployment, error) {
+	return LoadContext(context.Background(), opts)
+}
+
+// LoadContext is Load under ctx: every file is opened without blocking (a
+// FIFO or a device is refused at once) and ctx ends a read in progress.
+func LoadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
 	if opts.Config == "" {
 		return nil, &ConfigError{Code: CodeInvalidValue, Message: "no deployment file given (--config)"}
 	}
@@ -97,7 +107,7 @@ func Load(opts LoadOptions) (*Deployment, error) {
 			return nil, &ConfigError{Code: CodeInvalidValue, Message: "cannot read the working directory"}
 		}
 	}
-	l := &loader{opts: opts, files: map[string]*document{}, creds: map[string]any{}, credSrc: map[string]string{},
+	l := &loader{ctx: ctx, opts: opts, files: map[string]*document{}, creds: map[string]any{}, credSrc: map[string]string{},
 		envs: map[string]any{}, profiles: map[string]map[string]any{}, profSrc: map[string]*document{}}
 	bindings, err := resolveBindings(opts.Bindings, wd)
 	if err != nil {
@@ -187,7 +197,7 @@ func (l *loader) visit(real string, depth int) error {
 	if len(l.files) >= maxFiles {
 		return &ConfigError{Code: CodeLimit, Source: l.display(real), Message: fmt.Sprintf("more than %d files", maxFiles)}
 	}
-	raw, err := readBounded(real, maxFileBytes)
+	raw, err := readBounded(l.ctx, real, maxFileBytes)
 	if err != nil {
 		var ce *ConfigError
 		if errors.As(err, &ce) {
@@ -255,31 +265,23 @@ func (l *loader) displayChain() []string {
 	return out
 }
 
-func readBounded(p string, max int) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &ConfigError{Code: CodeImportPath, Message: "not a regular file"}
-	}
-	raw, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) > max {
+// readBounded reads a file the deployment names through fsx: a FIFO or a
+// device is refused at once, never waited on, and ctx ends the read.
+func readBounded(ctx context.Context, p string, max int) ([]byte, error) {
+	raw, err := fsx.ReadFile(ctx, p, int64(max))
+	switch {
+	case err == nil:
+		return raw, nil
+	case errors.Is(err, fsx.ErrNotRegular):
+		return nil, &ConfigError{Code: CodeImportPath, Message: "not a regular file (a FIFO, a device or a directory is never read)", cause: err}
+	case errors.Is(err, fsx.ErrTooLarge):
 		return nil, &ConfigError{Code: CodeLimit, Message: fmt.Sprintf("file exceeds %d bytes", max)}
-	}
-	st2, err := f.Stat()
-	if err != nil || st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) || int64(len(raw)) != st2.Size() {
+	case errors.Is(err, fsx.ErrChanged):
 		return nil, &ConfigError{Code: CodeInputChanged, Message: "the file changed while it was being read"}
+	case ctx.Err() != nil:
+		return nil, &ConfigError{Code: CodeImportPath, Message: "reading was cancelled", cause: ctx.Err()}
 	}
-	return raw, nil
+	return nil, err
 }
 
 // imports validates a file's import list and returns the real paths.
@@ -310,7 +312,9 @@ func (l *loader) imports(doc *document, real string) ([]string, error) {
 			return nil, doc.errf(CodeImportPath, ptr, "import %q leaves the config root", textx.Shorten(s, 80))
 		}
 		if err := noSymlinkBelow(l.root, lexical); err != nil {
-			return nil, doc.errf(CodeImportPath, ptr, "import %q: %v", textx.Shorten(s, 80), err)
+			ce := doc.errf(CodeImportPath, ptr, "import %q: %v", textx.Shorten(s, 80), err)
+			ce.cause = err
+			return nil, ce
 		}
 		out = append(out, lexical)
 	}
@@ -336,7 +340,7 @@ func noSymlinkBelow(root, p string) error {
 			return fmt.Errorf("symlinks are not followed")
 		}
 		if i == len(parts)-1 && !st.Mode().IsRegular() {
-			return fmt.Errorf("not a regular file")
+			return fsx.ErrNotRegular
 		}
 	}
 	return nil

@@ -94,7 +94,7 @@ func (l *loader) resolve() (*Deployment, error) {
 	if err := d.check(mg.prov); err != nil {
 		return nil, err
 	}
-	if err := d.inlineOutputSchema(); err != nil {
+	if err := d.inlineOutputSchema(l.ctx); err != nil {
 		return nil, err
 	}
 	if err := d.build(); err != nil {

@@ -107,7 +107,7 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		}
 		ro.Model = m
 	default:
-		m, err := d.configuredModel(opts)
+		m, err := d.configuredModel(ctx, opts)
 		if err != nil {
 			return fail(err)
 		}
@@ -148,7 +148,7 @@ func (d *Deployment) ledgerLimits() ledger.Limits {
 }
 
 // configuredModel builds the model the deployment selects.
-func (d *Deployment) configuredModel(opts HostOptions) (Model, error) {
+func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (Model, error) {
 	m := d.Options.Model
 	if d.Options.ModelRoute != "" {
 		return d.httpModel(opts)
@@ -159,9 +159,9 @@ func (d *Deployment) configuredModel(opts HostOptions) (Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := LoadScript(p)
+		s, err := LoadScript(ctx, p)
 		if err != nil {
-			return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/model/script", Message: err.Error()}
+			return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/model/script", Message: err.Error(), cause: err}
 		}
 		return NewScriptModel(s), nil
 	}

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strconv"
+	"strings"
 
+	"github.com/pabloagent/pablo/internal/fsx"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -31,6 +33,10 @@ import (
 // optional: without it the turn's usage is unknown. "error" makes the turn
 // fail with that failure code instead, e.g. {"error": "provider_rejected",
 // "delivery": "not_sent"}.
+//
+// Decoding is strict (unknown fields and duplicate keys are refused) and
+// bounded: MaxScriptBytes, MaxScriptTurns, MaxScriptDeltas,
+// MaxScriptToolCalls and MaxScriptDepth.
 type Script struct {
 	Turns []ScriptTurn `json:"turns"`
 }
@@ -55,44 +61,330 @@ type ScriptToolCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// maxScriptBytes bounds a script file.
-const maxScriptBytes = 16 << 20
+// Script bounds. They admit a 10,000-turn script with a tool call in every
+// turn (the loop benchmarks) ten times over, and refuse a file whose
+// decoding alone would cost hundreds of megabytes: the counts are checked
+// while the file is scanned, before anything is decoded.
+const (
+	// MaxScriptBytes bounds a script file.
+	MaxScriptBytes = 16 << 20
+	// MaxScriptTurns bounds the turns of a script.
+	MaxScriptTurns = 100_000
+	// MaxScriptDeltas bounds the text deltas of a script, all turns
+	// together.
+	MaxScriptDeltas = 1_000_000
+	// MaxScriptToolCalls bounds the tool calls of a script, all turns
+	// together.
+	MaxScriptToolCalls = 100_000
+	// MaxScriptDepth bounds how deeply a script's JSON nests (tool-call
+	// arguments included).
+	MaxScriptDepth = 64
+)
 
-// ParseScript decodes and checks a script strictly.
+// ErrScript is the kind of every script that is refused: errors.Is(err,
+// ErrScript) holds for each *ScriptError.
+var ErrScript = errors.New("pablo: invalid script")
+
+// ScriptError says why a script is refused and where: Pointer is the JSON
+// pointer of the offending value ("/turns/3/tool_calls/0/arguments/path"),
+// empty for a problem of the file as a whole.
+type ScriptError struct {
+	Pointer string
+	Message string
+	// Err is the underlying decoding or file error, if any.
+	Err error
+}
+
+func (e *ScriptError) Error() string {
+	if e.Pointer == "" {
+		return "script: " + e.Message
+	}
+	return "script: at " + e.Pointer + ": " + e.Message
+}
+
+// Is makes errors.Is(err, ErrScript) true.
+func (e *ScriptError) Is(target error) bool { return target == ErrScript }
+
+// Unwrap returns the underlying error, or nil.
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+// ParseScript decodes and checks a script strictly: unknown fields,
+// duplicate keys (at any depth, tool-call arguments included), trailing
+// data and a script past one of the bounds above are refused with a
+// *ScriptError.
 func ParseScript(data []byte) (*Script, error) {
-	if len(data) > maxScriptBytes {
-		return nil, fmt.Errorf("script exceeds %d bytes", maxScriptBytes)
+	if len(data) > MaxScriptBytes {
+		return nil, &ScriptError{Message: fmt.Sprintf("the file exceeds %d bytes", MaxScriptBytes)}
+	}
+	if err := scanScript(data); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var s Script
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("script: %w", err)
-	}
-	if dec.More() {
-		return nil, errors.New("script: trailing data after the script object")
+		return nil, &ScriptError{Message: err.Error(), Err: err}
 	}
 	if len(s.Turns) == 0 {
-		return nil, errors.New("script: no turns")
+		return nil, &ScriptError{Pointer: "/turns", Message: "no turns"}
 	}
 	for i, t := range s.Turns {
 		for j, c := range t.ToolCalls {
 			if c.Name == "" {
-				return nil, fmt.Errorf("script: turn %d tool call %d has no name", i+1, j+1)
+				return nil, &ScriptError{Pointer: "/turns/" + strconv.Itoa(i) + "/tool_calls/" + strconv.Itoa(j) + "/name", Message: "a tool call needs a name"}
 			}
 		}
 	}
 	return &s, nil
 }
 
-// LoadScript reads and parses a script file.
-func LoadScript(path string) (*Script, error) {
-	data, err := readBounded(path, maxScriptBytes)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("script file %s does not exist", path)
+// scanScript walks the script's bytes once, without decoding it: it
+// refuses duplicate keys, trailing data, nesting past MaxScriptDepth and
+// counts past the bounds. It checks only the structure it needs; the
+// decoder that follows judges everything else about the JSON.
+func scanScript(data []byte) error {
+	sc := &scriptScan{data: data}
+	if err := sc.value(0); err != nil {
+		return err
+	}
+	sc.space()
+	if sc.i < len(sc.data) {
+		return &ScriptError{Message: "trailing data after the script object"}
+	}
+	return nil
+}
+
+// scriptScan is one scan: the bytes, the position, the path to the current
+// value and the counts so far.
+type scriptScan struct {
+	data                 []byte
+	i                    int
+	path                 []scanStep
+	turns, deltas, calls int
+}
+
+// scanStep is one step of a path: an object key or an array index.
+type scanStep struct {
+	key   string
+	index int
+	isKey bool
+}
+
+func (sc *scriptScan) fail(format string, args ...any) error {
+	var b strings.Builder
+	for _, p := range sc.path {
+		b.WriteByte('/')
+		if p.isKey {
+			b.WriteString(strings.ReplaceAll(strings.ReplaceAll(p.key, "~", "~0"), "/", "~1"))
+		} else {
+			b.WriteString(strconv.Itoa(p.index))
 		}
-		return nil, fmt.Errorf("script file %s: %v", path, err)
+	}
+	return &ScriptError{Pointer: b.String(), Message: fmt.Sprintf(format, args...)}
+}
+
+func (sc *scriptScan) syntax() error {
+	return &ScriptError{Message: fmt.Sprintf("not JSON (offset %d)", sc.i)}
+}
+
+func (sc *scriptScan) space() {
+	for sc.i < len(sc.data) {
+		switch sc.data[sc.i] {
+		case ' ', '\t', '\n', '\r':
+			sc.i++
+		default:
+			return
+		}
+	}
+}
+
+// value scans one JSON value at depth.
+func (sc *scriptScan) value(depth int) error {
+	if depth > MaxScriptDepth {
+		return sc.fail("nesting deeper than %d levels", MaxScriptDepth)
+	}
+	sc.space()
+	if sc.i >= len(sc.data) {
+		return sc.syntax()
+	}
+	switch sc.data[sc.i] {
+	case '{':
+		return sc.object(depth)
+	case '[':
+		return sc.array(depth)
+	case '"':
+		_, err := sc.str()
+		return err
+	}
+	// A scalar: the decoder checks its spelling.
+	for sc.i < len(sc.data) {
+		switch sc.data[sc.i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return nil
+		}
+		sc.i++
+	}
+	return nil
+}
+
+// str scans a string and returns its decoded text.
+func (sc *scriptScan) str() (string, error) {
+	start := sc.i
+	sc.i++
+	escaped := false
+	for sc.i < len(sc.data) {
+		switch sc.data[sc.i] {
+		case '\\':
+			escaped = true
+			sc.i += 2
+			continue
+		case '"':
+			sc.i++
+			raw := sc.data[start:sc.i]
+			if !escaped {
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var out string
+			if err := json.Unmarshal(raw, &out); err != nil {
+				return "", sc.syntax()
+			}
+			return out, nil
+		}
+		sc.i++
+	}
+	return "", sc.syntax()
+}
+
+func (sc *scriptScan) object(depth int) error {
+	sc.i++ // '{'
+	sc.space()
+	if sc.i < len(sc.data) && sc.data[sc.i] == '}' {
+		sc.i++
+		return nil
+	}
+	var keys []string
+	var set map[string]bool
+	for {
+		sc.space()
+		if sc.i >= len(sc.data) || sc.data[sc.i] != '"' {
+			return sc.syntax()
+		}
+		key, err := sc.str()
+		if err != nil {
+			return err
+		}
+		sc.path = append(sc.path, scanStep{key: key, isKey: true})
+		// Most objects have a few keys: a list, then a set past eight.
+		dup := false
+		if set != nil {
+			dup = set[key]
+			set[key] = true
+		} else {
+			for _, k := range keys {
+				dup = dup || k == key
+			}
+			keys = append(keys, key)
+			if len(keys) > 8 {
+				set = map[string]bool{}
+				for _, k := range keys {
+					set[k] = true
+				}
+			}
+		}
+		if dup {
+			return sc.fail("duplicate key %q", key)
+		}
+		sc.space()
+		if sc.i >= len(sc.data) || sc.data[sc.i] != ':' {
+			return sc.syntax()
+		}
+		sc.i++
+		if err := sc.value(depth + 1); err != nil {
+			return err
+		}
+		sc.path = sc.path[:len(sc.path)-1]
+		sc.space()
+		if sc.i >= len(sc.data) {
+			return sc.syntax()
+		}
+		switch sc.data[sc.i] {
+		case ',':
+			sc.i++
+		case '}':
+			sc.i++
+			return nil
+		default:
+			return sc.syntax()
+		}
+	}
+}
+
+func (sc *scriptScan) array(depth int) error {
+	sc.i++ // '['
+	sc.space()
+	if sc.i < len(sc.data) && sc.data[sc.i] == ']' {
+		sc.i++
+		return nil
+	}
+	for n := 0; ; n++ {
+		sc.path = append(sc.path, scanStep{index: n})
+		if err := sc.count(); err != nil {
+			return err
+		}
+		if err := sc.value(depth + 1); err != nil {
+			return err
+		}
+		sc.path = sc.path[:len(sc.path)-1]
+		sc.space()
+		if sc.i >= len(sc.data) {
+			return sc.syntax()
+		}
+		switch sc.data[sc.i] {
+		case ',':
+			sc.i++
+		case ']':
+			sc.i++
+			return nil
+		default:
+			return sc.syntax()
+		}
+	}
+}
+
+// count charges an array element at the current path against the bounds.
+func (sc *scriptScan) count() error {
+	p := sc.path
+	if len(p) < 2 || !p[0].isKey || p[0].key != "turns" || len(sc.path) == 3 || len(p) > 4 {
+		return nil
+	}
+	switch {
+	case len(p) == 2:
+		if sc.turns++; sc.turns > MaxScriptTurns {
+			return sc.fail("more than %d turns", MaxScriptTurns)
+		}
+	case p[2].isKey && p[2].key == "text":
+		if sc.deltas++; sc.deltas > MaxScriptDeltas {
+			return sc.fail("more than %d text deltas", MaxScriptDeltas)
+		}
+	case p[2].isKey && p[2].key == "tool_calls":
+		if sc.calls++; sc.calls > MaxScriptToolCalls {
+			return sc.fail("more than %d tool calls", MaxScriptToolCalls)
+		}
+	}
+	return nil
+}
+
+// LoadScript reads and parses a script file. The file is read through
+// fsx: a FIFO or a device is refused at once, never waited on, and ctx ends
+// the read.
+func LoadScript(ctx context.Context, path string) (*Script, error) {
+	data, err := fsx.ReadFile(ctx, path, MaxScriptBytes)
+	if err != nil {
+		msg := fmt.Sprintf("file %s: %v", path, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			msg = fmt.Sprintf("file %s does not exist", path)
+		}
+		return nil, &ScriptError{Message: msg, Err: err}
 	}
 	return ParseScript(data)
 }

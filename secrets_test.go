@@ -78,7 +78,7 @@ func runRecorded(t *testing.T, body, script string, setup func(ws string), env m
 		setup(ws)
 	}
 	d := scriptDeployment(t, dir, ws, script, body)
-	s, err := LoadScript(filepath.Join(dir, "script.json"))
+	s, err := LoadScript(context.Background(), filepath.Join(dir, "script.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

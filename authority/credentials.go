@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pabloagent/pablo/internal/fsx"
 	"github.com/pabloagent/pablo/internal/redact"
 )
 
@@ -114,6 +116,9 @@ type CredentialError struct {
 	Consumer    Consumer
 	Destination string
 	Reason      string
+	// Err is the source's error, when one failed to read (for example
+	// fsx.ErrNotRegular for a FIFO, or the context's error); never a value.
+	Err error
 }
 
 func (e *CredentialError) Error() string {
@@ -122,6 +127,9 @@ func (e *CredentialError) Error() string {
 
 // Is makes errors.Is(err, ErrCredential) true.
 func (e *CredentialError) Is(target error) bool { return target == ErrCredential }
+
+// Unwrap returns the source's error, or nil.
+func (e *CredentialError) Unwrap() error { return e.Err }
 
 // ResolverOptions configure a Resolver.
 type ResolverOptions struct {
@@ -171,7 +179,7 @@ func (r *Resolver) Resolve(ctx context.Context, name string, consumer Consumer, 
 	for _, src := range c.Sources {
 		v, present, err := r.read(ctx, src)
 		if err != nil {
-			return fail(fmt.Sprintf("%s source: %v", src.Kind, err))
+			return Secret{}, &CredentialError{Name: name, Consumer: consumer, Destination: destination, Reason: fmt.Sprintf("%s source: %v", src.Kind, err), Err: err}
 		}
 		if !present {
 			continue
@@ -204,29 +212,27 @@ func (r *Resolver) read(ctx context.Context, src Source) (string, bool, error) {
 		}
 		return r.opts.Host(ctx, src.Name)
 	case SourceFile:
-		return readSecretFile(src)
+		return readSecretFile(ctx, src)
 	}
 	return "", false, fmt.Errorf("unknown source kind %q", src.Kind)
 }
 
-func readSecretFile(src Source) (string, bool, error) {
-	f, err := os.Open(src.Path)
-	if os.IsNotExist(err) {
+// readSecretFile reads a file source through fsx: a FIFO or a device is
+// refused at once (never waited on) and ctx ends the read.
+func readSecretFile(ctx context.Context, src Source) (string, bool, error) {
+	data, err := fsx.ReadFile(ctx, src.Path, MaxSecretBytes+2)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
 		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("unreadable file")
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return "", false, fmt.Errorf("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxSecretBytes+2))
-	if err != nil {
-		return "", false, fmt.Errorf("unreadable file")
-	}
-	if len(data) > MaxSecretBytes+2 {
+	case errors.Is(err, fsx.ErrNotRegular):
+		return "", false, fmt.Errorf("%w: a credential file must be a regular file", fsx.ErrNotRegular)
+	case errors.Is(err, fsx.ErrTooLarge):
 		return "", false, fmt.Errorf("file exceeds %d bytes", MaxSecretBytes)
+	case ctx.Err() != nil:
+		return "", false, ctx.Err()
+	default:
+		return "", false, fmt.Errorf("unreadable file")
 	}
 	switch src.Encoding {
 	case "", "utf8":

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/pabloagent/pablo/internal/fsx"
 )
 
 // BoltOptions configure [OpenBolt]. The zero value is the durable default.
@@ -83,7 +85,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	if opts.ReadOnly {
 		return openBoltReadOnly(path, opts)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, OpenFile: openStoreFile})
 	if err != nil {
 		return nil, &StoreError{Op: "open " + path, Err: err}
 	}
@@ -107,6 +109,14 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 // openBoltReadOnly opens an existing ledger file for reading only. A file
 // that is not a bbolt database, or one without the ledger's buckets, is not
 // a ledger.
+// openStoreFile opens the store file without blocking and only if it is a
+// regular file: a FIFO planted at the path is refused instead of hanging
+// the host.
+func openStoreFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	f, _, err := fsx.OpenFile(name, flag, perm)
+	return f, err
+}
+
 func openBoltReadOnly(path string, opts BoltOptions) (*Bolt, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -115,7 +125,7 @@ func openBoltReadOnly(path string, opts BoltOptions) (*Bolt, error) {
 	if !st.Mode().IsRegular() {
 		return nil, &StoreError{Op: "open " + path, Err: errors.New("not a regular file")}
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: true})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: true, OpenFile: openStoreFile})
 	if err != nil {
 		return nil, &StoreError{Op: "open " + path, Err: err}
 	}

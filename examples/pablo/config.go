@@ -17,7 +17,7 @@ func notCheckedOffline() []string {
 
 // configCommand implements `pablo config validate|explain|render`. All three
 // are offline: no credential is read, nothing is started, no network is used.
-func configCommand(_ context.Context, args []string, h *host) error {
+func configCommand(ctx context.Context, args []string, h *host) error {
 	if len(args) == 0 {
 		return usagef("usage: pablo config validate|explain|render --config F [--bind NAME=DIR]...")
 	}
@@ -34,7 +34,7 @@ func configCommand(_ context.Context, args []string, h *host) error {
 	if len(p.args) > 0 {
 		return usagef("unexpected argument %q", p.args[0])
 	}
-	d, err := loadDeployment(p, h, nil)
+	d, err := loadDeployment(ctx, p, h, nil)
 	if err != nil {
 		return err
 	}

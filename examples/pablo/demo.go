@@ -32,7 +32,7 @@ func demoCommand(ctx context.Context, args []string, h *host) error {
 	}
 	p.values["config"] = []string{filepath.Join(dir, "deployment.toml")}
 	p.values["bind"] = []string{"workspace=" + filepath.Join(dir, "work"), "skills=" + filepath.Join(dir, "skills")}
-	d, err := loadDeployment(p, h, nil)
+	d, err := loadDeployment(ctx, p, h, nil)
 	if err != nil {
 		return err
 	}

@@ -135,7 +135,7 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 	}
 	var d *pablo.Deployment
 	if err == nil {
-		d, err = loadDeployment(p, h, overrides)
+		d, err = loadDeployment(ctx, p, h, overrides)
 	}
 	if err != nil {
 		dr.fail("config", doctorInvalid, "invalid_configuration", err.Error())

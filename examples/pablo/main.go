@@ -219,7 +219,7 @@ func bindHint(err error) string {
 }
 
 // loadDeployment reads the bootstrap flags and loads the deployment.
-func loadDeployment(p *parsed, h *host, overrides []pablo.Override) (*pablo.Deployment, error) {
+func loadDeployment(ctx context.Context, p *parsed, h *host, overrides []pablo.Override) (*pablo.Deployment, error) {
 	cfg := p.one("config")
 	if cfg == "" {
 		return nil, usagef("--config is required")
@@ -235,7 +235,7 @@ func loadDeployment(p *parsed, h *host, overrides []pablo.Override) (*pablo.Depl
 		}
 		binds[name] = dir
 	}
-	return pablo.Load(pablo.LoadOptions{
+	return pablo.LoadContext(ctx, pablo.LoadOptions{
 		Config:       cfg,
 		ConfigRoot:   p.one("config-root"),
 		Profile:      p.one("profile"),

@@ -26,7 +26,7 @@ func mcpCommand(ctx context.Context, args []string, h *host) error {
 	if len(p.args) != 0 {
 		return usagef("mcp probe takes no positional arguments")
 	}
-	d, err := loadDeployment(p, h, nil)
+	d, err := loadDeployment(ctx, p, h, nil)
 	if err != nil {
 		return err
 	}

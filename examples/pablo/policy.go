@@ -28,7 +28,7 @@ func policyCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	d, err := loadDeployment(p, h, nil)
+	d, err := loadDeployment(ctx, p, h, nil)
 	if err != nil {
 		return err
 	}

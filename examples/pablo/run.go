@@ -89,7 +89,7 @@ func runCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return preAdmission(h, p, "invalid_arguments", err)
 	}
-	d, err := loadDeployment(p, h, overrides)
+	d, err := loadDeployment(ctx, p, h, overrides)
 	if err != nil {
 		return preAdmission(h, p, "invalid_configuration", err)
 	}
@@ -150,7 +150,7 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 		if d.Locked() {
 			return preAdmission(h, p, "invalid_configuration", &pablo.ConfigError{Code: pablo.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"})
 		}
-		s, err := pablo.LoadScript(path)
+		s, err := pablo.LoadScript(ctx, path)
 		if err != nil {
 			return preAdmission(h, p, "invalid_arguments", usagef("--script: %v", err))
 		}

@@ -27,7 +27,7 @@ func skillsCommand(ctx context.Context, args []string, h *host) error {
 	if (sub == "list" && len(p.args) != 0) || (sub == "show" && len(p.args) != 1) {
 		return usagef("usage: pablo skills list | pablo skills show ROOT/NAME")
 	}
-	d, err := loadDeployment(p, h, nil)
+	d, err := loadDeployment(ctx, p, h, nil)
 	if err != nil {
 		return err
 	}

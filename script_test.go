@@ -1,0 +1,115 @@
+package pablo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestScriptDecodingIsStrict: duplicate keys (at any depth), unknown
+// fields, trailing data and nameless tool calls are refused with a typed
+// *ScriptError naming where.
+func TestScriptDecodingIsStrict(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ doc, pointer, says string }{
+		{`{"turns":[{"text":["a"]}],"turns":[{"text":["b"]}]}`, "/turns", "duplicate key"},
+		{`{"turns":[{"text":["a"],"text":["b"]}]}`, "/turns/0/text", "duplicate key"},
+		{`{"turns":[{"text":[],"tool_calls":[{"name":"fs.read","arguments":{"path":"a","path":"../../etc/passwd"}}]}]}`, "/turns/0/tool_calls/0/arguments/path", "duplicate key"},
+		{`{"turns":[{"text":["a"],"txet":["b"]}]}`, "", "unknown field"},
+		{`{"turns":[{"text":["a"]}]} {}`, "", "trailing data"},
+		{`{"turns":[]}`, "/turns", "no turns"},
+		{`{"turns":[{"tool_calls":[{"arguments":{}}]}]}`, "/turns/0/tool_calls/0/name", "needs a name"},
+		{`{"turns":[{"text":["a"]}]`, "", "not JSON"},
+		{`{"turns":[{"text":[],"tool_calls":[{"name":"x","arguments":` + strings.Repeat("[", MaxScriptDepth) + strings.Repeat("]", MaxScriptDepth) + `}]}]}`, "", "nesting deeper"},
+	} {
+		_, err := ParseScript([]byte(c.doc))
+		var se *ScriptError
+		if !errors.As(err, &se) || !errors.Is(err, ErrScript) {
+			t.Errorf("%s: want a *ScriptError, got %v", c.doc, err)
+			continue
+		}
+		if (c.pointer != "" && se.Pointer != c.pointer) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%.80s: got pointer %q, %v; want %q, %q", c.doc, se.Pointer, err, c.pointer, c.says)
+		}
+	}
+}
+
+// scriptOf builds a script of n turns, each with one tool call, and the
+// last turn's text.
+func scriptOf(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"turns":[`)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `{"text":["step %d"],"tool_calls":[{"name":"fs.read","arguments":{"path":"evidence.md"}}]},`, i)
+	}
+	b.WriteString(`{"text":["done"]}]}`)
+	return b.String()
+}
+
+// TestScriptBoundsAdmitTheBenchmarkAndRefuseAMillionTurns: the documented
+// bounds admit a 10,000-turn script with a tool call in each turn, and
+// refuse one past MaxScriptTurns while scanning, before decoding anything.
+func TestScriptBoundsAdmitTheBenchmarkAndRefuseAMillionTurns(t *testing.T) {
+	t.Parallel()
+	s, err := ParseScript([]byte(scriptOf(10_000)))
+	if err != nil || len(s.Turns) != 10_001 {
+		t.Fatalf("10,000 turns: %v", err)
+	}
+	turns := `{"turns":[` + strings.Repeat(`{},`, MaxScriptTurns) + `{}]}`
+	_, err = ParseScript([]byte(turns))
+	var se *ScriptError
+	if !errors.As(err, &se) || se.Pointer != fmt.Sprintf("/turns/%d", MaxScriptTurns) || !strings.Contains(err.Error(), "turns") {
+		t.Fatalf("one turn past the bound: %v", err)
+	}
+	deltas := `{"turns":[{"text":[` + strings.Repeat(`"",`, MaxScriptDeltas) + `""]}]}`
+	if _, err := ParseScript([]byte(deltas)); !errors.Is(err, ErrScript) || !strings.Contains(err.Error(), "text deltas") {
+		t.Fatalf("one delta past the bound: %v", err)
+	}
+	big := `{"turns":[{"text":["` + strings.Repeat("x", MaxScriptBytes) + `"]}]}`
+	if _, err := ParseScript([]byte(big)); !errors.Is(err, ErrScript) || !strings.Contains(err.Error(), "bytes") {
+		t.Fatalf("past the byte bound: %v", err)
+	}
+}
+
+// FuzzParseScript: ParseScript never panics; what it accepts is within
+// the bounds and survives a round trip through encoding/json unchanged.
+func FuzzParseScript(f *testing.F) {
+	f.Add([]byte(`{"turns":[{"text":["a","b"],"tool_calls":[{"name":"fs.read","arguments":{"path":"x"}}],"usage":{"input_tokens":1,"output_tokens":2}}]}`))
+	f.Add([]byte(`{"turns":[{"error":"rate_limited","delivery":"not_sent"}]}`))
+	f.Add([]byte(` {"turns" : [ {"text" : ["a\"\\", "\u0041"] , "tool_calls":[{"name":"x","arguments":[true,null,-1.5e3,{}]}]} ] } `))
+	f.Add([]byte(`{"turns":[{"text":["a"],"text":["b"]}]}`))
+	f.Add([]byte(`{"turns":[{"tool_calls":[{"name":"x","arguments":{"a":{"b":[1,2,{"a":1,"a":2}]}}}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseScript(data)
+		if err != nil {
+			if !errors.Is(err, ErrScript) {
+				t.Fatalf("untyped error %v", err)
+			}
+			if strings.HasPrefix(err.Error(), "script: not JSON") && json.Valid(data) {
+				t.Fatalf("the scan refused valid JSON: %v", err)
+			}
+			return
+		}
+		calls, deltas := 0, 0
+		for _, turn := range s.Turns {
+			calls += len(turn.ToolCalls)
+			deltas += len(turn.Text)
+		}
+		if len(s.Turns) > MaxScriptTurns || calls > MaxScriptToolCalls || deltas > MaxScriptDeltas {
+			t.Fatalf("bounds passed: %d turns, %d calls, %d deltas", len(s.Turns), calls, deltas)
+		}
+		again, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2, err := ParseScript(again)
+		if err != nil {
+			t.Fatalf("re-encoded script refused: %v\n%s", err, again)
+		}
+		if b, _ := json.Marshal(s2); string(b) != string(again) {
+			t.Fatalf("round trip changed the script:\n%s\n%s", again, b)
+		}
+	})
+}
