@@ -16,6 +16,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/jsonx"
+	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
@@ -48,7 +49,10 @@ type step struct {
 	route     *RouteSession
 	check     *outputCheck
 	live      liveCall
-	slab      []byte // room for delta payloads, see carve
+	// outMasks mask the live output of the call that streams now, one
+	// per stream (live.streams names them).
+	outMasks [maxLiveStreams]redact.Stream
+	slab     []byte // room for delta payloads, see carve
 	// payloads: the ledger records event payloads. When it does not
 	// (a private root), none are built.
 	payloads bool
@@ -140,7 +144,7 @@ func (s *step) loop() *Outcome {
 // run.
 func (s *step) final(text string) *Outcome {
 	if s.check == nil {
-		return &Outcome{Status: StatusCompleted, Output: &text, FinishReason: FinishStop, Usage: usageOf(s.usage)}
+		return s.completed(text)
 	}
 	if s.check.validate(text) {
 		s.addHistory(Message{Role: RoleUser, Content: s.check.feedback()})
@@ -162,7 +166,14 @@ func (s *step) final(text string) *Outcome {
 	if !s.check.valid() {
 		return &Outcome{Status: StatusFailed, Code: string(ledger.FailOutputValidationFailed), Delivery: string(ledger.ResponseReceived)}
 	}
-	return &Outcome{Status: StatusCompleted, Output: &text, FinishReason: FinishStop, Usage: usageOf(s.usage)}
+	return s.completed(text)
+}
+
+// completed is the outcome of a final answer: validated as the model
+// wrote it, recorded and returned with its secrets masked.
+func (s *step) completed(text string) *Outcome {
+	out, masked := s.t.rt.opts.secrets.MaskString(text)
+	return &Outcome{Status: StatusCompleted, Output: &out, Masked: masked, FinishReason: FinishStop, Usage: usageOf(s.usage)}
 }
 
 // openCatalogs gathers the shared and per-task catalogs and the view of
@@ -235,6 +246,9 @@ type modelCall struct {
 	started  bool
 	outBytes uint64
 	span     trace.Span
+	// text masks the call's text deltas as one stream: a secret split
+	// across deltas is masked whole.
+	text redact.Stream
 }
 
 // beginCall reserves and dispatches one model call and emits model.started.
@@ -255,6 +269,7 @@ func (s *step) beginCall(ctx context.Context, provider, model string, route *Rou
 		return nil, s.ledgerOutcome(err)
 	}
 	call := &modelCall{id: id}
+	call.text.Reset(r.opts.secrets)
 	if o := s.emit(EventData{Type: EventModelStarted, Provider: provider, Model: model, ModelRoute: route}); o != nil {
 		if err := t.root.SettleModelCall(s.ctx, s.agent, id, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent, Error: ledger.FailEventSinkIO}); err != nil {
 			return nil, s.ledgerFailure(err, ledger.NotSent)
@@ -282,6 +297,15 @@ func (s *step) beginCall(ctx context.Context, provider, model string, route *Rou
 func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr *Outcome, route *RouteAttempt) *Outcome {
 	t := s.t
 	defer call.span.End()
+	if text, masked := call.text.Flush(); text != "" && sinkErr == nil {
+		// What the masker held back, as the stream ended.
+		if o := s.emitDelta(text, masked); o != nil {
+			sinkErr = o
+			if err == nil {
+				err = errSink
+			}
+		}
+	}
 	settle := ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusCompleted), Delivery: ledger.ResponseReceived}
 	var outcome *Outcome
 	if err != nil {
@@ -344,10 +368,16 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 		if delta == "" {
 			return nil
 		}
+		var masked int
 		if current != nil {
 			current.outBytes += uint64(len(delta))
+			if delta, masked = current.text.WriteString(delta); delta == "" {
+				return nil
+			}
+		} else {
+			delta, masked = r.opts.secrets.MaskString(delta)
 		}
-		if o := s.emitDelta(delta); o != nil {
+		if o := s.emitDelta(delta, masked); o != nil {
 			sinkErr = o
 			return errSink
 		}
@@ -428,6 +458,9 @@ const maxStreamedOutput = 64 << 10
 type liveCall struct {
 	id, name string
 	streamed int
+	// streams names the streams seen so far; outMasks[i] masks streams[i].
+	streams  [maxLiveStreams]string
+	nstreams int
 	// failed is the outcome of the first tool.output event the ledger or
 	// the sink refused: the call ends the task once it returns.
 	failed *Outcome
@@ -447,7 +480,51 @@ func (s *step) streamOutput(stream string, chunk []byte) {
 	if l.failed != nil {
 		return
 	}
-	l.failed = s.emit(EventData{Type: EventToolOutput, CallID: l.id, Name: l.name, Stream: stream, Text: string(s.t.rt.opts.secrets.Bytes(chunk))})
+	var text string
+	var masked int
+	if m := s.outMask(stream); m != nil {
+		text, masked = m.Write(chunk)
+	} else {
+		text, masked = s.t.rt.opts.secrets.MaskString(string(chunk))
+	}
+	if text != "" {
+		l.failed = s.emit(EventData{Type: EventToolOutput, CallID: l.id, Name: l.name, Stream: stream, Text: text, Masked: masked})
+	}
+}
+
+// maxLiveStreams is how many streams of one call are masked across their
+// chunks (stdout, stderr, progress); the chunks of any further stream are
+// masked one by one.
+const maxLiveStreams = 4
+
+// outMask returns the masker of a stream of the live call.
+func (s *step) outMask(stream string) *redact.Stream {
+	l := &s.live
+	for i := range l.nstreams {
+		if l.streams[i] == stream {
+			return &s.outMasks[i]
+		}
+	}
+	if l.nstreams == maxLiveStreams {
+		return nil
+	}
+	m := &s.outMasks[l.nstreams]
+	m.Reset(s.t.rt.opts.secrets)
+	l.streams[l.nstreams] = stream
+	l.nstreams++
+	return m
+}
+
+// flushOutput emits what the live call's maskers held back, as its streams
+// end with the call.
+func (s *step) flushOutput() {
+	l := &s.live
+	for i := range l.nstreams {
+		text, masked := s.outMasks[i].Flush()
+		if text != "" && l.failed == nil {
+			l.failed = s.emit(EventData{Type: EventToolOutput, CallID: l.id, Name: l.name, Stream: l.streams[i], Text: text, Masked: masked})
+		}
+	}
 }
 
 func countOf(p *uint64) ledger.Count {
@@ -591,6 +668,7 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	}
 	s.live = liveCall{id: lc.ID, name: string(id)}
 	res := s.owner[id].Call(ctx, authority.Call{ID: lc.ID, Tool: id, Arguments: args})
+	s.flushOutput()
 	streamFailed := s.live.failed
 	s.live = liveCall{}
 	if res.Terminal() {
@@ -845,10 +923,14 @@ func (s *step) emit(data EventData) *Outcome {
 // emitToolStarted and emitToolFinished build their payloads by hand: they
 // are on the path of every tool call. Like emit, they build none for a
 // ledger that records no payload.
+//
+// The arguments are recorded with their secrets masked; the tool runs with
+// the arguments the model wrote.
 func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
+	args, masked := s.t.rt.opts.secrets.MaskJSON(args)
 	var buf []byte
 	if s.payloads {
-		n := 64 + len(id) + len(name) + len(args)
+		n := 84 + len(id) + len(name) + len(args)
 		buf = s.carve(n)
 		buf = append(buf, `{"type":"tool.started","call":{"id":`...)
 		buf = jsonx.AppendString(buf, id)
@@ -856,14 +938,16 @@ func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
 		buf = jsonx.AppendString(buf, name)
 		buf = append(buf, `,"arguments":`...)
 		buf = append(buf, args...)
-		buf = append(buf, "}}"...)
+		buf = append(buf, '}')
+		buf = appendMasked(buf, masked)
+		buf = append(buf, '}')
 		s.used(buf, n)
 	}
 	// One allocation holds the event and its call.
 	ev := &struct {
 		data EventData
 		call EventCall
-	}{data: EventData{Type: EventToolStarted}, call: EventCall{ID: id, Name: name, Arguments: args}}
+	}{data: EventData{Type: EventToolStarted, Masked: masked}, call: EventCall{ID: id, Name: name, Arguments: args}}
 	ev.data.Call = &ev.call
 	return s.publish(buf, "", &ev.data)
 }
@@ -897,8 +981,12 @@ func appendMasked(buf []byte, masked int) []byte {
 }
 
 // emitDelta is emit for text deltas, with the payload built by hand: it is
-// the hot path of every streamed response.
-func (s *step) emitDelta(text string) *Outcome {
+// the hot path of every streamed response. A delta with masks is a full
+// event, to carry its count.
+func (s *step) emitDelta(text string, masked int) *Outcome {
+	if masked > 0 {
+		return s.emit(EventData{Type: EventTextDelta, Text: text, Masked: masked})
+	}
 	var buf []byte
 	if s.payloads {
 		n := len(text) + len(`{"type":"assistant.text.delta","text":""}`)

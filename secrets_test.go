@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 )
@@ -69,7 +70,7 @@ func (r *recorded) all() string {
 
 // runRecorded runs script under a deployment body with a captured trace, a
 // bbolt store and a recording model.
-func runRecorded(t *testing.T, body, script string, setup func(ws string), env map[string]string) *recorded {
+func runRecorded(t *testing.T, body, script string, setup func(ws string), env map[string]string, known ...string) *recorded {
 	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "work")
@@ -96,6 +97,43 @@ func runRecorded(t *testing.T, body, script string, setup func(ws string), env m
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, v := range known {
+		rt.opts.secrets.Add(v)
+	}
+	return finishRecorded(t, dir, rt, tw, store, model)
+}
+
+// runRecordedOpts is runRecorded for a runtime assembled by hand.
+func runRecordedOpts(t *testing.T, opts RuntimeOptions, script string, known ...string) *recorded {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := ParseScript([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := &recordingModel{inner: NewScriptModel(s)}
+	store, err := ledger.OpenBolt(filepath.Join(dir, "ledger.db"), ledger.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw, err := OpenTrace(filepath.Join(dir, "trace.jsonl"), TraceWriterOptions{CaptureContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Model, opts.Store, opts.Sink = model, store, tw.Write
+	opts.secrets = &redact.Set{}
+	for _, v := range known {
+		opts.secrets.Add(v)
+	}
+	rt, err := NewRuntime(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return finishRecorded(t, dir, rt, tw, store, model)
+}
+
+func finishRecorded(t *testing.T, dir string, rt *Runtime, tw *TraceWriter, store *ledger.Bolt, model *recordingModel) *recorded {
+	t.Helper()
 	obj, events := runTask(t, rt, "What was paid?")
 	rt.Close()
 	tw.Close()
@@ -103,6 +141,182 @@ func runRecorded(t *testing.T, body, script string, setup func(ws string), env m
 	trace, _ := os.ReadFile(filepath.Join(dir, "trace.jsonl"))
 	db, _ := os.ReadFile(filepath.Join(dir, "ledger.db"))
 	return &recorded{obj: obj, events: events, trace: string(trace), store: string(db), requests: model.reqs}
+}
+
+// leaks returns a piece of secret (5 bytes or more) found in text.
+func leaks(text, secret string) string {
+	for n := len(secret); n >= 5; n-- {
+		for i := 0; i+n <= len(secret); i++ {
+			if strings.Contains(text, secret[i:i+n]) {
+				return secret[i : i+n]
+			}
+		}
+	}
+	return ""
+}
+
+// streamText concatenates the text of consecutive events of one kind.
+func (r *recorded) streamText(typ EventType) (string, int, int) {
+	var b strings.Builder
+	events, masked := 0, 0
+	for _, ev := range r.events {
+		if ev.Type == typ {
+			b.WriteString(ev.Text)
+			events++
+			masked += ev.Masked
+		}
+	}
+	return b.String(), events, masked
+}
+
+// sayTool streams the chunks it is given as live output, or its own.
+type sayTool struct {
+	own  []string
+	mu   sync.Mutex
+	args []string
+}
+
+func (*sayTool) Tools() []authority.ToolSpec {
+	return []authority.ToolSpec{{ID: "test.say", Description: "streams chunks",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"chunks":{"type":"array","items":{"type":"string"}}},"required":["chunks"],"additionalProperties":false}`)}}
+}
+
+func (st *sayTool) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
+	st.mu.Lock()
+	st.args = append(st.args, string(call.Arguments))
+	st.mu.Unlock()
+	var req struct{ Chunks []string }
+	json.Unmarshal(call.Arguments, &req)
+	if st.own != nil {
+		req.Chunks = st.own
+	}
+	for _, c := range req.Chunks {
+		ToolOutput(ctx)("stdout", []byte(c))
+	}
+	return ledger.Completed(map[string]any{"chunks": len(req.Chunks)})
+}
+
+// knownSecret is a known value with distinctive pieces; awsKey is a
+// suspected secret (the AWS documentation's example key ID).
+const (
+	knownSecret = "Tk9-Qm4Lz7-Wp2Vx"
+	awsKey      = "AKIAIOSFODNN7EXAMPLE"
+)
+
+func assertNoLeak(t *testing.T, r *recorded, secrets ...string) {
+	t.Helper()
+	all := r.all()
+	for _, sec := range secrets {
+		if piece := leaks(all, sec); piece != "" {
+			t.Fatalf("%q of %q was recorded", piece, sec)
+		}
+	}
+}
+
+// A secret that straddles the shell's 4 KiB coalescing boundary is masked
+// whole: no tool.output event, trace line or store record holds a piece of
+// it, nor does their concatenation.
+func TestSecretStraddlingTheChunkBoundaryIsMaskedWhole(t *testing.T) {
+	script := `{"turns":[{"text":["Running."],"tool_calls":[{"name":"shell_run","arguments":{"command":"cat out.txt","cwd":"."}}]},{"text":["Done."]}]}`
+	r := runRecorded(t, "[options.shell]\nenabled = true\n", script, func(ws string) {
+		os.WriteFile(filepath.Join(ws, "out.txt"), []byte(strings.Repeat(" ", 4090)+knownSecret+" and "+awsKey+"\n"), 0o600)
+	}, nil, knownSecret)
+	if r.obj.Outcome.Status != StatusCompleted {
+		b, _ := json.Marshal(r.obj)
+		t.Fatalf("outcome %s", b)
+	}
+	assertNoLeak(t, r, knownSecret, awsKey)
+	out, events, masked := r.streamText(EventToolOutput)
+	if want := strings.Repeat(" ", 4090) + "[redacted] and [redacted]\n"; out != want || events < 2 || masked != 2 {
+		t.Fatalf("%d tool.output events with %d masks: %q", events, masked, out[4000:])
+	}
+}
+
+// A secret printed in two writes, and a suspected secret split the same
+// way, are masked whole; a chunk that cannot start a secret is released
+// in its own event at once.
+func TestSecretPrintedInTwoWritesIsMaskedWhole(t *testing.T) {
+	tool := &sayTool{own: []string{"first line\n", "key " + knownSecret[:6], knownSecret[6:] + " and " + awsKey[:9], awsKey[9:] + "\n", "tail"}}
+	set, _ := authority.New(authority.Config{Host: []authority.ID{"test.say"}})
+	script := `{"turns":[{"text":["Saying."],"tool_calls":[{"name":"test.say","arguments":{"chunks":[]}}]},{"text":["Done."]}]}`
+	r := runRecordedOpts(t, RuntimeOptions{Authority: set, Catalogs: []ToolCatalog{tool}}, script, knownSecret)
+	assertNoLeak(t, r, knownSecret, awsKey)
+	out, _, masked := r.streamText(EventToolOutput)
+	if out != "first line\nkey [redacted] and [redacted]\ntail" || masked != 2 {
+		t.Fatalf("streamed %q with %d masks", out, masked)
+	}
+	var first string
+	for _, ev := range r.events {
+		if ev.Type == EventToolOutput {
+			first = ev.Text
+			break
+		}
+	}
+	if first != "first line\n" {
+		t.Fatalf("the first chunk was not released alone: %q", first)
+	}
+}
+
+// What the model writes is masked like tool output: its text deltas (a
+// secret split across two), the tool-call arguments as recorded (the tool
+// runs with the arguments as written), the final output in run.finished
+// and the task object, each with its count of masks.
+func TestModelOutputIsMasked(t *testing.T) {
+	tool := &sayTool{}
+	set, _ := authority.New(authority.Config{Host: []authority.ID{"test.say"}})
+	script := `{"turns":[{"text":["The key is ` + knownSecret[:5] + `","` + knownSecret[5:] + `, the id ` + awsKey[:4] + `","` + awsKey[4:] + `."],` +
+		`"tool_calls":[{"name":"test.say","arguments":{"chunks":["use ` + knownSecret + `"]}}]},` +
+		`{"text":["Final: ` + knownSecret + `"]}]}`
+	r := runRecordedOpts(t, RuntimeOptions{Authority: set, Catalogs: []ToolCatalog{tool}}, script, knownSecret)
+	if r.obj.Outcome.Status != StatusCompleted || *r.obj.Outcome.Output != "Final: [redacted]" || r.obj.Outcome.Masked != 1 {
+		b, _ := json.Marshal(r.obj)
+		t.Fatalf("task object %s", b)
+	}
+	// The requests to the model are not records: the model's own text
+	// goes back to it as it wrote it.
+	r.requests = nil
+	assertNoLeak(t, r, knownSecret, awsKey)
+	text, _, masked := r.streamText(EventTextDelta)
+	if text != "The key is [redacted], the id [redacted].Final: [redacted]" || masked != 3 {
+		t.Fatalf("deltas %q with %d masks", text, masked)
+	}
+	var started, finished *Event
+	for i := range r.events {
+		switch r.events[i].Type {
+		case EventToolStarted:
+			started = &r.events[i]
+		case EventRunFinished:
+			finished = &r.events[i]
+		}
+	}
+	if started == nil || started.Masked != 1 || string(started.Call.Arguments) != `{"chunks":["use [redacted]"]}` {
+		t.Fatalf("tool.started %+v", started)
+	}
+	if finished == nil || finished.Outcome.Masked != 1 || *finished.Outcome.Output != "Final: [redacted]" {
+		t.Fatalf("run.finished %+v", finished)
+	}
+	if len(tool.args) != 1 || !strings.Contains(tool.args[0], knownSecret) {
+		t.Fatalf("the tool ran with %q, not the model's arguments", tool.args)
+	}
+	for _, want := range []string{`"masked":1`, `"type":"assistant.text.delta"`} {
+		if !strings.Contains(r.trace, want) {
+			t.Fatalf("the trace lacks %s", want)
+		}
+	}
+}
+
+// Output validation judges the answer as the model wrote it; the answer is
+// recorded and returned masked.
+func TestOutputValidationJudgesTheAnswerAsWritten(t *testing.T) {
+	schema := `{"type":"object","properties":{"key":{"type":"string","const":"` + awsKey + `"}},"required":["key"]}`
+	script := `{"turns":[{"text":["{\"key\":\"` + awsKey + `\"}"]}]}`
+	r := runRecorded(t, "[options.shell]\nenabled = false\n[options.output]\nschema = '"+schema+"'\n", script, nil, nil)
+	if r.obj.Outcome.Status != StatusCompleted || *r.obj.Outcome.Output != `{"key":"[redacted]"}` || r.obj.Outcome.Masked != 1 {
+		b, _ := json.Marshal(r.obj)
+		t.Fatalf("task object %s", b)
+	}
+	r.requests = nil
+	assertNoLeak(t, r, awsKey)
 }
 
 // escapedSecret holds every character JSON escapes in a string: a quote,

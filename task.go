@@ -51,8 +51,12 @@ func PreAdmissionFailure(code, message string) *TaskObject {
 // timed_out, policy_denied (with Rule), limit_exceeded (with Limit) or failed
 // (with Code and Delivery).
 type Outcome struct {
-	Status       string        `json:"status"`
-	Output       *string       `json:"output,omitempty"`
+	Status string  `json:"status"`
+	Output *string `json:"output,omitempty"`
+	// Masked counts the secrets masked in Output (absent when none): the
+	// output is validated as the model wrote it, then recorded and
+	// returned masked.
+	Masked       int           `json:"masked,omitempty"`
 	FinishReason FinishReason  `json:"finish_reason,omitempty"`
 	Usage        *OutcomeUsage `json:"usage,omitempty"`
 	// Rule is a mandatory rule name ("workspace", "symlink",

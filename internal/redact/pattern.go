@@ -64,8 +64,9 @@ type Pattern struct {
 	// continues over the bytes of body (up to max bytes in all), or, with
 	// end set, to the end of the first match of end within max bytes (the
 	// whole rest of the bound when there is none).
-	body *[256]bool
-	end  *regexp.Regexp
+	body  *[256]bool
+	end   *regexp.Regexp
+	needs string
 }
 
 // Name is the pattern's name (a built-in detector's, or "options.redaction.patterns/N").
@@ -338,25 +339,27 @@ func isWord(c byte) bool {
 }
 
 // builtinSpecs are the well-known credential formats every Set masks.
-// Each is a token with a literal prefix, bounded so that a Stream's hold
-// stays small; a token that runs past its bound is masked up to it.
+// Each has a literal prefix; a long token's expression matches only its
+// shortest form and the match continues over its body bytes (up to
+// MaxPatternBytes), which keeps the compiled expressions small.
 var builtinSpecs = [...]struct {
 	name, expr string
 	group      int
 	body, end  string
+	needs      string // a match whose extent lacks it is none
 }{
-	{"aws_access_key_id", `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, 0, "", ""},
-	{"github_token", `\bgh[oprsu]_[A-Za-z0-9]{36,251}\b`, 0, "", ""},
-	{"github_pat", `\bgithub_pat_[A-Za-z0-9_]{22,244}\b`, 0, "", ""},
-	{"gitlab_token", `\bglpat-[A-Za-z0-9_-]{20,64}`, 0, "", ""},
-	{"anthropic_key", `\bsk-ant-[A-Za-z0-9_-]{20,248}`, 0, "", ""},
-	{"openai_key", `\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,248}|[A-Za-z0-9]{20,252})`, 0, "", ""},
-	{"slack_token", `\bxox[abeoprs]-[A-Za-z0-9-]{10,251}`, 0, "", ""},
-	{"stripe_key", `\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,247}`, 0, "", ""},
-	{"google_api_key", `\bAIza[0-9A-Za-z_-]{35}`, 0, "", ""},
-	{"jwt", `\beyJ[A-Za-z0-9_-]{8,1000}\.eyJ[A-Za-z0-9_-]{8}`, 0, `[A-Za-z0-9_.-]`, ""},
-	{"pem_private_key", `-----BEGIN[A-Z0-9 ]{0,32} PRIVATE KEY(?: BLOCK)?-----`, 0, `[A-Za-z0-9+/=\s:,.()-]`, `-----END[A-Z0-9 ]{0,32} PRIVATE KEY(?: BLOCK)?-----`},
-	{"url_userinfo", `://([^\s/?#@:"'<>\\]{1,128}:[^\s/?#@"'<>\\]{1,256})@`, 1, "", ""},
+	{"aws_access_key_id", `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, 0, "", "", ""},
+	{"github_token", `\bgh[oprsu]_[A-Za-z0-9]{36}`, 0, `[A-Za-z0-9]`, "", ""},
+	{"github_pat", `\bgithub_pat_[A-Za-z0-9_]{22}`, 0, `[A-Za-z0-9_]`, "", ""},
+	{"gitlab_token", `\bglpat-[A-Za-z0-9_-]{20}`, 0, `[A-Za-z0-9_-]`, "", ""},
+	{"anthropic_key", `\bsk-ant-[A-Za-z0-9_-]{20}`, 0, `[A-Za-z0-9_-]`, "", ""},
+	{"openai_key", `\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20}|[A-Za-z0-9]{20})`, 0, `[A-Za-z0-9_-]`, "", ""},
+	{"slack_token", `\bxox[abeoprs]-[A-Za-z0-9-]{10}`, 0, `[A-Za-z0-9-]`, "", ""},
+	{"stripe_key", `\b[rs]k_(?:live|test)_[A-Za-z0-9]{16}`, 0, `[A-Za-z0-9]`, "", ""},
+	{"google_api_key", `\bAIza[0-9A-Za-z_-]{35}`, 0, "", "", ""},
+	{"jwt", `\beyJ[A-Za-z0-9_-]{8}`, 0, `[A-Za-z0-9_.-]`, "", ".eyJ"},
+	{"pem_private_key", `-----BEGIN[A-Z0-9 ]{0,32} PRIVATE KEY(?: BLOCK)?-----`, 0, `[A-Za-z0-9+/=\s:,.()-]`, `-----END[A-Z0-9 ]{0,32} PRIVATE KEY(?: BLOCK)?-----`, ""},
+	{"url_userinfo", `://([A-Za-z0-9._~%!$&*+,;=-]{1,64}:[A-Za-z0-9._~%!$&*+,;=:-]{1,64})@`, 1, "", "", ""},
 }
 
 // builtins compiles the built-in detectors once per process; they are
@@ -378,6 +381,7 @@ var builtins = sync.OnceValue(func() []*Pattern {
 			alphabet(tree, &p.alpha)
 			p.max = MaxPatternBytes
 		}
+		p.needs = s.needs
 		if s.end != "" {
 			p.end = regexp.MustCompile(s.end)
 			tree, _ := syntax.Parse(s.end, syntax.Perl)

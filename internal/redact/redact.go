@@ -17,6 +17,7 @@
 package redact
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"sync"
@@ -206,23 +207,40 @@ type table struct {
 	pats   []*Pattern
 	lits   []lit
 	first  [256][]uint16 // byte → indexes into lits
-	loose  []int         // patterns with no literal prefix: tried on every text
+	// kind says what starts with a byte (nothing, only literals that must
+	// follow a non-word byte, or anything) and whether \b counts it a word
+	// byte: a scan passes over most bytes with one table read.
+	kind  [256]uint8
+	loose []int // patterns with no literal prefix: tried on every text
 }
 
 // lit is a literal: a known value (pat < 0) or a pattern's prefix.
 type lit struct {
-	s   string
-	pat int
+	s         string
+	pat       int
+	wordStart bool
 }
 
 func newTable(values []string, pats []*Pattern) *table {
 	t := &table{values: slices.Clone(values), pats: pats}
-	add := func(s string, pat int) {
-		t.first[s[0]] = append(t.first[s[0]], uint16(len(t.lits)))
-		t.lits = append(t.lits, lit{s: s, pat: pat})
+	for c := range t.kind {
+		if isWord(byte(c)) {
+			t.kind[c] = isWordByte
+		}
+	}
+	add := func(s string, pat int, wordStart bool) {
+		c := s[0]
+		t.first[c] = append(t.first[c], uint16(len(t.lits)))
+		t.lits = append(t.lits, lit{s: s, pat: pat, wordStart: wordStart})
+		switch {
+		case !wordStart:
+			t.kind[c] |= startsAny
+		case t.kind[c]&startsAny == 0:
+			t.kind[c] |= startsAfterNonWord
+		}
 	}
 	for _, v := range t.values {
-		add(v, -1)
+		add(v, -1, false)
 	}
 	for i, p := range pats {
 		if len(p.prefixes) == 0 {
@@ -230,11 +248,18 @@ func newTable(values []string, pats []*Pattern) *table {
 			continue
 		}
 		for _, pre := range p.prefixes {
-			add(pre, i)
+			add(pre, i, p.wordStart)
 		}
 	}
 	return t
 }
+
+// The bits of table.kind.
+const (
+	startsAfterNonWord = 1 // literals that must follow a non-word byte
+	startsAny          = 3 // any literal (both bits)
+	isWordByte         = 4
+)
 
 // scanned is what one pass over a text found: the known values it holds,
 // the patterns whose prefix occurs (their expressions must run), and for a
@@ -255,26 +280,27 @@ func (r *scanned) any(t *table) bool {
 // it also computes hold.
 func scan[T string | []byte](t *table, text T, from int, prev int, stream bool) scanned {
 	r := scanned{hold: len(text)}
+	kind := &t.kind
+	wordBefore := prev >= 0 && kind[prev]&isWordByte != 0
+	if from > 0 {
+		wordBefore = kind[text[from-1]]&isWordByte != 0
+	}
 	for i := from; i < len(text); i++ {
-		idx := t.first[text[i]]
-		if len(idx) == 0 {
+		k := kind[text[i]]
+		afterWord := wordBefore
+		wordBefore = k&isWordByte != 0
+		if k&startsAny == 0 || k&startsAny == startsAfterNonWord && afterWord {
 			continue
 		}
 		rest := text[i:]
-		for _, li := range idx {
+		for _, li := range t.first[text[i]] {
 			l := &t.lits[li]
+			if l.wordStart && afterWord {
+				continue
+			}
 			var p *Pattern
 			if l.pat >= 0 {
 				p = t.pats[l.pat]
-				if p.wordStart {
-					b := prev
-					if i > 0 {
-						b = int(text[i-1])
-					}
-					if b >= 0 && isWord(byte(b)) {
-						continue
-					}
-				}
 			}
 			if len(rest) < len(l.s) {
 				if stream && string(rest) == l.s[:len(rest)] {
@@ -367,6 +393,9 @@ func (t *table) matches(b []byte, from int, r scanned, out []span) []span {
 				continue
 			}
 			me := p.extent(b, m[0], m[1])
+			if p.needs != "" && !bytes.Contains(b[m[0]:me], []byte(p.needs)) {
+				continue
+			}
 			s, e := m[0], me
 			if p.group > 0 && m[2*p.group] >= 0 {
 				s, e = m[2*p.group], m[2*p.group+1]

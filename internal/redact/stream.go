@@ -128,12 +128,18 @@ func (st *Stream) release(t *table, final bool) (string, int) {
 			keep = append(keep, span{sp.s - from, sp.e - from, sp.ms - from, sp.me - from})
 		}
 	}
-	var out []byte
+	var out string
 	n := 0
 	if hold > from {
-		out, n = apply(nil, b[from:hold], keep)
+		if len(keep) == 0 {
+			out = string(b[from:hold])
+		} else {
+			var masked []byte
+			masked, n = apply(nil, b[from:hold], keep)
+			out = string(masked)
+		}
 		st.prev = int(b[hold-1])
 	}
 	st.keep(b[hold:])
-	return string(out), n
+	return out, n
 }
