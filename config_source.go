@@ -84,6 +84,12 @@ func parseDocument(name, path string, raw []byte) (*document, error) {
 		return nil, fail(CodeInvalidValue, 1+bytes.Count(raw[:i], []byte("\n")), "NUL byte")
 	}
 	text := bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n"))
+	// The decoder's work grows with the square of the keys; bound them
+	// first, in linear time.
+	if _, err := prescan(text); err != nil {
+		err.Source = name
+		return nil, err
+	}
 	var tree map[string]any
 	if err := toml.Unmarshal(text, &tree); err != nil {
 		line := 0

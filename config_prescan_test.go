@@ -1,0 +1,219 @@
+package pablo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	toml "github.com/pelletier/go-toml/v2"
+)
+
+// emptyTables is a file at the 1 MiB cap holding nothing but distinct
+// empty tables (about 149,000).
+func emptyTables() []byte {
+	var b bytes.Buffer
+	for i := 0; ; i++ {
+		line := fmt.Sprintf("[t%d]\n", i)
+		if b.Len()+len(line) > maxFileBytes {
+			return b.Bytes()
+		}
+		b.WriteString(line)
+	}
+}
+
+// TestTOMLWorkIsBoundedBeforeDecoding: a 1 MiB file of ~149,000 empty
+// tables is refused with config_limit after reading little more than the
+// schema's widest table, and the quadratic decoder never sees it. The test
+// counts the pre-scan's steps, not time.
+func TestTOMLWorkIsBoundedBeforeDecoding(t *testing.T) {
+	t.Parallel()
+	doc := emptyTables()
+	steps, err := prescan(doc)
+	if err == nil || err.Code != CodeLimit || steps != maxTableKeys+1 {
+		t.Fatalf("steps %d, err %v; want config_limit after %d tables", steps, err, maxTableKeys+1)
+	}
+	if err.Line != maxTableKeys+1 {
+		t.Fatalf("line %d", err.Line)
+	}
+	_, perr := parseDocument("big.toml", "/big.toml", doc)
+	var ce *ConfigError
+	if !errors.As(perr, &ce) || ce.Code != CodeLimit || ce.Source != "big.toml" {
+		t.Fatalf("parseDocument: %v", perr)
+	}
+	for name, doc := range map[string]string{
+		"keys":   strings.Repeat("k = 1\n", 1) + genKeys(maxTableKeys+1),
+		"array":  "a = [" + strings.Repeat("1,", maxArray) + "1]\n",
+		"tables": strings.Repeat("[[authority]]\n", maxArray+1),
+		"nodes":  genNested(maxNodes/200+1, 200),
+	} {
+		if _, err := prescan([]byte(doc)); err == nil || err.Code != CodeLimit {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func genKeys(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "k%d = 1\n", i)
+	}
+	return b.String()
+}
+
+// genNested writes tables of width keys each: many values, no wide table.
+func genNested(tables, width int) string {
+	var b strings.Builder
+	for i := 0; i < tables; i++ {
+		fmt.Fprintf(&b, "[g%d.t%d]\n", i/200, i)
+		b.WriteString(genKeys(width))
+	}
+	return b.String()
+}
+
+// TestPrescanBoundsCoverTheSchema: no table of the schema has more fields,
+// no map more entries, than maxTableKeys, and no list more elements than
+// maxArray, so the pre-scan refuses nothing the schema could accept.
+func TestPrescanBoundsCoverTheSchema(t *testing.T) {
+	t.Parallel()
+	var walk func(s *spec, path string)
+	walk = func(s *spec, path string) {
+		if s == nil {
+			return
+		}
+		switch s.kind {
+		case sTable:
+			if len(s.fields) > maxTableKeys {
+				t.Errorf("%s has %d fields", path, len(s.fields))
+			}
+			for k, f := range s.fields {
+				walk(f, path+"/"+k)
+			}
+		case sMap:
+			if s.max > maxTableKeys {
+				t.Errorf("%s holds up to %d entries", path, s.max)
+			}
+			walk(s.elem, path+"/*")
+		case sList:
+			if s.max > maxArray {
+				t.Errorf("%s holds up to %d items", path, s.max)
+			}
+			walk(s.elem, path+"/*")
+		}
+	}
+	walk(optionsSpec(), "/options")
+	walk(authoritySpec(), "/authority/*")
+	walk(credentialSpec(), "/credentials/*")
+	walk(deploymentSpec(), "/deployment")
+	for _, n := range []int{maxProfiles, maxNamed, maxLayers, maxImportsPerFile, maxRulesPerDim} {
+		if n > maxTableKeys || n > maxArray {
+			t.Errorf("a resolver bound %d exceeds the pre-scan's", n)
+		}
+	}
+}
+
+// TestPrescanAcceptsEveryShippedDeployment: the presets, the reference's
+// examples and the demo pass the pre-scan.
+func TestPrescanAcceptsEveryShippedDeployment(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, root := range []string{sharedRef, "examples"} {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".toml") {
+				return nil
+			}
+			b, _ := os.ReadFile(p)
+			if _, err := prescan(b); err != nil {
+				t.Errorf("%s: %v", p, err)
+			}
+			n++
+			return nil
+		})
+	}
+	if n < 5 {
+		t.Fatalf("only %d files", n)
+	}
+}
+
+// FuzzPrescan: the pre-scan never refuses a document the decoder accepts
+// within the schema's widths: a refusal is always justified by the decoded
+// tree (too many values, a table too wide, an array too long).
+func FuzzPrescan(f *testing.F) {
+	for _, p := range []string{"presets/base.toml", "presets/production.toml", "examples/vercel.toml"} {
+		if b, err := os.ReadFile(filepath.Join(sharedRef, p)); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("[[a]]\n[a.b]\nc = 1\n[[a]]\n[a.b]\nc = 2\n"))
+	f.Add([]byte("a.b.c = 1\na.b.d = { e = [1, {f = 2}] }\n[x]\n'q.k' = 1\n\"q.k\" = 2\n"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		_, err := prescan(doc)
+		if err == nil {
+			return
+		}
+		var tree map[string]any
+		if toml.Unmarshal(doc, &tree) != nil {
+			return
+		}
+		nodes := 0
+		var wide func(v any) bool
+		wide = func(v any) bool {
+			nodes++
+			switch x := v.(type) {
+			case map[string]any:
+				if len(x) > maxTableKeys {
+					return true
+				}
+				for _, e := range x {
+					if wide(e) {
+						return true
+					}
+				}
+			case []any:
+				if len(x) > maxArray {
+					return true
+				}
+				for _, e := range x {
+					if wide(e) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		if !wide(tree) && nodes <= maxNodes {
+			t.Fatalf("refused a document within the bounds: %v", err)
+		}
+	})
+}
+
+// BenchmarkPrescan1MiBOfEmptyTables: judging the 1 MiB file of empty
+// tables (config_limit) through parseDocument.
+func BenchmarkPrescan1MiBOfEmptyTables(b *testing.B) {
+	doc := emptyTables()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseDocument("big.toml", "/big.toml", doc); err == nil {
+			b.Fatal("accepted")
+		}
+	}
+}
+
+// BenchmarkParseBasePreset: the pre-scan's share of an ordinary document.
+func BenchmarkParseBasePreset(b *testing.B) {
+	doc, err := os.ReadFile(filepath.Join(sharedRef, "presets/base.toml"))
+	if err != nil {
+		b.Skip(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseDocument("base.toml", "/base.toml", doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
