@@ -70,7 +70,7 @@ func (t *Task) run(ctx, caller context.Context) {
 		defer cancel()
 	}
 	ctx, span := r.tracer.Start(s.ctx, "invoke_agent", trace.WithAttributes(attribute.String("pablo.run_id", t.root.ID())))
-	s.ctx = WithToolOutput(ctx, s.streamOutput)
+	s.ctx = WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput)
 	if sc := span.SpanContext(); sc.HasTraceID() {
 		s.traceID = sc.TraceID().String()
 	} else if in := trace.SpanContextFromContext(caller); in.HasTraceID() {

@@ -96,6 +96,8 @@ type Runtime struct {
 
 	toolsOnce sync.Once
 	tools     *toolView // the catalogs' view every task shares; see sharedTools
+
+	reapOnce sync.Once // survivors of the store's earlier hosts, killed before the first task
 }
 
 // NewRuntime checks opts and returns a Runtime.
@@ -177,6 +179,13 @@ func (r *Runtime) Run(ctx context.Context, input string) (*TaskObject, error) {
 // can fail here (the input over its ceiling, a store failure); everything
 // after admission settles into the task object.
 func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
+	if r.opts.Store != nil {
+		// A store may hold process groups of a host that crashed: they are
+		// ended before this runtime starts anything of its own. Failing to
+		// read them is not a reason to refuse work; `pablo ledger recover`
+		// reports them too.
+		r.reapOnce.Do(func() { _, _ = ProcessGroupSurvivors(ctx, r.opts.Store, true) })
+	}
 	sum := sha256.Sum256([]byte(input))
 	lopts := ledger.Options{
 		Store:       r.opts.Store,

@@ -45,6 +45,9 @@
 //     record accepted before them);
 //   - [Root.SettleToolCall]: a tool call's settlement, with its result;
 //   - [Root.Finish]: an agent's terminal record;
+//   - [Root.RecordProcessGroup]: a process group the runtime started,
+//     durable before the group is given any work (a tool call that starts a
+//     process spends this third barrier);
 //   - [Root.Flush], and an accepting method that finds FlushEvery records
 //     waiting (a bound on memory, not a durability point).
 //

@@ -32,6 +32,9 @@ const (
 	RecordDecision RecordKind = "decision" // an authority decision; Decision is set
 	RecordResult   RecordKind = "result"   // an immutable result; Result is set
 	RecordFinish   RecordKind = "finish"   // an agent's terminal outcome; Finish is set
+	// RecordProcessGroup: the runtime started a process group it owns;
+	// ProcessGroup is set.
+	RecordProcessGroup RecordKind = "process_group"
 )
 
 // Record is the unit a [Store] persists: one durable fact about a task. N
@@ -51,6 +54,8 @@ type Record struct {
 	Decision *DecisionRecord `json:"decision,omitempty"`
 	Result   *ResultRecord   `json:"result,omitempty"`
 	Finish   *FinishRecord   `json:"finish,omitempty"`
+	// ProcessGroup is set on a RecordProcessGroup record.
+	ProcessGroup *ProcessGroupRecord `json:"process_group,omitempty"`
 }
 
 // TaskRecord opens a task: its identity, its input version and the
@@ -140,4 +145,22 @@ type ResultRecord struct {
 type FinishRecord struct {
 	AgentID string  `json:"agent_id"`
 	Outcome Outcome `json:"outcome"`
+}
+
+// ProcessGroupRecord identifies a process group the runtime started and
+// owns (a shell command, a stdio MCP server), so that recovery can find and
+// end what survived a crash of the host. A group is the same group only on
+// the same boot, with the same group ID, and with a leader that started at
+// the recorded time: a pgid alone is reused once the group is gone.
+type ProcessGroupRecord struct {
+	AgentID string `json:"agent_id"`
+	// BootID is /proc/sys/kernel/random/boot_id of the host that started it.
+	BootID string `json:"boot_id"`
+	// Pgid is the group ID: the leader's PID.
+	Pgid int `json:"pgid"`
+	// LeaderStart is the leader's start time in clock ticks after boot
+	// (field 22 of /proc/PID/stat).
+	LeaderStart uint64 `json:"leader_start"`
+	// Program is the leader's program path, for the report.
+	Program string `json:"program,omitempty"`
 }

@@ -43,6 +43,10 @@ type TaskReport struct {
 	Completed []CallReport `json:"completed"`
 	Unknown   []CallReport `json:"unknown"`
 	Retryable []CallReport `json:"retryable"`
+	// ProcessGroups lists the process groups the task started, in the order
+	// they started. Whether one survives is for the host to check (see
+	// internal/proc and `pablo ledger recover --reap`).
+	ProcessGroups []ProcessGroupRecord `json:"process_groups"`
 	// Results lists the stored results in the order they were put.
 	Results []ResultRef `json:"results"`
 	// Events and LastRootSeq describe the event stream.
@@ -111,7 +115,7 @@ func RecoverTask(ctx context.Context, store Store, taskID string) (TaskReport, e
 func fold(taskID string, recs []Record) TaskReport {
 	t := TaskReport{
 		TaskID: taskID, Agents: []AgentReport{}, Decisions: []DecisionRecord{},
-		Completed: []CallReport{}, Unknown: []CallReport{}, Retryable: []CallReport{}, Results: []ResultRef{},
+		Completed: []CallReport{}, Unknown: []CallReport{}, Retryable: []CallReport{}, Results: []ResultRef{}, ProcessGroups: []ProcessGroupRecord{},
 	}
 	type key struct{ agent, call string }
 	var order []key
@@ -135,6 +139,10 @@ func fold(taskID string, recs []Record) TaskReport {
 		case RecordDecision:
 			if r.Decision != nil {
 				t.Decisions = append(t.Decisions, *r.Decision)
+			}
+		case RecordProcessGroup:
+			if r.ProcessGroup != nil {
+				t.ProcessGroups = append(t.ProcessGroups, *r.ProcessGroup)
 			}
 		case RecordResult:
 			if r.Result != nil {

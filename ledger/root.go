@@ -670,6 +670,26 @@ func (r *Root) RecordDecision(ctx context.Context, agentID, capability string, d
 	return r.unlockAccepted(ctx)
 }
 
+// RecordProcessGroup records a process group the agent's runtime started
+// and owns, and makes it durable at once: it is a barrier, taken right after
+// the group started and before the caller hands it any work, so a crash from
+// then on leaves the group findable by recovery.
+func (r *Root) RecordProcessGroup(ctx context.Context, agentID string, g ProcessGroupRecord) error {
+	if g.Pgid <= 0 || g.BootID == "" {
+		return &InvalidError{Field: "process group", Reason: "needs a positive pgid and a boot ID"}
+	}
+	r.mu.Lock()
+	a, err := r.usable(agentID, "record a process group for")
+	if err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	g.AgentID = a.id
+	r.record(Record{Kind: RecordProcessGroup, Time: r.clock(), ProcessGroup: &g})
+	r.mu.Unlock()
+	return r.flush(ctx)
+}
+
 // PutResult implements [Ledger]. v is marshalled with encoding/json
 // (json.RawMessage and []byte are taken as JSON text), canonicalized and
 // stored under "sha256:<hex>". Storing the same value again returns the same

@@ -312,7 +312,7 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 		}
 		srv.sess = newSession(cfg.Name)
 		srv.sess.tracer, srv.sess.transport = c.opts.Tracer, "pipe"
-		conn, err := startStdio(cfg, env, srv.sess.notify)
+		conn, err := startStdio(ctx, cfg, env, srv.sess.notify)
 		if err != nil {
 			return &ServerError{Server: cfg.Name, Code: CodeLauncher, Kind: ErrStartup, Reason: "the server could not be launched", Err: err}
 		}

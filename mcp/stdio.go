@@ -35,7 +35,9 @@ type stdioConn struct {
 // command is absolute, the environment cleared. The process leads its own
 // group, owned by internal/proc, so close kills grandchildren too.
 // Notifications from the server go to onNote, on the connection's reader.
-func startStdio(srv *Server, env []string, onNote func(method string, params json.RawMessage)) (*stdioConn, error) {
+// ctx only lends its values (a process-group recorder among them): the
+// group outlives it.
+func startStdio(ctx context.Context, srv *Server, env []string, onNote func(method string, params json.RawMessage)) (*stdioConn, error) {
 	if !filepath.IsAbs(srv.Command) {
 		return nil, fmt.Errorf("command must be an absolute path, got %q", textx.Shorten(srv.Command, 200))
 	}
@@ -45,7 +47,7 @@ func startStdio(srv *Server, env []string, onNote func(method string, params jso
 	}
 	// The group lives as long as the catalog, not the caller's context:
 	// close ends it.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p, err := proc.Start(ctx, cmd, proc.Options{PipeStdin: true, PipeStdout: true})
 	if err != nil {
 		cancel()

@@ -96,10 +96,11 @@ func commands() []command {
 				{name: "store", arg: "PATH", help: "the bbolt ledger database to read (required; never created)"},
 				jsonFlag("print one JSON report"),
 			}},
-		{path: "ledger recover", args: "[TASK_ID]", summary: "after a crash: each task's completed, unknown and retryable calls (exit 1 when any is unknown)",
+		{path: "ledger recover", args: "[TASK_ID]", summary: "after a crash: each task's completed, unknown and retryable calls, and its process groups still alive (exit 1 when any is unknown)",
 			notes: []string{"Exit: 0 nothing unknown, 1 some outcome is unknown (never replay it; reconcile), 2 a missing store or invalid arguments."},
 			flags: []flag{
 				{name: "store", arg: "PATH", help: "the bbolt ledger database to read (required; never created)"},
+				{name: "reap", help: "kill the recorded process groups that survived their host (same boot, pgid and leader start time only)"},
 				jsonFlag("print one JSON report"),
 			}},
 		{path: "skills list", summary: "the Skills catalog of the configured roots (frontmatter only)",

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 
+	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -44,10 +46,38 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 	} else if report, err = ledger.Recover(ctx, store); err != nil {
 		return err
 	}
+	if args[0] == "show" {
+		if p.bools["json"] {
+			writeJSON(h, report)
+		} else {
+			printReport(h, report, len(p.args) == 1)
+		}
+		return nil
+	}
+	// recover also reports the recorded process groups that outlived their
+	// host, and with --reap kills them.
+	survivors, err := pablo.ProcessGroupSurvivors(ctx, store, p.bools["reap"])
+	if err != nil {
+		return fmt.Errorf("process groups: %w", err)
+	}
+	if len(p.args) == 1 {
+		survivors = slices.DeleteFunc(survivors, func(s pablo.SurvivingGroup) bool { return s.TaskID != p.args[0] })
+	}
 	if p.bools["json"] {
-		writeJSON(h, report)
+		writeJSON(h, struct {
+			ledger.Report
+			Survivors []pablo.SurvivingGroup `json:"surviving_process_groups"`
+			Reaped    bool                   `json:"reaped"`
+		}{report, survivors, p.bools["reap"]})
 	} else {
-		printReport(h, report, args[0] == "recover" || len(p.args) == 1)
+		printReport(h, report, true)
+		verb := "ALIVE "
+		if p.bools["reap"] {
+			verb = "reaped"
+		}
+		for _, s := range survivors {
+			fmt.Fprintf(h.stdout, "    %s process group %d (%s) of task %s: pids %v\n", verb, s.Pgid, s.Program, s.TaskID, s.Pids)
+		}
 	}
 	// recover exits 1 when any outcome is unknown, so a script can act on it.
 	if args[0] == "recover" {

@@ -110,13 +110,29 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
 	}
 	p.cap = newCapture(opts, p.overflow)
 
-	if err := cmd.Start(); err != nil {
+	if err := startOwned(cmd); err != nil {
 		return fail(err)
 	}
 	for _, f := range childEnds {
 		f.Close()
 	}
 	p.pgid = cmd.Process.Pid
+	if rec := recorderOf(ctx); rec != nil && groupsIdentifiable {
+		// The group is recorded before the caller can hand it any work; a
+		// group that cannot be recorded is not kept.
+		g, err := Identify(p.pgid, cmd.Path)
+		if err == nil {
+			err = rec(ctx, g)
+		}
+		if err != nil {
+			_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			for _, f := range parentEnds {
+				f.Close()
+			}
+			return nil, &StartError{Path: cmd.Path, Err: fmt.Errorf("recording the process group: %w", err)}
+		}
+	}
 
 	var readers sync.WaitGroup
 	for i, r := range p.captured {

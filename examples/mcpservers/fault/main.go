@@ -43,6 +43,7 @@ func main() {
 	at := flag.String("at", "initialize", "where garbage or deep breaks the framing: initialize or call")
 	delay := flag.Duration("delay", 0, "wait this long before serving")
 	mark := flag.String("mark", "", "create this file before serving")
+	callmark := flag.String("callmark", "", "sleep creates this file when it is called")
 	await := flag.String("await", "", "serve only once this file exists (give up after 10 s)")
 	flag.Parse()
 
@@ -128,6 +129,9 @@ func main() {
 		})
 	s.AddTool(mcp.NewTool("sleep", mcp.WithDescription("Sleeps for ms milliseconds."), mcp.WithNumber("ms", mcp.Required())),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if *callmark != "" {
+				os.WriteFile(*callmark, nil, 0o600)
+			}
 			select {
 			case <-time.After(time.Duration(req.GetFloat("ms", 0)) * time.Millisecond):
 				return mcp.NewToolResultText("slept"), nil
