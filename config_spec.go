@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
@@ -412,6 +413,11 @@ func optionsTables() *spec {
 			"capture_content", boolean(false),
 			"max_bytes", integer(1, maxSafeInt, int64(268_435_456)),
 		),
+		// A Go extension: suspected-secret patterns beyond the built-in
+		// credential formats, masked wherever known secrets are.
+		"redaction", table(
+			"patterns", list(maxRedactionPatterns, str(1, redact.MaxExprBytes, nil).with(redactionPattern), nil),
+		),
 		"otel", table(
 			"exporter", enum("none", "none", "otlp"),
 			"sdk_disabled", boolean(false),
@@ -552,6 +558,17 @@ func absolute(v any) error {
 		return fmt.Errorf("must be a clean absolute path without NUL, \"..\" or \"//\"")
 	}
 	return nil
+}
+
+// maxRedactionPatterns bounds options.redaction.patterns: each pattern is
+// tried on every text the runtime records.
+const maxRedactionPatterns = 32
+
+// redactionPattern checks one options.redaction.patterns entry: a Go RE2
+// expression whose matches are bounded (see redact.NewPattern).
+func redactionPattern(v any) error {
+	_, err := redact.NewPattern("options.redaction.patterns", v.(string))
+	return err
 }
 
 func nameValue(v any) error {

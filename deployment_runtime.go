@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -66,6 +67,13 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		Output:          d.outputSpec(),
 	}
 	opts.secrets = ro.secrets
+	for i, expr := range o.Redaction.Patterns {
+		p, err := redact.NewPattern("options.redaction.patterns/"+strconv.Itoa(i), expr)
+		if err != nil {
+			return nil, err // checked when the deployment loaded
+		}
+		ro.secrets.AddPatterns(p)
+	}
 	if o.Run.Instructions != nil {
 		ro.Instructions = *o.Run.Instructions
 	}

@@ -26,7 +26,16 @@ type Options struct {
 	A2A        A2AOptions              `json:"a2a"`
 	Interfaces InterfaceOptions        `json:"interfaces"`
 	Trace      TraceOptions            `json:"trace"`
+	Redaction  RedactionOptions        `json:"redaction"`
 	OTel       OTelOptions             `json:"otel"`
+}
+
+// RedactionOptions are options.redaction, a Go extension.
+type RedactionOptions struct {
+	// Patterns are suspected-secret patterns (Go RE2, every match at most
+	// redact.MaxPatternBytes long) masked beside the built-in credential
+	// formats wherever known secret values are masked.
+	Patterns []string `json:"patterns,omitempty"`
 }
 
 // RunOptions are options.run.

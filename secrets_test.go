@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -361,5 +362,53 @@ func TestEscapedSecretIsMaskedEverywhere(t *testing.T) {
 	}
 	if !strings.Contains(r.trace, `"masked":1`) {
 		t.Fatal("the trace does not count the masks")
+	}
+}
+
+// Suspected secrets in well-known formats, and those a deployment names
+// in options.redaction.patterns, are masked like known values: a file
+// holding them, read by fs.read, reaches neither the trace, nor the store,
+// nor the model's next request, and the result counts its masks.
+func TestSuspectedSecretsAreMaskedEverywhere(t *testing.T) {
+	const (
+		openaiKey = "sk-proj-Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5kL7nP9rS1tV3x"
+		acmeKey   = "ACME-0F1E2D3C4B5A"
+	)
+	script := `{"turns":[{"text":["Reading."],"tool_calls":[{"name":"fs_read","arguments":{"path":"env.txt"}}]},{"text":["Done."]}]}`
+	body := "[options.shell]\nenabled = false\n[options.redaction]\npatterns = ['\\bACME-[0-9A-F]{12}\\b']\n"
+	r := runRecorded(t, body, script, func(ws string) {
+		os.WriteFile(filepath.Join(ws, "env.txt"), []byte("AWS_ACCESS_KEY_ID="+awsKey+"\nOPENAI_API_KEY="+openaiKey+"\nACME="+acmeKey+"\nBUILD=3f786850e387550fdab836ed7e6dc881de23001b\n"), 0o600)
+	}, nil)
+	if r.obj.Outcome.Status != StatusCompleted {
+		b, _ := json.Marshal(r.obj)
+		t.Fatalf("outcome %s", b)
+	}
+	assertNoLeak(t, r, awsKey, openaiKey, acmeKey)
+	if !strings.Contains(r.requests[1], "3f786850e387550fdab836ed7e6dc881de23001b") {
+		t.Fatal("a git SHA was masked")
+	}
+	for _, ev := range r.events {
+		if ev.Type == EventToolFinished && ev.Masked != 3 {
+			t.Fatalf("tool.finished counts %d masks, want 3", ev.Masked)
+		}
+	}
+}
+
+// A deployment pattern must compile as Go RE2 and bound its matches; a
+// bad one is a typed config error naming the entry.
+func TestRedactionPatternMustCompileAndBeBounded(t *testing.T) {
+	for _, c := range []struct{ pattern, reason string }{
+		{`(unclosed`, "not a Go RE2 regular expression"},
+		{`tok-[a-z]+`, "bound every repetition"},
+		{`\b`, "matches the empty text"},
+	} {
+		_, err := loadString(t, "schema_version = 1\n[options.redaction]\npatterns = ['ok-[0-9]{8}', '"+c.pattern+"']\n")
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Code != CodeInvalidValue || ce.Option != "/options/redaction/patterns/1" || !strings.Contains(ce.Message, c.reason) {
+			t.Errorf("%s: got %v", c.pattern, err)
+		}
+	}
+	if _, err := loadString(t, "schema_version = 1\n[options.redaction]\npatterns = ['ok-[0-9]{8}']\n"); err != nil {
+		t.Fatal(err)
 	}
 }
