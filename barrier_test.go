@@ -36,6 +36,21 @@ func toolCallScript(n int) string {
 	return b.String()
 }
 
+// oneTurnScript is a script of one turn proposing n tool calls, and a last
+// turn that answers.
+func oneTurnScript(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"turns":[{"text":["x"],"tool_calls":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"c%d","name":"bench_noop","arguments":{"path":"a.txt"}}`, i)
+	}
+	b.WriteString(`]},{"text":["done"]}]}`)
+	return b.String()
+}
+
 // TestDurableToolCallSpendsTwoBarriers: on a durable store a tool call
 // spends at most two barriers (its dispatch and its settlement), a model
 // call one (its dispatch) and the task one for its terminal record; a bbolt
@@ -73,25 +88,27 @@ func TestDurableToolCallSpendsTwoBarriers(t *testing.T) {
 	}
 }
 
-// BenchmarkDurableToolCall runs a task of 100 tool calls (one a turn) on a
-// bbolt store, with and without fsync, and reports per tool call the time,
-// the bytes allocated (the whole turn: model call, tool call, records and
-// commits), and the barriers and commits spent.
+// BenchmarkDurableToolCall runs a task of 100 tool calls on a bbolt store
+// and reports per tool call the time, the bytes allocated, and the barriers
+// and commits spent: one call a turn with and without fsync (the whole turn:
+// model call, tool call, records and commits), and all 100 in one turn
+// without fsync (the tool call's part alone).
 func BenchmarkDurableToolCall(b *testing.B) {
 	const calls = 100
-	for _, sync := range []bool{true, false} {
-		name := "fsync"
-		if !sync {
-			name = "nosync"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, v := range []struct {
+		name   string
+		sync   bool
+		script string
+	}{{"fsync", true, toolCallScript(calls)}, {"nosync", false, toolCallScript(calls)}, {"one-turn-nosync", false, oneTurnScript(calls)}} {
+		sync := v.sync
+		b.Run(v.name, func(b *testing.B) {
 			db, err := ledger.OpenBolt(filepath.Join(b.TempDir(), "ledger.db"), ledger.BoltOptions{NoSync: !sync})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer db.Close()
 			store := &barrierStore{Store: db}
-			rt := benchRuntimeStore(b, store, toolCallScript(calls), noopTool{})
+			rt := benchRuntimeStore(b, store, v.script, noopTool{})
 			commits := db.Commits()
 			b.ReportAllocs()
 			for b.Loop() {
