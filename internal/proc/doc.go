@@ -34,6 +34,14 @@
 // A plain double fork such as `( sleep 60 & ) &` does not leave the group, so it
 // is killed like any other member.
 //
+// The owner may die before it can tear a group down (SIGKILL, a crash). On
+// Linux the leader then gets SIGKILL as its parent-death signal; the other
+// members live on in the group. A context carrying a [Recorder]
+// ([WithRecorder]) has every group's identity ([Group]: boot ID, pgid, the
+// leader's start time) handed over before Start returns, so a later process
+// can find the survivors ([Survivors]) and kill them ([Reap]), and never a
+// group that merely reuses the pgid.
+//
 // Output is either captured with a bound (one-shot commands: [Options.MaxStdout],
 // [Options.MaxStderr], [Options.MaxTotal], with optional streaming of the
 // captured bytes through [Options.OnOutput]) or handed to the caller as a pipe
