@@ -14,7 +14,9 @@ const maxErrorMessage = 2048
 
 // errorDoc is the one JSON document a --json command prints when it fails
 // before it could print its own: {"error": {...}}, or for config validate
-// {"valid": false, "fingerprint": null, "error": {...}}.
+// {"valid": false, "fingerprint": null, "error": {...}}. (run and demo
+// print the task object's pre-admission envelope instead.) Its shape is
+// docs/schemas/error.schema.json.
 type errorDoc struct {
 	Valid       *bool           `json:"valid,omitempty"`
 	Fingerprint json.RawMessage `json:"fingerprint,omitempty"`
@@ -35,6 +37,16 @@ type errorDetails struct {
 }
 
 func writeErrorJSON(h *host, args []string, err error) {
+	if args[0] == "run" || args[0] == "demo" {
+		// A task command answers in its own shape, the task object, even
+		// for a failure no code path reported as pre-admission itself.
+		code := "invalid_arguments"
+		if errors.Is(err, pablo.ErrConfig) {
+			code = "invalid_configuration"
+		}
+		writeJSON(h, pablo.PreAdmissionFailure(code, message(err)))
+		return
+	}
 	doc := errorDoc{Error: errorDetails{Code: "failed", Message: textx.Shorten(err.Error(), maxErrorMessage)}}
 	var ue *usageError
 	var ce *pablo.ConfigError
