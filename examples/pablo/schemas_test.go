@@ -186,6 +186,12 @@ command = "`+fault+`"
 args = ["-mode", "exit"]
 required = true
 `)
+	// A model that writes a secret of a built-in format: its deltas, its
+	// call's arguments and its output are masked and counted.
+	const key = "AKIAIOSFODNN7EXAMPLE"
+	os.WriteFile(filepath.Join(ws, key+".txt"), []byte("a\n"), 0o600)
+	secretScript := write("secret.json", `{"turns":[{"text":["Reading `+key+`."],"tool_calls":[{"name":"fs_read","arguments":{"path":"`+key+`.txt"}}]},{"text":["The key is `+key+`."]}]}`)
+	plain := write("plain.toml", "schema_version = 1\n[options.shell]\nenabled = false\n")
 	shell := write("shell.toml", `schema_version = 1
 [options.shell]
 enabled = true
@@ -213,6 +219,7 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		{"run captured", append(append([]string{"run", "x", "--json", "--capture-content", "--trace", traceOf("captured")}, script...), demo...), 0, traceOf("captured")},
 		{"run limit exceeded", append(append([]string{"run", "x", "--json", "--max-tool-calls", "0", "--trace", traceOf("limit")}, script...), demo...), 1, traceOf("limit")},
 		{"run failed startup", []string{"run", "x", "--json", "--config", brokenRun, "--bind", "workspace=" + ws, "--trace", traceOf("failed")}, 1, traceOf("failed")},
+		{"run masked", []string{"run", "x", "--json", "--capture-content", "--trace", traceOf("masked"), "--script", secretScript, "--config", plain, "--bind", "workspace=" + ws}, 0, traceOf("masked")},
 		{"run bogus flag", []string{"run", "x", "--json", "--bogus"}, 2, ""},
 		{"run bad config", append([]string{"run", "x", "--json"}, bad...), 2, ""},
 		{"run missing binding", append(append([]string{"run", "x", "--json"}, script...), noSkills...), 2, ""},
