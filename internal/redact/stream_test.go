@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/internal/jsonx"
 )
@@ -213,13 +214,26 @@ func BenchmarkBuiltins(b *testing.B) {
 	}
 }
 
-func BenchmarkBuiltinEach(b *testing.B) {
-	for _, sp := range builtinSpecs {
-		b.Run(sp.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				newPattern(sp.name, sp.expr, sp.group)
-			}
-		})
+// FuzzMaskJSONMasksTheDecodedText: masking a JSON string gives valid JSON
+// whose value is the masked decoded text.
+func FuzzMaskJSONMasksTheDecodedText(f *testing.F) {
+	for _, text := range streamCorpus() {
+		f.Add(text)
 	}
+	s := streamSet(f)
+	f.Fuzz(func(t *testing.T, text string) {
+		if !utf8.ValidString(text) {
+			return // encoding/json would change it before masking
+		}
+		raw, _ := json.Marshal(map[string]string{"output": text})
+		out, n := s.MaskJSON(raw)
+		var got map[string]string
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%s is not JSON: %v", out, err)
+		}
+		want, wn := s.MaskString(text)
+		if got["output"] != want || n != wn {
+			t.Fatalf("%q: got %q (%d), want %q (%d)", text, got["output"], n, want, wn)
+		}
+	})
 }
