@@ -238,6 +238,9 @@ func modelFields(top bool) []any {
 		"auth_scheme", enum(nil, "bearer", "raw"),
 		"context_window_tokens", integer(1, 1_000_000_000, nil).opt(),
 		"script", pathSpec(nil),
+		// A Go addition: how long a call waits for the provider's next
+		// byte; unset means providers.DefaultStreamIdleTimeout (5 min).
+		"stream_idle_timeout_ms", integer(1, 86_400_000, nil),
 	}
 	if top {
 		f = append(f,

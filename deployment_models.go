@@ -179,15 +179,16 @@ func (b *modelBuilder) profileWith(ptr string, m ModelOptions, reasoning json.Ra
 			return nil, err
 		}
 	}
+	idle := time.Duration(m.StreamIdleTimeoutMS) * time.Millisecond
 	if m.Provider == "open_responses" {
 		return providers.NewResponses(b.client, providers.ResponsesOptions{Endpoint: endpoint, Model: m.ID, Secret: secret,
-			AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: effort, MaxOutputTokens: maxOut})
+			AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: effort, MaxOutputTokens: maxOut, StreamIdleTimeout: idle})
 	}
 	if budget > 0 && m.Provider == "openai_compatible" {
 		return nil, &ConfigError{Code: CodeInvalidValue, Option: ptr + "/reasoning", Message: "openai_compatible takes a reasoning effort, not budget_tokens"}
 	}
 	return providers.NewChat(b.client, providers.ChatOptions{Provider: providers.Provider(m.Provider), Endpoint: endpoint, Model: m.ID,
-		Secret: secret, AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: effort, ReasoningBudget: budget, MaxOutputTokens: maxOut})
+		Secret: secret, AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: effort, ReasoningBudget: budget, MaxOutputTokens: maxOut, StreamIdleTimeout: idle})
 }
 
 // secret resolves a profile's credential for exactly its consumer and

@@ -47,15 +47,18 @@ type RunOptions struct {
 // ModelOptions describe one model profile (options.model or
 // options.models.NAME).
 type ModelOptions struct {
-	Provider              string          `json:"provider"`
-	ID                    string          `json:"id"`
-	Endpoint              string          `json:"endpoint"`
-	Credential            string          `json:"credential"`
-	CapabilityProfile     string          `json:"capability_profile"`
-	AuthHeader            string          `json:"auth_header"`
-	AuthScheme            string          `json:"auth_scheme"`
-	ContextWindowTokens   *int64          `json:"context_window_tokens,omitempty"`
-	Script                *PathRef        `json:"script,omitempty"`
+	Provider            string   `json:"provider"`
+	ID                  string   `json:"id"`
+	Endpoint            string   `json:"endpoint"`
+	Credential          string   `json:"credential"`
+	CapabilityProfile   string   `json:"capability_profile"`
+	AuthHeader          string   `json:"auth_header"`
+	AuthScheme          string   `json:"auth_scheme"`
+	ContextWindowTokens *int64   `json:"context_window_tokens,omitempty"`
+	Script              *PathRef `json:"script,omitempty"`
+	// StreamIdleTimeoutMS bounds the wait for the provider's next byte;
+	// zero means providers.DefaultStreamIdleTimeout.
+	StreamIdleTimeoutMS   int64           `json:"stream_idle_timeout_ms,omitempty"`
 	Reasoning             json.RawMessage `json:"reasoning,omitempty"`
 	ReasoningCapabilities json.RawMessage `json:"reasoning_capabilities,omitempty"`
 	ModelOptions          json.RawMessage `json:"model_options,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/internal/textx"
@@ -38,6 +39,9 @@ type ChatOptions struct {
 	// MaxOutputTokens caps every request's output allowance (0: the
 	// request's own).
 	MaxOutputTokens int64
+	// StreamIdleTimeout bounds the wait for the provider's next byte
+	// (DefaultStreamIdleTimeout when zero).
+	StreamIdleTimeout time.Duration
 }
 
 // ChatModel speaks OpenAI Chat Completions with SSE streaming.
@@ -68,7 +72,7 @@ func (m *ChatModel) Generate(ctx context.Context, req *Request, emit func(string
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.c.post(ctx, m.opts.Endpoint, authHeader(m.opts.AuthHeader, m.opts.AuthScheme, m.opts.Secret), body)
+	resp, err := m.c.post(ctx, m.opts.Endpoint, authHeader(m.opts.AuthHeader, m.opts.AuthScheme, m.opts.Secret), body, m.opts.StreamIdleTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -61,14 +61,31 @@ type ClientOptions struct {
 	// TLSConfig, when set, is used for https endpoints (tests pass an
 	// httptest server's client config).
 	TLSConfig *tls.Config
+	// AfterFunc arms the stream idle timer (time.AfterFunc when nil); a
+	// test passes a fake clock's.
+	AfterFunc func(d time.Duration, f func()) IdleTimer
 }
+
+// IdleTimer is what ClientOptions.AfterFunc returns; *time.Timer is one.
+type IdleTimer interface {
+	Reset(d time.Duration) bool
+	Stop() bool
+}
+
+// DefaultStreamIdleTimeout is how long a call waits for the next byte of
+// a provider's answer (its response headers, then each read of the event
+// stream) when the model sets no stream idle timeout. Providers send
+// keep-alive comments far more often; a stream silent this long has
+// stalled.
+const DefaultStreamIdleTimeout = 5 * time.Minute
 
 // Client is the one HTTP client every adapter shares. It never follows a
 // redirect, never reads a proxy from the environment and speaks HTTP/1.1.
 // It is safe for concurrent use.
 type Client struct {
-	hc     *http.Client
-	limits Limits
+	hc        *http.Client
+	limits    Limits
+	afterFunc func(d time.Duration, f func()) IdleTimer
 }
 
 // NewClient returns a Client.
@@ -100,7 +117,8 @@ func NewClient(opts ClientOptions) *Client {
 				return http.ErrUseLastResponse
 			},
 		},
-		limits: opts.Limits.withDefaults(),
+		limits:    opts.Limits.withDefaults(),
+		afterFunc: opts.AfterFunc,
 	}
 }
 
@@ -112,16 +130,30 @@ func (c *Client) CloseIdle() { c.hc.CloseIdleConnections() }
 
 // post sends body to endpoint and returns the open event stream. Only a
 // 2xx answer with an event-stream body is returned; every other outcome is
-// an *Error with its delivery certainty.
-func (c *Client) post(ctx context.Context, endpoint string, header http.Header, body []byte) (*http.Response, error) {
+// an *Error with its delivery certainty. When nothing arrives for idle
+// (DefaultStreamIdleTimeout when zero) the call ends as
+// model_attempt_timed_out: before the response, delivery may have happened
+// (or not, without a connection); after it, the provider had the request.
+func (c *Client) post(ctx context.Context, endpoint string, header http.Header, body []byte, idle time.Duration) (*http.Response, error) {
 	if int64(len(body)) > c.limits.MaxRequestBytes {
 		return nil, &Error{Code: CodeContextTooLarge, Delivery: NotSent,
 			Reason: "the request body exceeds the " + strconv.FormatInt(c.limits.MaxRequestBytes, 10) + "-byte bound"}
 	}
+	if idle <= 0 {
+		idle = DefaultStreamIdleTimeout
+	}
 	var connected atomic.Bool
 	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, endpoint, bytes.NewReader(body))
+	rctx, cancel := context.WithCancelCause(ctx)
+	w := &idleWatch{d: idle, cancel: cancel}
+	after := c.afterFunc
+	if after == nil {
+		after = func(d time.Duration, f func()) IdleTimer { return time.AfterFunc(d, f) }
+	}
+	w.timer = after(idle, w.fire)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
+		w.close()
 		return nil, &Error{Code: CodeTransport, Delivery: NotSent, Reason: "the endpoint is not a valid URL"}
 	}
 	req.Header = header
@@ -129,21 +161,84 @@ func (c *Client) post(ctx context.Context, endpoint string, header http.Header, 
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		w.close()
+		if w.fired.Load() && ctx.Err() == nil {
+			e := w.timedOut(MayHaveBeenSent)
+			if !connected.Load() {
+				e.Delivery = NotSent
+			}
+			return nil, e
+		}
 		return nil, transportError(ctx, err, connected.Load())
 	}
+	w.timer.Reset(idle)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// Error bodies are never read: they may echo the request.
 		resp.Body.Close()
+		w.close()
 		return nil, statusError(resp.StatusCode)
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt != "text/event-stream" {
 		resp.Body.Close()
+		w.close()
 		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Status: resp.StatusCode,
 			Reason: "the response is not an event stream (Content-Type must be text/event-stream)"}
 	}
-	resp.Body = &boundedBody{r: resp.Body, left: c.limits.MaxResponseBytes}
+	resp.Body = &idleBody{r: &boundedBody{r: resp.Body, left: c.limits.MaxResponseBytes}, w: w}
 	return resp, nil
+}
+
+// ErrStreamIdle is the cause of a call that waited longer than its stream
+// idle timeout for the provider's next byte.
+var ErrStreamIdle = errors.New("providers: the provider's stream was idle past its timeout")
+
+// idleWatch ends a call (cancelling its request) when its timer fires.
+type idleWatch struct {
+	d      time.Duration
+	timer  IdleTimer
+	cancel context.CancelCauseFunc
+	fired  atomic.Bool
+}
+
+func (w *idleWatch) fire() {
+	w.fired.Store(true)
+	w.cancel(ErrStreamIdle)
+}
+
+// close stops the timer and releases the request's context.
+func (w *idleWatch) close() {
+	w.timer.Stop()
+	w.cancel(context.Canceled)
+}
+
+func (w *idleWatch) timedOut(d Delivery) *Error {
+	return &Error{Code: CodeAttemptTimedOut, Delivery: d, RetryClass: RetryTransportUncertain,
+		Reason: "the provider sent nothing for " + w.d.String() + " (stream idle timeout)", Err: ErrStreamIdle}
+}
+
+// idleBody rearms the idle timer on every read that brings bytes; once it
+// has fired, a read fails as model_attempt_timed_out with the response
+// received.
+type idleBody struct {
+	r io.ReadCloser
+	w *idleWatch
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if b.w.fired.Load() {
+		return 0, b.w.timedOut(ResponseReceived)
+	}
+	if n > 0 {
+		b.w.timer.Reset(b.w.d)
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	b.w.close()
+	return b.r.Close()
 }
 
 // transportError classifies a failure below HTTP. Without a connection the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/internal/textx"
@@ -38,6 +39,9 @@ type ResponsesOptions struct {
 	ReasoningEffort string
 	// MaxOutputTokens caps every request's output allowance.
 	MaxOutputTokens int64
+	// StreamIdleTimeout bounds the wait for the provider's next byte
+	// (DefaultStreamIdleTimeout when zero).
+	StreamIdleTimeout time.Duration
 }
 
 // ResponsesModel speaks the Responses-style streaming API (the pinned
@@ -160,7 +164,7 @@ func (m *ResponsesModel) Generate(ctx context.Context, req *Request, emit func(s
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.c.post(ctx, m.opts.Endpoint, authHeader(m.opts.AuthHeader, m.opts.AuthScheme, m.opts.Secret), body)
+	resp, err := m.c.post(ctx, m.opts.Endpoint, authHeader(m.opts.AuthHeader, m.opts.AuthScheme, m.opts.Secret), body, m.opts.StreamIdleTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -154,7 +154,10 @@ func (s *SSEReader) Frames() int { return s.frames }
 
 // frameError maps an SSE reader failure to a call failure.
 func frameError(err error, limits Limits) *Error {
+	var pe *Error
 	switch {
+	case errors.As(err, &pe):
+		return pe
 	case errors.Is(err, ErrFrameTooLarge):
 		return malformed("an SSE frame exceeds the %s-byte bound", strconv.Itoa(limits.MaxFrameBytes))
 	case errors.Is(err, ErrTooManyFrames):
