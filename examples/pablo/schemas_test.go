@@ -29,7 +29,7 @@ func jsonSchemas() map[string][]string {
 		"demo":            task,
 		"run":             task,
 		"ledger show":     {"urn:pablo:cli:ledger-report", errDoc},
-		"ledger recover":  {"urn:pablo:cli:ledger-report", errDoc},
+		"ledger recover":  {"urn:pablo:cli:ledger-recover", errDoc},
 		"skills list":     {"urn:pablo:cli:skills-list", errDoc},
 		"skills show":     {"urn:pablo:cli:skills-show", errDoc},
 		"config validate": {"urn:pablo:cli:config-validate"},
@@ -199,6 +199,7 @@ enabled = true
 default = "deny"
 allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "prefix" }]
 `)
+	shellScript := write("shell.json", `{"turns":[{"tool_calls":[{"name":"shell.run","arguments":{"command":"/usr/bin/printf hi","cwd":"."}}]},{"text":["done"]}]}`)
 	badSkills := filepath.Join(dir, "skills")
 	os.MkdirAll(filepath.Join(badSkills, "broken"), 0o700)
 	write(filepath.Join("skills", "broken", "SKILL.md"), "no frontmatter\n")
@@ -213,6 +214,7 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		trace string // the --trace file to validate line by line
 	}{
 		{"demo", []string{"demo", "--json", "--store", store}, 0, ""},
+		{"run shell with store", []string{"run", "x", "--json", "--store", store, "--script", shellScript, "--config", shell, "--bind", "workspace=" + ws}, 0, ""},
 		{"demo bogus flag", []string{"demo", "--json", "--bogus"}, 2, ""},
 		{"demo with a task", []string{"demo", "x", "--json"}, 2, ""},
 		{"run completed", append(append([]string{"run", "x", "--json", "--trace", traceOf("run")}, script...), demo...), 0, traceOf("run")},
