@@ -21,6 +21,10 @@ type command struct {
 	flags      []flag
 	// notes are extra lines of help: what stdout holds, exit codes.
 	notes []string
+	// schemas are the files of docs/schemas that describe what --json
+	// prints: on success first, then on failure when that differs. Help
+	// names them; a test validates real outputs against them.
+	schemas []string
 }
 
 // flag is one flag of a command.
@@ -80,49 +84,50 @@ func commands() []command {
 		return out
 	}
 	return []command{
-		{path: "demo", summary: "run the bundled offline demo (a scripted model, a fresh temporary workspace)",
+		{path: "demo", schemas: []string{"task-object.schema.json"}, summary: "run the bundled offline demo (a scripted model, a fresh temporary workspace)",
 			flags: []flag{
 				jsonFlag("print one task object when the task settles"),
 				{name: "store", arg: "PATH", help: "keep the task's ledger in this bbolt database (default: no store)"},
 			}},
-		{path: "run", args: `"TASK"`, summary: "run one task under the deployment's authority",
+		{path: "run", args: `"TASK"`, schemas: []string{"task-object.schema.json"}, summary: "run one task under the deployment's authority",
 			deployment: true, flags: with([]flag{jsonFlag("print exactly one task object when the task settles, or the pre-admission envelope")}, runFlags()),
 			notes: []string{
 				"Text mode streams model text to stdout and tool progress to stderr.",
+				"The --trace file holds one event per line, each as docs/schemas/trace-event.schema.json describes it.",
 				"Exit: 0 completed, 1 the task ended otherwise, 2 invalid arguments or configuration, 130 cancelled.",
 			}},
-		{path: "ledger show", args: "[TASK_ID]", summary: "a ledger's tasks, their outcomes and counts",
+		{path: "ledger show", args: "[TASK_ID]", schemas: []string{"ledger-report.schema.json", "error.schema.json"}, summary: "a ledger's tasks, their outcomes and counts",
 			flags: []flag{
 				{name: "store", arg: "PATH", help: "the bbolt ledger database to read (required; never created)"},
 				jsonFlag("print one JSON report"),
 			}},
-		{path: "ledger recover", args: "[TASK_ID]", summary: "after a crash: each task's completed, unknown and retryable calls, and its process groups still alive (exit 1 when any is unknown)",
+		{path: "ledger recover", args: "[TASK_ID]", schemas: []string{"ledger-recover.schema.json", "error.schema.json"}, summary: "after a crash: each task's completed, unknown and retryable calls, and its process groups still alive (exit 1 when any is unknown)",
 			notes: []string{"Exit: 0 nothing unknown, 1 some outcome is unknown (never replay it; reconcile), 2 a missing store or invalid arguments."},
 			flags: []flag{
 				{name: "store", arg: "PATH", help: "the bbolt ledger database to read (required; never created)"},
 				{name: "reap", help: "kill the recorded process groups that survived their host (same boot, pgid and leader start time only)"},
 				jsonFlag("print one JSON report"),
 			}},
-		{path: "skills list", summary: "the Skills catalog of the configured roots (frontmatter only)",
+		{path: "skills list", schemas: []string{"skills-list.schema.json", "error.schema.json"}, summary: "the Skills catalog of the configured roots (frontmatter only)",
 			deployment: true, flags: with([]flag{jsonFlag("print the catalog as JSON")})},
-		{path: "skills show", args: "ROOT/NAME", summary: "one Skill's record, its requirements and validation",
+		{path: "skills show", args: "ROOT/NAME", schemas: []string{"skills-show.schema.json", "error.schema.json"}, summary: "one Skill's record, its requirements and validation",
 			deployment: true, flags: with([]flag{jsonFlag("print the record as JSON")})},
-		{path: "config validate", summary: "offline: check the deployment and print its fingerprint",
+		{path: "config validate", schemas: []string{"config-validate.schema.json"}, summary: "offline: check the deployment and print its fingerprint",
 			deployment: true, flags: with([]flag{jsonFlag("print one JSON document")})},
-		{path: "config explain", summary: "offline: the resolved envelope with provenance, as JSON",
+		{path: "config explain", schemas: []string{"config-explain.schema.json", "error.schema.json"}, summary: "offline: the resolved envelope with provenance, as JSON",
 			deployment: true, flags: with([]flag{jsonFlag("accepted: the envelope is JSON already")})},
 		{path: "config render", summary: "offline: a self-contained TOML document with the same fingerprint",
 			deployment: true},
-		{path: "policy check", args: "CAPABILITY_ID", summary: "offline: one decision, with the deciding layer and rule",
+		{path: "policy check", args: "CAPABILITY_ID", schemas: []string{"policy-check.schema.json", "error.schema.json"}, summary: "offline: one decision, with the deciding layer and rule",
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the decision as JSON"),
 				{name: "read", arg: "PATH", repeat: true, help: "a workspace path the call would read; repeatable"},
 				{name: "write", arg: "PATH", repeat: true, help: "a workspace path the call would write; repeatable"},
 				{name: "shell", arg: "COMMAND", help: "decide a shell.run command line instead of a capability"},
 			})},
-		{path: "mcp probe", summary: "start each configured MCP server: health, version, tools admitted or denied, digests to pin",
+		{path: "mcp probe", schemas: []string{"mcp-probe.schema.json", "error.schema.json"}, summary: "start each configured MCP server: health, version, tools admitted or denied, digests to pin",
 			deployment: true, flags: with([]flag{jsonFlag("print one JSON report")})},
-		{path: "doctor", summary: "readiness checks of a deployment (see the README for exit codes 3..8)",
+		{path: "doctor", schemas: []string{"doctor-report.schema.json"}, summary: "readiness checks of a deployment (see the README for exit codes 3..8)",
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the version-1 doctor report"),
 				{name: "probe", arg: "provider|mcp", help: "also send one short provider request, or start the MCP servers (default: offline checks only)"},
@@ -177,6 +182,13 @@ func (c command) writeHelp(w io.Writer) {
 	fmt.Fprintf(w, "usage: %s\n\n%s.\n", c.synopsis(), capitalize(c.summary))
 	for _, n := range c.notes {
 		fmt.Fprintf(w, "%s\n", n)
+	}
+	if len(c.schemas) > 0 {
+		fmt.Fprintf(w, "JSON shape (Draft 2020-12 schema): docs/schemas/%s", c.schemas[0])
+		if len(c.schemas) > 1 {
+			fmt.Fprintf(w, "; on failure docs/schemas/%s", c.schemas[1])
+		}
+		fmt.Fprintln(w)
 	}
 	labels := []string{"-h, --help"}
 	helps := []string{"show this help"}

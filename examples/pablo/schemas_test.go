@@ -19,25 +19,25 @@ import (
 // schemaDir holds the JSON Schemas of every JSON output of the CLI.
 var schemaDir = filepath.Join("..", "..", "docs", "schemas")
 
-// jsonSchemas names, for every command that takes --json, the schemas of
-// what it prints: on success first, then on failure. A command added to
-// commands() with a json flag must be added here, with its schema.
-func jsonSchemas() map[string][]string {
-	task := []string{"urn:pablo:cli:task-object"}
-	errDoc := "urn:pablo:cli:error"
-	return map[string][]string{
-		"demo":            task,
-		"run":             task,
-		"ledger show":     {"urn:pablo:cli:ledger-report", errDoc},
-		"ledger recover":  {"urn:pablo:cli:ledger-recover", errDoc},
-		"skills list":     {"urn:pablo:cli:skills-list", errDoc},
-		"skills show":     {"urn:pablo:cli:skills-show", errDoc},
-		"config validate": {"urn:pablo:cli:config-validate"},
-		"config explain":  {"urn:pablo:cli:config-explain", errDoc},
-		"policy check":    {"urn:pablo:cli:policy-check", errDoc},
-		"mcp probe":       {"urn:pablo:cli:mcp-probe", errDoc},
-		"doctor":          {"urn:pablo:cli:doctor-report"},
+// jsonSchemas maps every command that takes --json to the $ids of the
+// schemas its table entry names (commands.go), success first.
+func jsonSchemas(t *testing.T, fileOf map[string]string) map[string][]string {
+	t.Helper()
+	idOf := map[string]string{}
+	for id, f := range fileOf {
+		idOf[f] = id
 	}
+	out := map[string][]string{}
+	for _, c := range commands() {
+		for _, f := range c.schemas {
+			id, ok := idOf[f]
+			if !ok {
+				t.Errorf("pablo %s names %s, which is not in %s", c.path, f, schemaDir)
+			}
+			out[c.path] = append(out[c.path], id)
+		}
+	}
+	return out
 }
 
 // traceSchema is the schema of one line of a native trace (run --trace).
@@ -102,14 +102,14 @@ func TestEveryJSONCommandHasASchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := jsonSchemas()
+	want := jsonSchemas(t, fileOf)
 	for _, c := range commands() {
 		if !slices.ContainsFunc(c.flags, func(f flag) bool { return f.name == "json" }) {
 			continue
 		}
 		ids, ok := want[c.path]
 		if !ok {
-			t.Errorf("pablo %s takes --json but jsonSchemas names no schema of its output", c.path)
+			t.Errorf("pablo %s takes --json but its entry in commands() names no schema of its output", c.path)
 		}
 		for _, id := range ids {
 			if schemas[id] == nil {
@@ -123,10 +123,11 @@ func TestEveryJSONCommandHasASchema(t *testing.T) {
 		delete(want, c.path)
 	}
 	for path := range want {
-		t.Errorf("jsonSchemas names %q, which takes no --json", path)
+		t.Errorf("pablo %s names a schema but takes no --json", path)
 	}
-	if schemas[traceSchema] == nil || !bytes.Contains(readme, []byte("docs/schemas/"+fileOf[traceSchema])) {
-		t.Errorf("the trace schema is missing or the README does not list it")
+	run, _ := lookup("run")
+	if schemas[traceSchema] == nil || !bytes.Contains(readme, []byte("docs/schemas/"+fileOf[traceSchema])) || !strings.Contains(strings.Join(run.notes, "\n"), fileOf[traceSchema]) {
+		t.Errorf("the trace schema is missing, or the README or run's help does not name it")
 	}
 }
 
@@ -136,7 +137,8 @@ func TestEveryJSONCommandHasASchema(t *testing.T) {
 // gains without its schema fails here: the schemas close every object
 // whose members the CLI owns.
 func TestJSONOutputsMatchTheirSchemas(t *testing.T) {
-	schemas, _ := loadSchemas(t)
+	schemas, fileOf := loadSchemas(t)
+	outputs := jsonSchemas(t, fileOf)
 	dir := t.TempDir()
 	// The fault MCP server builds while the CLI does.
 	fault := filepath.Join(dir, "fault")
@@ -270,7 +272,7 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 			t.Errorf("%s: stdout is not one line: %q", c.name, out)
 			continue
 		}
-		id := validateOne(t, c.name, schemas, jsonSchemas()[path], out)
+		id := validateOne(t, c.name, schemas, outputs[path], out)
 		if seen[path] == nil {
 			seen[path] = map[string]bool{}
 		}
@@ -295,7 +297,7 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 			t.Errorf("%s: the trace has %d lines", c.name, n)
 		}
 	}
-	for path, ids := range jsonSchemas() {
+	for path, ids := range outputs {
 		for _, id := range ids {
 			if !seen[path][id] {
 				t.Errorf("no output of pablo %s was validated against %s", path, id)
