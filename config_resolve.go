@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/internal/endpoint"
+	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
@@ -90,7 +91,7 @@ func (l *loader) resolve() (*Deployment, error) {
 		"deployment":  deployment,
 		"options":     options,
 	}
-	d := &Deployment{tree: tree, bindings: l.bindings, configRoot: l.root, locked: locked, loopbackHTTP: l.opts.LoopbackHTTP && !locked, hostTrace: l.opts.HostTrace}
+	d := &Deployment{tree: tree, bindings: l.bindings, configRoot: l.root, locked: locked, loopbackHTTP: l.opts.LoopbackHTTP && !locked, hostTrace: l.opts.HostTrace, reserved: &fstools.Reserved{}}
 	if err := d.check(mg.prov); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/pabloagent/pablo/internal/fstools"
 )
 
 // Deployment is a resolved deployment: every import, profile, environment
@@ -33,6 +35,10 @@ type Deployment struct {
 	credentials  map[string]CredentialRef
 	layers       []AuthorityLayer
 	credDests    map[string][]string
+	// reserved holds the trace files this deployment opened: the workspace
+	// tools of its runtimes never read, write or list them. It is the one
+	// mutable part of a Deployment, and safe for concurrent use.
+	reserved *fstools.Reserved
 }
 
 // Source is one contribution to a deployment.

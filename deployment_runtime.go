@@ -293,6 +293,10 @@ func (d *Deployment) nativeCatalogs(set *authority.Set) (cats []ToolCatalog, cle
 			},
 			Limits: fstools.Limits{MaxFileBytes: limitInt(fs.MaxFileBytes), MaxEntries: limitInt(fs.MaxEntries), MaxDepth: limitInt(fs.MaxDepth),
 				MaxScanBytes: limitInt(fs.MaxScanBytes), MaxToolOutputBytes: o.Limits.MaxToolOutputBytes},
+			// The traces this deployment writes (options.trace.path lies in
+			// the workspace in the base preset) are never readable,
+			// writable or listed through the tools.
+			Reserved: d.reserved,
 		})
 		if err != nil {
 			return cats, cleanup, err

@@ -130,6 +130,22 @@ func OpenTrace(path string, opts TraceWriterOptions) (*TraceWriter, error) {
 	return &TraceWriter{opts: opts, f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
 }
 
+// OpenTrace is the package's OpenTrace for a trace of this deployment's
+// tasks: the file is reserved from its runtimes' workspace tools (by device
+// and inode), so when it lies in the workspace the model can never read,
+// write, list or search it, under any name or hard link. TraceSink opens
+// through it; a host opening its own trace path does too.
+func (d *Deployment) OpenTrace(path string, opts TraceWriterOptions) (*TraceWriter, error) {
+	tw, err := OpenTrace(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := tw.f.Stat(); err == nil {
+		d.reserved.Add(fi)
+	}
+	return tw, nil
+}
+
 // Write records one event. It is a Sink: pass tw.Write as
 // HostOptions.Sink, or call it from the host's own sink (see ChainSinks).
 // A record that does not fit the bound is dropped and counted, not an
@@ -593,7 +609,7 @@ func (d *Deployment) TraceSink(sessionID string) (func(Event) error, io.Closer, 
 		if err != nil {
 			return nil, &TraceError{Path: ref.String(), Reason: "the path does not resolve inside its root", Err: err}
 		}
-		return OpenTrace(abs, opts)
+		return d.OpenTrace(abs, opts)
 	}
 	if sessionID != "" || !strings.Contains(t.Path.Path, "{session_id}") {
 		tw, err := open(sessionID)

@@ -47,7 +47,7 @@ func openObservability(ctx context.Context, h *host, p *parsed, d *pablo.Deploym
 			path = filepath.Join(h.workDir, path)
 		}
 		t := d.Options.Trace
-		tw, err := pablo.OpenTrace(path, pablo.TraceWriterOptions{MaxBytes: t.MaxBytes, CaptureContent: t.CaptureContent})
+		tw, err := d.OpenTrace(path, pablo.TraceWriterOptions{MaxBytes: t.MaxBytes, CaptureContent: t.CaptureContent})
 		if err != nil {
 			return fail(err)
 		}

@@ -131,6 +131,13 @@ func (c *call) readDir(dir *os.Root, rel string, already int64, skipBadNames boo
 				}
 				return nil, &Error{Tool: c.id, Code: UnsupportedEncoding, Path: rel, Detail: "the directory holds an entry whose name is not UTF-8"}
 			}
+			if e.Type().IsRegular() && !c.t.reserved.empty() {
+				// A reserved file is left out of listings (and so of
+				// searches): its name and size tell nothing.
+				if fi, err := e.Info(); err == nil && c.t.reserved.Has(fi) {
+					continue
+				}
+			}
 			out = append(out, dirent{name: e.Name(), typ: entryType(e.Type())})
 		}
 		if max > 0 && already+int64(len(out)) > max {

@@ -151,6 +151,10 @@ func (c *call) resolve(rel string, parts []string, allowMissing bool) (*target, 
 		dir.Close()
 		return nil, c.symlinkDenied(rel)
 	}
+	if c.t.reserved.Has(fi) {
+		dir.Close()
+		return nil, c.reservedDenied(rel)
+	}
 	return &target{rel: rel, parent: dir, name: name, info: fi, exists: true}, nil
 }
 

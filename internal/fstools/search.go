@@ -174,6 +174,9 @@ func (s *search) file(dir *os.Root, p, name string) error {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return c.symlinkDenied(p)
 	}
+	if c.t.reserved.Has(fi) {
+		return c.reservedDenied(p)
+	}
 	if err := c.regular(tg); err != nil {
 		return err
 	}

@@ -39,6 +39,9 @@ type Options struct {
 	Decide func(kind authority.ResourceKind, rel string) authority.Decision
 	// Limits are the agent's work limits.
 	Limits Limits
+	// Reserved, when set, names files the tools deny (RuleReserved) and
+	// leave out of listings and searches, whatever the policy says.
+	Reserved *Reserved
 }
 
 // Tools is one agent's set of workspace tools. It is immutable and safe for
@@ -48,7 +51,9 @@ type Tools struct {
 	write  bool
 	decide func(authority.ResourceKind, string) authority.Decision
 	limits Limits
-	hooks  hooks
+	// reserved is Options.Reserved (nil holds nothing).
+	reserved *Reserved
+	hooks    hooks
 }
 
 // hooks let tests act between steps; all nil in production.
@@ -74,7 +79,7 @@ func New(opts Options) (*Tools, error) {
 			return nil, fmt.Errorf("fstools: Limits.%s is %d; use 0 for unlimited or a positive bound", name, v)
 		}
 	}
-	return &Tools{ws: opts.Workspace, write: opts.Write, decide: opts.Decide, limits: l}, nil
+	return &Tools{ws: opts.Workspace, write: opts.Write, decide: opts.Decide, limits: l, reserved: opts.Reserved}, nil
 }
 
 // call is the state of one tool invocation.
