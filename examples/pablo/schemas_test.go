@@ -202,6 +202,8 @@ default = "deny"
 allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "prefix" }]
 `)
 	shellScript := write("shell.json", `{"turns":[{"tool_calls":[{"name":"shell.run","arguments":{"command":"/usr/bin/printf hi","cwd":"."}}]},{"text":["done"]}]}`)
+	escape := write("escape.json", `{"turns":[{"tool_calls":[{"name":"fs.read","arguments":{"path":"../outside.txt"}}]},{"text":["never reached"]}]}`)
+	rm := write("rm.json", `{"turns":[{"tool_calls":[{"name":"shell.run","arguments":{"command":"/bin/rm -rf docs","cwd":"."}}]},{"text":["never reached"]}]}`)
 	badSkills := filepath.Join(dir, "skills")
 	os.MkdirAll(filepath.Join(badSkills, "broken"), 0o700)
 	write(filepath.Join("skills", "broken", "SKILL.md"), "no frontmatter\n")
@@ -216,7 +218,9 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		trace string // the --trace file to validate line by line
 	}{
 		{"demo", []string{"demo", "--json", "--store", store}, 0, ""},
-		{"run shell with store", []string{"run", "x", "--json", "--store", store, "--script", shellScript, "--config", shell, "--bind", "workspace=" + ws}, 0, ""},
+		{"run shell with store", []string{"run", "x", "--json", "--capture-content", "--trace", traceOf("shell"), "--store", store, "--script", shellScript, "--config", shell, "--bind", "workspace=" + ws}, 0, traceOf("shell")},
+		{"run policy denied", append([]string{"run", "x", "--json", "--trace", traceOf("denied"), "--store", store, "--script", escape}, demo...), 1, traceOf("denied")},
+		{"run command denied", []string{"run", "x", "--json", "--trace", traceOf("rm"), "--store", store, "--script", rm, "--config", shell, "--bind", "workspace=" + ws}, 1, traceOf("rm")},
 		{"demo bogus flag", []string{"demo", "--json", "--bogus"}, 2, ""},
 		{"demo with a task", []string{"demo", "x", "--json"}, 2, ""},
 		{"run completed", append(append([]string{"run", "x", "--json", "--trace", traceOf("run")}, script...), demo...), 0, traceOf("run")},
