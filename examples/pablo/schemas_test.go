@@ -258,6 +258,7 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		{"doctor", append([]string{"doctor", "--json"}, demo...), 0, ""},
 		{"doctor bad config", append([]string{"doctor", "--json"}, bad...), 2, ""},
 		{"doctor missing credential", append([]string{"doctor", "--json"}, vercel...), 3, ""},
+		{"doctor probe mcp failed", []string{"doctor", "--json", "--probe", "mcp", "--config", brokenRun, "--bind", "workspace=" + ws}, 6, ""},
 		{"ledger show", []string{"ledger", "show", "--json", "--store", store}, 0, ""},
 		{"ledger recover", []string{"ledger", "recover", "--json", "--store", store}, 0, ""},
 		{"ledger show missing store", []string{"ledger", "show", "--json", "--store", filepath.Join(dir, "typo.db")}, 2, ""},
