@@ -21,8 +21,18 @@ import (
 //
 // Every key and element it counts is a distinct value of the decoded tree,
 // so it never refuses a document the decoder and the schema would accept.
+//
+// And it bounds the decoder's work itself: it replays the decoder's key
+// lookups on its own index (each lookup scans the entries created after
+// the parent until the match, or to the end) and refuses a document whose
+// lookups would scan more than maxDecodeWork entries, about a third of a
+// second of decoding here. Only a document that nests thousands of tables
+// deep under many parents (tens of profiles each with every map full) comes
+// near it, and such a document loads when split into imports, each of which
+// is decoded on its own.
 const (
-	maxTableKeys = 256
+	maxTableKeys  = 256
+	maxDecodeWork = 1 << 26
 )
 
 // prescan counts a document's keys, tables and array elements. It returns
@@ -30,7 +40,7 @@ const (
 // with the line where it was passed. A syntax error is left to the decoder:
 // the scan stops and accepts.
 func prescan(text []byte) (steps int, err *ConfigError) {
-	s := &scanState{seen: map[string]struct{}{}, keys: map[string]int{}, arrays: map[string]int{}}
+	s := &scanState{seen: map[string]int{"": 0}, keys: map[string]int{}, arrays: map[string]int{}}
 	var p unstable.Parser
 	p.Reset(text)
 	table := ""
@@ -74,26 +84,41 @@ func countLines(b []byte) int {
 
 // scanState is what a pre-scan has counted.
 type scanState struct {
-	seen   map[string]struct{} // every key path
-	keys   map[string]int      // table path → its distinct keys
-	arrays map[string]int      // array-of-tables path → its elements
+	seen   map[string]int // every key path → the order it was created in
+	keys   map[string]int // table path → its distinct keys
+	arrays map[string]int // array-of-tables path → its elements
 	nodes  int
+	work   int64 // the decoder's lookup steps so far (an upper bound)
 	why    string
 }
 
 // add counts key under parent once and returns its path.
 func (s *scanState) add(parent, key string) (string, bool) {
 	path := parent + pointer(key)
-	if _, ok := s.seen[path]; ok {
-		return path, true
+	from := s.seen[parent]
+	if at, ok := s.seen[path]; ok {
+		return path, s.charge(int64(at - from))
 	}
-	s.seen[path] = struct{}{}
+	if !s.charge(int64(len(s.seen) - from)) {
+		return path, false
+	}
+	s.seen[path] = len(s.seen)
 	s.keys[parent]++
 	if s.keys[parent] > maxTableKeys {
 		s.why = fmt.Sprintf("more than %d keys in one table (at %s); no table of a deployment holds that many", maxTableKeys, orRoot(parent))
 		return path, false
 	}
 	return path, s.node()
+}
+
+// charge adds n lookup steps of the decoder.
+func (s *scanState) charge(n int64) bool {
+	s.work += n
+	if s.work > maxDecodeWork {
+		s.why = fmt.Sprintf("the document would cost the TOML decoder more than %d lookup steps (it holds too many tables under too many parents); split it into imports", maxDecodeWork)
+		return false
+	}
+	return true
 }
 
 func (s *scanState) node() bool {
@@ -124,6 +149,11 @@ func (s *scanState) header(it unstable.Iterator, array bool) (string, bool) {
 		n, isArray := s.arrays[path]
 		switch {
 		case it.IsLast() && array:
+			// The decoder forgets the previous element's keys, a pass
+			// over all of its entries.
+			if isArray && !s.charge(int64(len(s.seen))) {
+				return "", false
+			}
 			s.arrays[path] = n + 1
 			if n+1 > maxArray {
 				s.why = fmt.Sprintf("more than %d elements in one array (at %s)", maxArray, path)
