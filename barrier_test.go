@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,11 +18,18 @@ import (
 type barrierStore struct {
 	ledger.Store
 	barriers atomic.Uint64
+	volatile atomic.Uint64
 }
 
 func (s *barrierStore) Append(ctx context.Context, recs []ledger.Record) error {
 	s.barriers.Add(1)
 	return s.Store.Append(ctx, recs)
+}
+
+// AppendVolatile forwards a volatile write, which is no barrier.
+func (s *barrierStore) AppendVolatile(ctx context.Context, recs []ledger.Record) error {
+	s.volatile.Add(1)
+	return s.Store.(ledger.VolatileStore).AppendVolatile(ctx, recs)
 }
 
 // toolCallScript is a script of n turns of one tool call each, and a last
@@ -85,6 +93,57 @@ func TestDurableToolCallSpendsTwoBarriers(t *testing.T) {
 	}
 	if len(rep.Tasks) != 1 || rep.Tasks[0].Outcome == nil || len(rep.Tasks[0].Completed) != calls+modelCalls {
 		t.Fatalf("recovered %+v", rep.Tasks)
+	}
+}
+
+// TestDurableShellCallSpendsTwoBarriers: a shell.run call, which starts a
+// process group and records it before giving it work, spends no more
+// barriers than any other tool call: the group's record is volatile (it has
+// to outlive the host process, not the machine), and is in the store for
+// recovery from the moment the group is recorded.
+func TestDurableShellCallSpendsTwoBarriers(t *testing.T) {
+	t.Parallel()
+	const calls = 5
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	var b strings.Builder
+	b.WriteString(`{"turns":[`)
+	for i := range calls {
+		fmt.Fprintf(&b, `{"text":["x"],"tool_calls":[{"id":"c%d","name":"shell_run","arguments":{"command":"true","cwd":"."}}]},`, i)
+	}
+	b.WriteString(`{"text":["done"]}]}`)
+	db, err := ledger.OpenBolt(filepath.Join(dir, "ledger.db"), ledger.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := &barrierStore{Store: db}
+	rt, err := scriptDeployment(t, dir, ws, b.String(), "").NewRuntime(context.Background(), HostOptions{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	before := db.Commits()
+	obj, _ := runTask(t, rt, "go")
+	if obj.Outcome.Status != StatusCompleted || obj.Accounting.ToolCalls.N != calls {
+		t.Fatalf("outcome %+v, %d tool calls", obj.Outcome, obj.Accounting.ToolCalls.N)
+	}
+	const modelCalls = calls + 1
+	budget := uint64(2*calls + modelCalls + 1)
+	if got := store.barriers.Load(); got > budget {
+		t.Errorf("%d shell calls and %d model calls spent %d barriers, want at most %d (%.1f per tool call)",
+			calls, modelCalls, got, budget, float64(got)/calls)
+	}
+	if commits := db.Commits() - before; commits > store.barriers.Load() {
+		t.Errorf("%d bbolt commits for %d barriers", commits, store.barriers.Load())
+	}
+	rep, err := ledger.Recover(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tasks) != 1 || len(rep.Tasks[0].ProcessGroups) != calls || store.volatile.Load() != calls {
+		t.Fatalf("%d volatile writes; recovered %+v", store.volatile.Load(), rep.Tasks)
 	}
 }
 

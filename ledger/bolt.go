@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,7 +58,24 @@ type Bolt struct {
 	done   chan struct{} // closed when the committer has exited
 
 	commits atomic.Uint64
+
+	// The sidecar of volatile records (see [Bolt.AppendVolatile]): vfile is
+	// nil when the store is read-only; vol holds the records written since
+	// open that no commit has made durable yet, or, read-only, those the
+	// sidecar held at open.
+	vpath string
+	vmu   sync.Mutex
+	vfile *os.File
+	vsize int64
+	vol   volatileSet
 }
+
+// VolatileSuffix names the sidecar file beside a bbolt ledger at PATH:
+// PATH+VolatileSuffix holds its volatile records (see [Bolt.AppendVolatile]).
+const VolatileSuffix = ".volatile"
+
+// maxVolatile bounds the sidecar a store reads at open.
+const maxVolatile = 1 << 30
 
 type appendReq struct {
 	items []encodedRecord
@@ -101,9 +121,142 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 		db.Close()
 		return nil, &StoreError{Op: "initialize " + path, Err: err}
 	}
-	b := &Bolt{db: db, maxBatch: opts.MaxBatch, reqs: make(chan *appendReq, opts.MaxBatch), done: make(chan struct{})}
+	b := &Bolt{db: db, maxBatch: opts.MaxBatch, reqs: make(chan *appendReq, opts.MaxBatch), done: make(chan struct{}), vpath: path + VolatileSuffix}
+	if err := b.openSidecar(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	go b.commitLoop()
 	return b, nil
+}
+
+// openSidecar opens (or creates) the sidecar of a writable store, makes the
+// records a killed writer left in it durable, in one commit, and empties it.
+func (b *Bolt) openSidecar() error {
+	f, _, err := fsx.OpenFile(b.vpath, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return &StoreError{Op: "open " + b.vpath, Err: err}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxVolatile))
+	if err == nil && len(data) > 0 {
+		var left volatileSet
+		recs, _ := decodeVolatile(data)
+		left.add(recs)
+		err = b.importVolatile(&left)
+		if err == nil {
+			err = f.Truncate(0)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return &StoreError{Op: "recover " + b.vpath, Err: err}
+	}
+	b.vfile = f
+	return nil
+}
+
+// importVolatile commits the records of v that continue each task's durable
+// records.
+func (b *Bolt) importVolatile(v *volatileSet) error {
+	if v.empty() {
+		return nil
+	}
+	return b.db.Update(func(tx *bolt.Tx) error {
+		tasks := tx.Bucket([]byte(bucketTasks))
+		results := tx.Bucket([]byte(bucketResults))
+		for id := range v.tasks {
+			bk, err := tasks.CreateBucketIfNotExists([]byte(id))
+			if err != nil {
+				return err
+			}
+			var last uint64
+			if k, _ := bk.Cursor().Last(); len(k) == 8 {
+				last = binary.BigEndian.Uint64(k)
+			}
+			for _, r := range v.continuing(id, last) {
+				val, err := encodeRecord(&r)
+				if err != nil {
+					return err
+				}
+				var key [8]byte
+				binary.BigEndian.PutUint64(key[:], r.N)
+				if err := bk.Put(key[:], val); err != nil {
+					return err
+				}
+				if r.Kind == RecordResult && r.Result != nil && results.Get([]byte(r.Result.ID)) == nil {
+					if err := results.Put([]byte(r.Result.ID), r.Result.Data); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// AppendVolatile implements [VolatileStore]. The records go to the sidecar
+// file beside the database (PATH+[VolatileSuffix]) in one write(2), with no
+// fsync: a kill of this process cannot lose them once it returns, a power
+// loss can (and the database itself is never committed without its fsyncs,
+// so it cannot be torn by one). Every reader merges the sidecar: this store
+// from memory, a read-only open from the file; the next writable open
+// commits what a killed writer left there and empties it, and a commit that
+// makes every volatile record durable empties it too.
+func (b *Bolt) AppendVolatile(ctx context.Context, recs []Record) error {
+	if b.readOnly {
+		return &StoreError{Op: "append", Err: ErrReadOnly}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var buf []byte
+	for i := range recs {
+		r := &recs[i]
+		if r.TaskID == "" || r.N == 0 {
+			return &InvalidError{Field: "record", Reason: "needs a TaskID and an N of at least 1"}
+		}
+		var err error
+		if buf, err = appendVolatileLine(buf, r); err != nil {
+			return &InvalidError{Field: "record", Reason: fmt.Sprintf("task %s record %d does not encode: %v", r.TaskID, r.N, err)}
+		}
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return ErrClosed
+	}
+	b.vmu.Lock()
+	defer b.vmu.Unlock()
+	if _, err := b.vfile.Write(buf); err != nil {
+		// Drop a partial line, so the next one starts clean.
+		b.vfile.Truncate(b.vsize)
+		return &StoreError{Op: "append volatile", Err: err}
+	}
+	b.vsize += int64(len(buf))
+	b.vol.add(recs)
+	return nil
+}
+
+// pruneVolatile forgets the volatile records a committed batch made
+// durable, and empties the sidecar once none is left.
+func (b *Bolt) pruneVolatile(batch []*appendReq) {
+	b.vmu.Lock()
+	defer b.vmu.Unlock()
+	if b.vol.empty() {
+		return
+	}
+	for _, r := range batch {
+		for i := range r.items {
+			it := &r.items[i]
+			b.vol.prune(string(it.task), binary.BigEndian.Uint64(it.key[:]))
+		}
+	}
+	if b.vol.empty() && b.vsize > 0 && b.vfile.Truncate(0) == nil {
+		b.vsize = 0
+	}
 }
 
 // openBoltReadOnly opens an existing ledger file for reading only. A file
@@ -143,7 +296,17 @@ func openBoltReadOnly(path string, opts BoltOptions) (*Bolt, error) {
 	}
 	done := make(chan struct{})
 	close(done) // no committer to join
-	return &Bolt{db: db, readOnly: true, done: done}, nil
+	b := &Bolt{db: db, readOnly: true, done: done, vpath: path + VolatileSuffix}
+	// The sidecar is read, never created: its records are visible as they
+	// were when the store was opened.
+	data, err := fsx.ReadFile(context.Background(), b.vpath, maxVolatile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		db.Close()
+		return nil, &StoreError{Op: "open " + b.vpath, Err: err}
+	}
+	recs, _ := decodeVolatile(data)
+	b.vol.add(recs)
+	return b, nil
 }
 
 // Append implements [Store]. Records are encoded on the caller's goroutine and
@@ -216,6 +379,8 @@ func (b *Bolt) commitLoop() {
 		b.commits.Add(1)
 		if err != nil {
 			err = &StoreError{Op: "commit", Err: err}
+		} else {
+			b.pruneVolatile(batch)
 		}
 		for _, r := range batch {
 			r.done <- err
@@ -261,6 +426,9 @@ func (b *Bolt) Records(ctx context.Context, taskID string) ([]Record, error) {
 	err := b.view(func(tx *bolt.Tx) error {
 		bk := tx.Bucket([]byte(bucketTasks)).Bucket([]byte(taskID))
 		if bk == nil {
+			if b.hasVolatile(taskID) {
+				return nil
+			}
 			return &StateError{What: "task", ID: taskID, Op: "read", Reason: reasonUnknown}
 		}
 		return bk.ForEach(func(k, v []byte) error {
@@ -275,7 +443,18 @@ func (b *Bolt) Records(ctx context.Context, taskID string) ([]Record, error) {
 			return nil
 		})
 	})
-	return recs, err
+	if err != nil {
+		return recs, err
+	}
+	b.vmu.Lock()
+	defer b.vmu.Unlock()
+	return b.vol.merge(taskID, recs), nil
+}
+
+func (b *Bolt) hasVolatile(taskID string) bool {
+	b.vmu.Lock()
+	defer b.vmu.Unlock()
+	return len(b.vol.tasks[taskID]) > 0
 }
 
 // Tasks implements [Store].
@@ -287,7 +466,21 @@ func (b *Bolt) Tasks(ctx context.Context) ([]string, error) {
 			return ctx.Err()
 		})
 	})
-	return ids, err
+	if err != nil {
+		return ids, err
+	}
+	b.vmu.Lock()
+	defer b.vmu.Unlock()
+	n := len(ids)
+	for id := range b.vol.tasks {
+		if _, found := slices.BinarySearch(ids[:n], id); !found {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > n {
+		slices.Sort(ids)
+	}
+	return ids, nil
 }
 
 // Result implements [Store].
@@ -295,6 +488,14 @@ func (b *Bolt) Result(_ context.Context, ref ResultRef) (json.RawMessage, error)
 	var data json.RawMessage
 	err := b.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket([]byte(bucketResults)).Get([]byte(ref))
+		if v == nil {
+			b.vmu.Lock()
+			data, ok := b.vol.result(ref)
+			b.vmu.Unlock()
+			if ok {
+				v = data
+			}
+		}
 		if v == nil {
 			return &StateError{What: "result", ID: string(ref), Op: "read", Reason: reasonUnknown}
 		}
@@ -333,6 +534,21 @@ func (b *Bolt) Close() error {
 	}
 	b.mu.Unlock()
 	<-b.done
+	if b.vfile != nil {
+		// Make what is still only volatile durable, and drop the sidecar.
+		b.vmu.Lock()
+		err := b.importVolatile(&b.vol)
+		if err == nil {
+			b.vol = volatileSet{}
+			err = os.Remove(b.vpath)
+		}
+		b.vfile.Close()
+		b.vmu.Unlock()
+		if err != nil {
+			b.db.Close()
+			return &StoreError{Op: "close " + b.vpath, Err: err}
+		}
+	}
 	if err := b.db.Close(); err != nil {
 		return &StoreError{Op: "close", Err: err}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +24,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(crashChildEnv); path != "" {
 		os.Exit(runCrashChild(path))
 	}
+	if path := os.Getenv(volatileChildEnv); path != "" {
+		os.Exit(runVolatileChild(path))
+	}
 	os.Exit(m.Run())
 }
 
@@ -36,6 +40,8 @@ func TestMain(m *testing.M) {
 //	D task call     the call is dispatched
 //	S task call     the call is settled
 //	F task          the task's outcome is recorded
+//	G task pgid     a process group is recorded (volatile: no barrier, but
+//	                visible after a kill, with every record before it)
 func runCrashChild(path string) int {
 	store, err := OpenBolt(path, BoltOptions{Timeout: 5 * time.Second})
 	if err != nil {
@@ -120,6 +126,14 @@ func crashTask(store Store, rng *rand.Rand, ack func(string, ...any)) error {
 			return err
 		}
 		barrier("D %s %s", t, id)
+		if rng.IntN(2) == 0 {
+			// The tool starts a process: its group is visible at once.
+			pgid := 1000 + i
+			if err := r.RecordProcessGroup(ctx, a, ProcessGroupRecord{BootID: "crash", Pgid: pgid, LeaderStart: uint64(i)}); err != nil {
+				return err
+			}
+			barrier("G %s %d", t, pgid)
+		}
 		if err := r.SettleToolCall(ctx, a, id, ToolSettlement{Status: ToolCompleted, Delivery: ResponseReceived}); err != nil {
 			return err
 		}
@@ -209,9 +223,18 @@ func crashOnce(t *testing.T, path string, after time.Duration) []string {
 	return lines
 }
 
+// checkAfterCrash checks the store as a read-only reader sees it (the
+// volatile sidecar as the killed writer left it) and then as the next
+// writer does (the sidecar committed).
 func checkAfterCrash(t *testing.T, path string, acks []string) (unknown, retryable int) {
 	t.Helper()
-	store, err := OpenBolt(path, BoltOptions{Timeout: 5 * time.Second})
+	checkStoreAfterCrash(t, path, acks, true)
+	return checkStoreAfterCrash(t, path, acks, false)
+}
+
+func checkStoreAfterCrash(t *testing.T, path string, acks []string, readOnly bool) (unknown, retryable int) {
+	t.Helper()
+	store, err := OpenBolt(path, BoltOptions{Timeout: 5 * time.Second, ReadOnly: readOnly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,6 +291,12 @@ func checkAfterCrash(t *testing.T, path string, acks []string) (unknown, retryab
 			fmt.Sscan(f[2], &n)
 			if task.LastRootSeq < n {
 				t.Fatalf("acknowledged %q but the last event is %d", line, task.LastRootSeq)
+			}
+		case "G":
+			var pgid int
+			fmt.Sscan(f[2], &pgid)
+			if !slices.ContainsFunc(task.ProcessGroups, func(g ProcessGroupRecord) bool { return g.Pgid == pgid }) {
+				t.Fatalf("acknowledged %q but the task's groups are %+v (read-only %v)", line, task.ProcessGroups, readOnly)
 			}
 		case "F":
 			if task.Outcome == nil {

@@ -45,9 +45,6 @@
 //     record accepted before them);
 //   - [Root.SettleToolCall]: a tool call's settlement, with its result;
 //   - [Root.Finish]: an agent's terminal record;
-//   - [Root.RecordProcessGroup]: a process group the runtime started,
-//     durable before the group is given any work (a tool call that starts a
-//     process spends this third barrier);
 //   - [Root.Flush], and an accepting method that finds FlushEvery records
 //     waiting (a bound on memory, not a durability point).
 //
@@ -63,6 +60,21 @@
 // a call whose admission survived without its dispatch never left the
 // process and is retryable; a call lost entirely never left it either. A
 // model call's lost settlement reads as an unknown outcome, charged as such.
+//
+// A record can also be volatile, on a [VolatileStore] (both stores here
+// are): visible to every later reader on this host once written, even after
+// the writer is killed, but not guaranteed across a power loss or an OS
+// crash. A volatile write costs no fsync and is not a barrier. It serves
+// records that must outlive the host process, not the machine:
+// [Root.RecordProcessGroup] writes a process group the runtime started,
+// with every record accepted before it, volatile before the group is given
+// any work (no process survives a reboot, and a reaper refuses a record of
+// another boot), so a tool call that starts a process still spends two
+// barriers; the next barrier makes the records durable. What a reader sees
+// of a task is still a prefix of its records: the durable ones and the
+// volatile ones that continue them. The bolt store keeps volatile records in
+// a sidecar file beside the database (see [Bolt.AppendVolatile]), never in a
+// bbolt commit without its fsyncs, which a power loss could tear.
 //
 // Results are immutable and content-addressed: [Root.PutResult] stores the
 // [Canonical] JSON of a value under "sha256:<hex>".

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// TestProcessGroupRecordIsDurableInEveryStore: a recorded process group is a
-// barrier, and both stores keep it for recovery.
+// TestProcessGroupRecordIsDurableInEveryStore: a recorded process group is in
+// the store when RecordProcessGroup returns (volatile in both, see
+// TestVolatileRecordSurvivesAKilledWriter), and both keep it for recovery.
 func TestProcessGroupRecordIsDurableInEveryStore(t *testing.T) {
 	ctx := context.Background()
 	bolt, err := OpenBolt(filepath.Join(t.TempDir(), "l.db"), BoltOptions{})

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -147,7 +148,9 @@ type Root struct {
 	last    *agent // the agent of the latest call: most calls repeat it
 	results map[ResultRef]struct{}
 	err     error // sticky store failure
-	clk     recordClock
+	// volatileN is the highest N written volatile (see RecordProcessGroup).
+	volatileN uint64
+	clk       recordClock
 }
 
 type agent struct {
@@ -671,12 +674,24 @@ func (r *Root) RecordDecision(ctx context.Context, agentID, capability string, d
 }
 
 // RecordProcessGroup records a process group the agent's runtime started
-// and owns, and makes it durable at once: it is a barrier, taken right after
-// the group started and before the caller hands it any work, so a crash from
-// then on leaves the group findable by recovery.
+// and owns, right after the group started and before the caller hands it any
+// work, so that a kill of the host from then on leaves the group findable by
+// recovery. The record needs to outlive the host process, not the machine
+// (no process survives a reboot, and a reaper refuses a record of another
+// boot), so on a [VolatileStore] it is written volatile, with every record
+// accepted before it: no fsync and not a barrier, visible to every later
+// reader on this host when RecordProcessGroup returns, and durable at the
+// next barrier. On any other store it is a barrier.
 func (r *Root) RecordProcessGroup(ctx context.Context, agentID string, g ProcessGroupRecord) error {
 	if g.Pgid <= 0 || g.BootID == "" {
 		return &InvalidError{Field: "process group", Reason: "needs a positive pgid and a boot ID"}
+	}
+	vs, volatile := r.store.(VolatileStore)
+	if volatile && !r.resultsOnly {
+		// No flush is in flight while the volatile records are written, so
+		// the durable records and the volatile ones leave no gap.
+		r.flushMu.Lock()
+		defer r.flushMu.Unlock()
 	}
 	r.mu.Lock()
 	a, err := r.usable(agentID, "record a process group for")
@@ -686,8 +701,28 @@ func (r *Root) RecordProcessGroup(ctx context.Context, agentID string, g Process
 	}
 	g.AgentID = a.id
 	r.record(Record{Kind: RecordProcessGroup, Time: r.clock(), ProcessGroup: &g})
+	if !volatile || r.resultsOnly {
+		r.mu.Unlock()
+		return r.flush(ctx)
+	}
+	// Only what no earlier volatile write carried.
+	i := len(r.pending)
+	for i > 0 && r.pending[i-1].N > r.volatileN {
+		i--
+	}
+	recs := slices.Clone(r.pending[i:])
+	r.volatileN = r.n
 	r.mu.Unlock()
-	return r.flush(ctx)
+	if err := vs.AppendVolatile(r.storeCtx, recs); err != nil {
+		se := &StoreError{Op: "append volatile", Err: err}
+		r.mu.Lock()
+		if r.err == nil {
+			r.err = se
+		}
+		r.mu.Unlock()
+		return se
+	}
+	return nil
 }
 
 // PutResult implements [Ledger]. v is marshalled with encoding/json

@@ -47,6 +47,9 @@ type MemoryStore struct {
 type memoryTask struct {
 	log    seqlog.Log[memRecord]
 	others seqlog.Log[Record] // the records kept whole, by value
+	// lastN is the highest N kept; volatileN the highest one kept by
+	// AppendVolatile, which a later Append carries again.
+	lastN, volatileN uint64
 }
 
 // memRecord is a record as the memory store keeps it. Events, the bulk of
@@ -63,6 +66,7 @@ type memRecord struct {
 }
 
 func (t *memoryTask) add(r *Record) {
+	t.lastN = max(t.lastN, r.N)
 	if r.Kind == RecordEvent && r.Event.Time == r.Time && r.Event.RootID == r.TaskID &&
 		r.Time == time.UnixMicro(r.Time.UnixMicro()).UTC() {
 		e := &r.Event
@@ -93,6 +97,17 @@ func NewMemoryStore() *MemoryStore {
 
 // Append implements [Store].
 func (m *MemoryStore) Append(_ context.Context, recs []Record) error {
+	return m.append(recs, false)
+}
+
+// AppendVolatile implements [VolatileStore]: a memory store keeps volatile
+// records like any other (it does not outlive its process either), and
+// keeps once those a later Append carries again.
+func (m *MemoryStore) AppendVolatile(_ context.Context, recs []Record) error {
+	return m.append(recs, true)
+}
+
+func (m *MemoryStore) append(recs []Record, volatile bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -113,6 +128,14 @@ func (m *MemoryStore) Append(_ context.Context, recs []Record) error {
 		if t == nil {
 			t = &memoryTask{}
 			m.tasks[r.TaskID] = t
+		}
+		switch {
+		case volatile && r.N <= t.lastN:
+			continue // kept already
+		case volatile:
+			t.volatileN = r.N
+		case r.N != 0 && r.N <= t.volatileN:
+			continue // kept already, by AppendVolatile
 		}
 		t.add(r)
 	}
