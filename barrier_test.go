@@ -138,6 +138,7 @@ func TestDurableShellCallSpendsTwoBarriers(t *testing.T) {
 	if commits := db.Commits() - before; commits > store.barriers.Load() {
 		t.Errorf("%d bbolt commits for %d barriers", commits, store.barriers.Load())
 	}
+	t.Logf("%d shell calls: %d barriers, %d volatile writes", calls, store.barriers.Load(), store.volatile.Load())
 	rep, err := ledger.Recover(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
