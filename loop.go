@@ -461,6 +461,9 @@ type liveCall struct {
 	// streams names the streams seen so far; outMasks[i] masks streams[i].
 	streams  [maxLiveStreams]string
 	nstreams int
+	// cut is set once the bound dropped output: what the maskers hold
+	// back then may be the start of a secret whose rest was dropped.
+	cut bool
 	// failed is the outcome of the first tool.output event the ledger or
 	// the sink refused: the call ends the task once it returns.
 	failed *Outcome
@@ -470,11 +473,16 @@ type liveCall struct {
 // call; the final result still carries everything the tool captured.
 func (s *step) streamOutput(stream string, chunk []byte) {
 	l := &s.live
-	if l.id == "" || l.streamed >= maxStreamedOutput || len(chunk) == 0 {
+	if l.id == "" || len(chunk) == 0 {
+		return
+	}
+	if l.streamed >= maxStreamedOutput {
+		l.cut = true
 		return
 	}
 	if len(chunk) > maxStreamedOutput-l.streamed {
 		chunk = chunk[:maxStreamedOutput-l.streamed]
+		l.cut = true
 	}
 	l.streamed += len(chunk)
 	if l.failed != nil {
@@ -520,7 +528,13 @@ func (s *step) outMask(stream string) *redact.Stream {
 func (s *step) flushOutput() {
 	l := &s.live
 	for i := range l.nstreams {
-		text, masked := s.outMasks[i].Flush()
+		var text string
+		var masked int
+		if l.cut {
+			text, masked = s.outMasks[i].Cut()
+		} else {
+			text, masked = s.outMasks[i].Flush()
+		}
 		if text != "" && l.failed == nil {
 			l.failed = s.emit(EventData{Type: EventToolOutput, CallID: l.id, Name: l.name, Stream: l.streams[i], Text: text, Masked: masked})
 		}
@@ -604,6 +618,11 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	}
 	digest := sha256Tag(args)
 	lc := ledger.ToolCall{ID: call.ID, Name: string(id), ArgumentsDigest: digest, InputBytes: uint64(len(args))}
+	if _, n := r.opts.secrets.MaskString(lc.ID); n > 0 {
+		// The model wrote the ID: one holding a secret is recorded under
+		// an ID of the loop's own (the model still sees its own).
+		lc.ID = ""
+	}
 	if lc.ID == "" {
 		lc.ID = "call_" + strconv.FormatUint(uint64(len(s.history)), 10)
 	}
@@ -618,7 +637,8 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 			}
 			return s.deny(lc, d, unavailableRule(d))
 		}
-		lc.Name = textx.Shorten(call.Name, 256)
+		// The model wrote the name: it is recorded masked, then bounded.
+		lc.Name = textx.Shorten(r.opts.secrets.String(call.Name), 256)
 		if !utf8.ValidString(lc.Name) {
 			lc.Name = "invalid"
 		}

@@ -463,9 +463,10 @@ func (c *Catalog) setHealth(i int, f func(*Health)) {
 	c.health[i].CheckedAt = c.opts.Now()
 }
 
-// scrub masks known secrets in an error's text.
+// scrub masks secrets in an error's text: known values and suspected
+// secrets, which need no known value to be masked.
 func (c *Catalog) scrub(err error) error {
-	if err == nil || c.secrets.Len() == 0 {
+	if err == nil {
 		return err
 	}
 	// A server's JSON-RPC message is cut when formatted: mask it whole

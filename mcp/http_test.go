@@ -392,3 +392,30 @@ func TestJSONRPCErrorOfACallIsMaskedAndBounded(t *testing.T) {
 		t.Fatalf("message of %d bytes kept", len(rpc.Message))
 	}
 }
+
+// A server's own text in an error (here the target of a refused redirect)
+// is masked for suspected secrets even when the catalog resolved no
+// credential: the error and the server's health reason hold no key.
+func TestServerErrorTextMasksSuspectedSecretsWithNoKnownValue(t *testing.T) {
+	t.Parallel()
+	const key = "AKIAIOSFODNN7EXAMPLE"
+	rec, ts := newRecorder(t)
+	rec.fault = func(w http.ResponseWriter, r *http.Request, _ string) bool {
+		http.Redirect(w, r, "https://elsewhere.example/mcp?key="+key, http.StatusTemporaryRedirect)
+		return true
+	}
+	srv := httpServer(ts.URL + "/mcp")
+	srv.Required = false
+	c, err := Open(context.Background(), Options{Servers: []Server{srv}, Authority: allowAll(t, srv), AllowLoopbackHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	h := c.Health()
+	if len(h) != 1 || h[0].State != Failed || !strings.Contains(h[0].Reason, "elsewhere.example") {
+		t.Fatalf("health %+v", h)
+	}
+	if strings.Contains(h[0].Reason, key[4:12]) {
+		t.Fatalf("the health reason holds the key: %s", h[0].Reason)
+	}
+}

@@ -83,6 +83,19 @@ func (st *Stream) Flush() (string, int) {
 	return out, n
 }
 
+// Cut ends a stream cut short, whose rest will never be written: what is
+// held back could be the start of a secret whose end was cut off, so it is
+// released as one Mask (counted as one masked region). It resets st like
+// Flush.
+func (st *Stream) Cut() (string, int) {
+	held := len(st.pend)
+	st.pend, st.prev = st.pend[:0], -1
+	if held == 0 {
+		return "", 0
+	}
+	return Mask, 1
+}
+
 func (st *Stream) keep(tail []byte) {
 	st.pend = append(st.pend[:0], tail...)
 }

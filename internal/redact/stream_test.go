@@ -237,3 +237,21 @@ func FuzzMaskJSONMasksTheDecodedText(f *testing.F) {
 		}
 	})
 }
+
+// A stream cut short releases its held-back tail as one mask: the start of
+// a secret whose rest was dropped is never released in clear.
+func TestCutStreamMasksItsHeldBackStart(t *testing.T) {
+	var s Set
+	s.Add("Tk9-Qm4Lz7-Wp2Vx")
+	st := s.NewStream()
+	out, _ := st.WriteString("ok Tk9-Qm")
+	if out != "ok " || st.Pending() != 6 {
+		t.Fatalf("released %q, holding %d", out, st.Pending())
+	}
+	if out, n := st.Cut(); out != Mask || n != 1 || st.Pending() != 0 {
+		t.Fatalf("cut released %q with %d masks", out, n)
+	}
+	if out, n := st.Cut(); out != "" || n != 0 {
+		t.Fatalf("an empty cut released %q", out)
+	}
+}

@@ -1,0 +1,54 @@
+package pablo
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pabloagent/pablo/authority"
+)
+
+// Live output cut by its per-call bound in the middle of a secret releases
+// no piece of it: the held-back start is masked, not released in clear,
+// while the output before it streams unchanged.
+func TestLiveOutputCutByItsBoundReleasesNoPieceOfASecret(t *testing.T) {
+	pad := strings.Repeat(" ", maxStreamedOutput-6)
+	tool := &sayTool{own: []string{pad, knownSecret + "\n"}}
+	set, _ := authority.New(authority.Config{Host: []authority.ID{"test.say"}})
+	script := `{"turns":[{"text":["Saying."],"tool_calls":[{"name":"test.say","arguments":{"chunks":[]}}]},{"text":["Done."]}]}`
+	r := runRecordedOpts(t, RuntimeOptions{Authority: set, Catalogs: []ToolCatalog{tool}}, script, knownSecret)
+	assertNoLeak(t, r, knownSecret)
+	out, _, masked := r.streamText(EventToolOutput)
+	if out != pad+"[redacted]" || masked != 1 {
+		t.Fatalf("streamed %q… with %d masks", out[len(out)-min(len(out), 20):], masked)
+	}
+}
+
+// A tool name the model wrote that is not in the catalog is recorded with
+// its secrets masked (the store kept it in clear).
+func TestModelWrittenToolNameIsRecordedMasked(t *testing.T) {
+	script := `{"turns":[{"text":["Calling."],"tool_calls":[{"name":"x` + knownSecret + `-` + awsKey + `","arguments":{}}]},{"text":["Done."]}]}`
+	r := runRecorded(t, "[options.shell]\nenabled = false\n", script, nil, nil, knownSecret)
+	if r.obj.Outcome.Status != StatusPolicyDenied {
+		b, _ := json.Marshal(r.obj)
+		t.Fatalf("outcome %s", b)
+	}
+	r.requests = nil
+	assertNoLeak(t, r, knownSecret, awsKey)
+}
+
+// A call ID the model (or its provider) wrote that holds a secret is not
+// recorded: the call is recorded under an ID of the loop's own, and the
+// model still gets its result under the ID it wrote.
+func TestModelWrittenCallIDHoldingASecretIsNotRecorded(t *testing.T) {
+	script := `{"turns":[{"text":["Calling."],"tool_calls":[{"id":"` + awsKey + `","name":"fs_read","arguments":{"path":"a.txt"}}]},{"text":["Done."]}]}`
+	r := runRecorded(t, "[options.shell]\nenabled = false\n", script, func(ws string) { os.WriteFile(filepath.Join(ws, "a.txt"), []byte("x"), 0o600) }, nil)
+	if r.obj.Outcome.Status != StatusCompleted || len(r.requests) != 2 || !strings.Contains(r.requests[1], awsKey) {
+		b, _ := json.Marshal(r.obj)
+		t.Fatalf("outcome %s after %d requests", b, len(r.requests))
+	}
+	r.requests = nil
+	assertNoLeak(t, r, awsKey)
+}
