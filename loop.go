@@ -202,9 +202,9 @@ func (s *step) openCatalogs() *Outcome {
 	v := r.sharedTools()
 	switch {
 	case v == nil:
-		v = buildToolView(r.opts.Authority, nil, s.catalogs)
+		v = buildToolView(r.opts.Authority, r.opts.secrets, nil, s.catalogs)
 	case len(more) > 0:
-		v = buildToolView(r.opts.Authority, v, more)
+		v = buildToolView(r.opts.Authority, r.opts.secrets, v, more)
 	}
 	if v.err != nil {
 		return &Outcome{Status: StatusFailed, Code: string(ledger.FailToolExecution), Delivery: string(ledger.NotSent)}

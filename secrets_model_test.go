@@ -52,3 +52,22 @@ func TestModelWrittenCallIDHoldingASecretIsNotRecorded(t *testing.T) {
 	r.requests = nil
 	assertNoLeak(t, r, awsKey)
 }
+
+// An MCP server writes its tools' descriptions: one that holds a
+// credential or a suspected secret reaches the model masked, in the tool
+// definitions of every request.
+func TestMCPToolDefinitionsReachTheModelMasked(t *testing.T) {
+	bin := buildFaultServer(t)
+	script := `{"turns":[{"text":["Done."]}]}`
+	body := "[options.shell]\nenabled = false\n" + mcpServerTOML(bin, "drift", "")
+	body = strings.Replace(body, `"drift"]`, `"drift", "-desc", "Echoes. Token `+knownSecret+`, key `+awsKey+`."]`, 1)
+	r := runRecorded(t, body, script, nil, nil, knownSecret)
+	if r.obj.Outcome.Status != StatusCompleted || len(r.requests) != 1 {
+		b, _ := json.Marshal(r.obj)
+		t.Fatalf("outcome %s after %d requests", b, len(r.requests))
+	}
+	if !strings.Contains(r.requests[0], "Echoes. Token [redacted], key [redacted].") {
+		t.Fatalf("the model was not shown the masked description: %.600s", r.requests[0])
+	}
+	assertNoLeak(t, r, knownSecret, awsKey)
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -24,8 +25,11 @@ type toolView struct {
 
 // buildToolView builds the view of catalogs, first ones first, on top of
 // base (nil for none), which is left unchanged: its compiled contracts are
-// shared, the new catalogs' compiled.
-func buildToolView(auth authority.Authority, base *toolView, catalogs []ToolCatalog) *toolView {
+// shared, the new catalogs' compiled. The definitions shown to the model
+// are masked with secrets (an MCP server writes its tools' descriptions
+// and schemas, and may write a credential it was given into them); the
+// contracts check the schemas as the catalog declared them.
+func buildToolView(auth authority.Authority, secrets *redact.Set, base *toolView, catalogs []ToolCatalog) *toolView {
 	v := &toolView{owner: map[authority.ID]ToolCatalog{}, byWire: map[string]authority.ID{}, refused: map[string]authority.Decision{}}
 	if base != nil {
 		v.owner, v.byWire, v.refused = maps.Clone(base.owner), maps.Clone(base.byWire), maps.Clone(base.refused)
@@ -47,7 +51,8 @@ func buildToolView(auth authority.Authority, base *toolView, catalogs []ToolCata
 			specs = append(specs, spec)
 			w := wireName(spec.ID)
 			v.byWire[w] = spec.ID
-			v.defs = append(v.defs, ToolDef{Name: w, Description: spec.Description, Parameters: spec.InputSchema})
+			params, _ := secrets.MaskJSON(spec.InputSchema)
+			v.defs = append(v.defs, ToolDef{Name: w, Description: secrets.String(spec.Description), Parameters: params})
 		}
 	}
 	if base == nil {
@@ -96,7 +101,7 @@ func (r *Runtime) sharedTools() *toolView {
 				return
 			}
 		}
-		r.tools = buildToolView(r.opts.Authority, nil, r.opts.Catalogs)
+		r.tools = buildToolView(r.opts.Authority, r.opts.secrets, nil, r.opts.Catalogs)
 	})
 	return r.tools
 }
