@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/internal/fsx"
+	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
@@ -96,7 +97,21 @@ func Load(opts LoadOptions) (*Deployment, error) {
 
 // LoadContext is Load under ctx: every file is opened without blocking (a
 // FIFO or a device is refused at once) and ctx ends a read in progress.
+//
+// A deployment error's message never holds a suspected secret: a value
+// written where a credential name belongs (a token pasted as a header)
+// is masked in the diagnostic like tool output.
 func LoadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
+	d, err := loadContext(ctx, opts)
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		var builtins redact.Set // the built-in credential formats alone
+		ce.Message, ce.Option = builtins.String(ce.Message), builtins.String(ce.Option)
+	}
+	return d, err
+}
+
+func loadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
 	if opts.Config == "" {
 		return nil, &ConfigError{Code: CodeInvalidValue, Message: "no deployment file given (--config)"}
 	}

@@ -2,6 +2,7 @@ package pablo
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,4 +71,24 @@ func TestMCPToolDefinitionsReachTheModelMasked(t *testing.T) {
 		t.Fatalf("the model was not shown the masked description: %.600s", r.requests[0])
 	}
 	assertNoLeak(t, r, knownSecret, awsKey)
+}
+
+// A deployment error never holds a suspected secret: a token pasted where
+// a credential name belongs is masked in the diagnostic, which still says
+// what to change.
+func TestConfigErrorHoldsNoSuspectedSecret(t *testing.T) {
+	const token = "sk-proj-Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5kL7nP9rS1tV3x"
+	for _, doc := range []string{
+		"schema_version = 1\n[options.mcp.servers.x]\ntransport = \"http\"\nurl = \"https://mcp.example.com/mcp\"\nheaders = { authorization = \"" + token + "\" }\n",
+		"schema_version = 1\n[options.mcp.servers.x]\ntransport = \"stdio\"\ncommand = \"/bin/true\"\nenv = { TOKEN = \"" + token + "\" }\n",
+	} {
+		_, err := loadString(t, doc)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Code != CodeInvalidValue || !strings.Contains(ce.Message, "no credential named") {
+			t.Fatalf("got %v", err)
+		}
+		if b, _ := json.Marshal(ce); strings.Contains(err.Error()+string(b), token[8:20]) {
+			t.Fatalf("the diagnostic holds the token: %v", err)
+		}
+	}
 }
