@@ -423,13 +423,12 @@ func writeBatch(tx *bolt.Tx, batch []*appendReq) error {
 // Records implements [Store].
 func (b *Bolt) Records(ctx context.Context, taskID string) ([]Record, error) {
 	var recs []Record
+	known := true
 	err := b.view(func(tx *bolt.Tx) error {
 		bk := tx.Bucket([]byte(bucketTasks)).Bucket([]byte(taskID))
 		if bk == nil {
-			if b.hasVolatile(taskID) {
-				return nil
-			}
-			return &StateError{What: "task", ID: taskID, Op: "read", Reason: reasonUnknown}
+			known = false // unless it has volatile records
+			return nil
 		}
 		return bk.ForEach(func(k, v []byte) error {
 			if err := ctx.Err(); err != nil {
@@ -447,14 +446,12 @@ func (b *Bolt) Records(ctx context.Context, taskID string) ([]Record, error) {
 		return recs, err
 	}
 	b.vmu.Lock()
-	defer b.vmu.Unlock()
-	return b.vol.merge(taskID, recs), nil
-}
-
-func (b *Bolt) hasVolatile(taskID string) bool {
-	b.vmu.Lock()
-	defer b.vmu.Unlock()
-	return len(b.vol.tasks[taskID]) > 0
+	recs = b.vol.merge(taskID, recs)
+	b.vmu.Unlock()
+	if !known && len(recs) == 0 {
+		return nil, &StateError{What: "task", ID: taskID, Op: "read", Reason: reasonUnknown}
+	}
+	return recs, nil
 }
 
 // Tasks implements [Store].

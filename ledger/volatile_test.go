@@ -185,6 +185,19 @@ func TestVolatileRecordSurvivesAKilledWriter(t *testing.T) {
 	if _, err := os.Stat(side); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the sidecar outlived a clean close: %v", err)
 	}
+	// A task whose sidecar records do not start a prefix is still unknown.
+	ghost, _ := appendVolatileLine(nil, &Record{TaskID: "ghost", N: 2, Kind: RecordDecision, Decision: &DecisionRecord{AgentID: "a", Capability: "c"}})
+	os.WriteFile(side, ghost, 0o600)
+	if db, err := OpenBolt(path, BoltOptions{ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	} else {
+		_, err := db.Records(ctx, "ghost")
+		db.Close()
+		if !errors.Is(err, ErrState) {
+			t.Fatalf("records of an unknown task: %v", err)
+		}
+	}
+	os.Remove(side)
 	check(true) // durable now, and a read-only open creates no sidecar
 	if _, err := os.Stat(side); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a read-only open created the sidecar: %v", err)
