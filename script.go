@@ -34,7 +34,8 @@ import (
 // fail with that failure code instead, e.g. {"error": "provider_rejected",
 // "delivery": "not_sent"}.
 //
-// Decoding is strict (unknown fields and duplicate keys are refused) and
+// Decoding is strict (unknown fields, field names in another case and
+// duplicate keys are refused) and
 // bounded: MaxScriptBytes, MaxScriptTurns, MaxScriptDeltas,
 // MaxScriptToolCalls and MaxScriptDepth.
 type Script struct {
@@ -255,6 +256,25 @@ func (sc *scriptScan) str() (string, error) {
 	return "", sc.syntax()
 }
 
+// inArguments reports whether the object being scanned lies in a tool
+// call's arguments (/turns/N/tool_calls/M/arguments/...), whose keys are
+// the tool's and may be spelled any way.
+func (sc *scriptScan) inArguments() bool {
+	p := sc.path
+	return len(p) >= 5 && p[0].key == "turns" && p[2].key == "tool_calls" && p[4].isKey && p[4].key == "arguments"
+}
+
+// lowerName reports whether k is spelled as every field of a script is:
+// lowercase ASCII letters and underscores.
+func lowerName(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; (c < 'a' || c > 'z') && c != '_' {
+			return false
+		}
+	}
+	return k != ""
+}
+
 func (sc *scriptScan) object(depth int) error {
 	sc.i++ // '{'
 	sc.space()
@@ -272,6 +292,12 @@ func (sc *scriptScan) object(depth int) error {
 		key, err := sc.str()
 		if err != nil {
 			return err
+		}
+		if !sc.inArguments() && !lowerName(key) {
+			// encoding/json matches a field name in any case ("Turns",
+			// "TEXT"), which would let a second spelling of a key win.
+			sc.path = append(sc.path, scanStep{key: key, isKey: true})
+			return sc.fail("unknown field %q: field names are lowercase, spelled exactly", key)
 		}
 		sc.path = append(sc.path, scanStep{key: key, isKey: true})
 		// Most objects have a few keys: a list, then a set past eight.

@@ -113,3 +113,26 @@ func FuzzParseScript(f *testing.F) {
 		}
 	})
 }
+
+// A field name spelled in another case is a second spelling of the same
+// key to encoding/json, which would let the later one win: it is refused.
+// Tool-call arguments keep their own spelling ("A" and "a" are two keys).
+func TestScriptFieldNamesAreCaseSensitive(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ doc, pointer string }{
+		{`{"turns":[{"text":["a"]}],"Turns":[{"text":["b"]}]}`, "/Turns"},
+		{`{"turns":[{"text":["a"],"TEXT":["b"]}]}`, "/turns/0/TEXT"},
+		{`{"turns":[{"text":[],"tool_calls":[{"name":"fs.read","Arguments":{"path":"../x"},"arguments":{"path":"a"}}]}]}`, "/turns/0/tool_calls/0/Arguments"},
+		{`{"turns":[{"text":[],"usage":{"input_tokens":1,"Input_Tokens":9}}]}`, "/turns/0/usage/Input_Tokens"},
+	} {
+		_, err := ParseScript([]byte(c.doc))
+		var se *ScriptError
+		if !errors.As(err, &se) || se.Pointer != c.pointer || !strings.Contains(se.Message, "spelled exactly") {
+			t.Errorf("%s: got %v", c.doc, err)
+		}
+	}
+	s, err := ParseScript([]byte(`{"turns":[{"text":[],"tool_calls":[{"name":"x","arguments":{"A":1,"a":{"B-2":[{"Z":0}]}}}]}]}`))
+	if err != nil || string(s.Turns[0].ToolCalls[0].Arguments) != `{"A":1,"a":{"B-2":[{"Z":0}]}}` {
+		t.Fatalf("arguments: %v", err)
+	}
+}
