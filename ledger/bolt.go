@@ -36,9 +36,16 @@ type BoltOptions struct {
 	ReadOnly bool
 }
 
-// Bucket names: "tasks" holds one sub-bucket per task, keyed by the record's
-// N as 8 big-endian bytes; "results" maps a ResultRef to canonical JSON.
+// Bucket names: "tasks" holds one sub-bucket per task, which holds one
+// chunk bucket per 32 records (see chunkKey), keyed by the record's N as 8
+// big-endian bytes; "results" maps a ResultRef to canonical JSON.
+//
+// A store is created with pages of storePageSize (one that exists keeps its
+// own): every commit allocates one page for bbolt's meta page and reads in
+// the pages on the path to each leaf it changes, and a record is a few
+// hundred bytes, so small pages keep a barrier's allocation small.
 const (
+	storePageSize = 2048
 	bucketTasks   = "tasks"
 	bucketResults = "results"
 )
@@ -68,6 +75,10 @@ type Bolt struct {
 	vfile *os.File
 	vsize int64
 	vol   volatileSet
+
+	// free holds appendReqs acknowledged and free to serve another Append:
+	// a sequential task appends two or three times a tool call.
+	free sync.Pool
 }
 
 // VolatileSuffix names the sidecar file beside a bbolt ledger at PATH:
@@ -82,12 +93,14 @@ type appendReq struct {
 	done  chan error
 }
 
+// encodedRecord is one record ready to be put: its task's bucket name
+// (shared by the records of one Append of one task), its key and its JSON,
+// and for a result record the result to store under its reference.
 type encodedRecord struct {
 	task   []byte
 	key    [8]byte
 	value  []byte
-	result ResultRef
-	data   []byte
+	result *ResultRecord
 }
 
 // OpenBolt opens or creates the database at path (mode 0600) and starts its
@@ -105,7 +118,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 	if opts.ReadOnly {
 		return openBoltReadOnly(path, opts)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, OpenFile: openStoreFile})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, OpenFile: openStoreFile, PageSize: storePageSize})
 	if err != nil {
 		return nil, &StoreError{Op: "open " + path, Err: err}
 	}
@@ -165,22 +178,23 @@ func (b *Bolt) importVolatile(v *volatileSet) error {
 		tasks := tx.Bucket([]byte(bucketTasks))
 		results := tx.Bucket([]byte(bucketResults))
 		for id := range v.tasks {
-			bk, err := tasks.CreateBucketIfNotExists([]byte(id))
+			bk, err := openBucket(tasks, []byte(id))
 			if err != nil {
 				return err
 			}
-			var last uint64
-			if k, _ := bk.Cursor().Last(); len(k) == 8 {
-				last = binary.BigEndian.Uint64(k)
-			}
-			for _, r := range v.continuing(id, last) {
+			for _, r := range v.continuing(id, lastN(bk)) {
 				val, err := encodeRecord(&r)
 				if err != nil {
 					return err
 				}
 				var key [8]byte
 				binary.BigEndian.PutUint64(key[:], r.N)
-				if err := bk.Put(key[:], val); err != nil {
+				ck := chunkKey(r.N)
+				chunk, err := openBucket(bk, ck[:])
+				if err != nil {
+					return err
+				}
+				if err := chunk.Put(key[:], val); err != nil {
 					return err
 				}
 				if r.Kind == RecordResult && r.Result != nil && results.Get([]byte(r.Result.ID)) == nil {
@@ -320,27 +334,38 @@ func (b *Bolt) Append(ctx context.Context, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	req := &appendReq{items: make([]encodedRecord, len(recs)), done: make(chan error, 1)}
+	req, _ := b.free.Get().(*appendReq)
+	if req == nil {
+		req = &appendReq{done: make(chan error, 1)}
+	}
+	req.items = slices.Grow(req.items[:0], len(recs))[:len(recs)]
 	for i := range recs {
 		r := &recs[i]
 		if r.TaskID == "" || r.N == 0 {
+			b.release(req)
 			return &InvalidError{Field: "record", Reason: "needs a TaskID and an N of at least 1"}
 		}
 		v, err := encodeRecord(r)
 		if err != nil {
+			b.release(req)
 			return &InvalidError{Field: "record", Reason: fmt.Sprintf("task %s record %d does not encode: %v", r.TaskID, r.N, err)}
 		}
 		it := &req.items[i]
-		it.task = []byte(r.TaskID)
+		if i > 0 && recs[i-1].TaskID == r.TaskID {
+			it.task = req.items[i-1].task
+		} else {
+			it.task = []byte(r.TaskID)
+		}
 		binary.BigEndian.PutUint64(it.key[:], r.N)
 		it.value = v
-		if r.Kind == RecordResult && r.Result != nil {
-			it.result, it.data = r.Result.ID, r.Result.Data
+		if r.Kind == RecordResult && r.Result != nil && r.Result.ID != "" {
+			it.result = r.Result
 		}
 	}
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
+		b.release(req)
 		return ErrClosed
 	}
 	select {
@@ -348,14 +373,24 @@ func (b *Bolt) Append(ctx context.Context, recs []Record) error {
 		b.mu.RUnlock()
 	case <-ctx.Done():
 		b.mu.RUnlock()
+		b.release(req)
 		return ctx.Err()
 	}
 	select {
 	case err := <-req.done:
+		b.release(req)
 		return err
 	case <-ctx.Done():
+		// The committer still holds req: it is not reused.
 		return ctx.Err()
 	}
+}
+
+// release makes req, which the committer does not hold, free for another
+// Append, keeping none of its records.
+func (b *Bolt) release(req *appendReq) {
+	clear(req.items)
+	b.free.Put(req)
 }
 
 func (b *Bolt) commitLoop() {
@@ -389,29 +424,85 @@ func (b *Bolt) commitLoop() {
 	}
 }
 
+// chunkBits sets how many records share one chunk bucket of a task: 1<<5.
+// A chunk bucket's key is chunkPrefix and the chunk's number, 8 bytes big
+// endian, so chunk buckets sort after the records a task bucket holds
+// directly (the layout before chunks, still read).
+const (
+	chunkBits   = 5
+	chunkPrefix = 0xff
+)
+
+func chunkKey(n uint64) [9]byte {
+	var k [9]byte
+	k[0] = chunkPrefix
+	binary.BigEndian.PutUint64(k[1:], n>>chunkBits)
+	return k
+}
+
+// openBucket returns parent's bucket name, created if missing, filled to
+// its pages' end: its keys only ever grow.
+func openBucket(parent *bolt.Bucket, name []byte) (*bolt.Bucket, error) {
+	b := parent.Bucket(name)
+	if b == nil {
+		var err error
+		if b, err = parent.CreateBucket(name); err != nil {
+			return nil, err
+		}
+	}
+	b.FillPercent = 1
+	return b, nil
+}
+
+// lastN returns the N of the last record of a task's bucket, zero if it
+// holds none.
+func lastN(task *bolt.Bucket) uint64 {
+	k, v := task.Cursor().Last()
+	if len(k) == 9 && k[0] == chunkPrefix && v == nil {
+		k, _ = task.Bucket(k).Cursor().Last()
+	}
+	if len(k) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(k)
+}
+
 func writeBatch(tx *bolt.Tx, batch []*appendReq) error {
 	tasks := tx.Bucket([]byte(bucketTasks))
-	results := tx.Bucket([]byte(bucketResults))
+	var results *bolt.Bucket // opened for the first result only
 	var last []byte
-	var bucket *bolt.Bucket
+	var lastChunk [9]byte
+	var task, chunk *bolt.Bucket
 	for _, r := range batch {
 		for i := range r.items {
 			it := &r.items[i]
-			if bucket == nil || string(last) != string(it.task) {
-				var err error
-				if bucket, err = tasks.CreateBucketIfNotExists(it.task); err != nil {
+			var err error
+			if task == nil || string(last) != string(it.task) {
+				if task, err = openBucket(tasks, it.task); err != nil {
 					return err
 				}
-				// A task's keys only ever grow: fill each page before
-				// splitting it, which halves the pages and the splits.
-				bucket.FillPercent = 1
-				last = it.task
+				last, chunk = it.task, nil
 			}
-			if err := bucket.Put(it.key[:], it.value); err != nil {
+			// A commit changes the path from the root to the last leaf of
+			// each bucket it writes: chunks keep that path short however
+			// long the task.
+			if ck := chunkKey(binary.BigEndian.Uint64(it.key[:])); chunk == nil || ck != lastChunk {
+				if chunk, err = openBucket(task, ck[:]); err != nil {
+					return err
+				}
+				lastChunk = ck
+			}
+			if err := chunk.Put(it.key[:], it.value); err != nil {
 				return err
 			}
-			if it.result != "" && results.Get([]byte(it.result)) == nil {
-				if err := results.Put([]byte(it.result), it.data); err != nil {
+			if it.result == nil {
+				continue
+			}
+			if results == nil {
+				results = tx.Bucket([]byte(bucketResults))
+			}
+			if results.Get([]byte(it.result.ID)) == nil {
+				if err := results.Put([]byte(it.result.ID), it.result.Data); err != nil {
 					return err
 				}
 			}
@@ -430,9 +521,13 @@ func (b *Bolt) Records(ctx context.Context, taskID string) ([]Record, error) {
 			known = false // unless it has volatile records
 			return nil
 		}
-		return bk.ForEach(func(k, v []byte) error {
+		var read func(k, v []byte) error
+		read = func(k, v []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if v == nil { // a chunk bucket
+				return bk.Bucket(k).ForEach(read)
 			}
 			var r Record
 			if err := json.Unmarshal(v, &r); err != nil {
@@ -440,7 +535,8 @@ func (b *Bolt) Records(ctx context.Context, taskID string) ([]Record, error) {
 			}
 			recs = append(recs, r)
 			return nil
-		})
+		}
+		return bk.ForEach(read)
 	})
 	if err != nil {
 		return recs, err

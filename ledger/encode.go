@@ -19,7 +19,9 @@ func encodeRecord(r *Record) ([]byte, error) {
 		return nil, &InvalidError{Field: "event payload", Reason: "not valid JSON"}
 	}
 	e := &r.Event
-	b := make([]byte, 0, 256+len(e.Payload))
+	// The fixed text and two RFC 3339 times take under 200 bytes; the
+	// rest is the strings (escaping may still grow them) and the payload.
+	b := make([]byte, 0, 200+len(r.TaskID)+len(e.RootID)+len(e.ParentID)+len(e.AgentID)+len(e.Type)+len(e.Payload))
 	b = append(b, `{"task_id":`...)
 	b = jsonx.AppendString(b, r.TaskID)
 	b = append(b, `,"n":`...)
