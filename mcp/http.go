@@ -88,7 +88,15 @@ func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool, onNote
 		// Never follow a redirect: it would carry the request (and its
 		// credentials) somewhere the host did not configure.
 		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-			return fmt.Errorf("%w: the server answered with a redirect to %s; configure the final URL instead", ErrRedirect, textx.Shorten(req.URL.Redacted(), 300))
+			// The target is named without its query, which may carry a
+			// token: shortened, a token cut in two would escape the mask.
+			target := *req.URL
+			more := ""
+			if target.RawQuery != "" || target.Fragment != "" {
+				more = " (query left out)"
+			}
+			target.RawQuery, target.ForceQuery, target.Fragment, target.RawFragment = "", false, "", ""
+			return fmt.Errorf("%w: the server answered with a redirect to %s%s; configure the final URL instead", ErrRedirect, textx.Shorten(target.Redacted(), 300), more)
 		},
 		// No client-wide Timeout: it would cut event streams. Every request
 		// carries its own deadline.
