@@ -400,7 +400,10 @@ func (c *httpConn) close() error {
 // transport answers.
 func (c *httpConn) statusError(what string, resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4*maxSnippet))
-	snippet := printable(c.gov.mask(string(b)))
+	// Masked before it is shortened: a suspected secret cut in two
+	// would escape the mask.
+	var builtins redact.Set
+	snippet := printable(builtins.String(c.gov.mask(string(b))))
 	msg := fmt.Sprintf("the server answered %s with HTTP %s", what, resp.Status)
 	if snippet != "" {
 		msg += ": " + textx.Shorten(snippet, maxSnippet)

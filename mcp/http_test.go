@@ -420,3 +420,29 @@ func TestServerErrorTextMasksSuspectedSecretsWithNoKnownValue(t *testing.T) {
 		t.Fatalf("the health reason holds the key: %s", h[0].Reason)
 	}
 }
+
+// A server's error body is masked for suspected secrets before its snippet
+// is shortened: a key the cut would split in two is masked whole.
+func TestStatusErrorSnippetIsMaskedBeforeItIsShortened(t *testing.T) {
+	t.Parallel()
+	const key = "sk-proj-Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5kL7nP9rS1tV3x"
+	rec, ts := newRecorder(t)
+	rec.fault = func(w http.ResponseWriter, r *http.Request, _ string) bool {
+		http.Error(w, strings.Repeat("x", 180)+" invalid key "+key, http.StatusUnauthorized)
+		return true
+	}
+	srv := httpServer(ts.URL + "/mcp")
+	srv.Required = false
+	c, err := Open(context.Background(), Options{Servers: []Server{srv}, Authority: allowAll(t, srv), AllowLoopbackHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	h := c.Health()
+	if len(h) != 1 || h[0].State != Failed || !strings.Contains(h[0].Reason, "HTTP 401") {
+		t.Fatalf("health %+v", h)
+	}
+	if strings.Contains(h[0].Reason, key[:7]) {
+		t.Fatalf("the health reason holds a piece of the key: %s", h[0].Reason)
+	}
+}
