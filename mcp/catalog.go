@@ -311,7 +311,7 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 			env = append(env, v+"="+sec.Reveal())
 		}
 		srv.sess = newSession(cfg.Name)
-		srv.sess.tracer, srv.sess.transport = c.opts.Tracer, "pipe"
+		srv.sess.tracer, srv.sess.transport, srv.sess.mask = c.opts.Tracer, "pipe", c.secrets.String
 		conn, err := startStdio(ctx, cfg, env, srv.sess.notify)
 		if err != nil {
 			return &ServerError{Server: cfg.Name, Code: CodeLauncher, Kind: ErrStartup, Reason: "the server could not be launched", Err: err}
@@ -346,7 +346,7 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 			headers[k] = sec.Reveal()
 		}
 		srv.sess = newSession(cfg.Name)
-		srv.sess.tracer, srv.sess.transport = c.opts.Tracer, "tcp"
+		srv.sess.tracer, srv.sess.transport, srv.sess.mask = c.opts.Tracer, "tcp", c.secrets.String
 		conn, err := dialHTTP(cfg, headers, c.opts.AllowLoopbackHTTP, srv.sess.notify)
 		if err != nil {
 			return &ServerError{Server: cfg.Name, Code: CodeEndpoint, Kind: ErrConfig, Reason: "the endpoint cannot be used", Err: err}

@@ -31,8 +31,11 @@ type session struct {
 	// span's network.transport ("pipe" or "tcp").
 	tracer    trace.Tracer
 	transport string
-	conn      rpcConn
-	version   string
+	// mask, when set, masks a progress message before it is cut to its
+	// bound: a secret the cut split in two would escape a later mask.
+	mask    func(string) string
+	conn    rpcConn
+	version string
 
 	nextID atomic.Int64
 	// mu keeps at most one request in flight per server.
@@ -92,6 +95,9 @@ func (s *session) notify(method string, params json.RawMessage) {
 		if p.Total != "" {
 			text += "/" + string(p.Total)
 		}
+	}
+	if s.mask != nil {
+		text = s.mask(text)
 	}
 	msg := textx.Cut(text, min(MaxProgressMessageBytes, MaxProgressBytes-s.progressBytes))
 	s.progressBytes += len(msg)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pabloagent/pablo/internal/redact"
 )
 
 // pipePeer is a scripted stdio server on in-memory pipes: what it writes
@@ -375,5 +377,20 @@ func TestClosedStdinEndsTheSession(t *testing.T) {
 	_, written, err := p.conn.call(context.Background(), 1, "tools/list", json.RawMessage(`{}`))
 	if written || !errors.Is(err, ErrSessionEnded) {
 		t.Fatalf("written %v, err %v", written, err)
+	}
+}
+
+// A progress message is masked before it is cut to its bound: a
+// credential the cut would split leaves no piece in the message.
+func TestProgressMessageIsMaskedBeforeItIsCut(t *testing.T) {
+	const token = "Tk9-Qm4Lz7-Wp2Vx"
+	var set redact.Set
+	set.Add(token)
+	s := newSession("srv")
+	s.progressToken, s.progressWake, s.mask = 7, make(chan struct{}, 1), set.String
+	b, _ := json.Marshal(map[string]any{"progressToken": 7, "progress": 1, "message": strings.Repeat("x", MaxProgressMessageBytes-6) + token})
+	s.notify("notifications/progress", b)
+	if len(s.progressMsgs) != 1 || strings.Contains(s.progressMsgs[0], token[:6]) || !strings.HasSuffix(s.progressMsgs[0], "[redac") {
+		t.Fatalf("progress %q", s.progressMsgs)
 	}
 }
