@@ -53,6 +53,7 @@ type step struct {
 	// per stream (live.streams names them).
 	outMasks [maxLiveStreams]redact.Stream
 	slab     []byte // room for delta payloads, see carve
+	scratch  []byte // resultJSON's working buffer, reused
 	// payloads: the ledger records event payloads. When it does not
 	// (a private root), none are built.
 	payloads bool
@@ -826,8 +827,7 @@ func (s *step) resultJSON(res ledger.ToolResult) ([]byte, int) {
 		}
 	}
 	slices.Sort(keys)
-	buf := make([]byte, 0, 256)
-	buf = append(buf, '{')
+	buf := append(s.scratch[:0], '{')
 	for i, k := range keys {
 		if i > 0 {
 			buf = append(buf, ',')
@@ -847,9 +847,21 @@ func (s *step) resultJSON(res ledger.ToolResult) ([]byte, int) {
 		}
 	}
 	buf = append(buf, '}')
-	buf, masked := s.t.rt.opts.secrets.MaskJSON(buf)
-	return buf, masked + res.Masked
+	if cap(buf) <= maxResultScratch {
+		s.scratch = buf[:0]
+	}
+	masked, maskedN := s.t.rt.opts.secrets.MaskJSON(buf)
+	if &masked[0] == &buf[0] {
+		// The result is kept (history, events, ledger) at its own size,
+		// not in a buffer sized for the largest result so far.
+		masked = bytes.Clone(masked)
+	}
+	return masked, maskedN + res.Masked
 }
+
+// maxResultScratch bounds the working buffer a step keeps between tool
+// results.
+const maxResultScratch = 16 << 10
 
 // appendJSONValue appends v encoded as JSON without HTML escaping, or null
 // when it cannot be encoded.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package pablo
+
+const raceEnabled = false
