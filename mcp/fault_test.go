@@ -30,12 +30,12 @@ func TestHangingServerFailsAtStartupTimeout(t *testing.T) {
 	}
 }
 
-// A frame that is not JSON, or nested past the decoder's bound, ends the
-// session at once with ErrProtocol, at initialize and mid-call alike. The
+// A frame that is not JSON, nested past the decoder's bound, or JSON null
+// (alone or in a batch), ends the session at once with ErrProtocol, at initialize and mid-call alike. The
 // timeouts are an hour: only the test's own deadline would end a wait.
 func TestBrokenFrameFailsTheSessionAtOnce(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"garbage", "deep"} {
+	for _, mode := range []string{"garbage", "deep", "null", "nullbatch"} {
 		t.Run(mode+"AtInitialize", func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -173,6 +173,8 @@ func batchOf(data []byte) ([]json.RawMessage, bool, error) {
 	return msgs, true, nil
 }
 
+var errNullMessage = errors.New("null")
+
 // framingError is a frame or event the peer sent that is not a JSON-RPC
 // message: not JSON, nested deeper than the decoder's 10,000 levels, or not
 // an object of the message's shape. Nothing later on the same stream can be
@@ -187,6 +189,11 @@ func framingError(err error) error {
 // object is reported (a framingError), never guessed at.
 func decodeMessage(data []byte) (envelope, error) {
 	var e envelope
+	if string(bytes.TrimSpace(data)) == "null" {
+		// json.Unmarshal leaves a struct alone for null, which would pass
+		// for an empty message.
+		return e, framingError(errNullMessage)
+	}
 	if err := json.Unmarshal(data, &e); err != nil {
 		return e, framingError(err)
 	}

@@ -12,6 +12,7 @@
 //	garbage     answers with a line that is not JSON, at -at initialize or
 //	            at a tools/call (then it serves "echo")
 //	deep        the same with a frame nested 20,000 levels deep
+//	null        the same with a frame that is JSON null (nullbatch: [null])
 //
 // It speaks stdio by default, or Streamable HTTP on -http ADDR (loopback).
 package main
@@ -73,7 +74,7 @@ func main() {
 	case "version":
 		rawVersionServer()
 		return
-	case "garbage", "deep":
+	case "garbage", "deep", "null", "nullbatch":
 		rawBrokenServer(*mode, *at)
 		return
 	case "grandchild", "grandchild-hang":
@@ -208,8 +209,13 @@ func rawVersionServer() {
 // after a corrupted write would.
 func rawBrokenServer(mode, at string) {
 	broken := "this is not JSON\n"
-	if mode == "deep" {
+	switch mode {
+	case "deep":
 		broken = `{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "}\n"
+	case "null":
+		broken = "null\n"
+	case "nullbatch":
+		broken = "[null]\n"
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<16), 4<<20)
