@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/shell"
 )
 
@@ -73,7 +74,7 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 	if err != nil {
 		return authority.Decision{}, err
 	}
-	cats, cleanup, err := d.nativeCatalogs(set)
+	cats, cleanup, err := d.nativeCatalogs(set, &redact.Set{})
 	defer func() {
 		for _, c := range cleanup {
 			c()

@@ -83,7 +83,7 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		}
 		return nil, err
 	}
-	natives, closers, err := d.nativeCatalogs(set)
+	natives, closers, err := d.nativeCatalogs(set, ro.secrets)
 	ro.cleanup = append(ro.cleanup, closers...)
 	if err != nil {
 		return fail(err)
@@ -268,7 +268,7 @@ func (c *skillCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 // nativeCatalogs opens the workspace tools and shell.run the deployment
 // enables, deciding paths with set. The caller runs cleanup, also after an
 // error.
-func (d *Deployment) nativeCatalogs(set *authority.Set) (cats []ToolCatalog, cleanup []func() error, err error) {
+func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set) (cats []ToolCatalog, cleanup []func() error, err error) {
 	o := &d.Options
 	if o.Filesystem.Enabled {
 		dir, err := d.Workspace()
@@ -312,7 +312,7 @@ func (d *Deployment) nativeCatalogs(set *authority.Set) (cats []ToolCatalog, cle
 		if err != nil {
 			return cats, cleanup, err
 		}
-		cats = append(cats, &shellCatalog{runner: runner})
+		cats = append(cats, &shellCatalog{runner: runner, secrets: secrets})
 	}
 	return cats, cleanup, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/shell"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -145,7 +146,8 @@ func intersect(have, ceiling []string, haveAny bool) []string {
 
 // shellCatalog serves shell.run.
 type shellCatalog struct {
-	runner *shell.Runner
+	runner  *shell.Runner
+	secrets *redact.Set
 }
 
 func (c *shellCatalog) Tools() []authority.ToolSpec {
@@ -167,6 +169,20 @@ func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 		req.OnOutput = out
 	}
 	res, err := c.runner.Run(ctx, req)
+	masked := 0
+	if res != nil {
+		// A stream the capture bound cut may end with the start of a
+		// secret whose rest was dropped: mask that start too.
+		var n int
+		if res.StdoutTruncated {
+			res.Stdout, n = c.secrets.MaskCut(res.Stdout)
+			masked += n
+		}
+		if res.StderrTruncated {
+			res.Stderr, n = c.secrets.MaskCut(res.Stderr)
+			masked += n
+		}
+	}
 	payload := map[string]any{"shell": res}
 	var de *shell.DeniedError
 	var re *shell.RunError
@@ -174,16 +190,16 @@ func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 	switch {
 	case err == nil:
 		if res.ExitCode != nil && *res.ExitCode != 0 || res.Signal != nil {
-			return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: payload}
+			return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: payload, Masked: masked}
 		}
-		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: payload}
+		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: payload, Masked: masked}
 	case errors.As(err, &de):
 		return ledger.ToolResult{Status: ledger.ToolPolicyDenied, Rule: de.Decision.RuleID,
 			Decision: ledger.Decision{Layer: de.Decision.Layer, RuleID: de.Decision.RuleID, Reason: de.Decision.Reason}, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "reason": de.Decision.Reason, "rule_id": de.Decision.RuleID}}}
 	case errors.As(err, &ae):
 		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
 	case errors.As(err, &re):
-		r := ledger.ToolResult{Status: ledger.ToolStatus(re.Status), Output: payload}
+		r := ledger.ToolResult{Status: ledger.ToolStatus(re.Status), Output: payload, Masked: masked}
 		switch r.Status {
 		case ledger.ToolOutputLimit:
 			r.Limit = ledger.LimitToolOutputBytes

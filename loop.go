@@ -689,6 +689,8 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	}
 	s.live = liveCall{id: lc.ID, name: string(id)}
 	res := s.owner[id].Call(ctx, authority.Call{ID: lc.ID, Tool: id, Arguments: args})
+	// A capture bound that stopped the tool cut its streams too.
+	s.live.cut = s.live.cut || res.Status == ledger.ToolOutputLimit
 	s.flushOutput()
 	streamFailed := s.live.failed
 	s.live = liveCall{}

@@ -92,3 +92,27 @@ func TestConfigErrorHoldsNoSuspectedSecret(t *testing.T) {
 		}
 	}
 }
+
+// Output cut by the shell's capture bound in the middle of a secret
+// leaves no piece of it: neither the live tool.output events nor the
+// result's stdout, whose tail that could still start a secret is masked.
+func TestOutputCutByTheCaptureBoundReleasesNoPieceOfASecret(t *testing.T) {
+	script := `{"turns":[{"text":["Running."],"tool_calls":[{"name":"shell_run","arguments":{"command":"cat out.txt","cwd":".","max_output_bytes":1024}}]},{"text":["Done."]}]}`
+	r := runRecorded(t, "[options.shell]\nenabled = true\n", script, func(ws string) {
+		os.WriteFile(filepath.Join(ws, "out.txt"), []byte(strings.Repeat(" ", 1018)+knownSecret+"\n"), 0o600)
+	}, nil, knownSecret)
+	if r.obj.Outcome.Status != StatusLimitExceeded {
+		b, _ := json.Marshal(r.obj)
+		t.Fatalf("outcome %s", b)
+	}
+	assertNoLeak(t, r, knownSecret)
+	out, _, _ := r.streamText(EventToolOutput)
+	if out != strings.Repeat(" ", 1018)+"[redacted]" {
+		t.Fatalf("streamed %q", out[max(0, len(out)-20):])
+	}
+	for _, ev := range r.events {
+		if ev.Type == EventToolFinished && (ev.Masked != 1 || !strings.Contains(string(ev.Result), `[redacted]","stderr"`)) {
+			t.Fatalf("tool.finished %d masks: %s", ev.Masked, ev.Result)
+		}
+	}
+}

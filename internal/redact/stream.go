@@ -96,6 +96,19 @@ func (st *Stream) Cut() (string, int) {
 	return Mask, 1
 }
 
+// MaskCut masks a text that was cut short (a capture bound dropped its
+// rest): every secret in it, and its tail that could still be the start of
+// one, whose end was dropped. It returns the number of masked regions.
+func (s *Set) MaskCut(text string) (string, int) {
+	st := s.NewStream()
+	out, n := st.WriteString(text)
+	tail, m := st.Cut()
+	if n+m == 0 {
+		return text, 0
+	}
+	return out + tail, n + m
+}
+
 func (st *Stream) keep(tail []byte) {
 	st.pend = append(st.pend[:0], tail...)
 }

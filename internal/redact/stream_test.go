@@ -255,3 +255,19 @@ func TestCutStreamMasksItsHeldBackStart(t *testing.T) {
 		t.Fatalf("an empty cut released %q", out)
 	}
 }
+
+// MaskCut masks a text cut short: its secrets, and a tail that could still
+// be the start of one; a text with neither is returned as it is.
+func TestMaskCutMasksTheStartOfACutSecret(t *testing.T) {
+	var s Set
+	s.Add("Tk9-Qm4Lz7-Wp2Vx")
+	for _, c := range []struct{ in, want string }{
+		{"ok Tk9-Qm4Lz7-Wp2Vx and Tk9-Q", "ok [redacted] and [redacted]"},
+		{"key AKIAIOSFOD", "key [redacted]"},
+		{"nothing here", "nothing here"},
+	} {
+		if got, _ := s.MaskCut(c.in); got != c.want {
+			t.Errorf("MaskCut(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
