@@ -48,7 +48,11 @@ func (c *workspaceCatalog) Tools() []authority.ToolSpec { return c.specs }
 func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
 	payload, err := c.tools.Call(ctx, call.Tool, call.Arguments)
 	if err == nil {
-		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: map[string]any{"filesystem": payload}}
+		masked := 0
+		if r, ok := payload.(*fstools.ReadResult); ok {
+			masked = r.Masked
+		}
+		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: map[string]any{"filesystem": payload}, Masked: masked}
 	}
 	var ce *fstools.CleanupError
 	if errors.As(err, &ce) {

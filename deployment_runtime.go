@@ -297,6 +297,7 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set) (ca
 			// the workspace in the base preset) are never readable,
 			// writable or listed through the tools.
 			Reserved: d.reserved,
+			MaskPage: secrets.MaskWindow,
 		})
 		if err != nil {
 			return cats, cleanup, err

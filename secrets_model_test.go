@@ -116,3 +116,34 @@ func TestOutputCutByTheCaptureBoundReleasesNoPieceOfASecret(t *testing.T) {
 		}
 	}
 }
+
+// A secret the edges of an fs.read page cut is masked by the file around
+// it: reading a file in pages leaves no piece of a secret on either page.
+func TestPagedReadLeavesNoPieceOfASecret(t *testing.T) {
+	script := `{"turns":[{"text":["Reading."],"tool_calls":[` +
+		`{"id":"a","name":"fs_read","arguments":{"path":"k.txt","max_bytes":10}},` +
+		`{"id":"b","name":"fs_read","arguments":{"path":"k.txt","offset":10,"max_bytes":20}},` +
+		`{"id":"c","name":"fs_read","arguments":{"path":"k.txt","offset":30}}]},{"text":["Done."]}]}`
+	r := runRecorded(t, "[options.shell]\nenabled = false\n", script, func(ws string) {
+		os.WriteFile(filepath.Join(ws, "k.txt"), []byte("key: "+knownSecret+" id "+awsKey+"\n"), 0o600)
+	}, nil, knownSecret)
+	if r.obj.Outcome.Status != StatusCompleted {
+		b, _ := json.Marshal(r.obj)
+		t.Fatalf("outcome %s", b)
+	}
+	assertNoLeak(t, r, knownSecret, awsKey)
+	var texts []string
+	for _, ev := range r.events {
+		if ev.Type == EventToolFinished {
+			var res struct{ Filesystem struct{ Text string } }
+			json.Unmarshal(ev.Result, &res)
+			texts = append(texts, res.Filesystem.Text)
+			if ev.Masked < 1 {
+				t.Errorf("%s counts no mask", ev.Result)
+			}
+		}
+	}
+	if strings.Join(texts, "|") != "key: [redacted]|[redacted] id [redacted]|[redacted]\n" {
+		t.Fatalf("pages %q", texts)
+	}
+}

@@ -22,8 +22,10 @@ type ReadResult struct {
 	NextOffset *int64 `json:"next_offset"`
 	SizeBytes  int64  `json:"size_bytes"`
 	// Revision is the lowercase hex SHA-256 of the entire file as captured.
-	Revision  string `json:"revision"`
-	Truncated bool   `json:"truncated"`
+	Revision string `json:"revision"`
+	// Masked counts the secrets Options.MaskPage masked in Text.
+	Masked    int  `json:"-"`
+	Truncated bool `json:"truncated"`
 }
 
 // Revision returns the revision string of content: its lowercase hex
@@ -82,6 +84,10 @@ func (t *Tools) Read(ctx context.Context, a ReadArgs) (*ReadResult, error) {
 	}
 	res := &ReadResult{Path: rel, Text: string(data[a.Offset:end]), Offset: a.Offset, SizeBytes: size,
 		Revision: Revision(data), Truncated: end < size}
+	if t.maskPage != nil && (a.Offset > 0 || end < size) {
+		// A page's edges may cut a secret: mask it with the file around.
+		res.Text, res.Masked = t.maskPage(data, int(a.Offset), int(end))
+	}
 	if end < size {
 		res.NextOffset = &end
 	}

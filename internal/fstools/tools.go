@@ -42,6 +42,10 @@ type Options struct {
 	// Reserved, when set, names files the tools deny (RuleReserved) and
 	// leave out of listings and searches, whatever the policy says.
 	Reserved *Reserved
+	// MaskPage, when set, returns whole[from:to], a page fs.read returns
+	// of a file, with the secrets its edges cut masked by the text around
+	// them (the caller masks the rest of the result), and their count.
+	MaskPage func(whole []byte, from, to int) (string, int)
 }
 
 // Tools is one agent's set of workspace tools. It is immutable and safe for
@@ -53,6 +57,7 @@ type Tools struct {
 	limits Limits
 	// reserved is Options.Reserved (nil holds nothing).
 	reserved *Reserved
+	maskPage func([]byte, int, int) (string, int)
 	hooks    hooks
 }
 
@@ -79,7 +84,7 @@ func New(opts Options) (*Tools, error) {
 			return nil, fmt.Errorf("fstools: Limits.%s is %d; use 0 for unlimited or a positive bound", name, v)
 		}
 	}
-	return &Tools{ws: opts.Workspace, write: opts.Write, decide: opts.Decide, limits: l, reserved: opts.Reserved}, nil
+	return &Tools{ws: opts.Workspace, write: opts.Write, decide: opts.Decide, limits: l, reserved: opts.Reserved, maskPage: opts.MaskPage}, nil
 }
 
 // call is the state of one tool invocation.

@@ -109,6 +109,37 @@ func (s *Set) MaskCut(text string) (string, int) {
 	return out + tail, n + m
 }
 
+// MaskWindow returns whole[from:to], a page of a larger text, with every
+// secret of whole that overlaps the page masked, the part of it on the page
+// included: a secret the page's edges cut is masked by what lies beyond
+// them. It returns the number of masked regions.
+func (s *Set) MaskWindow(whole []byte, from, to int) (string, int) {
+	t := s.table()
+	reach := MaxPatternBytes
+	for _, v := range t.values {
+		reach = max(reach, len(v))
+	}
+	lo, hi := max(0, from-reach), min(len(whole), to+reach)
+	win := whole[lo:hi]
+	page := whole[from:to]
+	r := scan(t, win, 0, -1, false)
+	if !r.any(t) {
+		return string(page), 0
+	}
+	var keep []span
+	for _, sp := range t.matches(win, 0, r, nil) {
+		ms, me := max(sp.s+lo, from), min(sp.e+lo, to)
+		if ms < me {
+			keep = append(keep, span{ms - from, me - from, ms - from, me - from})
+		}
+	}
+	if len(keep) == 0 {
+		return string(page), 0
+	}
+	out, n := apply(nil, page, keep)
+	return string(out), n
+}
+
 func (st *Stream) keep(tail []byte) {
 	st.pend = append(st.pend[:0], tail...)
 }

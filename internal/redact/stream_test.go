@@ -271,3 +271,21 @@ func TestMaskCutMasksTheStartOfACutSecret(t *testing.T) {
 		}
 	}
 }
+
+// MaskWindow masks the part of a secret a page's edge cuts, found by the
+// text beyond the edge.
+func TestMaskWindowMasksWhatThePageEdgesCut(t *testing.T) {
+	var s Set
+	s.Add("Tk9-Qm4Lz7-Wp2Vx")
+	whole := []byte("key: Tk9-Qm4Lz7-Wp2Vx id AKIAIOSFODNN7EXAMPLE\n")
+	for _, c := range []struct {
+		from, to int
+		want     string
+	}{
+		{0, 10, "key: [redacted]"}, {10, 30, "[redacted] id [redacted]"}, {30, len(whole), "[redacted]\n"}, {21, 25, " id "},
+	} {
+		if got, _ := s.MaskWindow(whole, c.from, c.to); got != c.want {
+			t.Errorf("MaskWindow(%d, %d) = %q, want %q", c.from, c.to, got, c.want)
+		}
+	}
+}
