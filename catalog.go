@@ -49,7 +49,10 @@ func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call) ledger
 	payload, err := c.tools.Call(ctx, call.Tool, call.Arguments)
 	if err == nil {
 		masked := 0
-		if r, ok := payload.(*fstools.ReadResult); ok {
+		switch r := payload.(type) {
+		case *fstools.ReadResult:
+			masked = r.Masked
+		case *fstools.SearchResult:
 			masked = r.Masked
 		}
 		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: map[string]any{"filesystem": payload}, Masked: masked}

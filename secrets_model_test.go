@@ -147,3 +147,24 @@ func TestPagedReadLeavesNoPieceOfASecret(t *testing.T) {
 		t.Fatalf("pages %q", texts)
 	}
 }
+
+// A matching line that fs.search cuts at MaxMatchTextBytes is masked with
+// what follows the cut, so no piece of a secret the cut splits is returned.
+func TestSearchLineCutLeavesNoPieceOfASecret(t *testing.T) {
+	script := `{"turns":[{"text":["Searching."],"tool_calls":[` +
+		`{"id":"a","name":"fs_search","arguments":{"path":".","query":"needle"}}]},{"text":["Done."]}]}`
+	r := runRecorded(t, "[options.shell]\nenabled = false\n", script, func(ws string) {
+		line := "needle " + strings.Repeat("x", 8192-7-10) + " " + knownSecret + " and " + awsKey + "\n"
+		os.WriteFile(filepath.Join(ws, "k.txt"), []byte(line), 0o600)
+	}, nil, knownSecret)
+	if r.obj.Outcome.Status != StatusCompleted {
+		b, _ := json.Marshal(r.obj)
+		t.Fatalf("outcome %s", b)
+	}
+	assertNoLeak(t, r, knownSecret, awsKey)
+	for _, ev := range r.events {
+		if ev.Type == EventToolFinished && ev.Masked < 1 {
+			t.Errorf("%.200s counts no mask", ev.Result)
+		}
+	}
+}

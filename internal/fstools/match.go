@@ -20,7 +20,15 @@ type found struct {
 	line      int64
 	text      string
 	truncated bool
+	// context is the line as captured past the cut (at most textCap +
+	// lookahead bytes), kept only for a cut line: masking judges the text
+	// with what follows it, so a secret the cut splits is still found.
+	context []byte
 }
+
+// cutLookahead is how far past the cut a matching line is captured for
+// masking: redact.MaxPatternBytes and then some.
+const cutLookahead = 16 << 10
 
 // lineScanner finds the lines of a stream that contain a literal, using a
 // fixed buffer whatever the file or line length. Chunks are cut at codepoint
@@ -49,7 +57,7 @@ func newLineScanner(q []byte, chunk, textCap int) *lineScanner {
 	return &lineScanner{
 		q: q, textCap: textCap,
 		buf:  make([]byte, chunk+utf8.UTFMax-1),
-		head: make([]byte, 0, textCap),
+		head: make([]byte, 0, textCap+cutLookahead),
 		tail: make([]byte, 0, k),
 		win:  make([]byte, 0, 2*k),
 	}
@@ -175,7 +183,7 @@ func (s *lineScanner) extend(seg []byte) {
 	}
 	s.length += int64(len(seg))
 	s.last = seg[len(seg)-1]
-	if room := s.textCap - len(s.head); room > 0 {
+	if room := s.textCap + cutLookahead - len(s.head); room > 0 {
 		s.head = append(s.head, seg[:min(room, len(seg))]...)
 	}
 	k := len(s.q) - 1
@@ -200,12 +208,15 @@ func (s *lineScanner) endLine(terminated bool) {
 		if terminated && eff > 0 && s.last == '\r' {
 			eff--
 		}
-		text := s.head[:min(int64(len(s.head)), eff)]
-		truncated := eff > int64(s.textCap)
-		if truncated {
+		captured := s.head[:min(int64(len(s.head)), eff)]
+		text := captured[:min(len(captured), s.textCap)]
+		f := found{line: s.line, truncated: eff > int64(s.textCap)}
+		if f.truncated {
 			text = text[:len(text)-incompleteTail(text)]
+			f.context = append([]byte(nil), captured...)
 		}
-		s.found = append(s.found, found{line: s.line, text: string(text), truncated: truncated})
+		f.text = string(text)
+		s.found = append(s.found, f)
 	}
 	s.line++
 	s.length, s.matched, s.last = 0, false, 0

@@ -32,6 +32,7 @@ func naiveMatches(content []byte, q string, textCap int) (text bool, out []found
 		if len(line) > textCap {
 			b := []byte(line[:textCap])
 			m.text, m.truncated = string(b[:len(b)-incompleteTail(b)]), true
+			m.context = []byte(line[:min(len(line), textCap+cutLookahead)])
 		}
 		out = append(out, m)
 	}

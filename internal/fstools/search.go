@@ -32,6 +32,8 @@ type SearchResult struct {
 	// Truncated is set when more than max_matches lines matched; there is
 	// no continuation.
 	Truncated bool `json:"truncated"`
+	// Masked counts the secrets Options.MaskPage masked in cut lines.
+	Masked int `json:"-"`
 }
 
 // Search runs fs.search: a recursive, depth-first, sorted walk under a
@@ -70,7 +72,7 @@ func (t *Tools) Search(ctx context.Context, a SearchArgs) (*SearchResult, error)
 	if err := s.walk(dir, rel, 1); err != nil && !errors.Is(err, errEnough) {
 		return nil, err
 	}
-	res := &SearchResult{Path: rel, Matches: s.matches}
+	res := &SearchResult{Path: rel, Matches: s.matches, Masked: s.masked}
 	if int64(len(s.matches)) > maxMatches {
 		res.Matches, res.Truncated = s.matches[:maxMatches], true
 	}
@@ -102,6 +104,7 @@ type search struct {
 	matches []Match
 	entries int64 // entries visited, for MaxEntries
 	scanned int64 // file bytes read, for MaxScanBytes
+	masked  int   // secrets masked in cut lines
 }
 
 func (s *search) walk(dir *os.Root, rel string, depth int64) error {
@@ -210,7 +213,15 @@ func (s *search) file(dir *os.Root, p, name string) error {
 		return nil
 	}
 	for _, m := range s.sc.found {
-		s.matches = append(s.matches, Match{Path: p, Line: m.line, Text: m.text, TextTruncated: m.truncated})
+		text := m.text
+		if m.truncated && s.c.t.maskPage != nil {
+			// A cut line is masked with what follows the cut, so no piece of
+			// a secret it splits is returned.
+			var n int
+			text, n = s.c.t.maskPage(m.context, 0, len(m.text))
+			s.masked += n
+		}
+		s.matches = append(s.matches, Match{Path: p, Line: m.line, Text: text, TextTruncated: m.truncated})
 	}
 	return nil
 }
