@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // ConfigCode classifies a deployment error. The codes are the reference's.
@@ -117,4 +120,12 @@ func pointer(tokens ...string) string {
 		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
 	}
 	return b.String()
+}
+
+// shown is how a diagnostic quotes a value from the document: masked for
+// the built-in credential formats first, then shortened, so a pasted token
+// is never echoed in part (masking after the cut would miss a cut token).
+func shown(s string, n int) string {
+	var builtins redact.Set
+	return textx.Shorten(builtins.String(s), n)
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/pabloagent/pablo/internal/fsx"
 	"github.com/pabloagent/pablo/internal/redact"
-	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // LoadOptions say which deployment to load and what the host supplies.
@@ -179,7 +178,7 @@ func resolveBindings(in map[string]string, wd string) (map[string]string, error)
 	out := make(map[string]string, len(in))
 	for name, p := range in {
 		if !nameRE.MatchString(name) {
-			return nil, &ConfigError{Code: CodeBinding, Binding: textx.Shorten(name, 64), Message: fmt.Sprintf("binding names match %s", nameRE)}
+			return nil, &ConfigError{Code: CodeBinding, Binding: shown(name, 64), Message: fmt.Sprintf("binding names match %s", nameRE)}
 		}
 		if p == "" || len(p) > maxPathBytes || strings.IndexByte(p, 0) >= 0 {
 			return nil, &ConfigError{Code: CodeBinding, Binding: name, Message: "the path must be 1..4096 bytes without NUL"}
@@ -260,7 +259,7 @@ func describe(v any, ok bool) string {
 		return "nothing"
 	}
 	if s, isStr := v.(string); isStr {
-		return strconv.Quote(textx.Shorten(s, 20))
+		return strconv.Quote(shown(s, 20))
 	}
 	return fmt.Sprint(v)
 }
@@ -320,14 +319,14 @@ func (l *loader) imports(doc *document, real string) ([]string, error) {
 			return nil, doc.errf(CodeImportPath, ptr, "imports are 1..4096-byte relative paths")
 		}
 		if filepath.IsAbs(s) || strings.Contains(s, "://") || strings.ContainsAny(s, "*?[{\\") || strings.HasPrefix(s, "~") {
-			return nil, doc.errf(CodeImportPath, ptr, "import %q must be a plain relative path (no absolute paths, URLs, globs or ~)", textx.Shorten(s, 80))
+			return nil, doc.errf(CodeImportPath, ptr, "import %q must be a plain relative path (no absolute paths, URLs, globs or ~)", shown(s, 80))
 		}
 		lexical := filepath.Join(filepath.Dir(real), filepath.FromSlash(s))
 		if !within(l.root, lexical) {
-			return nil, doc.errf(CodeImportPath, ptr, "import %q leaves the config root", textx.Shorten(s, 80))
+			return nil, doc.errf(CodeImportPath, ptr, "import %q leaves the config root", shown(s, 80))
 		}
 		if err := noSymlinkBelow(l.root, lexical); err != nil {
-			ce := doc.errf(CodeImportPath, ptr, "import %q: %v", textx.Shorten(s, 80), err)
+			ce := doc.errf(CodeImportPath, ptr, "import %q: %v", shown(s, 80), err)
 			ce.cause = err
 			return nil, ce
 		}
@@ -481,7 +480,7 @@ func (l *loader) body(doc *document, entry bool) error {
 		case "requires":
 			return fail(&ConfigError{Code: CodeUnsupportedFeature, Option: ptr, Message: "requires is not supported in this release"})
 		default:
-			return fail(&ConfigError{Code: CodeUnknownOption, Option: ptr, Message: fmt.Sprintf("unknown option %q", textx.Shorten(key, 64))})
+			return fail(&ConfigError{Code: CodeUnknownOption, Option: ptr, Message: fmt.Sprintf("unknown option %q", shown(key, 64))})
 		}
 	}
 	l.contribs = append(l.contribs, contribution{id: l.nextSource(), kind: "file", locator: doc.name, digest: digest, options: opts})

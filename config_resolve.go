@@ -9,7 +9,6 @@ import (
 
 	"github.com/pabloagent/pablo/internal/endpoint"
 	"github.com/pabloagent/pablo/internal/fstools"
-	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // ContractRevision identifies the deployment contract this package
@@ -141,7 +140,7 @@ func (l *loader) expandProfile(name string) ([]string, error) {
 		}
 		p, ok := l.profiles[n]
 		if !ok {
-			return &ConfigError{Code: CodeUnknownProfile, Option: "/profile", Message: fmt.Sprintf("no profile named %q", textx.Shorten(n, 64))}
+			return &ConfigError{Code: CodeUnknownProfile, Option: "/profile", Message: fmt.Sprintf("no profile named %q", shown(n, 64))}
 		}
 		if slices.Contains(order, n) {
 			return &ConfigError{Code: CodeDuplicateProfileAncesor, Option: "/profiles" + pointer(n), Chain: append(chain, n), Message: "a profile is reached twice through extends"}
@@ -291,7 +290,7 @@ func (l *loader) overrides(options, deployment map[string]any, mg *merger, spec 
 	for _, o := range l.opts.Overrides {
 		ptr := "/options" + pointer(strings.Split(o.Target, ".")...)
 		if !slices.Contains(overrideTargets, o.Target) && o.Target != "model.provider" && o.Target != "model.id" && o.Target != "trace.path" {
-			return &ConfigError{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("%q cannot be overridden per run", textx.Shorten(o.Target, 64))}
+			return &ConfigError{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("%q cannot be overridden per run", shown(o.Target, 64))}
 		}
 		if locked && !slices.Contains(allowed, any(o.Target)) {
 			return &ConfigError{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("the locked deployment does not allow overriding %s (allowed_run_overrides)", o.Target)}

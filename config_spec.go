@@ -13,7 +13,6 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/redact"
-	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // spec describes the shape of one deployment value: what is accepted, how it
@@ -555,7 +554,7 @@ func noSpace(v any) error {
 func absolute(v any) error {
 	s := v.(string)
 	if !strings.HasPrefix(s, "/") {
-		return fmt.Errorf("must be an absolute path, got %q (no PATH lookup is done)", textx.Shorten(s, 80))
+		return fmt.Errorf("must be an absolute path, got %q (no PATH lookup is done)", shown(s, 80))
 	}
 	if strings.IndexByte(s, 0) >= 0 || path.Clean(s) != s {
 		return fmt.Errorf("must be a clean absolute path without NUL, \"..\" or \"//\"")
@@ -615,7 +614,7 @@ func minEvents(v any) error {
 
 func headerName(k string) error {
 	if !headerRE.MatchString(k) || strings.HasPrefix(k, "mcp-") {
-		return fmt.Errorf("header %q must be lowercase [a-z0-9-], at most 64 bytes, and not start with mcp-", textx.Shorten(k, 80))
+		return fmt.Errorf("header %q must be lowercase [a-z0-9-], at most 64 bytes, and not start with mcp-", shown(k, 80))
 	}
 	switch k {
 	case "host", "content-length", "content-type", "accept", "connection", "transfer-encoding", "upgrade",
@@ -663,7 +662,7 @@ func httpURL(v any) error {
 	s := v.(string)
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" || u.Opaque != "" {
-		return fmt.Errorf("%q is not an absolute URL", textx.Shorten(s, 120))
+		return fmt.Errorf("%q is not an absolute URL", shown(s, 120))
 	}
 	if u.Scheme != "https" && u.Scheme != "http" {
 		return fmt.Errorf("URL scheme must be https")
@@ -744,7 +743,7 @@ func credentialSource(v any) error {
 	}
 	for k := range m {
 		if !allowed[k] {
-			return fmt.Errorf("unknown source key %q", textx.Shorten(k, 40))
+			return fmt.Errorf("unknown source key %q", shown(k, 40))
 		}
 	}
 	return nil
@@ -772,7 +771,7 @@ func checkPathObject(v any) error {
 				return fmt.Errorf("name is only allowed with base = \"binding\"")
 			}
 		default:
-			return fmt.Errorf("unknown path key %q", textx.Shorten(k, 40))
+			return fmt.Errorf("unknown path key %q", shown(k, 40))
 		}
 	}
 	switch base {
@@ -802,10 +801,10 @@ func checkRelPath(p string) error {
 		return fmt.Errorf("path must be UTF-8 without NUL")
 	}
 	if strings.HasPrefix(p, "/") || strings.Contains(p, "\\") {
-		return fmt.Errorf("path %q must be relative (no leading / or backslash)", textx.Shorten(p, 80))
+		return fmt.Errorf("path %q must be relative (no leading / or backslash)", shown(p, 80))
 	}
 	if c := path.Clean(p); c == ".." || strings.HasPrefix(c, "../") {
-		return fmt.Errorf("path %q escapes its base", textx.Shorten(p, 80))
+		return fmt.Errorf("path %q escapes its base", shown(p, 80))
 	}
 	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // unsetValue is the normalized form of {unset = true}.
@@ -148,7 +146,7 @@ func normalize(s *spec, v any, ptr string, nc *normCtx) (any, *ConfigError) {
 		for _, k := range sortedKeys(m) {
 			f, known := s.fields[k]
 			if !known {
-				return nil, &ConfigError{Code: CodeUnknownOption, Option: ptr + pointer(k), Message: fmt.Sprintf("unknown option %q", textx.Shorten(k, 64))}
+				return nil, &ConfigError{Code: CodeUnknownOption, Option: ptr + pointer(k), Message: fmt.Sprintf("unknown option %q", shown(k, 64))}
 			}
 			nv, err := normalize(f, m[k], ptr+pointer(k), nc)
 			if err != nil {
@@ -217,7 +215,7 @@ func normalizePath(m map[string]any, nc *normCtx) any {
 		}
 		p := path.Clean(path.Join(dir, m["path"].(string)))
 		if p == ".." || strings.HasPrefix(p, "../") {
-			return fmt.Errorf("source path %q leaves the config root", textx.Shorten(m["path"].(string), 80))
+			return fmt.Errorf("source path %q leaves the config root", shown(m["path"].(string), 80))
 		}
 		out["base"], out["path"] = "config", p
 	}

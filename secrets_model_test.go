@@ -168,3 +168,23 @@ func TestSearchLineCutLeavesNoPieceOfASecret(t *testing.T) {
 		}
 	}
 }
+
+// A diagnostic that quotes a value shortens it only after masking it, so a
+// token the cut would split is never echoed in part.
+func TestConfigErrorMasksBeforeItShortens(t *testing.T) {
+	const token = "AKIAIOSFODNN7EXAMPLQ"
+	// Wherever the 120-byte cut of a quoted URL falls in the token, no
+	// piece of the token's body is echoed.
+	for pad := 85; pad <= 110; pad++ {
+		url := "mcp.example.com/" + strings.Repeat("a", pad) + "/" + token
+		doc := "schema_version = 1\n[options.mcp.servers.x]\ntransport = \"http\"\nurl = \"" + url + "\"\n"
+		_, err := loadString(t, doc)
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Fatalf("got %v", err)
+		}
+		if b, _ := json.Marshal(ce); strings.Contains(err.Error()+string(b), token[:8]) {
+			t.Fatalf("pad %d: the diagnostic holds a piece of the token: %v", pad, err)
+		}
+	}
+}
