@@ -210,7 +210,16 @@ type table struct {
 	// kind says what starts with a byte (nothing, only literals that must
 	// follow a non-word byte, or anything) and whether \b counts it a word
 	// byte: a scan passes over most bytes with one table read.
-	kind  [256]uint8
+	kind [256]uint8
+	// second says, for a first byte, which second bytes some literal has
+	// (a bit set of 256); oneByte marks first bytes of one-byte literals.
+	// A scan tries the literals at a position only when the next byte can
+	// follow, so ordinary text skips nearly every candidate in one read.
+	second  [256][4]uint64
+	oneByte [256]bool
+	// quiet marks the word bytes that start no literal after a word byte:
+	// inside a word a scan skips a run of them in a tight loop.
+	quiet [256]bool
 	loose []int // patterns with no literal prefix: tried on every text
 }
 
@@ -230,6 +239,11 @@ func newTable(values []string, pats []*Pattern) *table {
 	}
 	add := func(s string, pat int, wordStart bool) {
 		c := s[0]
+		if len(s) == 1 {
+			t.oneByte[c] = true
+		} else {
+			t.second[c][s[1]>>6] |= 1 << (s[1] & 63)
+		}
 		t.first[c] = append(t.first[c], uint16(len(t.lits)))
 		t.lits = append(t.lits, lit{s: s, pat: pat, wordStart: wordStart})
 		switch {
@@ -239,6 +253,11 @@ func newTable(values []string, pats []*Pattern) *table {
 			t.kind[c] |= startsAfterNonWord
 		}
 	}
+	defer func() {
+		for c := range t.quiet {
+			t.quiet[c] = t.kind[c]&isWordByte != 0 && t.kind[c]&startsAny != startsAny
+		}
+	}()
 	for _, v := range t.values {
 		add(v, -1, false)
 	}
@@ -286,11 +305,27 @@ func scan[T string | []byte](t *table, text T, from int, prev int, stream bool) 
 		wordBefore = kind[text[from-1]]&isWordByte != 0
 	}
 	for i := from; i < len(text); i++ {
+		if wordBefore && t.quiet[text[i]] {
+			// Inside a word only a literal that needs no boundary can
+			// start: skip to the first byte that is not quiet.
+			for i++; i < len(text) && t.quiet[text[i]]; i++ {
+			}
+			if i == len(text) {
+				break
+			}
+		}
 		k := kind[text[i]]
 		afterWord := wordBefore
 		wordBefore = k&isWordByte != 0
 		if k&startsAny == 0 || k&startsAny == startsAfterNonWord && afterWord {
 			continue
+		}
+		if i+1 < len(text) && !t.oneByte[text[i]] {
+			// No literal from here can match, nor be a prefix held back:
+			// both need its second byte.
+			if c2 := text[i+1]; t.second[text[i]][c2>>6]&(1<<(c2&63)) == 0 {
+				continue
+			}
 		}
 		rest := text[i:]
 		for _, li := range t.first[text[i]] {

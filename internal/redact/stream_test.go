@@ -190,7 +190,7 @@ func FuzzStreamMasksLikeWhole(f *testing.F) {
 func BenchmarkStreamDelta(b *testing.B) {
 	var s Set
 	s.Add("tok-4242-secret")
-	for _, c := range []struct{ name, text string }{{"x32", strings.Repeat("x", 32)}, {"words32", "the risk desk asked a key: go e"}} {
+	for _, c := range []struct{ name, text string }{{"x32", strings.Repeat("x", 32)}, {"y32", strings.Repeat("y", 32)}, {"words32", "the risk desk asked a key: go e"}} {
 		b.Run(c.name, func(b *testing.B) {
 			st := s.NewStream()
 			b.ReportAllocs()
