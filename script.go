@@ -329,18 +329,8 @@ func (sc *scriptScan) object(depth int) error {
 			return err
 		}
 		sc.path = sc.path[:len(sc.path)-1]
-		sc.space()
-		if sc.i >= len(sc.data) {
-			return sc.syntax()
-		}
-		switch sc.data[sc.i] {
-		case ',':
-			sc.i++
-		case '}':
-			sc.i++
-			return nil
-		default:
-			return sc.syntax()
+		if done, err := sc.after('}'); done || err != nil {
+			return err
 		}
 	}
 }
@@ -361,20 +351,28 @@ func (sc *scriptScan) array(depth int) error {
 			return err
 		}
 		sc.path = sc.path[:len(sc.path)-1]
-		sc.space()
-		if sc.i >= len(sc.data) {
-			return sc.syntax()
-		}
-		switch sc.data[sc.i] {
-		case ',':
-			sc.i++
-		case ']':
-			sc.i++
-			return nil
-		default:
-			return sc.syntax()
+		if done, err := sc.after(']'); done || err != nil {
+			return err
 		}
 	}
+}
+
+// after reads what follows a member or an element: a comma (more follow)
+// or the closing byte (done).
+func (sc *scriptScan) after(closing byte) (done bool, err error) {
+	sc.space()
+	if sc.i >= len(sc.data) {
+		return false, sc.syntax()
+	}
+	switch sc.data[sc.i] {
+	case ',':
+		sc.i++
+		return false, nil
+	case closing:
+		sc.i++
+		return true, nil
+	}
+	return false, sc.syntax()
 }
 
 // count charges an array element at the current path against the bounds.

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,10 +122,7 @@ func TestRecordedDecisionIsTheOneThatDecided(t *testing.T) {
 // a symlink, under a deny rule), MCP tools and shell commands.
 func TestPolicyCheckGivesTheRuntimesAnswer(t *testing.T) {
 	dir := t.TempDir()
-	fault := filepath.Join(dir, "fault")
-	if out, err := exec.Command("go", "build", "-o", fault, "../mcpservers/fault").CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	fault := builtFault(t, dir)
 	outside := filepath.Join(dir, "outside.txt")
 	os.WriteFile(outside, []byte("secret\n"), 0o600)
 	ws := filepath.Join(dir, "work")

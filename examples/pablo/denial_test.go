@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,10 +40,7 @@ func everythingPeer() (node, everything string, ok bool) {
 // with the decision that denied it.
 func TestDeniedCallKeepsTerminalRecord(t *testing.T) {
 	dir := t.TempDir()
-	fault := filepath.Join(dir, "fault")
-	if out, err := exec.Command("go", "build", "-o", fault, "../mcpservers/fault").CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	fault := builtFault(t, dir)
 	cases := []struct {
 		name, body, tool, args, layer, rule string
 	}{

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -284,10 +283,7 @@ func TestDoctorProbeFixtureIsRefusedUnderLock(t *testing.T) {
 
 func TestDoctorProbeMCP(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "fault")
-	if out, err := exec.Command("go", "build", "-o", bin, "../mcpservers/fault").CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	bin := builtFault(t, dir)
 	for _, c := range []struct {
 		name, mode string
 		exit       int

@@ -66,3 +66,13 @@ func builtPablo(t *testing.T) func(args ...string) (int, string, string) {
 		return code, out.String(), errb.String()
 	}
 }
+
+// builtFault builds the fault-injecting MCP server into dir.
+func builtFault(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "fault")
+	if out, err := exec.Command("go", "build", "-o", bin, "../mcpservers/fault").CombinedOutput(); err != nil {
+		t.Fatalf("build the fault server: %v\n%s", err, out)
+	}
+	return bin
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,10 +115,7 @@ func TestMissingCredentialHasOneCode(t *testing.T) {
 func TestRequiredServerFailureSaysWhy(t *testing.T) {
 	pablo := builtPablo(t)
 	dir := t.TempDir()
-	fault := filepath.Join(dir, "fault")
-	if out, err := exec.Command("go", "build", "-o", fault, "../mcpservers/fault").CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	fault := builtFault(t, dir)
 	ws := filepath.Join(dir, "work")
 	os.Mkdir(ws, 0o700)
 	script := filepath.Join(dir, "turns.json")

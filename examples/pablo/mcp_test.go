@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +12,7 @@ import (
 
 func TestMCPProbeShowsDigestsAndReferencesNeverValues(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "fault")
-	if out, err := exec.Command("go", "build", "-o", bin, "../mcpservers/fault").CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	bin := builtFault(t, dir)
 	ws := filepath.Join(dir, "work")
 	os.Mkdir(ws, 0o700)
 	cfg := filepath.Join(dir, "d.toml")
@@ -52,10 +48,7 @@ env = { PABLO_TEST_TOKEN = "records" }
 // as optional, but reports each one as the deployment configures it.
 func TestMCPProbeKeepsTheConfiguredRequiredFlag(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "fault")
-	if out, err := exec.Command("go", "build", "-o", bin, "../mcpservers/fault").CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	bin := builtFault(t, dir)
 	ws := filepath.Join(dir, "work")
 	os.Mkdir(ws, 0o700)
 	cfg := filepath.Join(dir, "d.toml")
