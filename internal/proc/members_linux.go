@@ -9,6 +9,21 @@ import (
 // GroupMembers lists the processes whose process group is pgid, read from
 // /proc. It is how tests and diagnostics prove a group gone.
 func GroupMembers(pgid int) ([]Member, error) {
+	names, err := procPids()
+	if err != nil {
+		return nil, err
+	}
+	var out []Member
+	for _, name := range names {
+		if st, ok := readStat(name); ok && st.pgid == pgid {
+			out = append(out, st.member)
+		}
+	}
+	return out, nil
+}
+
+// procPids lists the names of /proc's process directories.
+func procPids() ([]string, error) {
 	dir, err := os.Open("/proc")
 	if err != nil {
 		return nil, err
@@ -18,43 +33,57 @@ func GroupMembers(pgid int) ([]Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Member
+	pids := names[:0]
 	for _, name := range names {
-		if name == "" || name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		m, group, ok := readStat(name)
-		if ok && group == pgid {
-			out = append(out, m)
+		if name != "" && name[0] >= '0' && name[0] <= '9' {
+			pids = append(pids, name)
 		}
 	}
-	return out, nil
+	return pids, nil
 }
 
-// readStat parses "pid (comm) state ppid pgrp ..." from /proc/NAME/stat.
-// The command name may itself contain spaces and parentheses, so the fields
-// after it are found from the last ')'.
-func readStat(name string) (m Member, pgid int, ok bool) {
+// procStat is what /proc/PID/stat says of a process: the member, its
+// process group and, when the line has field 22, its start time in clock
+// ticks since boot.
+type procStat struct {
+	member   Member
+	pgid     int
+	start    uint64
+	hasStart bool
+}
+
+// readStat parses "pid (comm) state ppid pgrp ... starttime ..." from
+// /proc/NAME/stat. The command name may itself contain spaces and
+// parentheses, so the fields after it are found from the last ')'.
+func readStat(name string) (procStat, bool) {
 	b, err := os.ReadFile("/proc/" + name + "/stat")
 	if err != nil {
-		return m, 0, false // the process went away meanwhile
+		return procStat{}, false // the process went away meanwhile
 	}
 	open := bytes.IndexByte(b, '(')
 	closing := bytes.LastIndexByte(b, ')')
 	if open < 0 || closing < open {
-		return m, 0, false
+		return procStat{}, false
 	}
 	fields := bytes.Fields(b[closing+1:])
 	if len(fields) < 3 || len(fields[0]) != 1 {
-		return m, 0, false
+		return procStat{}, false
 	}
 	pid, err1 := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
 	ppid, err2 := strconv.Atoi(string(fields[1]))
 	group, err3 := strconv.Atoi(string(fields[2]))
 	if err1 != nil || err2 != nil || err3 != nil {
-		return m, 0, false
+		return procStat{}, false
 	}
-	return Member{Pid: pid, PPid: ppid, State: fields[0][0], Comm: string(b[open+1 : closing])}, group, true
+	st := procStat{member: Member{Pid: pid, PPid: ppid, State: fields[0][0], Comm: string(b[open+1 : closing])}, pgid: group}
+	if len(fields) >= 20 {
+		start, err := strconv.ParseUint(string(fields[19]), 10, 64)
+		if err != nil {
+			return procStat{}, false
+		}
+		st.start, st.hasStart = start, true
+	}
+	return st, true
 }
 
 // onlyZombies reports whether every member left in the group is a zombie,

@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -31,34 +30,10 @@ func Identify(pid int, program string) (Group, error) {
 	return Group{BootID: boot, Pgid: pid, LeaderStart: st.start, Program: program}, nil
 }
 
-type startStat struct {
-	pid, pgid int
-	state     byte
-	start     uint64
-}
-
-// readStartStat parses pid, state, pgrp and starttime (fields 1, 3, 5, 22)
-// of /proc/NAME/stat.
-func readStartStat(name string) (startStat, bool) {
-	b, err := os.ReadFile("/proc/" + name + "/stat")
-	if err != nil {
-		return startStat{}, false
-	}
-	open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || closing < open {
-		return startStat{}, false
-	}
-	f := bytes.Fields(b[closing+1:])
-	if len(f) < 20 || len(f[0]) != 1 {
-		return startStat{}, false
-	}
-	pid, err1 := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
-	pgid, err2 := strconv.Atoi(string(f[2]))
-	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return startStat{}, false
-	}
-	return startStat{pid: pid, pgid: pgid, state: f[0][0], start: start}, true
+// readStartStat is readStat for a line that must carry the start time.
+func readStartStat(name string) (procStat, bool) {
+	st, ok := readStat(name)
+	return st, ok && st.hasStart
 }
 
 // Survivors lists the live members of g on this host: nothing when the boot
@@ -81,26 +56,17 @@ func Survivors(g Group) ([]Member, error) {
 	if leader, ok := readStartStat(strconv.Itoa(g.Pgid)); ok && leader.pgid == g.Pgid && leader.start != g.LeaderStart {
 		return nil, nil // the pgid now names another group
 	}
-	dir, err := os.Open("/proc")
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
+	names, err := procPids()
 	if err != nil {
 		return nil, err
 	}
 	var out []Member
 	for _, name := range names {
-		if name == "" || name[0] < '0' || name[0] > '9' {
-			continue
-		}
 		st, ok := readStartStat(name)
-		if !ok || st.pgid != g.Pgid || st.start < g.LeaderStart || st.state == 'Z' || st.state == 'X' {
+		if !ok || st.pgid != g.Pgid || st.start < g.LeaderStart || !st.member.Alive() {
 			continue
 		}
-		m, _, _ := readStat(name)
-		out = append(out, m)
+		out = append(out, st.member)
 	}
 	return out, nil
 }
