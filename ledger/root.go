@@ -352,13 +352,7 @@ func (r *Root) flush(ctx context.Context) error {
 	clear(batch)
 	r.spare = batch[:0]
 	if err != nil {
-		se := &StoreError{Op: "append", Err: err}
-		r.mu.Lock()
-		if r.err == nil {
-			r.err = se
-		}
-		r.mu.Unlock()
-		return se
+		return r.storeFailed("append", err)
 	}
 	return nil
 }
@@ -714,15 +708,21 @@ func (r *Root) RecordProcessGroup(ctx context.Context, agentID string, g Process
 	r.volatileN = r.n
 	r.mu.Unlock()
 	if err := vs.AppendVolatile(r.storeCtx, recs); err != nil {
-		se := &StoreError{Op: "append volatile", Err: err}
-		r.mu.Lock()
-		if r.err == nil {
-			r.err = se
-		}
-		r.mu.Unlock()
-		return se
+		return r.storeFailed("append volatile", err)
 	}
 	return nil
+}
+
+// storeFailed latches the first store failure: every later write of the
+// root reports it.
+func (r *Root) storeFailed(op string, err error) error {
+	se := &StoreError{Op: op, Err: err}
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = se
+	}
+	r.mu.Unlock()
+	return se
 }
 
 // PutResult implements [Ledger]. v is marshalled with encoding/json
