@@ -1,0 +1,278 @@
+package pablo
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// architectureDoc is where the import direction is written; the test reads
+// its two tables, so the doc and the code cannot drift apart.
+const architectureDoc = "docs/architecture.md"
+
+// importLayer is one row of the doc's layer table: the packages its
+// patterns match and the patterns they may import.
+type importLayer struct {
+	name     string
+	packages []string
+	imports  []string
+}
+
+// importException is one row of the doc's exception table: a package that
+// may also import what a lower layer may not, and why.
+type importException struct {
+	pkg     string
+	imports []string
+	why     string
+	used    bool
+}
+
+// TestImportDirectionMatchesArchitectureDoc checks every non-test import
+// edge between the module's packages, as `go list` reports them, against the
+// layers and the documented exceptions of docs/architecture.md.
+func TestImportDirectionMatchesArchitectureDoc(t *testing.T) {
+	doc, err := os.ReadFile(architectureDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := parseImportLayers(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exceptions, err := parseImportExceptions(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	module, edges := goListImports(t)
+
+	// The doc itself must state one direction: a layer imports only what its
+	// own row and the rows above it hold.
+	for i, l := range layers {
+		for _, imp := range l.imports {
+			if !slices.ContainsFunc(layers[:i+1], func(m importLayer) bool { return slices.Contains(m.packages, imp) }) {
+				t.Errorf("%s: layer %q may import %q, which no row at or above it holds: the table must point one way", architectureDoc, l.name, imp)
+			}
+		}
+	}
+	for _, e := range exceptions {
+		for _, imp := range e.imports {
+			if imp == "." || matchPattern("examples/...", imp) {
+				t.Errorf("%s: the exception for %s names %q: no package below the root may import the root or an example", architectureDoc, e.pkg, imp)
+			}
+		}
+	}
+
+	pkgs := make([]string, 0, len(edges))
+	for p := range edges {
+		pkgs = append(pkgs, p)
+	}
+	slices.Sort(pkgs)
+	for _, p := range pkgs {
+		rel := relPath(module, p)
+		l := layerOf(layers, rel)
+		if l == nil {
+			t.Errorf("package %s is in no layer of %s: add its pattern to a row of the layer table", rel, architectureDoc)
+			continue
+		}
+		for _, imp := range edges[p] {
+			if imp != module && !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			to := relPath(module, imp)
+			if matchAny(l.imports, to) {
+				continue
+			}
+			if e := exceptionFor(exceptions, rel, to); e != nil {
+				e.used = true
+				continue
+			}
+			t.Errorf("%s (layer %s) imports %s, against the direction in %s: move the code, or add a row to its exception table saying why", rel, l.name, to, architectureDoc)
+		}
+	}
+	for _, e := range exceptions {
+		if !e.used {
+			t.Logf("%s: the exception for %s (%s) is not used by any import today", architectureDoc, e.pkg, strings.Join(e.imports, ", "))
+		}
+	}
+}
+
+// TestImportRulesMatchLikeGoPatterns pins the pattern language of the doc's
+// tables.
+func TestImportRulesMatchLikeGoPatterns(t *testing.T) {
+	for _, c := range []struct {
+		pattern, pkg string
+		want         bool
+	}{
+		{".", ".", true},
+		{".", "ledger", false},
+		{"ledger", "ledger", true},
+		{"ledger", "ledger/x", false},
+		{"internal/...", "internal/jsonx", true},
+		{"internal/...", "internal", true},
+		{"internal/...", "internalx", false},
+		{"mcp/...", "mcp", true},
+		{"mcp/...", "mcp/internal/conformanceclient", true},
+		{"internal/...", "mcp/internal/conformanceclient", false},
+	} {
+		if got := matchPattern(c.pattern, c.pkg); got != c.want {
+			t.Errorf("matchPattern(%q, %q) = %v, want %v", c.pattern, c.pkg, got, c.want)
+		}
+	}
+}
+
+// goListImports returns the module path and, for every package of the
+// module, its non-test imports.
+func goListImports(t *testing.T) (string, map[string][]string) {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list imports: %v", err)
+	}
+	out, err := exec.Command(gobin, "list", "-m").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	module := strings.TrimSpace(string(out))
+	cmd := exec.Command(gobin, "list", "-json=ImportPath,Imports", "./...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v\n%s", err, stderr.Bytes())
+	}
+	edges := map[string][]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		edges[p.ImportPath] = p.Imports
+	}
+	if len(edges) == 0 {
+		t.Fatal("go list ./... listed no package")
+	}
+	return module, edges
+}
+
+// relPath is a package's path relative to the module: "." for the root.
+func relPath(module, pkg string) string {
+	if pkg == module {
+		return "."
+	}
+	return strings.TrimPrefix(pkg, module+"/")
+}
+
+// layerOf returns the first layer with a pattern matching pkg.
+func layerOf(layers []importLayer, pkg string) *importLayer {
+	for i := range layers {
+		if matchAny(layers[i].packages, pkg) {
+			return &layers[i]
+		}
+	}
+	return nil
+}
+
+// exceptionFor returns the exception that lets pkg import to, or nil.
+func exceptionFor(exceptions []*importException, pkg, to string) *importException {
+	for _, e := range exceptions {
+		if matchPattern(e.pkg, pkg) && matchAny(e.imports, to) {
+			return e
+		}
+	}
+	return nil
+}
+
+func matchAny(patterns []string, pkg string) bool {
+	return slices.ContainsFunc(patterns, func(p string) bool { return matchPattern(p, pkg) })
+}
+
+// matchPattern matches a package path relative to the module against a
+// pattern of the doc: "." is the root, "x" exactly x, "x/..." x and every
+// package below it.
+func matchPattern(pattern, pkg string) bool {
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return pkg == base || strings.HasPrefix(pkg, base+"/")
+	}
+	return pattern == pkg
+}
+
+var backticked = regexp.MustCompile("`([^`]+)`")
+
+// docTable returns the body rows of the Markdown table that follows the
+// marker comment beginning with marker, each split into cells.
+func docTable(doc []byte, marker string) ([][]string, error) {
+	start := bytes.Index(doc, []byte("<!-- "+marker))
+	if start < 0 {
+		return nil, errors.New(architectureDoc + ": no <!-- " + marker + " --> table")
+	}
+	sc := bufio.NewScanner(bytes.NewReader(doc[start:]))
+	sc.Scan() // the marker
+	var rows [][]string
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		rows = append(rows, cells)
+	}
+	if len(rows) < 3 {
+		return nil, errors.New(architectureDoc + ": the " + marker + " table has no rows")
+	}
+	return rows[2:], nil // past the header and its rule
+}
+
+func patternsIn(cell string) []string {
+	var out []string
+	for _, m := range backticked.FindAllStringSubmatch(cell, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func parseImportLayers(doc []byte) ([]importLayer, error) {
+	rows, err := docTable(doc, "import-layers")
+	if err != nil {
+		return nil, err
+	}
+	var layers []importLayer
+	for _, r := range rows {
+		if len(r) != 3 || len(patternsIn(r[1])) == 0 {
+			return nil, errors.New(architectureDoc + ": a layer row needs a name, `packages` and `imports`: " + strings.Join(r, " | "))
+		}
+		layers = append(layers, importLayer{name: r[0], packages: patternsIn(r[1]), imports: patternsIn(r[2])})
+	}
+	return layers, nil
+}
+
+func parseImportExceptions(doc []byte) ([]*importException, error) {
+	rows, err := docTable(doc, "import-exceptions")
+	if err != nil {
+		return nil, err
+	}
+	var out []*importException
+	for _, r := range rows {
+		if len(r) != 3 || len(patternsIn(r[0])) != 1 || len(patternsIn(r[1])) == 0 || r[2] == "" {
+			return nil, errors.New(architectureDoc + ": an exception row needs one `package`, what it may also import and why: " + strings.Join(r, " | "))
+		}
+		out = append(out, &importException{pkg: patternsIn(r[0])[0], imports: patternsIn(r[1]), why: r[2]})
+	}
+	return out, nil
+}
