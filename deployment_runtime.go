@@ -27,10 +27,11 @@ type HostOptions struct {
 	// LookupEnv and Host resolve credential sources; nil means none.
 	LookupEnv func(string) (string, bool)
 	Host      func(ctx context.Context, name string) (string, bool, error)
-	// Sink, Tracer, Now and OnStart are passed to the Runtime.
+	// Sink, Tracer, Now, NewID and OnStart are passed to the Runtime.
 	Sink    func(Event) error
 	Tracer  trace.Tracer
 	Now     func() time.Time
+	NewID   func() string
 	OnStart func(TaskInfo)
 	// FixtureEndpoint, when set and Model is nil, points the configured
 	// provider (or every route entry) at a literal-loopback HTTP test
@@ -62,6 +63,7 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		Sink:            opts.Sink,
 		Tracer:          opts.Tracer,
 		Now:             opts.Now,
+		NewID:           opts.NewID,
 		OnStart:         opts.OnStart,
 		secrets:         &redact.Set{},
 		Output:          d.outputSpec(),

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/skills"
@@ -67,6 +68,10 @@ type RuntimeOptions struct {
 	// start plus monotonic time through a [ledger.Clock] the runtime's
 	// tasks share (see [ledger.Options]).
 	Now func() time.Time
+	// NewID, when set, makes the IDs of each task, its agents and its calls
+	// (it must never return the same ID twice); nil means random UUIDv4s.
+	// Tests inject a deterministic series so records compare byte for byte.
+	NewID func() string
 	// OnStart, when set, is called with each task's ledger before its first
 	// event, so a host can record the task ID.
 	OnStart func(TaskInfo)
@@ -193,6 +198,7 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 		InputDigest: "sha256:" + hex.EncodeToString(sum[:]),
 		InputBytes:  uint64(len(input)),
 		Now:         r.opts.Now,
+		IDs:         idFunc(r.opts.NewID),
 		Clock:       r.clock,
 		// Every payload is built here, by json.Marshal or by hand around
 		// validated arguments and canonical results.
@@ -339,3 +345,16 @@ func closeAll(cats []ToolCatalog) error {
 	}
 	return errors.Join(errs...)
 }
+
+// idFunc adapts RuntimeOptions.NewID to the ledger's ID source; nil stays
+// nil (the ledger's random default).
+func idFunc(f func() string) ids.Source {
+	if f == nil {
+		return nil
+	}
+	return idSource(f)
+}
+
+type idSource func() string
+
+func (f idSource) NewID() string { return f() }

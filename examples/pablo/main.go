@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/pabloagent/pablo"
 )
@@ -30,6 +31,10 @@ type host struct {
 	stdout, stderr io.Writer
 	lookupEnv      func(string) (string, bool)
 	workDir        string
+	// now and newID, when set, replace the clock and the ID source of the
+	// tasks a command runs: tests make outputs reproducible byte for byte.
+	now   func() time.Time
+	newID func() string
 }
 
 func main() {
@@ -68,7 +73,7 @@ func run(ctx context.Context, args []string, h *host) int {
 	// wrote nothing to stdout itself, report writes one error document.
 	out := &countingWriter{w: h.stdout}
 	jsonMode := wantsJSON(args)
-	h = &host{stdout: out, stderr: h.stderr, lookupEnv: h.lookupEnv, workDir: h.workDir}
+	h = &host{stdout: out, stderr: h.stderr, lookupEnv: h.lookupEnv, workDir: h.workDir, now: h.now, newID: h.newID}
 	var err error
 	switch args[0] {
 	case "version", "--version":
