@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/pabloagent/pablo/internal/fstools"
 )
@@ -236,57 +234,6 @@ func ResolveInside(root, rel string) (string, error) {
 		rest = filepath.Join(filepath.Base(probe), rest)
 		probe = parent
 	}
-}
-
-// Limit is a count that may be unlimited. The zero value is 0, a finite
-// limit that disables the thing it bounds.
-type Limit struct {
-	N         uint64
-	Unlimited bool
-}
-
-// Unlimited returns an unlimited Limit.
-func Unlimited() Limit { return Limit{Unlimited: true} }
-
-// UnmarshalJSON accepts an integer, a decimal string or "unlimited".
-func (l *Limit) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	if s == "unlimited" {
-		*l = Limit{Unlimited: true}
-		return nil
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return fmt.Errorf("limit %q: want a count or \"unlimited\"", s)
-	}
-	*l = Limit{N: n}
-	return nil
-}
-
-// MarshalJSON writes "unlimited" or the decimal string.
-func (l Limit) MarshalJSON() ([]byte, error) {
-	if l.Unlimited {
-		return []byte(`"unlimited"`), nil
-	}
-	return []byte(`"` + strconv.FormatUint(l.N, 10) + `"`), nil
-}
-
-func (l Limit) String() string {
-	if l.Unlimited {
-		return "unlimited"
-	}
-	return strconv.FormatUint(l.N, 10)
-}
-
-// Less reports whether l is stricter than m.
-func (l Limit) Less(m Limit) bool {
-	switch {
-	case l.Unlimited:
-		return false
-	case m.Unlimited:
-		return true
-	}
-	return l.N < m.N
 }
 
 // build derives the typed view from the resolved tree.

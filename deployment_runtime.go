@@ -126,28 +126,23 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 	return NewRuntime(ro)
 }
 
-func limitInt(l Limit) int64 {
-	if l.Unlimited || l.N > 1<<62 {
+// limitInt is l as the workspace tools take it: 0 for no bound.
+func limitInt(l ledger.Limit) int64 {
+	n, finite := l.Value()
+	if !finite || n > 1<<62 {
 		return 0
 	}
-	return int64(l.N)
-}
-
-func ledgerLimit(l Limit) ledger.Limit {
-	if l.Unlimited {
-		return ledger.Unlimited()
-	}
-	return ledger.Max(l.N)
+	return int64(n)
 }
 
 func (d *Deployment) ledgerLimits() ledger.Limits {
 	l := d.Options.Limits
 	return ledger.Limits{
-		ModelCalls:      ledgerLimit(l.MaxModelCalls),
-		ToolCalls:       ledgerLimit(l.MaxToolCalls),
-		TotalTokens:     ledgerLimit(l.MaxTotalTokens),
-		CostMicroUSD:    ledgerLimit(l.MaxCostMicroUSD),
-		Events:          ledgerLimit(l.MaxEvents),
+		ModelCalls:      l.MaxModelCalls,
+		ToolCalls:       l.MaxToolCalls,
+		TotalTokens:     l.MaxTotalTokens,
+		CostMicroUSD:    l.MaxCostMicroUSD,
+		Events:          l.MaxEvents,
 		DurationMillis:  ledger.Max(uint64(l.MaxRunDurationMS)),
 		ContextBytes:    ledger.Max(uint64(l.MaxContextBytes)),
 		InputBytes:      ledger.Max(uint64(l.MaxInputBytes)),

@@ -1,102 +1,23 @@
 package ledger
 
-import (
-	"strconv"
-)
+import "github.com/pabloagent/pablo/internal/ceiling"
 
-// Limit is one ceiling: either a finite uint64 or unlimited.
-//
-// The zero value, Limit{}, is unlimited; [Max] makes a finite ceiling (Max(0)
-// allows nothing). A Limit marshals as text: "unlimited" or a canonical decimal
-// string, matching the deployment file's spelling.
-type Limit struct {
-	n      uint64
-	finite bool
-}
+// Limit is one ceiling: not set (the zero value), a finite uint64, or
+// unlimited. [Max] makes a finite ceiling (Max(0) allows nothing) and
+// [Unlimited] one that bounds nothing. A Limit that is not set takes its
+// reader's default: a root's unset ceiling bounds nothing (NewRoot records
+// it as unlimited), a child's inherits its parent's (see [Limits.Narrow]),
+// and a model call without an attested bound has none. A Limit marshals as
+// "unlimited", a canonical decimal string, or null when not set.
+type Limit = ceiling.Limit
 
 // Max returns the finite ceiling n.
-func Max(n uint64) Limit { return Limit{n: n, finite: true} }
+func Max(n uint64) Limit { return ceiling.Max(n) }
 
-// Unlimited returns the unlimited ceiling, the same as Limit{}.
-func Unlimited() Limit { return Limit{} }
+// Unlimited returns the ceiling that bounds nothing.
+func Unlimited() Limit { return ceiling.Unlimited() }
 
-// Value returns the ceiling and true when it is finite, or 0 and false when it
-// is unlimited.
-func (l Limit) Value() (uint64, bool) { return l.n, l.finite }
-
-// IsFinite reports whether l is a finite ceiling.
-func (l Limit) IsFinite() bool { return l.finite }
-
-// Allows reports whether a total of used+more stays within l, without overflow.
-func (l Limit) Allows(used, more uint64) bool {
-	if !l.finite {
-		return true
-	}
-	return used <= l.n && more <= l.n-used
-}
-
-// AtMost reports whether l is no larger than other (unlimited is the largest).
-func (l Limit) AtMost(other Limit) bool {
-	if !other.finite {
-		return true
-	}
-	return l.finite && l.n <= other.n
-}
-
-// Min returns the smaller of l and other.
-func (l Limit) Min(other Limit) Limit {
-	if l.AtMost(other) {
-		return l
-	}
-	return other
-}
-
-// String returns "unlimited" or the decimal ceiling.
-func (l Limit) String() string {
-	if !l.finite {
-		return "unlimited"
-	}
-	return strconv.FormatUint(l.n, 10)
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (l Limit) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
-
-// UnmarshalText accepts "unlimited" or a canonical decimal uint64 (no sign, no
-// leading zeros, no spaces), the same grammar the reference uses for counters.
-func (l *Limit) UnmarshalText(b []byte) error {
-	v, err := ParseLimit(string(b))
-	if err != nil {
-		return err
-	}
-	*l = v
-	return nil
-}
-
-// ParseLimit parses "unlimited" or a canonical decimal uint64.
-func ParseLimit(s string) (Limit, error) {
-	if s == "unlimited" {
-		return Limit{}, nil
-	}
-	n, ok := parseCanonicalUint(s)
-	if !ok {
-		return Limit{}, &InvalidError{Field: "limit", Reason: strconv.Quote(s) + " is neither \"unlimited\" nor a canonical decimal from 0 to 18446744073709551615"}
-	}
-	return Max(n), nil
-}
-
-func parseCanonicalUint(s string) (uint64, bool) {
-	if s == "" || len(s) > 20 || (len(s) > 1 && s[0] == '0') {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	return n, err == nil
-}
+func parseCanonicalUint(s string) (uint64, bool) { return ceiling.ParseCanonicalUint(s) }
 
 // LimitKind names the ceiling that stopped work, spelled as the reference's
 // LimitKind (the `limit` of a limit_exceeded outcome).
@@ -123,8 +44,9 @@ const (
 	LimitDuration LimitKind = "duration"
 )
 
-// Limits are the ceilings of one agent. The zero value is unlimited in every
-// dimension.
+// Limits are the ceilings of one agent. The zero value sets none: a root
+// with it is unlimited in every dimension, a child inherits every ceiling
+// of its parent.
 //
 // Three families behave differently:
 //   - Cumulative ceilings (ModelCalls, ToolCalls, TotalTokens, CostMicroUSD,
@@ -174,9 +96,10 @@ func (l *Limits) fields() [11]namedLimit {
 	}
 }
 
-// Narrow returns the child ceilings l under parent: an unlimited field of l
-// inherits the parent's value, a finite one must be at most the parent's. It
-// fails with an [*InvalidError] naming the first field that would be higher.
+// Narrow returns the child ceilings l under parent: a field of l that is not
+// set or unlimited inherits the parent's value, a finite one must be at most
+// the parent's. It fails with an [*InvalidError] naming the first field that
+// would be higher.
 func (l Limits) Narrow(parent Limits) (Limits, error) {
 	mine, theirs := l.fields(), parent.fields()
 	for i := range mine {
@@ -190,4 +113,13 @@ func (l Limits) Narrow(parent Limits) (Limits, error) {
 		}
 	}
 	return l, nil
+}
+
+// orUnlimited returns l with every field that is not set made unlimited: a
+// root's ceilings as it records and enforces them.
+func (l Limits) orUnlimited() Limits {
+	for _, f := range l.fields() {
+		*f.limit = f.limit.Or(Unlimited())
+	}
+	return l
 }

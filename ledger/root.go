@@ -62,7 +62,8 @@ type Options struct {
 	// root agent. Empty means a fresh ID from IDs.
 	TaskID      string
 	RootAgentID string
-	// Limits are the root's ceilings: they bound the whole tree.
+	// Limits are the root's ceilings: they bound the whole tree. A field
+	// that is not set is unlimited.
 	Limits Limits
 	// InputDigest names the input version, e.g. "sha256:<hex>".
 	InputDigest string
@@ -100,8 +101,8 @@ type AgentSpec struct {
 	ParentID string // required
 	Kind     string // e.g. "local_acp_temporary", "remote_a2a"; empty means "child"
 	// Limits are the child's own ceilings, in addition to every ancestor's.
-	// A finite field must be at most the parent's; an unlimited (zero) field
-	// inherits the parent's value.
+	// A finite field must be at most the parent's; a field that is not set
+	// (or unlimited) inherits the parent's value.
 	Limits      Limits
 	InputDigest string
 	InputBytes  uint64 // checked against the input_bytes ceilings
@@ -186,6 +187,7 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	if opts.FlushEvery < 0 {
 		return nil, &InvalidError{Field: "Options.FlushEvery", Reason: "must not be negative"}
 	}
+	opts.Limits = opts.Limits.orUnlimited()
 	resultsOnly := opts.Store == nil
 	if resultsOnly {
 		opts.Store = NewMemoryStore()
