@@ -17,24 +17,27 @@ import (
 // rare event that is not a text delta keeps an EventData.
 //
 // And it is appended to without the readers' lock: one appender at a time,
-// under the ledger's lock (see ledger.Root.AppendThen), writes a slot and
-// its text and counts it. Readers hold mu and read only what was published
-// to them: a reader registers, reads the count under the ledger's lock
-// (ledger.Root.Locked), and from then on every append also publishes the
-// count in n. So an append pays for an atomic store only while somebody
-// reads. The chunk lists change only under mu, and a slot or a text byte is
-// never written again once counted, so a reader never sees a write in
-// progress.
+// under the log's own lock (appendMu, see add), takes the event's ledger
+// stamp, writes a slot and its text and counts it, so the slots are in
+// root_seq order. Readers hold mu and read only what was published to
+// them: a reader registers, reads the count under the log's lock, and from
+// then on every append also publishes the count in n. So an append pays
+// for an atomic store only while somebody reads. The chunk lists change
+// only under mu, and a slot or a text byte is never written again once
+// counted, so a reader never sees a write in progress.
 type eventLog struct {
-	mu      *sync.Mutex // the task's; guards the lists below
-	n       atomic.Int64
-	readers atomic.Int32
-	entries [][]logEntry // chunks of fixed length
-	text    [][]byte     // chunks of fixed length
-	data    []*EventData
-	hdrs    []*eventHeader
+	// appendMu is the log's lock: it serializes appends and guards the
+	// appender's state below.
+	appendMu sync.Mutex
+	mu       *sync.Mutex // the task's; guards the lists below
+	n        atomic.Int64
+	readers  atomic.Int32
+	entries  [][]logEntry // chunks of fixed length
+	text     [][]byte     // chunks of fixed length
+	data     []*EventData
+	hdrs     []*eventHeader
 
-	// The appender's own; guarded by the ledger's lock.
+	// The appender's own; guarded by appendMu.
 	count   int
 	k, used int // the entry chunk being filled, and its slots in use
 	t, fill int // the text chunk being filled, and its bytes in use
@@ -83,12 +86,13 @@ type logReader struct {
 	base int // the count when the reader registered
 }
 
-// reader registers a reader of the log root appends to. The reader must
-// close.
-func (l *eventLog) reader(root *ledger.Root) *logReader {
+// reader registers a reader of the log. The reader must close.
+func (l *eventLog) reader() *logReader {
 	l.readers.Add(1)
 	r := &logReader{l: l}
-	root.Locked(func() { r.base = l.count })
+	l.appendMu.Lock()
+	r.base = l.count
+	l.appendMu.Unlock()
 	return r
 }
 
@@ -97,8 +101,23 @@ func (r *logReader) Len() int { return max(r.base, int(r.l.n.Load())) }
 
 func (r *logReader) close() { r.l.readers.Add(-1) }
 
+// add appends one event under the log's lock: stamp records it in the
+// ledger and returns its stamp, and an event the ledger stamped (a zero
+// RootSeq means it did not) is retained, so the log holds its events in
+// root_seq order whatever the number of appenders. stamp's error is
+// returned with the stamp: a ledger may stamp an event and still fail.
+func (l *eventLog) add(stamp func() (ledger.Stamp, error), hdr *eventHeader, text string, data *EventData) (ledger.Stamp, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	st, err := stamp()
+	if st.RootSeq != 0 {
+		l.append(st, hdr, text, data)
+	}
+	return st, err
+}
+
 // append adds one event and publishes it: a text delta's text, or any
-// other event's data. Callers are serialized. (The fields come one by one
+// other event's data. l.appendMu must be held. (The fields come one by one
 // rather than as an eventEntry: a struct built for the call and read back
 // whole costs a store-forwarding stall on the hot path.)
 func (l *eventLog) append(st ledger.Stamp, hdr *eventHeader, text string, data *EventData) {
@@ -226,19 +245,19 @@ func (l *eventLog) entriesLow() bool { return l.entryMark > 0 && l.used >= l.ent
 func (l *eventLog) textLow() bool    { return l.textMark > 0 && l.fill >= l.textMark }
 
 // grow allocates the chunks that come next when the log is low on room.
-// The task calls it after delivering an event, with the root whose lock
-// guards the appender's state. The chunks are allocated outside any lock.
-func (l *eventLog) grow(root *ledger.Root) {
+// The task calls it after delivering an event. The chunks are allocated
+// outside any lock.
+func (l *eventLog) grow() {
 	entries, text := -1, 0
-	root.Locked(func() {
-		l.low.Store(false)
-		if l.entriesLow() {
-			entries = len(l.entries)
-		}
-		if l.textLow() {
-			text = l.textSize()
-		}
-	})
+	l.appendMu.Lock()
+	l.low.Store(false)
+	if l.entriesLow() {
+		entries = len(l.entries)
+	}
+	if l.textLow() {
+		text = l.textSize()
+	}
+	l.appendMu.Unlock()
 	var ec []logEntry
 	var tc []byte
 	if entries >= 0 {
@@ -252,20 +271,20 @@ func (l *eventLog) grow(root *ledger.Root) {
 	if ec == nil && tc == nil {
 		return
 	}
-	root.Locked(func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		// Appends may have moved on meanwhile: install only what is still
-		// missing.
-		if ec != nil && len(l.entries) == entries {
-			l.entries = append(l.entries, ec)
-			l.entryMark = 0
-		}
-		if tc != nil && l.t+1 == len(l.text) {
-			l.text = append(l.text, tc)
-			l.textMark = 0
-		}
-	})
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// Appends may have moved on meanwhile: install only what is still
+	// missing.
+	if ec != nil && len(l.entries) == entries {
+		l.entries = append(l.entries, ec)
+		l.entryMark = 0
+	}
+	if tc != nil && l.t+1 == len(l.text) {
+		l.text = append(l.text, tc)
+		l.textMark = 0
+	}
 }
 
 // header returns the index h has, or will have when it is added.

@@ -11,30 +11,29 @@ import (
 	"github.com/pabloagent/pablo/ledger"
 )
 
-// logUnderTest is an eventLog with a ledger root whose lock it is
-// appended under.
+// logUnderTest is an eventLog with the task lock its readers hold.
 type logUnderTest struct {
-	root *ledger.Root
 	task sync.Mutex
 	l    eventLog
 }
 
 func newLogUnderTest() *logUnderTest {
-	root, err := ledger.NewRoot(context.Background(), ledger.Options{})
-	if err != nil {
-		panic(err)
-	}
-	lt := &logUnderTest{root: root}
+	lt := &logUnderTest{}
 	lt.l.mu = &lt.task
 	return lt
 }
 
-func (lt *logUnderTest) locked(f func()) { lt.root.Locked(f) }
+// locked calls f under the log's own lock, as an appender holds it.
+func (lt *logUnderTest) locked(f func()) {
+	lt.l.appendMu.Lock()
+	defer lt.l.appendMu.Unlock()
+	f()
+}
 
 func (lt *logUnderTest) append(en eventEntry) {
-	lt.locked(func() {
-		lt.l.append(ledger.Stamp{RootSeq: en.rootSeq, Seq: en.seq, UnixMicros: en.micros}, en.hdr, en.text, en.data)
-	})
+	lt.l.add(func() (ledger.Stamp, error) {
+		return ledger.Stamp{RootSeq: en.rootSeq, Seq: en.seq, UnixMicros: en.micros}, nil
+	}, en.hdr, en.text, en.data)
 }
 
 // The log keeps every event whatever the sizes of its deltas and however
@@ -68,7 +67,7 @@ func TestEventLogKeepsEveryEventAcrossGrowth(t *testing.T) {
 		if lt.l.low.Load() && rng.IntN(4) > 0 {
 			// Most of the time the task grows the log between events; some
 			// of the time it is late and the append grows it itself.
-			lt.l.grow(lt.root)
+			lt.l.grow()
 		}
 	}
 	lt.task.Lock()
@@ -111,7 +110,7 @@ func TestEventLogGrowsOneChunkAheadNearlyFull(t *testing.T) {
 					t.Fatalf("event %d: text low with %d bytes left", i, left)
 				}
 			})
-			lt.l.grow(lt.root)
+			lt.l.grow()
 			grown++
 		}
 		lt.locked(func() {
@@ -136,7 +135,7 @@ func TestEventLogWithoutTextHoldsNoTextChunk(t *testing.T) {
 	for i := range 100 {
 		lt.append(eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, data: &EventData{Type: EventModelStarted}})
 		if lt.l.low.Load() {
-			lt.l.grow(lt.root)
+			lt.l.grow()
 		}
 	}
 	if len(lt.l.text) != 0 {
@@ -160,7 +159,7 @@ func TestEventLogGrowthRacingAppends(t *testing.T) {
 			default:
 			}
 			if lt.l.low.Load() {
-				lt.l.grow(lt.root)
+				lt.l.grow()
 			}
 		}
 	})
@@ -201,7 +200,7 @@ func TestEventLogLongDeltasHoldNoUnusedChunks(t *testing.T) {
 				total += n
 				lt.append(eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: strings.Repeat(string(rune('a'+i%26)), n)})
 				if lt.l.low.Load() {
-					lt.l.grow(lt.root)
+					lt.l.grow()
 				}
 			}
 			held := 0
@@ -219,5 +218,58 @@ func TestEventLogLongDeltasHoldNoUnusedChunks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Appenders of several agents that share one ledger, appending at once,
+// leave the log in root_seq order with no gap: each append takes its
+// ledger stamp and its slot under the log's own lock.
+func TestEventLogKeepsRootSeqOrderAcrossAgents(t *testing.T) {
+	ctx := context.Background()
+	root, err := ledger.NewRoot(ctx, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := []string{root.RootAgentID()}
+	for range 3 {
+		id, err := root.StartAgent(ctx, ledger.AgentSpec{ParentID: root.RootAgentID()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, id)
+	}
+	lt := newLogUnderTest()
+	hdr := &eventHeader{runID: root.ID()}
+	const each = 2000
+	var wg sync.WaitGroup
+	for _, agent := range agents {
+		wg.Go(func() {
+			for range each {
+				_, err := lt.l.add(func() (ledger.Stamp, error) {
+					ev, err := root.Append(ctx, agent, string(EventTextDelta), nil)
+					return stampOf(ev), err
+				}, hdr, "x", nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if lt.l.low.Load() {
+					lt.l.grow()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	lt.task.Lock()
+	defer lt.task.Unlock()
+	r := lt.l.reader()
+	defer r.close()
+	if r.Len() != each*len(agents) {
+		t.Fatalf("the log holds %d events, want %d", r.Len(), each*len(agents))
+	}
+	for i := range r.Len() {
+		if ev := lt.l.at(i); ev.RootSeq != uint64(i+1) {
+			t.Fatalf("event %d has root_seq %d", i, ev.RootSeq)
+		}
 	}
 }

@@ -54,8 +54,9 @@ type step struct {
 	outMasks [maxLiveStreams]redact.Stream
 	slab     []byte // room for delta payloads, see carve
 	scratch  []byte // resultJSON's working buffer, reused
-	// payloads: the ledger records event payloads. When it does not
-	// (a private root), none are built.
+	// payloads: the ledger records event payloads. A task's ledger
+	// without a store (a private root) keeps no event record, so none
+	// are built.
 	payloads bool
 }
 
@@ -63,7 +64,7 @@ type step struct {
 // → the executor acts → the observation is recorded → the ledger retains.
 func (t *Task) run(ctx, caller context.Context) {
 	r := t.rt
-	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info(), payloads: t.root.RecordsEvents()}
+	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info(), payloads: r.opts.Store != nil}
 	s.hdr = &eventHeader{runID: t.root.ID(), agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
 	if d, ok := t.root.Deadline(s.agent); ok {
 		var cancel context.CancelFunc
@@ -1066,9 +1067,10 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 	if data != nil {
 		typ = data.Type
 	}
-	st, err := s.t.root.AppendThen(s.ctx, s.agent, string(typ), payload, func(st ledger.Stamp) {
-		s.t.publish(st, s.hdr, text, data)
-	})
+	st, err := s.t.log.add(func() (ledger.Stamp, error) {
+		ev, err := s.t.root.Append(s.ctx, s.agent, string(typ), payload)
+		return stampOf(ev), err
+	}, s.hdr, text, data)
 	if st.RootSeq != 0 {
 		s.t.wake()
 	}
@@ -1091,7 +1093,7 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 	}
 	if s.t.log.low.Load() {
 		// Between events, not inside one's delivery.
-		s.t.log.grow(s.t.root)
+		s.t.log.grow()
 	}
 	return nil
 }
@@ -1103,17 +1105,19 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 func (t *Task) finish(s *step, o *Outcome) {
 	acc, _ := t.root.Accounting(s.agent)
 	var en eventEntry
-	then := func(st ledger.Stamp) {
-		en = eventEntry{rootSeq: st.RootSeq, seq: st.Seq, micros: st.UnixMicros, hdr: s.hdr,
-			data: &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}}
-		t.publish(st, en.hdr, "", en.data)
-	}
 	record := func() error {
+		data := &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}
 		var payload []byte
 		if s.payloads {
-			payload, _ = json.Marshal(&EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc})
+			payload, _ = json.Marshal(data)
 		}
-		_, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, OutputBytes: outputBytes(o), Then: then})
+		st, err := t.log.add(func() (ledger.Stamp, error) {
+			ev, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, OutputBytes: outputBytes(o)})
+			return stampOf(ev), err
+		}, s.hdr, "", data)
+		if st.RootSeq != 0 {
+			en = eventEntry{rootSeq: st.RootSeq, seq: st.Seq, micros: st.UnixMicros, hdr: s.hdr, data: data}
+		}
 		return err
 	}
 	err := record()
@@ -1152,6 +1156,15 @@ func (t *Task) finish(s *step, o *Outcome) {
 		obj.OutputRepair = rep
 	}
 	t.settle(obj)
+}
+
+// stampOf is the stamp of an event the ledger appended: zero when it
+// appended none.
+func stampOf(ev ledger.Event) ledger.Stamp {
+	if ev.RootSeq == 0 {
+		return ledger.Stamp{}
+	}
+	return ledger.Stamp{RootSeq: ev.RootSeq, Seq: ev.Seq, UnixMicros: ev.Time.UnixMicro()}
 }
 
 func outputBytes(o *Outcome) uint64 {

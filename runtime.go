@@ -253,7 +253,7 @@ func (t *Task) Done() <-chan struct{} { return t.finished }
 // every event.
 func (t *Task) Events() iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		log := t.log.reader(t.root)
+		log := t.log.reader()
 		defer log.close()
 		for i := 0; ; i++ {
 			t.mu.Lock()
@@ -308,16 +308,9 @@ func (en *eventEntry) event() Event {
 	return e
 }
 
-// publish adds en to the log; the ledger's lock serializes callers (see
-// ledger.Root.AppendThen). The caller wakes readers after it released
-// that lock.
-func (t *Task) publish(st ledger.Stamp, hdr *eventHeader, text string, data *EventData) {
-	t.log.append(st, hdr, text, data)
-}
-
-// wake wakes the readers waiting for an event, if any: after publish, once
-// the ledger's lock is released, so that the lock every agent of the tree
-// shares is not held over a wake-up.
+// wake wakes the readers waiting for an event, if any: after an append,
+// once the log's lock is released, so that the lock every agent of the
+// tree appends under is not held over a wake-up.
 func (t *Task) wake() {
 	if t.waiters.Load() > 0 {
 		t.mu.Lock()
