@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pabloagent/pablo/internal/httpx"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/textx"
 )
@@ -38,6 +39,9 @@ const (
 	maxResponseHeaderBytes = 64 << 10
 )
 
+// errStreamBound is how a response stream past MaxHTTPStreamBytes fails.
+var errStreamBound = fmt.Errorf("%w: a response stream is longer than %d bytes", ErrBound, MaxHTTPStreamBytes)
+
 // httpConn is a Streamable HTTP session: one POST per message, the answer
 // a JSON body or an event stream, over an http.Client of ours. No GET
 // stream is opened to listen for server messages outside a request: this
@@ -47,7 +51,6 @@ type httpConn struct {
 	endpoint string
 	client   *http.Client
 	gov      *governedTransport
-	base     *http.Transport
 	onNote   func(method string, params json.RawMessage)
 
 	// closing cancels requests in flight when the connection closes.
@@ -72,22 +75,18 @@ func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool, onNote
 	if err := checkEndpoint(srv.URL, allowLoopback); err != nil {
 		return nil, err
 	}
-	base := &http.Transport{
-		// No proxy: credentials go to the configured server only.
-		Proxy:                  nil,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConnsPerHost:    2,
-		IdleConnTimeout:        30 * time.Second,
-		TLSHandshakeTimeout:    10 * time.Second,
-		ExpectContinueTimeout:  time.Second,
-		MaxResponseHeaderBytes: maxResponseHeaderBytes,
-	}
-	gov := &governedTransport{base: base, headers: headers}
-	client := &http.Client{
-		Transport: gov,
+	gov := &governedTransport{headers: headers}
+	client := httpx.New(httpx.Options{
+		HTTP2:               true,
+		Compression:         true,
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     30 * time.Second,
+		MaxHeaderBytes:      maxResponseHeaderBytes,
+		MaxBodyBytes:        MaxHTTPStreamBytes,
+		TooLarge:            errStreamBound,
 		// Never follow a redirect: it would carry the request (and its
 		// credentials) somewhere the host did not configure.
-		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		Redirect: func(req *http.Request) error {
 			// The target is named without its query, which may carry a
 			// token: shortened, a token cut in two would escape the mask.
 			target := *req.URL
@@ -98,11 +97,12 @@ func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool, onNote
 			target.RawQuery, target.ForceQuery, target.Fragment, target.RawFragment = "", false, "", ""
 			return fmt.Errorf("%w: the server answered with a redirect to %s%s; configure the final URL instead", ErrRedirect, textx.Shorten(target.Redacted(), 300), more)
 		},
+		Wrap: func(rt http.RoundTripper) http.RoundTripper { gov.base = rt; return gov },
 		// No client-wide Timeout: it would cut event streams. Every request
 		// carries its own deadline.
-	}
+	})
 	closing, stop := context.WithCancel(context.Background())
-	return &httpConn{endpoint: srv.URL, client: client, gov: gov, base: base, onNote: onNote, closing: closing, stop: stop}, nil
+	return &httpConn{endpoint: srv.URL, client: client, gov: gov, onNote: onNote, closing: closing, stop: stop}, nil
 }
 
 // negotiated implements rpcConn: every later request carries the version.
@@ -389,7 +389,7 @@ func (c *httpConn) close() error {
 		}
 		cancel()
 	}
-	c.base.CloseIdleConnections()
+	c.client.CloseIdleConnections()
 	return nil
 }
 
@@ -432,14 +432,11 @@ func printable(s string) string {
 
 // drain reads a little of a body so the connection can be reused, and
 // closes it.
-func drain(resp *http.Response) {
-	_, _ = io.CopyN(io.Discard, resp.Body, 4096)
-	resp.Body.Close()
-}
+func drain(resp *http.Response) { httpx.Drain(resp, 4096) }
 
 // governedTransport adds the server's credential headers to every request
-// (the closing DELETE included) and bounds every response body and
-// session ID.
+// (the closing DELETE included) and bounds every session ID; the client
+// under it bounds every response body.
 type governedTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
@@ -460,8 +457,15 @@ func (g *governedTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		resp.Body.Close()
 		return nil, fmt.Errorf("%w: the server sent an Mcp-Session-Id that is not 1..%d visible ASCII bytes", ErrProtocol, MaxSessionIDBytes)
 	}
-	resp.Body = &boundedBody{rc: resp.Body, left: MaxHTTPStreamBytes}
 	return resp, nil
+}
+
+// CloseIdleConnections closes the idle connections of the transport
+// under g, so the client's CloseIdleConnections reaches them.
+func (g *governedTransport) CloseIdleConnections() {
+	if c, ok := g.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // mask replaces the credential headers' values in s, a prefix of a body,
@@ -498,28 +502,3 @@ func validSessionID(s string) bool {
 	}
 	return true
 }
-
-// boundedBody ends a response stream with an error past its bound.
-type boundedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (b *boundedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		// A stream that ends exactly at the bound is within it.
-		var probe [1]byte
-		if n, err := b.rc.Read(probe[:]); n == 0 {
-			return 0, err
-		}
-		return 0, fmt.Errorf("%w: a response stream is longer than %d bytes", ErrBound, MaxHTTPStreamBytes)
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *boundedBody) Close() error { return b.rc.Close() }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/internal/httpx"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -382,7 +383,7 @@ func TestResponseStreamBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := &boundedBody{rc: io.NopCloser(strings.NewReader(tc.body)), left: 8}
+			b := httpx.LimitBody(io.NopCloser(strings.NewReader(tc.body)), 8, errStreamBound)
 			got, err := io.ReadAll(b)
 			if errors.Is(err, ErrBound) != tc.bound || (!tc.bound && (err != nil || string(got) != tc.body)) {
 				t.Fatalf("read %q, %v", got, err)

@@ -7,9 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -23,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo/internal/endpoint"
+	"github.com/pabloagent/pablo/internal/httpx"
 )
 
 // This file is a small OTLP/HTTP (http/protobuf) span exporter. It writes
@@ -76,19 +75,15 @@ func newOTLPExporter(opts otlpOptions) (*otlpExporter, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
 	}
-	tr := &http.Transport{
-		Proxy:               nil, // never an ambient proxy
-		DialContext:         (&net.Dialer{Timeout: opts.Timeout}).DialContext,
-		TLSHandshakeTimeout: opts.Timeout,
+	// No ambient proxy, no redirect followed (a 3xx is a failed export),
+	// HTTP/1.1, the exchange bounded by the timeout.
+	return &otlpExporter{opts: opts, client: httpx.New(httpx.Options{
+		ConnectTimeout:      opts.Timeout,
 		MaxIdleConnsPerHost: 2,
 		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-	}
-	return &otlpExporter{opts: opts, client: &http.Client{
-		Transport:     tr,
-		Timeout:       opts.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}, nil
+		Timeout:             opts.Timeout,
+		MaxBodyBytes:        64 << 10,
+	})}, nil
 }
 
 // errOTLPExport is the kind of every failed export.
@@ -127,8 +122,7 @@ func (e *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 		// The URL error names the endpoint, which holds no credential.
 		return fmt.Errorf("%w: %v", errOTLPExport, err)
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
+	httpx.Drain(resp, 64<<10)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return fmt.Errorf("%w: the receiver answered HTTP %d", errOTLPExport, resp.StatusCode)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/httpx"
 )
 
 // Limits bound what one call may send and receive. A zero field takes the
@@ -94,30 +96,21 @@ func NewClient(opts ClientOptions) *Client {
 	if connect <= 0 {
 		connect = 60 * time.Second
 	}
-	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
-	tr := &http.Transport{
-		// Proxy is nil: HTTP_PROXY and friends are never honoured, so a
-		// credential never travels through a proxy nobody configured.
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   connect,
-		TLSClientConfig:       opts.TLSConfig,
-		ForceAttemptHTTP2:     false,
-		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
-		MaxIdleConns:          64,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: 0, // the caller's deadline bounds the wait
-		DisableCompression:    true,
-	}
+	limits := opts.Limits.withDefaults()
 	return &Client{
-		hc: &http.Client{
-			Transport: tr,
-			CheckRedirect: func(*http.Request, []*http.Request) error {
-				return http.ErrUseLastResponse
-			},
-		},
-		limits:    opts.Limits.withDefaults(),
+		// HTTP/1.1 only, no compression, no redirect followed (a 3xx
+		// answer is a status error), no ambient proxy, the response bound
+		// from the limits. ResponseHeaderTimeout stays unset: the caller's
+		// deadline and the idle timer bound the wait.
+		hc: httpx.New(httpx.Options{
+			ConnectTimeout:      connect,
+			TLSConfig:           opts.TLSConfig,
+			MaxIdleConns:        64,
+			MaxIdleConnsPerHost: 16,
+			IdleConnTimeout:     90 * time.Second,
+			MaxBodyBytes:        limits.MaxResponseBytes,
+		}),
+		limits:    limits,
 		afterFunc: opts.AfterFunc,
 	}
 }
@@ -185,7 +178,7 @@ func (c *Client) post(ctx context.Context, endpoint string, header http.Header, 
 		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Status: resp.StatusCode,
 			Reason: "the response is not an event stream (Content-Type must be text/event-stream)"}
 	}
-	resp.Body = &idleBody{r: &boundedBody{r: resp.Body, left: c.limits.MaxResponseBytes}, w: w}
+	resp.Body = &idleBody{r: resp.Body, w: w}
 	return resp, nil
 }
 
@@ -271,34 +264,6 @@ func transportError(ctx context.Context, err error, connected bool) *Error {
 	}
 	return e
 }
-
-// errResponseTooLarge is returned by a bounded body past its bound.
-var errResponseTooLarge = errors.New("providers: response exceeds its bound")
-
-type boundedBody struct {
-	r    io.ReadCloser
-	left int64
-}
-
-func (b *boundedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		// Peek one byte: a body of exactly the bound is fine.
-		var one [1]byte
-		n, err := b.r.Read(one[:])
-		if n > 0 {
-			return 0, errResponseTooLarge
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.r.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *boundedBody) Close() error { return b.r.Close() }
 
 // authHeader builds the credential header: Authorization with a bearer
 // prefix by default.

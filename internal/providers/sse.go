@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"strconv"
+
+	"github.com/pabloagent/pablo/internal/httpx"
 )
 
 // Frame is one server-sent event: its event name (empty means "message")
@@ -162,7 +164,7 @@ func frameError(err error, limits Limits) *Error {
 		return malformed("an SSE frame exceeds the %s-byte bound", strconv.Itoa(limits.MaxFrameBytes))
 	case errors.Is(err, ErrTooManyFrames):
 		return malformed("the stream exceeds %s frames", strconv.Itoa(limits.MaxFrames))
-	case errors.Is(err, errResponseTooLarge):
+	case errors.Is(err, httpx.ErrBodyTooLarge):
 		return malformed("the response exceeds the %s-byte bound", strconv.FormatInt(limits.MaxResponseBytes, 10))
 	case errors.Is(err, ErrTruncated), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return malformed("the stream ended before its terminal event")
