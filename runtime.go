@@ -65,8 +65,7 @@ type RuntimeOptions struct {
 	// spans.
 	Tracer trace.Tracer
 	// Now is the clock; nil means the system clock, read as the task's
-	// start plus monotonic time through a [ledger.Clock] the runtime's
-	// tasks share (see [ledger.Options]).
+	// start plus the monotonic time since (see [ledger.Options]).
 	Now func() time.Time
 	// NewID, when set, makes the IDs of each task, its agents and its calls
 	// (it must never return the same ID twice); nil means random UUIDv4s.
@@ -97,7 +96,6 @@ type TaskInfo struct {
 type Runtime struct {
 	opts   RuntimeOptions
 	tracer trace.Tracer
-	clock  *ledger.Clock // shared by every task's ledger: one calibration
 
 	toolsOnce sync.Once
 	tools     *toolView // the catalogs' view every task shares; see sharedTools
@@ -122,7 +120,7 @@ func NewRuntime(opts RuntimeOptions) (*Runtime, error) {
 	if _, err := newOutputCheck(opts.Output); err != nil {
 		return nil, err
 	}
-	r := &Runtime{opts: opts, tracer: opts.Tracer, clock: ledger.NewClock()}
+	r := &Runtime{opts: opts, tracer: opts.Tracer}
 	if r.tracer == nil {
 		r.tracer = noop.NewTracerProvider().Tracer("pablo")
 	}
@@ -199,7 +197,6 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 		InputBytes:  uint64(len(input)),
 		Now:         r.opts.Now,
 		IDs:         idFunc(r.opts.NewID),
-		Clock:       r.clock,
 		// Every payload is built here, by json.Marshal or by hand around
 		// validated arguments and canonical results.
 		TrustedPayloads: true,

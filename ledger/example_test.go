@@ -93,22 +93,3 @@ func ExampleRoot_AppendThen() {
 	fmt.Println(view)
 	// Output: [1 2]
 }
-
-// A host that runs many tasks shares one Clock among their roots, so each
-// new root times its records from a calibration already made; and a reader
-// of what AppendThen recorded takes the same lock with Locked.
-func ExampleNewClock() {
-	ctx := context.Background()
-	clock := ledger.NewClock()
-	var seen []uint64
-	for range 3 {
-		root, _ := ledger.NewRoot(ctx, ledger.Options{Clock: clock})
-		var last uint64
-		for range 100 {
-			root.AppendThen(ctx, root.RootAgentID(), "note", nil, func(st ledger.Stamp) { last = st.RootSeq })
-		}
-		root.Locked(func() { seen = append(seen, last) })
-	}
-	fmt.Println(seen)
-	// Output: [100 100 100]
-}

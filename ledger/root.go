@@ -74,14 +74,9 @@ type Options struct {
 	Fingerprint string
 	// Now is the clock; nil means the system clock, read as the task's start
 	// on the wall clock plus the monotonic time since, so times never go
-	// backwards within a task (see [Clock]). Times are stored in UTC with
-	// microsecond precision.
+	// backwards within a task. Times are stored in UTC with microsecond
+	// precision.
 	Now func() time.Time
-	// Clock, when Now is nil, lets the root extrapolate record times from
-	// the CPU's counter with a calibration it shares with other roots (see
-	// [Clock]); nil reads the system clock for every record. A host running
-	// many tasks passes one Clock to all of them.
-	Clock *Clock
 	// IDs makes task, agent and model-call IDs; nil means ids.Random.
 	IDs ids.Source
 	// TrustedPayloads skips the JSON check of event payloads in Append and
@@ -129,7 +124,9 @@ type Root struct {
 	// storeCtx carries the values of NewRoot's context without its
 	// cancellation: durable writes complete even when the task is cancelled.
 	storeCtx   context.Context
-	now        func() time.Time // nil: clk
+	now        func() time.Time // nil: start plus time.Since(start)
+	start      time.Time        // the task's start, with its monotonic reading
+	startMicro int64            // start in Unix microseconds
 	ids        ids.Source
 	flushEvery int
 	trusted    bool // payloads are not re-checked
@@ -151,7 +148,6 @@ type Root struct {
 	err     error // sticky store failure
 	// volatileN is the highest N written volatile (see RecordProcessGroup).
 	volatileN uint64
-	clk       recordClock
 }
 
 type agent struct {
@@ -222,7 +218,8 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 		results:     map[ResultRef]struct{}{},
 	}
 	if r.now == nil {
-		r.clk.init(opts.Clock)
+		r.start = time.Now()
+		r.startMicro = r.start.UnixMicro()
 	}
 	now := r.clock()
 	a := &agent{id: opts.RootAgentID, limits: opts.Limits, calls: map[string]*call{}}
@@ -293,16 +290,12 @@ func (r *Root) instant() time.Time {
 }
 
 // micros is the time of a record in Unix microseconds: the host's clock,
-// or the task's start on the wall clock plus the monotonic time since (see
-// [Clock]). r.mu must be held.
-func (r *Root) micros() int64 { return r.microsAt(r.clk.ticksNow()) }
-
-// microsAt is micros with the clock's counter read early, at t.
-func (r *Root) microsAt(t uint64) int64 {
+// or the task's start on the wall clock plus the monotonic time since.
+func (r *Root) micros() int64 {
 	if r.now != nil {
 		return r.now().UnixMicro()
 	}
-	return r.clk.microsAt(t)
+	return r.startMicro + int64(time.Since(r.start)/time.Microsecond)
 }
 
 // clock is the time of a record, in UTC with microsecond precision.
@@ -547,7 +540,6 @@ func (r *Root) appendStamped(ctx context.Context, agentID, typ string, payload j
 	if len(payload) > 0 && !r.trusted && !validJSON(payload) {
 		return Stamp{}, &InvalidError{Field: "event payload", Reason: "event " + strconv.Quote(typ) + " payload is not valid JSON"}
 	}
-	t := r.clk.ticksNow()
 	r.mu.Lock()
 	a, err := r.usable(agentID, "append an event for")
 	if err == nil {
@@ -560,7 +552,7 @@ func (r *Root) appendStamped(ctx context.Context, agentID, typ string, payload j
 	for x := a; x != nil; x = x.parent {
 		x.c.events++
 	}
-	st := r.eventAt(a, typ, payload, t)
+	st := r.event(a, typ, payload)
 	if then != nil {
 		then(st)
 	}
@@ -578,16 +570,12 @@ func (r *Root) appendStamped(ctx context.Context, agentID, typ string, payload j
 }
 
 // event numbers and records an event whose slot was already charged; r.mu
-// must be held. The Event itself is built only when it is recorded.
+// must be held, so times follow root_seq. The Event itself is built only
+// when it is recorded.
 func (r *Root) event(a *agent, typ string, payload json.RawMessage) Stamp {
-	return r.eventAt(a, typ, payload, r.clk.ticksNow())
-}
-
-// eventAt is event with the clock's counter read early, at t.
-func (r *Root) eventAt(a *agent, typ string, payload json.RawMessage, t uint64) Stamp {
 	a.seq++
 	r.rootSeq++
-	st := Stamp{RootSeq: r.rootSeq, Seq: a.seq, UnixMicros: r.microsAt(t)}
+	st := Stamp{RootSeq: r.rootSeq, Seq: a.seq, UnixMicros: r.micros()}
 	if r.logs() {
 		ev := r.eventOf(st, a.id, typ, payload)
 		ev.ParentID = a.parentID
