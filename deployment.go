@@ -1,13 +1,65 @@
 package pablo
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
+	"context"
 
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/fstools"
+	"github.com/pabloagent/pablo/internal/shell"
 )
+
+// LoadOptions say which deployment to load and what the host supplies.
+type LoadOptions struct {
+	// Config is the entry file. Required.
+	Config string
+	// ConfigRoot contains every imported file; default: the entry's
+	// directory.
+	ConfigRoot string
+	// Profile selects a profile, overriding the entry's `profile`.
+	Profile string
+	// Bindings are the named host directories (--bind name=path).
+	// Relative paths are anchored once to WorkDir.
+	Bindings map[string]string
+	// WorkDir anchors relative paths; default: the process working
+	// directory.
+	WorkDir string
+	// Locked forces lock mode; an entry cannot turn it off.
+	Locked bool
+	// Overrides are typed per-run overrides (CLI flags map to these).
+	Overrides []Override
+	// LookupEnv reads declared environment bindings. Nil means no
+	// environment: undeclared variables are never read either way.
+	LookupEnv func(name string) (string, bool)
+	// HostTrace says the host supplies its own trace destination (the CLI's
+	// --trace), so trace.capture_content needs no trace.path.
+	HostTrace bool
+	// LoopbackHTTP lets http://127.0.0.1, http://[::1] and
+	// http://localhost URLs stand in for remote endpoints: a host test
+	// fixture. Never honoured under lock.
+	LoopbackHTTP bool
+}
+
+// Override is one typed per-run assignment, such as
+// {Target: "limits.max_tool_calls", Value: int64(3)}.
+type Override struct {
+	Target string
+	Value  any
+}
+
+// ConfigError is one deployment diagnostic: a config_* code, the JSON
+// pointer of the option ("/options/mcp/servers/records/command"), the file
+// and line it came from when known, and a message that never holds a
+// secret value. errors.Is(err, ErrConfig) holds for every one.
+type ConfigError = config.Error
+
+// PathError is a path object that cannot be resolved inside its root;
+// Unbound says it names a binding the host did not give.
+type PathError = config.PathError
+
+// ErrConfig is the sentinel kind of every deployment error:
+// errors.Is(err, pablo.ErrConfig).
+var ErrConfig = config.ErrInvalid
 
 // Deployment is a resolved deployment: every import, profile, environment
 // binding and override applied, every default filled in, every reference
@@ -17,233 +69,98 @@ type Deployment struct {
 	Fingerprint string
 	// InputFingerprint hashes the ordered sources that produced it.
 	InputFingerprint string
-	// Sources lists every contribution in precedence order.
-	Sources []Source
-	// Provenance maps JSON pointers under /options to their origins.
-	Provenance map[string][]Origin
-	// Options is the typed view of the resolved options.
-	Options Options
+	// Options is the typed view of the resolved options.* tables; field
+	// names follow the TOML keys.
+	Options config.Options
 
-	tree         map[string]any
-	bindings     map[string]string
-	configRoot   string
-	locked       bool
-	loopbackHTTP bool
-	hostTrace    bool
-	credentials  map[string]CredentialRef
-	layers       []AuthorityLayer
-	credDests    map[string][]string
+	c *config.Deployment
 	// reserved holds the trace files this deployment opened: the workspace
 	// tools of its runtimes never read, write or list them. It is the one
 	// mutable part of a Deployment, and safe for concurrent use.
 	reserved *fstools.Reserved
 }
 
-// Source is one contribution to a deployment.
-type Source struct {
-	ID      string `json:"id"`
-	Kind    string `json:"kind"`
-	Locator string `json:"locator"`
-	Digest  string `json:"digest,omitempty"`
+// Load reads, composes and resolves a deployment. It reads no credential,
+// starts nothing and touches no network. Every failure is a *ConfigError.
+// It is LoadContext with a context that is never cancelled.
+func Load(opts LoadOptions) (*Deployment, error) {
+	return LoadContext(context.Background(), opts)
+}
+
+// LoadContext is Load under ctx: every file is opened without blocking (a
+// FIFO or a device is refused at once) and ctx ends a read in progress.
+//
+// A deployment error's message never holds a suspected secret: a value
+// written where a credential name belongs (a token pasted as a header)
+// is masked in the diagnostic like tool output.
+func LoadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
+	co := config.LoadOptions{Config: opts.Config, ConfigRoot: opts.ConfigRoot, Profile: opts.Profile, Bindings: opts.Bindings,
+		WorkDir: opts.WorkDir, Locked: opts.Locked, LookupEnv: opts.LookupEnv, HostTrace: opts.HostTrace, LoopbackHTTP: opts.LoopbackHTTP}
+	for _, o := range opts.Overrides {
+		co.Overrides = append(co.Overrides, config.Override{Target: o.Target, Value: o.Value})
+	}
+	c, err := config.LoadContext(ctx, co)
+	if err != nil {
+		return nil, err
+	}
+	return &Deployment{Fingerprint: c.Fingerprint, InputFingerprint: c.InputFingerprint, Options: c.Options, c: c, reserved: &fstools.Reserved{}}, nil
 }
 
 // Locked reports whether the deployment runs in lock mode.
-func (d *Deployment) Locked() bool { return d.locked }
+func (d *Deployment) Locked() bool { return d.c.Locked() }
 
 // AllowedRunOverrides lists what a run may override.
-func (d *Deployment) AllowedRunOverrides() []string {
-	var out []string
-	for _, v := range d.tree["deployment"].(map[string]any)["allowed_run_overrides"].([]any) {
-		out = append(out, v.(string))
-	}
-	return out
-}
+func (d *Deployment) AllowedRunOverrides() []string { return d.c.AllowedRunOverrides() }
 
 // Credentials returns the credential references by name.
-func (d *Deployment) Credentials() map[string]CredentialRef {
-	out := make(map[string]CredentialRef, len(d.credentials))
-	for k, v := range d.credentials {
-		out[k] = v
-	}
-	return out
-}
-
-// AuthorityLayers returns the immutable layers in evaluation order.
-func (d *Deployment) AuthorityLayers() []AuthorityLayer {
-	return append([]AuthorityLayer(nil), d.layers...)
-}
-
-// Bindings returns the resolved binding directories.
-func (d *Deployment) Bindings() map[string]string {
-	out := make(map[string]string, len(d.bindings))
-	for k, v := range d.bindings {
-		out[k] = v
-	}
-	return out
-}
+func (d *Deployment) Credentials() map[string]config.CredentialRef { return d.c.Credentials() }
 
 // CanonicalJSON returns the canonical encoding of the resolved configuration
 // (the bytes the fingerprint covers, less the version envelope).
-func (d *Deployment) CanonicalJSON() []byte { return canonicalJSON(d.tree) }
+func (d *Deployment) CanonicalJSON() []byte { return d.c.CanonicalJSON() }
 
 // Explain returns the resolved inspection envelope: schema_version,
 // contract_revision, config, fingerprint, sources, provenance and
 // input_fingerprint, as compact canonical JSON.
-func (d *Deployment) Explain() []byte {
-	var sources []any
-	for _, s := range d.Sources {
-		m := map[string]any{"id": s.ID, "kind": s.Kind, "locator": s.Locator}
-		if s.Digest != "" {
-			m["digest"] = s.Digest
-		}
-		sources = append(sources, m)
-	}
-	prov := map[string]any{}
-	for ptr, origins := range d.Provenance {
-		var l []any
-		for _, o := range origins {
-			l = append(l, map[string]any{"source": o.Source, "operation": o.Operation})
-		}
-		prov["/config"+ptr] = l
-	}
-	return canonicalJSON(map[string]any{
-		"schema_version":    int64(1),
-		"contract_revision": ContractRevision,
-		"config":            d.tree,
-		"fingerprint":       d.Fingerprint,
-		"sources":           sources,
-		"provenance":        prov,
-		"input_fingerprint": d.InputFingerprint,
-	})
-}
+func (d *Deployment) Explain() []byte { return d.c.Explain() }
 
-// PathRef is a typed path: relative to the declaring file (normalized to
-// the config root), the config root, the workspace or a named binding.
-type PathRef struct {
-	Base string `json:"base"`
-	Name string `json:"name,omitempty"`
-	Path string `json:"path"`
-}
-
-func (p PathRef) String() string {
-	if p.Base == "binding" {
-		return fmt.Sprintf("binding:%s:%s", p.Name, p.Path)
-	}
-	return p.Base + ":" + p.Path
-}
-
-// PathError is a path that cannot be resolved inside its root.
-type PathError struct {
-	Ref PathRef
-	// Unbound is true when Ref names a binding the host did not give.
-	Unbound bool
-	Reason  string
-}
-
-func (e *PathError) Error() string { return fmt.Sprintf("path %s: %s", e.Ref, e.Reason) }
-
-// Is makes errors.Is(err, ErrConfig) true.
-func (e *PathError) Is(target error) bool { return target == ErrConfig }
+// Render returns a self-contained TOML document with the same meaning:
+// schema_version first, then authority, credentials, deployment and options,
+// every default written out. Bindings stay bindings; no private absolute path
+// is written. Loading the result yields the same Fingerprint.
+func (d *Deployment) Render() ([]byte, error) { return d.c.Render() }
 
 // Workspace resolves run.workspace to a real absolute directory.
-func (d *Deployment) Workspace() (string, error) {
-	return d.resolveDir(d.Options.Run.Workspace, "")
+func (d *Deployment) Workspace() (string, error) { return d.c.Workspace() }
+
+// ResolvePath resolves a path object of the deployment (such as
+// d.Options.Trace.Path) to a real absolute path that stays inside its
+// root, symlinks included. The target need not exist; its deepest existing
+// ancestor must resolve inside the root.
+func (d *Deployment) ResolvePath(p config.PathRef) (string, error) { return d.c.ResolvePath(p) }
+
+// CheckPaths resolves every path object of the deployment against its
+// bindings, as a runtime would, reading, starting and sending nothing, so
+// offline commands (config validate) judge what run would refuse. All
+// failures are returned, joined; each is a *PathError.
+func (d *Deployment) CheckPaths() error { return d.c.CheckPaths() }
+
+// Authority builds the task authority: the configured catalog, then every
+// authority layer, then ordinary policy. Omitted policy dimensions take the
+// reference defaults: tools allow, the /bin/sh launcher allow, read roots
+// allow inside the workspace, write roots deny unless write is opted in.
+func (d *Deployment) Authority() (*authority.Set, error) { return d.c.Authority() }
+
+// NativeTools lists the native tools this deployment enables.
+func (d *Deployment) NativeTools() []authority.ID { return d.c.NativeTools() }
+
+// Resolver returns a credential resolver for this deployment: each record
+// bound to exactly the destinations configuration gives it.
+func (d *Deployment) Resolver(opts authority.ResolverOptions) (*authority.Resolver, error) {
+	return d.c.Resolver(opts)
 }
 
-// ResolvePath resolves a path object to a real absolute path that stays
-// inside its root, symlinks included. The target need not exist; its
-// deepest existing ancestor must resolve inside the root.
-func (d *Deployment) ResolvePath(p PathRef) (string, error) {
-	ws := ""
-	if p.Base == "workspace" {
-		var err error
-		if ws, err = d.Workspace(); err != nil {
-			return "", err
-		}
-	}
-	return d.resolvePathIn(p, ws)
-}
-
-func (d *Deployment) resolveDir(p PathRef, ws string) (string, error) {
-	out, err := d.resolvePathIn(p, ws)
-	if err != nil {
-		return "", err
-	}
-	st, err := os.Stat(out)
-	if err != nil || !st.IsDir() {
-		return "", &PathError{Ref: p, Reason: "is not an existing directory"}
-	}
-	return out, nil
-}
-
-func (d *Deployment) resolvePathIn(p PathRef, ws string) (string, error) {
-	var root string
-	switch p.Base {
-	case "config", "source":
-		root = d.configRoot
-	case "workspace":
-		root = ws
-		if root == "" {
-			return "", &PathError{Ref: p, Reason: "the workspace is not known here"}
-		}
-	case "binding":
-		r, ok := d.bindings[p.Name]
-		if !ok {
-			return "", &PathError{Ref: p, Unbound: true, Reason: fmt.Sprintf("binding %q is not given", p.Name)}
-		}
-		root = r
-	default:
-		return "", &PathError{Ref: p, Reason: "unknown base"}
-	}
-	return ResolveInside(root, p.Path)
-}
-
-// ResolveInside joins a relative path onto a real root directory and checks,
-// lexically and then through symlinks, that the result stays inside root.
-func ResolveInside(root, rel string) (string, error) {
-	ref := PathRef{Base: "root", Path: rel}
-	if err := checkRelPath(rel); err != nil {
-		return "", &PathError{Ref: ref, Reason: err.Error()}
-	}
-	joined := filepath.Join(root, filepath.FromSlash(rel))
-	if !within(root, joined) {
-		return "", &PathError{Ref: ref, Reason: "escapes its root"}
-	}
-	// Resolve the deepest existing ancestor through symlinks.
-	probe, rest := joined, ""
-	for {
-		real, err := filepath.EvalSymlinks(probe)
-		if err == nil {
-			if !within(root, real) {
-				return "", &PathError{Ref: ref, Reason: "a symlink leads out of its root"}
-			}
-			if rest != "" {
-				real = filepath.Join(real, rest)
-			}
-			return real, nil
-		}
-		if !os.IsNotExist(err) {
-			if _, lerr := os.Lstat(probe); lerr == nil {
-				return "", &PathError{Ref: ref, Reason: "a symlink cannot be resolved"}
-			}
-		}
-		parent := filepath.Dir(probe)
-		if parent == probe || !within(root, parent) {
-			return "", &PathError{Ref: ref, Reason: "root does not exist"}
-		}
-		rest = filepath.Join(filepath.Base(probe), rest)
-		probe = parent
-	}
-}
-
-// build derives the typed view from the resolved tree.
-func (d *Deployment) build() error {
-	raw, err := json.Marshal(d.tree["options"])
-	if err != nil {
-		return &ConfigError{Code: CodeInvalidValue, Option: "/options", Message: "internal: " + err.Error()}
-	}
-	if err := json.Unmarshal(raw, &d.Options); err != nil {
-		return &ConfigError{Code: CodeInvalidValue, Option: "/options", Message: "internal: " + err.Error()}
-	}
-	return nil
-}
+// ShellPolicy returns the literal command policy of this deployment: the
+// ordinary shell.commands and every authority layer's, each of which must
+// allow. It is nil when no layer configures commands.
+func (d *Deployment) ShellPolicy() (*shell.Policy, error) { return d.c.ShellPolicy() }

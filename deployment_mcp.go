@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"fmt"
+	"github.com/pabloagent/pablo/internal/config"
 	"sort"
 	"time"
 
@@ -40,7 +41,7 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 			OperationTimeout: time.Duration(s.OperationTimeoutMS) * time.Millisecond,
 		}
 		if srv.Transport == mcp.Stdio {
-			cwd := PathRef{Base: "workspace", Path: "."}
+			cwd := config.PathRef{Base: "workspace", Path: "."}
 			if s.CWD != nil {
 				cwd = *s.CWD
 			}
@@ -60,7 +61,7 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 		Servers:           servers,
 		Authority:         set,
 		Resolve:           resolver.Resolve,
-		AllowLoopbackHTTP: d.loopbackHTTP,
+		AllowLoopbackHTTP: d.c.LoopbackHTTP(),
 		MaxOutputBytes:    int(o.Limits.MaxToolOutputBytes),
 		Now:               host.Now,
 		Tracer:            host.Tracer,
@@ -72,7 +73,7 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 			}
 		},
 		ClientName:    "pablo",
-		ClientVersion: ContractRevision,
+		ClientVersion: config.ContractRevision,
 	}, nil
 }
 

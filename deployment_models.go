@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pabloagent/pablo/internal/config"
 	"net"
 	"net/url"
 	"time"
@@ -32,7 +33,7 @@ func (d *Deployment) httpModel(opts HostOptions) (Model, error) {
 // under lock and for any other URL.
 func (d *Deployment) FixtureModel(endpoint string) (Model, error) {
 	if d.Locked() {
-		return nil, &ConfigError{Code: CodeInvalidValue, Option: "--fixture-endpoint", Message: "a fixture endpoint is never allowed under lock"}
+		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "--fixture-endpoint", Message: "a fixture endpoint is never allowed under lock"}
 	}
 	if err := checkFixtureEndpoint(endpoint); err != nil {
 		return nil, err
@@ -43,7 +44,7 @@ func (d *Deployment) FixtureModel(endpoint string) (Model, error) {
 
 func checkFixtureEndpoint(endpoint string) error {
 	bad := func(msg string) error {
-		return &ConfigError{Code: CodeInvalidValue, Option: "--fixture-endpoint", Message: msg}
+		return &ConfigError{Code: config.CodeInvalidValue, Option: "--fixture-endpoint", Message: msg}
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
@@ -84,7 +85,7 @@ func (b *modelBuilder) route(name string) (Model, error) {
 	o := &b.d.Options
 	rt, ok := o.Routes[name]
 	if !ok {
-		return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/model_route", Message: fmt.Sprintf("no route named %q", name)}
+		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/model_route", Message: fmt.Sprintf("no route named %q", name)}
 	}
 	names, err := b.flatten(name, 0)
 	if err != nil {
@@ -103,7 +104,7 @@ func (b *modelBuilder) route(name string) (Model, error) {
 		var extra modelExtras
 		if len(mo.ModelOptions) > 0 {
 			if err := json.Unmarshal(mo.ModelOptions, &extra); err != nil {
-				return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/models/" + n + "/model_options", Message: "malformed model_options"}
+				return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/models/" + n + "/model_options", Message: "malformed model_options"}
 			}
 		}
 		m, err := b.profileWith("/options/models/"+n, mo, extra.Reasoning, extra.MaxOutputTokens)
@@ -114,7 +115,7 @@ func (b *modelBuilder) route(name string) (Model, error) {
 	}
 	r, err := providers.NewRoute(ropts)
 	if err != nil {
-		return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/routes/" + name, Message: err.Error()}
+		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/routes/" + name, Message: err.Error()}
 	}
 	return &routeModel{name: name, r: r}, nil
 }
@@ -123,7 +124,7 @@ func (b *modelBuilder) route(name string) (Model, error) {
 // already refused cycles, repeats and over-deep nesting).
 func (b *modelBuilder) flatten(name string, depth int) ([]string, error) {
 	if depth > 16 {
-		return nil, &ConfigError{Code: CodeLimit, Option: "/options/routes/" + name, Message: "routes nest deeper than 16 levels"}
+		return nil, &ConfigError{Code: config.CodeLimit, Option: "/options/routes/" + name, Message: "routes nest deeper than 16 levels"}
 	}
 	var out []string
 	for _, e := range b.d.Options.Routes[name].Entries {
@@ -145,24 +146,24 @@ type modelExtras struct {
 	Reasoning       json.RawMessage `json:"reasoning"`
 }
 
-func (b *modelBuilder) profile(ptr string, m ModelOptions, reasoning json.RawMessage) (providers.Model, error) {
+func (b *modelBuilder) profile(ptr string, m config.ModelOptions, reasoning json.RawMessage) (providers.Model, error) {
 	return b.profileWith(ptr, m, reasoning, 0)
 }
 
 // profileWith builds one model profile: its endpoint, its credential (or
 // the fixture's fake key) and its reasoning setting.
-func (b *modelBuilder) profileWith(ptr string, m ModelOptions, reasoning json.RawMessage, maxOut int64) (providers.Model, error) {
+func (b *modelBuilder) profileWith(ptr string, m config.ModelOptions, reasoning json.RawMessage, maxOut int64) (providers.Model, error) {
 	effort, budget, err := parseReasoning(reasoning)
 	if err != nil {
-		return nil, &ConfigError{Code: CodeInvalidValue, Option: ptr + "/reasoning", Message: err.Error()}
+		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: err.Error()}
 	}
 	var consumer authority.Consumer
 	endpoint := m.Endpoint
 	switch m.Provider {
 	case "vercel":
-		consumer, endpoint = authority.ConsumerVercel, VercelEndpoint
+		consumer, endpoint = authority.ConsumerVercel, config.VercelEndpoint
 	case "openrouter":
-		consumer, endpoint = authority.ConsumerOpenRouter, OpenRouterEndpoint
+		consumer, endpoint = authority.ConsumerOpenRouter, config.OpenRouterEndpoint
 	case "openai_compatible":
 		consumer = authority.ConsumerOpenAICompatible
 	case "open_responses":
@@ -185,7 +186,7 @@ func (b *modelBuilder) profileWith(ptr string, m ModelOptions, reasoning json.Ra
 			AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: effort, MaxOutputTokens: maxOut, StreamIdleTimeout: idle})
 	}
 	if budget > 0 && m.Provider == "openai_compatible" {
-		return nil, &ConfigError{Code: CodeInvalidValue, Option: ptr + "/reasoning", Message: "openai_compatible takes a reasoning effort, not budget_tokens"}
+		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: "openai_compatible takes a reasoning effort, not budget_tokens"}
 	}
 	return providers.NewChat(b.client, providers.ChatOptions{Provider: providers.Provider(m.Provider), Endpoint: endpoint, Model: m.ID,
 		Secret: secret, AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: effort, ReasoningBudget: budget, MaxOutputTokens: maxOut, StreamIdleTimeout: idle})
@@ -194,7 +195,7 @@ func (b *modelBuilder) profileWith(ptr string, m ModelOptions, reasoning json.Ra
 // secret resolves a profile's credential for exactly its consumer and
 // endpoint. An openai_compatible profile whose credential is not declared
 // sends none (a local server usually needs no key).
-func (b *modelBuilder) secret(m ModelOptions, consumer authority.Consumer, endpoint string) (string, error) {
+func (b *modelBuilder) secret(m config.ModelOptions, consumer authority.Consumer, endpoint string) (string, error) {
 	if _, declared := b.d.Credentials()[m.Credential]; !declared && m.Provider == "openai_compatible" {
 		return "", nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pabloagent/pablo/internal/config"
 	"strconv"
 	"time"
 
@@ -59,7 +60,7 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		Limits:          d.ledgerLimits(),
 		MaxOutputTokens: o.Limits.MaxOutputTokens,
 		Store:           opts.Store,
-		Deployment:      &DeploymentRef{SchemaVersion: 1, ContractRevision: ContractRevision, Fingerprint: d.Fingerprint},
+		Deployment:      &DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: d.Fingerprint},
 		Sink:            opts.Sink,
 		Tracer:          opts.Tracer,
 		Now:             opts.Now,
@@ -166,7 +167,7 @@ func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (Mod
 		}
 		s, err := LoadScript(ctx, p)
 		if err != nil {
-			return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/model/script", Message: err.Error(), cause: err}
+			return nil, (&ConfigError{Code: config.CodeInvalidValue, Option: "/options/model/script", Message: err.Error()}).WithCause(err)
 		}
 		return NewScriptModel(s), nil
 	}
@@ -195,7 +196,7 @@ func (d *Deployment) SkillOptions() (skills.Options, error) {
 	}
 	opts := skills.Options{Roots: roots}
 	var bounds [][]string
-	for _, l := range d.layers {
+	for _, l := range d.c.AuthorityLayers() {
 		if !l.Has("skill_roots") {
 			continue
 		}

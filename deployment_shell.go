@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -20,75 +19,15 @@ const ShellDescription = "Run one command in the workspace with /bin/sh. stdin i
 	"PATH=/usr/bin:/bin, LANG=C and admitted PABLO_TASK_* variables. Returns stdout, stderr and the exit code. " +
 	"A command policy may allow only literal commands: no pipes, redirections, expansions or globs."
 
-// ShellPolicy returns the literal command policy of this deployment: the
-// ordinary shell.commands and every authority layer's, each of which must
-// allow. It is nil when no layer configures commands.
-func (d *Deployment) ShellPolicy() (*shell.Policy, error) {
-	var layers []shell.Layer
-	if c := d.Options.Shell.Commands; c != nil {
-		layers = append(layers, shell.Layer{Name: "options/shell", Rules: commandRules(c)})
-	}
-	for _, l := range d.layers {
-		if c := l.Shell.Commands; c != nil {
-			layers = append(layers, shell.Layer{Name: l.ID, Rules: commandRules(c)})
-		}
-	}
-	if len(layers) == 0 {
-		return nil, nil
-	}
-	return shell.NewPolicy(layers...)
-}
-
-func commandRules(c *CommandRules) shell.CommandRules {
-	conv := func(in []CommandRule) []shell.CommandRule {
-		var out []shell.CommandRule
-		for _, r := range in {
-			sr := shell.CommandRule{ID: r.ID, Executable: r.Executable, Args: r.Args, Match: r.Match}
-			if sr.Args == nil {
-				sr.Args = []string{}
-			}
-			if r.Examples != nil {
-				sr.MatchExamples, sr.NotMatchExamples = r.Examples.Match, r.Examples.NotMatch
-			}
-			out = append(out, sr)
-		}
-		return out
-	}
-	return shell.CommandRules{Default: c.Default, Allow: conv(c.Allow), Deny: conv(c.Deny)}
-}
-
-// checkShellExamples verifies every rule's example commands.
-func (d *Deployment) checkShellExamples() error {
-	check := func(ptr string, c *CommandRules) error {
-		if c == nil {
-			return nil
-		}
-		if err := shell.CheckExamples(commandRules(c)); err != nil {
-			return &ConfigError{Code: CodeInvalidValue, Option: ptr, Message: err.Error()}
-		}
-		return nil
-	}
-	if err := check("/options/shell/commands", d.Options.Shell.Commands); err != nil {
-		return err
-	}
-	for i, l := range d.layers {
-		if err := check(fmt.Sprintf("/authority/%d/shell/commands", i), l.Shell.Commands); err != nil {
-			err.(*ConfigError).AuthorityID = l.ID
-			return err
-		}
-	}
-	return nil
-}
-
 // shellRunner builds shell.run for a workspace directory.
 func (d *Deployment) shellRunner(workspace string) (*shell.Runner, error) {
-	pol, err := d.ShellPolicy()
+	pol, err := d.c.ShellPolicy()
 	if err != nil {
 		return nil, err
 	}
 	o := &d.Options
 	env := shell.Environment{Values: o.Shell.Environment.Values, AllowedNames: o.Shell.Environment.AllowedNames, AllowAnyName: o.Shell.Environment.AllowedNames == nil}
-	for _, l := range d.layers {
+	for _, l := range d.c.AuthorityLayers() {
 		if e := l.Shell.Environment; e != nil {
 			env.AllowedNames = intersect(env.AllowedNames, e.AllowedNames, env.AllowAnyName)
 			env.AllowAnyName = false
@@ -104,7 +43,7 @@ func (d *Deployment) shellRunner(workspace string) (*shell.Runner, error) {
 			rules *authority.Rules
 		}{"options/shell", o.Shell.CWDRoots})
 	}
-	for _, l := range d.layers {
+	for _, l := range d.c.AuthorityLayers() {
 		if l.Shell.CWDRoots != nil {
 			cwdRules = append(cwdRules, struct {
 				layer string

@@ -5,6 +5,7 @@ package pablo
 import (
 	"context"
 	"errors"
+	"github.com/pabloagent/pablo/internal/config"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -111,7 +112,7 @@ credential = "key"
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = r.Resolve(ctx, "key", authority.ConsumerOpenRouter, OpenRouterEndpoint)
+			_, err = r.Resolve(ctx, "key", authority.ConsumerOpenRouter, config.OpenRouterEndpoint)
 			if !errors.Is(err, authority.ErrCredential) {
 				t.Errorf("not a credential error: %v", err)
 			}

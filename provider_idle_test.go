@@ -1,6 +1,10 @@
 package pablo
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/pabloagent/pablo/internal/config"
+)
 
 // TestStreamIdleTimeoutIsAModelKey: options.model.stream_idle_timeout_ms
 // (and each options.models entry's) reaches the model options; 0 is
@@ -15,7 +19,7 @@ func TestStreamIdleTimeoutIsAModelKey(t *testing.T) {
 		t.Fatalf("got %d, %d", d.Options.Model.StreamIdleTimeoutMS, d.Options.Models["b"].StreamIdleTimeoutMS)
 	}
 	_, err = loadString(t, "schema_version = 1\n[options.model]\nprovider = \"openai_compatible\"\nid = \"m\"\nendpoint = \"https://llm.example.test/v1/chat/completions\"\nstream_idle_timeout_ms = 0\n")
-	wantCode(t, err, CodeInvalidValue, "/options/model/stream_idle_timeout_ms")
+	wantCode(t, err, config.CodeInvalidValue, "/options/model/stream_idle_timeout_ms")
 	d, err = loadString(t, "schema_version = 1\n")
 	if err != nil || d.Options.Model.StreamIdleTimeoutMS != 0 {
 		t.Fatalf("default: %v %d", err, d.Options.Model.StreamIdleTimeoutMS)

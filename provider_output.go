@@ -2,6 +2,7 @@ package pablo
 
 import (
 	"fmt"
+	"github.com/pabloagent/pablo/internal/config"
 	"strings"
 
 	"github.com/pabloagent/pablo/internal/schema"
@@ -82,7 +83,7 @@ func newOutputCheck(spec *OutputSpec) (*outputCheck, error) {
 	o := spec
 	s, err := schema.Compile([]byte(o.Schema), schema.Limits{})
 	if err != nil {
-		return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/output/schema", Message: err.Error()}
+		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/output/schema", Message: err.Error()}
 	}
 	bytesLeft := o.MaxOutputBytes
 	if bytesLeft <= 0 {

@@ -3,6 +3,7 @@ package pablo
 import (
 	"encoding/json"
 	"errors"
+	"github.com/pabloagent/pablo/internal/config"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +85,7 @@ func TestConfigErrorHoldsNoSuspectedSecret(t *testing.T) {
 	} {
 		_, err := loadString(t, doc)
 		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Code != CodeInvalidValue || !strings.Contains(ce.Message, "no credential named") {
+		if !errors.As(err, &ce) || ce.Code != config.CodeInvalidValue || !strings.Contains(ce.Message, "no credential named") {
 			t.Fatalf("got %v", err)
 		}
 		if b, _ := json.Marshal(ce); strings.Contains(err.Error()+string(b), token[8:20]) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/pabloagent/pablo/internal/config"
 	"os"
 	"path/filepath"
 	"strings"
@@ -404,7 +405,7 @@ func TestRedactionPatternMustCompileAndBeBounded(t *testing.T) {
 	} {
 		_, err := loadString(t, "schema_version = 1\n[options.redaction]\npatterns = ['ok-[0-9]{8}', '"+c.pattern+"']\n")
 		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Code != CodeInvalidValue || ce.Option != "/options/redaction/patterns/1" || !strings.Contains(ce.Message, c.reason) {
+		if !errors.As(err, &ce) || ce.Code != config.CodeInvalidValue || ce.Option != "/options/redaction/patterns/1" || !strings.Contains(ce.Message, c.reason) {
 			t.Errorf("%s: got %v", c.pattern, err)
 		}
 	}

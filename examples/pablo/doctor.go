@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pabloagent/pablo/internal/config"
 	"sort"
 	"strings"
 	"time"
@@ -354,7 +355,7 @@ func layerDeniesEveryTool(l authority.Layer, server string) (string, bool) {
 // profile is one model profile a run may use.
 type profile struct {
 	ptr  string
-	opts pablo.ModelOptions
+	opts config.ModelOptions
 }
 
 // selectedProfiles is the selected model, or every model the selected
@@ -389,12 +390,12 @@ func selectedProfiles(d *pablo.Deployment) []profile {
 
 // providerTarget is a profile's credential consumer and endpoint (empty
 // for a provider that makes no HTTP request).
-func providerTarget(m pablo.ModelOptions) (authority.Consumer, string) {
+func providerTarget(m config.ModelOptions) (authority.Consumer, string) {
 	switch m.Provider {
 	case "vercel":
-		return authority.ConsumerVercel, pablo.VercelEndpoint
+		return authority.ConsumerVercel, config.VercelEndpoint
 	case "openrouter":
-		return authority.ConsumerOpenRouter, pablo.OpenRouterEndpoint
+		return authority.ConsumerOpenRouter, config.OpenRouterEndpoint
 	case "openai_compatible":
 		return authority.ConsumerOpenAICompatible, m.Endpoint
 	case "open_responses":
@@ -472,7 +473,7 @@ const (
 
 // probeModel builds the configured provider adapter for one profile with
 // its credential resolved for exactly its consumer and endpoint.
-func (dr *doctor) probeModel(ctx context.Context, d *pablo.Deployment, h *host, m pablo.ModelOptions, consumer authority.Consumer, endpoint string) (providers.Model, error) {
+func (dr *doctor) probeModel(ctx context.Context, d *pablo.Deployment, h *host, m config.ModelOptions, consumer authority.Consumer, endpoint string) (providers.Model, error) {
 	secret := ""
 	if _, declared := d.Credentials()[m.Credential]; declared || m.Provider != "openai_compatible" {
 		r, err := d.Resolver(authority.ResolverOptions{LookupEnv: h.lookupEnv})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pabloagent/pablo/internal/config"
 	"net/http"
 	"net/url"
 	"sort"
@@ -125,7 +126,7 @@ func (p *otelPipeline) Shutdown(ctx context.Context) error {
 
 // otelResource is service.name, the configured resource attributes and
 // service.version, which the executable fixes.
-func otelResource(o pablo.OTelOptions) *sdkresource.Resource {
+func otelResource(o config.OTelOptions) *sdkresource.Resource {
 	keys := make([]string, 0, len(o.ResourceAttributes))
 	for k := range o.ResourceAttributes {
 		keys = append(keys, k)

@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"encoding/json"
@@ -21,10 +21,10 @@ func (d *Deployment) checkRuleIDs() error {
 			if id, ok := x["id"].(string); ok && (x["value"] != nil || x["executable"] != nil) {
 				total++
 				if total > maxRulesTotal {
-					return &ConfigError{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d configured rules", maxRulesTotal)}
+					return &Error{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d configured rules", maxRulesTotal)}
 				}
 				if prev, dup := seen[id]; dup {
-					return &ConfigError{Code: CodeConflict, Option: ptr, Message: fmt.Sprintf("rule ID %q is also used at %s", id, prev)}
+					return &Error{Code: CodeConflict, Option: ptr, Message: fmt.Sprintf("rule ID %q is also used at %s", id, prev)}
 				}
 				seen[id] = ptr
 			}
@@ -46,7 +46,7 @@ func (d *Deployment) checkRuleIDs() error {
 	for i, l := range d.tree["authority"].([]any) {
 		id := l.(map[string]any)["id"].(string)
 		if ids[id] {
-			return &ConfigError{Code: CodeConflict, Option: "/authority/" + strconv.Itoa(i) + "/id", AuthorityID: id, Message: "authority layer IDs must be unique"}
+			return &Error{Code: CodeConflict, Option: "/authority/" + strconv.Itoa(i) + "/id", AuthorityID: id, Message: "authority layer IDs must be unique"}
 		}
 		ids[id] = true
 	}
@@ -75,7 +75,7 @@ func (d *Deployment) checkAuthority(modelsInUse []string) error {
 		raw, _ := json.Marshal(lm)
 		var layer AuthorityLayer
 		if err := json.Unmarshal(raw, &layer); err != nil {
-			return &ConfigError{Code: CodeInvalidValue, Option: "/authority/" + strconv.Itoa(i), Message: "malformed authority layer"}
+			return &Error{Code: CodeInvalidValue, Option: "/authority/" + strconv.Itoa(i), Message: "malformed authority layer"}
 		}
 		layer.present = map[string]bool{}
 		for k := range lm {
@@ -83,7 +83,7 @@ func (d *Deployment) checkAuthority(modelsInUse []string) error {
 		}
 		ptr := "/authority/" + strconv.Itoa(i)
 		violate := func(sub, format string, args ...any) error {
-			return &ConfigError{Code: CodeAuthorityViolation, Option: ptr + sub, AuthorityID: layer.ID, Message: fmt.Sprintf(format, args...)}
+			return &Error{Code: CodeAuthorityViolation, Option: ptr + sub, AuthorityID: layer.ID, Message: fmt.Sprintf(format, args...)}
 		}
 		if layer.Has("tool_names") {
 			for _, t := range enabled {
@@ -182,7 +182,7 @@ func ceilingLimits(ceil, resolved map[string]any, ptr, id string) error {
 			continue
 		}
 		if !limitLE(resolved[k], ceil[k]) {
-			return &ConfigError{Code: CodeAuthorityViolation, Option: ptr + pointer(k), AuthorityID: id,
+			return &Error{Code: CodeAuthorityViolation, Option: ptr + pointer(k), AuthorityID: id,
 				Message: fmt.Sprintf("resolved %s = %v exceeds the ceiling %v", k, resolved[k], ceil[k])}
 		}
 	}

@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzLoad feeds arbitrary documents to the loader: it must never panic, and
-// every failure must be a typed *ConfigError with a known code.
+// every failure must be a typed *Error with a known code.
 func FuzzLoad(f *testing.F) {
 	for _, p := range []string{"presets/base.toml", "examples/vercel.toml", "examples/open-responses.toml"} {
 		if b, err := os.ReadFile(filepath.Join(sharedRef, p)); err == nil {
@@ -29,7 +29,7 @@ func FuzzLoad(f *testing.F) {
 		}
 		d, err := Load(LoadOptions{Config: p, Bindings: map[string]string{"workspace": ws}})
 		if err != nil {
-			var ce *ConfigError
+			var ce *Error
 			if !errors.As(err, &ce) || !strings.HasPrefix(string(ce.Code), "config_") {
 				t.Fatalf("untyped error: %T %v", err, err)
 			}

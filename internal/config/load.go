@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"context"
@@ -88,7 +88,7 @@ type loader struct {
 }
 
 // Load reads, composes and resolves a deployment. It reads no credential,
-// starts nothing and touches no network. Every failure is a *ConfigError.
+// starts nothing and touches no network. Every failure is a *Error.
 // It is LoadContext with a context that is never cancelled.
 func Load(opts LoadOptions) (*Deployment, error) {
 	return LoadContext(context.Background(), opts)
@@ -102,7 +102,7 @@ func Load(opts LoadOptions) (*Deployment, error) {
 // is masked in the diagnostic like tool output.
 func LoadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
 	d, err := loadContext(ctx, opts)
-	var ce *ConfigError
+	var ce *Error
 	if errors.As(err, &ce) {
 		var builtins redact.Set // the built-in credential formats alone
 		ce.Message, ce.Option = builtins.String(ce.Message), builtins.String(ce.Option)
@@ -112,13 +112,13 @@ func LoadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
 
 func loadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
 	if opts.Config == "" {
-		return nil, &ConfigError{Code: CodeInvalidValue, Message: "no deployment file given (--config)"}
+		return nil, &Error{Code: CodeInvalidValue, Message: "no deployment file given (--config)"}
 	}
 	wd := opts.WorkDir
 	if wd == "" {
 		var err error
 		if wd, err = os.Getwd(); err != nil {
-			return nil, &ConfigError{Code: CodeInvalidValue, Message: "cannot read the working directory"}
+			return nil, &Error{Code: CodeInvalidValue, Message: "cannot read the working directory"}
 		}
 	}
 	l := &loader{ctx: ctx, opts: opts, files: map[string]*document{}, creds: map[string]any{}, credSrc: map[string]string{},
@@ -131,17 +131,17 @@ func loadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
 	entry := anchor(opts.Config, wd)
 	realEntry, err := filepath.EvalSymlinks(entry)
 	if err != nil {
-		return nil, &ConfigError{Code: CodeImportPath, Source: opts.Config, Message: "cannot open the deployment file"}
+		return nil, &Error{Code: CodeImportPath, Source: opts.Config, Message: "cannot open the deployment file"}
 	}
 	rootDir := filepath.Dir(realEntry)
 	if opts.ConfigRoot != "" {
 		if rootDir, err = filepath.EvalSymlinks(anchor(opts.ConfigRoot, wd)); err != nil {
-			return nil, &ConfigError{Code: CodeImportPath, Message: "cannot open the config root"}
+			return nil, &Error{Code: CodeImportPath, Message: "cannot open the config root"}
 		}
 	}
 	l.root, l.entry = rootDir, realEntry
 	if !within(rootDir, realEntry) {
-		return nil, &ConfigError{Code: CodeImportPath, Source: opts.Config, Message: "the entry file is outside the config root"}
+		return nil, &Error{Code: CodeImportPath, Source: opts.Config, Message: "the entry file is outside the config root"}
 	}
 	l.contribs = append(l.contribs, contribution{id: l.nextSource(), kind: "defaults", locator: "builtin:deployment-defaults-v1"})
 	if err := l.visit(realEntry, 1); err != nil {
@@ -173,23 +173,23 @@ func within(root, p string) bool {
 // resolveBindings turns --bind values into real absolute directories.
 func resolveBindings(in map[string]string, wd string) (map[string]string, error) {
 	if len(in) > maxNamed {
-		return nil, &ConfigError{Code: CodeLimit, Message: fmt.Sprintf("more than %d path bindings", maxNamed)}
+		return nil, &Error{Code: CodeLimit, Message: fmt.Sprintf("more than %d path bindings", maxNamed)}
 	}
 	out := make(map[string]string, len(in))
 	for name, p := range in {
 		if !nameRE.MatchString(name) {
-			return nil, &ConfigError{Code: CodeBinding, Binding: shown(name, 64), Message: fmt.Sprintf("binding names match %s", nameRE)}
+			return nil, &Error{Code: CodeBinding, Binding: shown(name, 64), Message: fmt.Sprintf("binding names match %s", nameRE)}
 		}
 		if p == "" || len(p) > maxPathBytes || strings.IndexByte(p, 0) >= 0 {
-			return nil, &ConfigError{Code: CodeBinding, Binding: name, Message: "the path must be 1..4096 bytes without NUL"}
+			return nil, &Error{Code: CodeBinding, Binding: name, Message: "the path must be 1..4096 bytes without NUL"}
 		}
 		real, err := filepath.EvalSymlinks(anchor(p, wd))
 		if err != nil {
-			return nil, &ConfigError{Code: CodeBinding, Binding: name, Message: "the path does not name an existing directory"}
+			return nil, &Error{Code: CodeBinding, Binding: name, Message: "the path does not name an existing directory"}
 		}
 		st, err := os.Stat(real)
 		if err != nil || !st.IsDir() {
-			return nil, &ConfigError{Code: CodeBinding, Binding: name, Message: "the path is not a directory"}
+			return nil, &Error{Code: CodeBinding, Binding: name, Message: "the path is not a directory"}
 		}
 		out[name] = real
 	}
@@ -200,29 +200,29 @@ func resolveBindings(in map[string]string, wd string) (map[string]string, error)
 func (l *loader) visit(real string, depth int) error {
 	if slices.Contains(l.active, real) {
 		chain := append(l.displayChain(), l.display(real))
-		return &ConfigError{Code: CodeImportCycle, Source: l.display(real), Chain: chain, Message: "an import leads back to a file that is still being loaded"}
+		return &Error{Code: CodeImportCycle, Source: l.display(real), Chain: chain, Message: "an import leads back to a file that is still being loaded"}
 	}
 	if _, seen := l.files[real]; seen {
-		return &ConfigError{Code: CodeDuplicateImport, Source: l.display(real), Chain: append(l.displayChain(), l.display(real)), Message: "this file is imported more than once"}
+		return &Error{Code: CodeDuplicateImport, Source: l.display(real), Chain: append(l.displayChain(), l.display(real)), Message: "this file is imported more than once"}
 	}
 	if depth > maxFileDepth {
-		return &ConfigError{Code: CodeLimit, Source: l.display(real), Message: fmt.Sprintf("imports nest deeper than %d files", maxFileDepth)}
+		return &Error{Code: CodeLimit, Source: l.display(real), Message: fmt.Sprintf("imports nest deeper than %d files", maxFileDepth)}
 	}
 	if len(l.files) >= maxFiles {
-		return &ConfigError{Code: CodeLimit, Source: l.display(real), Message: fmt.Sprintf("more than %d files", maxFiles)}
+		return &Error{Code: CodeLimit, Source: l.display(real), Message: fmt.Sprintf("more than %d files", maxFiles)}
 	}
 	raw, err := readBounded(l.ctx, real, maxFileBytes)
 	if err != nil {
-		var ce *ConfigError
+		var ce *Error
 		if errors.As(err, &ce) {
 			ce.Source = l.display(real)
 			return ce
 		}
-		return &ConfigError{Code: CodeImportPath, Source: l.display(real), Message: "cannot read the file"}
+		return &Error{Code: CodeImportPath, Source: l.display(real), Message: "cannot read the file"}
 	}
 	l.total += len(raw)
 	if l.total > maxTotalBytes {
-		return &ConfigError{Code: CodeLimit, Source: l.display(real), Message: fmt.Sprintf("configuration exceeds %d bytes in total", maxTotalBytes)}
+		return &Error{Code: CodeLimit, Source: l.display(real), Message: fmt.Sprintf("configuration exceeds %d bytes in total", maxTotalBytes)}
 	}
 	doc, err := parseDocument(l.display(real), real, raw)
 	if err != nil {
@@ -287,13 +287,13 @@ func readBounded(ctx context.Context, p string, max int) ([]byte, error) {
 	case err == nil:
 		return raw, nil
 	case errors.Is(err, fsx.ErrNotRegular):
-		return nil, &ConfigError{Code: CodeImportPath, Message: "not a regular file (a FIFO, a device or a directory is never read)", cause: err}
+		return nil, &Error{Code: CodeImportPath, Message: "not a regular file (a FIFO, a device or a directory is never read)", cause: err}
 	case errors.Is(err, fsx.ErrTooLarge):
-		return nil, &ConfigError{Code: CodeLimit, Message: fmt.Sprintf("file exceeds %d bytes", max)}
+		return nil, &Error{Code: CodeLimit, Message: fmt.Sprintf("file exceeds %d bytes", max)}
 	case errors.Is(err, fsx.ErrChanged):
-		return nil, &ConfigError{Code: CodeInputChanged, Message: "the file changed while it was being read"}
+		return nil, &Error{Code: CodeInputChanged, Message: "the file changed while it was being read"}
 	case ctx.Err() != nil:
-		return nil, &ConfigError{Code: CodeImportPath, Message: "reading was cancelled", cause: ctx.Err()}
+		return nil, &Error{Code: CodeImportPath, Message: "reading was cancelled", cause: ctx.Err()}
 	}
 	return nil, err
 }
@@ -364,7 +364,7 @@ func noSymlinkBelow(root, p string) error {
 func (l *loader) body(doc *document, entry bool) error {
 	rel, _ := filepath.Rel(l.root, filepath.Dir(doc.path))
 	nc := &normCtx{dir: filepath.ToSlash(rel)}
-	fail := func(err *ConfigError) error {
+	fail := func(err *Error) error {
 		if err.Source == "" {
 			err.Source = doc.name
 		}
@@ -383,11 +383,11 @@ func (l *loader) body(doc *document, entry bool) error {
 		case "schema_version", "imports":
 		case "profile", "deployment":
 			if !entry {
-				return fail(&ConfigError{Code: CodeInvalidValue, Option: ptr, Message: key + " is allowed only in the entry file"})
+				return fail(&Error{Code: CodeInvalidValue, Option: ptr, Message: key + " is allowed only in the entry file"})
 			}
 			if key == "profile" {
 				if s, ok := v.(string); !ok || !nameRE.MatchString(s) {
-					return fail(&ConfigError{Code: CodeInvalidValue, Option: ptr, Message: "profile is a profile name"})
+					return fail(&Error{Code: CodeInvalidValue, Option: ptr, Message: "profile is a profile name"})
 				}
 				continue
 			}
@@ -412,7 +412,7 @@ func (l *loader) body(doc *document, entry bool) error {
 				}
 			}
 			if len(l.creds) > maxNamed {
-				return fail(&ConfigError{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d credentials", maxNamed)})
+				return fail(&Error{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d credentials", maxNamed)})
 			}
 		case "environment":
 			m, err := normalize(mapOf(maxNamed, keyRE(envRE, "environment variable"), table(
@@ -424,14 +424,14 @@ func (l *loader) body(doc *document, entry bool) error {
 			}
 			for name, e := range m.(map[string]any) {
 				if _, ok := e.(map[string]any)["option"]; !ok {
-					return fail(&ConfigError{Code: CodeInvalidValue, Option: ptr + pointer(name), Message: "environment bindings need option"})
+					return fail(&Error{Code: CodeInvalidValue, Option: ptr + pointer(name), Message: "environment bindings need option"})
 				}
 				if err := l.define(l.envs, map[string]string{}, name, e, doc, ptr+pointer(name), "environment binding"); err != nil {
 					return err
 				}
 			}
 			if len(l.envs) > maxNamed {
-				return fail(&ConfigError{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d environment bindings", maxNamed)})
+				return fail(&Error{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d environment bindings", maxNamed)})
 			}
 		case "profiles":
 			m, err := normalize(mapOf(maxProfiles, keyRE(nameRE, "profile name"), table(
@@ -445,21 +445,21 @@ func (l *loader) body(doc *document, entry bool) error {
 			for name, p := range m.(map[string]any) {
 				pm := p.(map[string]any)
 				if bad := findOps(pm["authority"], ptr+pointer(name)+"/authority"); bad != "" {
-					return fail(&ConfigError{Code: CodeInvalidValue, Option: bad, Message: "authority layers are never merged: write plain arrays and values"})
+					return fail(&Error{Code: CodeInvalidValue, Option: bad, Message: "authority layers are never merged: write plain arrays and values"})
 				}
 				if ext, ok := pm["extends"].([]any); ok && hasDup(ext) {
-					return fail(&ConfigError{Code: CodeDuplicateProfileAncesor, Option: ptr + pointer(name) + "/extends", Message: "extends names a profile twice"})
+					return fail(&Error{Code: CodeDuplicateProfileAncesor, Option: ptr + pointer(name) + "/extends", Message: "extends names a profile twice"})
 				}
 				if old, ok := l.profiles[name]; ok {
 					if canonicalString(old) != canonicalString(pm) {
-						return fail(&ConfigError{Code: CodeConflict, Option: ptr + pointer(name), Message: fmt.Sprintf("profile %q is defined differently in %s", name, l.profSrc[name].name)})
+						return fail(&Error{Code: CodeConflict, Option: ptr + pointer(name), Message: fmt.Sprintf("profile %q is defined differently in %s", name, l.profSrc[name].name)})
 					}
 					continue
 				}
 				l.profiles[name], l.profSrc[name] = pm, doc
 			}
 			if len(l.profiles) > maxProfiles {
-				return fail(&ConfigError{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d profiles", maxProfiles)})
+				return fail(&Error{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d profiles", maxProfiles)})
 			}
 		case "authority":
 			m, err := normalize(list(maxLayers, authoritySpec(), nil), v, ptr, nc)
@@ -467,20 +467,20 @@ func (l *loader) body(doc *document, entry bool) error {
 				return fail(err)
 			}
 			if bad := findOps(m, ptr); bad != "" {
-				return fail(&ConfigError{Code: CodeInvalidValue, Option: bad, Message: "authority layers are never merged: write plain arrays and values"})
+				return fail(&Error{Code: CodeInvalidValue, Option: bad, Message: "authority layers are never merged: write plain arrays and values"})
 			}
 			for i, layer := range m.([]any) {
 				lm := layer.(map[string]any)
 				if _, ok := lm["id"]; !ok {
-					return fail(&ConfigError{Code: CodeInvalidValue, Option: ptr + "/" + strconv.Itoa(i), Message: "authority layers need an id"})
+					return fail(&Error{Code: CodeInvalidValue, Option: ptr + "/" + strconv.Itoa(i), Message: "authority layers need an id"})
 				}
 				l.layers = append(l.layers, lm)
 				l.layerSrc = append(l.layerSrc, doc.name)
 			}
 		case "requires":
-			return fail(&ConfigError{Code: CodeUnsupportedFeature, Option: ptr, Message: "requires is not supported in this release"})
+			return fail(&Error{Code: CodeUnsupportedFeature, Option: ptr, Message: "requires is not supported in this release"})
 		default:
-			return fail(&ConfigError{Code: CodeUnknownOption, Option: ptr, Message: fmt.Sprintf("unknown option %q", shown(key, 64))})
+			return fail(&Error{Code: CodeUnknownOption, Option: ptr, Message: fmt.Sprintf("unknown option %q", shown(key, 64))})
 		}
 	}
 	l.contribs = append(l.contribs, contribution{id: l.nextSource(), kind: "file", locator: doc.name, digest: digest, options: opts})
@@ -542,7 +542,7 @@ func normalizeCredential(c map[string]any, nc *normCtx) map[string]any {
 func (l *loader) define(into map[string]any, src map[string]string, name string, v any, doc *document, ptr, what string) error {
 	if old, ok := into[name]; ok {
 		if canonicalString(old) != canonicalString(v) {
-			return &ConfigError{Code: CodeConflict, Option: ptr, Source: doc.name, Line: doc.line(ptr),
+			return &Error{Code: CodeConflict, Option: ptr, Source: doc.name, Line: doc.line(ptr),
 				Message: fmt.Sprintf("%s %q is defined differently elsewhere", what, name)}
 		}
 		return nil

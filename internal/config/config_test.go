@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"errors"
@@ -27,9 +27,9 @@ func loadString(t testing.TB, doc string, mod ...func(*LoadOptions)) (*Deploymen
 	return Load(opts)
 }
 
-func wantCode(t *testing.T, err error, code ConfigCode, option string) *ConfigError {
+func wantCode(t *testing.T, err error, code Code, option string) *Error {
 	t.Helper()
-	var ce *ConfigError
+	var ce *Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("want %s, got %v", code, err)
 	}
@@ -39,8 +39,8 @@ func wantCode(t *testing.T, err error, code ConfigCode, option string) *ConfigEr
 	if option != "" && ce.Option != option {
 		t.Fatalf("want option %s, got %s (%v)", option, ce.Option, ce)
 	}
-	if !errors.Is(err, ErrConfig) {
-		t.Fatalf("errors.Is(err, ErrConfig) is false")
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("errors.Is(err, ErrInvalid) is false")
 	}
 	return ce
 }
@@ -79,7 +79,7 @@ command = "records-server"
 func TestSchemaVersionRules(t *testing.T) {
 	for _, doc := range []string{"", "schema_version = 0", "schema_version = 2", `schema_version = "1"`, "schema_version = 1.0"} {
 		_, err := loadString(t, doc+"\n")
-		var ce *ConfigError
+		var ce *Error
 		if !errors.As(err, &ce) || (ce.Code != CodeSchemaVersion && !(doc == "schema_version = 1.0" && ce.Code == CodeInvalidValue)) {
 			t.Errorf("%q: want config_schema_version, got %v", doc, err)
 		}
@@ -89,7 +89,7 @@ func TestSchemaVersionRules(t *testing.T) {
 func TestRejectedValueKinds(t *testing.T) {
 	cases := map[string]struct {
 		doc  string
-		code ConfigCode
+		code Code
 	}{
 		"float":           {"[options.limits]\nmax_run_duration_ms = 1.5", CodeInvalidValue},
 		"date":            {"[options.run]\ninstructions = 2024-01-01", CodeInvalidValue},

@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ const (
 // the number of expressions it read (its work) and the first bound passed,
 // with the line where it was passed. A syntax error is left to the decoder:
 // the scan stops and accepts.
-func prescan(text []byte) (steps int, err *ConfigError) {
+func prescan(text []byte) (steps int, err *Error) {
 	s := &scanState{seen: map[string]int{"": 0}, keys: map[string]int{}, arrays: map[string]int{}}
 	var p unstable.Parser
 	p.Reset(text)
@@ -66,7 +66,7 @@ func prescan(text []byte) (steps int, err *ConfigError) {
 			if it := e.Key(); it.Next() && it.Node().Raw.Length > 0 {
 				line = 1 + countLines(text[:it.Node().Raw.Offset])
 			}
-			return steps, &ConfigError{Code: CodeLimit, Line: line, Message: s.why}
+			return steps, &Error{Code: CodeLimit, Line: line, Message: s.why}
 		}
 	}
 	return steps, nil

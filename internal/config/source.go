@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"bytes"
@@ -61,15 +61,15 @@ func (d *document) line(ptr string) int {
 	return 0
 }
 
-func (d *document) errf(code ConfigCode, ptr, format string, args ...any) *ConfigError {
-	return &ConfigError{Code: code, Option: ptr, Source: d.name, Line: d.line(ptr), Message: fmt.Sprintf(format, args...)}
+func (d *document) errf(code Code, ptr, format string, args ...any) *Error {
+	return &Error{Code: code, Option: ptr, Source: d.name, Line: d.line(ptr), Message: fmt.Sprintf(format, args...)}
 }
 
 // parseDocument checks the byte-level rules and parses TOML into a tree.
 func parseDocument(name, path string, raw []byte) (*document, error) {
 	d := &document{name: name, path: path, raw: raw}
-	fail := func(code ConfigCode, line int, format string, args ...any) error {
-		return &ConfigError{Code: code, Source: name, Line: line, Message: fmt.Sprintf(format, args...)}
+	fail := func(code Code, line int, format string, args ...any) error {
+		return &Error{Code: code, Source: name, Line: line, Message: fmt.Sprintf(format, args...)}
 	}
 	if len(raw) > maxFileBytes {
 		return nil, fail(CodeLimit, 0, "file exceeds %d bytes", maxFileBytes)
@@ -122,13 +122,13 @@ func tomlMessage(err error) string {
 
 // checkShape rejects floats, dates and times anywhere, and enforces the
 // nesting and node bounds.
-func checkShape(v any, ptr string, depth int, nodes *int) (string, *ConfigError) {
+func checkShape(v any, ptr string, depth int, nodes *int) (string, *Error) {
 	*nodes++
 	if *nodes > maxNodes {
-		return ptr, &ConfigError{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d values", maxNodes)}
+		return ptr, &Error{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d values", maxNodes)}
 	}
 	if depth > maxNesting {
-		return ptr, &ConfigError{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("nesting deeper than %d levels", maxNesting)}
+		return ptr, &Error{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("nesting deeper than %d levels", maxNesting)}
 	}
 	switch x := v.(type) {
 	case map[string]any:
@@ -150,9 +150,9 @@ func checkShape(v any, ptr string, depth int, nodes *int) (string, *ConfigError)
 		}
 	case string, bool, int64:
 	case float64:
-		return ptr, &ConfigError{Code: CodeInvalidValue, Option: ptr, Message: "floating-point values are not allowed; use an integer or a decimal string"}
+		return ptr, &Error{Code: CodeInvalidValue, Option: ptr, Message: "floating-point values are not allowed; use an integer or a decimal string"}
 	default:
-		return ptr, &ConfigError{Code: CodeInvalidValue, Option: ptr, Message: fmt.Sprintf("%s values are not allowed", tomlTypeName(v))}
+		return ptr, &Error{Code: CodeInvalidValue, Option: ptr, Message: fmt.Sprintf("%s values are not allowed", tomlTypeName(v))}
 	}
 	return "", nil
 }

@@ -1,10 +1,10 @@
-package pablo
+package config
 
 import (
 	"encoding/json"
 
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/internal/ceiling"
 )
 
 // Options is the typed view of a resolved deployment's options.* tables.
@@ -93,26 +93,26 @@ type ContextOptions struct {
 }
 
 // LimitOptions are options.limits. A loaded deployment sets every
-// ledger.Limit (the defaults written out), so none is left unset.
+// ceiling.Limit (the defaults written out), so none is left unset.
 type LimitOptions struct {
-	MaxModelCalls      ledger.Limit `json:"max_model_calls"`
-	MaxToolCalls       ledger.Limit `json:"max_tool_calls"`
-	MaxTotalTokens     ledger.Limit `json:"max_total_tokens"`
-	MaxCostMicroUSD    ledger.Limit `json:"max_cost_microusd"`
-	MaxRunDurationMS   int64        `json:"max_run_duration_ms"`
-	MaxToolDurationMS  int64        `json:"max_tool_duration_ms"`
-	MaxToolInputBytes  int64        `json:"max_tool_input_bytes"`
-	MaxToolOutputBytes int64        `json:"max_tool_output_bytes"`
-	MaxContextBytes    int64        `json:"max_context_bytes"`
-	MaxInputBytes      int64        `json:"max_input_bytes"`
-	MaxOutputBytes     int64        `json:"max_output_bytes"`
-	MaxOutputTokens    int64        `json:"max_output_tokens"`
-	MaxEvents          ledger.Limit `json:"max_events"`
+	MaxModelCalls      ceiling.Limit `json:"max_model_calls"`
+	MaxToolCalls       ceiling.Limit `json:"max_tool_calls"`
+	MaxTotalTokens     ceiling.Limit `json:"max_total_tokens"`
+	MaxCostMicroUSD    ceiling.Limit `json:"max_cost_microusd"`
+	MaxRunDurationMS   int64         `json:"max_run_duration_ms"`
+	MaxToolDurationMS  int64         `json:"max_tool_duration_ms"`
+	MaxToolInputBytes  int64         `json:"max_tool_input_bytes"`
+	MaxToolOutputBytes int64         `json:"max_tool_output_bytes"`
+	MaxContextBytes    int64         `json:"max_context_bytes"`
+	MaxInputBytes      int64         `json:"max_input_bytes"`
+	MaxOutputBytes     int64         `json:"max_output_bytes"`
+	MaxOutputTokens    int64         `json:"max_output_tokens"`
+	MaxEvents          ceiling.Limit `json:"max_events"`
 	Filesystem         struct {
-		MaxFileBytes ledger.Limit `json:"max_file_bytes"`
-		MaxEntries   ledger.Limit `json:"max_entries"`
-		MaxDepth     ledger.Limit `json:"max_depth"`
-		MaxScanBytes ledger.Limit `json:"max_scan_bytes"`
+		MaxFileBytes ceiling.Limit `json:"max_file_bytes"`
+		MaxEntries   ceiling.Limit `json:"max_entries"`
+		MaxDepth     ceiling.Limit `json:"max_depth"`
+		MaxScanBytes ceiling.Limit `json:"max_scan_bytes"`
 	} `json:"filesystem"`
 }
 

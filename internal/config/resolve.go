@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/internal/endpoint"
-	"github.com/pabloagent/pablo/internal/fstools"
 )
 
 // ContractRevision identifies the deployment contract this package
@@ -28,7 +27,7 @@ func (l *loader) resolve() (*Deployment, error) {
 	locked := deployment["locked"] == true || l.opts.Locked
 	deployment["locked"] = locked
 	if locked && len(l.bindings) == 0 {
-		return nil, &ConfigError{Code: CodeBinding, Binding: "workspace", Message: "a locked deployment needs an explicit workspace binding"}
+		return nil, &Error{Code: CodeBinding, Binding: "workspace", Message: "a locked deployment needs an explicit workspace binding"}
 	}
 
 	// Profiles apply after the entry body, parents first.
@@ -58,7 +57,7 @@ func (l *loader) resolve() (*Deployment, error) {
 		l.layerSrc = append(l.layerSrc, "profile:"+profile)
 	}
 	if len(l.layers) > maxLayers {
-		return nil, &ConfigError{Code: CodeLimit, Option: "/authority", Message: fmt.Sprintf("more than %d authority layers", maxLayers)}
+		return nil, &Error{Code: CodeLimit, Option: "/authority", Message: fmt.Sprintf("more than %d authority layers", maxLayers)}
 	}
 
 	if err := l.environment(); err != nil {
@@ -90,7 +89,7 @@ func (l *loader) resolve() (*Deployment, error) {
 		"deployment":  deployment,
 		"options":     options,
 	}
-	d := &Deployment{tree: tree, bindings: l.bindings, configRoot: l.root, locked: locked, loopbackHTTP: l.opts.LoopbackHTTP && !locked, hostTrace: l.opts.HostTrace, reserved: &fstools.Reserved{}}
+	d := &Deployment{tree: tree, bindings: l.bindings, configRoot: l.root, locked: locked, loopbackHTTP: l.opts.LoopbackHTTP && !locked, hostTrace: l.opts.HostTrace}
 	if err := d.check(mg.prov); err != nil {
 		return nil, err
 	}
@@ -133,17 +132,17 @@ func (l *loader) expandProfile(name string) ([]string, error) {
 	var visit func(n string, chain []string) error
 	visit = func(n string, chain []string) error {
 		if slices.Contains(chain, n) {
-			return &ConfigError{Code: CodeProfileCycle, Option: "/profiles" + pointer(n), Chain: append(chain, n), Message: "profiles extend each other in a cycle"}
+			return &Error{Code: CodeProfileCycle, Option: "/profiles" + pointer(n), Chain: append(chain, n), Message: "profiles extend each other in a cycle"}
 		}
 		if len(chain) >= maxProfileDepth {
-			return &ConfigError{Code: CodeLimit, Option: "/profiles" + pointer(n), Message: fmt.Sprintf("profile ancestry deeper than %d", maxProfileDepth)}
+			return &Error{Code: CodeLimit, Option: "/profiles" + pointer(n), Message: fmt.Sprintf("profile ancestry deeper than %d", maxProfileDepth)}
 		}
 		p, ok := l.profiles[n]
 		if !ok {
-			return &ConfigError{Code: CodeUnknownProfile, Option: "/profile", Message: fmt.Sprintf("no profile named %q", shown(n, 64))}
+			return &Error{Code: CodeUnknownProfile, Option: "/profile", Message: fmt.Sprintf("no profile named %q", shown(n, 64))}
 		}
 		if slices.Contains(order, n) {
-			return &ConfigError{Code: CodeDuplicateProfileAncesor, Option: "/profiles" + pointer(n), Chain: append(chain, n), Message: "a profile is reached twice through extends"}
+			return &Error{Code: CodeDuplicateProfileAncesor, Option: "/profiles" + pointer(n), Chain: append(chain, n), Message: "a profile is reached twice through extends"}
 		}
 		ext, _ := p["extends"].([]any)
 		for _, e := range ext {
@@ -153,7 +152,7 @@ func (l *loader) expandProfile(name string) ([]string, error) {
 		}
 		order = append(order, n)
 		if len(order) > maxAncestors {
-			return &ConfigError{Code: CodeLimit, Option: "/profiles", Message: fmt.Sprintf("more than %d expanded ancestors", maxAncestors)}
+			return &Error{Code: CodeLimit, Option: "/profiles", Message: fmt.Sprintf("more than %d expanded ancestors", maxAncestors)}
 		}
 		return nil
 	}
@@ -175,13 +174,13 @@ func (l *loader) environment() error {
 		e := l.envs[name].(map[string]any)
 		target := e["option"].(string)
 		if other, dup := targets[target]; dup {
-			return &ConfigError{Code: CodeConflict, Option: "/environment" + pointer(name), Message: fmt.Sprintf("%s and %s both bind option %s", other, name, target)}
+			return &Error{Code: CodeConflict, Option: "/environment" + pointer(name), Message: fmt.Sprintf("%s and %s both bind option %s", other, name, target)}
 		}
 		targets[target] = name
 		for _, c := range l.creds {
 			for _, s := range c.(map[string]any)["sources"].([]any) {
 				if sm := s.(map[string]any); sm["kind"] == "environment" && sm["name"] == name {
-					return &ConfigError{Code: CodeInvalidValue, Option: "/environment" + pointer(name), Message: "a credential source variable cannot also be an environment binding"}
+					return &Error{Code: CodeInvalidValue, Option: "/environment" + pointer(name), Message: "a credential source variable cannot also be an environment binding"}
 				}
 			}
 		}
@@ -192,17 +191,17 @@ func (l *loader) environment() error {
 		}
 		if !ok {
 			if e["required"] == true {
-				return &ConfigError{Code: CodeEnvironmentMissing, Option: "/environment" + pointer(name), Message: fmt.Sprintf("required environment variable %s is not set", name)}
+				return &Error{Code: CodeEnvironmentMissing, Option: "/environment" + pointer(name), Message: fmt.Sprintf("required environment variable %s is not set", name)}
 			}
 			continue
 		}
 		s, _ := lookup(spec, target)
 		v, err := parseScalar(s, raw)
 		if err != nil {
-			return &ConfigError{Code: CodeEnvironmentValue, Option: "/environment" + pointer(name), Message: fmt.Sprintf("%s does not hold a valid value for %s: %v", name, target, err)}
+			return &Error{Code: CodeEnvironmentValue, Option: "/environment" + pointer(name), Message: fmt.Sprintf("%s does not hold a valid value for %s: %v", name, target, err)}
 		}
 		if _, cerr := normalize(s, v, "", nil); cerr != nil {
-			return &ConfigError{Code: CodeEnvironmentValue, Option: "/environment" + pointer(name), Message: fmt.Sprintf("%s does not hold a valid value for %s", name, target)}
+			return &Error{Code: CodeEnvironmentValue, Option: "/environment" + pointer(name), Message: fmt.Sprintf("%s does not hold a valid value for %s", name, target)}
 		}
 		setPath(contrib, target, v)
 	}
@@ -290,17 +289,17 @@ func (l *loader) overrides(options, deployment map[string]any, mg *merger, spec 
 	for _, o := range l.opts.Overrides {
 		ptr := "/options" + pointer(strings.Split(o.Target, ".")...)
 		if !slices.Contains(overrideTargets, o.Target) && o.Target != "model.provider" && o.Target != "model.id" && o.Target != "trace.path" {
-			return &ConfigError{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("%q cannot be overridden per run", shown(o.Target, 64))}
+			return &Error{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("%q cannot be overridden per run", shown(o.Target, 64))}
 		}
 		if locked && !slices.Contains(allowed, any(o.Target)) {
-			return &ConfigError{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("the locked deployment does not allow overriding %s (allowed_run_overrides)", o.Target)}
+			return &Error{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("the locked deployment does not allow overriding %s (allowed_run_overrides)", o.Target)}
 		}
 		if o.Target == "input" {
 			continue
 		}
 		s, ok := lookup(spec, o.Target)
 		if !ok {
-			return &ConfigError{Code: CodeOverrideForbidden, Option: ptr, Message: "unknown override target"}
+			return &Error{Code: CodeOverrideForbidden, Option: ptr, Message: "unknown override target"}
 		}
 		v := o.Value
 		if n, isInt := v.(int); isInt {
@@ -313,7 +312,7 @@ func (l *loader) overrides(options, deployment map[string]any, mg *merger, spec 
 		if locked {
 			cur, _ := getPath(options, o.Target)
 			if !narrows(o.Target, cur, nv) {
-				return &ConfigError{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("under lock an override of %s may only narrow the current value", o.Target)}
+				return &Error{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("under lock an override of %s may only narrow the current value", o.Target)}
 			}
 		}
 		setPath(contrib, o.Target, nv)

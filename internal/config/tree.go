@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"fmt"
@@ -26,9 +26,9 @@ type normCtx struct {
 }
 
 // normalize validates v against s and returns its normalized form.
-func normalize(s *spec, v any, ptr string, nc *normCtx) (any, *ConfigError) {
-	bad := func(code ConfigCode, format string, args ...any) (any, *ConfigError) {
-		return nil, &ConfigError{Code: code, Option: ptr, Message: fmt.Sprintf(format, args...)}
+func normalize(s *spec, v any, ptr string, nc *normCtx) (any, *Error) {
+	bad := func(code Code, format string, args ...any) (any, *Error) {
+		return nil, &Error{Code: code, Option: ptr, Message: fmt.Sprintf(format, args...)}
 	}
 	if s.unsupported != "" {
 		return bad(CodeUnsupportedFeature, "%s are not supported in this release", s.unsupported)
@@ -146,7 +146,7 @@ func normalize(s *spec, v any, ptr string, nc *normCtx) (any, *ConfigError) {
 		for _, k := range sortedKeys(m) {
 			f, known := s.fields[k]
 			if !known {
-				return nil, &ConfigError{Code: CodeUnknownOption, Option: ptr + pointer(k), Message: fmt.Sprintf("unknown option %q", shown(k, 64))}
+				return nil, &Error{Code: CodeUnknownOption, Option: ptr + pointer(k), Message: fmt.Sprintf("unknown option %q", shown(k, 64))}
 			}
 			nv, err := normalize(f, m[k], ptr+pointer(k), nc)
 			if err != nil {
@@ -166,7 +166,7 @@ func normalize(s *spec, v any, ptr string, nc *normCtx) (any, *ConfigError) {
 		out := make(map[string]any, len(m))
 		for _, k := range sortedKeys(m) {
 			if err := s.key(k); err != nil {
-				return nil, &ConfigError{Code: CodeInvalidValue, Option: ptr + pointer(k), Message: err.Error()}
+				return nil, &Error{Code: CodeInvalidValue, Option: ptr + pointer(k), Message: err.Error()}
 			}
 			nv, err := normalize(s.elem, m[k], ptr+pointer(k), nc)
 			if err != nil {

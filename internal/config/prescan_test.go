@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func TestTOMLWorkIsBoundedBeforeDecoding(t *testing.T) {
 		t.Fatalf("line %d", err.Line)
 	}
 	_, perr := parseDocument("big.toml", "/big.toml", doc)
-	var ce *ConfigError
+	var ce *Error
 	if !errors.As(perr, &ce) || ce.Code != CodeLimit || ce.Source != "big.toml" {
 		t.Fatalf("parseDocument: %v", perr)
 	}
@@ -146,7 +146,7 @@ func TestPrescanBoundsCoverTheSchema(t *testing.T) {
 func TestPrescanAcceptsEveryShippedDeployment(t *testing.T) {
 	t.Parallel()
 	n := 0
-	for _, root := range []string{sharedRef, "examples"} {
+	for _, root := range []string{sharedRef, "../../examples"} {
 		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".toml") {
 				return nil

@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"context"
@@ -50,8 +50,8 @@ func asMap(v any) map[string]any {
 // check runs the cross-field rules over the resolved tree.
 func (d *Deployment) check(prov provenance) error {
 	o := d.options()
-	bad := func(code ConfigCode, ptr, format string, args ...any) error {
-		return &ConfigError{Code: code, Option: ptr, Message: fmt.Sprintf(format, args...)}
+	bad := func(code Code, ptr, format string, args ...any) error {
+		return &Error{Code: code, Option: ptr, Message: fmt.Sprintf(format, args...)}
 	}
 	explicit := func(ptr string) bool {
 		for _, origin := range prov[ptr] {
@@ -280,7 +280,7 @@ func modelCredential(ptr string, m map[string]any, explicit bool) (credUse, bool
 // checkModel applies the provider rules to one model profile.
 func (d *Deployment) checkModel(ptr string, m map[string]any, top bool) error {
 	bad := func(sub, format string, args ...any) error {
-		return &ConfigError{Code: CodeInvalidValue, Option: ptr + sub, Message: fmt.Sprintf(format, args...)}
+		return &Error{Code: CodeInvalidValue, Option: ptr + sub, Message: fmt.Sprintf(format, args...)}
 	}
 	provider, _ := m["provider"].(string)
 	endpoint, hasEndpoint := m["endpoint"].(string)
@@ -354,7 +354,7 @@ func (d *Deployment) checkModel(ptr string, m map[string]any, top bool) error {
 func (d *Deployment) checkRemote(ptr, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return &ConfigError{Code: CodeInvalidValue, Option: ptr, Message: "not a URL"}
+		return &Error{Code: CodeInvalidValue, Option: ptr, Message: "not a URL"}
 	}
 	if endpoint.CheckScheme(u, d.loopbackHTTP) == nil {
 		return nil
@@ -363,7 +363,7 @@ func (d *Deployment) checkRemote(ptr, raw string) error {
 	if isLoopback(u) {
 		msg += " (plain http to loopback is only a host fixture, never under lock)"
 	}
-	return &ConfigError{Code: CodeInvalidValue, Option: ptr, Message: msg}
+	return &Error{Code: CodeInvalidValue, Option: ptr, Message: msg}
 }
 
 // checkOTLPEndpoint requires https for the OTLP exporter except to a
@@ -374,10 +374,10 @@ func (d *Deployment) checkRemote(ptr, raw string) error {
 func checkOTLPEndpoint(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return &ConfigError{Code: CodeInvalidValue, Option: "/options/otel/endpoint", Message: "not a URL"}
+		return &Error{Code: CodeInvalidValue, Option: "/options/otel/endpoint", Message: "not a URL"}
 	}
 	if endpoint.CheckScheme(u, true) != nil {
-		return &ConfigError{Code: CodeInvalidValue, Option: "/options/otel/endpoint", Message: "the OTLP endpoint must use https; plain http is allowed only to a loopback host (localhost, 127.0.0.1, ::1)"}
+		return &Error{Code: CodeInvalidValue, Option: "/options/otel/endpoint", Message: "the OTLP endpoint must use https; plain http is allowed only to a loopback host (localhost, 127.0.0.1, ::1)"}
 	}
 	return nil
 }
@@ -391,14 +391,14 @@ func (d *Deployment) modelsInUse() ([]string, error) {
 	for _, name := range sortedKeys(routes) {
 		r := asMap(routes[name])
 		if _, ok := r["entries"]; !ok {
-			return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/routes" + pointer(name) + "/entries", Message: "routes need 1..32 entries"}
+			return nil, &Error{Code: CodeInvalidValue, Option: "/options/routes" + pointer(name) + "/entries", Message: "routes need 1..32 entries"}
 		}
 		flat, err := expandRoute(name, routes, models, nil)
 		if err != nil {
 			return nil, err
 		}
 		if ma, ok := r["max_attempts"].(int64); ok && int(ma) > len(flat) {
-			return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/routes" + pointer(name) + "/max_attempts", Message: fmt.Sprintf("max_attempts %d exceeds the %d flattened entries", ma, len(flat))}
+			return nil, &Error{Code: CodeInvalidValue, Option: "/options/routes" + pointer(name) + "/max_attempts", Message: fmt.Sprintf("max_attempts %d exceeds the %d flattened entries", ma, len(flat))}
 		}
 	}
 	sel, ok := o["model_route"].(string)
@@ -406,7 +406,7 @@ func (d *Deployment) modelsInUse() ([]string, error) {
 		return nil, nil
 	}
 	if _, exists := routes[sel]; !exists {
-		return nil, &ConfigError{Code: CodeInvalidValue, Option: "/options/model_route", Message: fmt.Sprintf("no route named %q", sel)}
+		return nil, &Error{Code: CodeInvalidValue, Option: "/options/model_route", Message: fmt.Sprintf("no route named %q", sel)}
 	}
 	return expandRoute(sel, routes, models, nil)
 }
@@ -414,34 +414,34 @@ func (d *Deployment) modelsInUse() ([]string, error) {
 func expandRoute(name string, routes, models map[string]any, chain []string) ([]string, error) {
 	ptr := "/options/routes" + pointer(name)
 	if slices.Contains(chain, name) {
-		return nil, &ConfigError{Code: CodeInvalidValue, Option: ptr, Chain: append(chain, name), Message: "routes refer to each other in a cycle"}
+		return nil, &Error{Code: CodeInvalidValue, Option: ptr, Chain: append(chain, name), Message: "routes refer to each other in a cycle"}
 	}
 	if len(chain) >= 16 {
-		return nil, &ConfigError{Code: CodeLimit, Option: ptr, Message: "routes nest deeper than 16 levels"}
+		return nil, &Error{Code: CodeLimit, Option: ptr, Message: "routes nest deeper than 16 levels"}
 	}
 	r, ok := routes[name].(map[string]any)
 	if !ok {
-		return nil, &ConfigError{Code: CodeInvalidValue, Option: ptr, Message: fmt.Sprintf("no route named %q", name)}
+		return nil, &Error{Code: CodeInvalidValue, Option: ptr, Message: fmt.Sprintf("no route named %q", name)}
 	}
 	var out []string
 	seenRoutes := map[string]bool{}
 	entries, _ := r["entries"].([]any)
 	if len(entries) == 0 {
-		return nil, &ConfigError{Code: CodeInvalidValue, Option: ptr + "/entries", Message: "routes need 1..32 entries"}
+		return nil, &Error{Code: CodeInvalidValue, Option: ptr + "/entries", Message: "routes need 1..32 entries"}
 	}
 	for i, e := range entries {
 		em := e.(map[string]any)
 		eptr := ptr + "/entries/" + strconv.Itoa(i)
 		if m, ok := em["model"].(string); ok {
 			if _, exists := models[m]; !exists {
-				return nil, &ConfigError{Code: CodeInvalidValue, Option: eptr, Message: fmt.Sprintf("no model named %q", m)}
+				return nil, &Error{Code: CodeInvalidValue, Option: eptr, Message: fmt.Sprintf("no model named %q", m)}
 			}
 			out = append(out, m)
 			continue
 		}
 		sub := em["route"].(string)
 		if seenRoutes[sub] {
-			return nil, &ConfigError{Code: CodeInvalidValue, Option: eptr, Message: fmt.Sprintf("route %q is repeated", sub)}
+			return nil, &Error{Code: CodeInvalidValue, Option: eptr, Message: fmt.Sprintf("route %q is repeated", sub)}
 		}
 		seenRoutes[sub] = true
 		flat, err := expandRoute(sub, routes, models, append(chain, name))
@@ -452,11 +452,11 @@ func expandRoute(name string, routes, models map[string]any, chain []string) ([]
 	}
 	for i, m := range out {
 		if slices.Contains(out[:i], m) {
-			return nil, &ConfigError{Code: CodeInvalidValue, Option: ptr + "/entries", Message: fmt.Sprintf("model %q appears twice after expansion", m)}
+			return nil, &Error{Code: CodeInvalidValue, Option: ptr + "/entries", Message: fmt.Sprintf("model %q appears twice after expansion", m)}
 		}
 	}
 	if len(out) > 32 {
-		return nil, &ConfigError{Code: CodeLimit, Option: ptr + "/entries", Message: "more than 32 entries after expansion"}
+		return nil, &Error{Code: CodeLimit, Option: ptr + "/entries", Message: "more than 32 entries after expansion"}
 	}
 	return out, nil
 }
@@ -473,10 +473,10 @@ func (d *Deployment) checkCredentials(uses []credUse) error {
 			if !u.explicit {
 				continue // a default reference: credential_unavailable at run time
 			}
-			return &ConfigError{Code: CodeInvalidValue, Option: u.ptr, Message: fmt.Sprintf("no credential named %q", u.name)}
+			return &Error{Code: CodeInvalidValue, Option: u.ptr, Message: fmt.Sprintf("no credential named %q", u.name)}
 		}
 		if authority.Consumer(c["consumer"].(string)) != u.consumer {
-			return &ConfigError{Code: CodeInvalidValue, Option: u.ptr, Message: fmt.Sprintf("credential %q is for consumer %s, not %s", u.name, c["consumer"], u.consumer)}
+			return &Error{Code: CodeInvalidValue, Option: u.ptr, Message: fmt.Sprintf("credential %q is for consumer %s, not %s", u.name, c["consumer"], u.consumer)}
 		}
 		if !slices.Contains(dests[u.name], u.destination) {
 			dests[u.name] = append(dests[u.name], u.destination)
@@ -486,7 +486,7 @@ func (d *Deployment) checkCredentials(uses []credUse) error {
 		raw, _ := json.Marshal(creds[name])
 		var ref CredentialRef
 		if err := json.Unmarshal(raw, &ref); err != nil {
-			return &ConfigError{Code: CodeInvalidValue, Option: "/credentials" + pointer(name), Message: "malformed credential"}
+			return &Error{Code: CodeInvalidValue, Option: "/credentials" + pointer(name), Message: "malformed credential"}
 		}
 		d.credentials[name] = ref
 	}
@@ -529,22 +529,22 @@ func (d *Deployment) inlineOutputSchema(ctx context.Context) error {
 		ref.Name = n
 	}
 	if ref.Base == "workspace" {
-		return &ConfigError{Code: CodeInvalidValue, Option: "/options/output/schema", Message: "an output schema file cannot be relative to the workspace"}
+		return &Error{Code: CodeInvalidValue, Option: "/options/output/schema", Message: "an output schema file cannot be relative to the workspace"}
 	}
 	real, err := d.ResolvePath(ref)
 	if err != nil {
-		return &ConfigError{Code: CodeInvalidValue, Option: "/options/output/schema", Message: err.Error()}
+		return &Error{Code: CodeInvalidValue, Option: "/options/output/schema", Message: err.Error()}
 	}
 	raw, err := readBounded(ctx, real, maxStringBytes)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return &ConfigError{Code: CodeInvalidValue, Option: "/options/output/schema", Message: "the schema file does not exist"}
+			return &Error{Code: CodeInvalidValue, Option: "/options/output/schema", Message: "the schema file does not exist"}
 		}
-		if ce := (*ConfigError)(nil); errors.As(err, &ce) && ce.cause != nil {
+		if ce := (*Error)(nil); errors.As(err, &ce) && ce.cause != nil {
 			// Not a regular file, or the read was cancelled.
-			return &ConfigError{Code: CodeInvalidValue, Option: "/options/output/schema", Message: "the schema file: " + ce.Message, cause: ce.cause}
+			return &Error{Code: CodeInvalidValue, Option: "/options/output/schema", Message: "the schema file: " + ce.Message, cause: ce.cause}
 		}
-		return &ConfigError{Code: CodeInvalidValue, Option: "/options/output/schema", Message: "the schema file cannot be read within 65536 bytes"}
+		return &Error{Code: CodeInvalidValue, Option: "/options/output/schema", Message: "the schema file cannot be read within 65536 bytes"}
 	}
 	out["schema"] = string(raw)
 	return nil

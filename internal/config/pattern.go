@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import "strings"
 

@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-const sharedRef = "../shared/reference"
+const sharedRef = "../../../shared/reference"
 
 func TestReferencePresetsLoad(t *testing.T) {
 	ws := t.TempDir()

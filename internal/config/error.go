@@ -1,4 +1,4 @@
-package pablo
+package config
 
 import (
 	"errors"
@@ -9,45 +9,45 @@ import (
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
-// ConfigCode classifies a deployment error. The codes are the reference's.
-type ConfigCode string
+// Code classifies a deployment error. The codes are the reference's.
+type Code string
 
 // The deployment error codes.
 const (
-	CodeSchemaVersion           ConfigCode = "config_schema_version"
-	CodeUnknownOption           ConfigCode = "config_unknown_option"
-	CodeUnsupportedFeature      ConfigCode = "config_unsupported_feature"
-	CodeConflict                ConfigCode = "config_conflict"
-	CodeInvalidValue            ConfigCode = "config_invalid_value"
-	CodeLimit                   ConfigCode = "config_limit"
-	CodeImportPath              ConfigCode = "config_import_path"
-	CodeDuplicateImport         ConfigCode = "config_duplicate_import"
-	CodeImportCycle             ConfigCode = "config_import_cycle"
-	CodeInputChanged            ConfigCode = "config_input_changed"
-	CodeProfileCycle            ConfigCode = "config_profile_cycle"
-	CodeUnknownProfile          ConfigCode = "config_unknown_profile"
-	CodeDuplicateProfileAncesor ConfigCode = "config_duplicate_profile_ancestor"
-	CodeEnvironmentMissing      ConfigCode = "config_environment_missing"
-	CodeEnvironmentValue        ConfigCode = "config_environment_value"
-	CodeAuthorityViolation      ConfigCode = "config_authority_violation"
-	CodeOverrideForbidden       ConfigCode = "config_override_forbidden"
-	CodeBinding                 ConfigCode = "config_binding"
+	CodeSchemaVersion           Code = "config_schema_version"
+	CodeUnknownOption           Code = "config_unknown_option"
+	CodeUnsupportedFeature      Code = "config_unsupported_feature"
+	CodeConflict                Code = "config_conflict"
+	CodeInvalidValue            Code = "config_invalid_value"
+	CodeLimit                   Code = "config_limit"
+	CodeImportPath              Code = "config_import_path"
+	CodeDuplicateImport         Code = "config_duplicate_import"
+	CodeImportCycle             Code = "config_import_cycle"
+	CodeInputChanged            Code = "config_input_changed"
+	CodeProfileCycle            Code = "config_profile_cycle"
+	CodeUnknownProfile          Code = "config_unknown_profile"
+	CodeDuplicateProfileAncesor Code = "config_duplicate_profile_ancestor"
+	CodeEnvironmentMissing      Code = "config_environment_missing"
+	CodeEnvironmentValue        Code = "config_environment_value"
+	CodeAuthorityViolation      Code = "config_authority_violation"
+	CodeOverrideForbidden       Code = "config_override_forbidden"
+	CodeBinding                 Code = "config_binding"
 )
 
-// ErrConfig is the sentinel kind of every deployment error:
-// errors.Is(err, pablo.ErrConfig).
-var ErrConfig = errors.New("pablo: invalid deployment")
+// ErrInvalid is the sentinel kind of every deployment error:
+// errors.Is(err, config.ErrInvalid). The root re-exports it as pablo.ErrConfig.
+var ErrInvalid = errors.New("pablo: invalid deployment")
 
-// ConfigError is one deployment diagnostic. Option is a JSON pointer into the
+// Error is one deployment diagnostic. Option is a JSON pointer into the
 // deployment document ("/options/mcp/servers/records/command"), Source the
 // file it came from and Line its 1-based line when known. Messages never hold
 // secret values.
-type ConfigError struct {
-	Code        ConfigCode `json:"code"`
-	Option      string     `json:"option"`
-	Source      string     `json:"source,omitempty"`
-	Line        int        `json:"line,omitempty"`
-	AuthorityID string     `json:"authority_id,omitempty"`
+type Error struct {
+	Code        Code   `json:"code"`
+	Option      string `json:"option"`
+	Source      string `json:"source,omitempty"`
+	Line        int    `json:"line,omitempty"`
+	AuthorityID string `json:"authority_id,omitempty"`
 	// Binding names the host binding a config_binding error is about; a host
 	// adds its own spelling of how to give one (the CLI's --bind NAME=DIR).
 	Binding string   `json:"binding,omitempty"`
@@ -59,7 +59,7 @@ type ConfigError struct {
 	cause error
 }
 
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(string(e.Code))
 	if e.Source != "" {
@@ -87,12 +87,12 @@ func (e *ConfigError) Error() string {
 	return sanitize(b.String(), 1024)
 }
 
-// Is makes errors.Is(err, ErrConfig) true.
-func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
 
 // Unwrap returns the cause of a file error (fsx.ErrNotRegular, a context
 // error), or nil.
-func (e *ConfigError) Unwrap() error { return e.cause }
+func (e *Error) Unwrap() error { return e.cause }
 
 // sanitize turns control characters into '?' and bounds the length, so a
 // hostile document cannot forge terminal output through a diagnostic.
@@ -128,4 +128,11 @@ func pointer(tokens ...string) string {
 func shown(s string, n int) string {
 	var builtins redact.Set
 	return textx.Shorten(builtins.String(s), n)
+}
+
+// WithCause sets what errors.Unwrap returns for e (the error a script or a
+// file read failed with) and returns e.
+func (e *Error) WithCause(cause error) *Error {
+	e.cause = cause
+	return e
 }
