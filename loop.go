@@ -64,8 +64,7 @@ type step struct {
 // → the executor acts → the observation is recorded → the ledger retains.
 func (t *Task) run(ctx, caller context.Context) {
 	r := t.rt
-	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info(), payloads: r.opts.Store != nil}
-	s.hdr = &eventHeader{runID: t.root.ID(), agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
+	s := newStep(t, ctx, caller)
 	if d, ok := t.root.Deadline(s.agent); ok {
 		var cancel context.CancelFunc
 		s.ctx, cancel = context.WithDeadline(ctx, d)
@@ -73,18 +72,7 @@ func (t *Task) run(ctx, caller context.Context) {
 	}
 	ctx, span := r.tracer.Start(s.ctx, "invoke_agent", trace.WithAttributes(attribute.String("pablo.run_id", t.root.ID())))
 	s.ctx = WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput)
-	if sc := span.SpanContext(); sc.HasTraceID() {
-		s.traceID = sc.TraceID().String()
-	} else if in := trace.SpanContextFromContext(caller); in.HasTraceID() {
-		// No tracer, but the host passed the caller's context: the task
-		// still belongs to the caller's trace.
-		s.traceID = in.TraceID().String()
-	} else {
-		// Without a tracer the trace ID is derived from the run ID, so
-		// events and the task object still carry a stable W3C-shaped ID.
-		sum := sha256Tag([]byte(t.root.ID()))
-		s.traceID = sum[len("sha256:") : len("sha256:")+32]
-	}
+	s.traceID = traceIDOf(span, caller, t.root.ID())
 	s.hdr.traceID = s.traceID
 	outcome := s.loop()
 	span.SetAttributes(attribute.String("pablo.outcome", outcome.Status))
@@ -98,8 +86,46 @@ func (t *Task) run(ctx, caller context.Context) {
 	t.finish(s, outcome)
 }
 
+// newStep is the loop state of task t before its first event: ctx is the
+// task's own context, caller the one its host started it with.
+func newStep(t *Task, ctx, caller context.Context) *step {
+	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: t.rt.opts.Model.Info(), payloads: t.rt.opts.Store != nil}
+	s.hdr = &eventHeader{runID: t.root.ID(), agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
+	return s
+}
+
+// traceIDOf is the trace ID of the task whose span is span, started by a
+// host with the caller context, under run ID runID.
+func traceIDOf(span trace.Span, caller context.Context, runID string) string {
+	if sc := span.SpanContext(); sc.HasTraceID() {
+		return sc.TraceID().String()
+	}
+	if in := trace.SpanContextFromContext(caller); in.HasTraceID() {
+		// No tracer, but the host passed the caller's context: the task
+		// still belongs to the caller's trace.
+		return in.TraceID().String()
+	}
+	// Without a tracer the trace ID is derived from the run ID, so events
+	// and the task object still carry a stable W3C-shaped ID.
+	sum := sha256Tag([]byte(runID))
+	return sum[len("sha256:") : len("sha256:")+32]
+}
+
 // loop runs model turns until an outcome.
 func (s *step) loop() *Outcome {
+	if o := s.begin(); o != nil {
+		return o
+	}
+	for {
+		if o := s.turn(); o != nil {
+			return o
+		}
+	}
+}
+
+// begin opens the task: run.started, the Skill activations, the catalogs,
+// the output check and the history the first request carries.
+func (s *step) begin() *Outcome {
 	t, r := s.t, s.t.rt
 	if o := s.emit(EventData{Type: EventRunStarted, Deployment: r.opts.Deployment}); o != nil {
 		return o
@@ -115,30 +141,35 @@ func (s *step) loop() *Outcome {
 	s.check, _ = newOutputCheck(r.opts.Output) // checked by NewRuntime
 	s.addHistory(Message{Role: RoleUser, Content: t.input})
 	s.addHistory(r.opts.Context...)
-	for {
+	return nil
+}
+
+// turn runs one model turn and the tool calls it proposes. It returns the
+// task's outcome, or nil when the loop goes on.
+func (s *step) turn() *Outcome {
+	if o := s.interrupted(); o != nil {
+		return o
+	}
+	resp, o := s.modelTurn()
+	if o != nil {
+		return o
+	}
+	if len(resp.ToolCalls) == 0 {
+		return s.final(resp.Text)
+	}
+	// No tool starts unless a model call remains to consume its result.
+	if o := s.modelCallRemains(); o != nil {
+		return o
+	}
+	for _, call := range resp.ToolCalls {
 		if o := s.interrupted(); o != nil {
 			return o
 		}
-		resp, o := s.modelTurn()
-		if o != nil {
+		if o := s.toolCall(call); o != nil {
 			return o
-		}
-		if len(resp.ToolCalls) == 0 {
-			return s.final(resp.Text)
-		}
-		// No tool starts unless a model call remains to consume its result.
-		if o := s.modelCallRemains(); o != nil {
-			return o
-		}
-		for _, call := range resp.ToolCalls {
-			if o := s.interrupted(); o != nil {
-				return o
-			}
-			if o := s.toolCall(call); o != nil {
-				return o
-			}
 		}
 	}
+	return nil
 }
 
 // final settles a final answer: it validates it against the output schema
@@ -256,6 +287,30 @@ type modelCall struct {
 // beginCall reserves and dispatches one model call and emits model.started.
 func (s *step) beginCall(ctx context.Context, provider, model string, route *RouteAttempt, req *ModelRequest) (*modelCall, *Outcome) {
 	t, r := s.t, s.t.rt
+	id, err := t.root.ReserveModelCall(s.ctx, s.agent, s.modelCallRecord(provider, model, route, req))
+	if err != nil {
+		return nil, s.ledgerOutcome(err)
+	}
+	call := &modelCall{id: id}
+	call.text.Reset(r.opts.secrets)
+	if o := s.emit(EventData{Type: EventModelStarted, Provider: provider, Model: model, ModelRoute: route}); o != nil {
+		return nil, s.abandonCall(id, ledger.FailEventSinkIO, o)
+	}
+	_, call.span = r.startSpan(ctx, "chat")
+	if call.span.IsRecording() {
+		call.span.SetAttributes(attribute.String("gen_ai.request.model", model))
+	}
+	if err := t.root.Dispatch(s.ctx, s.agent, id); err != nil {
+		call.span.End()
+		return nil, s.abandonCall(id, "", s.ledgerOutcome(err))
+	}
+	call.started = true
+	return call, nil
+}
+
+// modelCallRecord is the ledger's record of a model call about to be
+// reserved: its route, the request's context bytes and the model's bounds.
+func (s *step) modelCallRecord(provider, model string, route *RouteAttempt, req *ModelRequest) ledger.ModelCall {
 	mc := ledger.ModelCall{Route: provider + "/" + model, ContextBytes: s.requestBytes(req)}
 	if route != nil {
 		mc.Route = route.Route + "/" + route.Entry
@@ -266,31 +321,18 @@ func (s *step) beginCall(ctx context.Context, provider, model string, route *Rou
 	if s.modelInfo.CostBound > 0 {
 		mc.CostBound = ledger.Max(s.modelInfo.CostBound)
 	}
-	id, err := t.root.ReserveModelCall(s.ctx, s.agent, mc)
-	if err != nil {
-		return nil, s.ledgerOutcome(err)
+	return mc
+}
+
+// abandonCall settles a reserved model call that was never sent, with the
+// failure code code, and returns o, the outcome that stopped it, or the
+// ledger's failure when the settlement is refused.
+func (s *step) abandonCall(id string, code ledger.FailureCode, o *Outcome) *Outcome {
+	settle := ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent, Error: code}
+	if err := s.t.root.SettleModelCall(s.ctx, s.agent, id, settle); err != nil {
+		return s.ledgerFailure(err, ledger.NotSent)
 	}
-	call := &modelCall{id: id}
-	call.text.Reset(r.opts.secrets)
-	if o := s.emit(EventData{Type: EventModelStarted, Provider: provider, Model: model, ModelRoute: route}); o != nil {
-		if err := t.root.SettleModelCall(s.ctx, s.agent, id, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent, Error: ledger.FailEventSinkIO}); err != nil {
-			return nil, s.ledgerFailure(err, ledger.NotSent)
-		}
-		return nil, o
-	}
-	_, call.span = r.startSpan(ctx, "chat")
-	if call.span.IsRecording() {
-		call.span.SetAttributes(attribute.String("gen_ai.request.model", model))
-	}
-	if err := t.root.Dispatch(s.ctx, s.agent, id); err != nil {
-		call.span.End()
-		if serr := t.root.SettleModelCall(s.ctx, s.agent, id, ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent}); serr != nil {
-			return nil, s.ledgerFailure(serr, ledger.NotSent)
-		}
-		return nil, s.ledgerOutcome(err)
-	}
-	call.started = true
-	return call, nil
+	return o
 }
 
 // endCall settles a model call with its response or error, emits
@@ -308,35 +350,9 @@ func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr 
 			}
 		}
 	}
-	settle := ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusCompleted), Delivery: ledger.ResponseReceived}
-	var outcome *Outcome
-	if err != nil {
+	settle, outcome := s.modelResult(resp, err, sinkErr, route)
+	if outcome != nil {
 		call.span.SetStatus(codes.Error, "model call failed")
-		var me *ModelError
-		switch {
-		case sinkErr != nil:
-			outcome = sinkErr
-			settle.Status, settle.Error = ledger.OutcomeStatus(StatusFailed), ledger.FailEventSinkIO
-		case s.ctx.Err() != nil:
-			outcome = s.interrupted()
-			settle.Status, settle.Delivery = ledger.OutcomeStatus(outcome.Status), ledger.MayHaveBeenSent
-		case errors.As(err, &me):
-			outcome = &Outcome{Status: StatusFailed, Code: string(me.Code), Delivery: string(me.Delivery)}
-			settle.Status, settle.Delivery, settle.Error = ledger.OutcomeStatus(StatusFailed), me.Delivery, me.Code
-		default:
-			outcome = &Outcome{Status: StatusFailed, Code: string(ledger.FailProviderTransport), Delivery: string(ledger.MayHaveBeenSent)}
-			settle.Status, settle.Delivery, settle.Error = ledger.OutcomeStatus(StatusFailed), ledger.MayHaveBeenSent, ledger.FailProviderTransport
-		}
-		if route != nil && route.Delivery != nil && sinkErr == nil && s.ctx.Err() == nil {
-			settle.Delivery = ledger.Delivery(*route.Delivery)
-		}
-	} else if resp.UsageReported {
-		settle.Reported = true
-		settle.Usage = ledger.Usage{InputTokens: countOf(resp.Usage.InputTokens), OutputTokens: countOf(resp.Usage.OutputTokens),
-			CacheReadTokens: countOf(resp.Usage.CacheReadTokens), CacheWriteTokens: countOf(resp.Usage.CacheWriteTokens)}
-		if resp.Usage.CostMicroUSD != nil {
-			settle.CostReported, settle.CostMicroUSD = true, *resp.Usage.CostMicroUSD
-		}
 	}
 	if serr := t.root.SettleModelCall(s.ctx, s.agent, call.id, settle); serr != nil && outcome == nil {
 		outcome = s.ledgerOutcome(serr)
@@ -344,6 +360,53 @@ func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr 
 	if acc, aerr := t.root.Accounting(s.agent); aerr == nil {
 		s.usage = acc.Usage
 	}
+	if o := s.emit(modelFinished(call, resp, settle, route)); o != nil && outcome == nil {
+		outcome = o
+	}
+	return outcome
+}
+
+// modelResult is how the ledger settles a model call that answered resp
+// or failed with err, and the task outcome a failure implies (nil when the
+// call succeeded); sinkErr is set when the ledger or the host's sink
+// refused one of its deltas.
+func (s *step) modelResult(resp *ModelResponse, err error, sinkErr *Outcome, route *RouteAttempt) (ledger.ModelSettlement, *Outcome) {
+	settle := ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusCompleted), Delivery: ledger.ResponseReceived}
+	if err == nil {
+		if resp.UsageReported {
+			settle.Reported = true
+			settle.Usage = ledger.Usage{InputTokens: countOf(resp.Usage.InputTokens), OutputTokens: countOf(resp.Usage.OutputTokens),
+				CacheReadTokens: countOf(resp.Usage.CacheReadTokens), CacheWriteTokens: countOf(resp.Usage.CacheWriteTokens)}
+			if resp.Usage.CostMicroUSD != nil {
+				settle.CostReported, settle.CostMicroUSD = true, *resp.Usage.CostMicroUSD
+			}
+		}
+		return settle, nil
+	}
+	var outcome *Outcome
+	var me *ModelError
+	switch {
+	case sinkErr != nil:
+		outcome = sinkErr
+		settle.Status, settle.Error = ledger.OutcomeStatus(StatusFailed), ledger.FailEventSinkIO
+	case s.ctx.Err() != nil:
+		outcome = s.interrupted()
+		settle.Status, settle.Delivery = ledger.OutcomeStatus(outcome.Status), ledger.MayHaveBeenSent
+	case errors.As(err, &me):
+		outcome = &Outcome{Status: StatusFailed, Code: string(me.Code), Delivery: string(me.Delivery)}
+		settle.Status, settle.Delivery, settle.Error = ledger.OutcomeStatus(StatusFailed), me.Delivery, me.Code
+	default:
+		outcome = &Outcome{Status: StatusFailed, Code: string(ledger.FailProviderTransport), Delivery: string(ledger.MayHaveBeenSent)}
+		settle.Status, settle.Delivery, settle.Error = ledger.OutcomeStatus(StatusFailed), ledger.MayHaveBeenSent, ledger.FailProviderTransport
+	}
+	if route != nil && route.Delivery != nil && sinkErr == nil && s.ctx.Err() == nil {
+		settle.Delivery = ledger.Delivery(*route.Delivery)
+	}
+	return settle, outcome
+}
+
+// modelFinished is the model.finished event of a call settled as settle.
+func modelFinished(call *modelCall, resp *ModelResponse, settle ledger.ModelSettlement, route *RouteAttempt) EventData {
 	out := call.outBytes
 	fin := EventData{Type: EventModelFinished, Status: string(settle.Status), OutputBytes: &out, ModelRoute: route}
 	if resp != nil {
@@ -352,84 +415,117 @@ func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr 
 			fin.Usage = usageOf(settle.Usage)
 		}
 	}
-	if o := s.emit(fin); o != nil && outcome == nil {
-		outcome = o
-	}
-	return outcome
+	return fin
 }
 
 // modelTurn runs one logical model operation: one ledger call, or one per
-// attempt when the model is a route that falls back.
+// attempt when the model is a route that falls back. The response joins
+// the history.
 func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 	r := s.t.rt
-	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens,
-		turn: s.histTurns + 1}
-	var current *modelCall
-	var sinkErr, failed *Outcome
-	emit := func(delta string) error {
-		if delta == "" {
-			return nil
-		}
-		var masked int
-		if current != nil {
-			current.outBytes += uint64(len(delta))
-			if delta, masked = current.text.WriteString(delta); delta == "" {
-				return nil
-			}
-		} else {
-			delta, masked = r.opts.secrets.MaskString(delta)
-		}
-		if o := s.emitDelta(delta, masked); o != nil {
-			sinkErr = o
-			return errSink
-		}
-		return nil
-	}
+	op := &modelOp{s: s, req: &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs,
+		MaxOutputTokens: r.opts.MaxOutputTokens, turn: s.histTurns + 1}}
 	var resp *ModelResponse
-	var err error
+	var o *Outcome
 	if rm, ok := r.opts.Model.(RoutedModel); ok {
-		if s.route == nil {
-			s.route = &RouteSession{}
-		}
-		s.route.BeginAttempt = func(ctx context.Context, a RouteAttempt) error {
-			call, o := s.beginCall(ctx, a.Provider, a.Model, &a, req)
-			if o != nil {
-				failed = o
-				return errRouteStopped
-			}
-			current = call
-			return nil
-		}
-		s.route.EndAttempt = func(_ context.Context, a RouteAttempt, resp *ModelResponse, err error) {
-			if current == nil {
-				return
-			}
-			o := s.endCall(current, resp, err, sinkErr, &a)
-			current = nil
-			if err == nil && o != nil {
-				failed = o
-			}
-		}
-		resp, err = rm.GenerateRouted(s.ctx, s.route, req, emit)
-		if failed != nil {
-			return nil, failed
-		}
-		if err != nil {
-			return nil, s.failureOutcome(err, sinkErr)
-		}
+		resp, o = op.generateRouted(rm)
 	} else {
-		call, o := s.beginCall(s.ctx, s.modelInfo.Provider, s.modelInfo.Model, nil, req)
-		if o != nil {
-			return nil, o
-		}
-		current = call
-		resp, err = r.opts.Model.Generate(s.ctx, req, emit)
-		if o := s.endCall(call, resp, err, sinkErr, nil); o != nil {
-			return nil, o
-		}
+		resp, o = op.generate()
+	}
+	if o != nil {
+		return nil, o
 	}
 	s.addHistory(Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 	return resp, nil
+}
+
+// modelOp is one logical model operation in flight: its request, the
+// ledger call its deltas belong to and what stopped it.
+type modelOp struct {
+	s       *step
+	req     *ModelRequest
+	current *modelCall // the call streaming now; nil between attempts
+	sinkErr *Outcome   // the first delta the ledger or the sink refused
+	failed  *Outcome   // the ledger stopped a route between attempts
+}
+
+// generate runs the operation as one call of a plain model.
+func (op *modelOp) generate() (*ModelResponse, *Outcome) {
+	s := op.s
+	call, o := s.beginCall(s.ctx, s.modelInfo.Provider, s.modelInfo.Model, nil, op.req)
+	if o != nil {
+		return nil, o
+	}
+	op.current = call
+	resp, err := s.t.rt.opts.Model.Generate(s.ctx, op.req, op.delta)
+	if o := s.endCall(call, resp, err, op.sinkErr, nil); o != nil {
+		return nil, o
+	}
+	return resp, nil
+}
+
+// generateRouted runs the operation on a route: the route's session
+// begins and ends one ledger call per attempt.
+func (op *modelOp) generateRouted(rm RoutedModel) (*ModelResponse, *Outcome) {
+	s := op.s
+	if s.route == nil {
+		s.route = &RouteSession{}
+	}
+	s.route.BeginAttempt = op.beginAttempt
+	s.route.EndAttempt = op.endAttempt
+	resp, err := rm.GenerateRouted(s.ctx, s.route, op.req, op.delta)
+	if op.failed != nil {
+		return nil, op.failed
+	}
+	if err != nil {
+		return nil, s.failureOutcome(err, op.sinkErr)
+	}
+	return resp, nil
+}
+
+// beginAttempt begins the ledger call of one route attempt.
+func (op *modelOp) beginAttempt(ctx context.Context, a RouteAttempt) error {
+	call, o := op.s.beginCall(ctx, a.Provider, a.Model, &a, op.req)
+	if o != nil {
+		op.failed = o
+		return errRouteStopped
+	}
+	op.current = call
+	return nil
+}
+
+// endAttempt settles the ledger call of one route attempt.
+func (op *modelOp) endAttempt(_ context.Context, a RouteAttempt, resp *ModelResponse, err error) {
+	if op.current == nil {
+		return
+	}
+	o := op.s.endCall(op.current, resp, err, op.sinkErr, &a)
+	op.current = nil
+	if err == nil && o != nil {
+		op.failed = o
+	}
+}
+
+// delta emits one text delta of the operation, masked as part of its
+// call's stream.
+func (op *modelOp) delta(delta string) error {
+	if delta == "" {
+		return nil
+	}
+	var masked int
+	if op.current != nil {
+		op.current.outBytes += uint64(len(delta))
+		if delta, masked = op.current.text.WriteString(delta); delta == "" {
+			return nil
+		}
+	} else {
+		delta, masked = op.s.t.rt.opts.secrets.MaskString(delta)
+	}
+	if o := op.s.emitDelta(delta, masked); o != nil {
+		op.sinkErr = o
+		return errSink
+	}
+	return nil
 }
 
 // failureOutcome is the task outcome of a failed model operation.
@@ -605,9 +701,82 @@ func (s *step) requestBytes(req *ModelRequest) uint64 {
 	return uint64(len(req.Instructions)) + s.histBytes + s.defsBytes
 }
 
-// toolCall decides, admits, executes, records and retains one proposed call.
+// toolCall takes one proposed call down the path DESIGN.md draws, one
+// stage at a time. Each stage takes the typed value the one before it
+// produced and either produces its own or ends the task with an outcome,
+// so nothing reaches a stage without passing every stage before it:
+//
+//	ToolCall ─resolve→ resolvedCall ─validate→ checkedCall ─admit→ admittedCall
+//	  ─dispatch→ dispatchedCall ─observe→ observation ─retain→ nil, or the outcome
+//
+// It returns nil when the task goes on.
 func (s *step) toolCall(call ToolCall) *Outcome {
-	t, r := s.t, s.t.rt
+	rc, o := s.resolve(call)
+	if o != nil {
+		return o
+	}
+	cc, o := s.validate(rc)
+	if o != nil {
+		return o
+	}
+	ac, o := s.admit(cc)
+	if o != nil {
+		return o
+	}
+	dc, o := s.dispatch(ac)
+	if o != nil {
+		return o
+	}
+	return s.retain(s.observe(dc))
+}
+
+// resolvedCall is a proposed call found in the admitted catalog: the
+// capability its name stands for, the catalog that owns it, its arguments
+// and the record the ledger keeps of it.
+type resolvedCall struct {
+	call  ToolCall // as the model wrote it: its result is returned under call.ID
+	id    authority.ID
+	owner ToolCatalog
+	args  json.RawMessage // the model's arguments; {} when it wrote none
+	rec   ledger.ToolCall // the ledger's record: ID, name, digest, size
+}
+
+// checkedCall is a resolved call its contract and its tool's own checks
+// allow.
+type checkedCall struct {
+	resolvedCall
+	decision authority.Decision
+}
+
+// admittedCall is a checked call the ledger admitted (charged against the
+// ceilings) and whose tool.started event is out.
+type admittedCall struct {
+	checkedCall
+}
+
+// dispatchedCall is an admitted call the executor ran: the tool's result
+// and the first live output event the ledger or the sink refused.
+type dispatchedCall struct {
+	admittedCall
+	res          ledger.ToolResult
+	streamFailed *Outcome
+}
+
+// observation is a dispatched call's result as the model, the events and
+// the ledger see it, masked, and the settlement that records it.
+type observation struct {
+	dispatchedCall
+	result []byte
+	masked int
+	settle ledger.ToolSettlement
+}
+
+// resolve names a proposed call: the capability its wire name stands for
+// and the ledger record it is admitted or denied under. A name outside the
+// admitted catalog is a model misselection: the call is recorded denied
+// and the task ends.
+func (s *step) resolve(call ToolCall) (resolvedCall, *Outcome) {
+	r := s.t.rt
 	id, known := s.byWire[call.Name]
 	if !known {
 		if cand := authority.ID(call.Name); s.owner[cand] != nil {
@@ -618,78 +787,107 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	digest := sha256Tag(args)
-	lc := ledger.ToolCall{ID: call.ID, Name: string(id), ArgumentsDigest: digest, InputBytes: uint64(len(args))}
-	if _, n := r.opts.secrets.MaskString(lc.ID); n > 0 {
+	rec := ledger.ToolCall{ID: call.ID, Name: string(id), ArgumentsDigest: sha256Tag(args), InputBytes: uint64(len(args))}
+	if _, n := r.opts.secrets.MaskString(rec.ID); n > 0 {
 		// The model wrote the ID: one holding a secret is recorded under
 		// an ID of the loop's own (the model still sees its own).
-		lc.ID = ""
+		rec.ID = ""
 	}
-	if lc.ID == "" {
-		lc.ID = "call_" + strconv.FormatUint(uint64(len(s.history)), 10)
+	if rec.ID == "" {
+		rec.ID = "call_" + strconv.FormatUint(uint64(len(s.history)), 10)
 	}
 	if !known {
-		// A name outside the admitted catalog: a model misselection. A tool
-		// some layer kept out is recorded with the decision that did; any
-		// other name is the mandatory tool_unavailable denial.
-		if d, listed := s.refused[call.Name]; listed {
-			lc.Name = call.Name
-			if w, isWire := s.wireID(call.Name); isWire {
-				lc.Name = w
-			}
-			return s.deny(lc, d, unavailableRule(d))
-		}
-		// The model wrote the name: it is recorded masked, then bounded.
-		lc.Name = textx.Shorten(r.opts.secrets.String(call.Name), 256)
-		if !utf8.ValidString(lc.Name) {
-			lc.Name = "invalid"
-		}
-		d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable, Reason: "the tool is not in the admitted catalog"}
-		return s.deny(lc, d, d.RuleID)
+		return resolvedCall{}, s.denyUnknown(call.Name, rec)
 	}
-	admitted, err := decideCall(s.ctx, s.contracts, s.owner[id], authority.Call{ID: lc.ID, Tool: id, Arguments: args})
-	if err == nil && !admitted.Allowed {
-		// The tool's own checks (a path, a command) deny the call before
-		// it is admitted.
-		return s.deny(lc, admitted, admitted.RuleID)
+	return resolvedCall{call: call, id: id, owner: s.owner[id], args: args, rec: rec}, nil
+}
+
+// denyUnknown records the denial of a call to name, a tool outside the
+// admitted catalog. A tool some layer kept out is recorded with the
+// decision that did; any other name is the mandatory tool_unavailable
+// denial.
+func (s *step) denyUnknown(name string, rec ledger.ToolCall) *Outcome {
+	if d, listed := s.refused[name]; listed {
+		rec.Name = name
+		if w, isWire := s.wireID(name); isWire {
+			rec.Name = w
+		}
+		return s.deny(rec, d, unavailableRule(d))
 	}
+	// The model wrote the name: it is recorded masked, then bounded.
+	rec.Name = textx.Shorten(s.t.rt.opts.secrets.String(name), 256)
+	if !utf8.ValidString(rec.Name) {
+		rec.Name = "invalid"
+	}
+	d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable, Reason: "the tool is not in the admitted catalog"}
+	return s.deny(rec, d, d.RuleID)
+}
+
+// validate asks the contract and the owning catalog's own checks (a path,
+// a command) whether the call may run. A denial or a contract rejection is
+// recorded and ends the task.
+func (s *step) validate(rc resolvedCall) (checkedCall, *Outcome) {
+	d, err := decideCall(s.ctx, s.contracts, rc.owner, authority.Call{ID: rc.rec.ID, Tool: rc.id, Arguments: rc.args})
 	if err != nil {
-		ce := contractError(err)
-		switch ce.Kind {
-		case authority.ContractUnknownTool, authority.ContractUnauthorizedResource:
-			d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable}
-			if ce.Decision != nil {
-				d = *ce.Decision
-			}
-			return s.deny(lc, d, d.RuleID)
-		default:
-			// The authority admits the tool; its contract refused the
-			// arguments, as the settlement says.
-			lc.Decision = ledgerDecision(r.opts.Authority.Decide(authority.Request{Capability: id}))
-			if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
-				return s.ledgerOutcome(err)
-			}
-			fail := &Outcome{Status: StatusFailed, Code: string(ledger.FailInvalidToolArguments), Delivery: string(ledger.NotSent)}
-			return s.settleUnsent(lc.ID, ledger.ToolInvalidArguments, string(ce.Kind), fail)
-		}
+		return checkedCall{}, s.reject(rc, contractError(err))
 	}
-	lc.Decision = ledgerDecision(admitted)
-	if err := t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
+	if !d.Allowed {
+		return checkedCall{}, s.deny(rc.rec, d, d.RuleID)
+	}
+	return checkedCall{resolvedCall: rc, decision: d}, nil
+}
+
+// reject records a call its contract rejected. An unknown tool or a
+// resource outside the scope is a denial; arguments that do not fit the
+// schema are the failure invalid_tool_arguments, under the authority's
+// decision on the tool, which admits it.
+func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *Outcome {
+	switch ce.Kind {
+	case authority.ContractUnknownTool, authority.ContractUnauthorizedResource:
+		d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable}
+		if ce.Decision != nil {
+			d = *ce.Decision
+		}
+		return s.deny(rc.rec, d, d.RuleID)
+	}
+	rec := rc.rec
+	rec.Decision = ledgerDecision(s.t.rt.opts.Authority.Decide(authority.Request{Capability: rc.id}))
+	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	if o := s.emitToolStarted(lc.ID, string(id), args); o != nil {
-		return s.settleUnsent(lc.ID, ledger.ToolEventSinkFailed, "", o)
+	fail := &Outcome{Status: StatusFailed, Code: string(ledger.FailInvalidToolArguments), Delivery: string(ledger.NotSent)}
+	return s.settleUnsent(rec.ID, ledger.ToolInvalidArguments, string(ce.Kind), fail)
+}
+
+// admit records a checked call as admitted, which charges it against the
+// ceilings, and emits tool.started. A refused admission ends the task
+// before anything runs.
+func (s *step) admit(cc checkedCall) (admittedCall, *Outcome) {
+	rec := cc.rec
+	rec.Decision = ledgerDecision(cc.decision)
+	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
+		return admittedCall{}, s.ledgerOutcome(err)
 	}
-	ctx, span := r.startSpan(s.ctx, "execute_tool")
+	if o := s.emitToolStarted(rec.ID, string(cc.id), cc.args); o != nil {
+		return admittedCall{}, s.settleUnsent(rec.ID, ledger.ToolEventSinkFailed, "", o)
+	}
+	return admittedCall{checkedCall: cc}, nil
+}
+
+// dispatch marks an admitted call as leaving on the ledger and runs it on
+// its catalog, inside an execute_tool span, streaming its live output.
+func (s *step) dispatch(ac admittedCall) (dispatchedCall, *Outcome) {
+	callID := ac.rec.ID
+	ctx, span := s.t.rt.startSpan(s.ctx, "execute_tool")
 	if span.IsRecording() {
-		span.SetAttributes(attribute.String("gen_ai.tool.name", string(id)))
+		span.SetAttributes(attribute.String("gen_ai.tool.name", string(ac.id)))
 	}
-	if err := t.root.Dispatch(ctx, s.agent, lc.ID); err != nil {
+	if err := s.t.root.Dispatch(ctx, s.agent, callID); err != nil {
 		span.End()
-		return s.settleUnsent(lc.ID, ledger.ToolAdmissionFailed, "", s.ledgerOutcome(err))
+		return dispatchedCall{}, s.settleUnsent(callID, ledger.ToolAdmissionFailed, "", s.ledgerOutcome(err))
 	}
-	s.live = liveCall{id: lc.ID, name: string(id)}
-	res := s.owner[id].Call(ctx, authority.Call{ID: lc.ID, Tool: id, Arguments: args})
+	s.live = liveCall{id: callID, name: string(ac.id)}
+	res := ac.owner.Call(ctx, authority.Call{ID: callID, Tool: ac.id, Arguments: ac.args})
 	// A capture bound that stopped the tool cut its streams too.
 	s.live.cut = s.live.cut || res.Status == ledger.ToolOutputLimit
 	s.flushOutput()
@@ -699,6 +897,13 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		span.SetStatus(codes.Error, string(res.Status))
 	}
 	span.End()
+	return dispatchedCall{admittedCall: ac, res: res, streamFailed: streamFailed}, nil
+}
+
+// observe is the result of a dispatched call as it is recorded: its
+// ToolResult object, masked, and its settlement.
+func (s *step) observe(dc dispatchedCall) observation {
+	res := dc.res
 	result, masked := s.resultJSON(res)
 	settle := ledger.ToolSettlement{Status: res.Status, Delivery: res.Delivery, OutputBytes: uint64(len(result)), Error: string(res.Code)}
 	if settle.Delivery == "" {
@@ -708,18 +913,27 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		// The tool denied the call when it ran: record what decided.
 		settle.Decision = res.Decision
 		if settle.Decision.Layer == "" {
-			settle.Decision = ledger.Decision{Layer: string(id), RuleID: res.Rule, Reason: "denied by the tool"}
+			settle.Decision = ledger.Decision{Layer: string(dc.id), RuleID: res.Rule, Reason: "denied by the tool"}
 		}
 		settle.Decision.Allowed = false
 	}
-	ref, putErr := t.root.PutResult(s.ctx, json.RawMessage(result))
+	return observation{dispatchedCall: dc, result: result, masked: masked, settle: settle}
+}
+
+// retain stores the result, settles the call on the ledger and emits
+// tool.finished. A terminal result ends the task; any other joins the
+// history, and retain returns nil.
+func (s *step) retain(ob observation) *Outcome {
+	t, callID, name := s.t, ob.rec.ID, string(ob.id)
+	settle := ob.settle
+	ref, putErr := t.root.PutResult(s.ctx, json.RawMessage(ob.result))
 	if putErr == nil {
 		settle.Result = ref
 	}
-	if err := t.root.SettleToolCall(s.ctx, s.agent, lc.ID, settle); err != nil {
+	if err := t.root.SettleToolCall(s.ctx, s.agent, callID, settle); err != nil {
 		var le *ledger.LimitError
 		if errors.As(err, &le) {
-			if o := s.emit(EventData{Type: EventToolFinished, CallID: lc.ID, Name: string(id), Result: json.RawMessage(`{"status":"output_limit","policy_rule":null,"shell":null}`)}); o != nil {
+			if o := s.emit(EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: json.RawMessage(`{"status":"output_limit","policy_rule":null,"shell":null}`)}); o != nil {
 				return o
 			}
 		}
@@ -728,16 +942,16 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	if putErr != nil {
 		return s.ledgerFailure(putErr, settle.Delivery)
 	}
-	if streamFailed != nil {
-		return streamFailed
+	if ob.streamFailed != nil {
+		return ob.streamFailed
 	}
-	if o := s.emitToolFinished(lc.ID, string(id), result, masked); o != nil {
+	if o := s.emitToolFinished(callID, name, ob.result, ob.masked); o != nil {
 		return o
 	}
-	if res.Terminal() {
-		return s.toolOutcome(res)
+	if ob.res.Terminal() {
+		return s.toolOutcome(ob.res)
 	}
-	s.addHistory(Message{Role: RoleTool, ToolCallID: call.ID, Content: string(result)})
+	s.addHistory(Message{Role: RoleTool, ToolCallID: ob.call.ID, Content: string(ob.result)})
 	return nil
 }
 

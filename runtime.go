@@ -189,6 +189,28 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 		// reports them too.
 		r.reapOnce.Do(func() { _, _ = ProcessGroupSurvivors(ctx, r.opts.Store, true) })
 	}
+	t, err := r.newTask(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	if r.opts.OnStart != nil {
+		r.opts.OnStart(TaskInfo{TaskID: t.root.ID(), AgentID: t.root.RootAgentID(), Ledger: t.root})
+	}
+	// The caller's cancellation reaches the task, but the task owns its own
+	// context so that it can settle and record its outcome after a cancel.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	t.cancel = cancel
+	stop := context.AfterFunc(ctx, cancel)
+	go func() {
+		defer close(t.finished)
+		defer stop()
+		t.run(runCtx, ctx)
+	}()
+	return t, nil
+}
+
+// newTask admits a root task on its own ledger, not yet running.
+func (r *Runtime) newTask(ctx context.Context, input string) (*Task, error) {
 	sum := sha256.Sum256([]byte(input))
 	lopts := ledger.Options{
 		Store:       r.opts.Store,
@@ -208,21 +230,9 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pablo: admit task: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t := &Task{rt: r, root: root, input: input, cancel: cancel, finished: make(chan struct{})}
+	t := &Task{rt: r, root: root, input: input, finished: make(chan struct{})}
 	t.cond = sync.NewCond(&t.mu)
 	t.log.mu = &t.mu
-	if r.opts.OnStart != nil {
-		r.opts.OnStart(TaskInfo{TaskID: root.ID(), AgentID: root.RootAgentID(), Ledger: root})
-	}
-	// The caller's cancellation reaches the task, but the task owns its own
-	// context so that it can settle and record its outcome after a cancel.
-	stop := context.AfterFunc(ctx, cancel)
-	go func() {
-		defer close(t.finished)
-		defer stop()
-		t.run(runCtx, ctx)
-	}()
 	return t, nil
 }
 
