@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/model"
 )
 
 // TestTurnCostDoesNotWalkTheHistory: a task of many turns measures every
@@ -41,7 +43,9 @@ func TestTurnCostDoesNotWalkTheHistory(t *testing.T) {
 func TestScriptModelTakesTheTurnFromTheLoop(t *testing.T) {
 	t.Parallel()
 	m := NewScriptModel(mustScript(t, `{"turns":[{"text":["one"]},{"text":["two"]},{"text":["three"]}]}`))
-	resp, err := m.Generate(context.Background(), &ModelRequest{turn: 3}, func(string) error { return nil })
+	req := &ModelRequest{}
+	model.SetTurn(req, 3)
+	resp, err := m.Generate(context.Background(), req, func(string) error { return nil })
 	if err != nil || resp.Text != "three" {
 		t.Fatalf("got %+v, %v", resp, err)
 	}
@@ -83,7 +87,7 @@ type turnClockModel struct {
 }
 
 func (m *turnClockModel) Generate(ctx context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
-	if m.memEvery > 0 && req.turn%m.memEvery == 1 {
+	if m.memEvery > 0 && model.Turn(req)%m.memEvery == 1 {
 		m.readMem()
 	}
 	m.at = append(m.at, time.Now())

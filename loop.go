@@ -16,6 +16,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/jsonx"
+	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
@@ -423,8 +424,9 @@ func modelFinished(call *modelCall, resp *ModelResponse, settle ledger.ModelSett
 // the history.
 func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 	r := s.t.rt
-	op := &modelOp{s: s, req: &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs,
-		MaxOutputTokens: r.opts.MaxOutputTokens, turn: s.histTurns + 1}}
+	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
+	model.SetTurn(req, s.histTurns+1)
+	op := &modelOp{s: s, req: req}
 	var resp *ModelResponse
 	var o *Outcome
 	if rm, ok := r.opts.Model.(RoutedModel); ok {

@@ -102,18 +102,14 @@ func (m *routeModel) GenerateRouted(ctx context.Context, s *RouteSession, req *M
 		}
 	}
 	if s.EndAttempt != nil {
-		hooks.End = func(ctx context.Context, a *providers.Attempt, resp *providers.Response, err error) {
-			var r *ModelResponse
-			if resp != nil {
-				r = fromProviderResponse(resp)
-			}
+		hooks.End = func(ctx context.Context, a *providers.Attempt, resp *ModelResponse, err error) {
 			if err != nil {
 				err = toModelError(err)
 			}
-			s.EndAttempt(ctx, routeAttempt(a, "finished"), r, err)
+			s.EndAttempt(ctx, routeAttempt(a, "finished"), resp, err)
 		}
 	}
-	resp, attempts, err := m.r.Generate(ctx, &s.state, hooks, toProviderRequest(req), emit)
+	resp, attempts, err := m.r.Generate(ctx, &s.state, hooks, req, emit)
 	if err != nil {
 		re := &RouteError{Err: err}
 		var pre *providers.RouteError
@@ -129,7 +125,7 @@ func (m *routeModel) GenerateRouted(ctx context.Context, s *RouteSession, req *M
 		}
 		return nil, re
 	}
-	return fromProviderResponse(resp), nil
+	return resp, nil
 }
 
 func routeAttempt(a *providers.Attempt, phase string) RouteAttempt {

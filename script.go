@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/internal/fsx"
+	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -426,8 +427,8 @@ func (m *ScriptModel) Info() ModelInfo { return ModelInfo{Provider: "script", Mo
 
 // Generate implements Model.
 func (m *ScriptModel) Generate(ctx context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
-	turn := req.turn - 1 // counted by the loop as it appends
-	if req.turn == 0 {
+	turn := model.Turn(req) - 1 // counted by the loop as it appends
+	if turn < 0 {
 		turn = 0
 		for _, msg := range req.Messages {
 			if msg.Role == RoleAssistant {

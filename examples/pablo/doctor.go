@@ -451,8 +451,8 @@ func (dr *doctor) probeProvider(ctx context.Context, d *pablo.Deployment, h *hos
 			}
 			return
 		}
-		_, err = gen.Generate(ctx, &providers.Request{Instructions: probeInstructions, MaxOutputTokens: doctorProbeMaxTokens,
-			Messages: []providers.Message{{Role: providers.RoleUser, Content: probeInput}}}, stop)
+		_, err = gen.Generate(ctx, &pablo.ModelRequest{Instructions: probeInstructions, MaxOutputTokens: doctorProbeMaxTokens,
+			Messages: []pablo.Message{{Role: pablo.RoleUser, Content: probeInput}}}, stop)
 	}
 	exit, code, detail := classifyProbe(ctx, err)
 	if exit != doctorOK && parent.Err() != nil {

@@ -3,6 +3,8 @@ package providers
 import (
 	"strings"
 	"testing"
+
+	"github.com/pabloagent/pablo/internal/model"
 )
 
 // BenchmarkParse32Deltas parses a Chat Completions stream of 32 deltas of
@@ -15,7 +17,7 @@ func BenchmarkParse32Deltas(b *testing.B) {
 	for _, c := range []struct {
 		name  string
 		body  []byte
-		parse func([]byte, func(string) error) (*Response, error)
+		parse func([]byte, func(string) error) (*model.Response, error)
 	}{
 		{"chat", []byte(chatWire{cost: true}.text(deltas, true)), parseChat},
 		{"responses", []byte(respWire{}.text(deltas, true)), parseResponses},

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
@@ -67,7 +68,7 @@ func NewChat(c *Client, opts ChatOptions) (*ChatModel, error) {
 }
 
 // Generate implements [Model].
-func (m *ChatModel) Generate(ctx context.Context, req *Request, emit func(string) error) (*Response, error) {
+func (m *ChatModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	body, err := m.body(req)
 	if err != nil {
 		return nil, err
@@ -142,7 +143,7 @@ type chatReasoning struct {
 	MaxTokens uint64 `json:"max_tokens,omitempty"`
 }
 
-func (m *ChatModel) body(req *Request) ([]byte, error) {
+func (m *ChatModel) body(req *model.Request) ([]byte, error) {
 	w := chatRequest{Model: m.opts.Model, Stream: true, MaxTokens: req.MaxOutputTokens}
 	if m.opts.MaxOutputTokens > 0 && (w.MaxTokens == 0 || m.opts.MaxOutputTokens < w.MaxTokens) {
 		w.MaxTokens = m.opts.MaxOutputTokens
@@ -166,10 +167,10 @@ func (m *ChatModel) body(req *Request) ([]byte, error) {
 		msg := &req.Messages[i]
 		cm := chatMessage{Role: string(msg.Role), ToolCallID: msg.ToolCallID}
 		switch msg.Role {
-		case RoleUser, RoleTool:
+		case model.RoleUser, model.RoleTool:
 			c := msg.Content
 			cm.Content = &c
-		case RoleAssistant:
+		case model.RoleAssistant:
 			if msg.Content != "" || len(msg.ToolCalls) == 0 {
 				c := msg.Content
 				cm.Content = &c
@@ -250,11 +251,11 @@ type chatStream struct {
 	provider Provider
 	emit     func(string) error
 	text     strings.Builder
-	calls    []ToolCall
+	calls    []model.ToolCall
 	args     []strings.Builder
 	byIndex  map[int]int
 	finish   string
-	usage    *Usage
+	usage    *model.Usage
 	escaped  bool
 	done     bool
 }
@@ -368,7 +369,7 @@ func (p *chatStream) delta(d *chatDelta) error {
 			}
 			pos = len(p.calls)
 			p.byIndex[idx] = pos
-			p.calls = append(p.calls, ToolCall{ID: id, Name: tc.Function.Name})
+			p.calls = append(p.calls, model.ToolCall{ID: id, Name: tc.Function.Name})
 			p.args = append(p.args, strings.Builder{})
 			p.escaped = true
 		} else if tc.ID != "" && tc.ID != p.calls[pos].ID || tc.Function.Name != "" && tc.Function.Name != p.calls[pos].Name {
@@ -379,8 +380,8 @@ func (p *chatStream) delta(d *chatDelta) error {
 	return nil
 }
 
-func (p *chatStream) mapUsage(u *chatUsage) (*Usage, error) {
-	out := &Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+func (p *chatStream) mapUsage(u *chatUsage) (*model.Usage, error) {
+	out := &model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 	if d := u.PromptTokensDetails; d != nil {
 		out.CacheReadTokens = d.CachedTokens
 		if p.provider != OpenAICompatible {
@@ -401,15 +402,15 @@ func (p *chatStream) mapUsage(u *chatUsage) (*Usage, error) {
 }
 
 // result is the completed turn.
-func (p *chatStream) result() (*Response, error) {
-	r := &Response{Text: p.text.String()}
+func (p *chatStream) result() (*model.Response, error) {
+	r := &model.Response{Text: p.text.String()}
 	switch p.finish {
 	case "stop":
-		r.Finish = FinishStop
+		r.FinishReason = model.FinishStop
 	case "length":
-		r.Finish = FinishLength
+		r.FinishReason = model.FinishLength
 	case "tool_calls":
-		r.Finish = FinishToolCalls
+		r.FinishReason = model.FinishToolCalls
 	case "content_filter":
 		return nil, &Error{Code: CodeRejected, Delivery: ResponseReceived, Escaped: p.escaped, Reason: "the provider filtered the content"}
 	default:
@@ -427,7 +428,7 @@ func (p *chatStream) result() (*Response, error) {
 	}
 	if len(p.calls) > 0 {
 		// Some servers say "stop" for a turn that proposed tools.
-		r.Finish = FinishToolCalls
+		r.FinishReason = model.FinishToolCalls
 		r.ToolCalls = p.calls
 	} else if p.finish == "tool_calls" {
 		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: p.escaped, Reason: "finish reason tool_calls without a tool call"}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/pabloagent/pablo/internal/model"
 )
 
 // adapter is one provider under the shared conformance table.
@@ -41,14 +43,14 @@ func adapters() []adapter {
 	}
 }
 
-var testRequest = &Request{
+var testRequest = &model.Request{
 	Instructions:    "Be brief.",
-	Messages:        []Message{{Role: RoleUser, Content: "What was paid?"}},
-	Tools:           []ToolDef{{Name: "fs_read", Description: "Read a file.", Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)}},
+	Messages:        []model.Message{{Role: model.RoleUser, Content: "What was paid?"}},
+	Tools:           []model.ToolDef{{Name: "fs_read", Description: "Read a file.", Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)}},
 	MaxOutputTokens: 1024,
 }
 
-func generate(t *testing.T, m Model) (*Response, []string, error) {
+func generate(t *testing.T, m Model) (*model.Response, []string, error) {
 	t.Helper()
 	var deltas []string
 	resp, err := m.Generate(context.Background(), testRequest, func(d string) error {
@@ -81,7 +83,7 @@ func TestConformanceTextOnly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.Text != "Paid on time." || strings.Join(deltas, "|") != "Paid |on |time." || resp.Finish != FinishStop || len(resp.ToolCalls) != 0 {
+			if resp.Text != "Paid on time." || strings.Join(deltas, "|") != "Paid |on |time." || resp.FinishReason != model.FinishStop || len(resp.ToolCalls) != 0 {
 				t.Fatalf("got %+v deltas %q", resp, deltas)
 			}
 			if !resp.UsageReported || *resp.Usage.InputTokens != 11 || *resp.Usage.OutputTokens != 7 || *resp.Usage.CacheReadTokens != 3 {
@@ -114,7 +116,7 @@ func TestConformanceOneToolCall(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.Finish != FinishToolCalls || len(resp.ToolCalls) != 1 {
+			if resp.FinishReason != model.FinishToolCalls || len(resp.ToolCalls) != 1 {
 				t.Fatalf("got %+v", resp)
 			}
 			c := resp.ToolCalls[0]

@@ -8,10 +8,11 @@
 // response body, each SSE frame and the number of frames, and never puts a
 // credential or a response body into an error. A [Model] proposes; it
 // streams each text delta to its emit callback inline and in order, and
-// returns the turn as a [Response]. A failure is an [*Error] carrying a
-// failure code, a delivery certainty (was the request sent?) and, for the
+// returns the turn as a [model.Response]. A failure is an [*Error] carrying
+// a failure code, a delivery certainty (was the request sent?) and, for the
 // failures a route may fall back from, a retry class.
 //
-// The package does not import the pablo root package: the root converts
-// its own request and response types to these at its boundary.
+// The request and response types are internal/model's, the ones the pablo
+// root re-exports: a request reaches the wire as the run loop built it.
+// The package does not import the root.
 package providers

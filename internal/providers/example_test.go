@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
+	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/internal/providers"
 )
 
@@ -25,12 +26,12 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	resp, err := m.Generate(context.Background(), &providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: "Hi"}}},
+	resp, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "Hi"}}},
 		func(delta string) error { fmt.Println("delta:", delta); return nil })
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(resp.Finish, resp.UsageReported)
+	fmt.Println(resp.FinishReason, resp.UsageReported)
 	// Output:
 	// delta: Hello
 	// stop false

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"io"
 	"testing"
+
+	"github.com/pabloagent/pablo/internal/model"
 )
 
 // parseChat runs the SSE reader and the Chat Completions state machine over
 // raw bytes, as Generate does after the status line.
-func parseChat(data []byte, emit func(string) error) (*Response, error) {
+func parseChat(data []byte, emit func(string) error) (*model.Response, error) {
 	p := newChatStream(OpenRouter, emit)
 	r := NewSSEReader(bytes.NewReader(data), 1<<16, 10_000)
 	for !p.done {
@@ -24,7 +26,7 @@ func parseChat(data []byte, emit func(string) error) (*Response, error) {
 	return p.result()
 }
 
-func parseResponses(data []byte, emit func(string) error) (*Response, error) {
+func parseResponses(data []byte, emit func(string) error) (*model.Response, error) {
 	p := newResponsesStream(emit)
 	r := NewSSEReader(bytes.NewReader(data), 1<<16, 10_000)
 	for {
@@ -60,7 +62,7 @@ func FuzzStreamParsers(f *testing.F) {
 		f.Add([]byte(fr))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, parse := range []func([]byte, func(string) error) (*Response, error){parseChat, parseResponses} {
+		for _, parse := range []func([]byte, func(string) error) (*model.Response, error){parseChat, parseResponses} {
 			var emitted bytes.Buffer
 			resp, err := parse(data, func(d string) error { emitted.WriteString(d); return nil })
 			if err != nil {

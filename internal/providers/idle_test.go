@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/model"
 )
 
 // fakeTimer is an idle timer the test fires by hand: no sleep, no clock.
@@ -67,7 +69,7 @@ func TestStalledStreamEndsAsAttemptTimedOut(t *testing.T) {
 			deltas := make(chan string, 1)
 			done := make(chan error, 1)
 			go func() {
-				_, err := m.Generate(context.Background(), &Request{Messages: []Message{{Role: RoleUser, Content: "Hi"}}}, func(s string) error {
+				_, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "Hi"}}}, func(s string) error {
 					deltas <- s
 					return nil
 				})

@@ -4,14 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/pabloagent/pablo/internal/model"
 )
 
-var history = &Request{
+var history = &model.Request{
 	Instructions: "Be brief.",
-	Messages: []Message{
-		{Role: RoleUser, Content: "What was paid?"},
-		{Role: RoleAssistant, Content: "Reading.", ToolCalls: []ToolCall{{ID: "call_1", Name: "fs_read", Arguments: json.RawMessage(`{"path":"a.md"}`)}}},
-		{Role: RoleTool, ToolCallID: "call_1", Content: `{"status":"completed"}`},
+	Messages: []model.Message{
+		{Role: model.RoleUser, Content: "What was paid?"},
+		{Role: model.RoleAssistant, Content: "Reading.", ToolCalls: []model.ToolCall{{ID: "call_1", Name: "fs_read", Arguments: json.RawMessage(`{"path":"a.md"}`)}}},
+		{Role: model.RoleTool, ToolCallID: "call_1", Content: `{"status":"completed"}`},
 	},
 	Tools:           testRequest.Tools,
 	MaxOutputTokens: 4096,
@@ -94,7 +96,7 @@ func TestResponsesRefusesSmallOutputAndUnsupportedEffort(t *testing.T) {
 	p := newPeer(t, stream(200, respWire{}.text([]string{"a"}, false)))
 	m, _ := NewResponses(NewClient(ClientOptions{}), ResponsesOptions{Endpoint: p.srv.URL, Model: "m"})
 	for _, n := range []int64{15, 16} {
-		_, err := m.Generate(context.Background(), &Request{Messages: history.Messages, MaxOutputTokens: n}, func(string) error { return nil })
+		_, err := m.Generate(context.Background(), &model.Request{Messages: history.Messages, MaxOutputTokens: n}, func(string) error { return nil })
 		if (err == nil) != (n >= 16) {
 			t.Fatalf("max_output_tokens %d: %v", n, err)
 		}
@@ -117,7 +119,7 @@ func TestResponsesIncompleteMapsToLength(t *testing.T) {
 	p := newPeer(t, stream(200, r.b.String()))
 	m, _ := NewResponses(NewClient(ClientOptions{}), ResponsesOptions{Endpoint: p.srv.URL, Model: "m"})
 	resp, err := m.Generate(context.Background(), testRequest, func(string) error { return nil })
-	if err != nil || resp.Finish != FinishLength || resp.UsageReported {
+	if err != nil || resp.FinishReason != model.FinishLength || resp.UsageReported {
 		t.Fatalf("%+v %v", resp, err)
 	}
 	r2 := &respBuilder{}

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
@@ -104,7 +105,7 @@ type respRequest struct {
 	} `json:"reasoning,omitempty"`
 }
 
-func (m *ResponsesModel) body(req *Request) ([]byte, error) {
+func (m *ResponsesModel) body(req *model.Request) ([]byte, error) {
 	w := respRequest{Model: m.opts.Model, Instructions: req.Instructions, Stream: true, Truncation: "disabled", MaxOutputTokens: req.MaxOutputTokens}
 	if m.opts.MaxOutputTokens > 0 && (w.MaxOutputTokens == 0 || m.opts.MaxOutputTokens < w.MaxOutputTokens) {
 		w.MaxOutputTokens = m.opts.MaxOutputTokens
@@ -121,9 +122,9 @@ func (m *ResponsesModel) body(req *Request) ([]byte, error) {
 	for i := range req.Messages {
 		msg := &req.Messages[i]
 		switch msg.Role {
-		case RoleUser:
+		case model.RoleUser:
 			w.Input = append(w.Input, respItem{Type: "message", Role: "user", Content: []respContent{{Type: "input_text", Text: msg.Content}}})
-		case RoleAssistant:
+		case model.RoleAssistant:
 			if msg.Content != "" {
 				w.Input = append(w.Input, respItem{Type: "message", Role: "assistant", Content: []respContent{{Type: "output_text", Text: msg.Content}}})
 			}
@@ -134,7 +135,7 @@ func (m *ResponsesModel) body(req *Request) ([]byte, error) {
 				}
 				w.Input = append(w.Input, respItem{Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: args})
 			}
-		case RoleTool:
+		case model.RoleTool:
 			out := msg.Content
 			w.Input = append(w.Input, respItem{Type: "function_call_output", CallID: msg.ToolCallID, Output: &out})
 		default:
@@ -159,7 +160,7 @@ func (m *ResponsesModel) body(req *Request) ([]byte, error) {
 }
 
 // Generate implements [Model].
-func (m *ResponsesModel) Generate(ctx context.Context, req *Request, emit func(string) error) (*Response, error) {
+func (m *ResponsesModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	body, err := m.body(req)
 	if err != nil {
 		return nil, err
@@ -267,8 +268,8 @@ type responsesStream struct {
 	retained int
 	text     strings.Builder
 	escaped  bool
-	finish   Finish
-	usage    *Usage
+	finish   model.FinishReason
+	usage    *model.Usage
 }
 
 func newResponsesStream(emit func(string) error) *responsesStream {
@@ -384,7 +385,7 @@ func (p *responsesStream) frame(event string, data []byte) error {
 	case "response.output_item.done":
 		return p.itemDone(&ev)
 	case "response.completed":
-		return p.completed(&ev, FinishStop)
+		return p.completed(&ev, model.FinishStop)
 	case "response.incomplete":
 		if ev.Response == nil || ev.Response.IncompleteDetails == nil {
 			return malformed("response.incomplete without incomplete_details")
@@ -392,7 +393,7 @@ func (p *responsesStream) frame(event string, data []byte) error {
 		if ev.Response.IncompleteDetails.Reason != "max_output_tokens" {
 			return rejected("the response is incomplete for a reason other than max_output_tokens")
 		}
-		return p.completed(&ev, FinishLength)
+		return p.completed(&ev, model.FinishLength)
 	case "response.failed", "error":
 		return rejected("the provider reported %s", ev.Type)
 	}
@@ -574,7 +575,7 @@ func (p *responsesStream) itemDone(ev *respEvent) error {
 	return nil
 }
 
-func (p *responsesStream) completed(ev *respEvent, finish Finish) error {
+func (p *responsesStream) completed(ev *respEvent, finish model.FinishReason) error {
 	if ev.Response == nil {
 		return malformed("%s without response", ev.Type)
 	}
@@ -584,7 +585,7 @@ func (p *responsesStream) completed(ev *respEvent, finish Finish) error {
 		}
 	}
 	if u := ev.Response.Usage; u != nil {
-		us := &Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+		us := &model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
 		if u.InputTokensDetails != nil {
 			us.CacheReadTokens = u.InputTokensDetails.CachedTokens
 		}
@@ -597,11 +598,11 @@ func (p *responsesStream) completed(ev *respEvent, finish Finish) error {
 	return nil
 }
 
-func (p *responsesStream) result() (*Response, error) {
+func (p *responsesStream) result() (*model.Response, error) {
 	if !p.terminal {
 		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: p.escaped, Reason: "the stream ended before its terminal event"}
 	}
-	r := &Response{Text: p.text.String(), Finish: p.finish}
+	r := &model.Response{Text: p.text.String(), FinishReason: p.finish}
 	for _, idx := range p.order {
 		it := p.items[idx]
 		if it.kind != "function_call" {
@@ -614,10 +615,10 @@ func (p *responsesStream) result() (*Response, error) {
 		if !json.Valid([]byte(args)) || args[0] != '{' {
 			return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: true, Reason: "a function call's arguments are not a JSON object"}
 		}
-		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: it.callID, Name: it.name, Arguments: json.RawMessage(args)})
+		r.ToolCalls = append(r.ToolCalls, model.ToolCall{ID: it.callID, Name: it.name, Arguments: json.RawMessage(args)})
 	}
-	if len(r.ToolCalls) > 0 && r.Finish == FinishStop {
-		r.Finish = FinishToolCalls
+	if len(r.ToolCalls) > 0 && r.FinishReason == model.FinishStop {
+		r.FinishReason = model.FinishToolCalls
 	}
 	if p.usage != nil {
 		r.Usage, r.UsageReported = *p.usage, true

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/model"
 )
 
 // RouteEntry is one flattened entry of a route.
@@ -119,7 +121,7 @@ type AttemptHooks struct {
 	// route and is returned as is (a ceiling, a cancelled task, ...).
 	Begin func(ctx context.Context, a *Attempt) error
 	// End runs after each attempt, with its response or error.
-	End func(ctx context.Context, a *Attempt, resp *Response, err error)
+	End func(ctx context.Context, a *Attempt, resp *model.Response, err error)
 }
 
 // ErrRouteExhausted wraps the last attempt's error when every allowed
@@ -143,7 +145,7 @@ func (e *RouteError) Unwrap() error { return e.Err }
 // Generate runs one operation over the route: it starts at the task's
 // sticky entry and moves forward only after an eligible failure that let
 // nothing escape. state may be nil (no stickiness across calls).
-func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHooks, req *Request, emit func(string) error) (*Response, []Attempt, error) {
+func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHooks, req *model.Request, emit func(string) error) (*model.Response, []Attempt, error) {
 	if state == nil {
 		state = &RouteState{}
 	}
@@ -205,7 +207,7 @@ func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHo
 // attempt runs one entry under the per-attempt deadline. A lapse of that
 // deadline (not the caller's) is model_attempt_timed_out with uncertain
 // delivery.
-func (r *Route) attempt(ctx context.Context, m Model, req *Request, emit func(string) error) (*Response, error) {
+func (r *Route) attempt(ctx context.Context, m Model, req *model.Request, emit func(string) error) (*model.Response, error) {
 	if r.opts.PerAttemptTimeout <= 0 {
 		return m.Generate(ctx, req, emit)
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/model"
 )
 
 func chatEntry(t *testing.T, name, endpoint string) RouteEntry {
@@ -27,7 +29,7 @@ func TestFallbackAfter503UsesTheSecondEntry(t *testing.T) {
 	var begun, ended []Attempt
 	hooks := AttemptHooks{
 		Begin: func(_ context.Context, a *Attempt) error { begun = append(begun, *a); return nil },
-		End:   func(_ context.Context, a *Attempt, _ *Response, _ error) { ended = append(ended, *a) },
+		End:   func(_ context.Context, a *Attempt, _ *model.Response, _ error) { ended = append(ended, *a) },
 	}
 	state := &RouteState{}
 	resp, attempts, err := r.Generate(context.Background(), state, hooks, testRequest, func(string) error { return nil })
@@ -182,7 +184,7 @@ type stubModel struct {
 	err    error
 }
 
-func (s stubModel) Generate(_ context.Context, _ *Request, emit func(string) error) (*Response, error) {
+func (s stubModel) Generate(_ context.Context, _ *model.Request, emit func(string) error) (*model.Response, error) {
 	for _, d := range s.deltas {
 		if err := emit(d); err != nil {
 			return nil, err
@@ -191,7 +193,7 @@ func (s stubModel) Generate(_ context.Context, _ *Request, emit func(string) err
 	if s.err != nil {
 		return nil, s.err
 	}
-	return &Response{Text: "ok", Finish: FinishStop}, nil
+	return &model.Response{Text: "ok", FinishReason: model.FinishStop}, nil
 }
 
 // Even an eligible failure does not fall back once a delta escaped, even
