@@ -276,3 +276,87 @@ func parseImportExceptions(doc []byte) ([]*importException, error) {
 	}
 	return out, nil
 }
+
+// TestReadmeDependencyTableMatchesGoMod: every module go.mod requires
+// directly has a row in the README's dependency table saying why, every
+// module the table names is required, and a module whose row begins "tests
+// only" is linked by no package outside tests and the test servers of
+// examples/mcpservers.
+func TestReadmeDependencyTableMatchesGoMod(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := docTable(readme, "dependencies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to read go.mod: %v", err)
+	}
+	out, err := exec.Command(gobin, "mod", "edit", "-json").Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json: %v", err)
+	}
+	var mod struct {
+		Require []struct {
+			Path     string
+			Indirect bool
+		}
+	}
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatal(err)
+	}
+	required := map[string]bool{} // module → direct
+	for _, r := range mod.Require {
+		required[r.Path] = !r.Indirect
+	}
+	named := map[string]bool{}
+	var testsOnly []string
+	for _, r := range rows {
+		if len(r) < 2 || r[1] == "" {
+			t.Errorf("README dependency row %q says no why", strings.Join(r, " | "))
+			continue
+		}
+		only := strings.HasPrefix(r[1], "tests only") || strings.HasPrefix(r[1], "test servers and tests only")
+		for _, m := range patternsIn(r[0]) {
+			named[m] = true
+			if _, ok := required[m]; !ok {
+				t.Errorf("README dependency table names %s, which go.mod does not require: drop its row", m)
+			}
+			if only {
+				testsOnly = append(testsOnly, m)
+			}
+		}
+	}
+	for m, direct := range required {
+		if direct && !named[m] {
+			t.Errorf("go.mod requires %s directly, but the README's dependency table does not say why: add a row", m)
+		}
+	}
+
+	// What the library, the reference host and every other non-test package
+	// links, the test servers left out.
+	pkgs, err := exec.Command(gobin, "list", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v", err)
+	}
+	args := []string{"list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}"}
+	for _, p := range strings.Fields(string(pkgs)) {
+		if !strings.Contains(p, "/examples/mcpservers/") {
+			args = append(args, p)
+		}
+	}
+	cmd := exec.Command(gobin, args...)
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	linked := strings.Fields(string(out))
+	for _, m := range testsOnly {
+		if slices.Contains(linked, m) {
+			t.Errorf("README says %s is for tests only, but a non-test package links it: fix the row or the import", m)
+		}
+	}
+}

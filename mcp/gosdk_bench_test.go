@@ -51,7 +51,7 @@ func goSDKCall(b *testing.B, call authority.Call) *sdk.CallToolParams {
 // frames, result checks, redaction and the ToolResult mapping. Compare the
 // two sub-benchmarks with benchstat:
 //
-//	go test -run '^$' -bench StdioToolCallGoSDK -count 10 ./mcp > gosdk.txt
+//	go test -run '^$' -bench 'StdioToolCallGoSDK$' -count 10 ./mcp > gosdk.txt
 //	benchstat -col /client gosdk.txt
 func BenchmarkStdioToolCallGoSDK(b *testing.B) {
 	srv := faultStdio(b, "bench", "ok")

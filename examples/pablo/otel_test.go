@@ -489,7 +489,7 @@ func BenchmarkOTLPEncode(b *testing.B) {
 // conversion from the SDK's spans to the generated types that an exporter
 // on the official protos also pays, so it is a lower bound of its cost.
 //
-//	go test -run '^$' -bench OTLPEncodeVsProtobuf -count 10 ./examples/pablo > otlp.txt
+//	go test -run '^$' -bench 'OTLPEncodeVsProtobuf$' -count 10 ./examples/pablo > otlp.txt
 //	benchstat -col /encoder otlp.txt
 func BenchmarkOTLPEncodeVsProtobuf(b *testing.B) {
 	var spans []sdktrace.ReadOnlySpan
