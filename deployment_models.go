@@ -157,18 +157,8 @@ func (b *modelBuilder) profileWith(ptr string, m config.ModelOptions, reasoning 
 	if err != nil {
 		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: err.Error()}
 	}
-	var consumer authority.Consumer
-	endpoint := m.Endpoint
-	switch m.Provider {
-	case "vercel":
-		consumer, endpoint = authority.ConsumerVercel, config.VercelEndpoint
-	case "openrouter":
-		consumer, endpoint = authority.ConsumerOpenRouter, config.OpenRouterEndpoint
-	case "openai_compatible":
-		consumer = authority.ConsumerOpenAICompatible
-	case "open_responses":
-		consumer = authority.ConsumerOpenResponses
-	default:
+	consumer, endpoint, ok := m.Target()
+	if !ok {
 		return nil, fmt.Errorf("pablo: provider %q at %s is not an HTTP provider; pass HostOptions.Model or use a script: %w", m.Provider, ptr, ErrUnavailable)
 	}
 	secret := FixtureKey

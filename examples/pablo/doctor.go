@@ -184,7 +184,7 @@ func credentialUses(d *pablo.Deployment, fixture bool) []credentialUse {
 	declared := d.Credentials()
 	if !fixture {
 		for _, m := range selectedProfiles(d) {
-			consumer, endpoint := providerTarget(m.opts)
+			consumer, endpoint, _ := m.opts.Target()
 			if consumer == "" {
 				continue
 			}
@@ -388,22 +388,6 @@ func selectedProfiles(d *pablo.Deployment) []profile {
 	return out
 }
 
-// providerTarget is a profile's credential consumer and endpoint (empty
-// for a provider that makes no HTTP request).
-func providerTarget(m config.ModelOptions) (authority.Consumer, string) {
-	switch m.Provider {
-	case "vercel":
-		return authority.ConsumerVercel, config.VercelEndpoint
-	case "openrouter":
-		return authority.ConsumerOpenRouter, config.OpenRouterEndpoint
-	case "openai_compatible":
-		return authority.ConsumerOpenAICompatible, m.Endpoint
-	case "open_responses":
-		return authority.ConsumerOpenResponses, m.Endpoint
-	}
-	return "", ""
-}
-
 // errProbeStreamOpened stops a probe at its first text: the body is not
 // evaluated.
 var errProbeStreamOpened = errors.New("the stream opened")
@@ -419,7 +403,7 @@ func (dr *doctor) probeProvider(ctx context.Context, d *pablo.Deployment, h *hos
 		return
 	}
 	m := profiles[0]
-	consumer, endpoint := providerTarget(m.opts)
+	consumer, endpoint, _ := m.opts.Target()
 	if consumer == "" && fixture == "" {
 		dr.ok("probe.provider", "provider %q makes no request; nothing to probe", m.opts.Provider)
 		return

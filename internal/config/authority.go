@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,155 +8,178 @@ import (
 	"github.com/pabloagent/pablo/authority"
 )
 
-// checkRuleIDs requires rule IDs to be unique across ordinary policy and
-// authority, and bounds the total number of rules.
-func (d *Deployment) checkRuleIDs() error {
-	seen := map[string]string{}
-	total := 0
-	var walk func(v any, ptr string) error
-	walk = func(v any, ptr string) error {
-		switch x := v.(type) {
-		case map[string]any:
-			if id, ok := x["id"].(string); ok && (x["value"] != nil || x["executable"] != nil) {
-				total++
-				if total > maxRulesTotal {
-					return &Error{Code: CodeLimit, Option: ptr, Message: fmt.Sprintf("more than %d configured rules", maxRulesTotal)}
-				}
-				if prev, dup := seen[id]; dup {
-					return &Error{Code: CodeConflict, Option: ptr, Message: fmt.Sprintf("rule ID %q is also used at %s", id, prev)}
-				}
-				seen[id] = ptr
-			}
-			for _, k := range sortedKeys(x) {
-				if err := walk(x[k], ptr+pointer(k)); err != nil {
-					return err
-				}
-			}
-		case []any:
-			for i, e := range x {
-				if err := walk(e, ptr+"/"+strconv.Itoa(i)); err != nil {
-					return err
-				}
-			}
-		}
+// ruleSite is one configured rule: the pointer it is written at and its ID.
+type ruleSite struct{ ptr, id string }
+
+// rulesAt lists a rule set's rules, allow before deny.
+func rulesAt(ptr string, r *authority.Rules) []ruleSite {
+	if r == nil {
 		return nil
 	}
-	ids := map[string]bool{}
-	for i, l := range d.tree["authority"].([]any) {
-		id := l.(map[string]any)["id"].(string)
-		if ids[id] {
-			return &Error{Code: CodeConflict, Option: "/authority/" + strconv.Itoa(i) + "/id", AuthorityID: id, Message: "authority layer IDs must be unique"}
+	var out []ruleSite
+	for _, l := range []struct {
+		key   string
+		rules []authority.Rule
+	}{{"allow", r.Allow}, {"deny", r.Deny}} {
+		for i, rule := range l.rules {
+			out = append(out, ruleSite{ptr + "/" + l.key + "/" + strconv.Itoa(i), rule.ID})
 		}
-		ids[id] = true
 	}
-	if err := walk(get(d.options(), "policy"), "/options/policy"); err != nil {
-		return err
-	}
-	if err := walk(get(d.options(), "mcp", "policies"), "/options/mcp/policies"); err != nil {
-		return err
-	}
-	if err := walk(get(d.options(), "shell"), "/options/shell"); err != nil {
-		return err
-	}
-	return walk(d.tree["authority"], "/authority")
+	return out
 }
 
-// checkAuthority decodes the layers and requires every resolved value to
-// sit under every ceiling.
-func (d *Deployment) checkAuthority(modelsInUse []string) error {
-	o := d.options()
-	var opts Options
-	raw, _ := json.Marshal(o)
-	_ = json.Unmarshal(raw, &opts)
-	enabled := d.nativeTools(&opts)
-	for i, lv := range d.tree["authority"].([]any) {
-		lm := lv.(map[string]any)
-		raw, _ := json.Marshal(lm)
-		var layer AuthorityLayer
-		if err := json.Unmarshal(raw, &layer); err != nil {
-			return &Error{Code: CodeInvalidValue, Option: "/authority/" + strconv.Itoa(i), Message: "malformed authority layer"}
+// commandRulesAt lists a command policy's rules, allow before deny.
+func commandRulesAt(ptr string, c *CommandRules) []ruleSite {
+	if c == nil {
+		return nil
+	}
+	var out []ruleSite
+	for _, l := range []struct {
+		key   string
+		rules []CommandRule
+	}{{"allow", c.Allow}, {"deny", c.Deny}} {
+		for i, rule := range l.rules {
+			out = append(out, ruleSite{ptr + "/" + l.key + "/" + strconv.Itoa(i), rule.ID})
 		}
-		layer.present = map[string]bool{}
-		for k := range lm {
-			layer.present[k] = true
-		}
+	}
+	return out
+}
+
+// rules lists the policy's rules by dimension, in key order.
+func (p *PolicyOptions) rules(ptr string) []ruleSite {
+	return slices.Concat(rulesAt(ptr+"/executables", p.Executables), rulesAt(ptr+"/read_roots", p.ReadRoots),
+		rulesAt(ptr+"/tools", p.Tools), rulesAt(ptr+"/write_roots", p.WriteRoots))
+}
+
+// rules lists the MCP policy's rules by dimension, in key order.
+func (p *MCPPolicy) rules(ptr string) []ruleSite {
+	return slices.Concat(rulesAt(ptr+"/launchers", p.Launchers), rulesAt(ptr+"/servers", p.Servers), rulesAt(ptr+"/tools", p.Tools))
+}
+
+// rules lists every rule the deployment configures, in the order of its
+// document: ordinary policy, MCP policies, shell, then the authority
+// layers, each table by key.
+func (d *Deployment) rules() []ruleSite {
+	o := &d.Options
+	out := o.Policy.rules("/options/policy")
+	for i := range o.MCP.Policies {
+		out = append(out, o.MCP.Policies[i].rules("/options/mcp/policies/"+strconv.Itoa(i))...)
+	}
+	out = append(out, commandRulesAt("/options/shell/commands", o.Shell.Commands)...)
+	out = append(out, rulesAt("/options/shell/cwd_roots", o.Shell.CWDRoots)...)
+	for i := range d.layers {
+		l := &d.layers[i]
 		ptr := "/authority/" + strconv.Itoa(i)
-		violate := func(sub, format string, args ...any) error {
-			return &Error{Code: CodeAuthorityViolation, Option: ptr + sub, AuthorityID: layer.ID, Message: fmt.Sprintf(format, args...)}
+		out = append(out, l.MCP.rules(ptr+"/mcp")...)
+		out = append(out, l.Policy.rules(ptr+"/policy")...)
+		out = append(out, commandRulesAt(ptr+"/shell/commands", l.Shell.Commands)...)
+		out = append(out, rulesAt(ptr+"/shell/cwd_roots", l.Shell.CWDRoots)...)
+	}
+	return out
+}
+
+// checkRuleIDs requires authority layer IDs to be unique, rule IDs to be
+// unique across ordinary policy and authority, and bounds the total number
+// of rules.
+func (d *Deployment) checkRuleIDs() error {
+	ids := map[string]bool{}
+	for i, l := range d.layers {
+		if ids[l.ID] {
+			return &Error{Code: CodeConflict, Option: "/authority/" + strconv.Itoa(i) + "/id", AuthorityID: l.ID, Message: "authority layer IDs must be unique"}
 		}
-		if layer.Has("tool_names") {
-			for _, t := range enabled {
-				if !slices.Contains(layer.ToolNames, string(t)) {
-					return violate("/tool_names", "enabled tool %s is not in the layer's tool_names", t)
-				}
-			}
+		ids[l.ID] = true
+	}
+	seen := map[string]string{}
+	for n, r := range d.rules() {
+		if n+1 > maxRulesTotal {
+			return &Error{Code: CodeLimit, Option: r.ptr, Message: fmt.Sprintf("more than %d configured rules", maxRulesTotal)}
 		}
-		if layer.Has("model_ids") || layer.Has("provider_endpoints") {
-			for _, m := range d.modelProfiles(&opts, modelsInUse) {
-				if layer.Has("model_ids") && !slices.Contains(layer.ModelIDs, m.ID) {
-					return violate("/model_ids", "model %q is not in the layer's model_ids", m.ID)
-				}
-				if ep := modelEndpoint(m); layer.Has("provider_endpoints") && ep != "" && !slices.Contains(layer.ProviderEndpoints, ep) {
-					return violate("/provider_endpoints", "endpoint %q is not in the layer's provider_endpoints", ep)
-				}
-			}
+		if prev, dup := seen[r.id]; dup {
+			return &Error{Code: CodeConflict, Option: r.ptr, Message: fmt.Sprintf("rule ID %q is also used at %s", r.id, prev)}
 		}
-		if layer.Has("credential_ids") {
-			for name, dests := range d.credDests {
-				if len(dests) > 0 && !slices.Contains(layer.CredentialIDs, name) {
-					return violate("/credential_ids", "credential %q is not in the layer's credential_ids", name)
-				}
-			}
-		}
-		if layer.Has("otel_endpoints") && opts.OTel.Exporter == "otlp" && !slices.Contains(layer.OTelEndpoints, opts.OTel.Endpoint) {
-			return violate("/otel_endpoints", "the OTLP endpoint is not in the layer's otel_endpoints")
-		}
-		if layer.CaptureContent != nil && !*layer.CaptureContent && opts.Trace.CaptureContent {
-			return violate("/capture_content", "the layer forbids trace content capture")
-		}
-		if lim, ok := lm["limits"].(map[string]any); ok {
-			if err := ceilingLimits(lim, asMap(o["limits"]), ptr+"/limits", layer.ID); err != nil {
-				return err
-			}
-		}
-		if layer.Has("workspace_roots") && !containedIn(opts.Run.Workspace, layer.WorkspaceRoots) {
-			return violate("/workspace_roots", "run.workspace %s is outside the layer's workspace_roots", opts.Run.Workspace)
-		}
-		if layer.Has("skill_roots") {
-			for _, id := range sortedKeysOf(opts.Skills.Roots) {
-				if !containedIn(opts.Skills.Roots[id], layer.SkillRoots) {
-					return violate("/skill_roots", "Skills root %q is outside the layer's skill_roots", id)
-				}
-			}
-		}
-		if layer.Has("a2a_remotes") {
-			for _, name := range sortedKeysOf(opts.A2A.Remotes) {
-				want, ok := layer.A2ARemotes[name]
-				got := opts.A2A.Remotes[name]
-				if !ok || want.CardURL != got.CardURL || want.Endpoint != got.Endpoint {
-					return violate("/a2a_remotes", "remote %q is not admitted by the layer with the same card_url and endpoint", name)
-				}
-			}
-		}
-		if env := layer.Shell.Environment; env != nil {
-			for name := range opts.Shell.Environment.Values {
-				if !slices.Contains(env.AllowedNames, name) {
-					return violate("/shell/environment/allowed_names", "shell environment value %s is not allowed by the layer", name)
-				}
-			}
-		}
-		d.layers = append(d.layers, layer)
+		seen[r.id] = r.ptr
 	}
 	return nil
 }
 
-func sortedKeysOf[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// checkAuthority requires every resolved value to sit under every
+// authority layer's ceiling, in the layers' order.
+func (d *Deployment) checkAuthority(modelsInUse []string) error {
+	o := &d.Options
+	for i, layer := range d.layers {
+		if err := checkLayer(o, layer, "/authority/"+strconv.Itoa(i), d.nativeTools(o), d.modelProfiles(o, modelsInUse), d.credDests); err != nil {
+			return err
+		}
 	}
-	slices.Sort(keys)
-	return keys
+	return nil
+}
+
+// checkLayer requires the options to sit under one layer: the enabled
+// tools, the models in use and their endpoints, the credentials in use, the
+// OTLP endpoint, content capture, the limits, the workspace and Skills
+// roots, the A2A remotes and the shell environment.
+func checkLayer(o *Options, layer AuthorityLayer, ptr string, enabled []authority.ID, models []ModelOptions, credDests map[string][]string) error {
+	violate := func(sub, format string, args ...any) error {
+		return &Error{Code: CodeAuthorityViolation, Option: ptr + sub, AuthorityID: layer.ID, Message: fmt.Sprintf(format, args...)}
+	}
+	if layer.Has("tool_names") {
+		for _, t := range enabled {
+			if !slices.Contains(layer.ToolNames, string(t)) {
+				return violate("/tool_names", "enabled tool %s is not in the layer's tool_names", t)
+			}
+		}
+	}
+	for _, m := range models {
+		if layer.Has("model_ids") && !slices.Contains(layer.ModelIDs, m.ID) {
+			return violate("/model_ids", "model %q is not in the layer's model_ids", m.ID)
+		}
+		if _, ep, _ := m.Target(); layer.Has("provider_endpoints") && ep != "" && !slices.Contains(layer.ProviderEndpoints, ep) {
+			return violate("/provider_endpoints", "endpoint %q is not in the layer's provider_endpoints", ep)
+		}
+	}
+	if layer.Has("credential_ids") {
+		for _, name := range sortedKeysOf(credDests) {
+			if len(credDests[name]) > 0 && !slices.Contains(layer.CredentialIDs, name) {
+				return violate("/credential_ids", "credential %q is not in the layer's credential_ids", name)
+			}
+		}
+	}
+	if layer.Has("otel_endpoints") && o.OTel.Exporter == "otlp" && !slices.Contains(layer.OTelEndpoints, o.OTel.Endpoint) {
+		return violate("/otel_endpoints", "the OTLP endpoint is not in the layer's otel_endpoints")
+	}
+	if layer.CaptureContent != nil && !*layer.CaptureContent && o.Trace.CaptureContent {
+		return violate("/capture_content", "the layer forbids trace content capture")
+	}
+	if err := checkCeilings(layer, &o.Limits, ptr); err != nil {
+		return err
+	}
+	if layer.Has("workspace_roots") && !containedIn(o.Run.Workspace, layer.WorkspaceRoots) {
+		return violate("/workspace_roots", "run.workspace %s is outside the layer's workspace_roots", o.Run.Workspace)
+	}
+	if layer.Has("skill_roots") {
+		for _, id := range sortedKeysOf(o.Skills.Roots) {
+			if !containedIn(o.Skills.Roots[id], layer.SkillRoots) {
+				return violate("/skill_roots", "Skills root %q is outside the layer's skill_roots", id)
+			}
+		}
+	}
+	if layer.Has("a2a_remotes") {
+		for _, name := range sortedKeysOf(o.A2A.Remotes) {
+			want, ok := layer.A2ARemotes[name]
+			got := o.A2A.Remotes[name]
+			if !ok || want.CardURL != got.CardURL || want.Endpoint != got.Endpoint {
+				return violate("/a2a_remotes", "remote %q is not admitted by the layer with the same card_url and endpoint", name)
+			}
+		}
+	}
+	if env := layer.Shell.Environment; env != nil {
+		for _, name := range sortedKeysOf(o.Shell.Environment.Values) {
+			if !slices.Contains(env.AllowedNames, name) {
+				return violate("/shell/environment/allowed_names", "shell environment value %s is not allowed by the layer", name)
+			}
+		}
+	}
+	return nil
 }
 
 // containedIn reports whether p lies inside one of roots (same base and
@@ -169,46 +191,6 @@ func containedIn(p PathRef, roots []PathRef) bool {
 		}
 	}
 	return false
-}
-
-// ceilingLimits requires each resolved limit to be no larger than the
-// layer's ceiling; unlimited is larger than every finite value.
-func ceilingLimits(ceil, resolved map[string]any, ptr, id string) error {
-	for _, k := range sortedKeys(ceil) {
-		if sub, ok := ceil[k].(map[string]any); ok {
-			if err := ceilingLimits(sub, asMap(resolved[k]), ptr+pointer(k), id); err != nil {
-				return err
-			}
-			continue
-		}
-		if !limitLE(resolved[k], ceil[k]) {
-			return &Error{Code: CodeAuthorityViolation, Option: ptr + pointer(k), AuthorityID: id,
-				Message: fmt.Sprintf("resolved %s = %v exceeds the ceiling %v", k, resolved[k], ceil[k])}
-		}
-	}
-	return nil
-}
-
-func limitLE(v, ceil any) bool {
-	num := func(x any) (uint64, bool) {
-		switch n := x.(type) {
-		case int64:
-			return uint64(n), true
-		case string:
-			if n == "unlimited" {
-				return 0, false
-			}
-			u, err := strconv.ParseUint(n, 10, 64)
-			return u, err == nil
-		}
-		return 0, false
-	}
-	c, cFinite := num(ceil)
-	if !cFinite {
-		return true
-	}
-	x, xFinite := num(v)
-	return xFinite && x <= c
 }
 
 // nativeTools lists the native tools the options enable.
@@ -244,16 +226,6 @@ func (d *Deployment) modelProfiles(o *Options, inUse []string) []ModelOptions {
 		out = append(out, o.Models[name])
 	}
 	return out
-}
-
-func modelEndpoint(m ModelOptions) string {
-	switch m.Provider {
-	case "vercel":
-		return VercelEndpoint
-	case "openrouter":
-		return OpenRouterEndpoint
-	}
-	return m.Endpoint
 }
 
 // Layer IDs of ordinary policy. They use "/", which rule and authority IDs

@@ -68,13 +68,30 @@ type ModelOptions struct {
 
 // Route is options.routes.NAME: an ordered fallback list.
 type Route struct {
-	Entries                []RouteEntry    `json:"entries"`
-	MaxAttempts            int             `json:"max_attempts"`
-	PerAttemptTimeoutMS    int64           `json:"per_attempt_timeout_ms"`
-	EligibleErrors         []string        `json:"eligible_errors"`
-	RetryUncertainDelivery bool            `json:"retry_uncertain_delivery"`
-	RequiredCapabilities   []string        `json:"required_capabilities"`
-	Router                 json.RawMessage `json:"router,omitempty"`
+	Entries                []RouteEntry `json:"entries"`
+	MaxAttempts            int          `json:"max_attempts"`
+	PerAttemptTimeoutMS    int64        `json:"per_attempt_timeout_ms"`
+	EligibleErrors         []string     `json:"eligible_errors"`
+	RetryUncertainDelivery bool         `json:"retry_uncertain_delivery"`
+	RequiredCapabilities   []string     `json:"required_capabilities"`
+	Router                 *Router      `json:"router,omitempty"`
+}
+
+// Router is options.routes.NAME.router: a classifier that picks a category
+// (and so a model) for each request.
+type Router struct {
+	Provider     string                    `json:"provider"`
+	Model        string                    `json:"model"`
+	Credential   string                    `json:"credential"`
+	Instructions string                    `json:"instructions"`
+	TimeoutMS    int64                     `json:"timeout_ms"`
+	Categories   map[string]RouterCategory `json:"categories"`
+}
+
+// RouterCategory is one category a router may pick, and its model.
+type RouterCategory struct {
+	Description string `json:"description"`
+	Model       string `json:"model"`
 }
 
 // RouteEntry names a model or another route.
@@ -107,6 +124,30 @@ type LimitOptions struct {
 	MaxInputBytes      int64         `json:"max_input_bytes"`
 	MaxOutputBytes     int64         `json:"max_output_bytes"`
 	MaxOutputTokens    int64         `json:"max_output_tokens"`
+	MaxEvents          ceiling.Limit `json:"max_events"`
+	Filesystem         struct {
+		MaxFileBytes ceiling.Limit `json:"max_file_bytes"`
+		MaxEntries   ceiling.Limit `json:"max_entries"`
+		MaxDepth     ceiling.Limit `json:"max_depth"`
+		MaxScanBytes ceiling.Limit `json:"max_scan_bytes"`
+	} `json:"filesystem"`
+}
+
+// LimitCeilings are an authority layer's limits: a ceiling on each
+// options.limits value the layer writes; the others are not set.
+type LimitCeilings struct {
+	MaxModelCalls      ceiling.Limit `json:"max_model_calls"`
+	MaxToolCalls       ceiling.Limit `json:"max_tool_calls"`
+	MaxTotalTokens     ceiling.Limit `json:"max_total_tokens"`
+	MaxCostMicroUSD    ceiling.Limit `json:"max_cost_microusd"`
+	MaxRunDurationMS   ceiling.Limit `json:"max_run_duration_ms"`
+	MaxToolDurationMS  ceiling.Limit `json:"max_tool_duration_ms"`
+	MaxToolInputBytes  ceiling.Limit `json:"max_tool_input_bytes"`
+	MaxToolOutputBytes ceiling.Limit `json:"max_tool_output_bytes"`
+	MaxContextBytes    ceiling.Limit `json:"max_context_bytes"`
+	MaxInputBytes      ceiling.Limit `json:"max_input_bytes"`
+	MaxOutputBytes     ceiling.Limit `json:"max_output_bytes"`
+	MaxOutputTokens    ceiling.Limit `json:"max_output_tokens"`
 	MaxEvents          ceiling.Limit `json:"max_events"`
 	Filesystem         struct {
 		MaxFileBytes ceiling.Limit `json:"max_file_bytes"`
@@ -285,7 +326,7 @@ type AuthorityLayer struct {
 	CredentialIDs     []string             `json:"credential_ids,omitempty"`
 	OTelEndpoints     []string             `json:"otel_endpoints,omitempty"`
 	CaptureContent    *bool                `json:"capture_content,omitempty"`
-	Limits            json.RawMessage      `json:"limits,omitempty"`
+	Limits            LimitCeilings        `json:"limits"`
 	Policy            PolicyOptions        `json:"policy"`
 	Shell             AuthorityShell       `json:"shell"`
 	MCP               MCPPolicy            `json:"mcp"`

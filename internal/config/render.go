@@ -25,9 +25,9 @@ func (d *Deployment) Render() ([]byte, error) {
 	err := enc.Encode(doc{
 		SchemaVersion: 1,
 		Authority:     d.tree["authority"].([]any),
-		Credentials:   asMap(d.tree["credentials"]),
-		Deployment:    asMap(d.tree["deployment"]),
-		Options:       d.options(),
+		Credentials:   d.tree["credentials"].(map[string]any),
+		Deployment:    d.tree["deployment"].(map[string]any),
+		Options:       d.tree["options"].(map[string]any),
 	})
 	if err != nil {
 		return nil, err

@@ -2,12 +2,9 @@ package config
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/pabloagent/pablo/internal/endpoint"
 )
 
 // ContractRevision identifies the deployment contract this package
@@ -90,7 +87,13 @@ func (l *loader) resolve() (*Deployment, error) {
 		"options":     options,
 	}
 	d := &Deployment{tree: tree, bindings: l.bindings, configRoot: l.root, locked: locked, loopbackHTTP: l.opts.LoopbackHTTP && !locked, hostTrace: l.opts.HostTrace}
-	if err := d.check(mg.prov); err != nil {
+	complete(options)
+	if err := d.decode(); err != nil {
+		return nil, err
+	}
+	output, _ := options["output"].(map[string]any)
+	_, hasSchema := output["schema"]
+	if err := d.check(&view{o: &d.Options, hasSchema: hasSchema, prov: mg.prov}); err != nil {
 		return nil, err
 	}
 	if err := d.inlineOutputSchema(l.ctx); err != nil {
@@ -361,6 +364,3 @@ func narrows(target string, cur, next any) bool {
 	}
 	return canonicalString(cur) == canonicalString(next)
 }
-
-// isLoopback reports whether u names a loopback host (endpoint.IsLoopback).
-func isLoopback(u *url.URL) bool { return endpoint.IsLoopback(u) }

@@ -1,0 +1,273 @@
+package config
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/pabloagent/pablo/authority"
+)
+
+// The fixed gateway endpoints of the reference's providers.
+const (
+	VercelEndpoint     = "https://ai-gateway.vercel.sh/v1/chat/completions"
+	OpenRouterEndpoint = "https://openrouter.ai/api/v1/chat/completions"
+)
+
+// routerEndpoint is where a route's router classifies requests.
+const routerEndpoint = "https://ai-gateway.vercel.sh/v4/ai/evaluation-model"
+
+// Target returns the credential consumer and the endpoint of the profile's
+// provider: the fixed gateway of vercel and openrouter, the profile's own
+// endpoint for open_responses and openai_compatible. ok is false for a
+// provider that sends no HTTP request (script).
+func (m ModelOptions) Target() (consumer authority.Consumer, endpoint string, ok bool) {
+	switch m.Provider {
+	case "vercel":
+		return authority.ConsumerVercel, VercelEndpoint, true
+	case "openrouter":
+		return authority.ConsumerOpenRouter, OpenRouterEndpoint, true
+	case "open_responses":
+		return authority.ConsumerOpenResponses, m.Endpoint, true
+	case "openai_compatible":
+		return authority.ConsumerOpenAICompatible, m.Endpoint, true
+	}
+	return "", "", false
+}
+
+// defaultModelID is the id options.model gets when it names none: the
+// gateways' default model, or "script"; "" where an id is required.
+func defaultModelID(provider string) string {
+	switch provider {
+	case "vercel":
+		return "zai/glm-5.3-flash"
+	case "openrouter":
+		return "z-ai/glm-5.3-flash"
+	case "script":
+		return "script"
+	}
+	return ""
+}
+
+// checkModels applies the provider rules to the single model (when no
+// route is selected) and to every named model, and returns the credential
+// references of the models in use: the single model, or every model the
+// selected route reaches.
+func (d *Deployment) checkModels(v *view, inUse []string) ([]credUse, error) {
+	o := v.o
+	var uses []credUse
+	if o.ModelRoute == "" {
+		if err := d.checkModel("/options/model", o.Model); err != nil {
+			return nil, err
+		}
+		if u, ok := modelCredential("/options/model", o.Model, v.explicit("/options/model/credential")); ok {
+			uses = append(uses, u)
+		}
+	}
+	for _, name := range sortedKeysOf(o.Models) {
+		ptr := "/options/models" + pointer(name)
+		m := o.Models[name]
+		if err := checkNamedModel(ptr, m); err != nil {
+			return nil, err
+		}
+		if err := d.checkModel(ptr, m); err != nil {
+			return nil, err
+		}
+		if slices.Contains(inUse, name) {
+			if u, ok := modelCredential(ptr, m, true); ok {
+				uses = append(uses, u)
+			}
+		}
+	}
+	for _, name := range sortedKeysOf(o.Routes) {
+		if r := o.Routes[name].Router; r != nil {
+			u, err := checkRouter("/options/routes"+pointer(name)+"/router", r, o.Models)
+			if err != nil {
+				return nil, err
+			}
+			uses = append(uses, u)
+		}
+	}
+	return uses, nil
+}
+
+// checkNamedModel requires a named model to say its provider, its id and
+// (unless it is a script) its credential: they have no defaults.
+func checkNamedModel(ptr string, m ModelOptions) error {
+	switch {
+	case m.Provider == "":
+		return invalid(ptr, "named models need provider")
+	case m.ID == "":
+		return invalid(ptr, "named models need id")
+	case m.Credential == "" && m.Provider != "script":
+		return invalid(ptr, "named models need credential")
+	}
+	return nil
+}
+
+// checkModel applies the provider rules to one model profile: which keys
+// each provider takes and needs, and an https endpoint.
+func (d *Deployment) checkModel(ptr string, m ModelOptions) error {
+	hasAuth := m.AuthHeader != "" || m.AuthScheme != ""
+	hasProfile := m.CapabilityProfile != ""
+	if m.Script != nil && m.Provider != "script" {
+		return invalid(ptr+"/script", "script is only for provider = \"script\"")
+	}
+	switch m.Provider {
+	case "vercel", "openrouter":
+		if _, fixed, _ := m.Target(); m.Endpoint != "" && m.Endpoint != fixed {
+			return invalid(ptr+"/endpoint", "the %s endpoint is fixed (%s); use provider = \"openai_compatible\" for another base URL", m.Provider, fixed)
+		}
+		if hasAuth || hasProfile {
+			return invalid(ptr, "auth_header, auth_scheme and capability_profile are only for open_responses and openai_compatible")
+		}
+	case "open_responses":
+		switch {
+		case m.Endpoint == "":
+			return invalid(ptr+"/endpoint", "open_responses needs an explicit HTTPS endpoint")
+		case !hasProfile:
+			return invalid(ptr+"/capability_profile", "open_responses needs capability_profile = \"open-responses-text-tools-v1\"")
+		case m.ID == "":
+			return invalid(ptr+"/id", "open_responses needs an explicit model id")
+		}
+	case "openai_compatible":
+		switch {
+		case m.Endpoint == "":
+			return invalid(ptr+"/endpoint", "openai_compatible needs endpoint, the Chat Completions URL")
+		case hasProfile:
+			return invalid(ptr+"/capability_profile", "capability_profile is only for open_responses")
+		case m.ID == "":
+			return invalid(ptr+"/id", "openai_compatible needs an explicit model id")
+		}
+	case "script":
+		if m.Script == nil {
+			return invalid(ptr+"/script", "the script provider needs script, a path to a script file")
+		}
+		if m.Endpoint != "" || hasAuth || hasProfile {
+			return invalid(ptr, "the script provider takes no endpoint or auth settings")
+		}
+	}
+	if m.Endpoint != "" {
+		return d.checkRemote(ptr+"/endpoint", m.Endpoint)
+	}
+	return nil
+}
+
+// modelCredential is the credential reference of an HTTP provider's
+// profile, bound to the provider's consumer and endpoint.
+func modelCredential(ptr string, m ModelOptions, explicit bool) (credUse, bool) {
+	consumer, dest, ok := m.Target()
+	if !ok || m.Credential == "" {
+		return credUse{}, false
+	}
+	return credUse{ptr: ptr + "/credential", name: m.Credential, consumer: consumer, destination: dest, explicit: explicit}, true
+}
+
+// checkRouter requires a route's router to be complete and each of its
+// categories to name a declared model; its credential goes to the
+// gateway's classifier.
+func checkRouter(ptr string, r *Router, models map[string]ModelOptions) (credUse, error) {
+	for _, missing := range []struct {
+		key  string
+		gone bool
+	}{{"provider", r.Provider == ""}, {"model", r.Model == ""}, {"credential", r.Credential == ""},
+		{"instructions", r.Instructions == ""}, {"timeout_ms", r.TimeoutMS == 0}, {"categories", r.Categories == nil}} {
+		if missing.gone {
+			return credUse{}, invalid(ptr, "the router needs %s", missing.key)
+		}
+	}
+	if len(r.Categories) < 2 {
+		return credUse{}, invalid(ptr+"/categories", "a router needs 2..10 categories")
+	}
+	for _, name := range sortedKeysOf(r.Categories) {
+		if m := r.Categories[name].Model; !hasKey(models, m) {
+			return credUse{}, invalid(ptr+"/categories"+pointer(name)+"/model", "no model named %q", m)
+		}
+	}
+	return credUse{ptr: ptr + "/credential", name: r.Credential, consumer: authority.ConsumerVercel, destination: routerEndpoint, explicit: true}, nil
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// modelsInUse checks every route's graph and returns the models the
+// selected route flattens to, in order (none without a route).
+func modelsInUse(o *Options) ([]string, error) {
+	for _, name := range sortedKeysOf(o.Routes) {
+		flat, err := expandRoute(name, o, nil)
+		if err != nil {
+			return nil, err
+		}
+		if ma := o.Routes[name].MaxAttempts; ma > len(flat) {
+			return nil, invalid("/options/routes"+pointer(name)+"/max_attempts", "max_attempts %d exceeds the %d flattened entries", ma, len(flat))
+		}
+	}
+	if o.ModelRoute == "" {
+		return nil, nil
+	}
+	if !hasKey(o.Routes, o.ModelRoute) {
+		return nil, invalid("/options/model_route", "no route named %q", o.ModelRoute)
+	}
+	return expandRoute(o.ModelRoute, o, nil)
+}
+
+// expandRoute flattens route name into model names: no cycle, no route
+// entered twice from one route, no model twice, at most 16 levels and 32
+// models.
+func expandRoute(name string, o *Options, chain []string) ([]string, error) {
+	ptr := "/options/routes" + pointer(name)
+	if slices.Contains(chain, name) {
+		return nil, &Error{Code: CodeInvalidValue, Option: ptr, Chain: append(chain, name), Message: "routes refer to each other in a cycle"}
+	}
+	if len(chain) >= 16 {
+		return nil, &Error{Code: CodeLimit, Option: ptr, Message: "routes nest deeper than 16 levels"}
+	}
+	r, ok := o.Routes[name]
+	if !ok {
+		return nil, invalid(ptr, "no route named %q", name)
+	}
+	if len(r.Entries) == 0 {
+		return nil, invalid(ptr+"/entries", "routes need 1..32 entries")
+	}
+	var out []string
+	seenRoutes := map[string]bool{}
+	for i, e := range r.Entries {
+		eptr := ptr + "/entries/" + strconv.Itoa(i)
+		if e.Model != "" {
+			if !hasKey(o.Models, e.Model) {
+				return nil, invalid(eptr, "no model named %q", e.Model)
+			}
+			out = append(out, e.Model)
+			continue
+		}
+		if seenRoutes[e.Route] {
+			return nil, invalid(eptr, "route %q is repeated", e.Route)
+		}
+		seenRoutes[e.Route] = true
+		flat, err := expandRoute(e.Route, o, append(chain, name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, flat...)
+	}
+	for i, m := range out {
+		if slices.Contains(out[:i], m) {
+			return nil, invalid(ptr+"/entries", "model %q appears twice after expansion", m)
+		}
+	}
+	if len(out) > 32 {
+		return nil, &Error{Code: CodeLimit, Option: ptr + "/entries", Message: "more than 32 entries after expansion"}
+	}
+	return out, nil
+}
+
+func sortedKeysOf[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
