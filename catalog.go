@@ -24,11 +24,6 @@ type ToolCatalog interface {
 	Call(ctx context.Context, call authority.Call) ledger.ToolResult
 }
 
-// ledgerDecision is an authority decision as the ledger records it.
-func ledgerDecision(d authority.Decision) ledger.Decision {
-	return ledger.Decision{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason}
-}
-
 // workspaceCatalog adapts the native filesystem tools.
 type workspaceCatalog struct {
 	tools *fstools.Tools
@@ -71,7 +66,7 @@ func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call) ledger
 	case errors.As(err, &fe):
 		return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: map[string]any{"filesystem": map[string]any{"error": map[string]any{"code": string(fe.Code), "message": fe.Error()}}}}
 	case errors.As(err, &de):
-		return ledger.ToolResult{Status: ledger.ToolPolicyDenied, Rule: de.Decision.RuleID, Decision: ledgerDecision(de.Decision), Output: map[string]any{"error": map[string]any{"code": "policy_denied", "rule_id": de.Decision.RuleID}}}
+		return ledger.ToolResult{Status: ledger.ToolPolicyDenied, Rule: de.Decision.RuleID, Decision: de.Decision, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "rule_id": de.Decision.RuleID}}}
 	case errors.As(err, &le):
 		status := ledger.ToolWorkLimit
 		kind := ledger.LimitFilesystemWork

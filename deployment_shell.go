@@ -134,7 +134,7 @@ func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: payload, Masked: masked}
 	case errors.As(err, &de):
 		return ledger.ToolResult{Status: ledger.ToolPolicyDenied, Rule: de.Decision.RuleID,
-			Decision: ledger.Decision{Layer: de.Decision.Layer, RuleID: de.Decision.RuleID, Reason: de.Decision.Reason}, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "reason": de.Decision.Reason, "rule_id": de.Decision.RuleID}}}
+			Decision: authority.Decision{Layer: de.Decision.Layer, RuleID: de.Decision.RuleID, Reason: de.Decision.Reason}, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "reason": de.Decision.Reason, "rule_id": de.Decision.RuleID}}}
 	case errors.As(err, &ae):
 		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
 	case errors.As(err, &re):

@@ -853,7 +853,7 @@ func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *Outcome {
 		return s.deny(rc.rec, d, d.RuleID)
 	}
 	rec := rc.rec
-	rec.Decision = ledgerDecision(s.t.rt.opts.Authority.Decide(authority.Request{Capability: rc.id}))
+	rec.Decision = s.t.rt.opts.Authority.Decide(authority.Request{Capability: rc.id})
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
 		return s.ledgerOutcome(err)
 	}
@@ -866,7 +866,7 @@ func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *Outcome {
 // before anything runs.
 func (s *step) admit(cc checkedCall) (admittedCall, *Outcome) {
 	rec := cc.rec
-	rec.Decision = ledgerDecision(cc.decision)
+	rec.Decision = cc.decision
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
 		return admittedCall{}, s.ledgerOutcome(err)
 	}
@@ -915,7 +915,7 @@ func (s *step) observe(dc dispatchedCall) observation {
 		// The tool denied the call when it ran: record what decided.
 		settle.Decision = res.Decision
 		if settle.Decision.Layer == "" {
-			settle.Decision = ledger.Decision{Layer: string(dc.id), RuleID: res.Rule, Reason: "denied by the tool"}
+			settle.Decision = authority.Decision{Layer: string(dc.id), RuleID: res.Rule, Reason: "denied by the tool"}
 		}
 		settle.Decision.Allowed = false
 	}
@@ -970,7 +970,7 @@ func contractError(err error) *authority.ContractError {
 // deny records a denied call with the decision that denied it and returns
 // the policy_denied outcome naming rule: a denial is terminal.
 func (s *step) deny(lc ledger.ToolCall, d authority.Decision, rule string) *Outcome {
-	lc.Decision = ledger.Decision{Allowed: false, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason}
+	lc.Decision = authority.Decision{Allowed: false, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason}
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
 		return s.ledgerOutcome(err)
 	}

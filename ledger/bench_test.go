@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pabloagent/pablo/authority"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -62,7 +63,7 @@ func BenchmarkToolCallGovernance(b *testing.B) {
 		}
 		id := callIDs[i]
 		i++
-		if err := r.AdmitToolCall(bg, a, ToolCall{ID: id, Name: "fs.read", InputBytes: 64, ArgumentsDigest: "sha256:x", Decision: Decision{Allowed: true, Layer: "policy", RuleID: "r"}}); err != nil {
+		if err := r.AdmitToolCall(bg, a, ToolCall{ID: id, Name: "fs.read", InputBytes: 64, ArgumentsDigest: "sha256:x", Decision: authority.Decision{Allowed: true, Layer: "policy", RuleID: "r"}}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := r.Append(bg, a, "tool.started", benchPayload); err != nil {

@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"strconv"
+
+	"github.com/pabloagent/pablo/authority"
 )
 
 // ModelCall asks [Root.ReserveModelCall] to admit one model request.
@@ -55,7 +57,7 @@ type ToolCall struct {
 	// Decision is the authority's decision. A denied call is recorded but
 	// reserves nothing and cannot be dispatched: settle it with
 	// policy_denied.
-	Decision Decision
+	Decision authority.Decision
 }
 
 // ToolSettlement reports how a tool call ended.
@@ -74,7 +76,7 @@ type ToolSettlement struct {
 	// rule, workspace confinement, the literal command policy), is the
 	// decision that denied it; it is recorded with the settlement and
 	// replaces the admission's decision in recovery.
-	Decision Decision
+	Decision authority.Decision
 }
 
 // limitOrder is the order in which a model call's ceilings are checked: a
@@ -216,7 +218,7 @@ func (r *Root) AdmitToolCall(ctx context.Context, agentID string, req ToolCall) 
 	if r.logs() {
 		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &CallRecord{
 			CallID: req.ID, AgentID: a.id, Kind: ToolCallKind, State: CallAdmitted, Step: a.steps, Name: req.Name,
-			ArgumentsDigest: req.ArgumentsDigest, InputBytes: req.InputBytes, Decision: req.Decision,
+			ArgumentsDigest: req.ArgumentsDigest, InputBytes: req.InputBytes, Decision: recorded(req.Decision),
 		}})
 	}
 	return r.unlockAccepted(ctx)
@@ -440,7 +442,7 @@ func (r *Root) SettleToolCall(ctx context.Context, agentID, callID string, s Too
 		return err
 	}
 	rec := CallRecord{CallID: callID, AgentID: a.id, Kind: ToolCallKind, State: CallSettled,
-		Status: string(s.Status), Delivery: s.Delivery, OutputBytes: s.OutputBytes, Result: s.Result, Error: s.Error, Decision: s.Decision}
+		Status: string(s.Status), Delivery: s.Delivery, OutputBytes: s.OutputBytes, Result: s.Result, Error: s.Error, Decision: recorded(s.Decision)}
 	var limitErr error
 	if c.state == CallAdmitted {
 		rec.Delivery = NotSent

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/pabloagent/pablo/authority"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -106,7 +107,7 @@ func crashTask(store Store, rng *rand.Rand, ack func(string, ...any)) error {
 			barrier("E %s %d", t, ev.RootSeq)
 		}
 		id := fmt.Sprint("call-", i)
-		if err := r.AdmitToolCall(ctx, a, ToolCall{ID: id, Name: "fs.write", Decision: Decision{Allowed: true}}); err != nil {
+		if err := r.AdmitToolCall(ctx, a, ToolCall{ID: id, Name: "fs.write", Decision: authority.Decision{Allowed: true}}); err != nil {
 			return err
 		}
 		accept("A %s %s", t, id)

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/authority"
 )
 
 func TestEventEncodingMatchesEncodingJSON(t *testing.T) {
@@ -35,5 +37,38 @@ func TestEventEncodingMatchesEncodingJSON(t *testing.T) {
 	bad := Record{TaskID: "t", N: 1, Kind: RecordEvent, Event: Event{Payload: json.RawMessage(`{`)}}
 	if _, err := encodeRecord(&bad); err == nil {
 		t.Fatal("invalid payload encoded")
+	}
+}
+
+// TestDecisionsAreWrittenWithoutEmptyFieldsOrTrail: the ledger keeps an
+// authority.Decision as the layer, rule and reason that decided, written
+// as records always were.
+func TestDecisionsAreWrittenWithoutEmptyFieldsOrTrail(t *testing.T) {
+	t.Parallel()
+	d := authority.Decision{Allowed: true, Layer: "configuration", Trail: []authority.Step{{Layer: "configuration", Allowed: true}}}
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{DecisionRecord{AgentID: "a", Capability: "fs.read", Decision: d}, `{"agent_id":"a","capability":"fs.read","decision":{"allowed":true,"layer":"configuration"}}`},
+		{CallRecord{CallID: "c", AgentID: "a", Kind: ToolCallKind, State: CallSettled, Status: "completed"}, `{"call_id":"c","agent_id":"a","kind":"tool","state":"settled","status":"completed"}`},
+		{CallRecord{CallID: "c", AgentID: "a", Kind: ToolCallKind, State: CallAdmitted, Step: 2, Name: "fs.read", Decision: d}, `{"call_id":"c","agent_id":"a","kind":"tool","state":"admitted","step":2,"name":"fs.read","decision":{"allowed":true,"layer":"configuration"}}`},
+		{CallReport{AgentID: "a", CallID: "c", Kind: ToolCallKind, Step: 1, Decision: &d, State: CallSettled, Class: ClassCompleted}, `{"agent_id":"a","call_id":"c","kind":"tool","step":1,"decision":{"allowed":true,"layer":"configuration"},"state":"settled","class":"completed"}`},
+	} {
+		b, err := json.Marshal(c.v)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%T marshals as %s, %v; want %s", c.v, b, err, c.want)
+		}
+	}
+	r, store, _ := newRoot(t, Limits{})
+	if err := r.RecordDecision(bg, r.RootAgentID(), "fs.read", d); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Flush(bg); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := RecoverTask(bg, store, r.ID())
+	if len(rep.Decisions) != 1 || rep.Decisions[0].Decision.Trail != nil || rep.Decisions[0].Decision.Layer != "configuration" {
+		t.Fatalf("recorded %+v", rep.Decisions)
 	}
 }

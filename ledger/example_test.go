@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pabloagent/pablo/authority"
 	"time"
 
 	"github.com/pabloagent/pablo/internal/ids"
@@ -43,7 +44,7 @@ func Example() {
 
 	// Tool call: admit with the authority's decision, dispatch, settle with
 	// a content-addressed result.
-	allow := ledger.Decision{Allowed: true, Layer: "policy", RuleID: "read-notes"}
+	allow := authority.Decision{Allowed: true, Layer: "policy", RuleID: "read-notes"}
 	_ = root.AdmitToolCall(ctx, agent, ledger.ToolCall{ID: "call_1", Name: "mcp/notes/read_note", Decision: allow})
 	_, _ = root.Append(ctx, agent, "tool.started", json.RawMessage(`{"call":{"id":"call_1"}}`))
 	_ = root.Dispatch(ctx, agent, "call_1")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pabloagent/pablo/authority"
 	"sync"
 	"testing"
 	"time"
@@ -98,7 +99,7 @@ func TestCeilingsAtTheLimitAndOnePast(t *testing.T) {
 		}, false},
 		{LimitToolCalls, Limits{ToolCalls: Max(n)}, func(r *Root, a string, i int, _ uint64) error {
 			id := fmt.Sprint("t", i)
-			if err := r.AdmitToolCall(bg, a, ToolCall{ID: id, Name: "fs.read", Decision: Decision{Allowed: true}}); err != nil {
+			if err := r.AdmitToolCall(bg, a, ToolCall{ID: id, Name: "fs.read", Decision: authority.Decision{Allowed: true}}); err != nil {
 				return err
 			}
 			r.Dispatch(bg, a, id)
@@ -123,7 +124,7 @@ func TestCeilingsAtTheLimitAndOnePast(t *testing.T) {
 		}, true},
 		{LimitToolInputBytes, Limits{ToolInputBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
 			id := fmt.Sprint("t", i)
-			err := r.AdmitToolCall(bg, a, ToolCall{ID: id, InputBytes: size, Decision: Decision{Allowed: true}})
+			err := r.AdmitToolCall(bg, a, ToolCall{ID: id, InputBytes: size, Decision: authority.Decision{Allowed: true}})
 			if err == nil {
 				err = r.SettleToolCall(bg, a, id, ToolSettlement{Status: ToolCancelled, Delivery: NotSent})
 			}
@@ -131,7 +132,7 @@ func TestCeilingsAtTheLimitAndOnePast(t *testing.T) {
 		}, true},
 		{LimitToolOutputBytes, Limits{ToolOutputBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
 			id := fmt.Sprint("t", i)
-			if err := r.AdmitToolCall(bg, a, ToolCall{ID: id, Decision: Decision{Allowed: true}}); err != nil {
+			if err := r.AdmitToolCall(bg, a, ToolCall{ID: id, Decision: authority.Decision{Allowed: true}}); err != nil {
 				return err
 			}
 			r.Dispatch(bg, a, id)
@@ -193,7 +194,7 @@ func TestDeadlineRefusesAdmissionAsDuration(t *testing.T) {
 	if !errors.Is(err, ErrDeadline) || !errors.Is(err, ErrLimit) {
 		t.Fatalf("at the deadline: got %v, want ErrDeadline", err)
 	}
-	if err := r.AdmitToolCall(bg, a, ToolCall{ID: "t", Decision: Decision{Allowed: true}}); !errors.Is(err, ErrDeadline) {
+	if err := r.AdmitToolCall(bg, a, ToolCall{ID: "t", Decision: authority.Decision{Allowed: true}}); !errors.Is(err, ErrDeadline) {
 		t.Fatalf("tool at the deadline: got %v", err)
 	}
 	if d, ok := r.Deadline(a); !ok || !d.Equal(newFakeClock().Now().UTC().Truncate(time.Microsecond).Add(time.Second)) {
@@ -258,7 +259,7 @@ func TestLastUnitRaceNeverOvershoots(t *testing.T) {
 func grab(r *Root, agent string, kind LimitKind, id string) error {
 	switch kind {
 	case LimitToolCalls:
-		if err := r.AdmitToolCall(bg, agent, ToolCall{ID: id, Decision: Decision{Allowed: true}}); err != nil {
+		if err := r.AdmitToolCall(bg, agent, ToolCall{ID: id, Decision: authority.Decision{Allowed: true}}); err != nil {
 			return err
 		}
 		return r.Dispatch(bg, agent, id)
@@ -450,7 +451,7 @@ func TestDeniedToolCallIsRecordedButNeverDispatched(t *testing.T) {
 	t.Parallel()
 	r, _, _ := newRoot(t, Limits{ToolCalls: Max(0)})
 	a := r.RootAgentID()
-	denied := Decision{Layer: "policy", RuleID: "no-writes", Reason: "writes are off"}
+	denied := authority.Decision{Layer: "policy", RuleID: "no-writes", Reason: "writes are off"}
 	if err := r.AdmitToolCall(bg, a, ToolCall{ID: "t1", Name: "fs.write", Decision: denied}); err != nil {
 		t.Fatalf("a denied call is recorded even at a zero ceiling: %v", err)
 	}
@@ -577,7 +578,7 @@ func TestStoreFailureStopsTheRoot(t *testing.T) {
 		t.Fatalf("NewRoot is not a barrier, yet it failed: %v", err)
 	}
 	a := r.RootAgentID()
-	if err := r.AdmitToolCall(bg, a, ToolCall{ID: "t1", Name: "fs.read", Decision: Decision{Allowed: true}}); err != nil {
+	if err := r.AdmitToolCall(bg, a, ToolCall{ID: "t1", Name: "fs.read", Decision: authority.Decision{Allowed: true}}); err != nil {
 		t.Fatal(err)
 	}
 	// The first barrier fails, and the root accepts nothing after it.

@@ -147,12 +147,3 @@ func (o Outcome) validate() error {
 	}
 	return nil
 }
-
-// Decision is an authority decision as the ledger records it: the engine copies
-// authority.Decision here, so the authorization scope of every call is durable.
-type Decision struct {
-	Allowed bool   `json:"allowed"`
-	Layer   string `json:"layer,omitempty"`
-	RuleID  string `json:"rule_id,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-}

@@ -3,6 +3,8 @@ package ledger
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/pabloagent/pablo/authority"
 )
 
 // Event is one entry of a root's ordered event stream. RootSeq orders every
@@ -108,13 +110,13 @@ type CallRecord struct {
 	Kind    CallKind  `json:"kind"`
 	State   CallState `json:"state"`
 	// Admitted.
-	Step            uint64   `json:"step,omitempty"` // the agent's call ordinal, from 1
-	Name            string   `json:"name,omitempty"` // tool capability ID or model route
-	ArgumentsDigest string   `json:"arguments_digest,omitempty"`
-	InputBytes      uint64   `json:"input_bytes,omitempty"`
-	Decision        Decision `json:"decision,omitzero"`
-	TokenBound      Limit    `json:"token_bound,omitzero"`
-	CostBound       Limit    `json:"cost_bound,omitzero"`
+	Step            uint64             `json:"step,omitempty"` // the agent's call ordinal, from 1
+	Name            string             `json:"name,omitempty"` // tool capability ID or model route
+	ArgumentsDigest string             `json:"arguments_digest,omitempty"`
+	InputBytes      uint64             `json:"input_bytes,omitempty"`
+	Decision        authority.Decision `json:"decision,omitzero"`
+	TokenBound      Limit              `json:"token_bound,omitzero"`
+	CostBound       Limit              `json:"cost_bound,omitzero"`
 	// Settled.
 	Status        string    `json:"status,omitempty"` // ToolStatus or OutcomeStatus
 	Delivery      Delivery  `json:"delivery,omitempty"`
@@ -130,9 +132,9 @@ type CallRecord struct {
 // DecisionRecord records an authority decision that is part of the task's
 // authorization scope but not tied to one call (a spawn, a Skill activation).
 type DecisionRecord struct {
-	AgentID    string   `json:"agent_id"`
-	Capability string   `json:"capability"`
-	Decision   Decision `json:"decision"`
+	AgentID    string             `json:"agent_id"`
+	Capability string             `json:"capability"`
+	Decision   authority.Decision `json:"decision"`
 }
 
 // ResultRecord holds an immutable result in canonical JSON.

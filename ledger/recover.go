@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+
+	"github.com/pabloagent/pablo/authority"
 )
 
 // Class sorts a recovered call by what a host may do with it.
@@ -75,13 +77,13 @@ type CallReport struct {
 	ArgumentsDigest string   `json:"arguments_digest,omitempty"`
 	// Decision is the decision that decided the call: the admission's, or
 	// the settlement's when the tool denied the call when it ran.
-	Decision *Decision `json:"decision,omitempty"`
-	State    CallState `json:"state"`
-	Class    Class     `json:"class"`
-	Status   string    `json:"status,omitempty"`
-	Delivery Delivery  `json:"delivery,omitempty"`
-	Result   ResultRef `json:"result,omitempty"`
-	Error    string    `json:"error,omitempty"`
+	Decision *authority.Decision `json:"decision,omitempty"`
+	State    CallState           `json:"state"`
+	Class    Class               `json:"class"`
+	Status   string              `json:"status,omitempty"`
+	Delivery Delivery            `json:"delivery,omitempty"`
+	Result   ResultRef           `json:"result,omitempty"`
+	Error    string              `json:"error,omitempty"`
 }
 
 // Recover reads every task in store and reports, for each, its completed
@@ -180,7 +182,7 @@ func fold(taskID string, recs []Record) TaskReport {
 				}
 			case CallSettled:
 				cr.Status, cr.Delivery, cr.Result, cr.Error = c.Status, c.Delivery, c.Result, c.Error
-				if c.Kind == ToolCallKind && c.Decision != (Decision{}) {
+				if c.Kind == ToolCallKind && decided(c.Decision) {
 					// The tool denied the call when it ran: that decision
 					// decided.
 					d := c.Decision

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"encoding/json"
+	"github.com/pabloagent/pablo/authority"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -25,7 +26,7 @@ func scenario(t testing.TB, store Store) string {
 			t.Fatal(err)
 		}
 	}
-	allow := Decision{Allowed: true, Layer: "policy", RuleID: "read-notes"}
+	allow := authority.Decision{Allowed: true, Layer: "policy", RuleID: "read-notes"}
 	// Completed: a settled model call and a settled tool call with a result.
 	must(modelCall(t, r, a, ModelCall{ID: "m1", Route: "default"}, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, Reported: true, Usage: usage(10, 5)}))
 	ref, err := r.PutResult(bg, map[string]string{"note": "N-1"})
@@ -33,7 +34,7 @@ func scenario(t testing.TB, store Store) string {
 	must(r.AdmitToolCall(bg, a, ToolCall{ID: "t1", Name: "mcp/notes/read_note", ArgumentsDigest: "sha256:args", Decision: allow}))
 	must(r.Dispatch(bg, a, "t1"))
 	must(r.SettleToolCall(bg, a, "t1", ToolSettlement{Status: ToolCompleted, Delivery: ResponseReceived, Result: ref}))
-	must(r.RecordDecision(bg, a, "subagent", Decision{Allowed: true, Layer: "host"}))
+	must(r.RecordDecision(bg, a, "subagent", authority.Decision{Allowed: true, Layer: "host"}))
 	_, err = r.Append(bg, a, "tool.finished", json.RawMessage(`{"call_id":"t1"}`))
 	must(err)
 	// Unknown: dispatched, never settled; and settled with uncertain delivery.
@@ -199,8 +200,8 @@ func TestBoltGroupCommitAcknowledgesEveryAppend(t *testing.T) {
 func TestSettledDenialIsTheRecordedDecision(t *testing.T) {
 	r, store, _ := newRoot(t, Limits{})
 	a := r.RootAgentID()
-	deny := Decision{Layer: "workspace", RuleID: "builtin.symlink", Reason: "a symlink"}
-	if err := r.AdmitToolCall(bg, a, ToolCall{ID: "t1", Name: "fs.read", Decision: Decision{Allowed: true, Layer: "configuration", RuleID: "builtin.configured"}}); err != nil {
+	deny := authority.Decision{Layer: "workspace", RuleID: "builtin.symlink", Reason: "a symlink"}
+	if err := r.AdmitToolCall(bg, a, ToolCall{ID: "t1", Name: "fs.read", Decision: authority.Decision{Allowed: true, Layer: "configuration", RuleID: "builtin.configured"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Dispatch(bg, a, "t1"); err != nil {
@@ -213,7 +214,7 @@ func TestSettledDenialIsTheRecordedDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Completed) != 1 || rep.Completed[0].Decision == nil || *rep.Completed[0].Decision != deny {
+	if len(rep.Completed) != 1 || rep.Completed[0].Decision == nil || !reflect.DeepEqual(*rep.Completed[0].Decision, deny) {
 		t.Fatalf("recovered %+v", rep.Completed)
 	}
 }

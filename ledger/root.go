@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/ids"
 )
 
@@ -38,7 +39,7 @@ type Ledger interface {
 	// SettleToolCall settles a tool call exactly once.
 	SettleToolCall(ctx context.Context, agentID, callID string, s ToolSettlement) error
 	// RecordDecision adds an authority decision to the task's scope.
-	RecordDecision(ctx context.Context, agentID, capability string, d Decision) error
+	RecordDecision(ctx context.Context, agentID, capability string, d authority.Decision) error
 	// PutResult stores v as canonical JSON and returns its reference.
 	PutResult(ctx context.Context, v any) (ResultRef, error)
 	// Result reads a stored result.
@@ -643,7 +644,7 @@ func (r *Root) Finish(ctx context.Context, agentID string, f Finish) (Event, err
 }
 
 // RecordDecision implements [Ledger].
-func (r *Root) RecordDecision(ctx context.Context, agentID, capability string, d Decision) error {
+func (r *Root) RecordDecision(ctx context.Context, agentID, capability string, d authority.Decision) error {
 	if capability == "" {
 		return &InvalidError{Field: "capability", Reason: "must not be empty"}
 	}
@@ -653,7 +654,7 @@ func (r *Root) RecordDecision(ctx context.Context, agentID, capability string, d
 		r.mu.Unlock()
 		return err
 	}
-	r.record(Record{Kind: RecordDecision, Time: r.clock(), Decision: &DecisionRecord{AgentID: a.id, Capability: capability, Decision: d}})
+	r.record(Record{Kind: RecordDecision, Time: r.clock(), Decision: &DecisionRecord{AgentID: a.id, Capability: capability, Decision: recorded(d)}})
 	return r.unlockAccepted(ctx)
 }
 

@@ -1,5 +1,7 @@
 package ledger
 
+import "github.com/pabloagent/pablo/authority"
+
 // ToolResult is what a tool call produced, as a tool catalog reports it and
 // the ledger records it. Status is the reference's tool status; Output is
 // the JSON value returned to the model (a payload or a recoverable error
@@ -11,7 +13,7 @@ type ToolResult struct {
 	Rule string
 	// Decision is the whole decision of a policy_denied result: the layer
 	// and rule that denied the call, for the ledger's record.
-	Decision Decision
+	Decision authority.Decision
 	// Limit names the limit of a work_limit or output_limit result.
 	Limit LimitKind
 	// Code is the failure code of a terminal failure (tool_execution,

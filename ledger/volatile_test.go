@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pabloagent/pablo/authority"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -31,7 +32,7 @@ func runVolatileChild(path string) int {
 	}
 	r, err := NewRoot(ctx, Options{Store: store})
 	if err == nil {
-		err = r.AdmitToolCall(ctx, r.RootAgentID(), ToolCall{ID: "c1", Name: "shell.run", Decision: Decision{Allowed: true}})
+		err = r.AdmitToolCall(ctx, r.RootAgentID(), ToolCall{ID: "c1", Name: "shell.run", Decision: authority.Decision{Allowed: true}})
 	}
 	if err == nil {
 		err = r.Dispatch(ctx, r.RootAgentID(), "c1")

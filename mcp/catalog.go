@@ -15,7 +15,6 @@ import (
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/schema"
 	"github.com/pabloagent/pablo/internal/textx"
-	"github.com/pabloagent/pablo/ledger"
 )
 
 // Catalog is the admitted MCP tools of one task and the sessions that serve
@@ -450,7 +449,7 @@ func (c *Catalog) record(ctx context.Context, capability string, d authority.Dec
 	if evidence != "" {
 		reason = textx.Shorten(reason, 400) + "; definition " + evidence
 	}
-	err := c.opts.Ledger.RecordDecision(ctx, c.opts.AgentID, capability, ledger.Decision{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: reason})
+	err := c.opts.Ledger.RecordDecision(ctx, c.opts.AgentID, capability, authority.Decision{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: reason})
 	if err != nil && c.recordErr == nil {
 		c.recordErr = err
 	}

@@ -585,7 +585,7 @@ func TestScrubMasksBeforeTheCut(t *testing.T) {
 // real store produces on demand.
 type refusingLedger struct{ ledger.Ledger }
 
-func (refusingLedger) RecordDecision(context.Context, string, string, ledger.Decision) error {
+func (refusingLedger) RecordDecision(context.Context, string, string, authority.Decision) error {
 	return &ledger.StoreError{Op: "append", Err: errors.New("disk full")}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pabloagent/pablo/authority"
 	"io/fs"
 	"slices"
 
@@ -128,7 +129,7 @@ func unknownState(c ledger.CallReport) string {
 
 // decided is the text form of a call's recorded decision, as --json gives
 // it: who allowed or denied the call, by which rule.
-func decided(d *ledger.Decision) string {
+func decided(d *authority.Decision) string {
 	if d == nil {
 		return ""
 	}
