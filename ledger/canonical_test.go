@@ -90,41 +90,6 @@ func TestLimitsUnmarshalFromRecords(t *testing.T) {
 	}
 }
 
-func FuzzCanonical(f *testing.F) {
-	for _, s := range []string{`{"b":1,"a":[1,2]}`, `"\u00e9"`, `{"a":{"a":{}}}`, `[1e5,-0.0,true]`, `{"a":1,"a":1}`, "\"\xff\""} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		if isCanonical(in) {
-			// The fast path may only accept what the general path would
-			// leave unchanged.
-			slow, err := canonicalSlow(in)
-			if err != nil || string(slow) != string(in) {
-				t.Fatalf("fast path accepted %q, general path gives %q (%v)", in, slow, err)
-			}
-		}
-		out, err := Canonical(in)
-		if err != nil {
-			return
-		}
-		if !json.Valid(out) {
-			t.Fatalf("Canonical(%q) = %q is not valid JSON", in, out)
-		}
-		again, err := Canonical(out)
-		if err != nil || string(again) != string(out) {
-			t.Fatalf("not idempotent: %q -> %q -> %q (%v)", in, out, again, err)
-		}
-		var a, b any
-		if json.Unmarshal(in, &a) == nil && json.Unmarshal(out, &b) == nil {
-			ja, _ := json.Marshal(a)
-			jb, _ := json.Marshal(b)
-			if string(ja) != string(jb) {
-				t.Fatalf("meaning changed: %s vs %s", ja, jb)
-			}
-		}
-	})
-}
-
 func TestCountMarshalsAsDecimalStringOrNull(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

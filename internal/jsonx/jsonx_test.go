@@ -82,12 +82,12 @@ func TestPlainWordNeverSaysTrueWrongly(t *testing.T) {
 		for pos := range 8 {
 			w := []byte("abcdefgh")
 			w[pos] = bad
-			if PlainWord(binary.LittleEndian.Uint64(w)) {
+			if plainWord(binary.LittleEndian.Uint64(w)) {
 				t.Errorf("byte %#x at %d passed", bad, pos)
 			}
 		}
 	}
-	if !PlainWord(binary.LittleEndian.Uint64([]byte("abc\xffé!~"))) {
+	if !plainWord(binary.LittleEndian.Uint64([]byte("abc\xffé!~"))) {
 		t.Error("plain bytes were refused")
 	}
 }

@@ -1,4 +1,4 @@
-package ledger
+package jsonx
 
 import "unicode/utf8"
 
