@@ -1,104 +1,41 @@
 package pablo
 
-import (
-	"encoding/json"
-
-	"github.com/pabloagent/pablo/ledger"
-	"github.com/pabloagent/pablo/skills"
-)
+import "github.com/pabloagent/pablo/internal/event"
 
 // EventSchemaVersion is the native event and task contract revision.
-const EventSchemaVersion = "c3.33"
+const EventSchemaVersion = event.SchemaVersion
 
-// EventType is the kind of an event.
-type EventType string
+// The event types are defined in internal/event, where the event log and
+// the trace writer use them too; these are their public names.
+type (
+	// EventType is the kind of an event.
+	EventType = event.Type
+	// Event is one entry of a task's typed event stream. Seq orders one
+	// agent's events and RootSeq the whole task tree's, both from 1 with
+	// no gaps.
+	Event = event.Event
+	// AgentRef places an event in the agent tree.
+	AgentRef = event.AgentRef
+	// EventData is the type-specific part of an event; only the fields of
+	// its Type are set.
+	EventData = event.EventData
+	// EventCall is the call of a tool.started event.
+	EventCall = event.Call
+	// DeploymentRef identifies the deployment a task runs under.
+	DeploymentRef = event.DeploymentRef
+)
 
 // The event kinds, in the order a run produces them:
 // run.started → (model.started → deltas → model.finished →
 // [tool.started → tool.output* → tool.finished])* → run.finished.
 const (
-	EventRunStarted     EventType = "run.started"
-	EventSkillActivated EventType = "skill.activated"
-	EventModelStarted   EventType = "model.started"
-	EventTextDelta      EventType = "assistant.text.delta"
-	EventModelFinished  EventType = "model.finished"
-	EventToolStarted    EventType = "tool.started"
-	EventToolOutput     EventType = "tool.output"
-	EventToolFinished   EventType = "tool.finished"
-	EventRunFinished    EventType = "run.finished"
+	EventRunStarted     = event.RunStarted
+	EventSkillActivated = event.SkillActivated
+	EventModelStarted   = event.ModelStarted
+	EventTextDelta      = event.TextDelta
+	EventModelFinished  = event.ModelFinished
+	EventToolStarted    = event.ToolStarted
+	EventToolOutput     = event.ToolOutput
+	EventToolFinished   = event.ToolFinished
+	EventRunFinished    = event.RunFinished
 )
-
-// Event is one entry of a task's typed event stream. Seq orders one agent's
-// events and RootSeq the whole task tree's, both from 1 with no gaps.
-type Event struct {
-	SchemaVersion       string   `json:"schema_version"`
-	Seq                 uint64   `json:"seq"`
-	RootSeq             uint64   `json:"root_seq"`
-	TimestampUnixMicros int64    `json:"timestamp_unix_micros"`
-	RunID               string   `json:"run_id"`
-	SessionID           string   `json:"session_id"`
-	TraceID             string   `json:"trace_id"`
-	Agent               AgentRef `json:"agent"`
-	EventData
-}
-
-// AgentRef places an event in the agent tree.
-type AgentRef struct {
-	AgentID       string `json:"agent_id"`
-	RootRunID     string `json:"root_run_id"`
-	ParentAgentID string `json:"parent_agent_id,omitempty"`
-	Kind          string `json:"kind"`
-	Depth         int    `json:"depth"`
-}
-
-// EventData is the type-specific part of an event; only the fields of its
-// Type are set.
-type EventData struct {
-	Type EventType `json:"type"`
-	// run.started
-	Deployment *DeploymentRef `json:"deployment,omitempty"`
-	// model.started
-	Provider string `json:"provider,omitempty"`
-	Model    string `json:"model,omitempty"`
-	// model.started and model.finished of a routed model
-	ModelRoute *RouteAttempt `json:"model_route,omitempty"`
-	// assistant.text.delta
-	Text string `json:"text,omitempty"`
-	// model.finished
-	Status       string        `json:"status,omitempty"`
-	FinishReason FinishReason  `json:"finish_reason,omitempty"`
-	Usage        *OutcomeUsage `json:"usage,omitempty"`
-	OutputBytes  *uint64       `json:"output_bytes,omitempty"`
-	// tool.started
-	Call *EventCall `json:"call,omitempty"`
-	// tool.output and tool.finished
-	CallID string          `json:"call_id,omitempty"`
-	Name   string          `json:"name,omitempty"`
-	Stream string          `json:"stream,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	// skill.activated
-	Skill *skills.Activation `json:"skill,omitempty"`
-	// run.finished
-	Outcome    *Outcome           `json:"outcome,omitempty"`
-	Accounting *ledger.Accounting `json:"accounting,omitempty"`
-	// Masked counts the secrets (known values and suspected-secret
-	// matches) masked in this event's content: a text delta's or a tool
-	// output's text, a tool call's arguments, a tool result. It is absent
-	// when nothing was masked. (run.finished counts its output's in
-	// Outcome.Masked.)
-	Masked int `json:"masked,omitempty"`
-}
-
-// EventCall is the call of a tool.started event.
-type EventCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// DeploymentRef identifies the deployment a task runs under.
-type DeploymentRef struct {
-	SchemaVersion    int    `json:"schema_version"`
-	ContractRevision string `json:"contract_revision"`
-	Fingerprint      string `json:"fingerprint"`
-}

@@ -1328,7 +1328,7 @@ func (t *Task) finish(s *step, o *Outcome) {
 			payload, _ = json.Marshal(data)
 		}
 		st, err := t.log.add(func() (ledger.Stamp, error) {
-			ev, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: o.ledgerOutcome(), Payload: payload, OutputBytes: outputBytes(o)})
+			ev, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: ledgerOutcome(o), Payload: payload, OutputBytes: outputBytes(o)})
 			return stampOf(ev), err
 		}, s.hdr, "", data)
 		if st.RootSeq != 0 {

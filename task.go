@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/event"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -50,44 +51,19 @@ func PreAdmissionFailure(code, message string) *TaskObject {
 // Outcome is how a task ended, tagged by Status: completed, cancelled,
 // timed_out, policy_denied (with Rule), limit_exceeded (with Limit) or failed
 // (with Code and Delivery).
-type Outcome struct {
-	Status string  `json:"status"`
-	Output *string `json:"output,omitempty"`
-	// Masked counts the secrets masked in Output (absent when none): the
-	// output is validated as the model wrote it, then recorded and
-	// returned masked.
-	Masked       int           `json:"masked,omitempty"`
-	FinishReason FinishReason  `json:"finish_reason,omitempty"`
-	Usage        *OutcomeUsage `json:"usage,omitempty"`
-	// Rule is a mandatory rule name ("workspace", "symlink",
-	// "tool_unavailable", "environment", "unsupported_platform") or
-	// {"configured": {"id": RULE}}.
-	Rule     any    `json:"rule,omitempty"`
-	Limit    string `json:"limit,omitempty"`
-	Code     string `json:"code,omitempty"`
-	Delivery string `json:"delivery,omitempty"`
-	// Reason says why a failed task failed where Code alone does not (the
-	// MCP server that did not start, and how); masked, at most 2,048 bytes.
-	// A Go extension of the reference's outcome.
-	Reason string `json:"reason,omitempty"`
-}
+type Outcome = event.Outcome
 
 // OutcomeUsage is the usage of a completed task as JSON integers or null.
-type OutcomeUsage struct {
-	InputTokens      *uint64 `json:"input_tokens"`
-	OutputTokens     *uint64 `json:"output_tokens"`
-	CacheReadTokens  *uint64 `json:"cache_read_input_tokens"`
-	CacheWriteTokens *uint64 `json:"cache_write_input_tokens"`
-}
+type OutcomeUsage = event.OutcomeUsage
 
 // The outcome statuses.
 const (
-	StatusCompleted     = "completed"
-	StatusCancelled     = "cancelled"
-	StatusTimedOut      = "timed_out"
-	StatusPolicyDenied  = "policy_denied"
-	StatusLimitExceeded = "limit_exceeded"
-	StatusFailed        = "failed"
+	StatusCompleted     = event.StatusCompleted
+	StatusCancelled     = event.StatusCancelled
+	StatusTimedOut      = event.StatusTimedOut
+	StatusPolicyDenied  = event.StatusPolicyDenied
+	StatusLimitExceeded = event.StatusLimitExceeded
+	StatusFailed        = event.StatusFailed
 )
 
 func usageOf(u ledger.Usage) *OutcomeUsage {
@@ -111,7 +87,7 @@ func ruleOf(ruleID string) any {
 }
 
 // ledgerOutcome converts an outcome for the ledger's terminal record.
-func (o *Outcome) ledgerOutcome() ledger.Outcome {
+func ledgerOutcome(o *Outcome) ledger.Outcome {
 	lo := ledger.Outcome{Status: ledger.OutcomeStatus(o.Status), Limit: ledger.LimitKind(o.Limit), Code: ledger.FailureCode(o.Code), Delivery: ledger.Delivery(o.Delivery), Reason: o.Reason}
 	switch r := o.Rule.(type) {
 	case string:

@@ -1,0 +1,117 @@
+// Package event defines a task's typed event stream: an [Event] is one
+// entry, numbered by its agent (Seq) and by the whole task tree (RootSeq),
+// placed in the agent tree by its [AgentRef], and typed by its [EventData]
+// (one [Type] of run.started, model.started, assistant.text.delta, ...,
+// run.finished, with only that type's fields set). A run.finished event
+// carries the task's [Outcome]; a routed model call's events carry its
+// [RouteAttempt].
+//
+// The pablo root re-exports every name here under its public one
+// (pablo.Event, pablo.EventData, pablo.EventTextDelta, pablo.Outcome, ...):
+// the run loop builds these values, the event log retains them and the
+// trace writer encodes them, each in its own package.
+package event
+
+import (
+	"encoding/json"
+
+	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/skills"
+)
+
+// SchemaVersion is the native event and task contract revision.
+const SchemaVersion = "c3.33"
+
+// Type is the kind of an event.
+type Type string
+
+// The event kinds, in the order a run produces them:
+// run.started → (model.started → deltas → model.finished →
+// [tool.started → tool.output* → tool.finished])* → run.finished.
+const (
+	RunStarted     Type = "run.started"
+	SkillActivated Type = "skill.activated"
+	ModelStarted   Type = "model.started"
+	TextDelta      Type = "assistant.text.delta"
+	ModelFinished  Type = "model.finished"
+	ToolStarted    Type = "tool.started"
+	ToolOutput     Type = "tool.output"
+	ToolFinished   Type = "tool.finished"
+	RunFinished    Type = "run.finished"
+)
+
+// Event is one entry of a task's typed event stream. Seq orders one agent's
+// events and RootSeq the whole task tree's, both from 1 with no gaps.
+type Event struct {
+	SchemaVersion       string   `json:"schema_version"`
+	Seq                 uint64   `json:"seq"`
+	RootSeq             uint64   `json:"root_seq"`
+	TimestampUnixMicros int64    `json:"timestamp_unix_micros"`
+	RunID               string   `json:"run_id"`
+	SessionID           string   `json:"session_id"`
+	TraceID             string   `json:"trace_id"`
+	Agent               AgentRef `json:"agent"`
+	EventData
+}
+
+// AgentRef places an event in the agent tree.
+type AgentRef struct {
+	AgentID       string `json:"agent_id"`
+	RootRunID     string `json:"root_run_id"`
+	ParentAgentID string `json:"parent_agent_id,omitempty"`
+	Kind          string `json:"kind"`
+	Depth         int    `json:"depth"`
+}
+
+// EventData is the type-specific part of an event; only the fields of its
+// Type are set.
+type EventData struct {
+	Type Type `json:"type"`
+	// run.started
+	Deployment *DeploymentRef `json:"deployment,omitempty"`
+	// model.started
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// model.started and model.finished of a routed model
+	ModelRoute *RouteAttempt `json:"model_route,omitempty"`
+	// assistant.text.delta
+	Text string `json:"text,omitempty"`
+	// model.finished
+	Status       string             `json:"status,omitempty"`
+	FinishReason model.FinishReason `json:"finish_reason,omitempty"`
+	Usage        *OutcomeUsage      `json:"usage,omitempty"`
+	OutputBytes  *uint64            `json:"output_bytes,omitempty"`
+	// tool.started
+	Call *Call `json:"call,omitempty"`
+	// tool.output and tool.finished
+	CallID string          `json:"call_id,omitempty"`
+	Name   string          `json:"name,omitempty"`
+	Stream string          `json:"stream,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	// skill.activated
+	Skill *skills.Activation `json:"skill,omitempty"`
+	// run.finished
+	Outcome    *Outcome           `json:"outcome,omitempty"`
+	Accounting *ledger.Accounting `json:"accounting,omitempty"`
+	// Masked counts the secrets (known values and suspected-secret
+	// matches) masked in this event's content: a text delta's or a tool
+	// output's text, a tool call's arguments, a tool result. It is absent
+	// when nothing was masked. (run.finished counts its output's in
+	// Outcome.Masked.)
+	Masked int `json:"masked,omitempty"`
+}
+
+// Call is the call of a tool.started event.
+type Call struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// DeploymentRef identifies the deployment a task runs under.
+type DeploymentRef struct {
+	SchemaVersion    int    `json:"schema_version"`
+	ContractRevision string `json:"contract_revision"`
+	Fingerprint      string `json:"fingerprint"`
+}

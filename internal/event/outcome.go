@@ -1,0 +1,46 @@
+package event
+
+import "github.com/pabloagent/pablo/internal/model"
+
+// Outcome is how a task ended, tagged by Status: completed, cancelled,
+// timed_out, policy_denied (with Rule), limit_exceeded (with Limit) or failed
+// (with Code and Delivery).
+type Outcome struct {
+	Status string  `json:"status"`
+	Output *string `json:"output,omitempty"`
+	// Masked counts the secrets masked in Output (absent when none): the
+	// output is validated as the model wrote it, then recorded and
+	// returned masked.
+	Masked       int                `json:"masked,omitempty"`
+	FinishReason model.FinishReason `json:"finish_reason,omitempty"`
+	Usage        *OutcomeUsage      `json:"usage,omitempty"`
+	// Rule is a mandatory rule name ("workspace", "symlink",
+	// "tool_unavailable", "environment", "unsupported_platform") or
+	// {"configured": {"id": RULE}}.
+	Rule     any    `json:"rule,omitempty"`
+	Limit    string `json:"limit,omitempty"`
+	Code     string `json:"code,omitempty"`
+	Delivery string `json:"delivery,omitempty"`
+	// Reason says why a failed task failed where Code alone does not (the
+	// MCP server that did not start, and how); masked, at most 2,048 bytes.
+	// A Go extension of the reference's outcome.
+	Reason string `json:"reason,omitempty"`
+}
+
+// OutcomeUsage is the usage of a completed task as JSON integers or null.
+type OutcomeUsage struct {
+	InputTokens      *uint64 `json:"input_tokens"`
+	OutputTokens     *uint64 `json:"output_tokens"`
+	CacheReadTokens  *uint64 `json:"cache_read_input_tokens"`
+	CacheWriteTokens *uint64 `json:"cache_write_input_tokens"`
+}
+
+// The outcome statuses.
+const (
+	StatusCompleted     = "completed"
+	StatusCancelled     = "cancelled"
+	StatusTimedOut      = "timed_out"
+	StatusPolicyDenied  = "policy_denied"
+	StatusLimitExceeded = "limit_exceeded"
+	StatusFailed        = "failed"
+)
