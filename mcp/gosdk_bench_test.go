@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"slices"
 	"testing"
@@ -45,44 +46,75 @@ func goSDKCall(b *testing.B, call authority.Call) *sdk.CallToolParams {
 	return &sdk.CallToolParams{Name: tool, Arguments: args, Meta: sdk.Meta{"progressToken": 1}}
 }
 
-// BenchmarkStdioToolCallGoSDK calls one stdio server (the fault server's
-// echo tool) through the official Go SDK's client and through our catalog,
-// with its governance: argument validation, the per-call deadline, bounded
-// frames, result checks, redaction and the ToolResult mapping. Compare the
-// two sub-benchmarks with benchstat:
+// goSDKServers are the stdio servers both clients call: the fault server's
+// echo tool (Go, mcp-go's server side) and, where the real peers are
+// installed, the reference "everything" server's echo tool (Node.js).
+func goSDKServers(b *testing.B) map[string]Server {
+	servers := map[string]Server{"fault": faultStdio(b, "bench", "ok")}
+	if os.Getenv("PABLO_SKIP_PEERS") != "1" {
+		if prefix := os.Getenv("PABLO_NPM_PREFIX"); prefix != "" {
+			servers["everything"] = needPeers(b).everythingStdio("bench")
+		}
+	}
+	return servers
+}
+
+// BenchmarkStdioToolCallGoSDK calls one stdio server through the official
+// Go SDK's client and through our catalog, with its governance: argument
+// validation, the per-call deadline, bounded frames, result checks,
+// redaction and the ToolResult mapping. Compare the two clients with
+// benchstat:
 //
 //	go test -run '^$' -bench 'StdioToolCallGoSDK$' -count 10 ./mcp > gosdk.txt
 //	benchstat -col /client gosdk.txt
 func BenchmarkStdioToolCallGoSDK(b *testing.B) {
-	srv := faultStdio(b, "bench", "ok")
-	c := open(b, Options{Servers: []Server{srv}, Authority: allowAll(b, srv)})
-	cs := goSDKSession(b, srv)
-	call := benchCall()
-	params := goSDKCall(b, call)
-	ctx := context.Background()
-	b.Run("client=go-sdk", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
-				b.Fatal(res, err)
-			}
+	servers := goSDKServers(b)
+	for _, name := range []string{"fault", "everything"} {
+		srv, ok := servers[name]
+		if !ok {
+			continue
 		}
-	})
-	b.Run("client=pablo", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if r := c.Call(ctx, call); r.Status != "completed" {
-				b.Fatalf("%+v", r)
-			}
-		}
-	})
+		b.Run("server="+name, func(b *testing.B) {
+			c := open(b, Options{Servers: []Server{srv}, Authority: allowAll(b, srv)})
+			cs := goSDKSession(b, srv)
+			call := benchCall()
+			params := goSDKCall(b, call)
+			ctx := context.Background()
+			b.Run("client=go-sdk", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+						b.Fatal(res, err)
+					}
+				}
+			})
+			b.Run("client=pablo", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if r := c.Call(ctx, call); r.Status != "completed" {
+						b.Fatalf("%+v", r)
+					}
+				}
+			})
+		})
+	}
 }
 
 // BenchmarkStdioToolCallGoSDKPaired alternates an SDK call and one of ours
 // on every iteration (their order flipping each time), so both see the same
 // machine, and reports each median and their ratio.
 func BenchmarkStdioToolCallGoSDKPaired(b *testing.B) {
-	srv := faultStdio(b, "bench", "ok")
+	servers := goSDKServers(b)
+	for _, name := range []string{"fault", "everything"} {
+		srv, ok := servers[name]
+		if !ok {
+			continue
+		}
+		b.Run("server="+name, func(b *testing.B) { pairedGoSDK(b, srv) })
+	}
+}
+
+func pairedGoSDK(b *testing.B, srv Server) {
 	c := open(b, Options{Servers: []Server{srv}, Authority: allowAll(b, srv)})
 	cs := goSDKSession(b, srv)
 	call := benchCall()
