@@ -2,6 +2,8 @@ package skills
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -35,6 +37,42 @@ func BenchmarkDiscoverAtSkillLimit(b *testing.B) {
 	for b.Loop() {
 		if _, err := Discover(ctx, opts); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDiscoverCorpus measures Discover over the skills corpus in
+// testdata/corpus (its valid packages and every broken one).
+func BenchmarkDiscoverCorpus(b *testing.B) {
+	opts, _ := corpus(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Discover(ctx, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseFrontmatterCorpus measures ParseFrontmatter alone over
+// every SKILL.md of testdata/corpus, read into memory once.
+func BenchmarkParseFrontmatterCorpus(b *testing.B) {
+	paths, err := filepath.Glob("testdata/corpus/*/*/SKILL.md")
+	if err != nil || len(paths) == 0 {
+		b.Fatalf("corpus: %v", err)
+	}
+	var files [][]byte
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, data)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, f := range files {
+			_, _ = ParseFrontmatter(f)
 		}
 	}
 }
