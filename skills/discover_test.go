@@ -64,7 +64,7 @@ var wantBroken = map[string]Code{
 	"non-utf8":             CodeInvalidEncoding,
 	"oversize-description": CodeInvalidDescription,
 	"oversize-frontmatter": CodeFrontmatterTooLarge,
-	"sequence-tools":       CodeUnsupportedYAML,
+	"sequence-description": CodeUnsupportedYAML,
 	"symlinked-dir":        CodePackageSymlink,
 	"symlinked-file":       CodeSkillFileSymlink,
 	"unknown-key":          CodeUnknownKey,
@@ -78,6 +78,7 @@ var wantSkills = []string{
 	"team/multi-line",
 	"team/quoted-values",
 	"team/resources",
+	"team/sequence-tools",
 	"team/with-metadata",
 	"team/with-tools",
 }
@@ -132,6 +133,9 @@ func TestValidCorpusPackagesParseAsWritten(t *testing.T) {
 		"team/with-metadata": func(s Skill) bool {
 			return s.License == "Apache-2.0" && reflect.DeepEqual(s.Metadata,
 				map[string]string{"author": "pablo-tests", "version": "1.0", "reviewed": "true"})
+		},
+		"team/sequence-tools": func(s Skill) bool {
+			return reflect.DeepEqual(s.AllowedTools, []string{"fs.read"})
 		},
 		"team/with-tools": func(s Skill) bool {
 			return reflect.DeepEqual(s.AllowedTools, []string{"fs.read", "skill.read", "mcp/records/lookup"})

@@ -9,7 +9,7 @@
 //     absolute directory; never a home directory or another implicit place),
 //     one level of package directories deep, without following symlinks. It
 //     reads only each SKILL.md's frontmatter — never the body — and checks it
-//     against the portable format and a strict YAML subset. Each broken
+//     against the portable format and a strict reading of YAML. Each broken
 //     package becomes its own Finding; the rest still load. The result is an
 //     immutable Catalog of Skills named ROOT/NAME, each with a SHA-256 of its
 //     frontmatter as metadata identity.
@@ -26,15 +26,32 @@
 // the Skill's Requirements; Validate compares them with what a task admits
 // and reports the gaps as findings, and nothing here adds a capability.
 //
+// The frontmatter is read in three steps. A bounded incremental reader finds
+// the closing `---` line without reading past MaxFrontmatterBytes (the bytes
+// it returns are the metadata identity); github.com/adrg/frontmatter splits
+// off the delimiters; go.yaml.in/yaml/v3 parses the YAML into a Node tree,
+// which yaml.go walks strictly: anchors, aliases, tags, merge keys, explicit
+// keys, duplicate keys, document markers and multiple documents are errors,
+// at most 256 parser events are allowed, and every scalar stays the string it
+// is written as. The field rules (fields.go) then apply the portable
+// format: which keys exist, the shape and limits of each value.
+//
+// Skills written for other agents carry keys the specification does not
+// define. The documented list of ExtensionKeys (Claude Code's
+// argument-hint, user-invocable, model, hooks, ... and OpenHands' triggers)
+// is accepted as inert metadata, kept in Frontmatter.Extensions and granting
+// nothing; `allowed-tools` may also be a YAML list, as Claude Code writes it.
+// Every other unknown key is still refused with CodeUnknownKey.
+//
 // Where this package departs from the reference, on purpose:
 //
 //   - Names must be ASCII. The reference NFKC-normalizes names; ASCII names
 //     are already NFKC-normal, and any other name is rejected with a reason
 //     instead of being folded (no look-alike names, no golang.org/x/text).
-//   - Frontmatter is split by a bounded incremental reader and decoded by a
-//     small strict parser of the reference's YAML subset (see yaml.go), not
-//     by github.com/adrg/frontmatter, which reads the whole file and decodes
-//     with a general YAML library that accepts what the subset rejects.
+//   - The extension keys of other agents' dialects are accepted as inert
+//     metadata, and allowed-tools may be a list; the reference refuses both.
+//     A line of only `---` and spaces inside the frontmatter is refused,
+//     since other readers of SKILL.md end the frontmatter there.
 //   - Entries whose names start with '.' and plain files beside packages are
 //     not packages and produce no finding.
 //   - Crossing a global discovery limit (directory entries, admitted Skills,

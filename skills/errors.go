@@ -23,7 +23,7 @@ var (
 	// frontmatter digest or its directory identity no longer matches.
 	ErrChanged = errors.New("skills: package changed since discovery")
 	// ErrInvalidFrontmatter reports SKILL.md frontmatter outside the
-	// portable format or outside the supported YAML subset.
+	// portable format or outside the strict reading of YAML (see doc.go).
 	ErrInvalidFrontmatter = errors.New("skills: invalid frontmatter")
 	// ErrUnsafePath reports a symlink, a non-regular file or a path that
 	// could leave the package.
@@ -72,6 +72,7 @@ const (
 	CodeInvalidLicense        Code = "invalid_license"
 	CodeInvalidMetadata       Code = "invalid_metadata"
 	CodeInvalidAllowedTools   Code = "invalid_allowed_tools"
+	CodeInvalidExtension      Code = "invalid_extension"
 	CodeDuplicateName         Code = "duplicate_name"
 	CodeLimitExceeded         Code = "limit_exceeded"
 	CodeIOError               Code = "io_error"

@@ -2,13 +2,15 @@ package skills
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/adrg/frontmatter"
 )
 
 // Limits of the portable frontmatter, as the reference fixes them.
@@ -30,14 +32,8 @@ const (
 	MaxMetadataValueBytes = 4096
 )
 
-// topLevelKeys are the only keys the portable format allows.
-var topLevelKeys = map[string]bool{
-	"name": true, "description": true, "license": true,
-	"compatibility": true, "metadata": true, "allowed-tools": true,
-}
-
 // Frontmatter is the portable metadata of one SKILL.md. Every value is a
-// string as written: the YAML subset never turns `true` or `1.0` into
+// string as written: the strict YAML walk never turns `true` or `1.0` into
 // another type.
 type Frontmatter struct {
 	// Name is the Skill's name; it equals its package directory name.
@@ -50,9 +46,15 @@ type Frontmatter struct {
 	Compatibility string `json:"compatibility,omitempty"`
 	// Metadata holds free-form string pairs.
 	Metadata map[string]string `json:"metadata,omitempty"`
-	// AllowedTools lists the space-separated `allowed-tools` entries. They
-	// are descriptive only: they grant nothing.
+	// AllowedTools lists the `allowed-tools` entries: the words of the
+	// specification's space-separated string, or the entries of a list.
+	// They are descriptive only: they grant nothing.
 	AllowedTools []string `json:"allowed_tools,omitempty"`
+	// Extensions holds the keys other agents' dialects write (ExtensionKeys),
+	// each value as JSON with every scalar a string (`user-invocable: false`
+	// is "false"). They are inert: nothing in Pablo acts on them and they
+	// grant nothing; `pablo skills show` reports them.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 func (f Frontmatter) clone() Frontmatter {
@@ -60,6 +62,13 @@ func (f Frontmatter) clone() Frontmatter {
 	f.AllowedTools = append([]string(nil), f.AllowedTools...)
 	if len(f.AllowedTools) == 0 {
 		f.AllowedTools = nil
+	}
+	if f.Extensions != nil {
+		ext := make(map[string]json.RawMessage, len(f.Extensions))
+		for k, v := range f.Extensions {
+			ext[k] = bytes.Clone(v)
+		}
+		f.Extensions = ext
 	}
 	return f
 }
@@ -163,161 +172,57 @@ func missingFrontmatter(buf []byte) *Error {
 }
 
 // decodeFrontmatter checks and decodes raw frontmatter bytes (delimiters
-// included) into the portable fields.
+// included, as readFrontmatter found them) into the portable fields.
 func decodeFrontmatter(raw []byte) (Frontmatter, error) {
 	if !utf8.Valid(raw) {
 		return Frontmatter{}, &Error{Kind: ErrEncoding, Code: CodeInvalidEncoding,
 			Reason: "frontmatter is not valid UTF-8; save SKILL.md as UTF-8"}
 	}
-	open := 4
-	if bytes.HasPrefix(raw, []byte("---\r\n")) {
-		open = 5
-	}
-	content := raw[open:]
-	// Drop the closing delimiter line.
-	content = bytes.TrimSuffix(content, []byte("\n"))
-	content = bytes.TrimSuffix(content, []byte("\r"))
-	content = bytes.TrimSuffix(content, []byte("---"))
-	text := string(content)
-	if i := strings.IndexByte(strings.ReplaceAll(text, "\r\n", "\n"), '\r'); i >= 0 {
-		line := 2 + strings.Count(strings.ReplaceAll(text, "\r\n", "\n")[:i], "\n")
+	lf := strings.ReplaceAll(string(raw), "\r\n", "\n")
+	if i := strings.IndexByte(lf, '\r'); i >= 0 {
+		line := 1 + strings.Count(lf[:i], "\n")
 		return Frontmatter{}, &Error{Kind: ErrInvalidFrontmatter, Code: CodeInvalidYAML,
 			Reason: fmt.Sprintf("line %d: bare carriage return; use LF or CRLF line endings", line)}
 	}
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	pairs, err := parseYAMLSubset(text, 2, topLevelKeys, "metadata")
+	content, err := splitFrontmatter(lf)
 	if err != nil {
-		var ye *yamlError
-		if errors.As(err, &ye) {
-			return Frontmatter{}, &Error{Kind: ErrInvalidFrontmatter, Code: ye.Code, Reason: ye.Error()}
-		}
 		return Frontmatter{}, err
 	}
-	return fieldsOf(pairs)
-}
-
-func fieldErr(code Code, line int, format string, args ...any) *Error {
-	return &Error{Kind: ErrInvalidFrontmatter, Code: code,
-		Reason: fmt.Sprintf("line %d: ", line) + fmt.Sprintf(format, args...)}
-}
-
-// fieldsOf applies the portable format's field rules to parsed pairs.
-func fieldsOf(pairs []yamlPair) (Frontmatter, error) {
-	var fm Frontmatter
-	var haveName, haveDesc bool
-	for _, p := range pairs {
-		if p.IsMap && p.Key != "metadata" {
-			return fm, fieldErr(CodeUnsupportedYAML, p.Line, "%s must be a string", p.Key)
-		}
-		switch p.Key {
-		case "name":
-			haveName = true
-			if reason := nameProblem(p.Scalar); reason != "" {
-				return fm, fieldErr(CodeInvalidName, p.Line, "%s", reason)
-			}
-			fm.Name = p.Scalar
-		case "description":
-			haveDesc = true
-			n := utf8.RuneCountInString(p.Scalar)
-			switch {
-			case strings.TrimSpace(p.Scalar) == "":
-				return fm, fieldErr(CodeInvalidDescription, p.Line, "description must not be empty; say what the Skill does and when to use it")
-			case n > MaxDescriptionChars:
-				return fm, fieldErr(CodeInvalidDescription, p.Line, "description has %d characters; the limit is %d", n, MaxDescriptionChars)
-			case hasControl(p.Scalar):
-				return fm, fieldErr(CodeInvalidDescription, p.Line, "description contains a control character")
-			}
-			fm.Description = p.Scalar
-		case "license":
-			if strings.TrimSpace(p.Scalar) == "" || hasControl(p.Scalar) {
-				return fm, fieldErr(CodeInvalidLicense, p.Line, "license must be a non-empty line of text; remove the key or name the license")
-			}
-			fm.License = p.Scalar
-		case "compatibility":
-			n := utf8.RuneCountInString(p.Scalar)
-			switch {
-			case n == 0 || n > MaxCompatibilityChars:
-				return fm, fieldErr(CodeInvalidCompatibility, p.Line, "compatibility has %d characters; it must have 1 to %d", n, MaxCompatibilityChars)
-			case hasControl(p.Scalar):
-				return fm, fieldErr(CodeInvalidCompatibility, p.Line, "compatibility contains a control character")
-			}
-			fm.Compatibility = p.Scalar
-		case "metadata":
-			if !p.IsMap {
-				return fm, fieldErr(CodeInvalidMetadata, p.Line, "metadata must be an indented mapping of string keys to string values")
-			}
-			if len(p.Map) > MaxMetadataPairs {
-				return fm, fieldErr(CodeInvalidMetadata, p.Line, "metadata has %d entries; the limit is %d", len(p.Map), MaxMetadataPairs)
-			}
-			fm.Metadata = make(map[string]string, len(p.Map))
-			for _, m := range p.Map {
-				switch {
-				case m.Key == "" || len(m.Key) > MaxMetadataKeyBytes:
-					return fm, fieldErr(CodeInvalidMetadata, m.Line, "metadata key has %d bytes; it must have 1 to %d", len(m.Key), MaxMetadataKeyBytes)
-				case len(m.Scalar) > MaxMetadataValueBytes:
-					return fm, fieldErr(CodeInvalidMetadata, m.Line, "metadata value of %s has %d bytes; the limit is %d", strconv.Quote(m.Key), len(m.Scalar), MaxMetadataValueBytes)
-				case hasControl(m.Key) || hasControl(m.Scalar):
-					return fm, fieldErr(CodeInvalidMetadata, m.Line, "metadata entry %s contains a control character", strconv.Quote(m.Key))
-				}
-				fm.Metadata[m.Key] = m.Scalar
-			}
-		case "allowed-tools":
-			if hasControl(p.Scalar) {
-				return fm, fieldErr(CodeInvalidAllowedTools, p.Line, "allowed-tools contains a control character")
-			}
-			fm.AllowedTools = strings.Fields(p.Scalar)
+	src, entries, err := parseYAML(content, 2, topLevelKey)
+	if err == nil {
+		var fm Frontmatter
+		if fm, err = fieldsOf(src, entries); err == nil {
+			return fm, nil
 		}
 	}
-	switch {
-	case !haveName:
-		return fm, &Error{Kind: ErrInvalidFrontmatter, Code: CodeMissingField, Reason: "frontmatter has no name; add `name: <directory name>`"}
-	case !haveDesc:
-		return fm, &Error{Kind: ErrInvalidFrontmatter, Code: CodeMissingField, Reason: "frontmatter has no description; add `description: <what the Skill does>`"}
+	var ye *yamlError
+	if errors.As(err, &ye) {
+		return Frontmatter{}, &Error{Kind: ErrInvalidFrontmatter, Code: ye.Code, Reason: ye.Error()}
 	}
-	return fm, nil
+	return Frontmatter{}, err
 }
 
-// hasControl reports C0/C1 control characters other than tab and LF, which
-// double-quoted escapes could otherwise smuggle into a value.
-func hasControl(s string) bool {
-	for _, r := range s {
-		if (r < 0x20 && r != '\t' && r != '\n') || (r >= 0x7f && r < 0xa0) {
-			return true
-		}
+// splitFrontmatter returns the YAML between the delimiters of raw (LF line
+// endings), split by github.com/adrg/frontmatter. readFrontmatter has
+// already bounded raw and found its closing line; adrg/frontmatter, like
+// most readers of SKILL.md, also ends the frontmatter at a `---` line with
+// surrounding spaces, so such a line inside is refused: other tools would
+// read the Skill differently.
+func splitFrontmatter(raw string) (string, error) {
+	var content []byte
+	format := frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
+		*v.(*[]byte) = data
+		return nil
+	})
+	rest, err := frontmatter.MustParse(strings.NewReader(raw), &content, format)
+	if err != nil {
+		return "", &Error{Kind: ErrInvalidFrontmatter, Code: CodeMissingFrontmatter,
+			Reason: "SKILL.md must start with a line containing only --- followed by YAML frontmatter", Err: err}
 	}
-	return false
-}
-
-// nameProblem returns why name is not a valid Skill name, or "".
-//
-// The reference NFKC-normalizes names before checking them. This package
-// accepts ASCII names only, which NFKC leaves unchanged, and rejects any
-// other name with a clear reason instead of normalizing it: that keeps
-// golang.org/x/text out of the module and rules out look-alike names.
-func nameProblem(name string) string {
-	n := utf8.RuneCountInString(name)
-	switch {
-	case name == "":
-		return "name must not be empty"
-	case n > MaxNameChars:
-		return fmt.Sprintf("name has %d characters; the limit is %d", n, MaxNameChars)
+	if len(rest) != 0 {
+		line := 3 + bytes.Count(content, []byte("\n"))
+		return "", &Error{Kind: ErrInvalidFrontmatter, Code: CodeUnsupportedYAML,
+			Reason: fmt.Sprintf("line %d: a line of only --- and spaces ends the frontmatter for other readers of SKILL.md; reword the line so it holds other text", line)}
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 0x80:
-			return fmt.Sprintf("name %s contains non-ASCII characters; use lowercase ASCII letters, digits and hyphens (Unicode names are not supported)", strconv.Quote(name))
-		case c >= 'A' && c <= 'Z':
-			return fmt.Sprintf("name %s must be lowercase", strconv.Quote(name))
-		case !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-'):
-			return fmt.Sprintf("name %s may contain only lowercase letters, digits and hyphens", strconv.Quote(name))
-		}
-	}
-	switch {
-	case name[0] == '-' || name[len(name)-1] == '-':
-		return fmt.Sprintf("name %s must not start or end with a hyphen", strconv.Quote(name))
-	case strings.Contains(name, "--"):
-		return fmt.Sprintf("name %s must not contain consecutive hyphens", strconv.Quote(name))
-	}
-	return ""
+	return string(content), nil
 }

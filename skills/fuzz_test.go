@@ -2,6 +2,7 @@ package skills
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // every limit or fails with a typed error, and that reading incrementally in
 // one-byte steps finds the same frontmatter as reading at once.
 func FuzzFrontmatter(f *testing.F) {
-	paths, _ := filepath.Glob("testdata/corpus/*/*/SKILL.md")
+	paths, _ := filepath.Glob("testdata/*/*/*/SKILL.md")
 	for _, p := range paths {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
@@ -29,6 +30,7 @@ func FuzzFrontmatter(f *testing.F) {
 		"---\nname: a\ndescription: >+\n  x\n   y\n\n---\n",
 		"---\nname: a\ndescription: \"a\\\n  b\"\nmetadata:\n  k: 'v'\n---\n",
 		"---\r\nname: a\r\ndescription: d\r\n---",
+		"---\nname: a\ndescription: d\nallowed-tools:\n  - Read\n  - Bash(git diff *)\nargument-hint: [file]\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks: [{type: command}]\n---\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -84,14 +86,47 @@ func checkFrontmatter(t *testing.T, data []byte) {
 		}
 	}
 	for _, tool := range fm.AllowedTools {
-		if tool == "" || strings.ContainsAny(tool, " \t\n") {
+		if tool == "" || strings.TrimSpace(tool) != tool || strings.Contains(tool, "\n") {
 			t.Fatalf("tool %q accepted", tool)
+		}
+	}
+	for k, v := range fm.Extensions {
+		if _, ok := extensionShapeOf(k); !ok || !json.Valid(v) {
+			t.Fatalf("extension %q=%s accepted", k, v)
+		}
+		var tree any
+		if err := json.Unmarshal(v, &tree); err != nil || !onlyStrings(tree) {
+			t.Fatalf("extension %q=%s holds a value that is not a string", k, v)
 		}
 	}
 	again, err := ParseFrontmatter(data)
 	if err != nil || !reflect.DeepEqual(fm, again) {
 		t.Fatal("parse is not deterministic")
 	}
+}
+
+// onlyStrings reports whether every leaf of a decoded JSON value is a
+// string without control characters.
+func onlyStrings(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return !hasControl(v)
+	case []any:
+		for _, e := range v {
+			if !onlyStrings(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for k, e := range v {
+			if hasControl(k) || !onlyStrings(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // FuzzParseReadArguments checks that accepted skill.read arguments always

@@ -1,42 +1,37 @@
 package skills
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
 )
 
-// This file holds a small strict parser for the flat YAML subset SKILL.md
-// frontmatter may use. It exists instead of a general YAML library because
-// the reference's subset is defined by what it rejects: every scalar stays a
-// string (no booleans, numbers or nulls), and anchors, aliases, tags,
-// sequences, flow collections, nested mappings (except the one level under
-// `metadata`), duplicate keys and multiple documents are errors, with at
-// most maxParserEvents parser events. A general decoder would accept all of
-// these silently.
+// This file holds the strict layer between SKILL.md frontmatter and a
+// general YAML parser. go.yaml.in/yaml/v3 parses the text into a Node tree;
+// the walk here then refuses everything the portable format leaves out, so
+// that a Skill means the same in every reader: anchors, aliases, tags
+// (explicit or the bare `!`), merge keys, explicit `? ` keys, duplicate
+// keys, document markers, directives and multiple documents are errors, and
+// a frontmatter may produce at most maxParserEvents parser events. Every
+// scalar stays the string it is written as: the walk reads Node.Value and
+// never the type a tag would resolve (`true`, `1.0` and `~` are text).
 //
-// Supported: `key: value` lines at column 0; plain scalars (also folded over
-// more-indented continuation lines); single- and double-quoted scalars (also
-// multi-line); literal `|` and folded `>` block scalars with chomping and
-// indentation indicators; comments; and one indented block mapping of scalar
-// values under `metadata`.
+// The Node tree keeps each node's Kind, Style, Tag, Anchor, Line and Column;
+// what it does not keep (a bare `!`, a `? ` before a key) the walk reads from
+// the source line at the node's position. Which shapes a value may take
+// (a string, a block mapping of strings, a list) is decided per key by the
+// caller (fields.go).
 
-// maxParserEvents bounds the events (stream, document, mapping and scalar
-// starts and ends) one frontmatter may produce, as the reference does.
+// maxParserEvents bounds the events (stream, document, mapping, sequence and
+// scalar starts and ends) one frontmatter may produce, as the reference does.
 const maxParserEvents = 256
 
-// yamlPair is one `key: value` entry. Exactly one of Scalar and Map applies:
-// IsMap says which.
-type yamlPair struct {
-	Key    string
-	Line   int
-	Scalar string
-	IsMap  bool
-	Map    []yamlPair
-}
-
-// yamlError is a parse failure at a line of SKILL.md.
+// yamlError is a failure at a line of SKILL.md.
 type yamlError struct {
 	Line int
 	Code Code
@@ -47,54 +42,309 @@ func (e *yamlError) Error() string {
 	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
 }
 
-type yamlParser struct {
-	lines     []string
-	pos       int
-	firstLine int // SKILL.md line number of lines[0]
-	events    int
-	mapKey    string // the one top-level key whose value may be a mapping
+// entry is one `key: value` of a block mapping.
+type entry struct {
+	Key   string
+	Line  int // SKILL.md line of the key
+	Value *yaml.Node
 }
 
-// parseYAMLSubset parses the frontmatter content src (between the
-// delimiters, LF line endings) whose first line is line firstLine of the
-// file. topKeys lists the accepted top-level keys; mapKey names the one key
-// whose value may be a block mapping of scalars.
-func parseYAMLSubset(src string, firstLine int, topKeys map[string]bool, mapKey string) ([]yamlPair, error) {
-	p := &yamlParser{firstLine: firstLine, mapKey: mapKey}
-	if src != "" {
-		p.lines = strings.Split(strings.TrimSuffix(src, "\n"), "\n")
+// yamlSource is the frontmatter text between the delimiters, kept beside
+// its Node tree for positions and errors.
+type yamlSource struct {
+	lines     []string
+	firstLine int // SKILL.md line number of lines[0]
+}
+
+// fileLine turns a 1-based line of the YAML text into a SKILL.md line.
+func (s *yamlSource) fileLine(line int) int {
+	return s.firstLine + max(line, 1) - 1
+}
+
+func (s *yamlSource) errAt(line int, code Code, format string, args ...any) *yamlError {
+	return &yamlError{Line: s.fileLine(line), Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// line returns the 1-based line of the YAML text, or "".
+func (s *yamlSource) line(n int) string {
+	if n < 1 || n > len(s.lines) {
+		return ""
 	}
-	for i, l := range p.lines {
+	return s.lines[n-1]
+}
+
+// textAt returns the source line of n from its column on (columns count
+// characters, as the parser counts them), and the text before it.
+func (s *yamlSource) textAt(n *yaml.Node) (before, from string) {
+	l := s.line(n.Line)
+	i := 0
+	for col := 1; col < n.Column && i < len(l); col++ {
+		_, size := utf8.DecodeRuneInString(l[i:])
+		i += size
+	}
+	return l[:i], l[i:]
+}
+
+// parseYAML parses the frontmatter content (between the delimiters, LF line
+// endings), whose first line is line firstLine of SKILL.md, into the entries
+// of its top-level block mapping. known says whether a top-level key is
+// accepted. An empty content (or only comments) has no entries.
+func parseYAML(content string, firstLine int, known func(string) bool) (*yamlSource, []entry, error) {
+	s := &yamlSource{firstLine: firstLine}
+	if content != "" {
+		s.lines = strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+	}
+	for i, l := range s.lines {
 		if err := checkPrintable(l); err != nil {
-			return nil, p.errAt(i, CodeInvalidYAML, "%v", err)
+			return nil, nil, s.errAt(i+1, CodeInvalidYAML, "%v", err)
+		}
+		// At column 0 these are document markers and directives wherever
+		// they occur: a value's continuation lines are always indented.
+		if isDocumentMarker(l) {
+			return nil, nil, s.errAt(i+1, CodeUnsupportedYAML, "multiple YAML documents or document markers are not supported")
+		}
+		if strings.HasPrefix(l, "%") {
+			return nil, nil, s.errAt(i+1, CodeUnsupportedYAML, "YAML directives are not supported")
 		}
 	}
-	// StreamStart, DocumentStart, MappingStart.
-	if err := p.event(3); err != nil {
-		return nil, err
+	root, err := s.decode(content)
+	if err != nil || root == nil {
+		return s, nil, err
 	}
-	pairs, err := p.mapping(0, true, topKeys)
-	if err != nil {
-		return nil, err
+	events := 4 // stream and document, start and end
+	if err := s.countEvents(root, &events); err != nil {
+		return nil, nil, err
 	}
-	// MappingEnd, DocumentEnd, StreamEnd.
-	if err := p.event(3); err != nil {
-		return nil, err
+	if err := s.check(root); err != nil {
+		return nil, nil, err
 	}
-	return pairs, nil
+	switch {
+	case root.Kind == yaml.SequenceNode:
+		return nil, nil, s.errAt(root.Line, CodeUnsupportedYAML, "YAML sequences are not supported here; the frontmatter is a mapping of `key: value` lines")
+	case root.Kind != yaml.MappingNode:
+		return nil, nil, s.errAt(root.Line, CodeInvalidYAML, "expected `key: value`; the frontmatter is a mapping of keys to values")
+	case root.Style&yaml.FlowStyle != 0:
+		return nil, nil, s.errAt(root.Line, CodeUnsupportedYAML, "YAML flow collections are not supported; write one `key: value` per line")
+	}
+	entries, err := s.mapping(root, func(e entry, key *yaml.Node) error {
+		if key.Column != 1 {
+			return s.errAt(key.Line, CodeInvalidYAML, "unexpected indentation of %d spaces; expected 0", key.Column-1)
+		}
+		if !known(e.Key) {
+			return s.errAt(key.Line, CodeUnknownKey, "%s", unknownKeyReason(e.Key))
+		}
+		return nil
+	})
+	return s, entries, err
 }
 
-func (p *yamlParser) errAt(i int, code Code, format string, args ...any) *yamlError {
-	return &yamlError{Line: p.firstLine + i, Code: code, Msg: fmt.Sprintf(format, args...)}
+// isDocumentMarker reports a `---` or `...` line (alone or followed by
+// whitespace), which starts or ends a YAML document.
+func isDocumentMarker(l string) bool {
+	if !strings.HasPrefix(l, "---") && !strings.HasPrefix(l, "...") {
+		return false
+	}
+	return len(l) == 3 || l[3] == ' ' || l[3] == '\t'
 }
 
-func (p *yamlParser) event(n int) error {
-	p.events += n
-	if p.events > maxParserEvents {
-		return p.errAt(min(p.pos, max(len(p.lines)-1, 0)), CodeTooManyEvents,
-			"frontmatter produces more than %d YAML parser events; remove keys or metadata entries", maxParserEvents)
+// decode parses the one document of content; it returns nil for no
+// document at all.
+func (s *yamlSource) decode(content string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(strings.NewReader(content))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, s.syntaxError(err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err == nil:
+		return nil, s.errAt(next.Line, CodeUnsupportedYAML, "multiple YAML documents or document markers are not supported")
+	default:
+		return nil, s.syntaxError(err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}
+
+// countEvents charges n and its descendants, in document order, to events
+// and fails at the node that crosses maxParserEvents.
+func (s *yamlSource) countEvents(n *yaml.Node, events *int) error {
+	switch n.Kind {
+	case yaml.MappingNode, yaml.SequenceNode:
+		*events += 2
+	default:
+		*events++
+	}
+	if *events > maxParserEvents {
+		return s.errAt(n.Line, CodeTooManyEvents, "frontmatter produces more than %d YAML parser events; remove keys or metadata entries", maxParserEvents)
+	}
+	for _, c := range n.Content {
+		if err := s.countEvents(c, events); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// check refuses the node properties outside the portable format: anchors,
+// aliases and tags.
+func (s *yamlSource) check(n *yaml.Node) error {
+	_, from := s.textAt(n)
+	switch {
+	case n.Kind == yaml.AliasNode:
+		return s.errAt(n.Line, CodeUnsupportedYAML, "YAML aliases are not supported")
+	case n.Anchor != "" || strings.HasPrefix(from, "&"):
+		return s.errAt(n.Line, CodeUnsupportedYAML, "YAML anchors are not supported")
+	case n.Style&yaml.TaggedStyle != 0 || strings.HasPrefix(from, "!"):
+		return s.errAt(n.Line, CodeUnsupportedYAML, "YAML tags are not supported; every scalar is a string")
+	}
+	return nil
+}
+
+// mapping returns the entries of the block mapping n in written order. Each
+// key must be a plain or quoted string, written without `? `, not `<<` and
+// not repeated; accept is asked about each key before its value is read.
+func (s *yamlSource) mapping(n *yaml.Node, accept func(entry, *yaml.Node) error) ([]entry, error) {
+	entries := make([]entry, 0, len(n.Content)/2)
+	seen := make(map[string]bool, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		if err := s.check(key); err != nil {
+			return nil, err
+		}
+		before, _ := s.textAt(key)
+		switch {
+		case key.Kind != yaml.ScalarNode || strings.HasSuffix(strings.TrimRight(before, " \t"), "?"):
+			return nil, s.errAt(key.Line, CodeUnsupportedYAML, "YAML complex keys are not supported; write `key: value`")
+		case key.Tag == "!!merge":
+			return nil, s.errAt(key.Line, CodeUnsupportedYAML, "YAML merge keys (<<) are not supported")
+		}
+		e := entry{Key: key.Value, Line: s.fileLine(key.Line), Value: value}
+		if accept != nil {
+			if err := accept(e, key); err != nil {
+				return nil, err
+			}
+		}
+		if seen[e.Key] {
+			return nil, s.errAt(key.Line, CodeDuplicateKey, "duplicate key %s", strconv.Quote(e.Key))
+		}
+		seen[e.Key] = true
+		if err := s.check(value); err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// scalar returns the string value of key, or why it is not one. what names
+// the shapes the key accepts ("a string", "a string or a list of strings").
+func (s *yamlSource) scalar(key string, n *yaml.Node, what string) (string, error) {
+	if err := s.check(n); err != nil {
+		return "", err
+	}
+	switch {
+	case n.Kind == yaml.ScalarNode:
+		return n.Value, nil
+	case n.Style&yaml.FlowStyle != 0:
+		return "", s.errAt(n.Line, CodeUnsupportedYAML, "YAML flow collections are not supported for %s; it is %s", key, what)
+	case n.Kind == yaml.SequenceNode:
+		return "", s.errAt(n.Line, CodeUnsupportedYAML, "YAML sequences are not supported for %s; it is %s", key, what)
+	default:
+		return "", s.errAt(n.Line, CodeUnsupportedYAML, "%s is %s: nested mappings are only supported under metadata", key, what)
+	}
+}
+
+// item is one string of a list value.
+type item struct {
+	Text string
+	Line int // SKILL.md line
+}
+
+// list returns the strings of a block or flow sequence value of key.
+func (s *yamlSource) list(key string, n *yaml.Node) ([]item, error) {
+	items := make([]item, 0, len(n.Content))
+	for _, c := range n.Content {
+		v, err := s.scalar(key+" entry", c, "a string")
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, item{Text: v, Line: s.fileLine(c.Line)})
+	}
+	return items, nil
+}
+
+// syntaxError turns a parse failure of go.yaml.in/yaml/v3 into an error at a
+// SKILL.md line that says what to change. The parser's message names the
+// symptom; the source line at the position tells which mistake it was.
+func (s *yamlSource) syntaxError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if n, after, ok := strings.Cut(rest, ": "); ok {
+			if v, convErr := strconv.Atoi(n); convErr == nil {
+				line, msg = v, after
+			}
+		}
+	}
+	// The parser (not the scanner) counts its lines from 0.
+	if strings.HasPrefix(msg, "did not find expected") {
+		line++
+	}
+	text := strings.TrimLeft(s.line(line), " ")
+	tabbed := strings.Contains(leadingSpace(s.line(line)), "\t")
+	switch {
+	case strings.HasPrefix(msg, "unknown anchor"):
+		return s.errAt(s.lineContaining("*"), CodeUnsupportedYAML, "YAML aliases are not supported")
+	case strings.Contains(msg, "tag handle"):
+		return s.errAt(line, CodeUnsupportedYAML, "YAML tags are not supported; every scalar is a string")
+	case strings.Contains(msg, "tab character"), tabbed && strings.Contains(msg, "cannot start any token"):
+		return s.errAt(line, CodeInvalidYAML, "tabs are not allowed for indentation; use spaces")
+	case strings.Contains(msg, "cannot start any token"):
+		return s.errAt(line, CodeInvalidYAML, "a value cannot start with @ or ` (reserved YAML indicators); quote the value")
+	case strings.HasPrefix(msg, "mapping values are not allowed"):
+		return s.errAt(line, CodeInvalidYAML, "unexpected `key:` or `: `; put a value that contains `: ` in quotes, or fix the indentation of the key")
+	case strings.Contains(msg, "end of stream") || strings.Contains(msg, "document indicator"):
+		return s.errAt(line, CodeInvalidYAML, "unterminated quoted string; close the quoted key or value on an indented line")
+	case strings.Contains(msg, "escape"):
+		return s.errAt(line, CodeInvalidYAML, "invalid escape in double-quoted string; write \\\\ for a backslash or use single quotes")
+	case strings.HasPrefix(msg, "did not find expected ',' or"):
+		return s.errAt(line, CodeInvalidYAML, "unterminated flow collection; close it with ] or }")
+	case strings.HasPrefix(msg, "did not find expected key") && afterClosingQuote(text):
+		return s.errAt(line, CodeInvalidYAML, "unexpected text after the closing quote; quote the whole value")
+	case strings.HasPrefix(msg, "did not find expected key"), strings.HasPrefix(msg, "could not find expected ':'"):
+		return s.errAt(line, CodeInvalidYAML, "expected `key: value` at the indentation of the enclosing mapping; fix the indentation, or quote a value that a comment would cut")
+	case strings.HasPrefix(msg, "block sequence entries are not allowed"):
+		return s.errAt(line, CodeInvalidYAML, "a `- ` list entry cannot follow a value on the same line; put each entry on its own indented line")
+	}
+	return s.errAt(line, CodeInvalidYAML, "invalid YAML (%s); fix the syntax at this line", msg)
+}
+
+// lineContaining returns the first 1-based line holding sub, or 1.
+func (s *yamlSource) lineContaining(sub string) int {
+	for i, l := range s.lines {
+		if strings.Contains(l, sub) {
+			return i + 1
+		}
+	}
+	return 1
+}
+
+func leadingSpace(l string) string {
+	return l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+}
+
+// afterClosingQuote reports a `key: "quoted" text` line.
+func afterClosingQuote(l string) bool {
+	_, v, ok := strings.Cut(l, ": ")
+	v = strings.TrimLeft(v, " ")
+	return ok && v != "" && (v[0] == '"' || v[0] == '\'')
 }
 
 // checkPrintable enforces YAML's printable character set on one line.
@@ -112,547 +362,4 @@ func checkPrintable(l string) error {
 		}
 	}
 	return nil
-}
-
-// indentOf counts leading spaces and reports whether a tab occurs in the
-// leading whitespace.
-func indentOf(l string) (n int, tab bool) {
-	for n < len(l) {
-		switch l[n] {
-		case ' ':
-			n++
-		case '\t':
-			return n, true
-		default:
-			return n, false
-		}
-	}
-	return n, false
-}
-
-// isBlankOrComment reports lines that carry no content.
-func isBlankOrComment(l string) bool {
-	t := strings.TrimLeft(l, " \t")
-	return t == "" || t[0] == '#'
-}
-
-// mapping parses block mapping entries at exactly indent. top selects the
-// top-level rules (known keys, document markers).
-func (p *yamlParser) mapping(indent int, top bool, keys map[string]bool) ([]yamlPair, error) {
-	var pairs []yamlPair
-	seen := map[string]bool{}
-	for p.pos < len(p.lines) {
-		l := p.lines[p.pos]
-		if isBlankOrComment(l) {
-			p.pos++
-			continue
-		}
-		n, tab := indentOf(l)
-		if tab && n <= indent {
-			return nil, p.errAt(p.pos, CodeInvalidYAML, "tabs are not allowed for indentation; use spaces")
-		}
-		if n < indent {
-			return pairs, nil // the enclosing mapping continues
-		}
-		if n > indent {
-			return nil, p.errAt(p.pos, CodeInvalidYAML, "unexpected indentation of %d spaces; expected %d", n, indent)
-		}
-		if top {
-			if l == "..." || l == "---" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "... ") {
-				return nil, p.errAt(p.pos, CodeUnsupportedYAML, "multiple YAML documents or document markers are not supported")
-			}
-			if l[0] == '%' {
-				return nil, p.errAt(p.pos, CodeUnsupportedYAML, "YAML directives are not supported")
-			}
-		}
-		key, rest, err := p.key(l, n)
-		if err != nil {
-			return nil, err
-		}
-		if top && !keys[key] {
-			return nil, p.errAt(p.pos, CodeUnknownKey, "unknown top-level key %s; allowed keys are name, description, license, compatibility, metadata and allowed-tools", strconv.Quote(key))
-		}
-		if seen[key] {
-			return nil, p.errAt(p.pos, CodeDuplicateKey, "duplicate key %s", strconv.Quote(key))
-		}
-		seen[key] = true
-		pair := yamlPair{Key: key, Line: p.firstLine + p.pos}
-		if err := p.event(1); err != nil { // key scalar
-			return nil, err
-		}
-		allowMap := top && key == p.mapKey
-		if err := p.value(&pair, rest, n, allowMap, top); err != nil {
-			return nil, err
-		}
-		pairs = append(pairs, pair)
-	}
-	return pairs, nil
-}
-
-// key parses the key at column col of line l and returns it with the text
-// after the colon.
-func (p *yamlParser) key(l string, col int) (key, rest string, err error) {
-	s := l[col:]
-	switch s[0] {
-	case '"', '\'':
-		v, after, closed, _, err := scanQuotedLine(s)
-		if err != nil {
-			return "", "", p.errAt(p.pos, CodeInvalidYAML, "%v", err)
-		}
-		if !closed {
-			return "", "", p.errAt(p.pos, CodeInvalidYAML, "quoted key must be closed on the same line")
-		}
-		after = strings.TrimLeft(after, " \t")
-		if !strings.HasPrefix(after, ":") || (len(after) > 1 && after[1] != ' ' && after[1] != '\t') {
-			return "", "", p.errAt(p.pos, CodeInvalidYAML, "expected `:` after the quoted key")
-		}
-		return v, after[1:], nil
-	}
-	if err := p.indicator(s, "key"); err != nil {
-		return "", "", err
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '#' && i > 0 && (s[i-1] == ' ' || s[i-1] == '\t') {
-			break
-		}
-		if s[i] == ':' && (i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\t') {
-			k := strings.TrimRight(s[:i], " \t")
-			if k == "" {
-				return "", "", p.errAt(p.pos, CodeInvalidYAML, "empty key")
-			}
-			return k, s[i+1:], nil
-		}
-	}
-	return "", "", p.errAt(p.pos, CodeInvalidYAML, "expected `key: value`")
-}
-
-// indicator rejects the YAML constructs outside the subset that a node
-// starting with s would introduce.
-func (p *yamlParser) indicator(s, what string) error {
-	if s == "" {
-		return nil
-	}
-	next := byte(' ')
-	if len(s) > 1 {
-		next = s[1]
-	}
-	sep := next == ' ' || next == '\t'
-	switch s[0] {
-	case '&':
-		return p.errAt(p.pos, CodeUnsupportedYAML, "YAML anchors are not supported")
-	case '*':
-		return p.errAt(p.pos, CodeUnsupportedYAML, "YAML aliases are not supported")
-	case '!':
-		return p.errAt(p.pos, CodeUnsupportedYAML, "YAML tags are not supported; every scalar is a string")
-	case '[', '{':
-		return p.errAt(p.pos, CodeUnsupportedYAML, "YAML flow collections are not supported; use a plain or quoted string")
-	case '-':
-		if sep {
-			return p.errAt(p.pos, CodeUnsupportedYAML, "YAML sequences are not supported; allowed-tools is one space-separated string")
-		}
-	case '?':
-		if sep {
-			return p.errAt(p.pos, CodeUnsupportedYAML, "YAML complex keys are not supported")
-		}
-	case ':':
-		if sep {
-			return p.errAt(p.pos, CodeInvalidYAML, "missing %s before `:`", what)
-		}
-	case '@', '`':
-		return p.errAt(p.pos, CodeInvalidYAML, "%q is a reserved YAML indicator; quote the %s", s[0], what)
-	case '|', '>':
-		if what == "key" {
-			return p.errAt(p.pos, CodeInvalidYAML, "block scalars cannot be keys")
-		}
-	}
-	return nil
-}
-
-// value parses the value of pair whose key sits at column indent; rest is
-// the text after the key's colon.
-func (p *yamlParser) value(pair *yamlPair, rest string, indent int, allowMap, top bool) error {
-	startLine := p.pos
-	rest = strings.TrimLeft(rest, " \t")
-	if rest == "" || rest[0] == '#' {
-		p.pos++
-		// Find the next content line to see what the value is.
-		j := p.pos
-		for j < len(p.lines) && isBlankOrComment(p.lines[j]) {
-			j++
-		}
-		if j < len(p.lines) {
-			if n, _ := indentOf(p.lines[j]); n > indent {
-				s := p.lines[j][n:]
-				if err := p.indicatorAt(j, s); err != nil {
-					return err
-				}
-				if looksLikeKey(s) {
-					if !allowMap {
-						msg := "nested mappings are only supported under " + p.mapKey
-						if !top {
-							msg = "nested " + p.mapKey + " is not supported; values must be strings"
-						}
-						return p.errAt(j, CodeUnsupportedYAML, "%s", msg)
-					}
-					pair.IsMap = true
-					if err := p.event(1); err != nil { // MappingStart
-						return err
-					}
-					m, err := p.mapping(n, false, nil)
-					if err != nil {
-						return err
-					}
-					pair.Map = m
-					return p.event(1) // MappingEnd
-				}
-				p.pos = j
-				v, err := p.plain(s, indent)
-				if err != nil {
-					return err
-				}
-				pair.Scalar = v
-				return p.event(1)
-			}
-		}
-		// An empty value is the empty string: scalars stay strings.
-		pair.Scalar = ""
-		return p.event(1)
-	}
-	if err := p.indicatorAt(startLine, rest); err != nil {
-		return err
-	}
-	var (
-		v   string
-		err error
-	)
-	switch rest[0] {
-	case '|', '>':
-		v, err = p.block(rest, indent)
-	case '"', '\'':
-		v, err = p.quoted(rest, indent)
-	default:
-		v, err = p.plain(rest, indent)
-	}
-	if err != nil {
-		return err
-	}
-	pair.Scalar = v
-	return p.event(1)
-}
-
-func (p *yamlParser) indicatorAt(line int, s string) error {
-	save := p.pos
-	p.pos = line
-	err := p.indicator(s, "value")
-	p.pos = save
-	return err
-}
-
-// looksLikeKey reports whether s starts an implicit `key:` entry.
-func looksLikeKey(s string) bool {
-	if s == "" {
-		return false
-	}
-	if s[0] == '"' || s[0] == '\'' {
-		_, after, closed, _, err := scanQuotedLine(s)
-		after = strings.TrimLeft(after, " \t")
-		return err == nil && closed && strings.HasPrefix(after, ":")
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '#' && i > 0 && (s[i-1] == ' ' || s[i-1] == '\t') {
-			return false
-		}
-		if s[i] == ':' && (i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\t') {
-			return true
-		}
-	}
-	return false
-}
-
-// plain parses a plain scalar starting with first on line p.pos, folding
-// continuation lines indented more than indent.
-func (p *yamlParser) plain(first string, indent int) (string, error) {
-	text, ended, err := p.plainLine(first)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	b.WriteString(text)
-	p.pos++
-	newlines := 0
-	for !ended && p.pos < len(p.lines) {
-		l := p.lines[p.pos]
-		if strings.TrimLeft(l, " \t") == "" {
-			newlines++
-			p.pos++
-			continue
-		}
-		n, tab := indentOf(l)
-		if n <= indent && !tab {
-			break
-		}
-		if tab && n <= indent {
-			return "", p.errAt(p.pos, CodeInvalidYAML, "tabs are not allowed for indentation; use spaces")
-		}
-		s := strings.TrimLeft(l, " \t")
-		if s[0] == '#' {
-			break // a comment ends the scalar
-		}
-		if looksLikeKey(s) {
-			return "", p.errAt(p.pos, CodeInvalidYAML, "unexpected `key:` inside a multi-line plain value; quote the value or fix the indentation")
-		}
-		t, e, err := p.plainLine(s)
-		if err != nil {
-			return "", err
-		}
-		if newlines == 0 {
-			b.WriteByte(' ')
-		} else {
-			b.WriteString(strings.Repeat("\n", newlines))
-		}
-		newlines = 0
-		b.WriteString(t)
-		ended = e
-		p.pos++
-	}
-	return b.String(), nil
-}
-
-// plainLine returns one line's share of a plain scalar and whether a comment
-// ended it.
-func (p *yamlParser) plainLine(s string) (string, bool, error) {
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '#' && i > 0 && (s[i-1] == ' ' || s[i-1] == '\t'):
-			return strings.TrimRight(s[:i], " \t"), true, nil
-		case s[i] == ':' && (i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\t'):
-			return "", false, p.errAt(p.pos, CodeInvalidYAML, "unquoted value contains `: `; put the value in quotes")
-		}
-	}
-	return strings.TrimRight(s, " \t"), false, nil
-}
-
-// scanQuotedLine scans a quoted scalar that starts at s[0] within one line.
-// It returns the decoded text so far, the text after the closing quote,
-// whether the quote closed on this line, and whether the line ended in an
-// escaped line break (a double-quoted backslash as the last character).
-func scanQuotedLine(s string) (val, after string, closed, escapedBreak bool, err error) {
-	q := s[0]
-	var b strings.Builder
-	i := 1
-	for i < len(s) {
-		c := s[i]
-		if q == '\'' {
-			if c == '\'' {
-				if i+1 < len(s) && s[i+1] == '\'' {
-					b.WriteByte('\'')
-					i += 2
-					continue
-				}
-				return b.String(), s[i+1:], true, false, nil
-			}
-			b.WriteByte(c)
-			i++
-			continue
-		}
-		switch c {
-		case '"':
-			return b.String(), s[i+1:], true, false, nil
-		case '\\':
-			if i+1 == len(s) {
-				return b.String(), "", false, true, nil
-			}
-			r, n, err := decodeEscape(s[i+1:])
-			if err != nil {
-				return "", "", false, false, err
-			}
-			b.WriteString(r)
-			i += 1 + n
-		default:
-			b.WriteByte(c)
-			i++
-		}
-	}
-	return b.String(), "", false, false, nil
-}
-
-// decodeEscape decodes one double-quoted escape (s starts after the
-// backslash) and returns its text and the bytes consumed.
-func decodeEscape(s string) (string, int, error) {
-	simple := map[byte]string{
-		'0': "\x00", 'a': "\a", 'b': "\b", 't': "\t", '\t': "\t", 'n': "\n", 'v': "\v",
-		'f': "\f", 'r': "\r", 'e': "\x1b", ' ': " ", '"': "\"", '/': "/", '\\': "\\",
-		'N': "\u0085", '_': "\u00a0", 'L': "\u2028", 'P': "\u2029",
-	}
-	if r, ok := simple[s[0]]; ok {
-		return r, 1, nil
-	}
-	width := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[0]]
-	if width == 0 {
-		return "", 0, fmt.Errorf("unknown escape \\%c in double-quoted string", s[0])
-	}
-	if len(s) < 1+width {
-		return "", 0, fmt.Errorf("short \\%c escape in double-quoted string", s[0])
-	}
-	v, err := strconv.ParseUint(s[1:1+width], 16, 32)
-	if err != nil || v > utf8.MaxRune || (v >= 0xd800 && v <= 0xdfff) {
-		return "", 0, fmt.Errorf("invalid \\%c escape in double-quoted string", s[0])
-	}
-	return string(rune(v)), 1 + width, nil
-}
-
-// quoted parses a single- or double-quoted scalar that may continue over
-// lines indented more than indent.
-func (p *yamlParser) quoted(first string, indent int) (string, error) {
-	q := first[0]
-	var b strings.Builder
-	src := first
-	for {
-		v, after, closed, escapedBreak, err := scanQuotedLine(src)
-		if err != nil {
-			return "", p.errAt(p.pos, CodeInvalidYAML, "%v", err)
-		}
-		if closed {
-			b.WriteString(v)
-			after = strings.TrimLeft(after, " \t")
-			if after != "" && after[0] != '#' {
-				return "", p.errAt(p.pos, CodeInvalidYAML, "unexpected text after the closing quote; quote the whole value")
-			}
-			p.pos++
-			return b.String(), nil
-		}
-		if !escapedBreak {
-			v = strings.TrimRight(v, " \t")
-		}
-		b.WriteString(v)
-		p.pos++
-		newlines := 0
-		for p.pos < len(p.lines) && strings.TrimLeft(p.lines[p.pos], " \t") == "" {
-			newlines++
-			p.pos++
-		}
-		if p.pos == len(p.lines) {
-			return "", p.errAt(p.pos-1, CodeInvalidYAML, "unterminated quoted string")
-		}
-		l := p.lines[p.pos]
-		if n, tab := indentOf(l); n <= indent && !tab {
-			return "", p.errAt(p.pos, CodeInvalidYAML, "unterminated quoted string, or its continuation line is not indented")
-		}
-		switch {
-		case newlines > 0:
-			b.WriteString(strings.Repeat("\n", newlines))
-		case !escapedBreak:
-			b.WriteByte(' ')
-		}
-		src = string(q) + strings.TrimLeft(l, " \t")
-	}
-}
-
-// block parses a literal (|) or folded (>) block scalar whose header is
-// header, for a key at column indent.
-func (p *yamlParser) block(header string, indent int) (string, error) {
-	literal := header[0] == '|'
-	chomp := byte(0)
-	explicit := 0
-	h := header[1:]
-	for h != "" && h[0] != ' ' && h[0] != '\t' {
-		switch c := h[0]; {
-		case (c == '-' || c == '+') && chomp == 0:
-			chomp = c
-		case c >= '1' && c <= '9' && explicit == 0:
-			explicit = int(c - '0')
-		default:
-			return "", p.errAt(p.pos, CodeInvalidYAML, "invalid block scalar header %q", header)
-		}
-		h = h[1:]
-	}
-	h = strings.TrimLeft(h, " \t")
-	if h != "" && h[0] != '#' {
-		return "", p.errAt(p.pos, CodeInvalidYAML, "unexpected text after the block scalar header")
-	}
-	p.pos++
-	blockIndent := 0
-	if explicit > 0 {
-		blockIndent = indent + explicit
-	} else {
-		maxLeading := 0
-		for j := p.pos; j < len(p.lines); j++ {
-			l := p.lines[j]
-			n, tab := indentOf(l)
-			if n == len(l) {
-				maxLeading = max(maxLeading, n)
-				continue
-			}
-			if tab && n <= indent {
-				return "", p.errAt(j, CodeInvalidYAML, "tabs are not allowed for indentation; use spaces")
-			}
-			if n > indent {
-				blockIndent = n
-				if maxLeading > n {
-					return "", p.errAt(j, CodeInvalidYAML, "leading empty lines of a block scalar are indented more than its text")
-				}
-			}
-			break
-		}
-	}
-	var b strings.Builder
-	emptyLines := 0
-	didRead := false
-	moreIndented := false
-	for blockIndent > 0 && p.pos < len(p.lines) {
-		l := p.lines[p.pos]
-		n, _ := indentOf(l)
-		blank := strings.TrimLeft(l, " \t") == ""
-		if blank && (n <= blockIndent || n < len(l)) {
-			emptyLines++
-			p.pos++
-			continue
-		}
-		if n < blockIndent {
-			break
-		}
-		line := l[blockIndent:]
-		switch {
-		case literal:
-			if didRead {
-				b.WriteString(strings.Repeat("\n", 1+emptyLines))
-			} else {
-				b.WriteString(strings.Repeat("\n", emptyLines))
-			}
-		case line != "" && (line[0] == ' ' || line[0] == '\t'):
-			moreIndented = true
-			if didRead {
-				b.WriteString(strings.Repeat("\n", 1+emptyLines))
-			} else {
-				b.WriteString(strings.Repeat("\n", emptyLines))
-			}
-		case moreIndented:
-			moreIndented = false
-			b.WriteString(strings.Repeat("\n", emptyLines+1))
-		case emptyLines == 0:
-			if didRead {
-				b.WriteByte(' ')
-			}
-		default:
-			b.WriteString(strings.Repeat("\n", emptyLines))
-		}
-		b.WriteString(line)
-		didRead = true
-		emptyLines = 0
-		p.pos++
-	}
-	switch chomp {
-	case '+':
-		if didRead {
-			b.WriteString(strings.Repeat("\n", 1+emptyLines))
-		} else {
-			b.WriteString(strings.Repeat("\n", emptyLines))
-		}
-	case '-':
-	default:
-		if didRead {
-			b.WriteByte('\n')
-		}
-	}
-	return b.String(), nil
 }

@@ -209,6 +209,8 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 	write(filepath.Join("skills", "broken", "SKILL.md"), "no frontmatter\n")
 	os.MkdirAll(filepath.Join(badSkills, "full"), 0o700)
 	write(filepath.Join("skills", "full", "SKILL.md"), "---\nname: full\ndescription: Every optional field.\nlicense: MIT\ncompatibility: Linux\nallowed-tools: fs.read shell.run mcp/records/echo\nmetadata:\n  mcp-servers: records\n  output-schema: '{\"type\":\"object\"}'\n---\nBody.\n")
+	os.MkdirAll(filepath.Join(badSkills, "dialect"), 0o700)
+	write(filepath.Join("skills", "dialect", "SKILL.md"), "---\nname: dialect\ndescription: Written for another agent.\nallowed-tools:\n  - Read\n  - Bash(git log *)\nargument-hint: [file]\nuser-invocable: false\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks: [{type: command, command: ./check.sh}]\n---\nBody.\n")
 	badSkillsDeployment := []string{"--config", filepath.Join("demo", "deployment.toml"), "--bind", "workspace=" + filepath.Join("demo", "work"), "--bind", "skills=" + badSkills}
 	vercel := []string{"--config", filepath.Join("..", "..", "..", "shared", "reference", "examples", "vercel.toml"), "--bind", "workspace=" + ws}
 	traceOf := func(name string) string { return filepath.Join(dir, name+".jsonl") }
@@ -250,6 +252,7 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		{"skills list bad config", append([]string{"skills", "list", "--json"}, bad...), 2, ""},
 		{"skills show", append([]string{"skills", "show", "team/evidence-review", "--json"}, demo...), 0, ""},
 		{"skills show requirements", append([]string{"skills", "show", "team/full", "--json"}, badSkillsDeployment...), 0, ""},
+		{"skills show extensions", append([]string{"skills", "show", "team/dialect", "--json"}, badSkillsDeployment...), 0, ""},
 		{"skills show unknown", append([]string{"skills", "show", "team/absent", "--json"}, demo...), 2, ""},
 		{"mcp probe no servers", append([]string{"mcp", "probe", "--json"}, demo...), 0, ""},
 		{"mcp probe", []string{"mcp", "probe", "--json", "--config", servers, "--bind", "workspace=" + ws}, 0, ""},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -64,6 +66,12 @@ func skillsCommand(ctx context.Context, args []string, h *host) error {
 		fmt.Fprintf(h.stdout, "%s\n  %s\n  path:     %s\n  metadata: sha256:%s\n", s.QualifiedName, s.Description, s.RelativePath, s.MetadataSHA256)
 		if len(s.AllowedTools) > 0 {
 			fmt.Fprintf(h.stdout, "  allowed-tools (requirements only, grant nothing): %s\n", s.AllowedTools)
+		}
+		if len(s.Extensions) > 0 {
+			fmt.Fprintf(h.stdout, "  extensions (descriptive only, grant nothing):\n")
+			for _, k := range slices.Sorted(maps.Keys(s.Extensions)) {
+				fmt.Fprintf(h.stdout, "    %s: %s\n", k, s.Extensions[k])
+			}
 		}
 		for _, f := range findings {
 			fmt.Fprintf(h.stdout, "  ! %s\n", f)
