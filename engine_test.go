@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/output"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -257,7 +258,7 @@ func TestSkillTextGrantsNothing(t *testing.T) {
 func TestOutputValidationWithOneRepair(t *testing.T) {
 	body := "[options.output]\nschema = '{\"type\":\"object\",\"properties\":{\"answer\":{\"type\":\"string\"}},\"required\":[\"answer\"],\"additionalProperties\":false}'\n[options.output.repair]\nenabled = true\n"
 	obj, _, _ := runScript(t, body, `{"turns":[{"text":["not json"]},{"text":["{\"answer\":\"paid\"}"]}]}`, nil)
-	if obj.Outcome.Status != StatusCompleted || *obj.Outcome.Output != `{"answer":"paid"}` || obj.OutputRepair == nil || obj.OutputRepair.Status != RepairSucceeded {
+	if obj.Outcome.Status != StatusCompleted || *obj.Outcome.Output != `{"answer":"paid"}` || obj.OutputRepair == nil || obj.OutputRepair.Status != output.RepairSucceeded {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("repair: %s", b)
 	}
@@ -266,7 +267,7 @@ func TestOutputValidationWithOneRepair(t *testing.T) {
 		t.Fatalf("records: %s", b)
 	}
 	obj, _, _ = runScript(t, body, `{"turns":[{"text":["not json"]},{"text":["{\"answer\":1}"]}]}`, nil)
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != "output_validation_failed" || obj.OutputRepair.Status != RepairFailed {
+	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != "output_validation_failed" || obj.OutputRepair.Status != output.RepairFailed {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("second invalid answer: %s", b)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/internal/output"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
@@ -48,7 +49,7 @@ type step struct {
 	modelInfo ModelInfo
 	traceID   string
 	route     *RouteSession
-	check     *outputCheck
+	check     *output.Check
 	live      liveCall
 	// outMasks mask the live output of the call that streams now, one
 	// per stream (live.streams names them).
@@ -180,24 +181,24 @@ func (s *step) final(text string) *Outcome {
 	if s.check == nil {
 		return s.completed(text)
 	}
-	if s.check.validate(text) {
-		s.addHistory(Message{Role: RoleUser, Content: s.check.feedback()})
+	if s.check.Validate(text) {
+		s.addHistory(Message{Role: RoleUser, Content: s.check.Feedback()})
 		defs := s.defs
 		s.defs = nil
 		resp, o := s.modelTurn()
 		s.defs = defs
 		if o != nil {
-			s.check.block()
+			s.check.Block()
 			return o
 		}
 		if len(resp.ToolCalls) > 0 {
-			s.check.block()
+			s.check.Block()
 			return &Outcome{Status: StatusFailed, Code: string(ledger.FailMalformedStream), Delivery: string(ledger.ResponseReceived)}
 		}
 		text = resp.Text
-		s.check.validate(text)
+		s.check.Validate(text)
 	}
-	if !s.check.valid() {
+	if !s.check.Valid() {
 		return &Outcome{Status: StatusFailed, Code: string(ledger.FailOutputValidationFailed), Delivery: string(ledger.ResponseReceived)}
 	}
 	return s.completed(text)
@@ -1367,7 +1368,7 @@ func (t *Task) finish(s *step, o *Outcome) {
 	trace := s.traceID
 	obj := &TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &id, TraceID: &trace, Outcome: o, Accounting: &acc}
 	if s.check != nil {
-		rec, rep := s.check.records()
+		rec, rep := s.check.Records()
 		obj.OutputValidation, _ = json.Marshal(rec)
 		obj.OutputRepair = rep
 	}

@@ -1,15 +1,25 @@
-package pablo
+// Package output validates a task's final answer against the deployment's
+// output schema (options.output, REFERENCE §5.5) and plans the one repair
+// call it allows.
+//
+// A [Check] holds one task's state: build one per task with [New]. The run
+// loop asks [Check.Validate] of the first answer; when that answer is
+// invalid and repair is enabled, it sends [Check.Feedback] (codes and
+// paths, never values) and validates the second answer, which is final.
+// The two candidates share one validation-work and one output-byte
+// budget. [Check.Records] are the task object's output_validation and
+// output_repair records.
+package output
 
 import (
 	"fmt"
-	"github.com/pabloagent/pablo/internal/config"
 	"strings"
 
 	"github.com/pabloagent/pablo/internal/schema"
 )
 
-// OutputRepairSchemaVersion is the schema of an OutputRepair record.
-const OutputRepairSchemaVersion = "output-repair-v1"
+// RepairSchemaVersion is the schema of a [Repair] record.
+const RepairSchemaVersion = "output-repair-v1"
 
 // The output-repair-v1 statuses. NotNeeded, Succeeded, Failed and Blocked
 // are terminal.
@@ -23,9 +33,9 @@ const (
 	RepairBlocked   = "blocked"
 )
 
-// OutputRepair is the output-repair-v1 record of a task whose deployment
-// enables repair.
-type OutputRepair struct {
+// Repair is the output-repair-v1 record of a task whose deployment enables
+// repair.
+type Repair struct {
 	SchemaVersion      string `json:"schema_version"`
 	Status             string `json:"status"`
 	Attempts           int    `json:"attempts"`
@@ -34,24 +44,10 @@ type OutputRepair struct {
 	PreviousErrorCount int    `json:"previous_error_count"`
 }
 
-// outputCheck validates a task's final answers against options.output.schema
-// (REFERENCE §5.5) and plans the one repair it allows. The two candidate
-// answers share max_validation_work and max_output_bytes. It holds one
-// task's state; build one per task.
-type outputCheck struct {
-	schema      *schema.Schema
-	repair      bool
-	maxFeedback int
-	workLeft    uint64
-	bytesLeft   int64
-	record      schema.Record
-	rep         OutputRepair
-}
-
-// OutputSpec asks a runtime to validate every task's final answer against a
+// Spec asks a runtime to validate every task's final answer against a
 // JSON Schema (the bounded subset of REFERENCE §5.5) and, optionally, to
 // make one repair call when the first answer is invalid.
-type OutputSpec struct {
+type Spec struct {
 	// Schema is the JSON Schema text. Required.
 	Schema string
 	// Repair allows one repair call.
@@ -65,46 +61,48 @@ type OutputSpec struct {
 	MaxOutputBytes int64
 }
 
-// outputSpec returns the deployment's output validation, or nil.
-func (d *Deployment) outputSpec() *OutputSpec {
-	o := d.Options.Output
-	if o.Schema == "" {
-		return nil
-	}
-	return &OutputSpec{Schema: o.Schema, Repair: o.Repair.Enabled, MaxFeedbackBytes: o.Repair.MaxFeedbackBytes,
-		MaxValidationWork: o.MaxValidationWork, MaxOutputBytes: d.Options.Limits.MaxOutputBytes}
+// Check validates one task's final answers against a [Spec]'s schema. The
+// two candidate answers share max_validation_work and max_output_bytes.
+type Check struct {
+	schema      *schema.Schema
+	repair      bool
+	maxFeedback int
+	workLeft    uint64
+	bytesLeft   int64
+	record      schema.Record
+	rep         Repair
 }
 
-// newOutputCheck returns nil when spec is nil.
-func newOutputCheck(spec *OutputSpec) (*outputCheck, error) {
+// New compiles spec's schema into a fresh Check; it returns nil when spec
+// is nil. A schema outside the subset fails with the *schema.CompileError.
+func New(spec *Spec) (*Check, error) {
 	if spec == nil {
 		return nil, nil
 	}
-	o := spec
-	s, err := schema.Compile([]byte(o.Schema), schema.Limits{})
+	s, err := schema.Compile([]byte(spec.Schema), schema.Limits{})
 	if err != nil {
-		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/output/schema", Message: err.Error()}
+		return nil, err
 	}
-	bytesLeft := o.MaxOutputBytes
+	bytesLeft := spec.MaxOutputBytes
 	if bytesLeft <= 0 {
 		bytesLeft = 1 << 62
 	}
-	c := &outputCheck{schema: s, repair: o.Repair, maxFeedback: int(o.MaxFeedbackBytes),
-		workLeft: uint64(o.MaxValidationWork), bytesLeft: bytesLeft, record: s.UnvalidatedRecord()}
+	c := &Check{schema: s, repair: spec.Repair, maxFeedback: int(spec.MaxFeedbackBytes),
+		workLeft: uint64(spec.MaxValidationWork), bytesLeft: bytesLeft, record: s.UnvalidatedRecord()}
 	if c.maxFeedback <= 0 {
 		c.maxFeedback = 4096
 	}
 	if c.workLeft == 0 {
 		c.workLeft = schema.DefaultLimits().MaxWork
 	}
-	c.rep = OutputRepair{SchemaVersion: OutputRepairSchemaVersion, Status: RepairAvailable}
+	c.rep = Repair{SchemaVersion: RepairSchemaVersion, Status: RepairAvailable}
 	return c, nil
 }
 
-// validate checks one candidate answer and records the result. It reports
+// Validate checks one candidate answer and records the result. It reports
 // whether the engine should now make the repair call (the first answer was
 // invalid and repair is enabled).
-func (c *outputCheck) validate(answer string) (repairNow bool) {
+func (c *Check) Validate(answer string) (repairNow bool) {
 	c.rep.ValidationAttempts++
 	var res schema.Result
 	switch {
@@ -137,13 +135,13 @@ func (c *outputCheck) validate(answer string) (repairNow bool) {
 	return false
 }
 
-// valid reports whether the last candidate satisfied the schema.
-func (c *outputCheck) valid() bool { return c.record.Status == schema.StatusValid }
+// Valid reports whether the last candidate satisfied the schema.
+func (c *Check) Valid() bool { return c.record.Status == schema.StatusValid }
 
-// feedback is the repair message appended after the invalid answer: codes
+// Feedback is the repair message appended after the invalid answer: codes
 // and paths only (never values), bounded by max_feedback_bytes. Calling it
 // marks the repair started.
-func (c *outputCheck) feedback() string {
+func (c *Check) Feedback() string {
 	var b strings.Builder
 	b.WriteString("Your final answer does not satisfy the required JSON Schema. Answer again with only a JSON value that satisfies it; do not call tools. Problems:\n")
 	for _, d := range c.record.Diagnostics {
@@ -161,17 +159,17 @@ func (c *outputCheck) feedback() string {
 	return out
 }
 
-// block records that the repair could not run (a ceiling, a cancellation,
+// Block records that the repair could not run (a ceiling, a cancellation,
 // a tool call during repair, ...).
-func (c *outputCheck) block() {
+func (c *Check) Block() {
 	if c.rep.Status == RepairPending || c.rep.Status == RepairStarted || c.rep.Status == RepairAvailable {
 		c.rep.Status = RepairBlocked
 	}
 }
 
-// records returns the task object's output_validation and output_repair
+// Records returns the task object's output_validation and output_repair
 // records (repair only when the deployment enables it).
-func (c *outputCheck) records() (schema.Record, *OutputRepair) {
+func (c *Check) Records() (schema.Record, *Repair) {
 	if !c.repair {
 		return c.record, nil
 	}
