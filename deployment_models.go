@@ -2,7 +2,6 @@ package pablo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/pabloagent/pablo/internal/config"
 	"net"
@@ -73,7 +72,7 @@ func (b *modelBuilder) build() (Model, error) {
 	if o.ModelRoute != "" {
 		return b.route(o.ModelRoute)
 	}
-	m, err := b.profile("/options/model", o.Model, o.Model.Reasoning)
+	m, err := b.profile("/options/model", o.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +86,7 @@ func (b *modelBuilder) route(name string) (Model, error) {
 	if !ok {
 		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/model_route", Message: fmt.Sprintf("no route named %q", name)}
 	}
-	names, err := b.flatten(name, 0)
+	names, err := o.RouteModels(name)
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +100,7 @@ func (b *modelBuilder) route(name string) (Model, error) {
 	}
 	for _, n := range names {
 		mo := o.Models[n]
-		var extra modelExtras
-		if len(mo.ModelOptions) > 0 {
-			if err := json.Unmarshal(mo.ModelOptions, &extra); err != nil {
-				return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/models/" + n + "/model_options", Message: "malformed model_options"}
-			}
-		}
-		m, err := b.profileWith("/options/models/"+n, mo, extra.Reasoning, extra.MaxOutputTokens)
+		m, err := b.profile("/options/models/"+n, mo)
 		if err != nil {
 			return nil, err
 		}
@@ -120,42 +113,12 @@ func (b *modelBuilder) route(name string) (Model, error) {
 	return &routeModel{name: name, r: r}, nil
 }
 
-// flatten expands a route's entries in order (the configuration check
-// already refused cycles, repeats and over-deep nesting).
-func (b *modelBuilder) flatten(name string, depth int) ([]string, error) {
-	if depth > 16 {
-		return nil, &ConfigError{Code: config.CodeLimit, Option: "/options/routes/" + name, Message: "routes nest deeper than 16 levels"}
-	}
-	var out []string
-	for _, e := range b.d.Options.Routes[name].Entries {
-		if e.Model != "" {
-			out = append(out, e.Model)
-			continue
-		}
-		sub, err := b.flatten(e.Route, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sub...)
-	}
-	return out, nil
-}
-
-type modelExtras struct {
-	MaxOutputTokens int64           `json:"max_output_tokens"`
-	Reasoning       json.RawMessage `json:"reasoning"`
-}
-
-func (b *modelBuilder) profile(ptr string, m config.ModelOptions, reasoning json.RawMessage) (providers.Model, error) {
-	return b.profileWith(ptr, m, reasoning, 0)
-}
-
-// profileWith builds one model profile: its endpoint, its credential (or
-// the fixture's fake key) and its reasoning setting.
-func (b *modelBuilder) profileWith(ptr string, m config.ModelOptions, reasoning json.RawMessage, maxOut int64) (providers.Model, error) {
-	effort, budget, err := parseReasoning(reasoning)
+// profile builds one model profile: its endpoint, its credential (or the
+// fixture's fake key) and its generation settings.
+func (b *modelBuilder) profile(ptr string, m config.ModelOptions) (providers.Model, error) {
+	g, err := m.Generation(ptr)
 	if err != nil {
-		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: err.Error()}
+		return nil, err
 	}
 	consumer, endpoint, ok := m.Target()
 	if !ok {
@@ -173,13 +136,13 @@ func (b *modelBuilder) profileWith(ptr string, m config.ModelOptions, reasoning 
 	idle := time.Duration(m.StreamIdleTimeoutMS) * time.Millisecond
 	if m.Provider == "open_responses" {
 		return providers.NewResponses(b.client, providers.ResponsesOptions{Endpoint: endpoint, Model: m.ID, Secret: secret,
-			AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: effort, MaxOutputTokens: maxOut, StreamIdleTimeout: idle})
+			AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: g.Effort, MaxOutputTokens: g.MaxOutputTokens, StreamIdleTimeout: idle})
 	}
-	if budget > 0 && m.Provider == "openai_compatible" {
+	if g.Budget > 0 && m.Provider == "openai_compatible" {
 		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: "openai_compatible takes a reasoning effort, not budget_tokens"}
 	}
 	return providers.NewChat(b.client, providers.ChatOptions{Provider: providers.Provider(m.Provider), Endpoint: endpoint, Model: m.ID,
-		Secret: secret, AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: effort, ReasoningBudget: budget, MaxOutputTokens: maxOut, StreamIdleTimeout: idle})
+		Secret: secret, AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: g.Effort, ReasoningBudget: g.Budget, MaxOutputTokens: g.MaxOutputTokens, StreamIdleTimeout: idle})
 }
 
 // secret resolves a profile's credential for exactly its consumer and
@@ -194,28 +157,4 @@ func (b *modelBuilder) secret(m config.ModelOptions, consumer authority.Consumer
 		return "", fmt.Errorf("pablo: model credential: %w", err)
 	}
 	return s.Reveal(), nil
-}
-
-// parseReasoning reads a reasoning setting: an effort string or
-// {budget_tokens = N}; provider_default (or nothing) sends none.
-func parseReasoning(raw json.RawMessage) (effort string, budget uint64, err error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", 0, nil
-	}
-	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &effort); err != nil {
-			return "", 0, err
-		}
-		if effort == "provider_default" {
-			effort = ""
-		}
-		return effort, 0, nil
-	}
-	var b struct {
-		BudgetTokens uint64 `json:"budget_tokens"`
-	}
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return "", 0, fmt.Errorf("reasoning is an effort or {budget_tokens = N}")
-	}
-	return "", b.BudgetTokens, nil
 }

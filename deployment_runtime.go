@@ -174,41 +174,15 @@ func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (Mod
 	return d.httpModel(opts)
 }
 
-// SkillRoots resolves the configured Skills roots to directories.
-func (d *Deployment) SkillRoots() (map[string]string, error) {
-	roots := map[string]string{}
-	for id, p := range d.Options.Skills.Roots {
-		dir, err := d.ResolvePath(p)
-		if err != nil {
-			return nil, err
-		}
-		roots[id] = dir
-	}
-	return roots, nil
-}
-
 // SkillOptions returns the discovery options of this deployment: its roots,
 // bounded by every authority layer's skill_roots.
 func (d *Deployment) SkillOptions() (skills.Options, error) {
-	roots, err := d.SkillRoots()
+	roots, err := d.c.SkillRoots()
 	if err != nil {
 		return skills.Options{}, err
 	}
 	opts := skills.Options{Roots: roots}
-	var bounds [][]string
-	for _, l := range d.c.AuthorityLayers() {
-		if !l.Has("skill_roots") {
-			continue
-		}
-		var dirs []string
-		for _, p := range l.SkillRoots {
-			if dir, err := d.ResolvePath(p); err == nil {
-				dirs = append(dirs, dir)
-			}
-		}
-		bounds = append(bounds, dirs)
-	}
-	if len(bounds) > 0 {
+	if bounds := d.c.SkillRootBounds(); len(bounds) > 0 {
 		opts.Contained = func(rootID, dir string) bool {
 			for _, b := range bounds {
 				if !skills.WithinDirs(b)(rootID, dir) {

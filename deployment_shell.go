@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
-	"time"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/redact"
@@ -14,73 +12,18 @@ import (
 	"github.com/pabloagent/pablo/ledger"
 )
 
-// ShellDescription is what a model reads about shell.run.
-const ShellDescription = "Run one command in the workspace with /bin/sh. stdin is closed; the environment holds only " +
+// shellDescription is what a model reads about shell.run.
+const shellDescription = "Run one command in the workspace with /bin/sh. stdin is closed; the environment holds only " +
 	"PATH=/usr/bin:/bin, LANG=C and admitted PABLO_TASK_* variables. Returns stdout, stderr and the exit code. " +
 	"A command policy may allow only literal commands: no pipes, redirections, expansions or globs."
 
 // shellRunner builds shell.run for a workspace directory.
 func (d *Deployment) shellRunner(workspace string) (*shell.Runner, error) {
-	pol, err := d.c.ShellPolicy()
+	opts, err := d.c.ShellOptions(workspace)
 	if err != nil {
 		return nil, err
 	}
-	o := &d.Options
-	env := shell.Environment{Values: o.Shell.Environment.Values, AllowedNames: o.Shell.Environment.AllowedNames, AllowAnyName: o.Shell.Environment.AllowedNames == nil}
-	for _, l := range d.c.AuthorityLayers() {
-		if e := l.Shell.Environment; e != nil {
-			env.AllowedNames = intersect(env.AllowedNames, e.AllowedNames, env.AllowAnyName)
-			env.AllowAnyName = false
-		}
-	}
-	var cwdRules []struct {
-		layer string
-		rules *authority.Rules
-	}
-	if o.Shell.CWDRoots != nil {
-		cwdRules = append(cwdRules, struct {
-			layer string
-			rules *authority.Rules
-		}{"options/shell", o.Shell.CWDRoots})
-	}
-	for _, l := range d.c.AuthorityLayers() {
-		if l.Shell.CWDRoots != nil {
-			cwdRules = append(cwdRules, struct {
-				layer string
-				rules *authority.Rules
-			}{l.ID, l.Shell.CWDRoots})
-		}
-	}
-	return shell.New(shell.Options{
-		Workspace: workspace,
-		Policy:    pol,
-		// Under a literal command policy the resolved program is executed
-		// directly: nothing is interpreted at all, and one exec of the
-		// shell is saved (see docs/differences.md).
-		DirectExec: pol != nil,
-		CheckCwd: func(rel string) shell.Decision {
-			for _, c := range cwdRules {
-				v := c.rules.Evaluate(authority.DimCWDRoots, rel)
-				if !v.Allowed {
-					return shell.Decision{Allowed: false, Layer: c.layer, RuleID: v.RuleID, Reason: "cwd_roots"}
-				}
-			}
-			return shell.Decision{Allowed: true}
-		},
-		Environment:     env,
-		MaxToolDuration: time.Duration(o.Limits.MaxToolDurationMS) * time.Millisecond,
-		MaxOutputBytes:  o.Limits.MaxToolOutputBytes,
-	})
-}
-
-func intersect(have, ceiling []string, haveAny bool) []string {
-	out := []string{}
-	for _, n := range ceiling {
-		if haveAny || slices.Contains(have, n) {
-			out = append(out, n)
-		}
-	}
-	return out
+	return shell.New(opts)
 }
 
 // shellCatalog serves shell.run.
@@ -90,7 +33,7 @@ type shellCatalog struct {
 }
 
 func (c *shellCatalog) Tools() []authority.ToolSpec {
-	return []authority.ToolSpec{{ID: authority.ShellRun, Description: ShellDescription, InputSchema: json.RawMessage(shell.InputSchema),
+	return []authority.ToolSpec{{ID: authority.ShellRun, Description: shellDescription, InputSchema: json.RawMessage(shell.InputSchema),
 		// The launcher is what policy.executables governs.
 		Resources: func(map[string]any) []authority.Resource {
 			return []authority.Resource{{Kind: authority.ResourceExecutable, Value: "/bin/sh"}}

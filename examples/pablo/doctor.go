@@ -365,26 +365,11 @@ func selectedProfiles(d *pablo.Deployment) []profile {
 	if o.ModelRoute == "" {
 		return []profile{{ptr: "/options/model", opts: o.Model}}
 	}
-	var out []profile
-	seen := map[string]bool{}
-	var walk func(route string, depth int)
-	walk = func(route string, depth int) {
-		if depth > 16 || seen["route:"+route] {
-			return
-		}
-		seen["route:"+route] = true
-		for _, e := range o.Routes[route].Entries {
-			if e.Route != "" {
-				walk(e.Route, depth+1)
-				continue
-			}
-			if m, ok := o.Models[e.Model]; ok && !seen[e.Model] {
-				seen[e.Model] = true
-				out = append(out, profile{ptr: "/options/models/" + e.Model, opts: m})
-			}
-		}
+	names, _ := o.RouteModels(o.ModelRoute) // checked when the deployment loaded
+	out := make([]profile, 0, len(names))
+	for _, n := range names {
+		out = append(out, profile{ptr: "/options/models/" + n, opts: o.Models[n]})
 	}
-	walk(o.ModelRoute, 0)
 	return out
 }
 

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -33,6 +35,64 @@ func (m ModelOptions) Target() (consumer authority.Consumer, endpoint string, ok
 		return authority.ConsumerOpenAICompatible, m.Endpoint, true
 	}
 	return "", "", false
+}
+
+// Generation is how a profile asks its provider to generate.
+type Generation struct {
+	// Effort is the reasoning effort; "" sends none (provider_default).
+	Effort string
+	// Budget is the reasoning token budget, or 0.
+	Budget uint64
+	// MaxOutputTokens is a named model's model_options.max_output_tokens,
+	// or 0.
+	MaxOutputTokens int64
+}
+
+// Generation reads the profile's generation settings: options.model's
+// reasoning, or a named model's model_options (its reasoning and output
+// bound). ptr is the profile's pointer, for the diagnostic.
+func (m ModelOptions) Generation(ptr string) (Generation, error) {
+	var g Generation
+	reasoning := m.Reasoning
+	if len(m.ModelOptions) > 0 {
+		var extra struct {
+			MaxOutputTokens int64           `json:"max_output_tokens"`
+			Reasoning       json.RawMessage `json:"reasoning"`
+		}
+		if err := json.Unmarshal(m.ModelOptions, &extra); err != nil {
+			return g, invalid(ptr+"/model_options", "malformed model_options")
+		}
+		reasoning, g.MaxOutputTokens = extra.Reasoning, extra.MaxOutputTokens
+	}
+	var err error
+	if g.Effort, g.Budget, err = parseReasoning(reasoning); err != nil {
+		return g, invalid(ptr+"/reasoning", "%s", err.Error())
+	}
+	return g, nil
+}
+
+// parseReasoning reads a reasoning setting: an effort string or
+// {budget_tokens = N}; provider_default (or nothing) sends none.
+func parseReasoning(raw json.RawMessage) (effort string, budget uint64, err error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", 0, nil
+	}
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &effort); err != nil {
+			return "", 0, err
+		}
+		if effort == "provider_default" {
+			effort = ""
+		}
+		return effort, 0, nil
+	}
+	var b struct {
+		BudgetTokens uint64 `json:"budget_tokens"`
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return "", 0, fmt.Errorf("reasoning is an effort or {budget_tokens = N}")
+	}
+	return "", b.BudgetTokens, nil
 }
 
 // defaultModelID is the id options.model gets when it names none: the
@@ -211,6 +271,13 @@ func modelsInUse(o *Options) ([]string, error) {
 		return nil, invalid("/options/model_route", "no route named %q", o.ModelRoute)
 	}
 	return expandRoute(o.ModelRoute, o, nil)
+}
+
+// RouteModels returns the models route flattens to, in order: the
+// entries a route model tries. The deployment's load already refused
+// routes that cannot be flattened.
+func (o *Options) RouteModels(route string) ([]string, error) {
+	return expandRoute(route, o, nil)
 }
 
 // expandRoute flattens route name into model names: no cycle, no route

@@ -71,3 +71,36 @@ func (d *Deployment) CheckPaths() error {
 	}
 	return errors.Join(errs...)
 }
+
+// SkillRoots resolves the configured Skills roots to directories.
+func (d *Deployment) SkillRoots() (map[string]string, error) {
+	roots := map[string]string{}
+	for _, id := range sortedKeysOf(d.Options.Skills.Roots) {
+		dir, err := d.ResolvePath(d.Options.Skills.Roots[id])
+		if err != nil {
+			return nil, err
+		}
+		roots[id] = dir
+	}
+	return roots, nil
+}
+
+// SkillRootBounds returns, for every authority layer that writes
+// skill_roots, the directories they resolve to (those that resolve): a
+// Skills root must lie inside one of each layer's.
+func (d *Deployment) SkillRootBounds() [][]string {
+	var bounds [][]string
+	for _, l := range d.layers {
+		if !l.Has("skill_roots") {
+			continue
+		}
+		var dirs []string
+		for _, p := range l.SkillRoots {
+			if dir, err := d.ResolvePath(p); err == nil {
+				dirs = append(dirs, dir)
+			}
+		}
+		bounds = append(bounds, dirs)
+	}
+	return bounds
+}

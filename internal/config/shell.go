@@ -2,7 +2,10 @@ package config
 
 import (
 	"fmt"
+	"slices"
+	"time"
 
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/shell"
 )
 
@@ -65,4 +68,73 @@ func (d *Deployment) ShellPolicy() (*shell.Policy, error) {
 		return nil, nil
 	}
 	return shell.NewPolicy(layers...)
+}
+
+// ShellOptions returns the options of shell.run over a workspace
+// directory: the literal command policy, the working directories every
+// layer's cwd_roots admit, the environment every layer allows, and the
+// tool bounds.
+func (d *Deployment) ShellOptions(workspace string) (shell.Options, error) {
+	pol, err := d.ShellPolicy()
+	if err != nil {
+		return shell.Options{}, err
+	}
+	o := &d.Options
+	return shell.Options{
+		Workspace: workspace,
+		Policy:    pol,
+		// Under a literal command policy the resolved program is executed
+		// directly: nothing is interpreted at all, and one exec of the
+		// shell is saved (see docs/differences.md).
+		DirectExec:      pol != nil,
+		CheckCwd:        d.shellCwd(),
+		Environment:     d.shellEnvironment(),
+		MaxToolDuration: time.Duration(o.Limits.MaxToolDurationMS) * time.Millisecond,
+		MaxOutputBytes:  o.Limits.MaxToolOutputBytes,
+	}, nil
+}
+
+// shellEnvironment is options.shell.environment narrowed by every layer's
+// allowed_names.
+func (d *Deployment) shellEnvironment() shell.Environment {
+	e := d.Options.Shell.Environment
+	env := shell.Environment{Values: e.Values, AllowedNames: e.AllowedNames, AllowAnyName: e.AllowedNames == nil}
+	for _, l := range d.layers {
+		if le := l.Shell.Environment; le != nil {
+			var kept []string
+			for _, n := range le.AllowedNames {
+				if env.AllowAnyName || slices.Contains(env.AllowedNames, n) {
+					kept = append(kept, n)
+				}
+			}
+			env.AllowedNames, env.AllowAnyName = append([]string{}, kept...), false
+		}
+	}
+	return env
+}
+
+// shellCwd decides a shell.run working directory: options.shell.cwd_roots
+// and every layer's must allow it; a denial names the first that does not.
+func (d *Deployment) shellCwd() func(rel string) shell.Decision {
+	type layerRules struct {
+		layer string
+		rules *authority.Rules
+	}
+	var all []layerRules
+	if r := d.Options.Shell.CWDRoots; r != nil {
+		all = append(all, layerRules{"options/shell", r})
+	}
+	for _, l := range d.layers {
+		if l.Shell.CWDRoots != nil {
+			all = append(all, layerRules{l.ID, l.Shell.CWDRoots})
+		}
+	}
+	return func(rel string) shell.Decision {
+		for _, c := range all {
+			if v := c.rules.Evaluate(authority.DimCWDRoots, rel); !v.Allowed {
+				return shell.Decision{Allowed: false, Layer: c.layer, RuleID: v.RuleID, Reason: "cwd_roots"}
+			}
+		}
+		return shell.Decision{Allowed: true}
+	}
 }
