@@ -15,7 +15,7 @@ import (
 // failure with a code, not silence.
 func TestLoopDropsNoLedgerError(t *testing.T) {
 	recording := map[string]bool{"ReserveModelCall": true, "AdmitToolCall": true, "Dispatch": true, "SettleModelCall": true,
-		"SettleToolCall": true, "Finish": true, "PutResult": true, "RecordDecision": true, "Append": true, "AppendThen": true,
+		"SettleToolCall": true, "Finish": true, "PutResult": true, "RecordDecision": true, "Append": true, "RecordProcessGroup": true,
 		"Flush": true, "StartAgent": true}
 	files, _ := filepath.Glob("*.go")
 	fset := token.NewFileSet()

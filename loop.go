@@ -58,7 +58,7 @@ type step struct {
 	scratch  []byte // resultJSON's working buffer, reused
 	// payloads: the ledger records event payloads. A task's ledger
 	// without a store (a private root) keeps no event record, so none
-	// are built.
+	// are built; a host's own ledger (RuntimeOptions.NewLedger) gets them.
 	payloads bool
 }
 
@@ -91,7 +91,7 @@ func (t *Task) run(ctx, caller context.Context) {
 // newStep is the loop state of task t before its first event: ctx is the
 // task's own context, caller the one its host started it with.
 func newStep(t *Task, ctx, caller context.Context) *step {
-	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: t.rt.opts.Model.Info(), payloads: t.rt.opts.Store != nil}
+	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: t.rt.opts.Model.Info(), payloads: t.rt.opts.Store != nil || t.rt.opts.NewLedger != nil}
 	s.hdr = &eventHeader{runID: t.root.ID(), agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
 	return s
 }

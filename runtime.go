@@ -56,6 +56,13 @@ type RuntimeOptions struct {
 	// results, but nothing is written that could be read back (pass
 	// ledger.NewMemoryStore() to inspect records in tests).
 	Store ledger.Store
+	// NewLedger, when set, makes each task's ledger from the options the
+	// runtime chose for it (Store, Limits, digests, clock, IDs): a host
+	// supplies its own [ledger.Ledger] or wraps the [ledger.NewRoot] it
+	// calls, for example to mirror every record elsewhere. Nil means
+	// ledger.NewRoot. A task with a NewLedger is given event payloads to
+	// record even without a Store.
+	NewLedger func(ctx context.Context, opts ledger.Options) (ledger.Ledger, error)
 	// Deployment identifies the configuration, for events and the ledger.
 	Deployment *DeploymentRef
 	// Sink, when set, receives every event inline, before the model stream
@@ -84,11 +91,12 @@ type RuntimeOptions struct {
 	activations []skills.Activation
 }
 
-// TaskInfo tells catalogs and hosts which task they serve.
+// TaskInfo tells catalogs and hosts which task they serve, and gives them
+// the part of its ledger a catalog records in.
 type TaskInfo struct {
 	TaskID  string
 	AgentID string
-	Ledger  ledger.Ledger
+	Ledger  ledger.Recorder
 }
 
 // Runtime runs tasks. It is safe for concurrent use: each Start is an
@@ -150,7 +158,7 @@ func (r *Runtime) Close() error {
 // Task is one running root task.
 type Task struct {
 	rt     *Runtime
-	root   *ledger.Root
+	root   ledger.Ledger
 	input  string
 	cancel context.CancelFunc
 
@@ -226,7 +234,7 @@ func (r *Runtime) newTask(ctx context.Context, input string) (*Task, error) {
 	if r.opts.Deployment != nil {
 		lopts.Fingerprint = r.opts.Deployment.Fingerprint
 	}
-	root, err := ledger.NewRoot(ctx, lopts)
+	root, err := r.newLedger(ctx, lopts)
 	if err != nil {
 		return nil, fmt.Errorf("pablo: admit task: %w", err)
 	}
@@ -234,6 +242,22 @@ func (r *Runtime) newTask(ctx context.Context, input string) (*Task, error) {
 	t.cond = sync.NewCond(&t.mu)
 	t.log.mu = &t.mu
 	return t, nil
+}
+
+// newLedger makes a task's ledger: the host's NewLedger, or a Root.
+func (r *Runtime) newLedger(ctx context.Context, opts ledger.Options) (ledger.Ledger, error) {
+	if r.opts.NewLedger != nil {
+		l, err := r.opts.NewLedger(ctx, opts)
+		if err == nil && l == nil {
+			err = errors.New("RuntimeOptions.NewLedger returned no ledger")
+		}
+		return l, err
+	}
+	root, err := ledger.NewRoot(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return root, nil
 }
 
 // ID returns the task ID (the run ID of its events).

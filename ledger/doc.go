@@ -3,9 +3,11 @@
 // durable state, and after a restart tells completed actions from unknown
 // outcomes and retryable operations.
 //
-// One [*Root] exists per root task and is shared by its children (hosts see it
-// through the small [Ledger] interface and may wrap it). Every event gets the
-// root's global RootSeq and its agent's own Seq, both from 1.
+// One [*Root] exists per root task and is shared by its children. The
+// runtime uses it through the [Ledger] interface, so a host may wrap it or
+// supply its own (pablo.RuntimeOptions.NewLedger); a tool catalog is given
+// only the [Recorder] part, to add its decisions to the task's scope. Every
+// event gets the root's global RootSeq and its agent's own Seq, both from 1.
 //
 // # Accounting
 //

@@ -79,18 +79,3 @@ func Example() {
 	// unknown (never replay): call_2 fs.write
 	// outcome recorded: false
 }
-
-// AppendThen lets a host keep its own in-memory view of the events in the
-// ledger's root_seq order, under the ledger's lock and without one of its
-// own, even when several agents append at once.
-func ExampleRoot_AppendThen() {
-	ctx := context.Background()
-	root, _ := ledger.NewRoot(ctx, ledger.Options{})
-	var view []uint64
-	record := func(st ledger.Stamp) { view = append(view, st.RootSeq) }
-	child, _ := root.StartAgent(ctx, ledger.AgentSpec{ParentID: root.RootAgentID()})
-	root.AppendThen(ctx, root.RootAgentID(), "note", json.RawMessage(`{"n":1}`), record)
-	root.AppendThen(ctx, child, "note", json.RawMessage(`{"n":2}`), record)
-	fmt.Println(view)
-	// Output: [1 2]
-}

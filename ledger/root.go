@@ -12,19 +12,34 @@ import (
 	"github.com/pabloagent/pablo/internal/ids"
 )
 
-// Ledger orders, charges, records and recovers the work of one root task and
-// its children. [*Root] is the implementation; a host may wrap it (to mirror
-// events, add metrics, ...) and hand the wrapper to the runtime.
+// Recorder is the part of a task's ledger a tool catalog is given (the
+// runtime's TaskInfo.Ledger, an MCP catalog's Options.Ledger): it adds the
+// authority decisions the catalog made (a discovered tool admitted or kept
+// out, a Skill's activation) to the task's authorization scope.
+type Recorder interface {
+	// RecordDecision adds an authority decision to the task's scope.
+	RecordDecision(ctx context.Context, agentID, capability string, d authority.Decision) error
+}
+
+// Ledger orders, charges, records and recovers the work of one root task:
+// what the runtime uses of it. [*Root] is the implementation; a host may
+// wrap it (to mirror records elsewhere, add metrics, ...) and give the
+// runtime the wrapper (pablo.RuntimeOptions.NewLedger).
 //
-// Every method names the acting agent. Admissions (StartAgent,
-// ReserveModelCall, AdmitToolCall) check and reserve all the ceilings they
-// touch at once, for the agent and every ancestor, or take nothing and return
-// a [*LimitError]. Dispatch, SettleToolCall, Finish and Flush are barriers:
-// when they return, every record accepted before them is durable. Every
-// other record is durable at the next barrier (see the package doc).
+// Every method names the acting agent. Admissions (ReserveModelCall,
+// AdmitToolCall) check and reserve all the ceilings they touch at once, for
+// the agent and every ancestor, or take nothing and return a
+// [*LimitError]. Dispatch, SettleToolCall and Finish are barriers: when
+// they return, every record accepted before them is durable. Every other
+// record is durable at the next barrier (see the package doc).
 type Ledger interface {
-	// StartAgent adds a child agent under spec.ParentID and returns its ID.
-	StartAgent(ctx context.Context, spec AgentSpec) (string, error)
+	Recorder
+	// ID returns the task ID, the RootID of every event.
+	ID() string
+	// RootAgentID returns the root agent's ID.
+	RootAgentID() string
+	// Deadline returns the earliest deadline that binds agentID.
+	Deadline(agentID string) (time.Time, bool)
 	// Append adds an event of type typ with the engine's JSON payload.
 	Append(ctx context.Context, agentID, typ string, payload json.RawMessage) (Event, error)
 	// ReserveModelCall admits a model call and returns its call ID.
@@ -38,18 +53,15 @@ type Ledger interface {
 	SettleModelCall(ctx context.Context, agentID, callID string, s ModelSettlement) error
 	// SettleToolCall settles a tool call exactly once.
 	SettleToolCall(ctx context.Context, agentID, callID string, s ToolSettlement) error
-	// RecordDecision adds an authority decision to the task's scope.
-	RecordDecision(ctx context.Context, agentID, capability string, d authority.Decision) error
 	// PutResult stores v as canonical JSON and returns its reference.
 	PutResult(ctx context.Context, v any) (ResultRef, error)
-	// Result reads a stored result.
-	Result(ctx context.Context, ref ResultRef) (json.RawMessage, error)
+	// RecordProcessGroup records a process group the agent's tools started,
+	// before it is given any work.
+	RecordProcessGroup(ctx context.Context, agentID string, g ProcessGroupRecord) error
 	// Accounting snapshots an agent's counters (its descendants included).
 	Accounting(agentID string) (Accounting, error)
 	// Finish appends the agent's terminal event and records its outcome.
 	Finish(ctx context.Context, agentID string, f Finish) (Event, error)
-	// Flush makes every accepted record durable: a barrier.
-	Flush(ctx context.Context) error
 }
 
 // Options configure [NewRoot].
@@ -113,9 +125,6 @@ type Finish struct {
 	// OutputBytes is the final output's size, checked against output_bytes
 	// when the outcome is completed.
 	OutputBytes uint64
-	// Then, when set, is called with the terminal event's stamp under the
-	// root's lock, as in [Root.AppendThen].
-	Then func(Stamp)
 }
 
 // Root is the ledger of one root task: the concrete [Ledger].
@@ -250,11 +259,6 @@ func (r *Root) ID() string { return r.id }
 
 // RootAgentID returns the root agent's ID.
 func (r *Root) RootAgentID() string { return r.root.id }
-
-// RecordsEvents reports whether the root writes its events, payloads
-// included, to a store. A root without a store keeps no event record, so a
-// caller may pass nil payloads and skip building them.
-func (r *Root) RecordsEvents() bool { return !r.resultsOnly }
 
 // Deadline returns the earliest deadline that binds agentID (its own or an
 // ancestor's), and false when none does.
@@ -493,14 +497,34 @@ func firstErr(errs ...error) error {
 // event slot stays reserved, so ordinary events fail with an events
 // [*LimitError] one short of the ceiling.
 func (r *Root) Append(ctx context.Context, agentID, typ string, payload json.RawMessage) (Event, error) {
-	var parent string
-	st, err := r.appendStamped(ctx, agentID, typ, payload, nil, &parent)
-	if st.RootSeq == 0 {
+	if typ == "" {
+		return Event{}, &InvalidError{Field: "event type", Reason: "must not be empty"}
+	}
+	if len(payload) > 0 && !r.trusted && !validJSON(payload) {
+		return Event{}, &InvalidError{Field: "event payload", Reason: "event " + strconv.Quote(typ) + " payload is not valid JSON"}
+	}
+	r.mu.Lock()
+	a, err := r.usable(agentID, "append an event for")
+	if err == nil {
+		err = checkEvents(a, 1)
+	}
+	if err != nil {
+		r.mu.Unlock()
 		return Event{}, err
 	}
+	for x := a; x != nil; x = x.parent {
+		x.c.events++
+	}
+	st := r.event(a, typ, payload)
 	ev := r.eventOf(st, agentID, typ, payload)
-	ev.ParentID = parent
-	return ev, err
+	ev.ParentID = a.parentID
+	full := len(r.pending) >= r.flushEvery
+	r.mu.Unlock()
+	if full {
+		// The event was appended: it is returned with the flush's error.
+		return ev, r.flush(ctx)
+	}
+	return ev, nil
 }
 
 // Stamp is what the root gave an event: its numbers and its time.
@@ -511,64 +535,6 @@ type Stamp struct {
 
 // Time returns the stamp's time in UTC.
 func (s Stamp) Time() time.Time { return time.UnixMicro(s.UnixMicros).UTC() }
-
-// AppendThen is Append for hot paths. It returns the event's stamp rather
-// than the whole Event, and when then is not nil it calls then with the
-// stamp while the root's lock is still held: whatever then records (an
-// in-memory log for readers, say) is in root_seq order across every agent
-// of the tree, with no second lock. then must be quick and must not call
-// the root. A zero stamp means the event was not appended.
-func (r *Root) AppendThen(ctx context.Context, agentID, typ string, payload json.RawMessage, then func(Stamp)) (Stamp, error) {
-	return r.appendStamped(ctx, agentID, typ, payload, then, nil)
-}
-
-// Locked calls f while holding the root's lock, the lock AppendThen calls
-// its then under: f sees everything the then of every earlier append
-// recorded, without that record needing a lock or an atomic of its own. f
-// must be quick and must not call the root.
-func (r *Root) Locked(f func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f()
-}
-
-// appendStamped is AppendThen that also reports the agent's parent ID when
-// parent is not nil.
-func (r *Root) appendStamped(ctx context.Context, agentID, typ string, payload json.RawMessage, then func(Stamp), parent *string) (Stamp, error) {
-	if typ == "" {
-		return Stamp{}, &InvalidError{Field: "event type", Reason: "must not be empty"}
-	}
-	if len(payload) > 0 && !r.trusted && !validJSON(payload) {
-		return Stamp{}, &InvalidError{Field: "event payload", Reason: "event " + strconv.Quote(typ) + " payload is not valid JSON"}
-	}
-	r.mu.Lock()
-	a, err := r.usable(agentID, "append an event for")
-	if err == nil {
-		err = checkEvents(a, 1)
-	}
-	if err != nil {
-		r.mu.Unlock()
-		return Stamp{}, err
-	}
-	for x := a; x != nil; x = x.parent {
-		x.c.events++
-	}
-	st := r.event(a, typ, payload)
-	if then != nil {
-		then(st)
-	}
-	if parent != nil {
-		*parent = a.parentID
-	}
-	full := len(r.pending) >= r.flushEvery
-	r.mu.Unlock()
-	if full {
-		if err := r.flush(ctx); err != nil {
-			return st, err
-		}
-	}
-	return st, nil
-}
 
 // event numbers and records an event whose slot was already charged; r.mu
 // must be held, so times follow root_seq. The Event itself is built only
@@ -629,9 +595,6 @@ func (r *Root) Finish(ctx context.Context, agentID string, f Finish) (Event, err
 		x.c.events++
 	}
 	st := r.event(a, f.EventType, f.Payload)
-	if f.Then != nil {
-		f.Then(st)
-	}
 	ev := r.eventOf(st, a.id, f.EventType, f.Payload)
 	ev.ParentID = a.parentID
 	r.record(Record{Kind: RecordFinish, Time: ev.Time, Finish: &FinishRecord{AgentID: a.id, Outcome: f.Outcome}})

@@ -101,7 +101,7 @@ type Options struct {
 	Resolve func(ctx context.Context, name string, consumer authority.Consumer, destination string) (authority.Secret, error)
 	// Ledger, when set, receives one decision per discovered tool (its
 	// admission, definition digest and negotiated version) under AgentID.
-	Ledger  ledger.Ledger
+	Ledger  ledger.Recorder
 	AgentID string
 	// AllowLoopbackHTTP admits plain http:// endpoints on 127.0.0.1 or
 	// [::1], for host fixtures. Every other endpoint must be HTTPS.
