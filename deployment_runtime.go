@@ -14,6 +14,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/internal/script"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/skills"
 )
@@ -165,7 +166,7 @@ func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (Mod
 		if err != nil {
 			return nil, err
 		}
-		s, err := LoadScript(ctx, p)
+		s, err := script.Load(ctx, p)
 		if err != nil {
 			return nil, (&ConfigError{Code: config.CodeInvalidValue, Option: "/options/model/script", Message: err.Error()}).WithCause(err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/fsx"
+	"github.com/pabloagent/pablo/internal/script"
 )
 
 // notBlocked runs f under a context with a short deadline and fails the
@@ -85,8 +86,8 @@ func TestHostNamedFilesThatAreFIFOsNeverBlock(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := LoadScript(ctx, filepath.Join(dir, "script.json")); !errors.Is(err, fsx.ErrNotRegular) {
-				t.Errorf("LoadScript: %v", err)
+			if _, err := script.Load(ctx, filepath.Join(dir, "script.json")); !errors.Is(err, fsx.ErrNotRegular) {
+				t.Errorf("script.Load: %v", err)
 			}
 			rt, err := d.NewRuntime(ctx, HostOptions{})
 			if err == nil {

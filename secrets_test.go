@@ -81,7 +81,11 @@ func runRecorded(t *testing.T, body, script string, setup func(ws string), env m
 		setup(ws)
 	}
 	d := scriptDeployment(t, dir, ws, script, body)
-	s, err := LoadScript(context.Background(), filepath.Join(dir, "script.json"))
+	data, err := os.ReadFile(filepath.Join(dir, "script.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseScript(data)
 	if err != nil {
 		t.Fatal(err)
 	}

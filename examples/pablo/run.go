@@ -15,6 +15,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/script"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -151,7 +152,7 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 		if d.Locked() {
 			return preAdmission(h, p, "invalid_configuration", &pablo.ConfigError{Code: config.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"})
 		}
-		s, err := pablo.LoadScript(ctx, path)
+		s, err := script.Load(ctx, path)
 		if err != nil {
 			return preAdmission(h, p, "invalid_arguments", usagef("--script: %v", err))
 		}

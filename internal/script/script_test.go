@@ -1,4 +1,4 @@
-package pablo
+package script
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 
 // TestScriptDecodingIsStrict: duplicate keys (at any depth), unknown
 // fields, trailing data and nameless tool calls are refused with a typed
-// *ScriptError naming where.
+// *Error naming where.
 func TestScriptDecodingIsStrict(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ doc, pointer, says string }{
@@ -22,12 +22,12 @@ func TestScriptDecodingIsStrict(t *testing.T) {
 		{`{"turns":[]}`, "/turns", "no turns"},
 		{`{"turns":[{"tool_calls":[{"arguments":{}}]}]}`, "/turns/0/tool_calls/0/name", "needs a name"},
 		{`{"turns":[{"text":["a"]}]`, "", "not JSON"},
-		{`{"turns":[{"text":[],"tool_calls":[{"name":"x","arguments":` + strings.Repeat("[", MaxScriptDepth) + strings.Repeat("]", MaxScriptDepth) + `}]}]}`, "", "nesting deeper"},
+		{`{"turns":[{"text":[],"tool_calls":[{"name":"x","arguments":` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `}]}]}`, "", "nesting deeper"},
 	} {
-		_, err := ParseScript([]byte(c.doc))
-		var se *ScriptError
-		if !errors.As(err, &se) || !errors.Is(err, ErrScript) {
-			t.Errorf("%s: want a *ScriptError, got %v", c.doc, err)
+		_, err := Parse([]byte(c.doc))
+		var se *Error
+		if !errors.As(err, &se) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: want a *Error, got %v", c.doc, err)
 			continue
 		}
 		if (c.pointer != "" && se.Pointer != c.pointer) || !strings.Contains(err.Error(), c.says) {
@@ -50,41 +50,41 @@ func scriptOf(n int) string {
 
 // TestScriptBoundsAdmitTheBenchmarkAndRefuseAMillionTurns: the documented
 // bounds admit a 10,000-turn script with a tool call in each turn, and
-// refuse one past MaxScriptTurns while scanning, before decoding anything.
+// refuse one past MaxTurns while scanning, before decoding anything.
 func TestScriptBoundsAdmitTheBenchmarkAndRefuseAMillionTurns(t *testing.T) {
 	t.Parallel()
-	s, err := ParseScript([]byte(scriptOf(10_000)))
+	s, err := Parse([]byte(scriptOf(10_000)))
 	if err != nil || len(s.Turns) != 10_001 {
 		t.Fatalf("10,000 turns: %v", err)
 	}
-	turns := `{"turns":[` + strings.Repeat(`{},`, MaxScriptTurns) + `{}]}`
-	_, err = ParseScript([]byte(turns))
-	var se *ScriptError
-	if !errors.As(err, &se) || se.Pointer != fmt.Sprintf("/turns/%d", MaxScriptTurns) || !strings.Contains(err.Error(), "turns") {
+	turns := `{"turns":[` + strings.Repeat(`{},`, MaxTurns) + `{}]}`
+	_, err = Parse([]byte(turns))
+	var se *Error
+	if !errors.As(err, &se) || se.Pointer != fmt.Sprintf("/turns/%d", MaxTurns) || !strings.Contains(err.Error(), "turns") {
 		t.Fatalf("one turn past the bound: %v", err)
 	}
-	deltas := `{"turns":[{"text":[` + strings.Repeat(`"",`, MaxScriptDeltas) + `""]}]}`
-	if _, err := ParseScript([]byte(deltas)); !errors.Is(err, ErrScript) || !strings.Contains(err.Error(), "text deltas") {
+	deltas := `{"turns":[{"text":[` + strings.Repeat(`"",`, MaxDeltas) + `""]}]}`
+	if _, err := Parse([]byte(deltas)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "text deltas") {
 		t.Fatalf("one delta past the bound: %v", err)
 	}
-	big := `{"turns":[{"text":["` + strings.Repeat("x", MaxScriptBytes) + `"]}]}`
-	if _, err := ParseScript([]byte(big)); !errors.Is(err, ErrScript) || !strings.Contains(err.Error(), "bytes") {
+	big := `{"turns":[{"text":["` + strings.Repeat("x", MaxBytes) + `"]}]}`
+	if _, err := Parse([]byte(big)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "bytes") {
 		t.Fatalf("past the byte bound: %v", err)
 	}
 }
 
-// FuzzParseScript: ParseScript never panics; what it accepts is within
+// FuzzParse: Parse never panics; what it accepts is within
 // the bounds and survives a round trip through encoding/json unchanged.
-func FuzzParseScript(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"turns":[{"text":["a","b"],"tool_calls":[{"name":"fs.read","arguments":{"path":"x"}}],"usage":{"input_tokens":1,"output_tokens":2}}]}`))
 	f.Add([]byte(`{"turns":[{"error":"rate_limited","delivery":"not_sent"}]}`))
 	f.Add([]byte(` {"turns" : [ {"text" : ["a\"\\", "\u0041"] , "tool_calls":[{"name":"x","arguments":[true,null,-1.5e3,{}]}]} ] } `))
 	f.Add([]byte(`{"turns":[{"text":["a"],"text":["b"]}]}`))
 	f.Add([]byte(`{"turns":[{"tool_calls":[{"name":"x","arguments":{"a":{"b":[1,2,{"a":1,"a":2}]}}}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := ParseScript(data)
+		s, err := Parse(data)
 		if err != nil {
-			if !errors.Is(err, ErrScript) {
+			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("untyped error %v", err)
 			}
 			if strings.HasPrefix(err.Error(), "script: not JSON") && json.Valid(data) {
@@ -97,14 +97,14 @@ func FuzzParseScript(f *testing.F) {
 			calls += len(turn.ToolCalls)
 			deltas += len(turn.Text)
 		}
-		if len(s.Turns) > MaxScriptTurns || calls > MaxScriptToolCalls || deltas > MaxScriptDeltas {
+		if len(s.Turns) > MaxTurns || calls > MaxToolCalls || deltas > MaxDeltas {
 			t.Fatalf("bounds passed: %d turns, %d calls, %d deltas", len(s.Turns), calls, deltas)
 		}
 		again, err := json.Marshal(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s2, err := ParseScript(again)
+		s2, err := Parse(again)
 		if err != nil {
 			t.Fatalf("re-encoded script refused: %v\n%s", err, again)
 		}
@@ -125,13 +125,13 @@ func TestScriptFieldNamesAreCaseSensitive(t *testing.T) {
 		{`{"turns":[{"text":[],"tool_calls":[{"name":"fs.read","Arguments":{"path":"../x"},"arguments":{"path":"a"}}]}]}`, "/turns/0/tool_calls/0/Arguments"},
 		{`{"turns":[{"text":[],"usage":{"input_tokens":1,"Input_Tokens":9}}]}`, "/turns/0/usage/Input_Tokens"},
 	} {
-		_, err := ParseScript([]byte(c.doc))
-		var se *ScriptError
+		_, err := Parse([]byte(c.doc))
+		var se *Error
 		if !errors.As(err, &se) || se.Pointer != c.pointer || !strings.Contains(se.Message, "spelled exactly") {
 			t.Errorf("%s: got %v", c.doc, err)
 		}
 	}
-	s, err := ParseScript([]byte(`{"turns":[{"text":[],"tool_calls":[{"name":"x","arguments":{"A":1,"a":{"B-2":[{"Z":0}]}}}]}]}`))
+	s, err := Parse([]byte(`{"turns":[{"text":[],"tool_calls":[{"name":"x","arguments":{"A":1,"a":{"B-2":[{"Z":0}]}}}]}]}`))
 	if err != nil || string(s.Turns[0].ToolCalls[0].Arguments) != `{"A":1,"a":{"B-2":[{"Z":0}]}}` {
 		t.Fatalf("arguments: %v", err)
 	}
