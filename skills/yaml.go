@@ -1,9 +1,7 @@
 package skills
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -148,22 +146,12 @@ func isDocumentMarker(l string) bool {
 }
 
 // decode parses the one document of content; it returns nil for no
-// document at all.
+// document at all. parseYAML has refused every document marker and
+// directive, so content cannot hold a second document and Unmarshal,
+// which reads the first, reads it all.
 func (s *yamlSource) decode(content string) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(strings.NewReader(content))
 	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		return nil, s.syntaxError(err)
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case errors.Is(err, io.EOF):
-	case err == nil:
-		return nil, s.errAt(next.Line, CodeUnsupportedYAML, "multiple YAML documents or document markers are not supported")
-	default:
+	if err := yaml.Unmarshal([]byte(content), &doc); err != nil {
 		return nil, s.syntaxError(err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
