@@ -78,3 +78,41 @@ func ExampleParseFrontmatter() {
 	// Output:
 	// unsupported_yaml skills: line 3: YAML anchors are not supported
 }
+
+// A Skill written for Claude Code loads: its allowed-tools list becomes
+// requirements and its other keys inert extensions, none of which grant
+// anything.
+func ExampleFrontmatter_extensions() {
+	fm, err := skills.ParseFrontmatter([]byte(`---
+name: commit-helper
+description: Write a commit message for the staged changes.
+allowed-tools:
+  - Read
+  - Bash(git diff --staged)
+argument-hint: [scope]
+disable-model-invocation: true
+---
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%q\n", fm.AllowedTools)
+	for _, k := range []string{"argument-hint", "disable-model-invocation"} {
+		fmt.Printf("%s: %s\n", k, fm.Extensions[k])
+	}
+	// Output:
+	// ["Read" "Bash(git diff --staged)"]
+	// argument-hint: ["scope"]
+	// disable-model-invocation: "true"
+}
+
+// ExtensionKeys lists the keys of other agents' dialects that load as inert
+// metadata; any other unknown key is refused.
+func ExampleExtensionKeys() {
+	fmt.Println(skills.ExtensionKeys())
+	_, err := skills.ParseFrontmatter([]byte("---\nname: a\ndescription: d\nversion: 2\n---\n"))
+	fmt.Println(skills.CodeOf(err))
+	// Output:
+	// [agent argument-hint arguments context disable-model-invocation disallowed-tools effort hooks model paths shell triggers user-invocable when_to_use]
+	// unknown_key
+}
