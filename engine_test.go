@@ -446,7 +446,7 @@ func TestArgumentsThatAreNotJSONNeverReachTheLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 		obj, _ := rt.Run(context.Background(), "go")
-		if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != string(ledger.FailInvalidToolArguments) {
+		if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != ledger.FailInvalidToolArguments {
 			t.Fatalf("%q: outcome %+v", args, obj.Outcome)
 		}
 		recs, _ := store.Records(context.Background(), *obj.RunID)

@@ -77,13 +77,13 @@ func (t *Task) run(ctx, caller context.Context) {
 	s.traceID = traceIDOf(span, caller, t.root.ID())
 	s.hdr.traceID = s.traceID
 	outcome := s.loop()
-	span.SetAttributes(attribute.String("pablo.outcome", outcome.Status))
+	span.SetAttributes(attribute.String("pablo.outcome", string(outcome.Status)))
 	if outcome.Status != StatusCompleted {
-		span.SetStatus(codes.Error, outcome.Status)
+		span.SetStatus(codes.Error, string(outcome.Status))
 	}
 	span.End()
 	if err := closeAll(s.catalogs); err != nil && outcome.Status == StatusCompleted {
-		outcome = &Outcome{Status: StatusFailed, Code: string(ledger.FailToolCleanup), Delivery: string(ledger.ResponseReceived)}
+		outcome = &Outcome{Status: StatusFailed, Code: ledger.FailToolCleanup, Delivery: ledger.ResponseReceived}
 	}
 	t.finish(s, outcome)
 }
@@ -193,13 +193,13 @@ func (s *step) final(text string) *Outcome {
 		}
 		if len(resp.ToolCalls) > 0 {
 			s.check.Block()
-			return &Outcome{Status: StatusFailed, Code: string(ledger.FailMalformedStream), Delivery: string(ledger.ResponseReceived)}
+			return &Outcome{Status: StatusFailed, Code: ledger.FailMalformedStream, Delivery: ledger.ResponseReceived}
 		}
 		text = resp.Text
 		s.check.Validate(text)
 	}
 	if !s.check.Valid() {
-		return &Outcome{Status: StatusFailed, Code: string(ledger.FailOutputValidationFailed), Delivery: string(ledger.ResponseReceived)}
+		return &Outcome{Status: StatusFailed, Code: ledger.FailOutputValidationFailed, Delivery: ledger.ResponseReceived}
 	}
 	return s.completed(text)
 }
@@ -229,7 +229,7 @@ func (s *step) openCatalogs() *Outcome {
 			// A required catalog did not start: no tool was offered and
 			// nothing was sent. Say which and why, masked and bounded.
 			reason := textx.Shorten(s.t.rt.opts.secrets.String(err.Error()), ledger.MaxReasonBytes)
-			return &Outcome{Status: StatusFailed, Code: string(ledger.FailToolStartup), Delivery: string(ledger.NotSent), Reason: reason}
+			return &Outcome{Status: StatusFailed, Code: ledger.FailToolStartup, Delivery: ledger.NotSent, Reason: reason}
 		}
 	}
 	// The runtime's own catalogs are compiled once and shared; a task's
@@ -242,7 +242,7 @@ func (s *step) openCatalogs() *Outcome {
 		v = buildToolView(r.opts.Authority, r.opts.secrets, v, more)
 	}
 	if v.err != nil {
-		return &Outcome{Status: StatusFailed, Code: string(ledger.FailToolExecution), Delivery: string(ledger.NotSent)}
+		return &Outcome{Status: StatusFailed, Code: ledger.FailToolExecution, Delivery: ledger.NotSent}
 	}
 	s.owner, s.byWire, s.refused, s.defs, s.contracts = v.owner, v.byWire, v.refused, v.defs, v.contracts
 	return nil
@@ -269,7 +269,7 @@ func (s *step) modelCallRemains() *Outcome {
 	}
 	acc, err := s.t.root.Accounting(s.agent)
 	if err == nil && acc.ModelCalls.N >= n {
-		return &Outcome{Status: StatusLimitExceeded, Limit: string(ledger.LimitModelCalls)}
+		return &Outcome{Status: StatusLimitExceeded, Limit: ledger.LimitModelCalls}
 	}
 	return nil
 }
@@ -330,7 +330,7 @@ func (s *step) modelCallRecord(provider, model string, route *RouteAttempt, req 
 // failure code code, and returns o, the outcome that stopped it, or the
 // ledger's failure when the settlement is refused.
 func (s *step) abandonCall(id string, code ledger.FailureCode, o *Outcome) *Outcome {
-	settle := ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusFailed), Delivery: ledger.NotSent, Error: code}
+	settle := ledger.ModelSettlement{Status: StatusFailed, Delivery: ledger.NotSent, Error: code}
 	if err := s.t.root.SettleModelCall(s.ctx, s.agent, id, settle); err != nil {
 		return s.ledgerFailure(err, ledger.NotSent)
 	}
@@ -373,7 +373,7 @@ func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr 
 // call succeeded); sinkErr is set when the ledger or the host's sink
 // refused one of its deltas.
 func (s *step) modelResult(resp *ModelResponse, err error, sinkErr *Outcome, route *RouteAttempt) (ledger.ModelSettlement, *Outcome) {
-	settle := ledger.ModelSettlement{Status: ledger.OutcomeStatus(StatusCompleted), Delivery: ledger.ResponseReceived}
+	settle := ledger.ModelSettlement{Status: StatusCompleted, Delivery: ledger.ResponseReceived}
 	if err == nil {
 		if resp.UsageReported {
 			settle.Reported = true
@@ -390,16 +390,16 @@ func (s *step) modelResult(resp *ModelResponse, err error, sinkErr *Outcome, rou
 	switch {
 	case sinkErr != nil:
 		outcome = sinkErr
-		settle.Status, settle.Error = ledger.OutcomeStatus(StatusFailed), ledger.FailEventSinkIO
+		settle.Status, settle.Error = StatusFailed, ledger.FailEventSinkIO
 	case s.ctx.Err() != nil:
 		outcome = s.interrupted()
-		settle.Status, settle.Delivery = ledger.OutcomeStatus(outcome.Status), ledger.MayHaveBeenSent
+		settle.Status, settle.Delivery = outcome.Status, ledger.MayHaveBeenSent
 	case errors.As(err, &me):
-		outcome = &Outcome{Status: StatusFailed, Code: string(me.Code), Delivery: string(me.Delivery)}
-		settle.Status, settle.Delivery, settle.Error = ledger.OutcomeStatus(StatusFailed), me.Delivery, me.Code
+		outcome = &Outcome{Status: StatusFailed, Code: me.Code, Delivery: me.Delivery}
+		settle.Status, settle.Delivery, settle.Error = StatusFailed, me.Delivery, me.Code
 	default:
-		outcome = &Outcome{Status: StatusFailed, Code: string(ledger.FailProviderTransport), Delivery: string(ledger.MayHaveBeenSent)}
-		settle.Status, settle.Delivery, settle.Error = ledger.OutcomeStatus(StatusFailed), ledger.MayHaveBeenSent, ledger.FailProviderTransport
+		outcome = &Outcome{Status: StatusFailed, Code: ledger.FailProviderTransport, Delivery: ledger.MayHaveBeenSent}
+		settle.Status, settle.Delivery, settle.Error = StatusFailed, ledger.MayHaveBeenSent, ledger.FailProviderTransport
 	}
 	if route != nil && route.Delivery != nil && sinkErr == nil && s.ctx.Err() == nil {
 		settle.Delivery = ledger.Delivery(*route.Delivery)
@@ -540,9 +540,9 @@ func (s *step) failureOutcome(err error, sinkErr *Outcome) *Outcome {
 	case s.ctx.Err() != nil:
 		return s.interrupted()
 	case errors.As(err, &me):
-		return &Outcome{Status: StatusFailed, Code: string(me.Code), Delivery: string(me.Delivery)}
+		return &Outcome{Status: StatusFailed, Code: me.Code, Delivery: me.Delivery}
 	}
-	return &Outcome{Status: StatusFailed, Code: string(ledger.FailProviderTransport), Delivery: string(ledger.MayHaveBeenSent)}
+	return &Outcome{Status: StatusFailed, Code: ledger.FailProviderTransport, Delivery: ledger.MayHaveBeenSent}
 }
 
 var errRouteStopped = errors.New("pablo: route stopped by the ledger")
@@ -858,7 +858,7 @@ func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *Outcome {
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	fail := &Outcome{Status: StatusFailed, Code: string(ledger.FailInvalidToolArguments), Delivery: string(ledger.NotSent)}
+	fail := &Outcome{Status: StatusFailed, Code: ledger.FailInvalidToolArguments, Delivery: ledger.NotSent}
 	return s.settleUnsent(rec.ID, ledger.ToolInvalidArguments, string(ce.Kind), fail)
 }
 
@@ -1106,7 +1106,7 @@ func (s *step) toolOutcome(res ledger.ToolResult) *Outcome {
 		if limit == "" {
 			limit = ledger.LimitToolOutputBytes
 		}
-		return &Outcome{Status: StatusLimitExceeded, Limit: string(limit)}
+		return &Outcome{Status: StatusLimitExceeded, Limit: limit}
 	case ledger.ToolTimedOut:
 		return &Outcome{Status: StatusTimedOut}
 	case ledger.ToolCancelled:
@@ -1115,9 +1115,9 @@ func (s *step) toolOutcome(res ledger.ToolResult) *Outcome {
 		}
 		return &Outcome{Status: StatusCancelled}
 	case ledger.ToolCleanupFailed:
-		return &Outcome{Status: StatusFailed, Code: string(ledger.FailToolCleanup), Delivery: string(ledger.ResponseReceived)}
+		return &Outcome{Status: StatusFailed, Code: ledger.FailToolCleanup, Delivery: ledger.ResponseReceived}
 	case ledger.ToolInvalidArguments:
-		return &Outcome{Status: StatusFailed, Code: string(ledger.FailInvalidToolArguments), Delivery: string(ledger.NotSent)}
+		return &Outcome{Status: StatusFailed, Code: ledger.FailInvalidToolArguments, Delivery: ledger.NotSent}
 	}
 	code := res.Code
 	if code == "" {
@@ -1127,7 +1127,7 @@ func (s *step) toolOutcome(res ledger.ToolResult) *Outcome {
 	if d == "" {
 		d = ledger.ResponseReceived
 	}
-	return &Outcome{Status: StatusFailed, Code: string(code), Delivery: string(d)}
+	return &Outcome{Status: StatusFailed, Code: code, Delivery: d}
 }
 
 // ledgerFailure is ledgerOutcome for a ledger failure after the call it
@@ -1135,8 +1135,8 @@ func (s *step) toolOutcome(res ledger.ToolResult) *Outcome {
 // failure with that delivery.
 func (s *step) ledgerFailure(err error, d ledger.Delivery) *Outcome {
 	o := s.ledgerOutcome(err)
-	if o.Status == StatusFailed && o.Code == string(ledger.FailEventSinkIO) {
-		o.Delivery = string(d)
+	if o.Status == StatusFailed && o.Code == ledger.FailEventSinkIO {
+		o.Delivery = d
 	}
 	return o
 }
@@ -1148,15 +1148,15 @@ func (s *step) ledgerOutcome(err error) *Outcome {
 	case errors.As(err, &le) && le.Kind == ledger.LimitDuration:
 		return &Outcome{Status: StatusTimedOut}
 	case errors.As(err, &le) && le.NoBound:
-		return &Outcome{Status: StatusFailed, Code: string(ledger.FailAccountingBoundViolated), Delivery: string(ledger.NotSent)}
+		return &Outcome{Status: StatusFailed, Code: ledger.FailAccountingBoundViolated, Delivery: ledger.NotSent}
 	case errors.As(err, &le):
-		return &Outcome{Status: StatusLimitExceeded, Limit: string(le.Kind)}
+		return &Outcome{Status: StatusLimitExceeded, Limit: le.Kind}
 	case errors.Is(err, ledger.ErrBoundViolated):
-		return &Outcome{Status: StatusFailed, Code: string(ledger.FailAccountingBoundViolated), Delivery: string(ledger.ResponseReceived)}
+		return &Outcome{Status: StatusFailed, Code: ledger.FailAccountingBoundViolated, Delivery: ledger.ResponseReceived}
 	case s.ctx.Err() != nil:
 		return s.interrupted()
 	}
-	return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.NotSent)}
+	return &Outcome{Status: StatusFailed, Code: ledger.FailEventSinkIO, Delivery: ledger.NotSent}
 }
 
 // emit appends an event to the ledger, publishes it and hands it to the
@@ -1167,7 +1167,7 @@ func (s *step) emit(data EventData) *Outcome {
 	}
 	payload, err := json.Marshal(&data)
 	if err != nil {
-		return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.NotSent)}
+		return &Outcome{Status: StatusFailed, Code: ledger.FailEventSinkIO, Delivery: ledger.NotSent}
 	}
 	return s.publish(payload, "", &data)
 }
@@ -1305,7 +1305,7 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 			e.Type, e.Text = EventTextDelta, text
 		}
 		if err := sink(e); err != nil {
-			return &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.ResponseReceived)}
+			return &Outcome{Status: StatusFailed, Code: ledger.FailEventSinkIO, Delivery: ledger.ResponseReceived}
 		}
 	}
 	if s.t.log.low.Load() {
@@ -1342,12 +1342,12 @@ func (t *Task) finish(s *step, o *Outcome) {
 	if errors.As(err, &le) && o.Status == StatusCompleted {
 		// limit_exceeded carries no output to bound, so this is not
 		// refused for the same reason.
-		o = &Outcome{Status: StatusLimitExceeded, Limit: string(le.Kind)}
+		o = &Outcome{Status: StatusLimitExceeded, Limit: le.Kind}
 		err = record()
 	}
 	if err != nil {
 		stamped := en.data != nil
-		o = &Outcome{Status: StatusFailed, Code: string(ledger.FailEventSinkIO), Delivery: string(ledger.NotSent)}
+		o = &Outcome{Status: StatusFailed, Code: ledger.FailEventSinkIO, Delivery: ledger.NotSent}
 		if !stamped {
 			// Record the failure instead. A store that failed keeps
 			// failing, and then recovery reports the task as interrupted,

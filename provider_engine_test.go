@@ -198,7 +198,7 @@ func TestLockedTokenCeilingWithoutBoundSendsNothing(t *testing.T) {
 		t.Fatal("the deployment must be locked")
 	}
 	obj, _ := runProviderTask(t, d, HostOptions{LookupEnv: lookupKey})
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != string(ledger.FailAccountingBoundViolated) || obj.Outcome.Delivery != string(ledger.NotSent) {
+	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != ledger.FailAccountingBoundViolated || obj.Outcome.Delivery != ledger.NotSent {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s", b)
 	}

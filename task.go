@@ -88,7 +88,7 @@ func ruleOf(ruleID string) any {
 
 // ledgerOutcome converts an outcome for the ledger's terminal record.
 func ledgerOutcome(o *Outcome) ledger.Outcome {
-	lo := ledger.Outcome{Status: ledger.OutcomeStatus(o.Status), Limit: ledger.LimitKind(o.Limit), Code: ledger.FailureCode(o.Code), Delivery: ledger.Delivery(o.Delivery), Reason: o.Reason}
+	lo := ledger.Outcome{Status: o.Status, Limit: o.Limit, Code: o.Code, Delivery: o.Delivery, Reason: o.Reason}
 	switch r := o.Rule.(type) {
 	case string:
 		lo.Rule = r

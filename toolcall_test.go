@@ -126,7 +126,7 @@ func TestToolCallContractRejectionNeverReachesAdmission(t *testing.T) {
 		t.Fatalf("resolve: %+v", o)
 	}
 	_, o = ss.validate(rc)
-	if o == nil || o.Status != StatusFailed || o.Code != string(ledger.FailInvalidToolArguments) || o.Delivery != string(ledger.NotSent) {
+	if o == nil || o.Status != StatusFailed || o.Code != ledger.FailInvalidToolArguments || o.Delivery != ledger.NotSent {
 		t.Fatalf("outcome %+v", o)
 	}
 	if got, want := ss.states(t), []string{"admitted:", "settled:invalid_arguments"}; !slices.Equal(got, want) {
@@ -170,7 +170,7 @@ func TestToolCallAdmissionRefusalNeverDispatches(t *testing.T) {
 		t.Fatalf("validate: %+v, decision %+v", o, cc.decision)
 	}
 	_, o = ss.admit(cc)
-	if o == nil || o.Status != StatusLimitExceeded || o.Limit != string(ledger.LimitToolCalls) {
+	if o == nil || o.Status != StatusLimitExceeded || o.Limit != ledger.LimitToolCalls {
 		t.Fatalf("outcome %+v", o)
 	}
 	if ss.calls != 0 || ss.dispatched(t) != 0 || slices.Contains(ss.events, string(EventToolStarted)) {

@@ -240,7 +240,7 @@ func (tw *TraceWriter) terminalLine(ev Event, line []byte) []byte {
 	}
 	status := ""
 	if ev.Outcome != nil {
-		status = ev.Outcome.Status
+		status = string(ev.Outcome.Status)
 	}
 	tw.droppedBytes += uint64(len(line))
 	return fmt.Appendf(nil, `{"schema_version":%s,"seq":%d,"root_seq":%d,"type":"run.finished","outcome":{"status":%s},"trace_truncated":{"limit":"trace_bytes","dropped_records":"%d","dropped_bytes":"%d"}}`+"\n",

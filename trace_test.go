@@ -519,7 +519,7 @@ func TestTraceSinkFailureFailsTheTask(t *testing.T) {
 	script, _ := ParseScript([]byte(traceScript))
 	rt, _ := NewRuntime(RuntimeOptions{Model: NewScriptModel(script), Authority: set, Catalogs: []ToolCatalog{fakeRead{}}, Sink: tw.Write})
 	obj, _ := rt.Run(context.Background(), "x")
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != string(ledger.FailEventSinkIO) {
+	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != ledger.FailEventSinkIO {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
 }

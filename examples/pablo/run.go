@@ -304,9 +304,9 @@ func (pr *progress) summary(obj *pablo.TaskObject) {
 		b, _ := json.Marshal(o.Rule)
 		detail = " rule " + string(b)
 	case pablo.StatusLimitExceeded:
-		detail = " limit " + o.Limit
+		detail = " limit " + string(o.Limit)
 	case pablo.StatusFailed:
-		detail = " " + o.Code + " (" + o.Delivery + ")"
+		detail = " " + string(o.Code) + " (" + string(o.Delivery) + ")"
 	}
 	acc := obj.Accounting
 	fmt.Fprintf(pr.h.stderr, "%s%s · run %s · %s · %s\n", o.Status, detail, *obj.RunID, plural(acc.ModelCalls, "model call"), plural(acc.ToolCalls, "tool call"))

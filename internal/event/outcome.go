@@ -1,13 +1,17 @@
 package event
 
-import "github.com/pabloagent/pablo/internal/model"
+import (
+	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/ledger"
+)
 
 // Outcome is how a task ended, tagged by Status: completed, cancelled,
 // timed_out, policy_denied (with Rule), limit_exceeded (with Limit) or failed
-// (with Code and Delivery).
+// (with Code and Delivery). Its vocabulary is the ledger's: the same
+// statuses, limit kinds, failure codes and delivery certainties.
 type Outcome struct {
-	Status string  `json:"status"`
-	Output *string `json:"output,omitempty"`
+	Status ledger.OutcomeStatus `json:"status"`
+	Output *string              `json:"output,omitempty"`
 	// Masked counts the secrets masked in Output (absent when none): the
 	// output is validated as the model wrote it, then recorded and
 	// returned masked.
@@ -17,10 +21,10 @@ type Outcome struct {
 	// Rule is a mandatory rule name ("workspace", "symlink",
 	// "tool_unavailable", "environment", "unsupported_platform") or
 	// {"configured": {"id": RULE}}.
-	Rule     any    `json:"rule,omitempty"`
-	Limit    string `json:"limit,omitempty"`
-	Code     string `json:"code,omitempty"`
-	Delivery string `json:"delivery,omitempty"`
+	Rule     any                `json:"rule,omitempty"`
+	Limit    ledger.LimitKind   `json:"limit,omitempty"`
+	Code     ledger.FailureCode `json:"code,omitempty"`
+	Delivery ledger.Delivery    `json:"delivery,omitempty"`
 	// Reason says why a failed task failed where Code alone does not (the
 	// MCP server that did not start, and how); masked, at most 2,048 bytes.
 	// A Go extension of the reference's outcome.
@@ -35,12 +39,12 @@ type OutcomeUsage struct {
 	CacheWriteTokens *uint64 `json:"cache_write_input_tokens"`
 }
 
-// The outcome statuses.
+// The outcome statuses: the ledger's.
 const (
-	StatusCompleted     = "completed"
-	StatusCancelled     = "cancelled"
-	StatusTimedOut      = "timed_out"
-	StatusPolicyDenied  = "policy_denied"
-	StatusLimitExceeded = "limit_exceeded"
-	StatusFailed        = "failed"
+	StatusCompleted     = ledger.OutcomeCompleted
+	StatusCancelled     = ledger.OutcomeCancelled
+	StatusTimedOut      = ledger.OutcomeTimedOut
+	StatusPolicyDenied  = ledger.OutcomePolicyDenied
+	StatusLimitExceeded = ledger.OutcomeLimitExceeded
+	StatusFailed        = ledger.OutcomeFailed
 )
