@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/jsonx"
 )
 
@@ -534,17 +535,10 @@ func ExpandTracePath(template, sessionID string) (string, error) {
 	return out, nil
 }
 
+// validSessionID: a session ID names a trace file, so "." and ".." are
+// out beside the shared name check.
 func validSessionID(s string) bool {
-	if len(s) == 0 || len(s) > 128 || s == "." || s == ".." {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return ids.ValidName(s, 128) && s != "." && s != ".."
 }
 
 func truncateID(s string) string {

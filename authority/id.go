@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
@@ -132,13 +133,13 @@ func MCPTool(server, tool string) ID { return ID("mcp/" + server + "/" + tool) }
 
 // ValidMCPServerName reports whether s is a valid MCP server name:
 // 1..32 bytes of [A-Za-z0-9_.-].
-func ValidMCPServerName(s string) bool { return validIdent(s, 32) }
+func ValidMCPServerName(s string) bool { return ids.ValidName(s, 32) }
 
 // ValidMCPToolName reports whether s is a valid raw MCP tool name: 1..128
 // bytes of [A-Za-z0-9_.-], no separators.
-func ValidMCPToolName(s string) bool { return validIdent(s, 128) }
+func ValidMCPToolName(s string) bool { return ids.ValidName(s, 128) }
 
-func validSkillRoot(s string) bool { return validIdent(s, 32) }
+func validSkillRoot(s string) bool { return ids.ValidName(s, 32) }
 
 func validSkillName(s string) bool {
 	if s == "" || len(s) > 64 || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
@@ -153,24 +154,11 @@ func validSkillName(s string) bool {
 	return true
 }
 
-func validIdent(s string, max int) bool {
-	if s == "" || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // ValidRuleID reports whether s can name a configured rule or authority
 // layer: 1..64 bytes of [A-Za-z0-9_.-], not starting with the reserved
 // "builtin." prefix.
 func ValidRuleID(s string) bool {
-	return validIdent(s, 64) && !strings.HasPrefix(s, "builtin.")
+	return ids.ValidName(s, 64) && !strings.HasPrefix(s, "builtin.")
 }
 
 // WireName maps a native ID to the name a model provider sees: dots become

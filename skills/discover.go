@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pabloagent/pablo/internal/ids"
 )
 
 // Discovery limits, as the reference fixes them. They are not configurable.
@@ -134,18 +136,7 @@ func Discover(ctx context.Context, opts Options) (*Catalog, error) {
 }
 
 // ValidRootID reports whether id is a valid root ID.
-func ValidRootID(id string) bool {
-	if id == "" || len(id) > MaxRootIDBytes {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func ValidRootID(id string) bool { return ids.ValidName(id, MaxRootIDBytes) }
 
 func checkOptions(opts Options) ([]string, error) {
 	if len(opts.Roots) > MaxRoots {

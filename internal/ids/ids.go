@@ -3,6 +3,11 @@
 // Every identifier is a version 4 UUID in its canonical lowercase string form.
 // Production code uses [Random]; tests use [Sequential], which yields a
 // predictable series so that recorded ledgers and golden files are stable.
+//
+// [ValidName] is the one check of the names Pablo puts inside its
+// identifiers and file names (MCP servers and tools, Skill roots, rule and
+// authority IDs, trace session IDs): one character set, each caller its
+// own bound.
 package ids
 
 import (

@@ -63,3 +63,29 @@ func TestSourcesNeverRepeatUnderConcurrency(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+func TestValidNameIsTheSharedNameCharacterSet(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		s   string
+		max int
+		ok  bool
+	}{
+		{"records", 32, true},
+		{"A-Z_a.z-09", 32, true},
+		{"", 32, false},
+		{"x", 0, false},
+		{"abcd", 4, true},
+		{"abcde", 4, false},
+		{"a/b", 32, false},
+		{"a b", 32, false},
+		{"é", 32, false},
+		{"a\x00", 32, false},
+		{".", 32, true},
+		{"..", 32, true},
+	} {
+		if got := ValidName(tc.s, tc.max); got != tc.ok {
+			t.Errorf("ValidName(%q, %d) = %v, want %v", tc.s, tc.max, got, tc.ok)
+		}
+	}
+}
