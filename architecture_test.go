@@ -97,6 +97,27 @@ func TestImportDirectionMatchesArchitectureDoc(t *testing.T) {
 			t.Errorf("%s (layer %s) imports %s, against the direction in %s: move the code, or add a row to its exception table saying why", rel, l.name, to, architectureDoc)
 		}
 	}
+	// The package table is the picture a reader finds their way by: every
+	// package has a row ("pablo" is the root).
+	rows, err := docTable(doc, "packages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var described []string
+	for _, r := range rows {
+		for _, p := range patternsIn(r[0]) {
+			if p == "pablo" {
+				p = "."
+			}
+			described = append(described, p)
+		}
+	}
+	for _, p := range pkgs {
+		if rel := relPath(module, p); !matchAny(described, rel) {
+			t.Errorf("package %s has no row in the package table of %s: add one saying what it holds", rel, architectureDoc)
+		}
+	}
+
 	for _, e := range exceptions {
 		if !e.used {
 			t.Logf("%s: the exception for %s (%s) is not used by any import today", architectureDoc, e.pkg, strings.Join(e.imports, ", "))
