@@ -12,9 +12,9 @@ import (
 	"github.com/pabloagent/pablo/internal/providers"
 )
 
-// FixtureKey is the fixed fake credential a loopback fixture endpoint
+// fixtureKey is the fixed fake credential a loopback fixture endpoint
 // receives: a fixture never sees a real key.
-const FixtureKey = "pablo-fixture-key"
+const fixtureKey = "pablo-fixture-key"
 
 // httpModel builds the configured HTTP provider model (or route).
 func (d *Deployment) httpModel(opts HostOptions) (Model, error) {
@@ -28,8 +28,8 @@ func (d *Deployment) httpModel(opts HostOptions) (Model, error) {
 
 // FixtureModel builds the configured provider (or route) against a host
 // fixture: every entry talks to endpoint, a literal-loopback plain-HTTP
-// URL, with FixtureKey instead of any configured credential. It is refused
-// under lock and for any other URL.
+// URL, with the fixed fake key "pablo-fixture-key" instead of any
+// configured credential. It is refused under lock and for any other URL.
 func (d *Deployment) FixtureModel(endpoint string) (Model, error) {
 	if d.Locked() {
 		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "--fixture-endpoint", Message: "a fixture endpoint is never allowed under lock"}
@@ -124,7 +124,7 @@ func (b *modelBuilder) profile(ptr string, m config.ModelOptions) (providers.Mod
 	if !ok {
 		return nil, fmt.Errorf("pablo: provider %q at %s is not an HTTP provider; pass HostOptions.Model or use a script: %w", m.Provider, ptr, ErrUnavailable)
 	}
-	secret := FixtureKey
+	secret := fixtureKey
 	if b.fixture != "" {
 		endpoint = b.fixture
 	} else {

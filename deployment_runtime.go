@@ -37,7 +37,7 @@ type HostOptions struct {
 	OnStart func(TaskInfo)
 	// FixtureEndpoint, when set and Model is nil, points the configured
 	// provider (or every route entry) at a literal-loopback HTTP test
-	// server with the fixed FixtureKey. Refused under lock.
+	// server with the fixed fake key "pablo-fixture-key". Refused under lock.
 	FixtureEndpoint string
 
 	// secrets learns every credential value resolved for this runtime, so

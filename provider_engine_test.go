@@ -256,7 +256,7 @@ func TestFixtureRouteFallsBackAfter503(t *testing.T) {
 		t.Fatalf("attempts %s", b)
 	}
 	for _, a := range f.auth {
-		if a != "Bearer "+FixtureKey {
+		if a != "Bearer "+fixtureKey {
 			t.Fatalf("the fixture saw %q, not the fake key", a)
 		}
 	}

@@ -9,9 +9,12 @@
 // The whole document is described by one spec tree (spec.go): strict
 // decoding, merging, defaults and rendering share that definition. A
 // document is pre-scanned in linear time before the TOML decoder sees it
-// (prescan.go), then normalized against the spec (tree.go); the loader
-// composes the files (load.go, resolve.go), and the cross-field checks run
-// over the resolved result (check.go, authority.go).
+// (prescan.go), then normalized against the spec (normalize.go); the
+// loader composes the files (load.go, resolve.go) with the merge rules
+// (merge.go), writes the conditional defaults (complete.go) and decodes
+// the typed view, on which each cross-field rule is a small function
+// (check.go, models.go, servers.go, credentials.go, authority.go,
+// limits.go).
 //
 // Every failure is an *Error with a config_* Code, the JSON pointer of the
 // option, the file and the line; errors.Is(err, ErrInvalid) holds for
