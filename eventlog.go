@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/pabloagent/pablo/internal/seqlog"
-	"github.com/pabloagent/pablo/ledger"
 )
 
 // eventLog is the events a task retains for its readers.
@@ -101,12 +100,18 @@ func (r *logReader) Len() int { return max(r.base, int(r.l.n.Load())) }
 
 func (r *logReader) close() { r.l.readers.Add(-1) }
 
+// eventStamp is what the ledger gave an event: its numbers and its time.
+type eventStamp struct {
+	RootSeq, Seq uint64
+	UnixMicros   int64
+}
+
 // add appends one event under the log's lock: stamp records it in the
 // ledger and returns its stamp, and an event the ledger stamped (a zero
 // RootSeq means it did not) is retained, so the log holds its events in
 // root_seq order whatever the number of appenders. stamp's error is
 // returned with the stamp: a ledger may stamp an event and still fail.
-func (l *eventLog) add(stamp func() (ledger.Stamp, error), hdr *eventHeader, text string, data *EventData) (ledger.Stamp, error) {
+func (l *eventLog) add(stamp func() (eventStamp, error), hdr *eventHeader, text string, data *EventData) (eventStamp, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	st, err := stamp()
@@ -120,7 +125,7 @@ func (l *eventLog) add(stamp func() (ledger.Stamp, error), hdr *eventHeader, tex
 // other event's data. l.appendMu must be held. (The fields come one by one
 // rather than as an eventEntry: a struct built for the call and read back
 // whole costs a store-forwarding stall on the hot path.)
-func (l *eventLog) append(st ledger.Stamp, hdr *eventHeader, text string, data *EventData) {
+func (l *eventLog) append(st eventStamp, hdr *eventHeader, text string, data *EventData) {
 	if len(l.entries) == 0 || l.used == len(l.entries[l.k]) {
 		l.nextEntries()
 	}

@@ -31,8 +31,8 @@ func (lt *logUnderTest) locked(f func()) {
 }
 
 func (lt *logUnderTest) append(en eventEntry) {
-	lt.l.add(func() (ledger.Stamp, error) {
-		return ledger.Stamp{RootSeq: en.rootSeq, Seq: en.seq, UnixMicros: en.micros}, nil
+	lt.l.add(func() (eventStamp, error) {
+		return eventStamp{RootSeq: en.rootSeq, Seq: en.seq, UnixMicros: en.micros}, nil
 	}, en.hdr, en.text, en.data)
 }
 
@@ -245,7 +245,7 @@ func TestEventLogKeepsRootSeqOrderAcrossAgents(t *testing.T) {
 	for _, agent := range agents {
 		wg.Go(func() {
 			for range each {
-				_, err := lt.l.add(func() (ledger.Stamp, error) {
+				_, err := lt.l.add(func() (eventStamp, error) {
 					ev, err := root.Append(ctx, agent, string(EventTextDelta), nil)
 					return stampOf(ev), err
 				}, hdr, "x", nil)

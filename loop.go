@@ -644,9 +644,9 @@ func (s *step) flushOutput() {
 
 func countOf(p *uint64) ledger.Count {
 	if p == nil {
-		return ledger.UnknownCount()
+		return ledger.Count{Unknown: true}
 	}
-	return ledger.Known(*p)
+	return ledger.Count{N: *p}
 }
 
 // requestBytes measures a request: instructions, messages and tool
@@ -1284,7 +1284,7 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 	if data != nil {
 		typ = data.Type
 	}
-	st, err := s.t.log.add(func() (ledger.Stamp, error) {
+	st, err := s.t.log.add(func() (eventStamp, error) {
 		ev, err := s.t.root.Append(s.ctx, s.agent, string(typ), payload)
 		return stampOf(ev), err
 	}, s.hdr, text, data)
@@ -1328,7 +1328,7 @@ func (t *Task) finish(s *step, o *Outcome) {
 		if s.payloads {
 			payload, _ = json.Marshal(data)
 		}
-		st, err := t.log.add(func() (ledger.Stamp, error) {
+		st, err := t.log.add(func() (eventStamp, error) {
 			ev, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: ledgerOutcome(o), Payload: payload, OutputBytes: outputBytes(o)})
 			return stampOf(ev), err
 		}, s.hdr, "", data)
@@ -1377,11 +1377,11 @@ func (t *Task) finish(s *step, o *Outcome) {
 
 // stampOf is the stamp of an event the ledger appended: zero when it
 // appended none.
-func stampOf(ev ledger.Event) ledger.Stamp {
+func stampOf(ev ledger.Event) eventStamp {
 	if ev.RootSeq == 0 {
-		return ledger.Stamp{}
+		return eventStamp{}
 	}
-	return ledger.Stamp{RootSeq: ev.RootSeq, Seq: ev.Seq, UnixMicros: ev.Time.UnixMicro()}
+	return eventStamp{RootSeq: ev.RootSeq, Seq: ev.Seq, UnixMicros: ev.Time.UnixMicro()}
 }
 
 func outputBytes(o *Outcome) uint64 {

@@ -12,11 +12,11 @@ type Count struct {
 	Unknown bool
 }
 
-// Known returns the known count n.
-func Known(n uint64) Count { return Count{N: n} }
+// known returns the known count n.
+func known(n uint64) Count { return Count{N: n} }
 
-// UnknownCount returns an unknown count.
-func UnknownCount() Count { return Count{Unknown: true} }
+// unknownCount returns an unknown count.
+func unknownCount() Count { return Count{Unknown: true} }
 
 // add returns c+o; unknown is absorbing. Overflow saturates, which no real
 // usage reaches.
@@ -128,8 +128,8 @@ type counters struct {
 
 func (c *counters) snapshot() Accounting {
 	return Accounting{
-		ModelCalls:           Known(c.modelCalls),
-		ToolCalls:            Known(c.toolCalls),
+		ModelCalls:           known(c.modelCalls),
+		ToolCalls:            known(c.toolCalls),
 		Usage:                c.usage,
 		CostMicroUSD:         c.costActual,
 		ChargedTokens:        Count{N: c.tokens, Unknown: c.tokensUnknown},

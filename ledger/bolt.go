@@ -81,9 +81,10 @@ type Bolt struct {
 	free sync.Pool
 }
 
-// VolatileSuffix names the sidecar file beside a bbolt ledger at PATH:
-// PATH+VolatileSuffix holds its volatile records (see [Bolt.AppendVolatile]).
-const VolatileSuffix = ".volatile"
+// volatileSuffix names the sidecar file beside a bbolt ledger at PATH:
+// PATH.volatile holds its volatile records (see [Bolt.AppendVolatile]); a
+// copy of the store copies both files.
+const volatileSuffix = ".volatile"
 
 // maxVolatile bounds the sidecar a store reads at open.
 const maxVolatile = 1 << 30
@@ -134,7 +135,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 		db.Close()
 		return nil, &StoreError{Op: "initialize " + path, Err: err}
 	}
-	b := &Bolt{db: db, maxBatch: opts.MaxBatch, reqs: make(chan *appendReq, opts.MaxBatch), done: make(chan struct{}), vpath: path + VolatileSuffix}
+	b := &Bolt{db: db, maxBatch: opts.MaxBatch, reqs: make(chan *appendReq, opts.MaxBatch), done: make(chan struct{}), vpath: path + volatileSuffix}
 	if err := b.openSidecar(); err != nil {
 		db.Close()
 		return nil, err
@@ -209,7 +210,7 @@ func (b *Bolt) importVolatile(v *volatileSet) error {
 }
 
 // AppendVolatile implements [VolatileStore]. The records go to the sidecar
-// file beside the database (PATH+[VolatileSuffix]) in one write(2), with no
+// file beside the database (PATH.volatile) in one write(2), with no
 // fsync: a kill of this process cannot lose them once it returns, a power
 // loss can (and the database itself is never committed without its fsyncs,
 // so it cannot be torn by one). Every reader merges the sidecar: this store
@@ -310,7 +311,7 @@ func openBoltReadOnly(path string, opts BoltOptions) (*Bolt, error) {
 	}
 	done := make(chan struct{})
 	close(done) // no committer to join
-	b := &Bolt{db: db, readOnly: true, done: done, vpath: path + VolatileSuffix}
+	b := &Bolt{db: db, readOnly: true, done: done, vpath: path + volatileSuffix}
 	// The sidecar is read, never created: its records are visible as they
 	// were when the store was opened.
 	data, err := fsx.ReadFile(context.Background(), b.vpath, maxVolatile)

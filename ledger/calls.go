@@ -336,13 +336,13 @@ func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s Mo
 	} else {
 		usage, cost := Usage{}, Count{}
 		if s.Delivery != NotSent {
-			usage = UnknownUsage()
+			usage = unknownUsage()
 			if s.Reported {
 				usage = s.Usage
 			}
-			cost = UnknownCount()
+			cost = unknownCount()
 			if s.CostReported {
-				cost = Known(s.CostMicroUSD)
+				cost = known(s.CostMicroUSD)
 			}
 		}
 		tokCharge, tokErr := charge(usage.Charge(), c.tokenBnd, s.Delivery)
@@ -394,7 +394,7 @@ type overBound struct{ bound, actual uint64 }
 // charge decides what one dispatched call charges against a ceiling.
 func charge(actual Count, bound Limit, d Delivery) (Count, *overBound) {
 	if d == NotSent {
-		return Known(0), nil
+		return known(0), nil
 	}
 	b, hasBound := bound.Value()
 	var over *overBound
@@ -403,18 +403,18 @@ func charge(actual Count, bound Limit, d Delivery) (Count, *overBound) {
 	}
 	switch {
 	case actual.Unknown && hasBound:
-		return Known(b), nil
+		return known(b), nil
 	case actual.Unknown:
 		return actual, nil
 	case d == MayHaveBeenSent && hasBound && b > actual.N:
-		return Known(b), over
+		return known(b), over
 	}
 	return actual, over
 }
 
-// UnknownUsage returns a Usage whose every field is unknown.
-func UnknownUsage() Usage {
-	u := UnknownCount()
+// unknownUsage returns a Usage whose every field is unknown.
+func unknownUsage() Usage {
+	u := unknownCount()
 	return Usage{InputTokens: u, OutputTokens: u, CacheReadTokens: u, CacheWriteTokens: u}
 }
 

@@ -95,7 +95,7 @@ func TestCountMarshalsAsDecimalStringOrNull(t *testing.T) {
 	for _, c := range []struct {
 		count Count
 		json  string
-	}{{Known(0), `"0"`}, {Known(1 << 62), `"4611686018427387904"`}, {UnknownCount(), `null`}} {
+	}{{known(0), `"0"`}, {known(1 << 62), `"4611686018427387904"`}, {unknownCount(), `null`}} {
 		b, _ := json.Marshal(c.count)
 		if string(b) != c.json {
 			t.Errorf("%v marshals as %s, want %s", c.count, b, c.json)

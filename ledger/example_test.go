@@ -39,7 +39,7 @@ func Example() {
 	_ = root.Dispatch(ctx, agent, call)
 	_ = root.SettleModelCall(ctx, agent, call, ledger.ModelSettlement{
 		Status: ledger.OutcomeCompleted, Delivery: ledger.ResponseReceived,
-		Reported: true, Usage: ledger.Usage{InputTokens: ledger.Known(420), OutputTokens: ledger.Known(82)},
+		Reported: true, Usage: ledger.Usage{InputTokens: ledger.Count{N: 420}, OutputTokens: ledger.Count{N: 82}},
 	})
 
 	// Tool call: admit with the authority's decision, dispatch, settle with

@@ -61,7 +61,7 @@ func modelCall(t testing.TB, r *Root, agent string, req ModelCall, s ModelSettle
 }
 
 func usage(in, out uint64) Usage {
-	return Usage{InputTokens: Known(in), OutputTokens: Known(out)}
+	return Usage{InputTokens: known(in), OutputTokens: known(out)}
 }
 
 func mustAccounting(t testing.TB, r *Root, agent string) Accounting {

@@ -327,22 +327,22 @@ func TestSettlementRules(t *testing.T) {
 		want want
 	}{
 		{"ActualIsChargedWhenKnown", bound, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, Reported: true, Usage: usage(30, 12)},
-			false, want{calls: 1, charged: Known(42), usageIn: Known(30)}},
+			false, want{calls: 1, charged: known(42), usageIn: known(30)}},
 		{"CacheTokensAreNotCharged", bound, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, Reported: true,
-			Usage: Usage{InputTokens: Known(30), OutputTokens: Known(12), CacheReadTokens: Known(20), CacheWriteTokens: Known(5)}},
-			false, want{calls: 1, charged: Known(42), usageIn: Known(30)}},
+			Usage: Usage{InputTokens: known(30), OutputTokens: known(12), CacheReadTokens: known(20), CacheWriteTokens: known(5)}},
+			false, want{calls: 1, charged: known(42), usageIn: known(30)}},
 		{"UnknownUsageKeepsTheReservation", bound, ModelSettlement{Status: OutcomeFailed, Delivery: ResponseReceived},
-			false, want{calls: 1, charged: Known(100), usageIn: UnknownCount()}},
+			false, want{calls: 1, charged: known(100), usageIn: unknownCount()}},
 		{"UncertainDeliveryKeepsTheReservation", bound, ModelSettlement{Status: OutcomeTimedOut, Delivery: MayHaveBeenSent, Reported: true, Usage: usage(1, 1)},
-			false, want{calls: 1, charged: Known(100), usageIn: Known(1)}},
+			false, want{calls: 1, charged: known(100), usageIn: known(1)}},
 		{"ProvenNotSentReleasesToZeroButCounts", bound, ModelSettlement{Status: OutcomeFailed, Delivery: NotSent},
-			false, want{calls: 1, charged: Known(0), usageIn: Known(0)}},
+			false, want{calls: 1, charged: known(0), usageIn: known(0)}},
 		{"NeverDispatchedCountsNothing", bound, ModelSettlement{Status: OutcomeCancelled, Delivery: MayHaveBeenSent},
-			true, want{calls: 0, charged: Known(0), usageIn: Known(0)}},
+			true, want{calls: 0, charged: known(0), usageIn: known(0)}},
 		{"ActualAboveBoundIsChargedAndReported", bound, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, Reported: true, Usage: usage(90, 20)},
-			false, want{calls: 1, charged: Known(110), usageIn: Known(90), err: ErrBoundViolated}},
+			false, want{calls: 1, charged: known(110), usageIn: known(90), err: ErrBoundViolated}},
 		{"MissingUsageWithoutBoundIsUnknown", ModelCall{}, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived},
-			false, want{calls: 1, charged: UnknownCount(), usageIn: UnknownCount()}},
+			false, want{calls: 1, charged: unknownCount(), usageIn: unknownCount()}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -363,7 +363,7 @@ func TestSettlementRules(t *testing.T) {
 				t.Fatalf("settle: got %v, want %v", err, tc.want.err)
 			}
 			acc := mustAccounting(t, r, a)
-			if acc.ModelCalls != Known(tc.want.calls) || acc.ChargedTokens != tc.want.charged ||
+			if acc.ModelCalls != known(tc.want.calls) || acc.ChargedTokens != tc.want.charged ||
 				acc.Usage.InputTokens != tc.want.usageIn || acc.ReservedTokens != 0 {
 				t.Fatalf("accounting %+v, want calls %d charged %v input %v reserved 0", acc, tc.want.calls, tc.want.charged, tc.want.usageIn)
 			}

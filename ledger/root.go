@@ -527,22 +527,22 @@ func (r *Root) Append(ctx context.Context, agentID, typ string, payload json.Raw
 	return ev, nil
 }
 
-// Stamp is what the root gave an event: its numbers and its time.
-type Stamp struct {
+// stamp is what the root gave an event: its numbers and its time.
+type stamp struct {
 	RootSeq, Seq uint64
 	UnixMicros   int64
 }
 
 // Time returns the stamp's time in UTC.
-func (s Stamp) Time() time.Time { return time.UnixMicro(s.UnixMicros).UTC() }
+func (s stamp) Time() time.Time { return time.UnixMicro(s.UnixMicros).UTC() }
 
 // event numbers and records an event whose slot was already charged; r.mu
 // must be held, so times follow root_seq. The Event itself is built only
 // when it is recorded.
-func (r *Root) event(a *agent, typ string, payload json.RawMessage) Stamp {
+func (r *Root) event(a *agent, typ string, payload json.RawMessage) stamp {
 	a.seq++
 	r.rootSeq++
-	st := Stamp{RootSeq: r.rootSeq, Seq: a.seq, UnixMicros: r.micros()}
+	st := stamp{RootSeq: r.rootSeq, Seq: a.seq, UnixMicros: r.micros()}
 	if r.logs() {
 		ev := r.eventOf(st, a.id, typ, payload)
 		ev.ParentID = a.parentID
@@ -552,7 +552,7 @@ func (r *Root) event(a *agent, typ string, payload json.RawMessage) Stamp {
 }
 
 // eventOf is the Event of a stamp (without its ParentID).
-func (r *Root) eventOf(st Stamp, agentID, typ string, payload json.RawMessage) Event {
+func (r *Root) eventOf(st stamp, agentID, typ string, payload json.RawMessage) Event {
 	return Event{RootSeq: st.RootSeq, Seq: st.Seq, RootID: r.id, AgentID: agentID, Type: typ, Time: st.Time(), Payload: payload}
 }
 

@@ -148,7 +148,7 @@ func TestVolatileRecordSurvivesAKilledWriter(t *testing.T) {
 	if commits != 1 {
 		t.Errorf("the child committed %d times, want 1 (the dispatch)", commits)
 	}
-	side := path + VolatileSuffix
+	side := path + volatileSuffix
 	// A torn tail: a kill in the middle of a later write.
 	f, err := os.OpenFile(side, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -221,13 +221,13 @@ func TestVolatileSidecarEmptiesWhenDurable(t *testing.T) {
 		if err := root.RecordProcessGroup(ctx, root.RootAgentID(), ProcessGroupRecord{BootID: "b", Pgid: 10 + i}); err != nil {
 			t.Fatal(err)
 		}
-		if st, err := os.Stat(path + VolatileSuffix); err != nil || st.Size() == 0 || st.Mode().Perm() != 0o600 {
+		if st, err := os.Stat(path + volatileSuffix); err != nil || st.Size() == 0 || st.Mode().Perm() != 0o600 {
 			t.Fatalf("sidecar after a volatile write: %v %v", st, err)
 		}
 		if err := root.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if st, err := os.Stat(path + VolatileSuffix); err != nil || st.Size() != 0 {
+		if st, err := os.Stat(path + volatileSuffix); err != nil || st.Size() != 0 {
 			t.Fatalf("sidecar after the barrier: %v %v", st, err)
 		}
 	}
