@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/pabloagent/pablo/internal/ids"
 )
 
 // Limits on configured rules (reference §1.10, `shell.commands`).
@@ -173,11 +175,8 @@ func checkRuleID(id string) string {
 	if id == "" || len(id) > maxRuleIDBytes {
 		return fmt.Sprintf("id must be 1..%d bytes", maxRuleIDBytes)
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c == '_' || c == '.' || c == '-' || '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
-			return "id may contain only A-Z, a-z, 0-9, '_', '.' and '-'"
-		}
+	if !ids.ValidName(id, maxRuleIDBytes) {
+		return "id may contain only A-Z, a-z, 0-9, '_', '.' and '-'"
 	}
 	return ""
 }
