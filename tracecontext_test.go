@@ -2,8 +2,6 @@ package pablo
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/trace"
@@ -11,53 +9,11 @@ import (
 	"github.com/pabloagent/pablo/authority"
 )
 
-const validParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-
-func TestParseTraceContextAcceptsW3C(t *testing.T) {
-	sc, err := ParseTraceContext(validParent, "vendor=opaque,other@tenant=x")
+func TestIncomingTraceContextGivesTheTaskItsTraceID(t *testing.T) {
+	sc, err := ParseTraceContext("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || sc.SpanID().String() != "00f067aa0ba902b7" || !sc.IsSampled() || !sc.IsRemote() {
-		t.Fatalf("got %+v", sc)
-	}
-	if sc.TraceState().Get("vendor") != "opaque" {
-		t.Fatalf("tracestate %q", sc.TraceState())
-	}
-	// A later version may add fields after a dash.
-	if _, err := ParseTraceContext("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-extra", ""); err != nil {
-		t.Fatalf("future version refused: %v", err)
-	}
-}
-
-func TestParseTraceContextRefusesWhatW3CRefuses(t *testing.T) {
-	for name, c := range map[string][2]string{
-		"empty":               {"", ""},
-		"version ff":          {"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", ""},
-		"uppercase":           {"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", ""},
-		"zero trace id":       {"00-00000000000000000000000000000000-00f067aa0ba902b7-01", ""},
-		"zero parent id":      {"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", ""},
-		"version 00 too long": {validParent + "-x", ""},
-		"short":               {validParent[:54], ""},
-		"bad separator":       {"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", ""},
-		"future no dash":      {"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x", ""},
-		"non-hex flags":       {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0g", ""},
-		"tracestate invalid":  {validParent, "Not Valid"},
-		"traceparent 513":     {validParent + strings.Repeat("a", 513-len(validParent)), ""},
-		"tracestate 513":      {validParent, "a=" + strings.Repeat("b", 511)},
-	} {
-		if _, err := ParseTraceContext(c[0], c[1]); !errors.Is(err, ErrTraceContext) {
-			t.Errorf("%s: got %v", name, err)
-		}
-	}
-	// At the bound, a tracestate is still parsed (and then judged by W3C).
-	if _, err := ParseTraceContext(validParent, "a="+strings.Repeat("b", 254)); err != nil {
-		t.Errorf("tracestate within bounds refused: %v", err)
-	}
-}
-
-func TestIncomingTraceContextGivesTheTaskItsTraceID(t *testing.T) {
-	sc, _ := ParseTraceContext(validParent, "")
 	s, _ := ParseScript([]byte(`{"turns":[{"text":["ok"]}]}`))
 	set, _ := authority.New(authority.Config{})
 	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set})
@@ -68,25 +24,4 @@ func TestIncomingTraceContextGivesTheTaskItsTraceID(t *testing.T) {
 	if *obj.TraceID != sc.TraceID().String() {
 		t.Fatalf("trace ID %s, want the caller's %s", *obj.TraceID, sc.TraceID())
 	}
-}
-
-func FuzzParseTraceContext(f *testing.F) {
-	f.Add(validParent, "vendor=x")
-	f.Add("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-extra", "")
-	f.Fuzz(func(t *testing.T, tp, ts string) {
-		sc, err := ParseTraceContext(tp, ts)
-		if err != nil {
-			if !errors.Is(err, ErrTraceContext) {
-				t.Fatalf("untyped error %v", err)
-			}
-			return
-		}
-		if !sc.IsValid() || !sc.IsRemote() || len(tp) > MaxTraceContextBytes {
-			t.Fatalf("accepted %q as %+v", tp, sc)
-		}
-		// What is accepted is what the trace-id and parent-id fields say.
-		if sc.TraceID().String() != tp[3:35] || sc.SpanID().String() != tp[36:52] {
-			t.Fatalf("%q parsed as %s/%s", tp, sc.TraceID(), sc.SpanID())
-		}
-	})
 }
