@@ -595,7 +595,9 @@ func writePointerToken(b *strings.Builder, tok string) {
 
 // appendCanonical appends the canonical serialization of v: object keys in
 // byte order, no insignificant whitespace, numbers as written, and strings
-// escaped minimally (quote, backslash and control characters only).
+// in jsonx's EscapeShort. It is jsonx.Canonical of the parsed text
+// (FuzzCanonicalIsJSONXCanonical), written from the parsed document because
+// decoding the text a second time made a compile 3.4x slower.
 func appendCanonical(dst []byte, v *value) []byte {
 	switch v.kind {
 	case kindNull:
