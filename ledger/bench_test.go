@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/pabloagent/pablo/authority"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/authority"
 )
 
 var benchPayload = json.RawMessage(`{"text":"hello"}`)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/pabloagent/pablo/authority"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/authority"
 )
 
 // crashChildEnv switches the test binary into the crash child: it appends to

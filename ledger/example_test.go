@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/pabloagent/pablo/authority"
 	"time"
 
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/ledger"
 )

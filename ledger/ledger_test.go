@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pabloagent/pablo/authority"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/authority"
 )
 
 func TestEventsCarryRootSeqAgentSeqAndIDs(t *testing.T) {
@@ -589,5 +591,33 @@ func TestStoreFailureStopsTheRoot(t *testing.T) {
 	}
 	if _, err := r.Append(bg, a, "x", nil); !errors.Is(err, ErrStore) {
 		t.Fatalf("append after a failed barrier: got %v", err)
+	}
+}
+
+// TestUnsetRootCeilingIsUnlimitedAndRecordedSo: a root ceiling that is not
+// set (the zero Limit) bounds nothing, and the task record says
+// "unlimited", as a deployment's explicit "unlimited" would; Max(0) is a
+// ceiling of zero, not "not set".
+func TestUnsetRootCeilingIsUnlimitedAndRecordedSo(t *testing.T) {
+	t.Parallel()
+	r, store, _ := newRoot(t, Limits{ModelCalls: Max(0)})
+	a := r.RootAgentID()
+	if err := r.AdmitToolCall(bg, a, ToolCall{ID: "t1", Name: "fs.read", Decision: authority.Decision{Allowed: true}}); err != nil {
+		t.Fatalf("an unset tool_calls ceiling refused a call: %v", err)
+	}
+	if _, err := r.ReserveModelCall(bg, a, ModelCall{}); !errors.Is(err, ErrLimit) {
+		t.Fatalf("Max(0) model_calls admitted a call: %v", err)
+	}
+	if err := r.Flush(bg); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := store.Records(bg, r.ID())
+	lim := recs[0].Task.Limits
+	if lim.ToolCalls != Unlimited() || lim.ModelCalls != Max(0) {
+		t.Fatalf("task record limits %+v", lim)
+	}
+	b, _ := json.Marshal(lim)
+	if !strings.Contains(string(b), `"model_calls":"0","tool_calls":"unlimited"`) {
+		t.Fatalf("task record limits marshal as %s", b)
 	}
 }

@@ -2,12 +2,12 @@ package ledger
 
 import (
 	"encoding/json"
-	"github.com/pabloagent/pablo/authority"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/ids"
 )
 

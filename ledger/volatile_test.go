@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pabloagent/pablo/authority"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/authority"
 )
 
 // volatileChildEnv switches the test binary into the volatile child: it

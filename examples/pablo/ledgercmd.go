@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pabloagent/pablo/authority"
 	"io/fs"
 	"slices"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 )
 
