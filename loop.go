@@ -48,7 +48,7 @@ type step struct {
 	usage     ledger.Usage
 	modelInfo ModelInfo
 	traceID   string
-	route     *RouteSession
+	route     *routeSession
 	check     *output.Check
 	live      liveCall
 	// outMasks mask the live output of the call that streams now, one
@@ -430,7 +430,7 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 	op := &modelOp{s: s, req: req}
 	var resp *ModelResponse
 	var o *Outcome
-	if rm, ok := r.opts.Model.(RoutedModel); ok {
+	if rm, ok := r.opts.Model.(routedModel); ok {
 		resp, o = op.generateRouted(rm)
 	} else {
 		resp, o = op.generate()
@@ -469,10 +469,10 @@ func (op *modelOp) generate() (*ModelResponse, *Outcome) {
 
 // generateRouted runs the operation on a route: the route's session
 // begins and ends one ledger call per attempt.
-func (op *modelOp) generateRouted(rm RoutedModel) (*ModelResponse, *Outcome) {
+func (op *modelOp) generateRouted(rm routedModel) (*ModelResponse, *Outcome) {
 	s := op.s
 	if s.route == nil {
-		s.route = &RouteSession{}
+		s.route = &routeSession{}
 	}
 	s.route.BeginAttempt = op.beginAttempt
 	s.route.EndAttempt = op.endAttempt

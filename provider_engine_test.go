@@ -241,12 +241,12 @@ func TestFixtureRouteFallsBackAfter503(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rm, ok := m.(RoutedModel)
+	rm, ok := m.(routedModel)
 	if !ok {
-		t.Fatal("a route builds a RoutedModel")
+		t.Fatal("a route builds a routedModel")
 	}
 	var attempts []RouteAttempt
-	s := &RouteSession{EndAttempt: func(_ context.Context, a RouteAttempt, _ *ModelResponse, _ error) { attempts = append(attempts, a) }}
+	s := &routeSession{EndAttempt: func(_ context.Context, a RouteAttempt, _ *ModelResponse, _ error) { attempts = append(attempts, a) }}
 	resp, err := rm.GenerateRouted(context.Background(), s, &ModelRequest{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, func(string) error { return nil })
 	if err != nil || len(resp.ToolCalls) != 1 {
 		t.Fatalf("resp %+v err %v", resp, err)

@@ -10,19 +10,16 @@ import (
 	"github.com/pabloagent/pablo/internal/providers"
 )
 
-// RouteSchemaVersion is the schema of a RouteAttempt record.
-const RouteSchemaVersion = event.RouteSchemaVersion
-
 // RouteAttempt is one attempt of a routed model call, in the shape of the
 // model_route record of events: which entry served, why it was selected,
 // and how the attempt ended.
 type RouteAttempt = event.RouteAttempt
 
-// RouteSession is one task's use of a routed model: it keeps the sticky
+// routeSession is one task's use of a routed model: it keeps the sticky
 // selection across the task's model turns and lets the engine account for
 // each attempt as its own model call. The zero value is ready; use one per
 // task.
-type RouteSession struct {
+type routeSession struct {
 	// BeginAttempt, when set, runs before each attempt is dispatched (the
 	// engine reserves a model call and emits model.started with the
 	// record). An error stops the route and is returned as is.
@@ -34,27 +31,27 @@ type RouteSession struct {
 	state providers.RouteState
 }
 
-// RoutedModel is a Model that falls back across an ordered route. Plain
+// routedModel is a Model that falls back across an ordered route. Plain
 // Generate runs one operation without stickiness; GenerateRouted keeps a
 // task's selection in s and reports every attempt to its hooks.
-type RoutedModel interface {
+type routedModel interface {
 	Model
-	GenerateRouted(ctx context.Context, s *RouteSession, req *ModelRequest, emit func(string) error) (*ModelResponse, error)
+	GenerateRouted(ctx context.Context, s *routeSession, req *ModelRequest, emit func(string) error) (*ModelResponse, error)
 }
 
-// RouteError is a routed call's failure: every attempt, and the final
+// routeError is a routed call's failure: every attempt, and the final
 // error (a *ModelError, or a hook's error) in the chain.
-type RouteError struct {
+type routeError struct {
 	Attempts []RouteAttempt
 	Err      error
 }
 
-func (e *RouteError) Error() string {
+func (e *routeError) Error() string {
 	return fmt.Sprintf("pablo: route failed after %d attempt(s): %v", len(e.Attempts), e.Err)
 }
 
 // Unwrap returns the final error.
-func (e *RouteError) Unwrap() error { return e.Err }
+func (e *routeError) Unwrap() error { return e.Err }
 
 // routeModel serves a configured route.
 type routeModel struct {
@@ -69,10 +66,10 @@ func (m *routeModel) Info() ModelInfo {
 }
 
 func (m *routeModel) Generate(ctx context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
-	return m.GenerateRouted(ctx, &RouteSession{}, req, emit)
+	return m.GenerateRouted(ctx, &routeSession{}, req, emit)
 }
 
-func (m *routeModel) GenerateRouted(ctx context.Context, s *RouteSession, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m *routeModel) GenerateRouted(ctx context.Context, s *routeSession, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
 	hooks := providers.AttemptHooks{}
 	if s.BeginAttempt != nil {
 		hooks.Begin = func(ctx context.Context, a *providers.Attempt) error {
@@ -89,7 +86,7 @@ func (m *routeModel) GenerateRouted(ctx context.Context, s *RouteSession, req *M
 	}
 	resp, attempts, err := m.r.Generate(ctx, &s.state, hooks, req, emit)
 	if err != nil {
-		re := &RouteError{Err: err}
+		re := &routeError{Err: err}
 		var pre *providers.RouteError
 		if errors.As(err, &pre) {
 			re.Err = pre.Err
@@ -113,7 +110,7 @@ func routeAttempt(a *providers.Attempt, phase string) RouteAttempt {
 		}
 		return &s
 	}
-	out := RouteAttempt{SchemaVersion: RouteSchemaVersion, Route: a.Route, Entry: a.Entry, EntryIndex: a.EntryIndex,
+	out := RouteAttempt{SchemaVersion: event.RouteSchemaVersion, Route: a.Route, Entry: a.Entry, EntryIndex: a.EntryIndex,
 		Provider: string(a.Provider), Model: a.Model, Operation: strconv.FormatUint(a.Operation, 10), Attempt: a.Number,
 		SelectionReason: a.SelectionReason, Phase: phase, Dispatched: phase == "finished" && a.Dispatched}
 	if phase == "finished" {
