@@ -125,6 +125,8 @@ type PathRef struct {
 	Path string `json:"path"`
 }
 
+// String is the path as diagnostics write it: "binding:NAME:PATH" or
+// "BASE:PATH".
 func (p PathRef) String() string {
 	if p.Base == "binding" {
 		return fmt.Sprintf("binding:%s:%s", p.Name, p.Path)
@@ -140,6 +142,7 @@ type PathError struct {
 	Reason  string
 }
 
+// Error says which path cannot be resolved and why.
 func (e *PathError) Error() string { return fmt.Sprintf("path %s: %s", e.Ref, e.Reason) }
 
 // Is makes errors.Is(err, ErrInvalid) true.

@@ -59,6 +59,9 @@ type Error struct {
 	cause error
 }
 
+// Error writes the diagnostic as code, source:line, option, binding,
+// authority and chain, then the message, with control characters replaced
+// and the length bounded.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(string(e.Code))
