@@ -191,11 +191,20 @@ func (p *pb) fixed32(field int, v uint32) {
 	p.b = binary.LittleEndian.AppendUint32(p.b, v)
 }
 
-// msg writes a nested message (always present, even when empty).
+// msg writes a nested message (always present, even when empty). The
+// message is written in place, after its tag, and its length is put in
+// front of it once known: one buffer for the whole request instead of one
+// per nested message.
 func (p *pb) msg(field int, fill func(*pb)) {
-	var sub pb
-	fill(&sub)
-	p.bytesField(field, sub.b)
+	p.tag(field, wireBytes)
+	start := len(p.b)
+	fill(p)
+	n := len(p.b) - start
+	var lb [binary.MaxVarintLen64]byte
+	l := binary.PutUvarint(lb[:], uint64(n))
+	p.b = append(p.b, lb[:l]...)
+	copy(p.b[start+l:], p.b[start:start+n])
+	copy(p.b[start:], lb[:l])
 }
 
 // encodeTraceRequest renders an ExportTraceServiceRequest: spans grouped
