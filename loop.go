@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/internal/output"
@@ -30,7 +31,7 @@ type step struct {
 	ctx      context.Context
 	caller   context.Context
 	agent    string
-	hdr      *eventHeader
+	hdr      *eventlog.Header
 	catalogs []ToolCatalog
 	owner    map[authority.ID]ToolCatalog
 	byWire   map[string]authority.ID
@@ -75,7 +76,7 @@ func (t *Task) run(ctx, caller context.Context) {
 	ctx, span := r.tracer.Start(s.ctx, "invoke_agent", trace.WithAttributes(attribute.String("pablo.run_id", t.root.ID())))
 	s.ctx = WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput)
 	s.traceID = traceIDOf(span, caller, t.root.ID())
-	s.hdr.traceID = s.traceID
+	s.hdr.TraceID = s.traceID
 	outcome := s.loop()
 	span.SetAttributes(attribute.String("pablo.outcome", string(outcome.Status)))
 	if outcome.Status != StatusCompleted {
@@ -92,7 +93,7 @@ func (t *Task) run(ctx, caller context.Context) {
 // task's own context, caller the one its host started it with.
 func newStep(t *Task, ctx, caller context.Context) *step {
 	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: t.rt.opts.Model.Info(), payloads: t.rt.opts.Store != nil || t.rt.opts.NewLedger != nil}
-	s.hdr = &eventHeader{runID: t.root.ID(), agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
+	s.hdr = &eventlog.Header{RunID: t.root.ID(), Agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
 	return s
 }
 
@@ -1284,7 +1285,7 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 	if data != nil {
 		typ = data.Type
 	}
-	st, err := s.t.log.add(func() (eventStamp, error) {
+	st, err := s.t.log.Add(func() (eventlog.Stamp, error) {
 		ev, err := s.t.root.Append(s.ctx, s.agent, string(typ), payload)
 		return stampOf(ev), err
 	}, s.hdr, text, data)
@@ -1295,10 +1296,10 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 		return s.ledgerOutcome(err)
 	}
 	if sink := s.t.rt.opts.Sink; sink != nil {
-		// Built here rather than through eventEntry.event: on this path
+		// Built here rather than through eventlog.Entry.Event: on this path
 		// every copy counts (BenchmarkEventLatency, about 15 ns).
 		e := Event{SchemaVersion: EventSchemaVersion, Seq: st.Seq, RootSeq: st.RootSeq, TimestampUnixMicros: st.UnixMicros,
-			RunID: s.hdr.runID, SessionID: s.hdr.runID, TraceID: s.hdr.traceID, Agent: s.hdr.agent}
+			RunID: s.hdr.RunID, SessionID: s.hdr.RunID, TraceID: s.hdr.TraceID, Agent: s.hdr.Agent}
 		if data != nil {
 			e.EventData = *data
 		} else {
@@ -1308,9 +1309,9 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 			return &Outcome{Status: StatusFailed, Code: ledger.FailEventSinkIO, Delivery: ledger.ResponseReceived}
 		}
 	}
-	if s.t.log.low.Load() {
+	if s.t.log.Low() {
 		// Between events, not inside one's delivery.
-		s.t.log.grow()
+		s.t.log.Grow()
 	}
 	return nil
 }
@@ -1321,19 +1322,19 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 // recorded instead when the ledger still can.
 func (t *Task) finish(s *step, o *Outcome) {
 	acc, _ := t.root.Accounting(s.agent)
-	var en eventEntry
+	var en eventlog.Entry
 	record := func() error {
 		data := &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}
 		var payload []byte
 		if s.payloads {
 			payload, _ = json.Marshal(data)
 		}
-		st, err := t.log.add(func() (eventStamp, error) {
+		st, err := t.log.Add(func() (eventlog.Stamp, error) {
 			ev, err := t.root.Finish(context.WithoutCancel(s.ctx), s.agent, ledger.Finish{Outcome: ledgerOutcome(o), Payload: payload, OutputBytes: outputBytes(o)})
 			return stampOf(ev), err
 		}, s.hdr, "", data)
 		if st.RootSeq != 0 {
-			en = eventEntry{rootSeq: st.RootSeq, seq: st.Seq, micros: st.UnixMicros, hdr: s.hdr, data: data}
+			en = eventlog.Entry{Stamp: st, Header: s.hdr, Data: data}
 		}
 		return err
 	}
@@ -1346,7 +1347,7 @@ func (t *Task) finish(s *step, o *Outcome) {
 		err = record()
 	}
 	if err != nil {
-		stamped := en.data != nil
+		stamped := en.Data != nil
 		o = &Outcome{Status: StatusFailed, Code: ledger.FailEventSinkIO, Delivery: ledger.NotSent}
 		if !stamped {
 			// Record the failure instead. A store that failed keeps
@@ -1357,12 +1358,12 @@ func (t *Task) finish(s *step, o *Outcome) {
 		// Otherwise the terminal event was stamped but not made durable:
 		// the sink gets it as stamped, the task object the failure.
 	}
-	if en.data != nil {
+	if en.Data != nil {
 		t.wake()
 	}
-	if sink := t.rt.opts.Sink; sink != nil && en.data != nil {
+	if sink := t.rt.opts.Sink; sink != nil && en.Data != nil {
 		// The task is over: a failing sink has nothing left to stop.
-		_ = sink(en.event())
+		_ = sink(en.Event())
 	}
 	id := t.root.ID()
 	trace := s.traceID
@@ -1377,11 +1378,11 @@ func (t *Task) finish(s *step, o *Outcome) {
 
 // stampOf is the stamp of an event the ledger appended: zero when it
 // appended none.
-func stampOf(ev ledger.Event) eventStamp {
+func stampOf(ev ledger.Event) eventlog.Stamp {
 	if ev.RootSeq == 0 {
-		return eventStamp{}
+		return eventlog.Stamp{}
 	}
-	return eventStamp{RootSeq: ev.RootSeq, Seq: ev.Seq, UnixMicros: ev.Time.UnixMicro()}
+	return eventlog.Stamp{RootSeq: ev.RootSeq, Seq: ev.Seq, UnixMicros: ev.Time.UnixMicro()}
 }
 
 func outputBytes(o *Outcome) uint64 {

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger"
@@ -164,8 +165,8 @@ type Task struct {
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	log     eventLog     // the events, for readers
-	waiters atomic.Int32 // readers waiting for an event
+	log     *eventlog.Log // the events, for readers
+	waiters atomic.Int32  // readers waiting for an event
 	done    bool
 	result  *TaskObject
 
@@ -240,7 +241,7 @@ func (r *Runtime) newTask(ctx context.Context, input string) (*Task, error) {
 	}
 	t := &Task{rt: r, root: root, input: input, finished: make(chan struct{})}
 	t.cond = sync.NewCond(&t.mu)
-	t.log.mu = &t.mu
+	t.log = eventlog.New(&t.mu)
 	return t, nil
 }
 
@@ -284,8 +285,8 @@ func (t *Task) Done() <-chan struct{} { return t.finished }
 // every event.
 func (t *Task) Events() iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		log := t.log.reader()
-		defer log.close()
+		log := t.log.Reader()
+		defer log.Close()
 		for i := 0; ; i++ {
 			t.mu.Lock()
 			if i >= log.Len() && !t.done {
@@ -301,42 +302,13 @@ func (t *Task) Events() iter.Seq2[Event, error] {
 				t.mu.Unlock()
 				return
 			}
-			ev := t.log.at(i)
+			ev := t.log.At(i)
 			t.mu.Unlock()
 			if !yield(ev, nil) {
 				return
 			}
 		}
 	}
-}
-
-// eventEntry is an event on its way from the loop to the log and the sink:
-// what every event of an agent shares sits behind hdr, and a text delta (the
-// bulk of any task) has its text and no EventData.
-type eventEntry struct {
-	rootSeq, seq uint64
-	micros       int64
-	hdr          *eventHeader
-	text         string     // a text delta's text
-	data         *EventData // every other kind; nil for a text delta
-}
-
-// eventHeader is what every event of one agent shares.
-type eventHeader struct {
-	runID, traceID string
-	agent          AgentRef
-}
-
-// event expands the entry.
-func (en *eventEntry) event() Event {
-	e := Event{SchemaVersion: EventSchemaVersion, Seq: en.seq, RootSeq: en.rootSeq, TimestampUnixMicros: en.micros,
-		RunID: en.hdr.runID, SessionID: en.hdr.runID, TraceID: en.hdr.traceID, Agent: en.hdr.agent}
-	if en.data != nil {
-		e.EventData = *en.data
-	} else {
-		e.EventData = EventData{Type: EventTextDelta, Text: en.text}
-	}
-	return e
 }
 
 // wake wakes the readers waiting for an event, if any: after an append,

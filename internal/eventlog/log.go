@@ -1,22 +1,37 @@
-package pablo
+// Package eventlog holds the events a task retains for its readers: every
+// event the run loop publishes, in root_seq order, for any number of
+// readers (pablo.Task.Events) that each see every event from the first.
+//
+// An append takes the event's ledger stamp and its slot together under
+// the log's own lock ([Log.Add]), so the log's order is the ledger's
+// whatever the number of agents appending. Readers hold the lock New was
+// given (the task's, which its wake-ups use too) and read only what was
+// published to them. The log is laid out for the garbage collector: entries
+// and text delta bytes live in pointer-free chunks, and [Log.Grow] allocates
+// the next chunks between events rather than inside one's delivery.
+package eventlog
 
 import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/pabloagent/pablo/internal/event"
 	"github.com/pabloagent/pablo/internal/seqlog"
 )
 
-// eventLog is the events a task retains for its readers.
+// New returns an empty log whose readers hold readers while they read.
+func New(readers *sync.Mutex) *Log { return &Log{mu: readers} }
+
+// Log is the events a task retains for its readers.
 //
 // It is laid out for the garbage collector: a task may hold millions of text
 // deltas, so entries and delta text live in pointer-free chunks the
 // collector never scans and appends never meet a write barrier; only the
-// rare event that is not a text delta keeps an EventData.
+// rare event that is not a text delta keeps an event.EventData.
 //
 // And it is appended to without the readers' lock: one appender at a time,
-// under the log's own lock (appendMu, see add), takes the event's ledger
+// under the log's own lock (appendMu, see Add), takes the event's ledger
 // stamp, writes a slot and its text and counts it, so the slots are in
 // root_seq order. Readers hold mu and read only what was published to
 // them: a reader registers, reads the count under the log's lock, and from
@@ -24,7 +39,7 @@ import (
 // for an atomic store only while somebody reads. The chunk lists change
 // only under mu, and a slot or a text byte is never written again once
 // counted, so a reader never sees a write in progress.
-type eventLog struct {
+type Log struct {
 	// appendMu is the log's lock: it serializes appends and guards the
 	// appender's state below.
 	appendMu sync.Mutex
@@ -33,8 +48,8 @@ type eventLog struct {
 	readers  atomic.Int32
 	entries  [][]logEntry // chunks of fixed length
 	text     [][]byte     // chunks of fixed length
-	data     []*EventData
-	hdrs     []*eventHeader
+	data     []*event.EventData
+	hdrs     []*Header
 
 	// The appender's own; guarded by appendMu.
 	count   int
@@ -43,7 +58,7 @@ type eventLog struct {
 
 	// When a chunk being filled is the last of its list and reaches its
 	// mark, a few events short of full, the log is low on room: the task
-	// then grows it after delivering the event (see grow), so the
+	// then grows it after delivering the event (see Grow), so the
 	// allocation lands between events rather than inside one's delivery.
 	// The marks are that close to full so that a task ending soon after
 	// seldom leaves a chunk unused. A mark of 0 is never reached.
@@ -79,16 +94,16 @@ const (
 	maxTextChunk = 64 << 10
 )
 
-// logReader is one registered reader's view of the log's length.
-type logReader struct {
-	l    *eventLog
+// Reader is one registered reader's view of the log's length.
+type Reader struct {
+	l    *Log
 	base int // the count when the reader registered
 }
 
-// reader registers a reader of the log. The reader must close.
-func (l *eventLog) reader() *logReader {
+// Reader registers a reader of the log. The reader must Close.
+func (l *Log) Reader() *Reader {
 	l.readers.Add(1)
-	r := &logReader{l: l}
+	r := &Reader{l: l}
 	l.appendMu.Lock()
 	r.base = l.count
 	l.appendMu.Unlock()
@@ -96,22 +111,17 @@ func (l *eventLog) reader() *logReader {
 }
 
 // Len is how many events the reader may read.
-func (r *logReader) Len() int { return max(r.base, int(r.l.n.Load())) }
+func (r *Reader) Len() int { return max(r.base, int(r.l.n.Load())) }
 
-func (r *logReader) close() { r.l.readers.Add(-1) }
+// Close ends the reader's registration.
+func (r *Reader) Close() { r.l.readers.Add(-1) }
 
-// eventStamp is what the ledger gave an event: its numbers and its time.
-type eventStamp struct {
-	RootSeq, Seq uint64
-	UnixMicros   int64
-}
-
-// add appends one event under the log's lock: stamp records it in the
+// Add appends one event under the log's lock: stamp records it in the
 // ledger and returns its stamp, and an event the ledger stamped (a zero
 // RootSeq means it did not) is retained, so the log holds its events in
 // root_seq order whatever the number of appenders. stamp's error is
 // returned with the stamp: a ledger may stamp an event and still fail.
-func (l *eventLog) add(stamp func() (eventStamp, error), hdr *eventHeader, text string, data *EventData) (eventStamp, error) {
+func (l *Log) Add(stamp func() (Stamp, error), hdr *Header, text string, data *event.EventData) (Stamp, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	st, err := stamp()
@@ -123,9 +133,9 @@ func (l *eventLog) add(stamp func() (eventStamp, error), hdr *eventHeader, text 
 
 // append adds one event and publishes it: a text delta's text, or any
 // other event's data. l.appendMu must be held. (The fields come one by one
-// rather than as an eventEntry: a struct built for the call and read back
+// rather than as an Entry: a struct built for the call and read back
 // whole costs a store-forwarding stall on the hot path.)
-func (l *eventLog) append(st eventStamp, hdr *eventHeader, text string, data *EventData) {
+func (l *Log) append(st Stamp, hdr *Header, text string, data *event.EventData) {
 	if len(l.entries) == 0 || l.used == len(l.entries[l.k]) {
 		l.nextEntries()
 	}
@@ -164,7 +174,7 @@ func (l *eventLog) append(st eventStamp, hdr *eventHeader, text string, data *Ev
 
 // nextEntries moves to the next entry chunk, allocating it unless grow
 // already did.
-func (l *eventLog) nextEntries() {
+func (l *Log) nextEntries() {
 	next := l.k + 1
 	if len(l.entries) == 0 {
 		next = 0
@@ -188,7 +198,7 @@ func (l *eventLog) nextEntries() {
 // placed before the grown one so that the grown one still comes next. Only
 // chunks of the usual size have a mark: one of a delta's own is full from
 // its first write and asks for no growth.
-func (l *eventLog) nextText(n int) {
+func (l *Log) nextText(n int) {
 	grown := len(l.text) > 0 && l.t+1 < len(l.text)
 	usual := true
 	switch size := l.textSize(); {
@@ -223,7 +233,7 @@ func (l *eventLog) nextText(n int) {
 }
 
 // textSize is the size of the next text chunk.
-func (l *eventLog) textSize() int {
+func (l *Log) textSize() int {
 	if len(l.text) == 0 {
 		return minTextChunk
 	}
@@ -246,13 +256,17 @@ const pageSize = 4096
 
 // entriesLow and textLow report whether the entry or text chunk being
 // filled is the last of its list and has reached its mark.
-func (l *eventLog) entriesLow() bool { return l.entryMark > 0 && l.used >= l.entryMark }
-func (l *eventLog) textLow() bool    { return l.textMark > 0 && l.fill >= l.textMark }
+func (l *Log) entriesLow() bool { return l.entryMark > 0 && l.used >= l.entryMark }
+func (l *Log) textLow() bool    { return l.textMark > 0 && l.fill >= l.textMark }
 
-// grow allocates the chunks that come next when the log is low on room.
+// Low reports whether the log is low on room: the appender then calls
+// Grow after delivering its event.
+func (l *Log) Low() bool { return l.low.Load() }
+
+// Grow allocates the chunks that come next when the log is low on room.
 // The task calls it after delivering an event. The chunks are allocated
 // outside any lock.
-func (l *eventLog) grow() {
+func (l *Log) Grow() {
 	entries, text := -1, 0
 	l.appendMu.Lock()
 	l.low.Store(false)
@@ -293,7 +307,7 @@ func (l *eventLog) grow() {
 }
 
 // header returns the index h has, or will have when it is added.
-func (l *eventLog) header(h *eventHeader) (uint32, bool) {
+func (l *Log) header(h *Header) (uint32, bool) {
 	for i := len(l.hdrs) - 1; i >= 0; i-- {
 		if l.hdrs[i] == h {
 			return uint32(i), true
@@ -302,18 +316,19 @@ func (l *eventLog) header(h *eventHeader) (uint32, bool) {
 	return uint32(len(l.hdrs)), false
 }
 
-// at expands published event i; l.mu must be held.
-func (l *eventLog) at(i int) Event {
+// At expands published event i, i < a reader's Len; the readers' lock
+// (the one New was given) must be held.
+func (l *Log) At(i int) event.Event {
 	k, off := seqlog.Locate(i)
 	e := &l.entries[k][off]
-	en := eventEntry{rootSeq: e.rootSeq, seq: e.seq, micros: e.micros, hdr: l.hdrs[e.hdr]}
+	en := Entry{Stamp: Stamp{RootSeq: e.rootSeq, Seq: e.seq, UnixMicros: e.micros}, Header: l.hdrs[e.hdr]}
 	switch {
 	case e.data > 0:
-		en.data = l.data[e.data-1]
+		en.Data = l.data[e.data-1]
 	case e.n > 0:
 		// The bytes were written once, before n published them, and are
 		// never written again: a string over them is immutable.
-		en.text = unsafe.String(&l.text[e.chunk][e.off], int(e.n))
+		en.Text = unsafe.String(&l.text[e.chunk][e.off], int(e.n))
 	}
-	return en.event()
+	return en.Event()
 }

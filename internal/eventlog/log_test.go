@@ -1,4 +1,4 @@
-package pablo
+package eventlog
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pabloagent/pablo/internal/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
-// logUnderTest is an eventLog with the task lock its readers hold.
+// logUnderTest is a Log with the task lock its readers hold.
 type logUnderTest struct {
 	task sync.Mutex
-	l    eventLog
+	l    Log
 }
 
 func newLogUnderTest() *logUnderTest {
@@ -30,9 +31,18 @@ func (lt *logUnderTest) locked(f func()) {
 	f()
 }
 
-func (lt *logUnderTest) append(en eventEntry) {
-	lt.l.add(func() (eventStamp, error) {
-		return eventStamp{RootSeq: en.rootSeq, Seq: en.seq, UnixMicros: en.micros}, nil
+// testEntry is one event a test appends, with the stamp it is given.
+type testEntry struct {
+	rootSeq, seq uint64
+	micros       int64
+	hdr          *Header
+	text         string
+	data         *event.EventData
+}
+
+func (lt *logUnderTest) append(en testEntry) {
+	lt.l.Add(func() (Stamp, error) {
+		return Stamp{RootSeq: en.rootSeq, Seq: en.seq, UnixMicros: en.micros}, nil
 	}, en.hdr, en.text, en.data)
 }
 
@@ -43,7 +53,7 @@ func (lt *logUnderTest) append(en eventEntry) {
 // there first.
 func TestEventLogKeepsEveryEventAcrossGrowth(t *testing.T) {
 	lt := newLogUnderTest()
-	hdr := &eventHeader{runID: "r"}
+	hdr := &Header{RunID: "r"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var want []string
 	for i := range 20000 {
@@ -58,16 +68,16 @@ func TestEventLogKeepsEveryEventAcrossGrowth(t *testing.T) {
 		default:
 			text = strings.Repeat(string(rune('a'+i%26)), 1+rng.IntN(64))
 		}
-		en := eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: text}
+		en := testEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: text}
 		if text == "" {
-			en.data = &EventData{Type: EventModelStarted}
+			en.data = &event.EventData{Type: event.ModelStarted}
 		}
 		lt.append(en)
 		want = append(want, text)
-		if lt.l.low.Load() && rng.IntN(4) > 0 {
+		if lt.l.Low() && rng.IntN(4) > 0 {
 			// Most of the time the task grows the log between events; some
 			// of the time it is late and the append grows it itself.
-			lt.l.grow()
+			lt.l.Grow()
 		}
 	}
 	lt.task.Lock()
@@ -76,14 +86,14 @@ func TestEventLogKeepsEveryEventAcrossGrowth(t *testing.T) {
 		t.Fatalf("count %d, want %d", lt.l.count, len(want))
 	}
 	for i, w := range want {
-		ev := lt.l.at(i)
+		ev := lt.l.At(i)
 		if ev.RootSeq != uint64(i+1) {
 			t.Fatalf("event %d has root_seq %d", i, ev.RootSeq)
 		}
 		if w != "" && ev.Text != w {
 			t.Fatalf("event %d: text of %d bytes %.8q…, want %d bytes %.8q…", i, len(ev.Text), ev.Text, len(w), w)
 		}
-		if w == "" && ev.Type != EventModelStarted {
+		if w == "" && ev.Type != event.ModelStarted {
 			t.Fatalf("event %d: type %q", i, ev.Type)
 		}
 	}
@@ -94,11 +104,11 @@ func TestEventLogKeepsEveryEventAcrossGrowth(t *testing.T) {
 // within a few events of being needed.
 func TestEventLogGrowsOneChunkAheadNearlyFull(t *testing.T) {
 	lt := newLogUnderTest()
-	hdr := &eventHeader{runID: "r"}
+	hdr := &Header{RunID: "r"}
 	grown := 0
 	for i := range 5000 {
-		lt.append(eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: "0123456789abcdef0123456789abcdef"})
-		if lt.l.low.Load() {
+		lt.append(testEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: "0123456789abcdef0123456789abcdef"})
+		if lt.l.Low() {
 			lt.locked(func() {
 				if !lt.l.entriesLow() && !lt.l.textLow() {
 					t.Fatalf("event %d: low with no chunk at its mark", i)
@@ -110,7 +120,7 @@ func TestEventLogGrowsOneChunkAheadNearlyFull(t *testing.T) {
 					t.Fatalf("event %d: text low with %d bytes left", i, left)
 				}
 			})
-			lt.l.grow()
+			lt.l.Grow()
 			grown++
 		}
 		lt.locked(func() {
@@ -131,11 +141,11 @@ func TestEventLogGrowsOneChunkAheadNearlyFull(t *testing.T) {
 // idle task holds no delta room.
 func TestEventLogWithoutTextHoldsNoTextChunk(t *testing.T) {
 	lt := newLogUnderTest()
-	hdr := &eventHeader{runID: "r"}
+	hdr := &Header{RunID: "r"}
 	for i := range 100 {
-		lt.append(eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, data: &EventData{Type: EventModelStarted}})
-		if lt.l.low.Load() {
-			lt.l.grow()
+		lt.append(testEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, data: &event.EventData{Type: event.ModelStarted}})
+		if lt.l.Low() {
+			lt.l.Grow()
 		}
 	}
 	if len(lt.l.text) != 0 {
@@ -147,7 +157,7 @@ func TestEventLogWithoutTextHoldsNoTextChunk(t *testing.T) {
 // loses nothing: an append that needed the room first made its own chunk.
 func TestEventLogGrowthRacingAppends(t *testing.T) {
 	lt := newLogUnderTest()
-	hdr := &eventHeader{runID: "r"}
+	hdr := &Header{RunID: "r"}
 	const n = 20000
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -158,20 +168,20 @@ func TestEventLogGrowthRacingAppends(t *testing.T) {
 				return
 			default:
 			}
-			if lt.l.low.Load() {
-				lt.l.grow()
+			if lt.l.Low() {
+				lt.l.Grow()
 			}
 		}
 	})
 	for i := range n {
-		lt.append(eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: strings.Repeat("x", 1+i%97)})
+		lt.append(testEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: strings.Repeat("x", 1+i%97)})
 	}
 	close(done)
 	wg.Wait()
 	lt.task.Lock()
 	defer lt.task.Unlock()
 	for i := range n {
-		if ev := lt.l.at(i); len(ev.Text) != 1+i%97 || ev.RootSeq != uint64(i+1) {
+		if ev := lt.l.At(i); len(ev.Text) != 1+i%97 || ev.RootSeq != uint64(i+1) {
 			t.Fatalf("event %d: root_seq %d, %d bytes of text", i, ev.RootSeq, len(ev.Text))
 		}
 	}
@@ -194,13 +204,13 @@ func TestEventLogLongDeltasHoldNoUnusedChunks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lt := newLogUnderTest()
-			hdr := &eventHeader{runID: "r"}
+			hdr := &Header{RunID: "r"}
 			total := 0
 			for i, n := range tc.sizes {
 				total += n
-				lt.append(eventEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: strings.Repeat(string(rune('a'+i%26)), n)})
-				if lt.l.low.Load() {
-					lt.l.grow()
+				lt.append(testEntry{rootSeq: uint64(i + 1), seq: uint64(i + 1), hdr: hdr, text: strings.Repeat(string(rune('a'+i%26)), n)})
+				if lt.l.Low() {
+					lt.l.Grow()
 				}
 			}
 			held := 0
@@ -213,7 +223,7 @@ func TestEventLogLongDeltasHoldNoUnusedChunks(t *testing.T) {
 			lt.task.Lock()
 			defer lt.task.Unlock()
 			for i, n := range tc.sizes {
-				if ev := lt.l.at(i); len(ev.Text) != n || ev.Text[0] != byte('a'+i%26) {
+				if ev := lt.l.At(i); len(ev.Text) != n || ev.Text[0] != byte('a'+i%26) {
 					t.Fatalf("delta %d: %d bytes starting %q, want %d", i, len(ev.Text), ev.Text[:1], n)
 				}
 			}
@@ -239,22 +249,22 @@ func TestEventLogKeepsRootSeqOrderAcrossAgents(t *testing.T) {
 		agents = append(agents, id)
 	}
 	lt := newLogUnderTest()
-	hdr := &eventHeader{runID: root.ID()}
+	hdr := &Header{RunID: root.ID()}
 	const each = 2000
 	var wg sync.WaitGroup
 	for _, agent := range agents {
 		wg.Go(func() {
 			for range each {
-				_, err := lt.l.add(func() (eventStamp, error) {
-					ev, err := root.Append(ctx, agent, string(EventTextDelta), nil)
-					return stampOf(ev), err
+				_, err := lt.l.Add(func() (Stamp, error) {
+					ev, err := root.Append(ctx, agent, string(event.TextDelta), nil)
+					return Stamp{RootSeq: ev.RootSeq, Seq: ev.Seq, UnixMicros: ev.Time.UnixMicro()}, err
 				}, hdr, "x", nil)
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				if lt.l.low.Load() {
-					lt.l.grow()
+				if lt.l.Low() {
+					lt.l.Grow()
 				}
 			}
 		})
@@ -262,13 +272,13 @@ func TestEventLogKeepsRootSeqOrderAcrossAgents(t *testing.T) {
 	wg.Wait()
 	lt.task.Lock()
 	defer lt.task.Unlock()
-	r := lt.l.reader()
-	defer r.close()
+	r := lt.l.Reader()
+	defer r.Close()
 	if r.Len() != each*len(agents) {
 		t.Fatalf("the log holds %d events, want %d", r.Len(), each*len(agents))
 	}
 	for i := range r.Len() {
-		if ev := lt.l.at(i); ev.RootSeq != uint64(i+1) {
+		if ev := lt.l.At(i); ev.RootSeq != uint64(i+1) {
 			t.Fatalf("event %d has root_seq %d", i, ev.RootSeq)
 		}
 	}
