@@ -1,0 +1,56 @@
+package pablo
+
+// requestBytes measures a request: instructions, messages and tool
+// descriptors. It walks every message.
+func requestBytes(req *ModelRequest) uint64 {
+	n := uint64(len(req.Instructions))
+	for i := range req.Messages {
+		n += messageBytes(&req.Messages[i])
+	}
+	return n + toolDefsBytes(req.Tools)
+}
+
+// messageBytes is one message's part of requestBytes.
+func messageBytes(m *Message) uint64 {
+	n := len(m.Content) + len(m.ToolCallID) + 16
+	for _, c := range m.ToolCalls {
+		n += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	return uint64(n)
+}
+
+func toolDefsBytes(defs []ToolDef) uint64 {
+	n := 0
+	for _, d := range defs {
+		n += len(d.Name) + len(d.Description) + len(d.Parameters)
+	}
+	return uint64(n)
+}
+
+// addHistory appends to the task's history, which only ever grows, and
+// keeps its running measure, so that measuring a request costs the same at
+// the last turn as at the first.
+func (s *step) addHistory(ms ...Message) {
+	for i := range ms {
+		s.histBytes += messageBytes(&ms[i])
+		if ms[i].Role == RoleAssistant {
+			s.histTurns++
+		}
+	}
+	s.history = append(s.history, ms...)
+}
+
+// requestBytes is requestBytes(req) from the running measure when req holds
+// the task's history, as every request the loop makes does; any other
+// request is walked (and counted in Task.historyWalks).
+func (s *step) requestBytes(req *ModelRequest) uint64 {
+	h := s.history
+	if len(req.Messages) != len(h) || (len(h) > 0 && &req.Messages[0] != &h[0]) {
+		s.t.historyWalks++
+		return requestBytes(req)
+	}
+	if len(req.Tools) != len(s.toolDefs) || (len(req.Tools) > 0 && &req.Tools[0] != &s.toolDefs[0]) {
+		s.toolDefs, s.defsBytes = req.Tools, toolDefsBytes(req.Tools)
+	}
+	return uint64(len(req.Instructions)) + s.histBytes + s.defsBytes
+}

@@ -1,0 +1,309 @@
+package pablo
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+func (s *step) modelCallRemains() *Outcome {
+	lim := s.t.rt.opts.Limits.ModelCalls
+	n, finite := lim.Value()
+	if !finite {
+		return nil
+	}
+	acc, err := s.t.root.Accounting(s.agent)
+	if err == nil && acc.ModelCalls.N >= n {
+		return &Outcome{Status: StatusLimitExceeded, Limit: ledger.LimitModelCalls}
+	}
+	return nil
+}
+
+// modelCall is one model call on the ledger: reserved, started, dispatched,
+// settled. A routed model makes one per attempt.
+type modelCall struct {
+	id       string
+	started  bool
+	outBytes uint64
+	span     trace.Span
+	// text masks the call's text deltas as one stream: a secret split
+	// across deltas is masked whole.
+	text redact.Stream
+}
+
+// beginCall reserves and dispatches one model call and emits model.started.
+func (s *step) beginCall(ctx context.Context, provider, model string, route *RouteAttempt, req *ModelRequest) (*modelCall, *Outcome) {
+	t, r := s.t, s.t.rt
+	id, err := t.root.ReserveModelCall(s.ctx, s.agent, s.modelCallRecord(provider, model, route, req))
+	if err != nil {
+		return nil, s.ledgerOutcome(err)
+	}
+	call := &modelCall{id: id}
+	call.text.Reset(r.opts.secrets)
+	if o := s.emit(EventData{Type: EventModelStarted, Provider: provider, Model: model, ModelRoute: route}); o != nil {
+		return nil, s.abandonCall(id, ledger.FailEventSinkIO, o)
+	}
+	_, call.span = r.startSpan(ctx, "chat")
+	if call.span.IsRecording() {
+		call.span.SetAttributes(attribute.String("gen_ai.request.model", model))
+	}
+	if err := t.root.Dispatch(s.ctx, s.agent, id); err != nil {
+		call.span.End()
+		return nil, s.abandonCall(id, "", s.ledgerOutcome(err))
+	}
+	call.started = true
+	return call, nil
+}
+
+// modelCallRecord is the ledger's record of a model call about to be
+// reserved: its route, the request's context bytes and the model's bounds.
+func (s *step) modelCallRecord(provider, model string, route *RouteAttempt, req *ModelRequest) ledger.ModelCall {
+	mc := ledger.ModelCall{Route: provider + "/" + model, ContextBytes: s.requestBytes(req)}
+	if route != nil {
+		mc.Route = route.Route + "/" + route.Entry
+	}
+	if s.modelInfo.TokenBound > 0 {
+		mc.TokenBound = ledger.Max(s.modelInfo.TokenBound)
+	}
+	if s.modelInfo.CostBound > 0 {
+		mc.CostBound = ledger.Max(s.modelInfo.CostBound)
+	}
+	return mc
+}
+
+// abandonCall settles a reserved model call that was never sent, with the
+// failure code code, and returns o, the outcome that stopped it, or the
+// ledger's failure when the settlement is refused.
+func (s *step) abandonCall(id string, code ledger.FailureCode, o *Outcome) *Outcome {
+	settle := ledger.ModelSettlement{Status: StatusFailed, Delivery: ledger.NotSent, Error: code}
+	if err := s.t.root.SettleModelCall(s.ctx, s.agent, id, settle); err != nil {
+		return s.ledgerFailure(err, ledger.NotSent)
+	}
+	return o
+}
+
+// endCall settles a model call with its response or error, emits
+// model.finished and returns the outcome the failure implies (nil when the
+// call succeeded).
+func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr *Outcome, route *RouteAttempt) *Outcome {
+	t := s.t
+	defer call.span.End()
+	if text, masked := call.text.Flush(); text != "" && sinkErr == nil {
+		// What the masker held back, as the stream ended.
+		if o := s.emitDelta(text, masked); o != nil {
+			sinkErr = o
+			if err == nil {
+				err = errSink
+			}
+		}
+	}
+	settle, outcome := s.modelResult(resp, err, sinkErr, route)
+	if outcome != nil {
+		call.span.SetStatus(codes.Error, "model call failed")
+	}
+	if serr := t.root.SettleModelCall(s.ctx, s.agent, call.id, settle); serr != nil && outcome == nil {
+		outcome = s.ledgerOutcome(serr)
+	}
+	if acc, aerr := t.root.Accounting(s.agent); aerr == nil {
+		s.usage = acc.Usage
+	}
+	if o := s.emit(modelFinished(call, resp, settle, route)); o != nil && outcome == nil {
+		outcome = o
+	}
+	return outcome
+}
+
+// modelResult is how the ledger settles a model call that answered resp
+// or failed with err, and the task outcome a failure implies (nil when the
+// call succeeded); sinkErr is set when the ledger or the host's sink
+// refused one of its deltas.
+func (s *step) modelResult(resp *ModelResponse, err error, sinkErr *Outcome, route *RouteAttempt) (ledger.ModelSettlement, *Outcome) {
+	settle := ledger.ModelSettlement{Status: StatusCompleted, Delivery: ledger.ResponseReceived}
+	if err == nil {
+		if resp.UsageReported {
+			settle.Reported = true
+			settle.Usage = ledger.Usage{InputTokens: countOf(resp.Usage.InputTokens), OutputTokens: countOf(resp.Usage.OutputTokens),
+				CacheReadTokens: countOf(resp.Usage.CacheReadTokens), CacheWriteTokens: countOf(resp.Usage.CacheWriteTokens)}
+			if resp.Usage.CostMicroUSD != nil {
+				settle.CostReported, settle.CostMicroUSD = true, *resp.Usage.CostMicroUSD
+			}
+		}
+		return settle, nil
+	}
+	var outcome *Outcome
+	var me *ModelError
+	switch {
+	case sinkErr != nil:
+		outcome = sinkErr
+		settle.Status, settle.Error = StatusFailed, ledger.FailEventSinkIO
+	case s.ctx.Err() != nil:
+		outcome = s.interrupted()
+		settle.Status, settle.Delivery = outcome.Status, ledger.MayHaveBeenSent
+	case errors.As(err, &me):
+		outcome = &Outcome{Status: StatusFailed, Code: me.Code, Delivery: me.Delivery}
+		settle.Status, settle.Delivery, settle.Error = StatusFailed, me.Delivery, me.Code
+	default:
+		outcome = &Outcome{Status: StatusFailed, Code: ledger.FailProviderTransport, Delivery: ledger.MayHaveBeenSent}
+		settle.Status, settle.Delivery, settle.Error = StatusFailed, ledger.MayHaveBeenSent, ledger.FailProviderTransport
+	}
+	if route != nil && route.Delivery != nil && sinkErr == nil && s.ctx.Err() == nil {
+		settle.Delivery = ledger.Delivery(*route.Delivery)
+	}
+	return settle, outcome
+}
+
+// modelFinished is the model.finished event of a call settled as settle.
+func modelFinished(call *modelCall, resp *ModelResponse, settle ledger.ModelSettlement, route *RouteAttempt) EventData {
+	out := call.outBytes
+	fin := EventData{Type: EventModelFinished, Status: string(settle.Status), OutputBytes: &out, ModelRoute: route}
+	if resp != nil {
+		fin.FinishReason = resp.FinishReason
+		if resp.UsageReported {
+			fin.Usage = usageOf(settle.Usage)
+		}
+	}
+	return fin
+}
+
+// modelTurn runs one logical model operation: one ledger call, or one per
+// attempt when the model is a route that falls back. The response joins
+// the history.
+func (s *step) modelTurn() (*ModelResponse, *Outcome) {
+	r := s.t.rt
+	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
+	model.SetTurn(req, s.histTurns+1)
+	op := &modelOp{s: s, req: req}
+	var resp *ModelResponse
+	var o *Outcome
+	if rm, ok := r.opts.Model.(routedModel); ok {
+		resp, o = op.generateRouted(rm)
+	} else {
+		resp, o = op.generate()
+	}
+	if o != nil {
+		return nil, o
+	}
+	s.addHistory(Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+	return resp, nil
+}
+
+// modelOp is one logical model operation in flight: its request, the
+// ledger call its deltas belong to and what stopped it.
+type modelOp struct {
+	s       *step
+	req     *ModelRequest
+	current *modelCall // the call streaming now; nil between attempts
+	sinkErr *Outcome   // the first delta the ledger or the sink refused
+	failed  *Outcome   // the ledger stopped a route between attempts
+}
+
+// generate runs the operation as one call of a plain model.
+func (op *modelOp) generate() (*ModelResponse, *Outcome) {
+	s := op.s
+	call, o := s.beginCall(s.ctx, s.modelInfo.Provider, s.modelInfo.Model, nil, op.req)
+	if o != nil {
+		return nil, o
+	}
+	op.current = call
+	resp, err := s.t.rt.opts.Model.Generate(s.ctx, op.req, op.delta)
+	if o := s.endCall(call, resp, err, op.sinkErr, nil); o != nil {
+		return nil, o
+	}
+	return resp, nil
+}
+
+// generateRouted runs the operation on a route: the route's session
+// begins and ends one ledger call per attempt.
+func (op *modelOp) generateRouted(rm routedModel) (*ModelResponse, *Outcome) {
+	s := op.s
+	if s.route == nil {
+		s.route = &routeSession{}
+	}
+	s.route.BeginAttempt = op.beginAttempt
+	s.route.EndAttempt = op.endAttempt
+	resp, err := rm.GenerateRouted(s.ctx, s.route, op.req, op.delta)
+	if op.failed != nil {
+		return nil, op.failed
+	}
+	if err != nil {
+		return nil, s.failureOutcome(err, op.sinkErr)
+	}
+	return resp, nil
+}
+
+// beginAttempt begins the ledger call of one route attempt.
+func (op *modelOp) beginAttempt(ctx context.Context, a RouteAttempt) error {
+	call, o := op.s.beginCall(ctx, a.Provider, a.Model, &a, op.req)
+	if o != nil {
+		op.failed = o
+		return errRouteStopped
+	}
+	op.current = call
+	return nil
+}
+
+// endAttempt settles the ledger call of one route attempt.
+func (op *modelOp) endAttempt(_ context.Context, a RouteAttempt, resp *ModelResponse, err error) {
+	if op.current == nil {
+		return
+	}
+	o := op.s.endCall(op.current, resp, err, op.sinkErr, &a)
+	op.current = nil
+	if err == nil && o != nil {
+		op.failed = o
+	}
+}
+
+// delta emits one text delta of the operation, masked as part of its
+// call's stream.
+func (op *modelOp) delta(delta string) error {
+	if delta == "" {
+		return nil
+	}
+	var masked int
+	if op.current != nil {
+		op.current.outBytes += uint64(len(delta))
+		if delta, masked = op.current.text.WriteString(delta); delta == "" {
+			return nil
+		}
+	} else {
+		delta, masked = op.s.t.rt.opts.secrets.MaskString(delta)
+	}
+	if o := op.s.emitDelta(delta, masked); o != nil {
+		op.sinkErr = o
+		return errSink
+	}
+	return nil
+}
+
+// failureOutcome is the task outcome of a failed model operation.
+func (s *step) failureOutcome(err error, sinkErr *Outcome) *Outcome {
+	var me *ModelError
+	switch {
+	case sinkErr != nil:
+		return sinkErr
+	case s.ctx.Err() != nil:
+		return s.interrupted()
+	case errors.As(err, &me):
+		return &Outcome{Status: StatusFailed, Code: me.Code, Delivery: me.Delivery}
+	}
+	return &Outcome{Status: StatusFailed, Code: ledger.FailProviderTransport, Delivery: ledger.MayHaveBeenSent}
+}
+
+var errRouteStopped = errors.New("pablo: route stopped by the ledger")
+
+var errSink = errors.New("pablo: event sink failed")
+
+func countOf(p *uint64) ledger.Count {
+	if p == nil {
+		return ledger.Count{Unknown: true}
+	}
+	return ledger.Count{N: *p}
+}

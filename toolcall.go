@@ -1,0 +1,446 @@
+package pablo
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/jsonx"
+	"github.com/pabloagent/pablo/internal/textx"
+	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/mcp"
+)
+
+// toolCall takes one proposed call down the path DESIGN.md draws, one
+// stage at a time. Each stage takes the typed value the one before it
+// produced and either produces its own or ends the task with an outcome,
+// so nothing reaches a stage without passing every stage before it:
+//
+//	ToolCall ─resolve→ resolvedCall ─validate→ checkedCall ─admit→ admittedCall
+//	  ─dispatch→ dispatchedCall ─observe→ observation ─retain→ nil, or the outcome
+//
+// It returns nil when the task goes on.
+func (s *step) toolCall(call ToolCall) *Outcome {
+	rc, o := s.resolve(call)
+	if o != nil {
+		return o
+	}
+	cc, o := s.validate(rc)
+	if o != nil {
+		return o
+	}
+	ac, o := s.admit(cc)
+	if o != nil {
+		return o
+	}
+	dc, o := s.dispatch(ac)
+	if o != nil {
+		return o
+	}
+	return s.retain(s.observe(dc))
+}
+
+// resolvedCall is a proposed call found in the admitted catalog: the
+// capability its name stands for, the catalog that owns it, its arguments
+// and the record the ledger keeps of it.
+type resolvedCall struct {
+	call  ToolCall // as the model wrote it: its result is returned under call.ID
+	id    authority.ID
+	owner ToolCatalog
+	args  json.RawMessage // the model's arguments; {} when it wrote none
+	rec   ledger.ToolCall // the ledger's record: ID, name, digest, size
+}
+
+// checkedCall is a resolved call its contract and its tool's own checks
+// allow.
+type checkedCall struct {
+	resolvedCall
+	decision authority.Decision
+}
+
+// admittedCall is a checked call the ledger admitted (charged against the
+// ceilings) and whose tool.started event is out.
+type admittedCall struct {
+	checkedCall
+}
+
+// dispatchedCall is an admitted call the executor ran: the tool's result
+// and the first live output event the ledger or the sink refused.
+type dispatchedCall struct {
+	admittedCall
+	res          ledger.ToolResult
+	streamFailed *Outcome
+}
+
+// observation is a dispatched call's result as the model, the events and
+// the ledger see it, masked, and the settlement that records it.
+type observation struct {
+	dispatchedCall
+	result []byte
+	masked int
+	settle ledger.ToolSettlement
+}
+
+// resolve names a proposed call: the capability its wire name stands for
+// and the ledger record it is admitted or denied under. A name outside the
+// admitted catalog is a model misselection: the call is recorded denied
+// and the task ends.
+func (s *step) resolve(call ToolCall) (resolvedCall, *Outcome) {
+	r := s.t.rt
+	id, known := s.byWire[call.Name]
+	if !known {
+		if cand := authority.ID(call.Name); s.owner[cand] != nil {
+			id, known = cand, true
+		}
+	}
+	args := call.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	rec := ledger.ToolCall{ID: call.ID, Name: string(id), ArgumentsDigest: sha256Tag(args), InputBytes: uint64(len(args))}
+	if _, n := r.opts.secrets.MaskString(rec.ID); n > 0 {
+		// The model wrote the ID: one holding a secret is recorded under
+		// an ID of the loop's own (the model still sees its own).
+		rec.ID = ""
+	}
+	if rec.ID == "" {
+		rec.ID = "call_" + strconv.FormatUint(uint64(len(s.history)), 10)
+	}
+	if !known {
+		return resolvedCall{}, s.denyUnknown(call.Name, rec)
+	}
+	return resolvedCall{call: call, id: id, owner: s.owner[id], args: args, rec: rec}, nil
+}
+
+// denyUnknown records the denial of a call to name, a tool outside the
+// admitted catalog. A tool some layer kept out is recorded with the
+// decision that did; any other name is the mandatory tool_unavailable
+// denial.
+func (s *step) denyUnknown(name string, rec ledger.ToolCall) *Outcome {
+	if d, listed := s.refused[name]; listed {
+		rec.Name = name
+		if w, isWire := s.wireID(name); isWire {
+			rec.Name = w
+		}
+		return s.deny(rec, d, unavailableRule(d))
+	}
+	// The model wrote the name: it is recorded masked, then bounded.
+	rec.Name = textx.Shorten(s.t.rt.opts.secrets.String(name), 256)
+	if !utf8.ValidString(rec.Name) {
+		rec.Name = "invalid"
+	}
+	d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable, Reason: "the tool is not in the admitted catalog"}
+	return s.deny(rec, d, d.RuleID)
+}
+
+// validate asks the contract and the owning catalog's own checks (a path,
+// a command) whether the call may run. A denial or a contract rejection is
+// recorded and ends the task.
+func (s *step) validate(rc resolvedCall) (checkedCall, *Outcome) {
+	d, err := decideCall(s.ctx, s.contracts, rc.owner, authority.Call{ID: rc.rec.ID, Tool: rc.id, Arguments: rc.args})
+	if err != nil {
+		return checkedCall{}, s.reject(rc, contractError(err))
+	}
+	if !d.Allowed {
+		return checkedCall{}, s.deny(rc.rec, d, d.RuleID)
+	}
+	return checkedCall{resolvedCall: rc, decision: d}, nil
+}
+
+// reject records a call its contract rejected. An unknown tool or a
+// resource outside the scope is a denial; arguments that do not fit the
+// schema are the failure invalid_tool_arguments, under the authority's
+// decision on the tool, which admits it.
+func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *Outcome {
+	switch ce.Kind {
+	case authority.ContractUnknownTool, authority.ContractUnauthorizedResource:
+		d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable}
+		if ce.Decision != nil {
+			d = *ce.Decision
+		}
+		return s.deny(rc.rec, d, d.RuleID)
+	}
+	rec := rc.rec
+	rec.Decision = s.t.rt.opts.Authority.Decide(authority.Request{Capability: rc.id})
+	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
+		return s.ledgerOutcome(err)
+	}
+	fail := &Outcome{Status: StatusFailed, Code: ledger.FailInvalidToolArguments, Delivery: ledger.NotSent}
+	return s.settleUnsent(rec.ID, ledger.ToolInvalidArguments, string(ce.Kind), fail)
+}
+
+// admit records a checked call as admitted, which charges it against the
+// ceilings, and emits tool.started. A refused admission ends the task
+// before anything runs.
+func (s *step) admit(cc checkedCall) (admittedCall, *Outcome) {
+	rec := cc.rec
+	rec.Decision = cc.decision
+	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
+		return admittedCall{}, s.ledgerOutcome(err)
+	}
+	if o := s.emitToolStarted(rec.ID, string(cc.id), cc.args); o != nil {
+		return admittedCall{}, s.settleUnsent(rec.ID, ledger.ToolEventSinkFailed, "", o)
+	}
+	return admittedCall{checkedCall: cc}, nil
+}
+
+// dispatch marks an admitted call as leaving on the ledger and runs it on
+// its catalog, inside an execute_tool span, streaming its live output.
+func (s *step) dispatch(ac admittedCall) (dispatchedCall, *Outcome) {
+	callID := ac.rec.ID
+	ctx, span := s.t.rt.startSpan(s.ctx, "execute_tool")
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("gen_ai.tool.name", string(ac.id)))
+	}
+	if err := s.t.root.Dispatch(ctx, s.agent, callID); err != nil {
+		span.End()
+		return dispatchedCall{}, s.settleUnsent(callID, ledger.ToolAdmissionFailed, "", s.ledgerOutcome(err))
+	}
+	s.live = liveCall{id: callID, name: string(ac.id)}
+	res := ac.owner.Call(ctx, authority.Call{ID: callID, Tool: ac.id, Arguments: ac.args})
+	// A capture bound that stopped the tool cut its streams too.
+	s.live.cut = s.live.cut || res.Status == ledger.ToolOutputLimit
+	s.flushOutput()
+	streamFailed := s.live.failed
+	s.live = liveCall{}
+	if res.Terminal() {
+		span.SetStatus(codes.Error, string(res.Status))
+	}
+	span.End()
+	return dispatchedCall{admittedCall: ac, res: res, streamFailed: streamFailed}, nil
+}
+
+// observe is the result of a dispatched call as it is recorded: its
+// ToolResult object, masked, and its settlement.
+func (s *step) observe(dc dispatchedCall) observation {
+	res := dc.res
+	result, masked := s.resultJSON(res)
+	settle := ledger.ToolSettlement{Status: res.Status, Delivery: res.Delivery, OutputBytes: uint64(len(result)), Error: string(res.Code)}
+	if settle.Delivery == "" {
+		settle.Delivery = ledger.ResponseReceived
+	}
+	if res.Status == ledger.ToolPolicyDenied {
+		// The tool denied the call when it ran: record what decided.
+		settle.Decision = res.Decision
+		if settle.Decision.Layer == "" {
+			settle.Decision = authority.Decision{Layer: string(dc.id), RuleID: res.Rule, Reason: "denied by the tool"}
+		}
+		settle.Decision.Allowed = false
+	}
+	return observation{dispatchedCall: dc, result: result, masked: masked, settle: settle}
+}
+
+// retain stores the result, settles the call on the ledger and emits
+// tool.finished. A terminal result ends the task; any other joins the
+// history, and retain returns nil.
+func (s *step) retain(ob observation) *Outcome {
+	t, callID, name := s.t, ob.rec.ID, string(ob.id)
+	settle := ob.settle
+	ref, putErr := t.root.PutResult(s.ctx, json.RawMessage(ob.result))
+	if putErr == nil {
+		settle.Result = ref
+	}
+	if err := t.root.SettleToolCall(s.ctx, s.agent, callID, settle); err != nil {
+		var le *ledger.LimitError
+		if errors.As(err, &le) {
+			if o := s.emit(EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: json.RawMessage(`{"status":"output_limit","policy_rule":null,"shell":null}`)}); o != nil {
+				return o
+			}
+		}
+		return s.ledgerFailure(err, settle.Delivery)
+	}
+	if putErr != nil {
+		return s.ledgerFailure(putErr, settle.Delivery)
+	}
+	if ob.streamFailed != nil {
+		return ob.streamFailed
+	}
+	if o := s.emitToolFinished(callID, name, ob.result, ob.masked); o != nil {
+		return o
+	}
+	if ob.res.Terminal() {
+		return s.toolOutcome(ob.res)
+	}
+	s.addHistory(Message{Role: RoleTool, ToolCallID: ob.call.ID, Content: string(ob.result)})
+	return nil
+}
+
+// contractError is the contract's rejection; anything else the contract
+// could return is a failed check too.
+func contractError(err error) *authority.ContractError {
+	var ce *authority.ContractError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return &authority.ContractError{Kind: authority.ContractInvalidArguments}
+}
+
+// deny records a denied call with the decision that denied it and returns
+// the policy_denied outcome naming rule: a denial is terminal.
+func (s *step) deny(lc ledger.ToolCall, d authority.Decision, rule string) *Outcome {
+	lc.Decision = authority.Decision{Allowed: false, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason}
+	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
+		return s.ledgerOutcome(err)
+	}
+	return s.settleUnsent(lc.ID, ledger.ToolPolicyDenied, d.RuleID, &Outcome{Status: StatusPolicyDenied, Rule: ruleOf(rule)})
+}
+
+// settleUnsent settles a tool call that never left the process and returns
+// o, the outcome that ended it, or the ledger's failure when the
+// settlement is refused: a call the ledger still holds open would keep the
+// task from its terminal record.
+func (s *step) settleUnsent(callID string, status ledger.ToolStatus, code string, o *Outcome) *Outcome {
+	err := s.t.root.SettleToolCall(s.ctx, s.agent, callID, ledger.ToolSettlement{Status: status, Delivery: ledger.NotSent, Error: code})
+	if err != nil {
+		return s.ledgerFailure(err, ledger.NotSent)
+	}
+	return o
+}
+
+// wireID is the capability ID a refused tool's wire name stands for.
+func (s *step) wireID(name string) (string, bool) {
+	for _, c := range s.catalogs {
+		for _, spec := range c.Tools() {
+			if wireName(spec.ID) == name {
+				return string(spec.ID), true
+			}
+		}
+		if h, ok := c.(interface{ Health() []mcp.Health }); ok {
+			for _, srv := range h.Health() {
+				for _, ts := range srv.Tools {
+					if ts.Alias == name && ts.ID != "" {
+						return string(ts.ID), true
+					}
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// unavailableRule is the outcome rule of a call to a tool some layer kept
+// out of the catalog: the deciding rule, except that an MCP catalog's own
+// refusal (a drifted pin, task-required execution, a bound) is the
+// mandatory tool_unavailable.
+func unavailableRule(d authority.Decision) string {
+	if strings.HasPrefix(d.RuleID, "builtin.mcp.mcp_") {
+		return authority.RuleToolUnavailable
+	}
+	return d.RuleID
+}
+
+// resultJSON is the ToolResult object the model and the event stream see:
+// status, policy_rule and shell, plus the catalog's payload keys (a payload
+// key of the same name replaces the default). Keys are written sorted, so the
+// result is canonical JSON as the ledger stores it. Secrets are masked in
+// the decoded text of every string before anything is recorded or shown to
+// the model, however the JSON escaped them; masked counts them, with those
+// the catalog masked itself.
+func (s *step) resultJSON(res ledger.ToolResult) ([]byte, int) {
+	out, isMap := res.Output.(map[string]any)
+	if !isMap && res.Output != nil {
+		out = map[string]any{"output": res.Output}
+	}
+	var room [16]string
+	keys := room[:0]
+	for k := range out {
+		if k != "status" {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range [...]string{"policy_rule", "shell", "status"} {
+		if _, ok := out[k]; !ok || k == "status" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	buf := append(s.scratch[:0], '{')
+	for i, k := range keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = jsonx.AppendString(buf, k)
+		buf = append(buf, ':')
+		v, inPayload := out[k]
+		switch {
+		case k == "status":
+			buf = jsonx.AppendString(buf, string(res.Status))
+		case inPayload:
+			buf = appendJSONValue(buf, v)
+		case k == "policy_rule" && res.Rule != "":
+			buf = appendJSONValue(buf, ruleOf(res.Rule))
+		default:
+			buf = append(buf, "null"...)
+		}
+	}
+	buf = append(buf, '}')
+	if cap(buf) <= maxResultScratch {
+		s.scratch = buf[:0]
+	}
+	masked, maskedN := s.t.rt.opts.secrets.MaskJSON(buf)
+	if &masked[0] == &buf[0] {
+		// The result is kept (history, events, ledger) at its own size,
+		// not in a buffer sized for the largest result so far.
+		masked = bytes.Clone(masked)
+	}
+	return masked, maskedN + res.Masked
+}
+
+// maxResultScratch bounds the working buffer a step keeps between tool
+// results.
+const maxResultScratch = 16 << 10
+
+// appendJSONValue appends v encoded as JSON without HTML escaping, or null
+// when it cannot be encoded.
+func appendJSONValue(buf []byte, v any) []byte {
+	w := bytes.NewBuffer(buf)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return append(buf, "null"...)
+	}
+	out := w.Bytes()
+	return out[:len(out)-1] // Encode adds a newline
+}
+
+// toolOutcome maps a terminal tool status to the task outcome.
+func (s *step) toolOutcome(res ledger.ToolResult) *Outcome {
+	switch res.Status {
+	case ledger.ToolPolicyDenied:
+		return &Outcome{Status: StatusPolicyDenied, Rule: ruleOf(res.Rule)}
+	case ledger.ToolWorkLimit, ledger.ToolOutputLimit:
+		limit := res.Limit
+		if limit == "" {
+			limit = ledger.LimitToolOutputBytes
+		}
+		return &Outcome{Status: StatusLimitExceeded, Limit: limit}
+	case ledger.ToolTimedOut:
+		return &Outcome{Status: StatusTimedOut}
+	case ledger.ToolCancelled:
+		if o := s.interrupted(); o != nil {
+			return o
+		}
+		return &Outcome{Status: StatusCancelled}
+	case ledger.ToolCleanupFailed:
+		return &Outcome{Status: StatusFailed, Code: ledger.FailToolCleanup, Delivery: ledger.ResponseReceived}
+	case ledger.ToolInvalidArguments:
+		return &Outcome{Status: StatusFailed, Code: ledger.FailInvalidToolArguments, Delivery: ledger.NotSent}
+	}
+	code := res.Code
+	if code == "" {
+		code = ledger.FailToolExecution
+	}
+	d := res.Delivery
+	if d == "" {
+		d = ledger.ResponseReceived
+	}
+	return &Outcome{Status: StatusFailed, Code: code, Delivery: d}
+}
