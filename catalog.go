@@ -17,11 +17,11 @@ import (
 type ToolCatalog interface {
 	// Tools lists the catalog's tools. The list must not change during a
 	// task.
-	Tools() []authority.ToolSpec
+	Tools() []ToolSpec
 	// Call executes one accepted call: call.Arguments is the JSON the
 	// contract validated against the tool's schema. Call never panics on bad
-	// input and reports every outcome in the ledger.ToolResult.
-	Call(ctx context.Context, call authority.Call) ledger.ToolResult
+	// input and reports every outcome in the ToolResult.
+	Call(ctx context.Context, call ToolInvocation) ToolResult
 }
 
 // workspaceCatalog adapts the native filesystem tools.

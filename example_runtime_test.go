@@ -10,30 +10,30 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/ledger"
 )
 
-// notes is a host's own tool catalog: one read-only lookup.
+// notes is a host's own tool catalog: one read-only lookup, written against
+// the pablo package alone.
 type notes struct{}
 
-func (notes) Tools() []authority.ToolSpec {
-	return []authority.ToolSpec{{
+func (notes) Tools() []pablo.ToolSpec {
+	return []pablo.ToolSpec{{
 		ID:          "notes.read",
 		Description: "Read one note by ID.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"note_id":{"type":"string"}},"required":["note_id"],"additionalProperties":false}`),
 		// The note a call names is a resource the authority scopes.
-		Resources: func(args map[string]any) []authority.Resource {
-			return []authority.Resource{{Kind: "note", Value: args["note_id"].(string)}}
+		Resources: func(args map[string]any) []pablo.Resource {
+			return []pablo.Resource{{Kind: "note", Value: args["note_id"].(string)}}
 		},
 	}}
 }
 
-func (notes) Call(_ context.Context, call authority.Call) ledger.ToolResult {
+func (notes) Call(_ context.Context, call pablo.ToolInvocation) pablo.ToolResult {
 	var args struct {
 		NoteID string `json:"note_id"`
 	}
 	json.Unmarshal(call.Arguments, &args)
-	return ledger.Completed(map[string]any{"note": map[string]any{"id": args.NoteID, "text": "Renewal is due 2027-01-01."}})
+	return pablo.ToolCompleted(map[string]any{"note": map[string]any{"id": args.NoteID, "text": "Renewal is due 2027-01-01."}})
 }
 
 // A runtime assembled by hand: an authority that admits one host tool on one
