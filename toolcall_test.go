@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
@@ -38,9 +39,22 @@ type stagedStep struct {
 	calls  int      // the calls that reached the tool
 	events []string // the event types the sink received
 	store  *ledger.MemoryStore
+	model  countingModel
+}
+
+// stageOptions shape a staged step: its ceilings, and an event type its
+// sink refuses.
+type stageOptions struct {
+	limits ledger.Limits
+	refuse EventType
 }
 
 func newStagedStep(t *testing.T, limits ledger.Limits) *stagedStep {
+	t.Helper()
+	return stage(t, stageOptions{limits: limits})
+}
+
+func stage(t *testing.T, o stageOptions) *stagedStep {
 	t.Helper()
 	set, err := authority.New(authority.Config{
 		Host: []authority.ID{"notes.read"},
@@ -52,10 +66,17 @@ func newStagedStep(t *testing.T, limits ledger.Limits) *stagedStep {
 		t.Fatal(err)
 	}
 	ss := &stagedStep{store: ledger.NewMemoryStore()}
+	ss.model.calls = new(int)
 	rt, err := NewRuntime(RuntimeOptions{
-		Model: brokenArgsModel{}, Authority: set, Catalogs: []ToolCatalog{countedNotes{calls: &ss.calls}},
-		Store: ss.store, Limits: limits,
-		Sink: func(ev Event) error { ss.events = append(ss.events, string(ev.Type)); return nil },
+		Model: ss.model, Authority: set, Catalogs: []ToolCatalog{countedNotes{calls: &ss.calls}},
+		Store: ss.store, Limits: o.limits,
+		Sink: func(ev Event) error {
+			if ev.Type == o.refuse {
+				return errors.New("the sink refuses " + string(ev.Type))
+			}
+			ss.events = append(ss.events, string(ev.Type))
+			return nil
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -74,13 +95,24 @@ func newStagedStep(t *testing.T, limits ledger.Limits) *stagedStep {
 // states are the ledger's states of the task's tool calls so far, in order.
 func (ss *stagedStep) states(t *testing.T) []string {
 	t.Helper()
+	return ss.callStates(t, ledger.ToolCallKind)
+}
+
+// callStates are the ledger's states of the task's calls of kind so far,
+// in order.
+func (ss *stagedStep) callStates(t *testing.T, kind ledger.CallKind) []string {
+	t.Helper()
+	// What is not yet durable reaches the store at a barrier.
+	if err := ss.t.root.(*ledger.Root).Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	recs, err := ss.store.Records(context.Background(), ss.t.root.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	for _, r := range recs {
-		if r.Kind == ledger.RecordCall && r.Call.Kind == ledger.ToolCallKind {
+		if r.Kind == ledger.RecordCall && r.Call.Kind == kind {
 			out = append(out, string(r.Call.State)+":"+r.Call.Status)
 		}
 	}
