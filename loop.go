@@ -49,7 +49,6 @@ type step struct {
 	// outMasks mask the live output of the call that streams now, one
 	// per stream (live.streams names them).
 	outMasks [maxLiveStreams]redact.Stream
-	slab     []byte // room for delta payloads, see carve
 	scratch  []byte // resultJSON's working buffer, reused
 	// payloads: the ledger records event payloads. A task's ledger
 	// without a store (a private root) keeps no event record, so none
@@ -309,7 +308,7 @@ func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
 	var buf []byte
 	if s.payloads {
 		n := 84 + len(id) + len(name) + len(args)
-		buf = s.carve(n)
+		buf = make([]byte, 0, n)
 		buf = append(buf, `{"type":"tool.started","call":{"id":`...)
 		buf = jsonx.AppendString(buf, id)
 		buf = append(buf, `,"name":`...)
@@ -319,7 +318,6 @@ func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
 		buf = append(buf, '}')
 		buf = appendMasked(buf, masked)
 		buf = append(buf, '}')
-		s.used(buf, n)
 	}
 	// One allocation holds the event and its call.
 	ev := &struct {
@@ -334,7 +332,7 @@ func (s *step) emitToolFinished(callID, name string, result []byte, masked int) 
 	var buf []byte
 	if s.payloads {
 		n := 84 + len(callID) + len(name) + len(result)
-		buf = s.carve(n)
+		buf = make([]byte, 0, n)
 		buf = append(buf, `{"type":"tool.finished","call_id":`...)
 		buf = jsonx.AppendString(buf, callID)
 		buf = append(buf, `,"name":`...)
@@ -343,7 +341,6 @@ func (s *step) emitToolFinished(callID, name string, result []byte, masked int) 
 		buf = append(buf, result...)
 		buf = appendMasked(buf, masked)
 		buf = append(buf, '}')
-		s.used(buf, n)
 	}
 	return s.publish(buf, "", &EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: result, Masked: masked})
 }
@@ -368,39 +365,13 @@ func (s *step) emitDelta(text string, masked int) *Outcome {
 	var buf []byte
 	if s.payloads {
 		n := len(text) + len(`{"type":"assistant.text.delta","text":""}`)
-		buf = s.carve(n)
+		buf = make([]byte, 0, n)
 		buf = append(buf, `{"type":"assistant.text.delta","text":`...)
 		buf = jsonx.AppendString(buf, text)
 		buf = append(buf, '}')
-		s.used(buf, n)
 	}
 	return s.publish(buf, text, nil)
 }
-
-// carve returns an empty buffer with room for n bytes from the task's
-// payload slab: the ledger keeps payloads as they are and nothing writes to
-// them again, so one allocation serves many deltas.
-func (s *step) carve(n int) []byte {
-	if cap(s.slab)-len(s.slab) < n {
-		s.slab = make([]byte, 0, max(n, min(2*cap(s.slab), maxSlab), minSlab))
-	}
-	start := len(s.slab)
-	return s.slab[start : start : start+n]
-}
-
-// used takes buf, carved with room for n bytes, out of the slab, unless
-// it outgrew its room and was moved.
-func (s *step) used(buf []byte, n int) {
-	if len(buf) <= n {
-		s.slab = s.slab[:len(s.slab)+len(buf)]
-	}
-}
-
-// The payload slab grows from minSlab to maxSlab bytes.
-const (
-	minSlab = 1 << 10
-	maxSlab = 64 << 10
-)
 
 // publish appends one event to the ledger, then to the task's log, then
 // hands it to the host sink. data is nil for a text delta, whose text is

@@ -14,7 +14,6 @@ package eventlog
 import (
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/pabloagent/pablo/internal/event"
 	"github.com/pabloagent/pablo/internal/seqlog"
@@ -240,20 +239,6 @@ func (l *Log) textSize() int {
 	return min(2*len(l.text[len(l.text)-1]), maxTextChunk)
 }
 
-// touch writes to every page of b. Memory fresh from the system is not
-// zeroed by the allocator, so its pages fault in on their first write:
-// grow takes those faults here, between events, rather than leaving them to
-// the appends that fill the chunk.
-func touch(b []byte) {
-	for i := 0; i < len(b); i += pageSize {
-		b[i] = 0
-	}
-}
-
-// pageSize is the smallest page size of the systems Pablo runs on; touching
-// more often than a larger page needs costs little.
-const pageSize = 4096
-
 // entriesLow and textLow report whether the entry or text chunk being
 // filled is the last of its list and has reached its mark.
 func (l *Log) entriesLow() bool { return l.entryMark > 0 && l.used >= l.entryMark }
@@ -281,11 +266,9 @@ func (l *Log) Grow() {
 	var tc []byte
 	if entries >= 0 {
 		ec = make([]logEntry, seqlog.ChunkLen(entries))
-		touch(unsafe.Slice((*byte)(unsafe.Pointer(&ec[0])), uintptr(len(ec))*unsafe.Sizeof(ec[0])))
 	}
 	if text > 0 {
 		tc = make([]byte, text)
-		touch(tc)
 	}
 	if ec == nil && tc == nil {
 		return
@@ -326,9 +309,7 @@ func (l *Log) At(i int) event.Event {
 	case e.data > 0:
 		en.Data = l.data[e.data-1]
 	case e.n > 0:
-		// The bytes were written once, before n published them, and are
-		// never written again: a string over them is immutable.
-		en.Text = unsafe.String(&l.text[e.chunk][e.off], int(e.n))
+		en.Text = string(l.text[e.chunk][e.off : e.off+e.n])
 	}
 	return en.Event()
 }
