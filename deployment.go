@@ -9,43 +9,14 @@ import (
 	"github.com/pabloagent/pablo/internal/shell"
 )
 
-// LoadOptions say which deployment to load and what the host supplies.
-type LoadOptions struct {
-	// Config is the entry file. Required.
-	Config string
-	// ConfigRoot contains every imported file; default: the entry's
-	// directory.
-	ConfigRoot string
-	// Profile selects a profile, overriding the entry's `profile`.
-	Profile string
-	// Bindings are the named host directories (--bind name=path).
-	// Relative paths are anchored once to WorkDir.
-	Bindings map[string]string
-	// WorkDir anchors relative paths; default: the process working
-	// directory.
-	WorkDir string
-	// Locked forces lock mode; an entry cannot turn it off.
-	Locked bool
-	// Overrides are typed per-run overrides (CLI flags map to these).
-	Overrides []Override
-	// LookupEnv reads declared environment bindings. Nil means no
-	// environment: undeclared variables are never read either way.
-	LookupEnv func(name string) (string, bool)
-	// HostTrace says the host supplies its own trace destination (the CLI's
-	// --trace), so trace.capture_content needs no trace.path.
-	HostTrace bool
-	// LoopbackHTTP lets http://127.0.0.1, http://[::1] and
-	// http://localhost URLs stand in for remote endpoints: a host test
-	// fixture. Never honoured under lock.
-	LoopbackHTTP bool
-}
+// LoadOptions say which deployment to load and what the host supplies:
+// the entry file, its profile, the bindings (--bind name=path), lock mode,
+// typed per-run overrides and the environment bindings may read.
+type LoadOptions = config.LoadOptions
 
 // Override is one typed per-run assignment, such as
 // {Target: "limits.max_tool_calls", Value: int64(3)}.
-type Override struct {
-	Target string
-	Value  any
-}
+type Override = config.Override
 
 // ConfigError is one deployment diagnostic: a config_* code, the JSON
 // pointer of the option ("/options/mcp/servers/records/command"), the file
@@ -94,12 +65,7 @@ func Load(opts LoadOptions) (*Deployment, error) {
 // written where a credential name belongs (a token pasted as a header)
 // is masked in the diagnostic like tool output.
 func LoadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
-	co := config.LoadOptions{Config: opts.Config, ConfigRoot: opts.ConfigRoot, Profile: opts.Profile, Bindings: opts.Bindings,
-		WorkDir: opts.WorkDir, Locked: opts.Locked, LookupEnv: opts.LookupEnv, HostTrace: opts.HostTrace, LoopbackHTTP: opts.LoopbackHTTP}
-	for _, o := range opts.Overrides {
-		co.Overrides = append(co.Overrides, config.Override{Target: o.Target, Value: o.Value})
-	}
-	c, err := config.LoadContext(ctx, co)
+	c, err := config.LoadContext(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
