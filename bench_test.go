@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -29,7 +31,7 @@ func (noopTool) Tools() []authority.ToolSpec {
 }
 
 func (noopTool) Call(context.Context, authority.Call) ledger.ToolResult {
-	return ledger.ToolResult{Status: ledger.ToolCompleted}
+	return ledger.ToolResult{Status: outcome.ToolCompleted}
 }
 
 func benchRuntime(b testing.TB, script string, cats ...ToolCatalog) *Runtime {
@@ -263,7 +265,7 @@ func (m blockingModel) Generate(ctx context.Context, _ *ModelRequest, _ func(str
 	case <-m.release:
 		return &ModelResponse{Text: "ok", FinishReason: FinishStop}, nil
 	case <-ctx.Done():
-		return nil, &ModelError{Code: ledger.FailProviderTransport, Delivery: ledger.MayHaveBeenSent, Err: ctx.Err()}
+		return nil, &ModelError{Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Err: ctx.Err()}
 	}
 }
 

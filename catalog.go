@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/ledger"
@@ -50,13 +52,13 @@ func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call) ledger
 		case *fstools.SearchResult:
 			masked = r.Masked
 		}
-		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: map[string]any{"filesystem": payload}, Masked: masked}
+		return ledger.ToolResult{Status: outcome.ToolCompleted, Output: map[string]any{"filesystem": payload}, Masked: masked}
 	}
 	var ce *fstools.CleanupError
 	if errors.As(err, &ce) {
 		// The mutation committed, then cleanup failed: report the commit
 		// and end the run with tool_cleanup.
-		return ledger.ToolResult{Status: ledger.ToolCleanupFailed, Code: ledger.FailToolCleanup, Output: map[string]any{"filesystem": ce.Result}}
+		return ledger.ToolResult{Status: outcome.ToolCleanupFailed, Code: outcome.FailToolCleanup, Output: map[string]any{"filesystem": ce.Result}}
 	}
 	var fe *fstools.Error
 	var de *fstools.DeniedError
@@ -64,14 +66,14 @@ func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call) ledger
 	var ae *fstools.ArgumentError
 	switch {
 	case errors.As(err, &fe):
-		return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: map[string]any{"filesystem": map[string]any{"error": map[string]any{"code": string(fe.Code), "message": fe.Error()}}}}
+		return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: map[string]any{"filesystem": map[string]any{"error": map[string]any{"code": string(fe.Code), "message": fe.Error()}}}}
 	case errors.As(err, &de):
-		return ledger.ToolResult{Status: ledger.ToolPolicyDenied, Rule: de.Decision.RuleID, Decision: de.Decision, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "rule_id": de.Decision.RuleID}}}
+		return ledger.ToolResult{Status: outcome.ToolPolicyDenied, Rule: de.Decision.RuleID, Decision: de.Decision, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "rule_id": de.Decision.RuleID}}}
 	case errors.As(err, &le):
-		status := ledger.ToolWorkLimit
-		kind := ledger.LimitFilesystemWork
+		status := outcome.ToolWorkLimit
+		kind := outcome.LimitFilesystemWork
 		if le.Kind == fstools.ToolOutputBytes {
-			status, kind = ledger.ToolOutputLimit, ledger.LimitToolOutputBytes
+			status, kind = outcome.ToolOutputLimit, outcome.LimitToolOutputBytes
 		}
 		r := ledger.ToolResult{Status: status, Limit: kind}
 		if payload != nil {
@@ -80,11 +82,11 @@ func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call) ledger
 		}
 		return r
 	case errors.As(err, &ae):
-		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
+		return ledger.ToolResult{Status: outcome.ToolInvalidArguments, Code: outcome.FailInvalidToolArguments}
 	case errors.Is(err, context.DeadlineExceeded):
-		return ledger.ToolResult{Status: ledger.ToolTimedOut}
+		return ledger.ToolResult{Status: outcome.ToolTimedOut}
 	case errors.Is(err, context.Canceled):
-		return ledger.ToolResult{Status: ledger.ToolCancelled}
+		return ledger.ToolResult{Status: outcome.ToolCancelled}
 	}
-	return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution}
+	return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution}
 }

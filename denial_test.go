@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
@@ -91,7 +93,7 @@ func TestDeniedCallKeepsTerminalRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Outcome == nil || rep.Outcome.Status != ledger.OutcomePolicyDenied {
+			if rep.Outcome == nil || rep.Outcome.Status != outcome.PolicyDenied {
 				t.Fatalf("recovered outcome %+v", rep.Outcome)
 			}
 			if len(rep.Retryable) != 0 || len(rep.Unknown) != 0 {
@@ -103,7 +105,7 @@ func TestDeniedCallKeepsTerminalRecord(t *testing.T) {
 					denied = &rep.Completed[i]
 				}
 			}
-			if denied == nil || denied.Status != string(ledger.ToolPolicyDenied) || denied.Delivery != ledger.NotSent {
+			if denied == nil || denied.Status != string(outcome.ToolPolicyDenied) || denied.Delivery != outcome.NotSent {
 				t.Fatalf("denied call %+v", denied)
 			}
 			if d := denied.Decision; d == nil || d.Allowed || d.Layer != c.layer || d.RuleID != c.rule {

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pabloagent/pablo/internal/config"
 	"strconv"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/ledger/outcome"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -229,11 +231,11 @@ func (c *skillCatalog) Tools() []authority.ToolSpec {
 func (c *skillCatalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
 	args, err := skills.ParseReadArguments(call.Arguments)
 	if err != nil {
-		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
+		return ledger.ToolResult{Status: outcome.ToolInvalidArguments, Code: outcome.FailInvalidToolArguments}
 	}
 	res, err := c.active.Read(ctx, args, skills.ReadOptions{MaxBytes: c.max})
 	if err != nil {
-		return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: map[string]any{"skill": map[string]any{"error": map[string]any{"code": string(skills.CodeOf(err))}}}}
+		return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: map[string]any{"skill": map[string]any{"error": map[string]any{"code": string(skills.CodeOf(err))}}}}
 	}
 	return ledger.Completed(map[string]any{"skill": map[string]any{"resource": res}})
 }

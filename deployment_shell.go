@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/shell"
@@ -45,7 +47,7 @@ func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 	dec := json.NewDecoder(bytes.NewReader(call.Arguments))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
+		return ledger.ToolResult{Status: outcome.ToolInvalidArguments, Code: outcome.FailInvalidToolArguments}
 	}
 	if out := ToolOutput(ctx); out != nil {
 		req.OnOutput = out
@@ -72,25 +74,25 @@ func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 	switch {
 	case err == nil:
 		if res.ExitCode != nil && *res.ExitCode != 0 || res.Signal != nil {
-			return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: payload, Masked: masked}
+			return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: payload, Masked: masked}
 		}
-		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: payload, Masked: masked}
+		return ledger.ToolResult{Status: outcome.ToolCompleted, Output: payload, Masked: masked}
 	case errors.As(err, &de):
-		return ledger.ToolResult{Status: ledger.ToolPolicyDenied, Rule: de.Decision.RuleID,
+		return ledger.ToolResult{Status: outcome.ToolPolicyDenied, Rule: de.Decision.RuleID,
 			Decision: authority.Decision{Layer: de.Decision.Layer, RuleID: de.Decision.RuleID, Reason: de.Decision.Reason}, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "reason": de.Decision.Reason, "rule_id": de.Decision.RuleID}}}
 	case errors.As(err, &ae):
-		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments}
+		return ledger.ToolResult{Status: outcome.ToolInvalidArguments, Code: outcome.FailInvalidToolArguments}
 	case errors.As(err, &re):
-		r := ledger.ToolResult{Status: ledger.ToolStatus(re.Status), Output: payload, Masked: masked}
+		r := ledger.ToolResult{Status: outcome.ToolStatus(re.Status), Output: payload, Masked: masked}
 		switch r.Status {
-		case ledger.ToolOutputLimit:
-			r.Limit = ledger.LimitToolOutputBytes
-		case ledger.ToolCleanupFailed:
-			r.Code = ledger.FailToolCleanup
-		case ledger.ToolSpawnFailed:
-			r.Code = ledger.FailToolExecution
+		case outcome.ToolOutputLimit:
+			r.Limit = outcome.LimitToolOutputBytes
+		case outcome.ToolCleanupFailed:
+			r.Code = outcome.FailToolCleanup
+		case outcome.ToolSpawnFailed:
+			r.Code = outcome.FailToolExecution
 		}
 		return r
 	}
-	return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution}
+	return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution}
 }

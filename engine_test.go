@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/output"
 	"github.com/pabloagent/pablo/ledger"
@@ -446,7 +448,7 @@ func TestArgumentsThatAreNotJSONNeverReachTheLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 		obj, _ := rt.Run(context.Background(), "go")
-		if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != ledger.FailInvalidToolArguments {
+		if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailInvalidToolArguments {
 			t.Fatalf("%q: outcome %+v", args, obj.Outcome)
 		}
 		recs, _ := store.Records(context.Background(), *obj.RunID)

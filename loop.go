@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -70,16 +72,16 @@ func (t *Task) run(ctx, caller context.Context) {
 	s.ctx = WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput)
 	s.traceID = traceIDOf(span, caller, t.root.ID())
 	s.hdr.TraceID = s.traceID
-	outcome := s.loop()
-	span.SetAttributes(attribute.String("pablo.outcome", string(outcome.Status)))
-	if outcome.Status != StatusCompleted {
-		span.SetStatus(codes.Error, string(outcome.Status))
+	end := s.loop()
+	span.SetAttributes(attribute.String("pablo.outcome", string(end.Status)))
+	if end.Status != StatusCompleted {
+		span.SetStatus(codes.Error, string(end.Status))
 	}
 	span.End()
-	if err := closeAll(s.catalogs); err != nil && outcome.Status == StatusCompleted {
-		outcome = &Outcome{Status: StatusFailed, Code: ledger.FailToolCleanup, Delivery: ledger.ResponseReceived}
+	if err := closeAll(s.catalogs); err != nil && end.Status == StatusCompleted {
+		end = &Outcome{Status: StatusFailed, Code: outcome.FailToolCleanup, Delivery: outcome.ResponseReceived}
 	}
-	t.finish(s, outcome)
+	t.finish(s, end)
 }
 
 // newStep is the loop state of task t before its first event: ctx is the
@@ -187,13 +189,13 @@ func (s *step) final(text string) *Outcome {
 		}
 		if len(resp.ToolCalls) > 0 {
 			s.check.Block()
-			return &Outcome{Status: StatusFailed, Code: ledger.FailMalformedStream, Delivery: ledger.ResponseReceived}
+			return &Outcome{Status: StatusFailed, Code: outcome.FailMalformedStream, Delivery: outcome.ResponseReceived}
 		}
 		text = resp.Text
 		s.check.Validate(text)
 	}
 	if !s.check.Valid() {
-		return &Outcome{Status: StatusFailed, Code: ledger.FailOutputValidationFailed, Delivery: ledger.ResponseReceived}
+		return &Outcome{Status: StatusFailed, Code: outcome.FailOutputValidationFailed, Delivery: outcome.ResponseReceived}
 	}
 	return s.completed(text)
 }
@@ -223,7 +225,7 @@ func (s *step) openCatalogs() *Outcome {
 			// A required catalog did not start: no tool was offered and
 			// nothing was sent. Say which and why, masked and bounded.
 			reason := textx.Shorten(s.t.rt.opts.secrets.String(err.Error()), ledger.MaxReasonBytes)
-			return &Outcome{Status: StatusFailed, Code: ledger.FailToolStartup, Delivery: ledger.NotSent, Reason: reason}
+			return &Outcome{Status: StatusFailed, Code: outcome.FailToolStartup, Delivery: outcome.NotSent, Reason: reason}
 		}
 	}
 	// The runtime's own catalogs are compiled once and shared; a task's
@@ -236,7 +238,7 @@ func (s *step) openCatalogs() *Outcome {
 		v = buildToolView(r.opts.Authority, r.opts.secrets, v, more)
 	}
 	if v.err != nil {
-		return &Outcome{Status: StatusFailed, Code: ledger.FailToolExecution, Delivery: ledger.NotSent}
+		return &Outcome{Status: StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
 	}
 	s.owner, s.byWire, s.refused, s.defs, s.contracts = v.owner, v.byWire, v.refused, v.defs, v.contracts
 	return nil
@@ -258,9 +260,9 @@ func (s *step) interrupted() *Outcome {
 // ledgerFailure is ledgerOutcome for a ledger failure after the call it
 // concerns reached delivery d: a store or state failure is the task's
 // failure with that delivery.
-func (s *step) ledgerFailure(err error, d ledger.Delivery) *Outcome {
+func (s *step) ledgerFailure(err error, d outcome.Delivery) *Outcome {
 	o := s.ledgerOutcome(err)
-	if o.Status == StatusFailed && o.Code == ledger.FailEventSinkIO {
+	if o.Status == StatusFailed && o.Code == outcome.FailEventSinkIO {
 		o.Delivery = d
 	}
 	return o
@@ -270,18 +272,18 @@ func (s *step) ledgerFailure(err error, d ledger.Delivery) *Outcome {
 func (s *step) ledgerOutcome(err error) *Outcome {
 	var le *ledger.LimitError
 	switch {
-	case errors.As(err, &le) && le.Kind == ledger.LimitDuration:
+	case errors.As(err, &le) && le.Kind == outcome.LimitDuration:
 		return &Outcome{Status: StatusTimedOut}
 	case errors.As(err, &le) && le.NoBound:
-		return &Outcome{Status: StatusFailed, Code: ledger.FailAccountingBoundViolated, Delivery: ledger.NotSent}
+		return &Outcome{Status: StatusFailed, Code: outcome.FailAccountingBoundViolated, Delivery: outcome.NotSent}
 	case errors.As(err, &le):
 		return &Outcome{Status: StatusLimitExceeded, Limit: le.Kind}
 	case errors.Is(err, ledger.ErrBoundViolated):
-		return &Outcome{Status: StatusFailed, Code: ledger.FailAccountingBoundViolated, Delivery: ledger.ResponseReceived}
+		return &Outcome{Status: StatusFailed, Code: outcome.FailAccountingBoundViolated, Delivery: outcome.ResponseReceived}
 	case s.ctx.Err() != nil:
 		return s.interrupted()
 	}
-	return &Outcome{Status: StatusFailed, Code: ledger.FailEventSinkIO, Delivery: ledger.NotSent}
+	return &Outcome{Status: StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
 }
 
 // emit appends an event to the ledger, publishes it and hands it to the
@@ -292,7 +294,7 @@ func (s *step) emit(data EventData) *Outcome {
 	}
 	payload, err := json.Marshal(&data)
 	if err != nil {
-		return &Outcome{Status: StatusFailed, Code: ledger.FailEventSinkIO, Delivery: ledger.NotSent}
+		return &Outcome{Status: StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
 	}
 	return s.publish(payload, "", &data)
 }
@@ -402,7 +404,7 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 			e.Type, e.Text = EventTextDelta, text
 		}
 		if err := sink(e); err != nil {
-			return &Outcome{Status: StatusFailed, Code: ledger.FailEventSinkIO, Delivery: ledger.ResponseReceived}
+			return &Outcome{Status: StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.ResponseReceived}
 		}
 	}
 	if s.t.log.Low() {
@@ -444,7 +446,7 @@ func (t *Task) finish(s *step, o *Outcome) {
 	}
 	if err != nil {
 		stamped := en.Data != nil
-		o = &Outcome{Status: StatusFailed, Code: ledger.FailEventSinkIO, Delivery: ledger.NotSent}
+		o = &Outcome{Status: StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
 		if !stamped {
 			// Record the failure instead. A store that failed keeps
 			// failing, and then recovery reports the task as interrupted,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -21,7 +23,7 @@ func (s *step) modelCallRemains() *Outcome {
 	}
 	acc, err := s.t.root.Accounting(s.agent)
 	if err == nil && acc.ModelCalls.N >= n {
-		return &Outcome{Status: StatusLimitExceeded, Limit: ledger.LimitModelCalls}
+		return &Outcome{Status: StatusLimitExceeded, Limit: outcome.LimitModelCalls}
 	}
 	return nil
 }
@@ -48,7 +50,7 @@ func (s *step) beginCall(ctx context.Context, provider, model string, route *Rou
 	call := &modelCall{id: id}
 	call.text.Reset(r.opts.secrets)
 	if o := s.emit(EventData{Type: EventModelStarted, Provider: provider, Model: model, ModelRoute: route}); o != nil {
-		return nil, s.abandonCall(id, ledger.FailEventSinkIO, o)
+		return nil, s.abandonCall(id, outcome.FailEventSinkIO, o)
 	}
 	_, call.span = r.startSpan(ctx, "chat")
 	if call.span.IsRecording() {
@@ -81,10 +83,10 @@ func (s *step) modelCallRecord(provider, model string, route *RouteAttempt, req 
 // abandonCall settles a reserved model call that was never sent, with the
 // failure code code, and returns o, the outcome that stopped it, or the
 // ledger's failure when the settlement is refused.
-func (s *step) abandonCall(id string, code ledger.FailureCode, o *Outcome) *Outcome {
-	settle := ledger.ModelSettlement{Status: StatusFailed, Delivery: ledger.NotSent, Error: code}
+func (s *step) abandonCall(id string, code outcome.FailureCode, o *Outcome) *Outcome {
+	settle := ledger.ModelSettlement{Status: StatusFailed, Delivery: outcome.NotSent, Error: code}
 	if err := s.t.root.SettleModelCall(s.ctx, s.agent, id, settle); err != nil {
-		return s.ledgerFailure(err, ledger.NotSent)
+		return s.ledgerFailure(err, outcome.NotSent)
 	}
 	return o
 }
@@ -104,20 +106,20 @@ func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr 
 			}
 		}
 	}
-	settle, outcome := s.modelResult(resp, err, sinkErr, route)
-	if outcome != nil {
+	settle, end := s.modelResult(resp, err, sinkErr, route)
+	if end != nil {
 		call.span.SetStatus(codes.Error, "model call failed")
 	}
-	if serr := t.root.SettleModelCall(s.ctx, s.agent, call.id, settle); serr != nil && outcome == nil {
-		outcome = s.ledgerOutcome(serr)
+	if serr := t.root.SettleModelCall(s.ctx, s.agent, call.id, settle); serr != nil && end == nil {
+		end = s.ledgerOutcome(serr)
 	}
 	if acc, aerr := t.root.Accounting(s.agent); aerr == nil {
 		s.usage = acc.Usage
 	}
-	if o := s.emit(modelFinished(call, resp, settle, route)); o != nil && outcome == nil {
-		outcome = o
+	if o := s.emit(modelFinished(call, resp, settle, route)); o != nil && end == nil {
+		end = o
 	}
-	return outcome
+	return end
 }
 
 // modelResult is how the ledger settles a model call that answered resp
@@ -125,7 +127,7 @@ func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr 
 // call succeeded); sinkErr is set when the ledger or the host's sink
 // refused one of its deltas.
 func (s *step) modelResult(resp *ModelResponse, err error, sinkErr *Outcome, route *RouteAttempt) (ledger.ModelSettlement, *Outcome) {
-	settle := ledger.ModelSettlement{Status: StatusCompleted, Delivery: ledger.ResponseReceived}
+	settle := ledger.ModelSettlement{Status: StatusCompleted, Delivery: outcome.ResponseReceived}
 	if err == nil {
 		if resp.UsageReported {
 			settle.Reported = true
@@ -137,26 +139,26 @@ func (s *step) modelResult(resp *ModelResponse, err error, sinkErr *Outcome, rou
 		}
 		return settle, nil
 	}
-	var outcome *Outcome
+	var end *Outcome
 	var me *ModelError
 	switch {
 	case sinkErr != nil:
-		outcome = sinkErr
-		settle.Status, settle.Error = StatusFailed, ledger.FailEventSinkIO
+		end = sinkErr
+		settle.Status, settle.Error = StatusFailed, outcome.FailEventSinkIO
 	case s.ctx.Err() != nil:
-		outcome = s.interrupted()
-		settle.Status, settle.Delivery = outcome.Status, ledger.MayHaveBeenSent
+		end = s.interrupted()
+		settle.Status, settle.Delivery = end.Status, outcome.MayHaveBeenSent
 	case errors.As(err, &me):
-		outcome = &Outcome{Status: StatusFailed, Code: me.Code, Delivery: me.Delivery}
+		end = &Outcome{Status: StatusFailed, Code: me.Code, Delivery: me.Delivery}
 		settle.Status, settle.Delivery, settle.Error = StatusFailed, me.Delivery, me.Code
 	default:
-		outcome = &Outcome{Status: StatusFailed, Code: ledger.FailProviderTransport, Delivery: ledger.MayHaveBeenSent}
-		settle.Status, settle.Delivery, settle.Error = StatusFailed, ledger.MayHaveBeenSent, ledger.FailProviderTransport
+		end = &Outcome{Status: StatusFailed, Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent}
+		settle.Status, settle.Delivery, settle.Error = StatusFailed, outcome.MayHaveBeenSent, outcome.FailProviderTransport
 	}
 	if route != nil && route.Delivery != nil && sinkErr == nil && s.ctx.Err() == nil {
-		settle.Delivery = ledger.Delivery(*route.Delivery)
+		settle.Delivery = outcome.Delivery(*route.Delivery)
 	}
-	return settle, outcome
+	return settle, end
 }
 
 // modelFinished is the model.finished event of a call settled as settle.
@@ -294,7 +296,7 @@ func (s *step) failureOutcome(err error, sinkErr *Outcome) *Outcome {
 	case errors.As(err, &me):
 		return &Outcome{Status: StatusFailed, Code: me.Code, Delivery: me.Delivery}
 	}
-	return &Outcome{Status: StatusFailed, Code: ledger.FailProviderTransport, Delivery: ledger.MayHaveBeenSent}
+	return &Outcome{Status: StatusFailed, Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent}
 }
 
 var errRouteStopped = errors.New("pablo: route stopped by the ledger")

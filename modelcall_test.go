@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -25,7 +27,7 @@ func (m countingModel) Generate(_ context.Context, _ *ModelRequest, emit func(st
 func TestModelCallRefusedReservationNeverReachesTheModel(t *testing.T) {
 	ss := stage(t, stageOptions{limits: ledger.Limits{ModelCalls: ledger.Max(0)}})
 	_, o := ss.modelTurn()
-	if o == nil || o.Status != StatusLimitExceeded || o.Limit != ledger.LimitModelCalls {
+	if o == nil || o.Status != StatusLimitExceeded || o.Limit != outcome.LimitModelCalls {
 		t.Fatalf("outcome %+v", o)
 	}
 	if *ss.model.calls != 0 || slices.Contains(ss.events, string(EventModelStarted)) || len(ss.history) != 1 {
@@ -39,7 +41,7 @@ func TestModelCallRefusedReservationNeverReachesTheModel(t *testing.T) {
 func TestModelCallSinkRefusalNeverDispatches(t *testing.T) {
 	ss := stage(t, stageOptions{refuse: EventModelStarted})
 	_, o := ss.modelTurn()
-	if o == nil || o.Status != StatusFailed || o.Code != ledger.FailEventSinkIO {
+	if o == nil || o.Status != StatusFailed || o.Code != outcome.FailEventSinkIO {
 		t.Fatalf("outcome %+v", o)
 	}
 	if got, want := ss.callStates(t, ledger.ModelCallKind), []string{"admitted:", "settled:failed"}; !slices.Equal(got, want) {

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
 const providerTestKey = "sk-provider-test-0123456789"
@@ -198,7 +198,7 @@ func TestLockedTokenCeilingWithoutBoundSendsNothing(t *testing.T) {
 		t.Fatal("the deployment must be locked")
 	}
 	obj, _ := runProviderTask(t, d, HostOptions{LookupEnv: lookupKey})
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != ledger.FailAccountingBoundViolated || obj.Outcome.Delivery != ledger.NotSent {
+	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailAccountingBoundViolated || obj.Outcome.Delivery != outcome.NotSent {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s", b)
 	}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/internal/providers"
-	"github.com/pabloagent/pablo/ledger"
 )
 
 // providerModel is an HTTP provider model as a Model: the provider takes
@@ -35,7 +36,7 @@ func toModelError(err error) error {
 	}
 	var pe *providers.Error
 	if errors.As(err, &pe) {
-		return &ModelError{Code: ledger.FailureCode(pe.Code), Delivery: ledger.Delivery(pe.Delivery), RetryClass: string(pe.RetryClass), Err: err}
+		return &ModelError{Code: outcome.FailureCode(pe.Code), Delivery: outcome.Delivery(pe.Delivery), RetryClass: string(pe.RetryClass), Err: err}
 	}
-	return &ModelError{Code: ledger.FailProviderTransport, Delivery: ledger.MayHaveBeenSent, Err: err}
+	return &ModelError{Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Err: err}
 }

@@ -3,6 +3,7 @@ package pablo
 import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
 // A host's own tool needs only this package: its catalog lists ToolSpecs,
@@ -25,8 +26,8 @@ type (
 	// failure code or limit that ended it (see [ledger.ToolResult]).
 	ToolResult = ledger.ToolResult
 	// ToolStatus is a tool result's status, the reference's vocabulary
-	// (see [ledger.ToolStatus]).
-	ToolStatus = ledger.ToolStatus
+	// (see [outcome.ToolStatus]).
+	ToolStatus = outcome.ToolStatus
 )
 
 // ToolCompleted returns a completed result with output.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 
@@ -173,8 +175,8 @@ func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *Outcome {
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	fail := &Outcome{Status: StatusFailed, Code: ledger.FailInvalidToolArguments, Delivery: ledger.NotSent}
-	return s.settleUnsent(rec.ID, ledger.ToolInvalidArguments, string(ce.Kind), fail)
+	fail := &Outcome{Status: StatusFailed, Code: outcome.FailInvalidToolArguments, Delivery: outcome.NotSent}
+	return s.settleUnsent(rec.ID, outcome.ToolInvalidArguments, string(ce.Kind), fail)
 }
 
 // admit records a checked call as admitted, which charges it against the
@@ -187,7 +189,7 @@ func (s *step) admit(cc checkedCall) (admittedCall, *Outcome) {
 		return admittedCall{}, s.ledgerOutcome(err)
 	}
 	if o := s.emitToolStarted(rec.ID, string(cc.id), cc.args); o != nil {
-		return admittedCall{}, s.settleUnsent(rec.ID, ledger.ToolEventSinkFailed, "", o)
+		return admittedCall{}, s.settleUnsent(rec.ID, outcome.ToolEventSinkFailed, "", o)
 	}
 	return admittedCall{checkedCall: cc}, nil
 }
@@ -202,12 +204,12 @@ func (s *step) dispatch(ac admittedCall) (dispatchedCall, *Outcome) {
 	}
 	if err := s.t.root.Dispatch(ctx, s.agent, callID); err != nil {
 		span.End()
-		return dispatchedCall{}, s.settleUnsent(callID, ledger.ToolAdmissionFailed, "", s.ledgerOutcome(err))
+		return dispatchedCall{}, s.settleUnsent(callID, outcome.ToolAdmissionFailed, "", s.ledgerOutcome(err))
 	}
 	s.live = liveCall{id: callID, name: string(ac.id)}
 	res := ac.owner.Call(ctx, authority.Call{ID: callID, Tool: ac.id, Arguments: ac.args})
 	// A capture bound that stopped the tool cut its streams too.
-	s.live.cut = s.live.cut || res.Status == ledger.ToolOutputLimit
+	s.live.cut = s.live.cut || res.Status == outcome.ToolOutputLimit
 	s.flushOutput()
 	streamFailed := s.live.failed
 	s.live = liveCall{}
@@ -225,9 +227,9 @@ func (s *step) observe(dc dispatchedCall) observation {
 	result, masked := s.resultJSON(res)
 	settle := ledger.ToolSettlement{Status: res.Status, Delivery: res.Delivery, OutputBytes: uint64(len(result)), Error: string(res.Code)}
 	if settle.Delivery == "" {
-		settle.Delivery = ledger.ResponseReceived
+		settle.Delivery = outcome.ResponseReceived
 	}
-	if res.Status == ledger.ToolPolicyDenied {
+	if res.Status == outcome.ToolPolicyDenied {
 		// The tool denied the call when it ran: record what decided.
 		settle.Decision = res.Decision
 		if settle.Decision.Layer == "" {
@@ -290,17 +292,17 @@ func (s *step) deny(lc ledger.ToolCall, d authority.Decision, rule string) *Outc
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	return s.settleUnsent(lc.ID, ledger.ToolPolicyDenied, d.RuleID, &Outcome{Status: StatusPolicyDenied, Rule: ruleOf(rule)})
+	return s.settleUnsent(lc.ID, outcome.ToolPolicyDenied, d.RuleID, &Outcome{Status: StatusPolicyDenied, Rule: ruleOf(rule)})
 }
 
 // settleUnsent settles a tool call that never left the process and returns
 // o, the outcome that ended it, or the ledger's failure when the
 // settlement is refused: a call the ledger still holds open would keep the
 // task from its terminal record.
-func (s *step) settleUnsent(callID string, status ledger.ToolStatus, code string, o *Outcome) *Outcome {
-	err := s.t.root.SettleToolCall(s.ctx, s.agent, callID, ledger.ToolSettlement{Status: status, Delivery: ledger.NotSent, Error: code})
+func (s *step) settleUnsent(callID string, status outcome.ToolStatus, code string, o *Outcome) *Outcome {
+	err := s.t.root.SettleToolCall(s.ctx, s.agent, callID, ledger.ToolSettlement{Status: status, Delivery: outcome.NotSent, Error: code})
 	if err != nil {
-		return s.ledgerFailure(err, ledger.NotSent)
+		return s.ledgerFailure(err, outcome.NotSent)
 	}
 	return o
 }
@@ -414,33 +416,33 @@ func appendJSONValue(buf []byte, v any) []byte {
 // toolOutcome maps a terminal tool status to the task outcome.
 func (s *step) toolOutcome(res ledger.ToolResult) *Outcome {
 	switch res.Status {
-	case ledger.ToolPolicyDenied:
+	case outcome.ToolPolicyDenied:
 		return &Outcome{Status: StatusPolicyDenied, Rule: ruleOf(res.Rule)}
-	case ledger.ToolWorkLimit, ledger.ToolOutputLimit:
+	case outcome.ToolWorkLimit, outcome.ToolOutputLimit:
 		limit := res.Limit
 		if limit == "" {
-			limit = ledger.LimitToolOutputBytes
+			limit = outcome.LimitToolOutputBytes
 		}
 		return &Outcome{Status: StatusLimitExceeded, Limit: limit}
-	case ledger.ToolTimedOut:
+	case outcome.ToolTimedOut:
 		return &Outcome{Status: StatusTimedOut}
-	case ledger.ToolCancelled:
+	case outcome.ToolCancelled:
 		if o := s.interrupted(); o != nil {
 			return o
 		}
 		return &Outcome{Status: StatusCancelled}
-	case ledger.ToolCleanupFailed:
-		return &Outcome{Status: StatusFailed, Code: ledger.FailToolCleanup, Delivery: ledger.ResponseReceived}
-	case ledger.ToolInvalidArguments:
-		return &Outcome{Status: StatusFailed, Code: ledger.FailInvalidToolArguments, Delivery: ledger.NotSent}
+	case outcome.ToolCleanupFailed:
+		return &Outcome{Status: StatusFailed, Code: outcome.FailToolCleanup, Delivery: outcome.ResponseReceived}
+	case outcome.ToolInvalidArguments:
+		return &Outcome{Status: StatusFailed, Code: outcome.FailInvalidToolArguments, Delivery: outcome.NotSent}
 	}
 	code := res.Code
 	if code == "" {
-		code = ledger.FailToolExecution
+		code = outcome.FailToolExecution
 	}
 	d := res.Delivery
 	if d == "" {
-		d = ledger.ResponseReceived
+		d = outcome.ResponseReceived
 	}
 	return &Outcome{Status: StatusFailed, Code: code, Delivery: d}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -158,7 +160,7 @@ func TestToolCallContractRejectionNeverReachesAdmission(t *testing.T) {
 		t.Fatalf("resolve: %+v", o)
 	}
 	_, o = ss.validate(rc)
-	if o == nil || o.Status != StatusFailed || o.Code != ledger.FailInvalidToolArguments || o.Delivery != ledger.NotSent {
+	if o == nil || o.Status != StatusFailed || o.Code != outcome.FailInvalidToolArguments || o.Delivery != outcome.NotSent {
 		t.Fatalf("outcome %+v", o)
 	}
 	if got, want := ss.states(t), []string{"admitted:", "settled:invalid_arguments"}; !slices.Equal(got, want) {
@@ -202,7 +204,7 @@ func TestToolCallAdmissionRefusalNeverDispatches(t *testing.T) {
 		t.Fatalf("validate: %+v, decision %+v", o, cc.decision)
 	}
 	_, o = ss.admit(cc)
-	if o == nil || o.Status != StatusLimitExceeded || o.Limit != ledger.LimitToolCalls {
+	if o == nil || o.Status != StatusLimitExceeded || o.Limit != outcome.LimitToolCalls {
 		t.Fatalf("outcome %+v", o)
 	}
 	if ss.calls != 0 || ss.dispatched(t) != 0 || slices.Contains(ss.events, string(EventToolStarted)) {
@@ -235,7 +237,7 @@ func TestToolCallIsRetainedOnlyByRetain(t *testing.T) {
 		t.Fatalf("dispatch: %+v", o)
 	}
 	ob := ss.observe(dc)
-	if ss.calls != 1 || ss.dispatched(t) != 1 || dc.res.Status != ledger.ToolCompleted {
+	if ss.calls != 1 || ss.dispatched(t) != 1 || dc.res.Status != outcome.ToolCompleted {
 		t.Fatalf("after dispatch: calls %d, dispatched %d, result %+v", ss.calls, ss.dispatched(t), dc.res)
 	}
 	if got, want := ss.states(t), []string{"admitted:", "dispatched:"}; !slices.Equal(got, want) {

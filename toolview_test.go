@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -23,7 +25,7 @@ func (c *listingCatalog) Tools() []authority.ToolSpec {
 }
 
 func (c *listingCatalog) Call(context.Context, authority.Call) ledger.ToolResult {
-	return ledger.ToolResult{Status: ledger.ToolCompleted}
+	return ledger.ToolResult{Status: outcome.ToolCompleted}
 }
 
 // TestRuntimeCompilesToolSchemasOnce: the tools of a runtime's own catalogs

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -220,7 +222,7 @@ func TestTraceSinkFailureFailsTheTask(t *testing.T) {
 	script, _ := ParseScript([]byte(traceScript))
 	rt, _ := NewRuntime(RuntimeOptions{Model: NewScriptModel(script), Authority: set, Catalogs: []ToolCatalog{fakeRead{}}, Sink: tw.Write})
 	obj, _ := rt.Run(context.Background(), "x")
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != ledger.FailEventSinkIO {
+	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailEventSinkIO {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
 }

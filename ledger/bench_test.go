@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 )
 
@@ -40,7 +42,7 @@ func BenchmarkRun1000Events(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if _, err := r.Finish(bg, a, Finish{Outcome: Outcome{Status: OutcomeCompleted}}); err != nil {
+		if _, err := r.Finish(bg, a, Finish{Outcome: Outcome{Status: outcome.Completed}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -73,7 +75,7 @@ func BenchmarkToolCallGovernance(b *testing.B) {
 		if err := r.Dispatch(bg, a, id); err != nil {
 			b.Fatal(err)
 		}
-		if err := r.SettleToolCall(bg, a, id, ToolSettlement{Status: ToolCompleted, Delivery: ResponseReceived, OutputBytes: 100, Result: ref}); err != nil {
+		if err := r.SettleToolCall(bg, a, id, ToolSettlement{Status: outcome.ToolCompleted, Delivery: outcome.ResponseReceived, OutputBytes: 100, Result: ref}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := r.Append(bg, a, "tool.finished", benchPayload); err != nil {

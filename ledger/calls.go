@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 )
 
@@ -26,10 +28,10 @@ type ModelCall struct {
 // ModelSettlement reports how a model call ended.
 type ModelSettlement struct {
 	// Status is the call's status: completed, failed, cancelled, timed_out, ...
-	Status OutcomeStatus
+	Status outcome.Status
 	// Delivery is required. NotSent releases the reservation to zero (a
 	// dispatched call still counts); MayHaveBeenSent keeps it.
-	Delivery Delivery
+	Delivery outcome.Delivery
 	// Reported says the provider sent usage; when false Usage is ignored and
 	// every usage field is unknown. Set individual fields Unknown for the ones
 	// the provider left out.
@@ -40,7 +42,7 @@ type ModelSettlement struct {
 	CostReported bool
 	CostMicroUSD uint64
 	// Error is the failure code, if any.
-	Error FailureCode
+	Error outcome.FailureCode
 }
 
 // ToolCall asks [Root.AdmitToolCall] to admit one tool call.
@@ -62,8 +64,8 @@ type ToolCall struct {
 
 // ToolSettlement reports how a tool call ended.
 type ToolSettlement struct {
-	Status   ToolStatus
-	Delivery Delivery
+	Status   outcome.ToolStatus
+	Delivery outcome.Delivery
 	// OutputBytes is the serialized result's size, checked against
 	// tool_output_bytes.
 	OutputBytes uint64
@@ -142,19 +144,19 @@ func (r *Root) checkModel(a *agent, req *ModelCall) error {
 			var (
 				l          Limit
 				used, more uint64
-				kind       LimitKind
+				kind       outcome.LimitKind
 				bound      Limit
 			)
 			switch step {
 			case checkModelCalls:
-				l, used, more, kind = x.limits.ModelCalls, c.modelCalls+c.modelRes, 1, LimitModelCalls
+				l, used, more, kind = x.limits.ModelCalls, c.modelCalls+c.modelRes, 1, outcome.LimitModelCalls
 			case checkContextBytes:
-				l, more, kind = x.limits.ContextBytes, req.ContextBytes, LimitContextBytes
+				l, more, kind = x.limits.ContextBytes, req.ContextBytes, outcome.LimitContextBytes
 			case checkTokens:
-				l, used, kind, bound = x.limits.TotalTokens, c.tokens+c.tokensRes, LimitTotalTokens, req.TokenBound
+				l, used, kind, bound = x.limits.TotalTokens, c.tokens+c.tokensRes, outcome.LimitTotalTokens, req.TokenBound
 				more, _ = bound.Value()
 			case checkCost:
-				l, used, kind, bound = x.limits.CostMicroUSD, c.cost+c.costRes, LimitCost, req.CostBound
+				l, used, kind, bound = x.limits.CostMicroUSD, c.cost+c.costRes, outcome.LimitCost, req.CostBound
 				more, _ = bound.Value()
 			}
 			max, finite := l.Value()
@@ -232,10 +234,10 @@ func (r *Root) checkTool(a *agent, inputBytes uint64) error {
 		used := x.c.toolCalls + x.c.toolRes
 		if !x.limits.ToolCalls.Allows(used, 1) {
 			max, _ := x.limits.ToolCalls.Value()
-			return &LimitError{Kind: LimitToolCalls, AgentID: x.id, Limit: max, Used: used, Requested: 1}
+			return &LimitError{Kind: outcome.LimitToolCalls, AgentID: x.id, Limit: max, Used: used, Requested: 1}
 		}
 	}
-	return checkBytes(a, LimitToolInputBytes, inputBytes)
+	return checkBytes(a, outcome.LimitToolInputBytes, inputBytes)
 }
 
 // lookup finds an agent's call; r.mu must be held.
@@ -311,7 +313,7 @@ func (r *Root) Dispatch(ctx context.Context, agentID, callID string) error {
 // settlement is durable with the next one, and a crash before it reads the
 // call as an unknown outcome.
 func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s ModelSettlement) error {
-	if !s.Delivery.valid() {
+	if !s.Delivery.Valid() {
 		return &InvalidError{Field: "ModelSettlement.Delivery", Reason: "must be not_sent, may_have_been_sent or response_received, got " + strconv.Quote(string(s.Delivery))}
 	}
 	if s.Status == "" {
@@ -327,7 +329,7 @@ func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s Mo
 		Status: string(s.Status), Delivery: s.Delivery, Error: string(s.Error)}
 	var violation error
 	if c.state == CallAdmitted {
-		rec.Delivery = NotSent
+		rec.Delivery = outcome.NotSent
 		for x := a; x != nil; x = x.parent {
 			x.c.modelRes--
 			x.c.tokensRes -= c.tokenRes
@@ -335,7 +337,7 @@ func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s Mo
 		}
 	} else {
 		usage, cost := Usage{}, Count{}
-		if s.Delivery != NotSent {
+		if s.Delivery != outcome.NotSent {
 			usage = unknownUsage()
 			if s.Reported {
 				usage = s.Usage
@@ -348,9 +350,9 @@ func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s Mo
 		tokCharge, tokErr := charge(usage.Charge(), c.tokenBnd, s.Delivery)
 		costCharge, costErr := charge(cost, c.costBnd, s.Delivery)
 		if tokErr != nil {
-			violation = &BoundError{CallID: callID, Kind: LimitTotalTokens, Bound: tokErr.bound, Actual: tokErr.actual}
+			violation = &BoundError{CallID: callID, Kind: outcome.LimitTotalTokens, Bound: tokErr.bound, Actual: tokErr.actual}
 		} else if costErr != nil {
-			violation = &BoundError{CallID: callID, Kind: LimitCost, Bound: costErr.bound, Actual: costErr.actual}
+			violation = &BoundError{CallID: callID, Kind: outcome.LimitCost, Bound: costErr.bound, Actual: costErr.actual}
 		}
 		for x := a; x != nil; x = x.parent {
 			x.c.tokensRes -= c.tokenRes
@@ -364,7 +366,7 @@ func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s Mo
 		}
 		rec.Usage, rec.CostMicroUSD, rec.ChargedTokens, rec.ChargedCost = usage, cost, tokCharge, costCharge
 		if violation != nil && rec.Error == "" {
-			rec.Error = string(FailAccountingBoundViolated)
+			rec.Error = string(outcome.FailAccountingBoundViolated)
 		}
 	}
 	if err := r.settled(ctx, a, c, rec, false); err != nil {
@@ -392,8 +394,8 @@ func (r *Root) settled(ctx context.Context, a *agent, c *call, rec CallRecord, b
 type overBound struct{ bound, actual uint64 }
 
 // charge decides what one dispatched call charges against a ceiling.
-func charge(actual Count, bound Limit, d Delivery) (Count, *overBound) {
-	if d == NotSent {
+func charge(actual Count, bound Limit, d outcome.Delivery) (Count, *overBound) {
+	if d == outcome.NotSent {
 		return known(0), nil
 	}
 	b, hasBound := bound.Value()
@@ -406,7 +408,7 @@ func charge(actual Count, bound Limit, d Delivery) (Count, *overBound) {
 		return known(b), nil
 	case actual.Unknown:
 		return actual, nil
-	case d == MayHaveBeenSent && hasBound && b > actual.N:
+	case d == outcome.MayHaveBeenSent && hasBound && b > actual.N:
 		return known(b), over
 	}
 	return actual, over
@@ -426,10 +428,10 @@ func unknownUsage() Usage {
 // barrier: the settlement, its result and every record accepted before them
 // are durable when it returns.
 func (r *Root) SettleToolCall(ctx context.Context, agentID, callID string, s ToolSettlement) error {
-	if !s.Status.valid() {
+	if !s.Status.Valid() {
 		return &InvalidError{Field: "ToolSettlement.Status", Reason: "unknown tool status " + strconv.Quote(string(s.Status))}
 	}
-	if !s.Delivery.valid() {
+	if !s.Delivery.Valid() {
 		return &InvalidError{Field: "ToolSettlement.Delivery", Reason: "must be not_sent, may_have_been_sent or response_received, got " + strconv.Quote(string(s.Delivery))}
 	}
 	if s.Result != "" && !s.Result.Valid() {
@@ -445,14 +447,14 @@ func (r *Root) SettleToolCall(ctx context.Context, agentID, callID string, s Too
 		Status: string(s.Status), Delivery: s.Delivery, OutputBytes: s.OutputBytes, Result: s.Result, Error: s.Error, Decision: recorded(s.Decision)}
 	var limitErr error
 	if c.state == CallAdmitted {
-		rec.Delivery = NotSent
+		rec.Delivery = outcome.NotSent
 		if c.reserved {
 			for x := a; x != nil; x = x.parent {
 				x.c.toolRes--
 			}
 		}
-	} else if limitErr = checkBytes(a, LimitToolOutputBytes, s.OutputBytes); limitErr != nil {
-		rec.Status, rec.Result = string(ToolOutputLimit), ""
+	} else if limitErr = checkBytes(a, outcome.LimitToolOutputBytes, s.OutputBytes); limitErr != nil {
+		rec.Status, rec.Result = string(outcome.ToolOutputLimit), ""
 	}
 	if err := r.settled(ctx, a, c, rec, true); err != nil {
 		return err

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 )
 
@@ -136,22 +138,22 @@ func crashTask(store Store, rng *rand.Rand, ack func(string, ...any)) error {
 			}
 			barrier("G %s %d", t, pgid)
 		}
-		if err := r.SettleToolCall(ctx, a, id, ToolSettlement{Status: ToolCompleted, Delivery: ResponseReceived}); err != nil {
+		if err := r.SettleToolCall(ctx, a, id, ToolSettlement{Status: outcome.ToolCompleted, Delivery: outcome.ResponseReceived}); err != nil {
 			return err
 		}
 		barrier("S %s %s", t, id)
 	}
 	for _, o := range opens {
-		s := ToolSettlement{Status: ToolCancelled, Delivery: NotSent}
+		s := ToolSettlement{Status: outcome.ToolCancelled, Delivery: outcome.NotSent}
 		if o.dispatched {
-			s.Delivery = MayHaveBeenSent
+			s.Delivery = outcome.MayHaveBeenSent
 		}
 		if err := r.SettleToolCall(ctx, a, o.id, s); err != nil {
 			return err
 		}
 		barrier("S %s %s", t, o.id)
 	}
-	if _, err := r.Finish(ctx, a, Finish{Outcome: Outcome{Status: OutcomeCancelled}}); err != nil {
+	if _, err := r.Finish(ctx, a, Finish{Outcome: Outcome{Status: outcome.Cancelled}}); err != nil {
 		return err
 	}
 	barrier("F %s", t)
@@ -256,9 +258,9 @@ func checkStoreAfterCrash(t *testing.T, path string, acks []string, readOnly boo
 			for _, c := range list {
 				calls[task.TaskID+" "+c.CallID] = c
 				switch {
-				case c.State == CallDispatched && c.Class != ClassUnknown,
-					c.State == CallAdmitted && c.Class != ClassRetryable,
-					c.State == CallSettled && c.Delivery == MayHaveBeenSent && c.Class != ClassUnknown:
+				case c.State == CallDispatched && c.Class != outcome.ClassUnknown,
+					c.State == CallAdmitted && c.Class != outcome.ClassRetryable,
+					c.State == CallSettled && c.Delivery == outcome.MayHaveBeenSent && c.Class != outcome.ClassUnknown:
 					t.Fatalf("call %s in state %s (%s) classed %s", c.CallID, c.State, c.Delivery, c.Class)
 				}
 			}

@@ -3,6 +3,8 @@ package ledger
 import (
 	"encoding/json"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 )
 
@@ -37,26 +39,26 @@ func decisionOf(d authority.Decision) decisionJSON {
 // MarshalJSON writes the record with its decision as the ledger writes one.
 func (c CallRecord) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		CallID          string       `json:"call_id"`
-		AgentID         string       `json:"agent_id"`
-		Kind            CallKind     `json:"kind"`
-		State           CallState    `json:"state"`
-		Step            uint64       `json:"step,omitempty"`
-		Name            string       `json:"name,omitempty"`
-		ArgumentsDigest string       `json:"arguments_digest,omitempty"`
-		InputBytes      uint64       `json:"input_bytes,omitempty"`
-		Decision        decisionJSON `json:"decision,omitzero"`
-		TokenBound      Limit        `json:"token_bound,omitzero"`
-		CostBound       Limit        `json:"cost_bound,omitzero"`
-		Status          string       `json:"status,omitempty"`
-		Delivery        Delivery     `json:"delivery,omitempty"`
-		Usage           Usage        `json:"usage,omitzero"`
-		CostMicroUSD    Count        `json:"cost_microusd,omitzero"`
-		ChargedTokens   Count        `json:"charged_tokens,omitzero"`
-		ChargedCost     Count        `json:"charged_cost_microusd,omitzero"`
-		OutputBytes     uint64       `json:"output_bytes,omitempty"`
-		Result          ResultRef    `json:"result,omitempty"`
-		Error           string       `json:"error,omitempty"`
+		CallID          string           `json:"call_id"`
+		AgentID         string           `json:"agent_id"`
+		Kind            CallKind         `json:"kind"`
+		State           CallState        `json:"state"`
+		Step            uint64           `json:"step,omitempty"`
+		Name            string           `json:"name,omitempty"`
+		ArgumentsDigest string           `json:"arguments_digest,omitempty"`
+		InputBytes      uint64           `json:"input_bytes,omitempty"`
+		Decision        decisionJSON     `json:"decision,omitzero"`
+		TokenBound      Limit            `json:"token_bound,omitzero"`
+		CostBound       Limit            `json:"cost_bound,omitzero"`
+		Status          string           `json:"status,omitempty"`
+		Delivery        outcome.Delivery `json:"delivery,omitempty"`
+		Usage           Usage            `json:"usage,omitzero"`
+		CostMicroUSD    Count            `json:"cost_microusd,omitzero"`
+		ChargedTokens   Count            `json:"charged_tokens,omitzero"`
+		ChargedCost     Count            `json:"charged_cost_microusd,omitzero"`
+		OutputBytes     uint64           `json:"output_bytes,omitempty"`
+		Result          ResultRef        `json:"result,omitempty"`
+		Error           string           `json:"error,omitempty"`
 	}{c.CallID, c.AgentID, c.Kind, c.State, c.Step, c.Name, c.ArgumentsDigest, c.InputBytes, decisionOf(c.Decision),
 		c.TokenBound, c.CostBound, c.Status, c.Delivery, c.Usage, c.CostMicroUSD, c.ChargedTokens, c.ChargedCost,
 		c.OutputBytes, c.Result, c.Error})
@@ -79,18 +81,18 @@ func (c CallReport) MarshalJSON() ([]byte, error) {
 		d = &j
 	}
 	return json.Marshal(struct {
-		AgentID         string        `json:"agent_id"`
-		CallID          string        `json:"call_id"`
-		Kind            CallKind      `json:"kind"`
-		Step            uint64        `json:"step"`
-		Name            string        `json:"name,omitempty"`
-		ArgumentsDigest string        `json:"arguments_digest,omitempty"`
-		Decision        *decisionJSON `json:"decision,omitempty"`
-		State           CallState     `json:"state"`
-		Class           Class         `json:"class"`
-		Status          string        `json:"status,omitempty"`
-		Delivery        Delivery      `json:"delivery,omitempty"`
-		Result          ResultRef     `json:"result,omitempty"`
-		Error           string        `json:"error,omitempty"`
+		AgentID         string           `json:"agent_id"`
+		CallID          string           `json:"call_id"`
+		Kind            CallKind         `json:"kind"`
+		Step            uint64           `json:"step"`
+		Name            string           `json:"name,omitempty"`
+		ArgumentsDigest string           `json:"arguments_digest,omitempty"`
+		Decision        *decisionJSON    `json:"decision,omitempty"`
+		State           CallState        `json:"state"`
+		Class           outcome.Class    `json:"class"`
+		Status          string           `json:"status,omitempty"`
+		Delivery        outcome.Delivery `json:"delivery,omitempty"`
+		Result          ResultRef        `json:"result,omitempty"`
+		Error           string           `json:"error,omitempty"`
 	}{c.AgentID, c.CallID, c.Kind, c.Step, c.Name, c.ArgumentsDigest, d, c.State, c.Class, c.Status, c.Delivery, c.Result, c.Error})
 }

@@ -31,7 +31,7 @@
 //     an actual above the bound is charged and reported as a [*BoundError].
 //
 // A refused admission returns a [*LimitError] whose Kind is the reference's
-// LimitKind and which matches [ErrLimit].
+// outcome.LimitKind and which matches [ErrLimit].
 //
 // # Durability
 //

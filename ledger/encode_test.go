@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 )
 
@@ -53,7 +55,7 @@ func TestDecisionsAreWrittenWithoutEmptyFieldsOrTrail(t *testing.T) {
 		{DecisionRecord{AgentID: "a", Capability: "fs.read", Decision: d}, `{"agent_id":"a","capability":"fs.read","decision":{"allowed":true,"layer":"configuration"}}`},
 		{CallRecord{CallID: "c", AgentID: "a", Kind: ToolCallKind, State: CallSettled, Status: "completed"}, `{"call_id":"c","agent_id":"a","kind":"tool","state":"settled","status":"completed"}`},
 		{CallRecord{CallID: "c", AgentID: "a", Kind: ToolCallKind, State: CallAdmitted, Step: 2, Name: "fs.read", Decision: d}, `{"call_id":"c","agent_id":"a","kind":"tool","state":"admitted","step":2,"name":"fs.read","decision":{"allowed":true,"layer":"configuration"}}`},
-		{CallReport{AgentID: "a", CallID: "c", Kind: ToolCallKind, Step: 1, Decision: &d, State: CallSettled, Class: ClassCompleted}, `{"agent_id":"a","call_id":"c","kind":"tool","step":1,"decision":{"allowed":true,"layer":"configuration"},"state":"settled","class":"completed"}`},
+		{CallReport{AgentID: "a", CallID: "c", Kind: ToolCallKind, Step: 1, Decision: &d, State: CallSettled, Class: outcome.ClassCompleted}, `{"agent_id":"a","call_id":"c","kind":"tool","step":1,"decision":{"allowed":true,"layer":"configuration"},"state":"settled","class":"completed"}`},
 	} {
 		b, err := json.Marshal(c.v)
 		if err != nil || string(b) != c.want {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
 // Sentinel kinds. Every error the ledger returns matches one of them with
@@ -40,11 +42,11 @@ var (
 
 // LimitError reports the ceiling that refused an admission.
 type LimitError struct {
-	Kind      LimitKind // which ceiling
-	AgentID   string    // the agent whose ceiling refused (the agent itself or an ancestor)
-	Limit     uint64    // the ceiling's value
-	Used      uint64    // charged plus reserved before this request
-	Requested uint64    // what this request needed
+	Kind      outcome.LimitKind // which ceiling
+	AgentID   string            // the agent whose ceiling refused (the agent itself or an ancestor)
+	Limit     uint64            // the ceiling's value
+	Used      uint64            // charged plus reserved before this request
+	Requested uint64            // what this request needed
 	// NoBound is set when a finite token or cost ceiling met a call without an
 	// attested per-call bound; Used and Requested are then zero.
 	NoBound bool
@@ -55,15 +57,15 @@ func (e *LimitError) Error() string {
 	case e.NoBound:
 		return fmt.Sprintf("ledger: %s ceiling of agent %s is %d, so every model call needs an attested per-call bound; set the route's max call %s or make the ceiling unlimited",
 			e.Kind, e.AgentID, e.Limit, boundName(e.Kind))
-	case e.Kind == LimitDuration:
+	case e.Kind == outcome.LimitDuration:
 		return fmt.Sprintf("ledger: deadline of agent %s (%d ms) has passed", e.AgentID, e.Limit)
 	}
 	return fmt.Sprintf("ledger: %s limit of agent %s is %d; %d used or reserved, %d more requested",
 		e.Kind, e.AgentID, e.Limit, e.Used, e.Requested)
 }
 
-func boundName(k LimitKind) string {
-	if k == LimitCost {
+func boundName(k outcome.LimitKind) string {
+	if k == outcome.LimitCost {
 		return "cost (max_call_cost_microusd)"
 	}
 	return "tokens (max_call_tokens)"
@@ -75,7 +77,7 @@ func (e *LimitError) Is(target error) bool {
 	case ErrLimit:
 		return true
 	case ErrDeadline:
-		return e.Kind == LimitDuration
+		return e.Kind == outcome.LimitDuration
 	case ErrNoBound:
 		return e.NoBound
 	}
@@ -85,7 +87,7 @@ func (e *LimitError) Is(target error) bool {
 // BoundError reports a settlement whose actual exceeded the attested bound.
 type BoundError struct {
 	CallID string
-	Kind   LimitKind // LimitTotalTokens or LimitCost
+	Kind   outcome.LimitKind // LimitTotalTokens or LimitCost
 	Bound  uint64
 	Actual uint64
 }

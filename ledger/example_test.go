@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/ledger"
@@ -38,7 +40,7 @@ func Example() {
 	}
 	_ = root.Dispatch(ctx, agent, call)
 	_ = root.SettleModelCall(ctx, agent, call, ledger.ModelSettlement{
-		Status: ledger.OutcomeCompleted, Delivery: ledger.ResponseReceived,
+		Status: outcome.Completed, Delivery: outcome.ResponseReceived,
 		Reported: true, Usage: ledger.Usage{InputTokens: ledger.Count{N: 420}, OutputTokens: ledger.Count{N: 82}},
 	})
 
@@ -50,7 +52,7 @@ func Example() {
 	_ = root.Dispatch(ctx, agent, "call_1")
 	ref, _ := root.PutResult(ctx, map[string]string{"note_id": "N-1", "text": "hello"})
 	_ = root.SettleToolCall(ctx, agent, "call_1", ledger.ToolSettlement{
-		Status: ledger.ToolCompleted, Delivery: ledger.ResponseReceived, Result: ref,
+		Status: outcome.ToolCompleted, Delivery: outcome.ResponseReceived, Result: ref,
 	})
 
 	// A second tool call is dispatched and then the process "crashes".

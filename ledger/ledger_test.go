@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 )
 
@@ -90,65 +92,65 @@ func TestCeilingsAtTheLimitAndOnePast(t *testing.T) {
 	t.Parallel()
 	const n = 3
 	cases := []struct {
-		kind   LimitKind
+		kind   outcome.LimitKind
 		limits Limits
 		// use consumes one unit (or the whole size n when big is true).
 		use func(r *Root, agent string, i int, size uint64) error
 		big bool
 	}{
-		{LimitModelCalls, Limits{ModelCalls: Max(n)}, func(r *Root, a string, i int, _ uint64) error {
-			return modelCall(t, r, a, ModelCall{}, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, Reported: true})
+		{outcome.LimitModelCalls, Limits{ModelCalls: Max(n)}, func(r *Root, a string, i int, _ uint64) error {
+			return modelCall(t, r, a, ModelCall{}, ModelSettlement{Status: outcome.Completed, Delivery: outcome.ResponseReceived, Reported: true})
 		}, false},
-		{LimitToolCalls, Limits{ToolCalls: Max(n)}, func(r *Root, a string, i int, _ uint64) error {
+		{outcome.LimitToolCalls, Limits{ToolCalls: Max(n)}, func(r *Root, a string, i int, _ uint64) error {
 			id := fmt.Sprint("t", i)
 			if err := r.AdmitToolCall(bg, a, ToolCall{ID: id, Name: "fs.read", Decision: authority.Decision{Allowed: true}}); err != nil {
 				return err
 			}
 			r.Dispatch(bg, a, id)
-			return r.SettleToolCall(bg, a, id, ToolSettlement{Status: ToolCompleted, Delivery: ResponseReceived})
+			return r.SettleToolCall(bg, a, id, ToolSettlement{Status: outcome.ToolCompleted, Delivery: outcome.ResponseReceived})
 		}, false},
-		{LimitTotalTokens, Limits{TotalTokens: Max(n)}, func(r *Root, a string, i int, _ uint64) error {
-			return modelCall(t, r, a, ModelCall{TokenBound: Max(1), CostBound: Max(0)}, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, Reported: true, Usage: usage(1, 0)})
+		{outcome.LimitTotalTokens, Limits{TotalTokens: Max(n)}, func(r *Root, a string, i int, _ uint64) error {
+			return modelCall(t, r, a, ModelCall{TokenBound: Max(1), CostBound: Max(0)}, ModelSettlement{Status: outcome.Completed, Delivery: outcome.ResponseReceived, Reported: true, Usage: usage(1, 0)})
 		}, false},
-		{LimitCost, Limits{CostMicroUSD: Max(n)}, func(r *Root, a string, i int, _ uint64) error {
-			return modelCall(t, r, a, ModelCall{CostBound: Max(1)}, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, CostReported: true, CostMicroUSD: 1})
+		{outcome.LimitCost, Limits{CostMicroUSD: Max(n)}, func(r *Root, a string, i int, _ uint64) error {
+			return modelCall(t, r, a, ModelCall{CostBound: Max(1)}, ModelSettlement{Status: outcome.Completed, Delivery: outcome.ResponseReceived, CostReported: true, CostMicroUSD: 1})
 		}, false},
-		{LimitEvents, Limits{Events: Max(n + 1)}, func(r *Root, a string, i int, _ uint64) error { // +1: the terminal slot
+		{outcome.LimitEvents, Limits{Events: Max(n + 1)}, func(r *Root, a string, i int, _ uint64) error { // +1: the terminal slot
 			_, err := r.Append(bg, a, "x", nil)
 			return err
 		}, false},
-		{LimitContextBytes, Limits{ContextBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
+		{outcome.LimitContextBytes, Limits{ContextBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
 			id, err := r.ReserveModelCall(bg, a, ModelCall{ContextBytes: size})
 			if err == nil {
-				err = r.SettleModelCall(bg, a, id, ModelSettlement{Status: OutcomeCancelled, Delivery: NotSent})
+				err = r.SettleModelCall(bg, a, id, ModelSettlement{Status: outcome.Cancelled, Delivery: outcome.NotSent})
 			}
 			return err
 		}, true},
-		{LimitToolInputBytes, Limits{ToolInputBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
+		{outcome.LimitToolInputBytes, Limits{ToolInputBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
 			id := fmt.Sprint("t", i)
 			err := r.AdmitToolCall(bg, a, ToolCall{ID: id, InputBytes: size, Decision: authority.Decision{Allowed: true}})
 			if err == nil {
-				err = r.SettleToolCall(bg, a, id, ToolSettlement{Status: ToolCancelled, Delivery: NotSent})
+				err = r.SettleToolCall(bg, a, id, ToolSettlement{Status: outcome.ToolCancelled, Delivery: outcome.NotSent})
 			}
 			return err
 		}, true},
-		{LimitToolOutputBytes, Limits{ToolOutputBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
+		{outcome.LimitToolOutputBytes, Limits{ToolOutputBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
 			id := fmt.Sprint("t", i)
 			if err := r.AdmitToolCall(bg, a, ToolCall{ID: id, Decision: authority.Decision{Allowed: true}}); err != nil {
 				return err
 			}
 			r.Dispatch(bg, a, id)
-			return r.SettleToolCall(bg, a, id, ToolSettlement{Status: ToolCompleted, Delivery: ResponseReceived, OutputBytes: size})
+			return r.SettleToolCall(bg, a, id, ToolSettlement{Status: outcome.ToolCompleted, Delivery: outcome.ResponseReceived, OutputBytes: size})
 		}, true},
-		{LimitOutputBytes, Limits{OutputBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
+		{outcome.LimitOutputBytes, Limits{OutputBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
 			child, err := r.StartAgent(bg, AgentSpec{ParentID: a})
 			if err != nil {
 				return err
 			}
-			_, err = r.Finish(bg, child, Finish{Outcome: Outcome{Status: OutcomeCompleted}, OutputBytes: size})
+			_, err = r.Finish(bg, child, Finish{Outcome: Outcome{Status: outcome.Completed}, OutputBytes: size})
 			return err
 		}, true},
-		{LimitInputBytes, Limits{InputBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
+		{outcome.LimitInputBytes, Limits{InputBytes: Max(n)}, func(r *Root, a string, i int, size uint64) error {
 			_, err := r.StartAgent(bg, AgentSpec{ParentID: a, InputBytes: size})
 			return err
 		}, true},
@@ -208,17 +210,17 @@ func TestDeadlineRefusesAdmissionAsDuration(t *testing.T) {
 // root ceiling through two children; exactly the remaining units are granted.
 func TestLastUnitRaceNeverOvershoots(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []LimitKind{LimitModelCalls, LimitToolCalls, LimitTotalTokens} {
+	for _, kind := range []outcome.LimitKind{outcome.LimitModelCalls, outcome.LimitToolCalls, outcome.LimitTotalTokens} {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()
 			const ceiling = 10
 			var limits Limits
 			switch kind {
-			case LimitModelCalls:
+			case outcome.LimitModelCalls:
 				limits.ModelCalls = Max(ceiling)
-			case LimitToolCalls:
+			case outcome.LimitToolCalls:
 				limits.ToolCalls = Max(ceiling)
-			case LimitTotalTokens:
+			case outcome.LimitTotalTokens:
 				limits.TotalTokens = Max(ceiling * 100)
 			}
 			r, _, _ := newRoot(t, limits)
@@ -258,14 +260,14 @@ func TestLastUnitRaceNeverOvershoots(t *testing.T) {
 }
 
 // grab takes one unit of kind and leaves it charged.
-func grab(r *Root, agent string, kind LimitKind, id string) error {
+func grab(r *Root, agent string, kind outcome.LimitKind, id string) error {
 	switch kind {
-	case LimitToolCalls:
+	case outcome.LimitToolCalls:
 		if err := r.AdmitToolCall(bg, agent, ToolCall{ID: id, Decision: authority.Decision{Allowed: true}}); err != nil {
 			return err
 		}
 		return r.Dispatch(bg, agent, id)
-	case LimitTotalTokens:
+	case outcome.LimitTotalTokens:
 		id, err := r.ReserveModelCall(bg, agent, ModelCall{ID: id, TokenBound: Max(100)})
 		if err != nil {
 			return err
@@ -284,14 +286,14 @@ func TestTokenLimitIsReportedBeforeCost(t *testing.T) {
 	r, _, _ := newRoot(t, Limits{TotalTokens: Max(10), CostMicroUSD: Max(10)})
 	_, err := r.ReserveModelCall(bg, r.RootAgentID(), ModelCall{TokenBound: Max(11), CostBound: Max(11)})
 	var le *LimitError
-	if !errors.As(err, &le) || le.Kind != LimitTotalTokens {
+	if !errors.As(err, &le) || le.Kind != outcome.LimitTotalTokens {
 		t.Fatalf("got %v, want total_tokens first", err)
 	}
 	// The same order holds when the cost ceiling is on the root and the
 	// token ceiling on a child.
 	child, _ := r.StartAgent(bg, AgentSpec{ParentID: r.RootAgentID(), Limits: Limits{TotalTokens: Max(5), CostMicroUSD: Max(10)}})
 	_, err = r.ReserveModelCall(bg, child, ModelCall{TokenBound: Max(6), CostBound: Max(11)})
-	if !errors.As(err, &le) || le.Kind != LimitTotalTokens || le.AgentID != child {
+	if !errors.As(err, &le) || le.Kind != outcome.LimitTotalTokens || le.AgentID != child {
 		t.Fatalf("got %v, want the child's total_tokens", err)
 	}
 }
@@ -328,22 +330,22 @@ func TestSettlementRules(t *testing.T) {
 		skip bool // settle without dispatch
 		want want
 	}{
-		{"ActualIsChargedWhenKnown", bound, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, Reported: true, Usage: usage(30, 12)},
+		{"ActualIsChargedWhenKnown", bound, ModelSettlement{Status: outcome.Completed, Delivery: outcome.ResponseReceived, Reported: true, Usage: usage(30, 12)},
 			false, want{calls: 1, charged: known(42), usageIn: known(30)}},
-		{"CacheTokensAreNotCharged", bound, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, Reported: true,
+		{"CacheTokensAreNotCharged", bound, ModelSettlement{Status: outcome.Completed, Delivery: outcome.ResponseReceived, Reported: true,
 			Usage: Usage{InputTokens: known(30), OutputTokens: known(12), CacheReadTokens: known(20), CacheWriteTokens: known(5)}},
 			false, want{calls: 1, charged: known(42), usageIn: known(30)}},
-		{"UnknownUsageKeepsTheReservation", bound, ModelSettlement{Status: OutcomeFailed, Delivery: ResponseReceived},
+		{"UnknownUsageKeepsTheReservation", bound, ModelSettlement{Status: outcome.Failed, Delivery: outcome.ResponseReceived},
 			false, want{calls: 1, charged: known(100), usageIn: unknownCount()}},
-		{"UncertainDeliveryKeepsTheReservation", bound, ModelSettlement{Status: OutcomeTimedOut, Delivery: MayHaveBeenSent, Reported: true, Usage: usage(1, 1)},
+		{"UncertainDeliveryKeepsTheReservation", bound, ModelSettlement{Status: outcome.TimedOut, Delivery: outcome.MayHaveBeenSent, Reported: true, Usage: usage(1, 1)},
 			false, want{calls: 1, charged: known(100), usageIn: known(1)}},
-		{"ProvenNotSentReleasesToZeroButCounts", bound, ModelSettlement{Status: OutcomeFailed, Delivery: NotSent},
+		{"ProvenNotSentReleasesToZeroButCounts", bound, ModelSettlement{Status: outcome.Failed, Delivery: outcome.NotSent},
 			false, want{calls: 1, charged: known(0), usageIn: known(0)}},
-		{"NeverDispatchedCountsNothing", bound, ModelSettlement{Status: OutcomeCancelled, Delivery: MayHaveBeenSent},
+		{"NeverDispatchedCountsNothing", bound, ModelSettlement{Status: outcome.Cancelled, Delivery: outcome.MayHaveBeenSent},
 			true, want{calls: 0, charged: known(0), usageIn: known(0)}},
-		{"ActualAboveBoundIsChargedAndReported", bound, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, Reported: true, Usage: usage(90, 20)},
+		{"ActualAboveBoundIsChargedAndReported", bound, ModelSettlement{Status: outcome.Completed, Delivery: outcome.ResponseReceived, Reported: true, Usage: usage(90, 20)},
 			false, want{calls: 1, charged: known(110), usageIn: known(90), err: ErrBoundViolated}},
-		{"MissingUsageWithoutBoundIsUnknown", ModelCall{}, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived},
+		{"MissingUsageWithoutBoundIsUnknown", ModelCall{}, ModelSettlement{Status: outcome.Completed, Delivery: outcome.ResponseReceived},
 			false, want{calls: 1, charged: unknownCount(), usageIn: unknownCount()}},
 	}
 	for _, tc := range cases {
@@ -397,7 +399,7 @@ func TestChildrenChargeThemselvesAndTheRoot(t *testing.T) {
 	root := r.RootAgentID()
 	c1, _ := r.StartAgent(bg, AgentSpec{ParentID: root, Limits: Limits{ModelCalls: Max(2)}})
 	c2, _ := r.StartAgent(bg, AgentSpec{ParentID: root})
-	ok := ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, Reported: true, Usage: usage(1, 1)}
+	ok := ModelSettlement{Status: outcome.Completed, Delivery: outcome.ResponseReceived, Reported: true, Usage: usage(1, 1)}
 	for range 2 {
 		if err := modelCall(t, r, c1, ModelCall{}, ok); err != nil {
 			t.Fatal(err)
@@ -460,7 +462,7 @@ func TestDeniedToolCallIsRecordedButNeverDispatched(t *testing.T) {
 	if err := r.Dispatch(bg, a, "t1"); !errors.Is(err, ErrState) {
 		t.Fatalf("dispatch of a denied call: %v", err)
 	}
-	if err := r.SettleToolCall(bg, a, "t1", ToolSettlement{Status: ToolPolicyDenied, Delivery: NotSent, Error: "no-writes"}); err != nil {
+	if err := r.SettleToolCall(bg, a, "t1", ToolSettlement{Status: outcome.ToolPolicyDenied, Delivery: outcome.NotSent, Error: "no-writes"}); err != nil {
 		t.Fatal(err)
 	}
 	if acc := mustAccounting(t, r, a); acc.ToolCalls.N != 0 {
@@ -479,7 +481,7 @@ func TestCallStateMachineRejectsOutOfOrderTransitions(t *testing.T) {
 	if err := r.Dispatch(bg, a, id); !errors.Is(err, ErrState) {
 		t.Fatalf("second dispatch: %v", err)
 	}
-	if err := r.SettleToolCall(bg, a, id, ToolSettlement{Status: ToolCompleted, Delivery: ResponseReceived}); !errors.Is(err, ErrState) {
+	if err := r.SettleToolCall(bg, a, id, ToolSettlement{Status: outcome.ToolCompleted, Delivery: outcome.ResponseReceived}); !errors.Is(err, ErrState) {
 		t.Fatalf("tool settlement of a model call: %v", err)
 	}
 	if err := r.Dispatch(bg, a, "nope"); !errors.Is(err, ErrNotFound) {
@@ -488,10 +490,10 @@ func TestCallStateMachineRejectsOutOfOrderTransitions(t *testing.T) {
 	if _, err := r.ReserveModelCall(bg, a, ModelCall{ID: id}); !errors.Is(err, ErrState) {
 		t.Fatalf("duplicate call ID: %v", err)
 	}
-	if err := r.SettleToolCall(bg, a, id, ToolSettlement{Status: "done", Delivery: ResponseReceived}); !errors.Is(err, ErrInvalid) {
+	if err := r.SettleToolCall(bg, a, id, ToolSettlement{Status: "done", Delivery: outcome.ResponseReceived}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("unknown status: %v", err)
 	}
-	if err := r.SettleModelCall(bg, a, id, ModelSettlement{Status: OutcomeCompleted, Delivery: "sent"}); !errors.Is(err, ErrInvalid) {
+	if err := r.SettleModelCall(bg, a, id, ModelSettlement{Status: outcome.Completed, Delivery: "sent"}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("unknown delivery: %v", err)
 	}
 }
@@ -501,7 +503,7 @@ func TestFinishWaitsForChildrenAndCalls(t *testing.T) {
 	r, _, _ := newRoot(t, Limits{})
 	root := r.RootAgentID()
 	child, _ := r.StartAgent(bg, AgentSpec{ParentID: root})
-	done := Finish{Outcome: Outcome{Status: OutcomeCompleted}}
+	done := Finish{Outcome: Outcome{Status: outcome.Completed}}
 	if _, err := r.Finish(bg, root, done); !errors.Is(err, ErrState) {
 		t.Fatalf("root finished before its child: %v", err)
 	}
@@ -509,11 +511,11 @@ func TestFinishWaitsForChildrenAndCalls(t *testing.T) {
 	if _, err := r.Finish(bg, child, done); !errors.Is(err, ErrState) {
 		t.Fatalf("child finished with an open call: %v", err)
 	}
-	r.SettleModelCall(bg, child, id, ModelSettlement{Status: OutcomeCancelled, Delivery: NotSent})
+	r.SettleModelCall(bg, child, id, ModelSettlement{Status: outcome.Cancelled, Delivery: outcome.NotSent})
 	if _, err := r.Finish(bg, child, done); err != nil {
 		t.Fatal(err)
 	}
-	ev, err := r.Finish(bg, root, Finish{Outcome: Outcome{Status: OutcomeFailed, Code: FailProviderTransport, Delivery: MayHaveBeenSent}})
+	ev, err := r.Finish(bg, root, Finish{Outcome: Outcome{Status: outcome.Failed, Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent}})
 	if err != nil || ev.Type != "run.finished" {
 		t.Fatalf("root finish: %v %+v", err, ev)
 	}
@@ -527,10 +529,10 @@ func TestOutcomeValidation(t *testing.T) {
 	bad := []Outcome{
 		{},
 		{Status: "done"},
-		{Status: OutcomePolicyDenied},
-		{Status: OutcomeLimitExceeded},
-		{Status: OutcomeFailed, Code: FailToolExecution},
-		{Status: OutcomeCompleted, Limit: LimitCost},
+		{Status: outcome.PolicyDenied},
+		{Status: outcome.LimitExceeded},
+		{Status: outcome.Failed, Code: outcome.FailToolExecution},
+		{Status: outcome.Completed, Limit: outcome.LimitCost},
 	}
 	for _, o := range bad {
 		if err := o.validate(); !errors.Is(err, ErrInvalid) {
@@ -554,7 +556,7 @@ func TestTerminalEventSlotIsReserved(t *testing.T) {
 		t.Fatalf("ordinary event ate a terminal slot: %v", err)
 	}
 	for _, a := range []string{child, root} {
-		if _, err := r.Finish(bg, a, Finish{Outcome: Outcome{Status: OutcomeCancelled}}); err != nil {
+		if _, err := r.Finish(bg, a, Finish{Outcome: Outcome{Status: outcome.Cancelled}}); err != nil {
 			t.Fatalf("terminal event of %s refused: %v", a, err)
 		}
 	}

@@ -19,31 +19,6 @@ func Unlimited() Limit { return ceiling.Unlimited() }
 
 func parseCanonicalUint(s string) (uint64, bool) { return ceiling.ParseCanonicalUint(s) }
 
-// LimitKind names the ceiling that stopped work, spelled as the reference's
-// LimitKind (the `limit` of a limit_exceeded outcome).
-type LimitKind string
-
-// The reference's limit kinds, plus [LimitDuration].
-const (
-	LimitInputBytes      LimitKind = "input_bytes"
-	LimitOutputBytes     LimitKind = "output_bytes"
-	LimitOutputTokens    LimitKind = "output_tokens"
-	LimitModelCalls      LimitKind = "model_calls"
-	LimitEvents          LimitKind = "events"
-	LimitTraceBytes      LimitKind = "trace_bytes"
-	LimitToolCalls       LimitKind = "tool_calls"
-	LimitToolInputBytes  LimitKind = "tool_input_bytes"
-	LimitToolOutputBytes LimitKind = "tool_output_bytes"
-	LimitContextBytes    LimitKind = "context_bytes"
-	LimitFilesystemWork  LimitKind = "filesystem_work"
-	LimitTotalTokens     LimitKind = "total_tokens"
-	LimitCost            LimitKind = "cost"
-	// LimitDuration is not a reference LimitKind: a passed deadline ends a task
-	// as timed_out, not limit_exceeded. Errors of this kind also match
-	// [ErrDeadline].
-	LimitDuration LimitKind = "duration"
-)
-
 // Limits are the ceilings of one agent. The zero value sets none: a root
 // with it is unlimited in every dimension, a child inherits every ceiling
 // of its parent.

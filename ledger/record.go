@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 )
 
@@ -118,15 +120,15 @@ type CallRecord struct {
 	TokenBound      Limit              `json:"token_bound,omitzero"`
 	CostBound       Limit              `json:"cost_bound,omitzero"`
 	// Settled.
-	Status        string    `json:"status,omitempty"` // ToolStatus or OutcomeStatus
-	Delivery      Delivery  `json:"delivery,omitempty"`
-	Usage         Usage     `json:"usage,omitzero"`
-	CostMicroUSD  Count     `json:"cost_microusd,omitzero"`
-	ChargedTokens Count     `json:"charged_tokens,omitzero"`
-	ChargedCost   Count     `json:"charged_cost_microusd,omitzero"`
-	OutputBytes   uint64    `json:"output_bytes,omitempty"`
-	Result        ResultRef `json:"result,omitempty"`
-	Error         string    `json:"error,omitempty"`
+	Status        string           `json:"status,omitempty"` // outcome.ToolStatus or outcome.Status
+	Delivery      outcome.Delivery `json:"delivery,omitempty"`
+	Usage         Usage            `json:"usage,omitzero"`
+	CostMicroUSD  Count            `json:"cost_microusd,omitzero"`
+	ChargedTokens Count            `json:"charged_tokens,omitzero"`
+	ChargedCost   Count            `json:"charged_cost_microusd,omitzero"`
+	OutputBytes   uint64           `json:"output_bytes,omitempty"`
+	Result        ResultRef        `json:"result,omitempty"`
+	Error         string           `json:"error,omitempty"`
 }
 
 // DecisionRecord records an authority decision that is part of the task's

@@ -3,24 +3,9 @@ package ledger
 import (
 	"context"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
-)
-
-// Class sorts a recovered call by what a host may do with it.
-type Class string
-
-// Classes of recovered calls.
-const (
-	// ClassCompleted: the call settled with a certain delivery; its recorded
-	// status and result are final.
-	ClassCompleted Class = "completed"
-	// ClassUnknown: the call was dispatched and never settled, or settled with
-	// delivery may_have_been_sent. It may have taken effect. Never replay it
-	// automatically; reconcile with the peer or ask a human.
-	ClassUnknown Class = "unknown"
-	// ClassRetryable: the call was admitted and provably never dispatched. It
-	// had no effect and may be retried after re-checking authority.
-	ClassRetryable Class = "retryable"
 )
 
 // Report is what [Recover] found in a store. It marshals to stable JSON:
@@ -79,9 +64,9 @@ type CallReport struct {
 	// the settlement's when the tool denied the call when it ran.
 	Decision *authority.Decision `json:"decision,omitempty"`
 	State    CallState           `json:"state"`
-	Class    Class               `json:"class"`
+	Class    outcome.Class       `json:"class"`
 	Status   string              `json:"status,omitempty"`
-	Delivery Delivery            `json:"delivery,omitempty"`
+	Delivery outcome.Delivery    `json:"delivery,omitempty"`
 	Result   ResultRef           `json:"result,omitempty"`
 	Error    string              `json:"error,omitempty"`
 }
@@ -197,14 +182,14 @@ func fold(taskID string, recs []Record) TaskReport {
 	for _, k := range order {
 		cr := calls[k]
 		switch {
-		case cr.State == CallSettled && cr.Delivery != MayHaveBeenSent:
-			cr.Class = ClassCompleted
+		case cr.State == CallSettled && cr.Delivery != outcome.MayHaveBeenSent:
+			cr.Class = outcome.ClassCompleted
 			t.Completed = append(t.Completed, *cr)
 		case cr.State == CallAdmitted:
-			cr.Class = ClassRetryable
+			cr.Class = outcome.ClassRetryable
 			t.Retryable = append(t.Retryable, *cr)
 		default:
-			cr.Class = ClassUnknown
+			cr.Class = outcome.ClassUnknown
 			t.Unknown = append(t.Unknown, *cr)
 		}
 	}

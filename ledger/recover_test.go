@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/ids"
 )
@@ -28,12 +30,12 @@ func scenario(t testing.TB, store Store) string {
 	}
 	allow := authority.Decision{Allowed: true, Layer: "policy", RuleID: "read-notes"}
 	// Completed: a settled model call and a settled tool call with a result.
-	must(modelCall(t, r, a, ModelCall{ID: "m1", Route: "default"}, ModelSettlement{Status: OutcomeCompleted, Delivery: ResponseReceived, Reported: true, Usage: usage(10, 5)}))
+	must(modelCall(t, r, a, ModelCall{ID: "m1", Route: "default"}, ModelSettlement{Status: outcome.Completed, Delivery: outcome.ResponseReceived, Reported: true, Usage: usage(10, 5)}))
 	ref, err := r.PutResult(bg, map[string]string{"note": "N-1"})
 	must(err)
 	must(r.AdmitToolCall(bg, a, ToolCall{ID: "t1", Name: "mcp/notes/read_note", ArgumentsDigest: "sha256:args", Decision: allow}))
 	must(r.Dispatch(bg, a, "t1"))
-	must(r.SettleToolCall(bg, a, "t1", ToolSettlement{Status: ToolCompleted, Delivery: ResponseReceived, Result: ref}))
+	must(r.SettleToolCall(bg, a, "t1", ToolSettlement{Status: outcome.ToolCompleted, Delivery: outcome.ResponseReceived, Result: ref}))
 	must(r.RecordDecision(bg, a, "subagent", authority.Decision{Allowed: true, Layer: "host"}))
 	_, err = r.Append(bg, a, "tool.finished", json.RawMessage(`{"call_id":"t1"}`))
 	must(err)
@@ -42,7 +44,7 @@ func scenario(t testing.TB, store Store) string {
 	must(r.Dispatch(bg, a, "t2"))
 	must(r.AdmitToolCall(bg, a, ToolCall{ID: "t3", Name: "shell.run", Decision: allow}))
 	must(r.Dispatch(bg, a, "t3"))
-	must(r.SettleToolCall(bg, a, "t3", ToolSettlement{Status: ToolTimedOut, Delivery: MayHaveBeenSent}))
+	must(r.SettleToolCall(bg, a, "t3", ToolSettlement{Status: outcome.ToolTimedOut, Delivery: outcome.MayHaveBeenSent}))
 	// Retryable: admitted, never dispatched, made durable by a later barrier.
 	must(r.AdmitToolCall(bg, a, ToolCall{ID: "t4", Name: "fs.read", Decision: allow}))
 	must(r.Flush(bg))
@@ -207,7 +209,7 @@ func TestSettledDenialIsTheRecordedDecision(t *testing.T) {
 	if err := r.Dispatch(bg, a, "t1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.SettleToolCall(bg, a, "t1", ToolSettlement{Status: ToolPolicyDenied, Delivery: ResponseReceived, Decision: deny}); err != nil {
+	if err := r.SettleToolCall(bg, a, "t1", ToolSettlement{Status: outcome.ToolPolicyDenied, Delivery: outcome.ResponseReceived, Decision: deny}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := RecoverTask(bg, store, r.ID())

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/ids"
 )
@@ -234,7 +236,7 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	now := r.clock()
 	a := &agent{id: opts.RootAgentID, limits: opts.Limits, calls: map[string]*call{}}
 	a.deadline = deadlineOf(now, opts.Limits.DurationMillis)
-	if err := checkBytes(a, LimitInputBytes, opts.InputBytes); err != nil {
+	if err := checkBytes(a, outcome.LimitInputBytes, opts.InputBytes); err != nil {
 		return nil, err
 	}
 	if err := checkEvents(a, 1); err != nil {
@@ -394,7 +396,7 @@ func checkDeadline(a *agent, now time.Time) error {
 	for ; a != nil; a = a.parent {
 		if !a.deadline.IsZero() && !now.Before(a.deadline) {
 			ms, _ := a.limits.DurationMillis.Value()
-			return &LimitError{Kind: LimitDuration, AgentID: a.id, Limit: ms}
+			return &LimitError{Kind: outcome.LimitDuration, AgentID: a.id, Limit: ms}
 		}
 	}
 	return nil
@@ -402,19 +404,19 @@ func checkDeadline(a *agent, now time.Time) error {
 
 // checkBytes checks one item's size against a per-item bound of a and every
 // ancestor.
-func checkBytes(a *agent, kind LimitKind, n uint64) error {
+func checkBytes(a *agent, kind outcome.LimitKind, n uint64) error {
 	for ; a != nil; a = a.parent {
 		var l Limit
 		switch kind {
-		case LimitInputBytes:
+		case outcome.LimitInputBytes:
 			l = a.limits.InputBytes
-		case LimitOutputBytes:
+		case outcome.LimitOutputBytes:
 			l = a.limits.OutputBytes
-		case LimitContextBytes:
+		case outcome.LimitContextBytes:
 			l = a.limits.ContextBytes
-		case LimitToolInputBytes:
+		case outcome.LimitToolInputBytes:
 			l = a.limits.ToolInputBytes
-		case LimitToolOutputBytes:
+		case outcome.LimitToolOutputBytes:
 			l = a.limits.ToolOutputBytes
 		}
 		if !l.Allows(0, n) {
@@ -430,7 +432,7 @@ func checkEvents(a *agent, more uint64) error {
 		used := a.c.events + a.c.eventsRes
 		if !a.limits.Events.Allows(used, more) {
 			max, _ := a.limits.Events.Value()
-			return &LimitError{Kind: LimitEvents, AgentID: a.id, Limit: max, Used: used, Requested: more}
+			return &LimitError{Kind: outcome.LimitEvents, AgentID: a.id, Limit: max, Used: used, Requested: more}
 		}
 	}
 	return nil
@@ -467,7 +469,7 @@ func (r *Root) StartAgent(ctx context.Context, spec AgentSpec) (string, error) {
 	now := r.clock()
 	a := &agent{id: spec.ID, parentID: p.id, parent: p, limits: limits, calls: map[string]*call{}}
 	a.deadline = deadlineOf(now, limits.DurationMillis)
-	if err := firstErr(checkDeadline(p, now), checkBytes(a, LimitInputBytes, spec.InputBytes), checkEvents(a, 1)); err != nil {
+	if err := firstErr(checkDeadline(p, now), checkBytes(a, outcome.LimitInputBytes, spec.InputBytes), checkEvents(a, 1)); err != nil {
 		r.mu.Unlock()
 		return "", err
 	}
@@ -583,8 +585,8 @@ func (r *Root) Finish(ctx context.Context, agentID string, f Finish) (Event, err
 		err = &StateError{What: "agent", ID: agentID, Op: "finish", State: "running",
 			Reason: strconv.Itoa(a.open) + " call(s) not settled; settle every call first (use may_have_been_sent when the outcome is unknown)"}
 	}
-	if err == nil && f.Outcome.Status == OutcomeCompleted {
-		err = checkBytes(a, LimitOutputBytes, f.OutputBytes)
+	if err == nil && f.Outcome.Status == outcome.Completed {
+		err = checkBytes(a, outcome.LimitOutputBytes, f.OutputBytes)
 	}
 	if err != nil {
 		r.mu.Unlock()

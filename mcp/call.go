@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
@@ -78,7 +80,7 @@ func (c *Catalog) callTool(ctx context.Context, id authority.ID, arguments json.
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
-		return nil, &CallError{Tool: string(id), Kind: ErrSessionEnded, Delivery: string(ledger.NotSent)}
+		return nil, &CallError{Tool: string(id), Kind: ErrSessionEnded, Delivery: string(outcome.NotSent)}
 	}
 	op := t.srv.cfg.OperationTimeout
 	if op <= 0 {
@@ -116,7 +118,7 @@ func (c *Catalog) callParsed(ctx context.Context, t *tool, id authority.ID, argu
 		return nil, err
 	}
 	if len(cr.raw) > c.opts.MaxOutputBytes {
-		return nil, &CallError{Tool: string(id), Kind: ErrBound, Delivery: string(ledger.ResponseReceived), Err: fmt.Errorf("result of %d bytes is larger than %d", len(cr.raw), c.opts.MaxOutputBytes)}
+		return nil, &CallError{Tool: string(id), Kind: ErrBound, Delivery: string(outcome.ResponseReceived), Err: fmt.Errorf("result of %d bytes is larger than %d", len(cr.raw), c.opts.MaxOutputBytes)}
 	}
 	res, err := c.parseResult(t, cr.raw)
 	if err != nil {
@@ -206,9 +208,9 @@ func (c *Catalog) Call(ctx context.Context, call authority.Call) ledger.ToolResu
 		}
 		if res.IsError {
 			out["is_error"] = true
-			return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: payload(out), Masked: res.Masked}
+			return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: payload(out), Masked: res.Masked}
 		}
-		return ledger.ToolResult{Status: ledger.ToolCompleted, Output: payload(out), Masked: res.Masked}
+		return ledger.ToolResult{Status: outcome.ToolCompleted, Output: payload(out), Masked: res.Masked}
 	}
 	errOut := func(code string, extra map[string]any) map[string]any {
 		e := map[string]any{"code": code}
@@ -227,35 +229,35 @@ func (c *Catalog) Call(ctx context.Context, call authority.Call) ledger.ToolResu
 	switch {
 	case errors.As(err, &con):
 		if con.Kind == authority.ContractUnknownTool {
-			return ledger.ToolResult{Status: ledger.ToolPolicyDenied, Rule: authority.RuleToolUnavailable}
+			return ledger.ToolResult{Status: outcome.ToolPolicyDenied, Rule: authority.RuleToolUnavailable}
 		}
-		return ledger.ToolResult{Status: ledger.ToolInvalidArguments, Code: ledger.FailInvalidToolArguments, Delivery: ledger.NotSent}
+		return ledger.ToolResult{Status: outcome.ToolInvalidArguments, Code: outcome.FailInvalidToolArguments, Delivery: outcome.NotSent}
 	case errors.As(err, &cnt):
-		return ledger.ToolResult{Status: ledger.ToolRecoverableError, Output: errOut("unsupported_content", map[string]any{"content_type": textx.Shorten(cnt.Type, 32), "message": cnt.Error()})}
+		return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: errOut("unsupported_content", map[string]any{"content_type": textx.Shorten(cnt.Type, 32), "message": cnt.Error()})}
 	case errors.As(err, &inv):
-		return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: ledger.ResponseReceived, Output: errOut("invalid_result", map[string]any{"message": inv.Error()})}
+		return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution, Delivery: outcome.ResponseReceived, Output: errOut("invalid_result", map[string]any{"message": inv.Error()})}
 	case errors.As(err, &rpc):
-		return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: ledger.ResponseReceived, Output: errOut("protocol_error", map[string]any{"jsonrpc_code": rpc.Code})}
+		return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution, Delivery: outcome.ResponseReceived, Output: errOut("protocol_error", map[string]any{"jsonrpc_code": rpc.Code})}
 	case errors.As(err, &ce):
-		d := ledger.Delivery(ce.Delivery)
+		d := outcome.Delivery(ce.Delivery)
 		switch {
 		case errors.Is(ce.Kind, context.Canceled):
-			return ledger.ToolResult{Status: ledger.ToolCancelled, Delivery: d}
+			return ledger.ToolResult{Status: outcome.ToolCancelled, Delivery: d}
 		case errors.Is(ce.Kind, context.DeadlineExceeded):
-			return ledger.ToolResult{Status: ledger.ToolTimedOut, Delivery: d}
-		case errors.Is(ce.Kind, ErrBound) && d == ledger.ResponseReceived:
-			return ledger.ToolResult{Status: ledger.ToolOutputLimit, Limit: ledger.LimitToolOutputBytes, Delivery: d}
+			return ledger.ToolResult{Status: outcome.ToolTimedOut, Delivery: d}
+		case errors.Is(ce.Kind, ErrBound) && d == outcome.ResponseReceived:
+			return ledger.ToolResult{Status: outcome.ToolOutputLimit, Limit: outcome.LimitToolOutputBytes, Delivery: d}
 		case errors.Is(ce.Kind, ErrSessionEnded):
-			return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: d, Output: errOut("session_ended", nil)}
+			return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution, Delivery: d, Output: errOut("session_ended", nil)}
 		}
 		code := "transport_failed"
 		switch {
 		case errors.Is(ce.Kind, ErrProtocol):
 			code = "protocol_error"
-		case d == ledger.MayHaveBeenSent:
+		case d == outcome.MayHaveBeenSent:
 			code = "outcome_unknown"
 		}
-		return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: d, Output: errOut(code, nil)}
+		return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution, Delivery: d, Output: errOut(code, nil)}
 	}
-	return ledger.ToolResult{Status: ledger.ToolIOFailed, Code: ledger.FailToolExecution, Delivery: ledger.MayHaveBeenSent}
+	return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution, Delivery: outcome.MayHaveBeenSent}
 }

@@ -42,7 +42,7 @@
 // compiled with the bounded subset of internal/schema: a tool outside it is
 // unavailable with a reason, never loosened. A tools/call whose response is
 // lost after it left the process has an unknown outcome
-// (ledger.MayHaveBeenSent) and is never replayed; cancellation sends
+// (outcome.MayHaveBeenSent) and is never replayed; cancellation sends
 // notifications/cancelled over both transports.
 //
 // Results are ordered text blocks plus optional structured JSON. isError is

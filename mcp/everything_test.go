@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -83,7 +85,7 @@ func TestEverythingStdio(t *testing.T) {
 			t.Fatalf("want a ContentError naming image, got %v", err)
 		}
 		r := c.Call(ctx, authority.Call{ID: "c1", Tool: "mcp/everything/get-tiny-image"})
-		if r.Status != ledger.ToolRecoverableError || !strings.Contains(string(mustJSON(r.Output)), `"content_type":"image"`) {
+		if r.Status != outcome.ToolRecoverableError || !strings.Contains(string(mustJSON(r.Output)), `"content_type":"image"`) {
 			t.Fatalf("tool result %+v", r)
 		}
 	})
@@ -122,7 +124,7 @@ func TestEverythingStdio(t *testing.T) {
 		waitProgress(t, c, "everything")
 		cancel()
 		r := <-done
-		if r.Status != ledger.ToolCancelled || r.Delivery != ledger.MayHaveBeenSent {
+		if r.Status != outcome.ToolCancelled || r.Delivery != outcome.MayHaveBeenSent {
 			t.Fatalf("tool result %+v", r)
 		}
 		// The session still works after a cancelled call.

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/proc"
 	"github.com/pabloagent/pablo/ledger"
@@ -56,7 +58,7 @@ func TestBrokenFrameFailsTheSessionAtOnce(t *testing.T) {
 			srv.StartupTimeout, srv.OperationTimeout = time.Hour, time.Hour
 			c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv)})
 			r := c.Call(ctx, authority.Call{ID: "1", Tool: "mcp/broken/echo", Arguments: json.RawMessage(`{}`)})
-			if ctx.Err() != nil || r.Status != ledger.ToolIOFailed || r.Delivery != ledger.MayHaveBeenSent || !strings.Contains(string(mustJSON(r.Output)), "protocol_error") {
+			if ctx.Err() != nil || r.Status != outcome.ToolIOFailed || r.Delivery != outcome.MayHaveBeenSent || !strings.Contains(string(mustJSON(r.Output)), "protocol_error") {
 				t.Fatalf("want an immediate protocol error, got %+v", r)
 			}
 		})
@@ -198,12 +200,12 @@ func TestCrashMidCallIsAnUnknownOutcome(t *testing.T) {
 	srv := faultStdio(t, "crash", "crash")
 	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv)})
 	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/crash/crash"})
-	if r.Status != ledger.ToolIOFailed || r.Delivery != ledger.MayHaveBeenSent || !r.Terminal() {
+	if r.Status != outcome.ToolIOFailed || r.Delivery != outcome.MayHaveBeenSent || !r.Terminal() {
 		t.Fatalf("tool result %+v", r)
 	}
 	// It is never replayed: the next call finds the session gone.
 	r = c.Call(context.Background(), authority.Call{ID: "2", Tool: "mcp/crash/echo", Arguments: json.RawMessage(`{"message":"x"}`)})
-	if r.Status == ledger.ToolCompleted {
+	if r.Status == outcome.ToolCompleted {
 		t.Fatalf("a call succeeded on a dead server: %+v", r)
 	}
 }
@@ -214,11 +216,11 @@ func TestOversizeOutputIsBounded(t *testing.T) {
 		name  string
 		bytes int
 		max   int
-		want  ledger.ToolStatus
+		want  outcome.ToolStatus
 	}{
-		{"AtTheCatalogBound", 1000, 1200, ledger.ToolCompleted},
-		{"PastTheCatalogBound", 1300, 1200, ledger.ToolOutputLimit},
-		{"PastTheFrameBound", MaxFrameBytes + 10, 0, ledger.ToolIOFailed},
+		{"AtTheCatalogBound", 1000, 1200, outcome.ToolCompleted},
+		{"PastTheCatalogBound", 1300, 1200, outcome.ToolOutputLimit},
+		{"PastTheFrameBound", MaxFrameBytes + 10, 0, outcome.ToolIOFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -238,11 +240,11 @@ func TestToolResultsKeepFailureKindsApart(t *testing.T) {
 	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv)})
 	ctx := context.Background()
 	r := c.Call(ctx, authority.Call{ID: "1", Tool: "mcp/f/fail"})
-	if r.Status != ledger.ToolRecoverableError || r.Terminal() {
+	if r.Status != outcome.ToolRecoverableError || r.Terminal() {
 		t.Fatalf("isError: %+v", r)
 	}
 	r = c.Call(ctx, authority.Call{ID: "2", Tool: "mcp/f/bad-structured"})
-	if r.Status != ledger.ToolIOFailed || r.Delivery != ledger.ResponseReceived {
+	if r.Status != outcome.ToolIOFailed || r.Delivery != outcome.ResponseReceived {
 		t.Fatalf("invalid structured: %+v", r)
 	}
 	_, err := c.CallTool(ctx, "mcp/f/bad-structured", nil)
@@ -262,7 +264,7 @@ func TestOperationTimeoutEndsTheCallAsTimedOut(t *testing.T) {
 	srv.OperationTimeout = 200 * time.Millisecond
 	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv)})
 	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/slow/sleep", Arguments: json.RawMessage(`{"ms":10000}`)})
-	if r.Status != ledger.ToolTimedOut || r.Delivery != ledger.MayHaveBeenSent {
+	if r.Status != outcome.ToolTimedOut || r.Delivery != outcome.MayHaveBeenSent {
 		t.Fatalf("tool result %+v", r)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
@@ -131,7 +133,7 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 		}()
 		waitProgress(t, c, "everything")
 		cancel()
-		if r := <-done; r.Status != ledger.ToolCancelled || r.Delivery != ledger.MayHaveBeenSent {
+		if r := <-done; r.Status != outcome.ToolCancelled || r.Delivery != outcome.MayHaveBeenSent {
 			t.Fatalf("%+v", r)
 		}
 		if _, err := c.CallTool(ctx, "mcp/everything/echo", json.RawMessage(`{"message":"after"}`)); err != nil {
@@ -272,7 +274,7 @@ func TestSessionNotFoundEndsTheSession(t *testing.T) {
 	}
 	rec.mu.Unlock()
 	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/rec/echo", Arguments: json.RawMessage(`{"message":"x"}`)})
-	if r.Status != ledger.ToolIOFailed || r.Delivery != ledger.NotSent || !strings.Contains(string(mustJSON(r.Output)), "session_ended") {
+	if r.Status != outcome.ToolIOFailed || r.Delivery != outcome.NotSent || !strings.Contains(string(mustJSON(r.Output)), "session_ended") {
 		t.Fatalf("%+v", r)
 	}
 	if h := c.Health()[0]; h.State != Disabled {
@@ -304,7 +306,7 @@ func TestLostResponseIsAnUnknownOutcomeNeverReplayed(t *testing.T) {
 	}
 	rec.mu.Unlock()
 	r := c.Call(context.Background(), authority.Call{ID: "1", Tool: "mcp/rec/echo", Arguments: json.RawMessage(`{"message":"x"}`)})
-	if r.Status != ledger.ToolIOFailed || r.Delivery != ledger.MayHaveBeenSent || !r.Terminal() {
+	if r.Status != outcome.ToolIOFailed || r.Delivery != outcome.MayHaveBeenSent || !r.Terminal() {
 		t.Fatalf("%+v", r)
 	}
 	calls := 0
@@ -344,7 +346,7 @@ func TestCancellationSendsNotificationOverHTTP(t *testing.T) {
 		sleepTick()
 	}
 	cancel()
-	if r := <-done; r.Status != ledger.ToolCancelled || r.Delivery != ledger.MayHaveBeenSent {
+	if r := <-done; r.Status != outcome.ToolCancelled || r.Delivery != outcome.MayHaveBeenSent {
 		t.Fatalf("%+v", r)
 	}
 	found := false

@@ -11,11 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/textx"
-	"github.com/pabloagent/pablo/ledger"
 )
 
 // cancelAllowance bounds the notifications/cancelled send after a call is
@@ -277,7 +278,7 @@ func (s *session) request(ctx context.Context, method string, params any) (raw j
 // *CallError carrying the delivery certainty.
 func (s *session) send(ctx context.Context, method string, id int64, params any) (json.RawMessage, error) {
 	if s.ended.Load() {
-		return nil, &CallError{Tool: method, Kind: ErrSessionEnded, Delivery: string(ledger.NotSent)}
+		return nil, &CallError{Tool: method, Kind: ErrSessionEnded, Delivery: string(outcome.NotSent)}
 	}
 	s.requestSpan(ctx, id)
 	body, ok := params.(json.RawMessage)
@@ -289,9 +290,9 @@ func (s *session) send(ctx context.Context, method string, id int64, params any)
 	}
 	r, written, err := s.conn.call(ctx, id, method, body)
 	if err != nil {
-		delivery := ledger.NotSent
+		delivery := outcome.NotSent
 		if written {
-			delivery = ledger.MayHaveBeenSent
+			delivery = outcome.MayHaveBeenSent
 		}
 		kind := ErrUnknownOutcome
 		var pe *peerError
@@ -309,15 +310,15 @@ func (s *session) send(ctx context.Context, method string, id int64, params any)
 			kind = ErrBound
 		case ctx.Err() != nil:
 			kind = ctx.Err()
-			if method != "initialize" && delivery != ledger.NotSent {
+			if method != "initialize" && delivery != outcome.NotSent {
 				s.cancel(id, context.Cause(ctx))
 			}
 		case errors.As(err, &pe):
 			kind = pe.kind
 			if pe.answered {
-				delivery = ledger.ResponseReceived
+				delivery = outcome.ResponseReceived
 			}
-		case delivery == ledger.NotSent:
+		case delivery == outcome.NotSent:
 			kind = ErrProtocol
 		}
 		return nil, &CallError{Tool: method, Kind: kind, Delivery: string(delivery), Err: err}
@@ -326,10 +327,10 @@ func (s *session) send(ctx context.Context, method string, id int64, params any)
 		return nil, &RPCError{Method: method, Code: r.err.Code, Message: r.err.Message}
 	}
 	if len(r.result) == 0 {
-		return nil, &CallError{Tool: method, Kind: ErrProtocol, Delivery: string(ledger.ResponseReceived), Err: errors.New("the response has neither a result nor an error")}
+		return nil, &CallError{Tool: method, Kind: ErrProtocol, Delivery: string(outcome.ResponseReceived), Err: errors.New("the response has neither a result nor an error")}
 	}
 	if len(r.result) > MaxFrameBytes {
-		return nil, &CallError{Tool: method, Kind: ErrBound, Delivery: string(ledger.ResponseReceived), Err: fmt.Errorf("result larger than %d bytes", MaxFrameBytes)}
+		return nil, &CallError{Tool: method, Kind: ErrBound, Delivery: string(outcome.ResponseReceived), Err: fmt.Errorf("result larger than %d bytes", MaxFrameBytes)}
 	}
 	return r.result, nil
 }

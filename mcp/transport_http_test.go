@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/internal/httpx"
-	"github.com/pabloagent/pablo/ledger"
 )
 
 // scripted is a Streamable HTTP server whose answers a test writes by hand,
@@ -132,7 +133,7 @@ func TestEventStreamEndingWithoutTheResponseIsAnUnknownOutcome(t *testing.T) {
 	sess := initialized(t, conn)
 	_, err := sess.request(context.Background(), "tools/call", json.RawMessage(`{}`))
 	var ce *CallError
-	if !errors.As(err, &ce) || ce.Delivery != string(ledger.MayHaveBeenSent) || !errors.Is(err, ErrUnknownOutcome) {
+	if !errors.As(err, &ce) || ce.Delivery != string(outcome.MayHaveBeenSent) || !errors.Is(err, ErrUnknownOutcome) {
 		t.Fatalf("%v", err)
 	}
 }
@@ -222,7 +223,7 @@ func TestSessionNotFoundEndsTheConnection(t *testing.T) {
 	for range 2 {
 		_, err := sess.request(context.Background(), "tools/call", json.RawMessage(`{}`))
 		var ce *CallError
-		if !errors.As(err, &ce) || !errors.Is(err, ErrSessionEnded) || ce.Delivery != string(ledger.NotSent) {
+		if !errors.As(err, &ce) || !errors.Is(err, ErrSessionEnded) || ce.Delivery != string(outcome.NotSent) {
 			t.Fatalf("%v", err)
 		}
 	}
@@ -264,10 +265,10 @@ func TestStatusErrorsAreBoundedAndMasked(t *testing.T) {
 		name     string
 		status   int
 		kind     error
-		delivery ledger.Delivery
+		delivery outcome.Delivery
 	}{
-		{"ClientErrorRefusedTheRequest", http.StatusBadRequest, ErrProtocol, ledger.ResponseReceived},
-		{"ServerErrorLeavesTheOutcomeUnknown", http.StatusBadGateway, ErrUnknownOutcome, ledger.MayHaveBeenSent},
+		{"ClientErrorRefusedTheRequest", http.StatusBadRequest, ErrProtocol, outcome.ResponseReceived},
+		{"ServerErrorLeavesTheOutcomeUnknown", http.StatusBadGateway, ErrUnknownOutcome, outcome.MayHaveBeenSent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -334,12 +335,12 @@ func TestSessionNotFoundOnResumeLeavesTheOutcomeUnknown(t *testing.T) {
 	sess := initialized(t, conn)
 	_, err := sess.request(context.Background(), "tools/call", json.RawMessage(`{}`))
 	var ce *CallError
-	if !errors.As(err, &ce) || !errors.Is(err, ErrSessionEnded) || ce.Delivery != string(ledger.MayHaveBeenSent) {
+	if !errors.As(err, &ce) || !errors.Is(err, ErrSessionEnded) || ce.Delivery != string(outcome.MayHaveBeenSent) {
 		t.Fatalf("%v", err)
 	}
 	// The session is over: the next request is refused unsent.
 	_, err = sess.request(context.Background(), "tools/call", json.RawMessage(`{}`))
-	if !errors.As(err, &ce) || !errors.Is(err, ErrSessionEnded) || ce.Delivery != string(ledger.NotSent) {
+	if !errors.As(err, &ce) || !errors.Is(err, ErrSessionEnded) || ce.Delivery != string(outcome.NotSent) {
 		t.Fatalf("after the end: %v", err)
 	}
 }
@@ -504,7 +505,7 @@ func TestEventThatIsNotJSONRPCFailsTheRequest(t *testing.T) {
 	defer cancel()
 	_, err := sess.request(ctx, "tools/call", json.RawMessage(`{}`))
 	var ce *CallError
-	if !errors.As(err, &ce) || !errors.Is(err, ErrProtocol) || ce.Delivery != string(ledger.MayHaveBeenSent) {
+	if !errors.As(err, &ce) || !errors.Is(err, ErrProtocol) || ce.Delivery != string(outcome.MayHaveBeenSent) {
 		t.Fatalf("want a protocol error, got %v", err)
 	}
 }

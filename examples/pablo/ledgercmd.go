@@ -95,12 +95,12 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 // detailed.
 func printReport(h *host, report ledger.Report, detailed bool) {
 	for _, t := range report.Tasks {
-		outcome := "interrupted (no terminal outcome recorded)"
+		end := "interrupted (no terminal outcome recorded)"
 		if t.Outcome != nil {
-			outcome = string(t.Outcome.Status)
+			end = string(t.Outcome.Status)
 		}
 		fmt.Fprintf(h.stdout, "task %s  %s\n  fingerprint %s\n  %d events, %d completed, %d unknown, %d retryable\n",
-			t.TaskID, outcome, t.Fingerprint, t.Events, len(t.Completed), len(t.Unknown), len(t.Retryable))
+			t.TaskID, end, t.Fingerprint, t.Events, len(t.Completed), len(t.Unknown), len(t.Retryable))
 		if detailed {
 			for _, c := range t.Completed {
 				fmt.Fprintf(h.stdout, "    completed  %-5s %-24s %s%s\n", c.Kind, c.Name, c.Status, decided(c.Decision))

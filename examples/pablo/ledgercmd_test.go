@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -48,8 +50,8 @@ func TestLedgerReadCommandsNeverCreateAStore(t *testing.T) {
 // and delivery the JSON report holds.
 func TestLedgerTextSaysWhatJSONSays(t *testing.T) {
 	report := ledger.Report{Tasks: []ledger.TaskReport{{TaskID: "t1", Unknown: []ledger.CallReport{
-		{Kind: "tool", Name: "mcp/records/write", State: ledger.CallSettled, Class: ledger.ClassUnknown, Status: "timed_out", Delivery: ledger.MayHaveBeenSent},
-		{Kind: "tool", Name: "shell.run", State: ledger.CallDispatched, Class: ledger.ClassUnknown},
+		{Kind: "tool", Name: "mcp/records/write", State: ledger.CallSettled, Class: outcome.ClassUnknown, Status: "timed_out", Delivery: outcome.MayHaveBeenSent},
+		{Kind: "tool", Name: "shell.run", State: ledger.CallDispatched, Class: outcome.ClassUnknown},
 	}}}}
 	var out bytes.Buffer
 	printReport(&host{stdout: &out}, report, true)

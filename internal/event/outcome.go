@@ -2,7 +2,7 @@ package event
 
 import (
 	"github.com/pabloagent/pablo/internal/model"
-	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
 // Outcome is how a task ended, tagged by Status: completed, cancelled,
@@ -10,8 +10,8 @@ import (
 // (with Code and Delivery). Its vocabulary is the ledger's: the same
 // statuses, limit kinds, failure codes and delivery certainties.
 type Outcome struct {
-	Status ledger.OutcomeStatus `json:"status"`
-	Output *string              `json:"output,omitempty"`
+	Status outcome.Status `json:"status"`
+	Output *string        `json:"output,omitempty"`
 	// Masked counts the secrets masked in Output (absent when none): the
 	// output is validated as the model wrote it, then recorded and
 	// returned masked.
@@ -21,10 +21,10 @@ type Outcome struct {
 	// Rule is a mandatory rule name ("workspace", "symlink",
 	// "tool_unavailable", "environment", "unsupported_platform") or
 	// {"configured": {"id": RULE}}.
-	Rule     any                `json:"rule,omitempty"`
-	Limit    ledger.LimitKind   `json:"limit,omitempty"`
-	Code     ledger.FailureCode `json:"code,omitempty"`
-	Delivery ledger.Delivery    `json:"delivery,omitempty"`
+	Rule     any                 `json:"rule,omitempty"`
+	Limit    outcome.LimitKind   `json:"limit,omitempty"`
+	Code     outcome.FailureCode `json:"code,omitempty"`
+	Delivery outcome.Delivery    `json:"delivery,omitempty"`
 	// Reason says why a failed task failed where Code alone does not (the
 	// MCP server that did not start, and how); masked, at most 2,048 bytes.
 	// A Go extension of the reference's outcome.
@@ -41,10 +41,10 @@ type OutcomeUsage struct {
 
 // The outcome statuses: the ledger's.
 const (
-	StatusCompleted     = ledger.OutcomeCompleted
-	StatusCancelled     = ledger.OutcomeCancelled
-	StatusTimedOut      = ledger.OutcomeTimedOut
-	StatusPolicyDenied  = ledger.OutcomePolicyDenied
-	StatusLimitExceeded = ledger.OutcomeLimitExceeded
-	StatusFailed        = ledger.OutcomeFailed
+	StatusCompleted     = outcome.Completed
+	StatusCancelled     = outcome.Cancelled
+	StatusTimedOut      = outcome.TimedOut
+	StatusPolicyDenied  = outcome.PolicyDenied
+	StatusLimitExceeded = outcome.LimitExceeded
+	StatusFailed        = outcome.Failed
 )

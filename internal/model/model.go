@@ -15,7 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
 // Role is the author of a message in a model conversation.
@@ -133,8 +133,8 @@ type Model interface {
 // Error is a failed model call: its failure code and how certain it is
 // that the request reached the provider.
 type Error struct {
-	Code     ledger.FailureCode
-	Delivery ledger.Delivery
+	Code     outcome.FailureCode
+	Delivery outcome.Delivery
 	// RetryClass says whether a route may fall back: not_sent,
 	// rate_limited, service_unavailable or transport_uncertain; empty when
 	// it may not.

@@ -5,20 +5,20 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
 // A model error names its code and delivery and keeps its cause for
 // errors.Is.
 func TestErrorKeepsItsCause(t *testing.T) {
-	err := &Error{Code: ledger.FailProviderTransport, Delivery: ledger.MayHaveBeenSent, Err: context.DeadlineExceeded}
+	err := &Error{Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Err: context.DeadlineExceeded}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatal("the cause is lost")
 	}
 	if got, want := err.Error(), "model provider_transport (may_have_been_sent): context deadline exceeded"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	if got, want := (&Error{Code: ledger.FailProviderRejected, Delivery: ledger.ResponseReceived}).Error(), "model provider_rejected (response_received)"; got != want {
+	if got, want := (&Error{Code: outcome.FailProviderRejected, Delivery: outcome.ResponseReceived}).Error(), "model provider_rejected (response_received)"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/pabloagent/pablo/ledger/outcome"
+
 	"github.com/pabloagent/pablo/internal/model"
-	"github.com/pabloagent/pablo/ledger"
 )
 
 // Model replays a Script. It is stateless and safe for concurrent use.
@@ -34,21 +35,21 @@ func (m *Model) Generate(ctx context.Context, req *model.Request, emit func(stri
 		}
 	}
 	if turn >= len(m.script.Turns) {
-		return nil, &model.Error{Code: ledger.FailProviderRejected, Delivery: ledger.ResponseReceived, Err: fmt.Errorf("the script has no turn %d", turn+1)}
+		return nil, &model.Error{Code: outcome.FailProviderRejected, Delivery: outcome.ResponseReceived, Err: fmt.Errorf("the script has no turn %d", turn+1)}
 	}
 	t := m.script.Turns[turn]
 	if t.Error != "" {
-		d := ledger.Delivery(t.Delivery)
+		d := outcome.Delivery(t.Delivery)
 		if d == "" {
-			d = ledger.NotSent
+			d = outcome.NotSent
 		}
 		retry := ""
 		switch t.Error {
 		case "rate_limited", "service_unavailable":
 			retry = t.Error
-			t.Error = string(ledger.FailProviderRejected)
+			t.Error = string(outcome.FailProviderRejected)
 		}
-		return nil, &model.Error{Code: ledger.FailureCode(t.Error), Delivery: d, RetryClass: retry, Err: errors.New("scripted failure")}
+		return nil, &model.Error{Code: outcome.FailureCode(t.Error), Delivery: d, RetryClass: retry, Err: errors.New("scripted failure")}
 	}
 	resp := &model.Response{FinishReason: model.FinishStop}
 	size := 0
@@ -58,7 +59,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request, emit func(stri
 	text := make([]byte, 0, size)
 	for _, d := range t.Text {
 		if err := ctx.Err(); err != nil {
-			return nil, &model.Error{Code: ledger.FailProviderTransport, Delivery: ledger.ResponseReceived, Err: err}
+			return nil, &model.Error{Code: outcome.FailProviderTransport, Delivery: outcome.ResponseReceived, Err: err}
 		}
 		if err := emit(d); err != nil {
 			return nil, err
