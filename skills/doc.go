@@ -38,9 +38,11 @@
 //
 // Skills written for other agents carry keys the specification does not
 // define. The documented list of ExtensionKeys (Claude Code's
-// argument-hint, user-invocable, model, hooks, ... and OpenHands' triggers)
-// is accepted as inert metadata, kept in Frontmatter.Extensions and granting
-// nothing; `allowed-tools` may also be a YAML list, as Claude Code writes it.
+// argument-hint, user-invocable, model, hooks, ..., OpenHands' triggers,
+// OpenClaw's version and homepage) is accepted as inert metadata, kept in
+// Frontmatter.Extensions and granting nothing, and so are OpenClaw's runtime
+// requirements under metadata.openclaw (metadata may be OpenClaw's one-line
+// JSON); `allowed-tools` may also be a YAML list, as Claude Code writes it.
 // Every other unknown key is still refused with CodeUnknownKey.
 //
 // Where this package departs from the reference, on purpose:

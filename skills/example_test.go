@@ -110,9 +110,9 @@ disable-model-invocation: true
 // metadata; any other unknown key is refused.
 func ExampleExtensionKeys() {
 	fmt.Println(skills.ExtensionKeys())
-	_, err := skills.ParseFrontmatter([]byte("---\nname: a\ndescription: d\nversion: 2\n---\n"))
+	_, err := skills.ParseFrontmatter([]byte("---\nname: a\ndescription: d\ncategory: tools\n---\n"))
 	fmt.Println(skills.CodeOf(err))
 	// Output:
-	// [agent argument-hint arguments context disable-model-invocation disallowed-tools effort hooks model paths shell triggers user-invocable when_to_use]
+	// [agent argument-hint arguments context disable-model-invocation disallowed-tools effort homepage hooks model paths shell triggers user-invocable version when_to_use]
 	// unknown_key
 }

@@ -37,7 +37,7 @@ type extensionKey struct {
 // extensionTable lists the accepted extension keys, sorted, with the agent
 // whose documented frontmatter defines each. It is returned
 // by value so that no package-level table can be changed.
-func extensionTable() [14]extensionKey {
+func extensionTable() [16]extensionKey {
 	return [...]extensionKey{
 		{"agent", extensionText},                    // Claude Code
 		{"argument-hint", extensionTextOrList},      // Claude Code
@@ -46,12 +46,14 @@ func extensionTable() [14]extensionKey {
 		{"disable-model-invocation", extensionText}, // Claude Code
 		{"disallowed-tools", extensionTextOrList},   // Claude Code
 		{"effort", extensionText},                   // Claude Code
+		{"homepage", extensionText},                 // OpenClaw (ClawHub)
 		{"hooks", extensionTree},                    // Claude Code
 		{"model", extensionText},                    // Claude Code
 		{"paths", extensionTextOrList},              // Claude Code
 		{"shell", extensionText},                    // Claude Code
 		{"triggers", extensionTextOrList},           // OpenHands
 		{"user-invocable", extensionText},           // Claude Code
+		{"version", extensionText},                  // OpenClaw (ClawHub)
 		{"when_to_use", extensionText},              // Claude Code
 	}
 }
@@ -60,8 +62,10 @@ func extensionTable() [14]extensionKey {
 // agents' dialects that are accepted as inert extensions (see
 // Frontmatter.Extensions): agent, argument-hint, arguments, context,
 // disable-model-invocation, disallowed-tools, effort, hooks, model, paths,
-// shell, user-invocable and when_to_use (Claude Code), and triggers
-// (OpenHands). allowed-tools is a key of the specification itself.
+// shell, user-invocable and when_to_use (Claude Code), triggers (OpenHands),
+// and homepage and version (OpenClaw, whose runtime requirements under
+// metadata.openclaw are extensions too). allowed-tools is a key of the
+// specification itself.
 func ExtensionKeys() []string {
 	table := extensionTable()
 	keys := make([]string, len(table))

@@ -12,12 +12,12 @@ import (
 )
 
 // TestDialectCorpusLoads loads testdata/dialects, one root per dialect
-// (Claude Code, the Agent Skills specification, OpenHands, Codex): every
+// (Claude Code, the Agent Skills specification, OpenHands, Codex, OpenClaw): every
 // package is admitted, with its extension keys kept as written.
 func TestDialectCorpusLoads(t *testing.T) {
 	t.Parallel()
 	roots := map[string]string{}
-	for _, d := range []string{"agent-skills", "claude-code", "codex", "openhands"} {
+	for _, d := range []string{"agent-skills", "claude-code", "codex", "openclaw", "openhands"} {
 		dir, err := filepath.Abs(filepath.Join("testdata", "dialects", d))
 		must(t, err)
 		roots[d] = dir
@@ -33,7 +33,7 @@ func TestDialectCorpusLoads(t *testing.T) {
 	for _, s := range cat.Skills() {
 		got = append(got, s.QualifiedName)
 	}
-	want := []string{"agent-skills/pdf-forms", "claude-code/commit-helper", "claude-code/release-notes", "codex/lint-fixer", "openhands/github-triage"}
+	want := []string{"agent-skills/pdf-forms", "claude-code/commit-helper", "claude-code/release-notes", "codex/lint-fixer", "openclaw/market-quotes", "openclaw/todo-sync", "openhands/github-triage"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("skills = %v, want %v", got, want)
 	}
@@ -58,6 +58,23 @@ func TestDialectCorpusLoads(t *testing.T) {
 	}
 	if got := ext("openhands/github-triage")["triggers"]; got != `["github","issue triage"]` {
 		t.Errorf("triggers = %s", got)
+	}
+	if got, want := ext("openclaw/todo-sync"), map[string]string{
+		"version": `"1.0.0"`, "homepage": `"https://example.com/todo-sync"`,
+		"metadata.openclaw": `{"emoji":"✅","requires":{"env":["TODO_API_KEY"],"bins":["curl"]},"primaryEnv":"TODO_API_KEY"}`,
+	}; !reflect.DeepEqual(got, want) {
+		t.Errorf("todo-sync extensions = %v, want %v", got, want)
+	}
+	if s, _ := cat.Lookup("openclaw/todo-sync"); !reflect.DeepEqual(s.Metadata, map[string]string{"author": "pablo-tests"}) {
+		t.Errorf("todo-sync metadata = %v: the flat entries stay the specification's metadata", s.Metadata)
+	}
+	if got, want := ext("openclaw/market-quotes"), map[string]string{
+		"metadata.clawdbot": `{"emoji":"📊","os":["darwin","linux"],"requires":{"bins":["python3"]}}`,
+	}; !reflect.DeepEqual(got, want) {
+		t.Errorf("market-quotes extensions = %v, want %v", got, want)
+	}
+	if s, _ := cat.Lookup("openclaw/market-quotes"); s.Metadata != nil {
+		t.Errorf("market-quotes metadata = %v, want none", s.Metadata)
 	}
 	if len(ext("agent-skills/pdf-forms")) != 0 || len(ext("codex/lint-fixer")) != 0 {
 		t.Error("spec-only packages have extensions")
@@ -179,7 +196,7 @@ func TestExtensionsKeepTheStrictness(t *testing.T) {
 
 func TestUnknownKeyNamesEveryAcceptedKey(t *testing.T) {
 	t.Parallel()
-	_, err := ParseFrontmatter(fm("name: a", "description: d", "version: 1"))
+	_, err := ParseFrontmatter(fm("name: a", "description: d", "category: tools"))
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeUnknownKey {
 		t.Fatalf("got %v", err)

@@ -107,7 +107,12 @@ func fieldsOf(s *yamlSource, entries []entry) (Frontmatter, error) {
 	return fm, nil
 }
 
-// metadataOf reads `metadata`: an indented block mapping of strings.
+// metadataOf reads `metadata`: a mapping of string keys to string values,
+// indented or, as OpenClaw writes it, one flow mapping (JSON). OpenClaw's
+// runtime requirements nest under metadata.openclaw (or its aliases
+// clawdbot and clawdis): those entries are inert extensions
+// (Frontmatter.Extensions["metadata.openclaw"]), which grant nothing; any
+// other nested value is still refused.
 func metadataOf(s *yamlSource, e entry, fm *Frontmatter) error {
 	n := e.Value
 	switch {
@@ -116,8 +121,6 @@ func metadataOf(s *yamlSource, e entry, fm *Frontmatter) error {
 	case n.Kind != yaml.MappingNode:
 		_, err := s.scalar("metadata", n, "an indented mapping of string keys to string values")
 		return err
-	case n.Style&yaml.FlowStyle != 0:
-		return s.errAt(n.Line, CodeUnsupportedYAML, "YAML flow collections are not supported; write metadata as an indented block mapping")
 	}
 	entries, err := s.mapping(n, nil)
 	if err != nil {
@@ -128,6 +131,17 @@ func metadataOf(s *yamlSource, e entry, fm *Frontmatter) error {
 	}
 	fm.Metadata = make(map[string]string, len(entries))
 	for _, m := range entries {
+		if openClawMetadataKey(m.Key) {
+			var b strings.Builder
+			if err := s.tree("metadata."+m.Key, m.Value, &b); err != nil {
+				return err
+			}
+			if fm.Extensions == nil {
+				fm.Extensions = map[string]json.RawMessage{}
+			}
+			fm.Extensions["metadata."+m.Key] = json.RawMessage(b.String())
+			continue
+		}
 		if m.Value.Kind == yaml.MappingNode && m.Value.Style&yaml.FlowStyle == 0 {
 			return s.errAt(m.Value.Line, CodeUnsupportedYAML, "nested metadata is not supported; values must be strings")
 		}
@@ -145,7 +159,16 @@ func metadataOf(s *yamlSource, e entry, fm *Frontmatter) error {
 		}
 		fm.Metadata[m.Key] = v
 	}
+	if len(fm.Metadata) == 0 {
+		fm.Metadata = nil // only OpenClaw's requirements: no metadata of the specification's
+	}
 	return nil
+}
+
+// openClawMetadataKey reports whether key, under metadata, holds OpenClaw's
+// runtime requirements (its documented key and the two aliases it reads).
+func openClawMetadataKey(key string) bool {
+	return key == "openclaw" || key == "clawdbot" || key == "clawdis"
 }
 
 // allowedToolsOf reads `allowed-tools`: the specification's one

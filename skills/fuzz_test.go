@@ -91,7 +91,11 @@ func checkFrontmatter(t *testing.T, data []byte) {
 		}
 	}
 	for k, v := range fm.Extensions {
-		if _, ok := extensionShapeOf(k); !ok || !json.Valid(v) {
+		_, known := extensionShapeOf(k)
+		if sub, ok := strings.CutPrefix(k, "metadata."); ok {
+			known = openClawMetadataKey(sub)
+		}
+		if !known || !json.Valid(v) {
 			t.Fatalf("extension %q=%s accepted", k, v)
 		}
 		var tree any
