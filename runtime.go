@@ -191,6 +191,13 @@ func (r *Runtime) Run(ctx context.Context, input string) (*TaskObject, error) {
 // can fail here (the input over its ceiling, a store failure); everything
 // after admission settles into the task object.
 func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
+	return r.StartTask(ctx, TaskRequest{Input: input})
+}
+
+// StartTask admits the root task req describes and runs it in the
+// background, as Start does.
+func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error) {
+	input := req.Input
 	if r.opts.Store != nil {
 		// A store may hold process groups of a host that crashed: they are
 		// ended before this runtime starts anything of its own. Failing to
