@@ -271,6 +271,16 @@ type A2ARemote struct {
 // InterfaceOptions are options.interfaces.
 type InterfaceOptions struct {
 	CLIOutput string `json:"cli_output"`
+	// ACP is options.interfaces.acp, a Go extension.
+	ACP ACPOptions `json:"acp"`
+}
+
+// ACPOptions are options.interfaces.acp, a Go extension (the reference
+// reserves the table and refuses it).
+type ACPOptions struct {
+	// MaxSessions bounds the ACP sessions whose prompts run at once; 0
+	// when absent (the session handler's default, 4).
+	MaxSessions int64 `json:"max_sessions,omitempty"`
 }
 
 // TraceOptions are options.trace.

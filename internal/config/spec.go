@@ -408,7 +408,10 @@ func optionsTables() *spec {
 		"interfaces", table(
 			"cli_output", enum("text", "text", "json"),
 			"tui", unsupported("the terminal UI"),
-			"acp", unsupported("ACP interface options"),
+			// A Go extension: the reference reserves interfaces.acp and
+			// refuses it. max_sessions bounds the ACP sessions whose
+			// prompts run at once (absent: the session handler's default).
+			"acp", table("max_sessions", integer(1, 64, nil)),
 		),
 		"trace", table(
 			"path", pathSpec(nil).opt(),
