@@ -34,6 +34,9 @@ func decideCall(ctx context.Context, contracts *authority.Contracts, owner ToolC
 	}
 	if dc, ok := owner.(callDecider); ok {
 		if own, ok := dc.decideCall(ctx, call); ok && (!own.Allowed || own.Layer != "") {
+			// A tool's own check can deny more, never lift an approval
+			// the authority asked for.
+			own.NeedsApproval = own.NeedsApproval || d.NeedsApproval
 			return own, nil
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/pabloagent/pablo/internal/config"
+	"slices"
 	"sort"
 	"time"
 
@@ -91,10 +92,30 @@ func (d *Deployment) mcpCatalogs(host HostOptions, set *authority.Set) (func(ctx
 			return nil, err
 		}
 		opts.Ledger, opts.AgentID = task.Ledger, task.AgentID
+		if task.MCPServers != nil {
+			opts.Servers = slices.DeleteFunc(opts.Servers, func(s mcp.Server) bool { return !slices.Contains(task.MCPServers, s.Name) })
+		}
 		cat, err := mcp.Open(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
 		return []ToolCatalog{cat}, nil
 	}, nil
+}
+
+// SessionMCPServers are the deployment's MCP servers as a session may
+// select them ([SessionOptions].MCPServers): name, command and arguments,
+// or URL.
+func (d *Deployment) SessionMCPServers() []SessionMCPServer {
+	names := make([]string, 0, len(d.Options.MCP.Servers))
+	for name := range d.Options.MCP.Servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	out := make([]SessionMCPServer, 0, len(names))
+	for _, name := range names {
+		s := d.Options.MCP.Servers[name]
+		out = append(out, SessionMCPServer{Name: name, Command: s.Command, Args: slices.Clone(s.Args), URL: s.URL})
+	}
+	return out
 }

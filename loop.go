@@ -88,7 +88,10 @@ func (t *Task) run(ctx, caller context.Context) {
 // task's own context, caller the one its host started it with.
 func newStep(t *Task, ctx, caller context.Context) *step {
 	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: t.rt.opts.Model.Info(), payloads: t.rt.opts.Store != nil || t.rt.opts.NewLedger != nil}
-	s.hdr = &eventlog.Header{RunID: t.root.ID(), Agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
+	s.hdr = &eventlog.Header{RunID: t.root.ID(), SessionID: t.req.SessionID, Agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
+	if s.hdr.SessionID == "" {
+		s.hdr.SessionID = s.hdr.RunID
+	}
 	return s
 }
 
@@ -137,7 +140,8 @@ func (s *step) begin() *Outcome {
 		return o
 	}
 	s.check, _ = newOutputCheck(r.opts.Output) // checked by NewRuntime
-	s.addHistory(Message{Role: RoleUser, Content: t.input})
+	s.addHistory(t.req.History...)
+	s.addHistory(Message{Role: RoleUser, Content: t.req.Input})
 	s.addHistory(r.opts.Context...)
 	return nil
 }
@@ -215,7 +219,7 @@ func (s *step) openCatalogs() *Outcome {
 	var more []ToolCatalog
 	if r.opts.OpenCatalogs != nil {
 		var err error
-		more, err = r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root})
+		more, err = r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers})
 		s.catalogs = append(s.catalogs, more...)
 		if err != nil && (errors.Is(err, ledger.ErrStore) || errors.Is(err, ledger.ErrClosed)) {
 			// The ledger refused a catalog's admission records.
@@ -397,7 +401,7 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 		// Built here rather than through eventlog.Entry.Event: on this path
 		// every copy counts (BenchmarkEventLatency, about 15 ns).
 		e := Event{SchemaVersion: EventSchemaVersion, Seq: st.Seq, RootSeq: st.RootSeq, TimestampUnixMicros: st.UnixMicros,
-			RunID: s.hdr.RunID, SessionID: s.hdr.RunID, TraceID: s.hdr.TraceID, Agent: s.hdr.Agent}
+			RunID: s.hdr.RunID, SessionID: s.hdr.SessionID, TraceID: s.hdr.TraceID, Agent: s.hdr.Agent}
 		if data != nil {
 			e.EventData = *data
 		} else {
@@ -465,7 +469,8 @@ func (t *Task) finish(s *step, o *Outcome) {
 	}
 	id := t.root.ID()
 	trace := s.traceID
-	obj := &TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &id, TraceID: &trace, Outcome: o, Accounting: &acc}
+	session := s.hdr.SessionID
+	obj := &TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
 	if s.check != nil {
 		rec, rep := s.check.Records()
 		obj.OutputValidation, _ = json.Marshal(rec)

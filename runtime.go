@@ -98,6 +98,9 @@ type TaskInfo struct {
 	TaskID  string
 	AgentID string
 	Ledger  ledger.Recorder
+	// MCPServers, when not nil, names the configured MCP servers the task
+	// may open (TaskRequest.MCPServers).
+	MCPServers []string
 }
 
 // Runtime runs tasks. It is safe for concurrent use: each Start is an
@@ -160,7 +163,7 @@ func (r *Runtime) Close() error {
 type Task struct {
 	rt     *Runtime
 	root   ledger.Ledger
-	input  string
+	req    TaskRequest
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
@@ -197,7 +200,11 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 // StartTask admits the root task req describes and runs it in the
 // background, as Start does.
 func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error) {
-	input := req.Input
+	for i, m := range req.History {
+		if m.Role != RoleUser || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+			return nil, fmt.Errorf("pablo: TaskRequest.History[%d]: the history a task continues is user-role task data, not %q messages or tool calls", i, m.Role)
+		}
+	}
 	if r.opts.Store != nil {
 		// A store may hold process groups of a host that crashed: they are
 		// ended before this runtime starts anything of its own. Failing to
@@ -205,7 +212,7 @@ func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error)
 		// reports them too.
 		r.reapOnce.Do(func() { _, _ = ProcessGroupSurvivors(ctx, r.opts.Store, true) })
 	}
-	t, err := r.newTask(ctx, input)
+	t, err := r.newTask(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +233,8 @@ func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error)
 }
 
 // newTask admits a root task on its own ledger, not yet running.
-func (r *Runtime) newTask(ctx context.Context, input string) (*Task, error) {
+func (r *Runtime) newTask(ctx context.Context, req TaskRequest) (*Task, error) {
+	input := req.Input
 	sum := sha256.Sum256([]byte(input))
 	lopts := ledger.Options{
 		Store:       r.opts.Store,
@@ -242,11 +250,16 @@ func (r *Runtime) newTask(ctx context.Context, input string) (*Task, error) {
 	if r.opts.Deployment != nil {
 		lopts.Fingerprint = r.opts.Deployment.Fingerprint
 	}
+	if req.SessionID != "" {
+		// The prompt is kept so the session can be continued from the
+		// store; masked like everything else the ledger holds.
+		lopts.Session = &ledger.SessionLink{SessionID: req.SessionID, Workspace: req.Workspace, Turn: req.turn, Prompt: r.opts.secrets.String(input)}
+	}
 	root, err := r.newLedger(ctx, lopts)
 	if err != nil {
 		return nil, fmt.Errorf("pablo: admit task: %w", err)
 	}
-	t := &Task{rt: r, root: root, input: input, finished: make(chan struct{})}
+	t := &Task{rt: r, root: root, req: req, finished: make(chan struct{})}
 	t.cond = sync.NewCond(&t.mu)
 	t.log = eventlog.New(&t.mu)
 	return t, nil

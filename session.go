@@ -34,6 +34,8 @@ type TaskRequest struct {
 	// Approver answers the approval requests of this task's calls. Nil
 	// means none can be asked: a call that needs approval is denied.
 	Approver Approver
+
+	turn uint64 // the prompt's number in its session, from Sessions
 }
 
 // Approver answers approval requests. Each request is bound to one call;

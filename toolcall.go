@@ -27,7 +27,7 @@ import (
 // so nothing reaches a stage without passing every stage before it:
 //
 //	ToolCall ─resolve→ resolvedCall ─validate→ checkedCall ─admit→ admittedCall
-//	  ─dispatch→ dispatchedCall ─observe→ observation ─retain→ nil, or the outcome
+//	  ─approve→ ─dispatch→ dispatchedCall ─observe→ observation ─retain→ nil, or the outcome
 //
 // It returns nil when the task goes on.
 func (s *step) toolCall(call ToolCall) *Outcome {
@@ -42,6 +42,10 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 	ac, o := s.admit(cc)
 	if o != nil {
 		return o
+	}
+	if res, denied := s.approve(ac); denied {
+		// Settled as a call that never left: tool.finished says why.
+		return s.retain(s.observe(dispatchedCall{admittedCall: ac, res: res}))
 	}
 	dc, o := s.dispatch(ac)
 	if o != nil {
@@ -192,6 +196,37 @@ func (s *step) admit(cc checkedCall) (admittedCall, *Outcome) {
 		return admittedCall{}, s.settleUnsent(rec.ID, outcome.ToolEventSinkFailed, "", o)
 	}
 	return admittedCall{checkedCall: cc}, nil
+}
+
+// approve asks the task's approver about an admitted call whose decision
+// needs approval; denied is false when the call may run. The question is
+// bound to this one call: its ID, capability, arguments digest and masked
+// arguments. A rejection, and an approver that fails or is missing, deny
+// the call under builtin.approval; a task cancelled or timed out while the
+// approver thinks ends so. Either way the call never left the process.
+func (s *step) approve(ac admittedCall) (res ledger.ToolResult, denied bool) {
+	if !ac.decision.NeedsApproval {
+		return res, false
+	}
+	ok := false
+	if ap := s.t.req.Approver; ap != nil {
+		args, _ := s.t.rt.opts.secrets.Mask(ac.args)
+		req := ApprovalRequest{TaskID: s.t.root.ID(), AgentID: s.agent, CallID: ac.rec.ID, Tool: ac.id,
+			Arguments: json.RawMessage(args), ArgumentsDigest: ac.rec.ArgumentsDigest, Decision: ac.decision}
+		var err error
+		ok, err = ap.Approve(s.ctx, req)
+		ok = ok && err == nil
+	}
+	switch o := s.interrupted(); {
+	case o != nil && o.Status == StatusTimedOut:
+		return ledger.ToolResult{Status: outcome.ToolTimedOut, Delivery: outcome.NotSent}, true
+	case o != nil:
+		return ledger.ToolResult{Status: outcome.ToolCancelled, Delivery: outcome.NotSent}, true
+	case !ok:
+		d := authority.Decision{Layer: "approver", RuleID: authority.RuleApproval, Reason: "the approver did not allow this call"}
+		return ledger.ToolResult{Status: outcome.ToolPolicyDenied, Rule: authority.RuleApproval, Decision: d, Delivery: outcome.NotSent}, true
+	}
+	return res, false
 }
 
 // dispatch marks an admitted call as leaving on the ledger and runs it on

@@ -83,7 +83,7 @@ func stage(t *testing.T, o stageOptions) *stagedStep {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task, err := rt.newTask(context.Background(), "When is the renewal due?")
+	task, err := rt.newTask(context.Background(), TaskRequest{Input: "When is the renewal due?"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,9 @@ type Decision struct {
 	RuleID  string `json:"rule_id"`
 	Reason  string `json:"reason"`
 	Trail   []Step `json:"trail,omitempty"`
+	// NeedsApproval, on an allowed decision, says the call may run only
+	// once the task's approver allows that one call.
+	NeedsApproval bool `json:"needs_approval,omitempty"`
 }
 
 // Step is one layer's verdict on one dimension.
@@ -40,6 +43,10 @@ const (
 	RuleUnsupportedPlatform = "builtin.unsupported_platform"
 	RuleUnconfiguredServer  = "builtin.mcp.unconfigured_server"
 	RuleNarrowing           = "builtin.narrowing"
+	// RuleApproval denies a call that needed approval and did not get it:
+	// the approver rejected it, could not be asked, or the task ended
+	// while it waited.
+	RuleApproval = "builtin.approval"
 )
 
 // LayerConfiguration is the layer name of decisions made because the host did

@@ -21,7 +21,7 @@ func recorded(d authority.Decision) authority.Decision {
 
 // decided reports whether d is a decision rather than the zero value.
 func decided(d authority.Decision) bool {
-	return d.Allowed || d.Layer != "" || d.RuleID != "" || d.Reason != "" || len(d.Trail) > 0
+	return d.Allowed || d.Layer != "" || d.RuleID != "" || d.Reason != "" || len(d.Trail) > 0 || d.NeedsApproval
 }
 
 // decisionJSON is a decision as records and reports write it.
@@ -30,10 +30,12 @@ type decisionJSON struct {
 	Layer   string `json:"layer,omitempty"`
 	RuleID  string `json:"rule_id,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// NeedsApproval: the call ran only once its approver allowed it.
+	NeedsApproval bool `json:"needs_approval,omitempty"`
 }
 
 func decisionOf(d authority.Decision) decisionJSON {
-	return decisionJSON{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason}
+	return decisionJSON{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason, NeedsApproval: d.NeedsApproval}
 }
 
 // MarshalJSON writes the record with its decision as the ledger writes one.

@@ -72,6 +72,21 @@ type TaskRecord struct {
 	// Fingerprint is the deployment fingerprint the task's authority came from.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Limits      Limits `json:"limits"`
+	// Session links the task to the conversation it belongs to; nil for a
+	// task that is its own session.
+	Session *SessionLink `json:"session,omitempty"`
+}
+
+// SessionLink places a task in a session: a conversation of prompts, each
+// its own task. The prompt is kept (masked) so a session can be listed and
+// continued from the store after a restart; the answer is the task's
+// outcome.
+type SessionLink struct {
+	SessionID string `json:"session_id"`
+	Workspace string `json:"workspace,omitempty"`
+	// Turn numbers the session's prompts from 1.
+	Turn   uint64 `json:"turn"`
+	Prompt string `json:"prompt"`
 }
 
 // AgentRecord records an agent joining the tree.

@@ -87,6 +87,8 @@ type Options struct {
 	InputBytes uint64
 	// Fingerprint is the deployment fingerprint the authority came from.
 	Fingerprint string
+	// Session, when set, links the task to its session in the task record.
+	Session *SessionLink
 	// Now is the clock; nil means the system clock, read as the task's start
 	// on the wall clock plus the monotonic time since, so times never go
 	// backwards within a task. Times are stored in UTC with microsecond
@@ -247,6 +249,7 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	r.agents[a.id] = a
 	r.record(Record{Kind: RecordTask, Time: now, Task: &TaskRecord{
 		TaskID: r.id, RootAgentID: a.id, InputDigest: opts.InputDigest, Fingerprint: opts.Fingerprint, Limits: opts.Limits,
+		Session: opts.Session,
 	}})
 	r.record(Record{Kind: RecordAgent, Time: now, Agent: &AgentRecord{
 		AgentID: a.id, Kind: "root", InputDigest: opts.InputDigest, Limits: opts.Limits,

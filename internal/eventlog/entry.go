@@ -11,8 +11,8 @@ type Stamp struct {
 
 // Header is what every event of one agent shares.
 type Header struct {
-	RunID, TraceID string
-	Agent          event.AgentRef
+	RunID, SessionID, TraceID string
+	Agent                     event.AgentRef
 }
 
 // Entry is an event on its way from the run loop to the log and the sink:
@@ -28,7 +28,7 @@ type Entry struct {
 // Event expands the entry.
 func (en *Entry) Event() event.Event {
 	e := event.Event{SchemaVersion: event.SchemaVersion, Seq: en.Seq, RootSeq: en.RootSeq, TimestampUnixMicros: en.UnixMicros,
-		RunID: en.Header.RunID, SessionID: en.Header.RunID, TraceID: en.Header.TraceID, Agent: en.Header.Agent}
+		RunID: en.Header.RunID, SessionID: en.Header.SessionID, TraceID: en.Header.TraceID, Agent: en.Header.Agent}
 	if en.Data != nil {
 		e.EventData = *en.Data
 	} else {

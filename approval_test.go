@@ -1,0 +1,172 @@
+package pablo_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/outcome"
+)
+
+// gate is an authority that asks for approval of one tool: the test
+// approver's stand-in for the approval policy.
+type gate struct {
+	authority.Authority
+	tool authority.ID
+}
+
+func (g gate) Decide(req authority.Request) authority.Decision {
+	d := g.Authority.Decide(req)
+	if d.Allowed && req.Capability == g.tool {
+		d.NeedsApproval = true
+	}
+	return d
+}
+
+// approverFunc answers approval requests with a function.
+type approverFunc func(ctx context.Context, req pablo.ApprovalRequest) (bool, error)
+
+func (f approverFunc) Approve(ctx context.Context, req pablo.ApprovalRequest) (bool, error) {
+	return f(ctx, req)
+}
+
+func gatedRuntime(t *testing.T, store ledger.Store) *pablo.Runtime {
+	t.Helper()
+	set, err := authority.New(authority.Config{
+		Host: []authority.ID{"notes.read"},
+		Layers: []authority.Layer{{ID: "case", Kind: authority.KindAuthority, Dimensions: map[authority.Dimension]*authority.Rules{
+			"note": {Default: authority.Deny, Allow: []authority.Rule{{ID: "case.n1", Value: "N-1"}}},
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := pablo.ParseScript([]byte(`{"turns":[
+		{"text":["Reading."],"tool_calls":[{"id":"c1","name":"notes_read","arguments":{"note_id":"N-1"}}]},
+		{"text":["done"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := pablo.NewRuntime(pablo.RuntimeOptions{Model: pablo.NewScriptModel(script), Authority: gate{set, "notes.read"},
+		Catalogs: []pablo.ToolCatalog{notes{}}, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// TestApprovalGatesOneCall: a call whose decision needs approval runs only
+// when the approver allows that call; the request is bound to it (ID,
+// tool, digest, masked arguments, agent); a rejection, a failing approver,
+// no approver and a cancel while it waits each keep the call from running
+// and settle it as never sent, with tool.finished saying why.
+func TestApprovalGatesOneCall(t *testing.T) {
+	cases := []struct {
+		name     string
+		approver func(cancel func()) pablo.Approver
+		status   outcome.Status
+		result   string
+	}{
+		{"Allowed", func(func()) pablo.Approver {
+			return approverFunc(func(context.Context, pablo.ApprovalRequest) (bool, error) { return true, nil })
+		}, pablo.StatusCompleted, `"completed"`},
+		{"Rejected", func(func()) pablo.Approver {
+			return approverFunc(func(context.Context, pablo.ApprovalRequest) (bool, error) { return false, nil })
+		}, pablo.StatusPolicyDenied, `"policy_denied"`},
+		{"ApproverFails", func(func()) pablo.Approver {
+			return approverFunc(func(context.Context, pablo.ApprovalRequest) (bool, error) { return true, errors.New("channel closed") })
+		}, pablo.StatusPolicyDenied, `"policy_denied"`},
+		{"NoApprover", func(func()) pablo.Approver { return nil }, pablo.StatusPolicyDenied, `"policy_denied"`},
+		{"CancelledWhileWaiting", func(cancel func()) pablo.Approver {
+			return approverFunc(func(ctx context.Context, _ pablo.ApprovalRequest) (bool, error) {
+				cancel()
+				<-ctx.Done()
+				return true, nil // too late: the task is over
+			})
+		}, pablo.StatusCancelled, `"cancelled"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			store := ledger.NewMemoryStore()
+			rt := gatedRuntime(t, store)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var mu sync.Mutex
+			var asked []pablo.ApprovalRequest
+			var ap pablo.Approver
+			if inner := c.approver(cancel); inner != nil {
+				ap = approverFunc(func(ctx context.Context, req pablo.ApprovalRequest) (bool, error) {
+					mu.Lock()
+					asked = append(asked, req)
+					mu.Unlock()
+					return inner.Approve(ctx, req)
+				})
+			}
+			task, err := rt.StartTask(ctx, pablo.TaskRequest{Input: "read N-1", Approver: ap})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var types []string
+			var finished json.RawMessage
+			for ev := range task.Events() {
+				types = append(types, string(ev.Type))
+				if ev.Type == pablo.EventToolFinished {
+					finished = ev.Result
+				}
+			}
+			obj := task.Wait()
+			if obj.Outcome.Status != c.status {
+				t.Fatalf("outcome %s, want %s", obj.Outcome.Status, c.status)
+			}
+			if !strings.Contains(strings.Join(types, " "), "tool.started tool.finished") {
+				t.Errorf("events %v: the call's tool.started must be followed by its tool.finished", types)
+			}
+			if !strings.Contains(string(finished), `"status":`+c.result) {
+				t.Errorf("tool.finished result %s, want status %s", finished, c.result)
+			}
+			if c.status == pablo.StatusPolicyDenied {
+				rule, _ := json.Marshal(obj.Outcome.Rule)
+				if string(rule) != `{"configured":{"id":"builtin.approval"}}` {
+					t.Errorf("rule %s", rule)
+				}
+			}
+			if ap != nil {
+				if len(asked) != 1 {
+					t.Fatalf("asked %d times", len(asked))
+				}
+				req := asked[0]
+				if req.CallID != "c1" || req.Tool != "notes.read" || req.TaskID != task.ID() || req.AgentID == "" ||
+					!strings.HasPrefix(req.ArgumentsDigest, "sha256:") || string(req.Arguments) != `{"note_id":"N-1"}` || !req.Decision.NeedsApproval {
+					t.Errorf("request not bound to the call: %+v", req)
+				}
+			}
+			wantCalls := "0"
+			if c.status == pablo.StatusCompleted {
+				wantCalls = "1"
+			}
+			if obj.Accounting.ToolCalls.String() != wantCalls {
+				t.Errorf("tool_calls %s, want %s (a call that never left is not counted)", obj.Accounting.ToolCalls, wantCalls)
+			}
+			rep, err := ledger.Recover(context.Background(), store)
+			if err != nil || len(rep.Tasks) != 1 {
+				t.Fatal(rep, err)
+			}
+			tr := rep.Tasks[0]
+			tools := 0
+			for _, c := range tr.Completed {
+				if c.Kind == ledger.ToolCallKind && c.CallID == "c1" {
+					tools++
+				}
+			}
+			if len(tr.Unknown) != 0 || len(tr.Retryable) != 0 || tools != 1 {
+				t.Errorf("recovery: the call is settled, never unknown or retryable: %+v", tr)
+			}
+		})
+	}
+}
