@@ -228,6 +228,9 @@ func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error)
 		defer close(t.finished)
 		defer stop()
 		t.run(runCtx, ctx)
+		if req.settled != nil {
+			req.settled(t.result)
+		}
 	}()
 	return t, nil
 }

@@ -4,8 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/ids"
+	"github.com/pabloagent/pablo/internal/textx"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
@@ -35,7 +46,8 @@ type TaskRequest struct {
 	// means none can be asked: a call that needs approval is denied.
 	Approver Approver
 
-	turn uint64 // the prompt's number in its session, from Sessions
+	turn    uint64            // the prompt's number in its session, from Sessions
+	settled func(*TaskObject) // called once the task settled, before Done closes
 }
 
 // Approver answers approval requests. Each request is bound to one call;
@@ -122,6 +134,18 @@ type SessionRequest struct {
 	MCPServers []SessionMCPServer
 }
 
+// SessionTurn is one earlier prompt of a loaded session: its task, its
+// events as the ledger recorded them (to replay), and how it ended. A task
+// cut off by a crash has no Outcome; its Unknown calls may have taken
+// effect and are reported, never replayed.
+type SessionTurn struct {
+	TaskID  string
+	Prompt  string
+	Events  []Event
+	Outcome *Outcome
+	Unknown []ledger.CallReport
+}
+
 // SessionInfo describes a session the store knows.
 type SessionInfo struct {
 	ID        string
@@ -164,7 +188,12 @@ const (
 // conversation so far. ACP serves it over stdio; the supervisor of
 // children drives it in-process. It is safe for concurrent use.
 type Sessions struct {
-	opts SessionOptions
+	opts      SessionOptions
+	workspace string // opts.Workspace, canonical
+
+	mu      sync.Mutex
+	open    map[string]*Session
+	running int // sessions whose prompt runs now
 }
 
 // NewSessions returns a session handler.
@@ -172,52 +201,408 @@ func NewSessions(opts SessionOptions) (*Sessions, error) {
 	if opts.Runtime == nil {
 		return nil, errors.New("pablo: SessionOptions.Runtime is required")
 	}
-	return &Sessions{opts: opts}, nil
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.MaxPrompts <= 0 {
+		opts.MaxPrompts = DefaultMaxPrompts
+	}
+	if opts.MaxHistoryBytes <= 0 {
+		opts.MaxHistoryBytes = DefaultMaxHistoryBytes
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewID == nil {
+		opts.NewID = ids.Random{}.NewID
+	}
+	s := &Sessions{opts: opts, open: map[string]*Session{}}
+	if opts.Workspace != "" {
+		ws, err := canonicalDir(opts.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("pablo: SessionOptions.Workspace: %w", err)
+		}
+		s.workspace = ws
+	}
+	return s, nil
 }
 
-// Session is one conversation: its prompts run one at a time.
+// Session is one conversation: its prompts run one at a time, each a root
+// task whose history is the session's earlier prompts and answers.
 type Session struct {
-	s  *Sessions
-	id string
+	s         *Sessions
+	id        string
+	workspace string
+	servers   []string // nil: every configured server
+
+	mu        sync.Mutex
+	turns     []sessionTurn
+	busy      bool   // a prompt is starting or running
+	task      *Task  // the running prompt's task, once started
+	cancelled bool   // Cancel came while the prompt was starting
+	gen       uint64 // numbers the prompts started
+	closed    bool
+}
+
+// sessionTurn is one settled prompt as later prompts carry it.
+type sessionTurn struct {
+	prompt, answer string
+}
+
+func invalid(format string, args ...any) error {
+	return &SessionError{Code: SessionInvalid, Message: fmt.Sprintf(format, args...)}
+}
+
+// canonicalDir is dir, which must be an absolute path to an existing
+// directory, with every symbolic link resolved.
+func canonicalDir(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		return "", invalid("the working directory %q is not an absolute path", textx.Shorten(dir, 256))
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", invalid("the working directory %q does not exist", textx.Shorten(dir, 256))
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.IsDir() {
+		return "", invalid("the working directory %q is not a directory", textx.Shorten(dir, 256))
+	}
+	return real, nil
+}
+
+// check validates a session request: its working directory and the MCP
+// servers it selects. It returns the canonical workspace and the selected
+// server names (nil: every server).
+func (s *Sessions) check(req SessionRequest) (string, []string, error) {
+	ws, err := canonicalDir(req.Cwd)
+	if err != nil {
+		return "", nil, err
+	}
+	if s.workspace != "" && ws != s.workspace {
+		return "", nil, invalid("the working directory %q is not the deployment's workspace", textx.Shorten(req.Cwd, 256))
+	}
+	if len(req.MCPServers) == 0 {
+		return ws, nil, nil
+	}
+	names := make([]string, 0, len(req.MCPServers))
+	for _, c := range req.MCPServers {
+		if slices.Contains(names, c.Name) {
+			return "", nil, invalid("the MCP server %q is selected twice", textx.Shorten(c.Name, 64))
+		}
+		i := slices.IndexFunc(s.opts.MCPServers, func(h SessionMCPServer) bool {
+			return h.Name == c.Name && h.Command == c.Command && slices.Equal(h.Args, c.Args) && h.URL == c.URL
+		})
+		if i < 0 {
+			return "", nil, invalid("the MCP server %q is not one the host approved (same name, command, arguments and URL)", textx.Shorten(c.Name, 64))
+		}
+		names = append(names, c.Name)
+	}
+	return ws, names, nil
 }
 
 // New opens a session.
 func (s *Sessions) New(ctx context.Context, req SessionRequest) (*Session, error) {
-	return nil, errors.New("pablo: sessions: not implemented")
+	ws, servers, err := s.check(req)
+	if err != nil {
+		return nil, err
+	}
+	x := &Session{s: s, id: s.opts.NewID(), workspace: ws, servers: servers}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.open[x.id]; dup {
+		return nil, fmt.Errorf("pablo: session ID %q reused by SessionOptions.NewID", x.id)
+	}
+	s.open[x.id] = x
+	return x, nil
 }
 
 // Get returns an open session by ID.
 func (s *Sessions) Get(id string) (*Session, error) {
-	return nil, &SessionError{Code: SessionUnknown, Message: "no session " + id}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x := s.open[id]; x != nil {
+		return x, nil
+	}
+	return nil, &SessionError{Code: SessionUnknown, Message: fmt.Sprintf("no open session %q", textx.Shorten(id, 128))}
 }
 
-// List yields the sessions the store holds for workspace, most recent
-// first.
+// storedTask is one session task as the store holds it.
+type storedTask struct {
+	id      string
+	link    ledger.SessionLink
+	updated time.Time
+	recs    []ledger.Record
+}
+
+// stored reads the session tasks of the store, and keeps those keep
+// accepts.
+func (s *Sessions) stored(ctx context.Context, keep func(ledger.SessionLink) bool) ([]storedTask, error) {
+	if s.opts.Store == nil {
+		return nil, &SessionError{Code: SessionNoStore, Message: "sessions are listed and loaded from a store, and none is configured"}
+	}
+	tasks, err := s.opts.Store.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []storedTask
+	for _, id := range tasks {
+		recs, err := s.opts.Store.Records(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) == 0 || recs[0].Task == nil || recs[0].Task.Session == nil || !keep(*recs[0].Task.Session) {
+			continue
+		}
+		out = append(out, storedTask{id: id, link: *recs[0].Task.Session, updated: recs[len(recs)-1].Time, recs: recs})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].link.Turn < out[j].link.Turn })
+	return out, nil
+}
+
+// List yields the sessions the store holds for workspace (every workspace
+// when it is empty), the most recently updated first.
 func (s *Sessions) List(ctx context.Context, workspace string) iter.Seq2[SessionInfo, error] {
 	return func(yield func(SessionInfo, error) bool) {
-		yield(SessionInfo{}, &SessionError{Code: SessionNoStore, Message: "listing sessions needs a store"})
+		if workspace != "" {
+			if ws, err := canonicalDir(workspace); err == nil {
+				workspace = ws
+			}
+		}
+		tasks, err := s.stored(ctx, func(l ledger.SessionLink) bool { return workspace == "" || l.Workspace == workspace })
+		if err != nil {
+			yield(SessionInfo{}, err)
+			return
+		}
+		byID := map[string]*SessionInfo{}
+		var infos []*SessionInfo
+		for _, t := range tasks {
+			info := byID[t.link.SessionID]
+			if info == nil {
+				info = &SessionInfo{ID: t.link.SessionID, Workspace: t.link.Workspace}
+				byID[info.ID] = info
+				infos = append(infos, info)
+			}
+			if info.Title == "" || t.link.Turn == 1 {
+				info.Title = textx.Shorten(strings.Join(strings.Fields(t.link.Prompt), " "), 256)
+			}
+			if t.updated.After(info.UpdatedAt) {
+				info.UpdatedAt = t.updated
+			}
+			info.Tasks = append(info.Tasks, t.id)
+		}
+		sort.SliceStable(infos, func(i, j int) bool { return infos[i].UpdatedAt.After(infos[j].UpdatedAt) })
+		for _, info := range infos {
+			if !yield(*info, nil) {
+				return
+			}
+		}
 	}
 }
 
-// Load reopens a session the store holds and returns the events of its
-// earlier tasks, in order, to replay. A task cut off by a crash is
-// reported by its recovery, never replayed.
-func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Session, []Event, error) {
-	return nil, nil, &SessionError{Code: SessionNoStore, Message: "loading a session needs a store"}
+// Load reopens a session the store holds, with req's working directory
+// and servers, and returns its earlier turns, oldest first, to replay. A
+// task cut off by a crash is reported with its unknown calls, never
+// replayed; the conversation continues from the turns that settled.
+func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Session, []SessionTurn, error) {
+	ws, servers, err := s.check(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	tasks, err := s.stored(ctx, func(l ledger.SessionLink) bool { return l.SessionID == id })
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(tasks) == 0 {
+		return nil, nil, &SessionError{Code: SessionUnknown, Message: fmt.Sprintf("the store holds no session %q", textx.Shorten(id, 128))}
+	}
+	if tasks[0].link.Workspace != ws {
+		return nil, nil, invalid("session %q ran in another workspace", textx.Shorten(id, 128))
+	}
+	x := &Session{s: s, id: id, workspace: ws, servers: servers}
+	var turns []SessionTurn
+	for _, t := range tasks {
+		turn, err := replayTurn(ctx, s.opts.Store, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		turns = append(turns, turn)
+		x.turns = append(x.turns, sessionTurn{prompt: t.link.Prompt, answer: answerOf(turn.Outcome)})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[id] != nil {
+		return nil, nil, invalid("session %q is already open", textx.Shorten(id, 128))
+	}
+	s.open[id] = x
+	return x, turns, nil
+}
+
+// replayTurn rebuilds a stored task's events and outcome from its records.
+func replayTurn(ctx context.Context, store ledger.Store, t storedTask) (SessionTurn, error) {
+	turn := SessionTurn{TaskID: t.id, Prompt: t.link.Prompt}
+	root := t.recs[0].Task.RootAgentID
+	for _, r := range t.recs {
+		if r.Kind != ledger.RecordEvent {
+			continue
+		}
+		ev := Event{SchemaVersion: EventSchemaVersion, Seq: r.Event.Seq, RootSeq: r.Event.RootSeq, TimestampUnixMicros: r.Event.Time.UnixMicro(),
+			RunID: t.id, SessionID: t.link.SessionID,
+			Agent: AgentRef{AgentID: r.Event.AgentID, RootRunID: t.id, ParentAgentID: r.Event.ParentID, Kind: "root"}}
+		if r.Event.AgentID != root {
+			ev.Agent.Kind, ev.Agent.Depth = "child", 1
+		}
+		if len(r.Event.Payload) > 0 {
+			if err := json.Unmarshal(r.Event.Payload, &ev.EventData); err != nil {
+				return turn, fmt.Errorf("pablo: session task %s: event %d: %w", t.id, r.Event.RootSeq, err)
+			}
+		}
+		ev.Type = EventType(r.Event.Type)
+		if ev.Type == EventRunFinished && ev.Outcome != nil && ev.Agent.AgentID == root {
+			turn.Outcome = ev.Outcome
+		}
+		turn.Events = append(turn.Events, ev)
+	}
+	if turn.Outcome == nil {
+		rep, err := ledger.RecoverTask(ctx, store, t.id)
+		if err != nil {
+			return turn, err
+		}
+		turn.Unknown = rep.Unknown
+	}
+	return turn, nil
+}
+
+// answerOf is the answer a later prompt sees for a turn that ended in o.
+func answerOf(o *Outcome) string {
+	switch {
+	case o == nil:
+		return "(no answer: the task was cut off)"
+	case o.Status == StatusCompleted && o.Output != nil:
+		return *o.Output
+	}
+	return "(no answer: the task ended " + string(o.Status) + ")"
 }
 
 // ID returns the session ID.
 func (x *Session) ID() string { return x.id }
 
-// Prompt starts the session's next task. A session runs one prompt at a
-// time: a second while one runs is refused with SessionBusy. The task's
-// events are its updates and its task object is the terminal one.
+// Prompt starts the session's next task with input, asking approver about
+// calls that need approval. A session runs one prompt at a time: a second
+// while one runs is refused with SessionBusy, and a prompt past
+// MaxSessions running sessions or MaxPrompts prompts with SessionLimit.
+// The task's events are its updates and its task object the terminal one.
 func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (*Task, error) {
-	return nil, errors.New("pablo: sessions: not implemented")
+	s := x.s
+	x.mu.Lock()
+	switch {
+	case x.closed:
+		x.mu.Unlock()
+		return nil, &SessionError{Code: SessionUnknown, Message: fmt.Sprintf("session %q is closed", x.id)}
+	case x.busy:
+		x.mu.Unlock()
+		return nil, &SessionError{Code: SessionBusy, Message: fmt.Sprintf("session %q is running a prompt; cancel it or wait for its answer", x.id)}
+	case len(x.turns) >= s.opts.MaxPrompts:
+		x.mu.Unlock()
+		return nil, &SessionError{Code: SessionLimit, Message: fmt.Sprintf("session %q reached its %d prompts; open a new session", x.id, s.opts.MaxPrompts)}
+	}
+	s.mu.Lock()
+	if s.running >= s.opts.MaxSessions {
+		s.mu.Unlock()
+		x.mu.Unlock()
+		return nil, &SessionError{Code: SessionLimit, Message: fmt.Sprintf("%d sessions are running prompts, the most allowed; retry when one answers", s.opts.MaxSessions)}
+	}
+	s.running++
+	s.mu.Unlock()
+	x.busy, x.cancelled = true, false
+	x.gen++
+	gen := x.gen
+	req := TaskRequest{Input: input, History: x.history(), SessionID: x.id, Workspace: x.workspace, MCPServers: x.servers,
+		Approver: approver, turn: uint64(len(x.turns) + 1)}
+	x.mu.Unlock()
+	// The runtime may be rebuilt here (a host re-reading its deployment):
+	// not under the session's lock, so Cancel is never kept waiting.
+	release := func(turn *sessionTurn) {
+		x.mu.Lock()
+		if turn != nil {
+			x.turns = append(x.turns, *turn)
+		}
+		x.busy, x.task = false, nil
+		x.mu.Unlock()
+		s.mu.Lock()
+		s.running--
+		s.mu.Unlock()
+	}
+	rt, err := s.opts.Runtime(ctx)
+	if err != nil {
+		release(nil)
+		return nil, err
+	}
+	req.settled = func(obj *TaskObject) {
+		release(&sessionTurn{prompt: input, answer: answerOf(obj.Outcome)})
+	}
+	t, err := rt.StartTask(ctx, req)
+	if err != nil {
+		release(nil)
+		return nil, err
+	}
+	x.mu.Lock()
+	if x.busy && x.gen == gen {
+		x.task = t // unless it already settled
+	}
+	cancelled := x.cancelled || x.closed
+	x.mu.Unlock()
+	if cancelled {
+		t.Cancel()
+	}
+	return t, nil
 }
 
-// Cancel cancels the session's running prompt, if any.
-func (x *Session) Cancel() {}
+// history is the conversation a new prompt carries: the latest turns that
+// fit MaxHistoryBytes, oldest first, each one user-role message.
+func (x *Session) history() []Message {
+	budget := x.s.opts.MaxHistoryBytes
+	var msgs []Message
+	for i := len(x.turns) - 1; i >= 0; i-- {
+		t := x.turns[i]
+		text := "Earlier in this conversation (turn " + strconv.Itoa(i+1) + ") the user asked:\n" + t.prompt +
+			"\n\nYour final answer was:\n" + t.answer
+		if len(text) > budget {
+			break
+		}
+		budget -= len(text)
+		msgs = append(msgs, Message{Role: RoleUser, Content: text})
+	}
+	slices.Reverse(msgs)
+	return msgs
+}
 
-// Close cancels the running prompt, waits for it, and forgets the session.
-func (x *Session) Close() error { return nil }
+// Cancel cancels the session's running prompt, if any; it settles as
+// cancelled once everything it started has been joined.
+func (x *Session) Cancel() {
+	x.mu.Lock()
+	t := x.task
+	if x.busy && t == nil {
+		x.cancelled = true // cancelled as soon as it starts
+	}
+	x.mu.Unlock()
+	if t != nil {
+		t.Cancel()
+	}
+}
+
+// Close cancels the running prompt, waits for it to settle, and forgets
+// the session; its tasks stay in the store.
+func (x *Session) Close() error {
+	x.mu.Lock()
+	x.closed = true
+	t := x.task
+	x.mu.Unlock()
+	if t != nil {
+		t.Cancel()
+		<-t.Done()
+	}
+	x.s.mu.Lock()
+	delete(x.s.open, x.id)
+	x.s.mu.Unlock()
+	return nil
+}
