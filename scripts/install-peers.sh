@@ -4,7 +4,18 @@
 # (with its zod peer) and a Node 24 runtime for them (the suite needs
 # Node >= 22; this leaves the system Node alone). The tests find them under
 # $PABLO_NPM_PREFIX.
+# With the argument "debian" it installs only the Debian packages
+# (bubblewrap).
 set -eu
+# bubblewrap (the Debian package) is the sandbox of shell.run and stdio MCP
+# servers; the sandbox tests run through it.
+if [ ! -x /usr/bin/bwrap ]; then
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo="sudo"
+	$sudo apt-get update -qq
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+fi
+[ "${1:-}" = "debian" ] && exit 0
 PABLO_NPM_PREFIX="${PABLO_NPM_PREFIX:-$(cd "$(dirname "$0")/.." && pwd)/.npm-peers}"
 mkdir -p "$PABLO_NPM_PREFIX"
 npm install --prefix "$PABLO_NPM_PREFIX" --no-audit --no-fund --loglevel=error \

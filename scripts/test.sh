@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's whole check, on a fresh machine with only Go, Node.js/npm and
 # apt: it installs what it needs (Go tools at pinned versions, the real MCP
-# peers from npm), then runs formatting, vet, staticcheck, the race-enabled
+# peers from npm, bubblewrap from Debian), then runs formatting, vet, staticcheck, the race-enabled
 # test suite with every real-peer test, and a short run of every fuzz target.
 #
 #   FUZZTIME=60s          fuzz budget per target (default 5s)
@@ -22,6 +22,7 @@ if ! staticcheck -version 2>/dev/null | grep -q "${staticcheck_version#v}"; then
 	go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
 fi
 if [ "${PABLO_SKIP_PEERS:-}" = "1" ]; then
+	sh scripts/install-peers.sh debian
 	echo "real-peer tests: skipped (PABLO_SKIP_PEERS=1)"
 else
 	command -v npm >/dev/null || { echo "npm is needed for the real MCP peers (apt install nodejs npm), or set PABLO_SKIP_PEERS=1"; exit 1; }

@@ -53,6 +53,9 @@ func (d *Deployment) check(v *view) error {
 		}
 		uses = append(uses, more...)
 	}
+	if err := d.checkSandboxes(v.o); err != nil {
+		return err
+	}
 	if err := d.checkCredentials(uses); err != nil {
 		return err
 	}

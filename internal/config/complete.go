@@ -14,11 +14,39 @@ func complete(options map[string]any) {
 	if m, ok := options["model"].(map[string]any); ok && options["model_route"] == nil {
 		completeModel(m)
 	}
+	write := false
+	if fs, ok := options["filesystem"].(map[string]any); ok {
+		write = fs["enabled"] == true && fs["write"] == true
+	}
+	if sh, ok := options["shell"].(map[string]any); ok {
+		sb, _ := sh["sandbox"].(map[string]any)
+		if sb == nil {
+			sb = map[string]any{}
+		}
+		sh["sandbox"] = completeSandbox(sb, write)
+	}
 	mcp, _ := options["mcp"].(map[string]any)
 	servers, _ := mcp["servers"].(map[string]any)
 	for _, s := range servers {
 		completeMCPServer(s.(map[string]any))
 	}
+}
+
+// completeSandbox writes a sandbox's defaults (seed 002's "defaults to
+// deny"): required, network deny, and the workspace writable when fs.write
+// is, read-only otherwise. A sandbox that is off keeps what was written.
+func completeSandbox(sb map[string]any, write bool) map[string]any {
+	setDefault(sb, "mode", "required")
+	if sb["mode"] == "off" {
+		return sb
+	}
+	fs := "read-only"
+	if write {
+		fs = "workspace-write"
+	}
+	setDefault(sb, "filesystem", fs)
+	setDefault(sb, "network", "deny")
+	return sb
 }
 
 // completeModel gives options.model the id of its provider's default.
@@ -40,6 +68,13 @@ func completeMCPServer(s map[string]any) {
 	setDefault(s, "operation_timeout_ms", int64(60000))
 	if s["transport"] == "stdio" {
 		setDefault(s, "cwd", map[string]any{"base": "workspace", "path": "."})
+		sb, _ := s["sandbox"].(map[string]any)
+		if sb == nil {
+			sb = map[string]any{}
+		}
+		// A server's sandbox shows its cwd read-only unless it asks for
+		// more: it is not the shell, and writing is not its default.
+		s["sandbox"] = completeSandbox(sb, false)
 	}
 }
 

@@ -32,6 +32,9 @@ func normalize(s *spec, v any, ptr string, nc *normCtx) (any, *Error) {
 	if s.unsupported != "" {
 		return nil, badAt(ptr, CodeUnsupportedFeature, "%s are not supported in this release", s.unsupported)
 	}
+	if str, ok := v.(string); ok && s.refused[str] != "" {
+		return nil, badAt(ptr, CodeUnsupportedFeature, "%q is %s, not supported in this release", str, s.refused[str])
+	}
 	if m, ok := v.(map[string]any); ok {
 		if u, has := m["unset"]; has && s.optional && len(m) == 1 {
 			if u != true {

@@ -166,6 +166,19 @@ type ShellOptions struct {
 		AllowedNames []string          `json:"allowed_names"`
 	} `json:"environment"`
 	CWDRoots *authority.Rules `json:"cwd_roots,omitempty"`
+	// Sandbox is options.shell.sandbox, a Go extension; a loaded
+	// deployment has its defaults written out.
+	Sandbox SandboxOptions `json:"sandbox"`
+}
+
+// SandboxOptions are a sandbox table (options.shell.sandbox,
+// options.mcp.servers.NAME.sandbox, an authority layer's shell.sandbox and
+// mcp.sandbox): the values as written, empty when not.
+type SandboxOptions struct {
+	Mode       string    `json:"mode,omitempty"`
+	Filesystem string    `json:"filesystem,omitempty"`
+	Network    string    `json:"network,omitempty"`
+	ReadPaths  []PathRef `json:"read_paths,omitempty"`
 }
 
 // CommandRules is a literal command policy.
@@ -238,6 +251,8 @@ type MCPServer struct {
 	OperationTimeoutMS int64             `json:"operation_timeout_ms"`
 	// Pins maps raw tool names to expected definition digests.
 	Pins map[string]string `json:"pins,omitempty"`
+	// Sandbox is a stdio server's sandbox, its defaults written out.
+	Sandbox *SandboxOptions `json:"sandbox,omitempty"`
 }
 
 // MCPPolicy is one ordinary MCP policy layer.
@@ -245,6 +260,9 @@ type MCPPolicy struct {
 	Servers   *authority.Rules `json:"servers,omitempty"`
 	Tools     *authority.Rules `json:"tools,omitempty"`
 	Launchers *authority.Rules `json:"launchers,omitempty"`
+	// Sandbox, in an authority layer only, is a ceiling on every stdio
+	// server's sandbox.
+	Sandbox *SandboxOptions `json:"sandbox,omitempty"`
 }
 
 // ChildrenOptions are options.children.
@@ -359,4 +377,6 @@ type AuthorityShell struct {
 		AllowedNames []string `json:"allowed_names"`
 	} `json:"environment,omitempty"`
 	CWDRoots *authority.Rules `json:"cwd_roots,omitempty"`
+	// Sandbox is a ceiling on options.shell.sandbox.
+	Sandbox *SandboxOptions `json:"sandbox,omitempty"`
 }

@@ -36,7 +36,10 @@ type spec struct {
 	atomic bool
 	// unsupported names a known feature this release does not implement.
 	unsupported string
-	def         any // default value (already normalized), nil for none
+	// refused maps values of a known feature this release does not
+	// implement to what it is (config_unsupported_feature).
+	refused map[string]string
+	def     any // default value (already normalized), nil for none
 }
 
 type specKind int
@@ -116,6 +119,24 @@ func keyRE(re pattern, what string) func(string) error {
 		}
 		return nil
 	}
+}
+
+// sandboxSpec is a sandbox table: options.shell.sandbox and an
+// authority layer's shell.sandbox and mcp.sandbox (mode, filesystem,
+// network), an MCP server's with read_paths too. No key has a static
+// default: complete writes the defaults of the options' tables.
+func sandboxSpec(readPaths bool) *spec {
+	network := enum(nil, "deny", "allow")
+	network.refused = map[string]string{"allowlist": "a network allowlist (it needs a filtering proxy; use \"deny\" or \"allow\")"}
+	f := []any{
+		"mode", enum(nil, "required", "off"),
+		"filesystem", enum(nil, "no-fs", "read-only", "workspace-write"),
+		"network", network,
+	}
+	if readPaths {
+		f = append(f, "read_paths", list(32, pathSpec(nil), nil))
+	}
+	return table(f...)
 }
 
 func rulesSpec() *spec {
@@ -336,6 +357,8 @@ func optionsTables() *spec {
 		"startup_timeout_ms", integer(1000, 120_000, nil),
 		"operation_timeout_ms", integer(1000, 900_000, nil),
 		"pins", mapOf(64, keyRE(toolRE, "tool name"), str(71, 71, nil).with(digestValue)),
+		// A Go extension: the bubblewrap sandbox of a stdio server.
+		"sandbox", sandboxSpec(true),
 	).atom()
 	return table(
 		"run", table(
@@ -362,6 +385,8 @@ func optionsTables() *spec {
 				"allowed_names", list(32, str(12, 128, nil).with(taskEnvValue), nil),
 			),
 			"cwd_roots", rulesSpec(),
+			// A Go extension: the bubblewrap sandbox of every command.
+			"sandbox", sandboxSpec(false),
 		),
 		"filesystem", table(
 			"enabled", boolean(true),
@@ -472,11 +497,13 @@ func authoritySpec() *spec {
 			"commands", commandRulesSpec(),
 			"environment", table("allowed_names", list(32, str(12, 128, nil).with(taskEnvValue), nil)),
 			"cwd_roots", rulesSpec(),
+			"sandbox", sandboxSpec(false),
 		),
 		"mcp", table(
 			"servers", rulesSpec(),
 			"tools", rulesSpec(),
 			"launchers", rulesSpec(),
+			"sandbox", sandboxSpec(false),
 		),
 		"skill_roots", list(16, pathSpec(nil), nil),
 		"a2a_remotes", mapOf(16, keyRE(remoteRE, "remote name"), table(

@@ -1,0 +1,343 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pabloagent/pablo/internal/proc"
+)
+
+// DefaultPath is where the Debian package bubblewrap installs bwrap.
+const DefaultPath = "/usr/bin/bwrap"
+
+// Home is the private, discarded home directory of a sandboxed command
+// (its HOME).
+const Home = "/tmp/home"
+
+// UID and GID are the unprivileged identity a sandboxed command runs as
+// inside its user namespace (the conventional "nobody").
+const (
+	UID = 65534
+	GID = 65534
+)
+
+// readyAllowance bounds the live check of [Launcher.Ready].
+const readyAllowance = 10 * time.Second
+
+// Launcher is bubblewrap, resolved once. It is immutable once built, except
+// for the outcome of its one live check, which it computes once; it is
+// safe for concurrent use.
+type Launcher struct {
+	path   string
+	err    error    // why no sandbox can be made here, when one cannot
+	system []string // the bwrap arguments that show the system directories
+
+	readyOnce sync.Once
+	readyErr  error
+}
+
+// NewLauncher resolves bubblewrap at path (DefaultPath when empty): it must
+// be an absolute path to an executable regular file; no PATH search is
+// done. A launcher that cannot be used still returns, and every use fails
+// with its *UnavailableError, so a host decides whether it needs one.
+func NewLauncher(path string) *Launcher {
+	if path == "" {
+		path = DefaultPath
+	}
+	l := &Launcher{path: path}
+	if !platformSupported {
+		l.err = &UnavailableError{Reason: UnsupportedPlatform, Path: path, Detail: "this platform has no bubblewrap"}
+		return l
+	}
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path {
+		l.err = &UnavailableError{Reason: NotInstalled, Path: path, Detail: "the launcher must be a clean absolute path"}
+		return l
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err == nil {
+		var info os.FileInfo
+		if info, err = os.Stat(real); err == nil && (!info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0) {
+			err = fmt.Errorf("not an executable file")
+		}
+	}
+	if err != nil {
+		l.err = &UnavailableError{Reason: NotInstalled, Path: path, Detail: shortErr(err)}
+		return l
+	}
+	l.path, l.system = real, systemMounts()
+	return l
+}
+
+// Path is bubblewrap's resolved path.
+func (l *Launcher) Path() string { return l.path }
+
+// Err is the *UnavailableError of a launcher that cannot be used, without a
+// live check; nil when bubblewrap was found (see Ready).
+func (l *Launcher) Err() error { return l.err }
+
+// Ready reports whether a sandbox can be made on this host: nil, or the
+// *UnavailableError that says why not. The first call runs bubblewrap once
+// with every namespace a call gets (a few milliseconds); later calls
+// return its outcome.
+func (l *Launcher) Ready(ctx context.Context) error {
+	if l.err != nil {
+		return l.err
+	}
+	l.readyOnce.Do(func() { l.readyErr = l.check(ctx) })
+	return l.readyErr
+}
+
+// check runs `true` in the narrowest sandbox.
+func (l *Launcher) check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, readyAllowance)
+	defer cancel()
+	c, err := l.Command(Profile{Filesystem: NoFS}, Spec{Path: "/bin/sh", Args: []string{"/bin/sh", "-c", ":"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: "/"})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	p, err := proc.Start(ctx, c.Cmd, proc.Options{MaxStderr: 4096})
+	c.Started()
+	if err != nil {
+		return &UnavailableError{Reason: NoNamespaces, Path: l.path, Detail: shortErr(err)}
+	}
+	res, err := p.Wait()
+	if err != nil {
+		return &UnavailableError{Reason: NoNamespaces, Path: l.path, Detail: shortErr(err)}
+	}
+	if err := c.Finish(res.Stderr); err != nil {
+		return &UnavailableError{Reason: NoNamespaces, Path: l.path, Detail: bwrapMessage(res.Stderr)}
+	}
+	if res.ExitCode != 0 {
+		return &UnavailableError{Reason: NoNamespaces, Path: l.path, Detail: fmt.Sprintf("the check command exited %d", res.ExitCode)}
+	}
+	return nil
+}
+
+// Spec is what a sandboxed command runs, and where.
+type Spec struct {
+	// Path is the absolute program; it must be visible inside (a system
+	// directory, the workspace or a read path).
+	Path string
+	// Args is the argument vector, Args[0] included (bubblewrap passes
+	// Path as argv[0]).
+	Args []string
+	// Env is the command's whole environment. HOME is replaced by the
+	// private Home.
+	Env []string
+	// Workspace is the canonical absolute host directory the filesystem
+	// scope is about (a shell's workspace, an MCP server's cwd binding).
+	// It is shown at the same path. Empty only with NoFS.
+	Workspace string
+	// Dir is the working directory, at or below Workspace; empty means
+	// Workspace. Under NoFS it is a private empty directory at that path.
+	Dir string
+}
+
+// Command is one command ready to start: in the sandbox, or unconfined
+// when its profile is off.
+type Command struct {
+	// Cmd is what to start (with internal/proc): bubblewrap with the
+	// command as its arguments, or the command itself when off.
+	Cmd     *exec.Cmd
+	Profile Profile
+
+	status, statusW *os.File // bubblewrap's JSON status pipe
+}
+
+// Command builds the command that runs spec under profile p. A profile
+// that is off gives the unconfined command; a required one fails with the
+// launcher's *UnavailableError when no sandbox can be made here. The
+// caller starts Cmd, calls Started once the start returned (it closes our
+// copy of the status pipe's write end), and Finish once the process is
+// joined.
+func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	p = p.Normalized()
+	if spec.Dir == "" {
+		spec.Dir = spec.Workspace
+	}
+	if !filepath.IsAbs(spec.Path) || len(spec.Args) == 0 || !filepath.IsAbs(spec.Dir) {
+		return nil, fmt.Errorf("%w: the program and the working directory must be absolute, and Args hold at least argv[0]", ErrInvalidProfile)
+	}
+	if p.Mode == Off {
+		return &Command{Profile: p, Cmd: &exec.Cmd{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir}}, nil
+	}
+	if l == nil {
+		return nil, &UnavailableError{Reason: NotInstalled, Path: DefaultPath, Detail: "no launcher was given"}
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	if p.Filesystem != NoFS && (!filepath.IsAbs(spec.Workspace) || spec.Workspace == "/") {
+		return nil, fmt.Errorf("%w: filesystem %s needs an absolute workspace other than /", ErrInvalidProfile, p.Filesystem)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, &SetupError{Detail: "status pipe: " + shortErr(err)}
+	}
+	env := make([]string, 0, len(spec.Env)+1)
+	for _, kv := range spec.Env {
+		if !strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+Home)
+	// bubblewrap runs with the command's environment, not ours: its init
+	// is PID 1 inside, and /proc/1/environ is readable there.
+	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec), Env: env, ExtraFiles: []*os.File{w}}
+	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w}, nil
+}
+
+// Started closes the parent's copy of the status pipe's write end: call it
+// once the start returned, whether it succeeded or not.
+func (c *Command) Started() {
+	if c.statusW != nil {
+		c.statusW.Close()
+		c.statusW = nil
+	}
+}
+
+// Finish reads bubblewrap's status once its process group is joined, with
+// the stderr the run captured (nil when it was not captured): nil when the
+// command ran (or the profile is off), a *SetupError when the sandbox was
+// never set up and the command never started.
+func (c *Command) Finish(stderr []byte) error {
+	if c.status == nil {
+		return nil
+	}
+	c.Started()
+	// Every holder of the write end is gone once the group is joined; the
+	// deadline only guards against a holder we do not know of.
+	_ = c.status.SetReadDeadline(time.Now().Add(time.Second))
+	buf := make([]byte, 0, 512)
+	for len(buf) < maxStatusBytes {
+		n, err := c.status.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			break
+		}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 512)
+		}
+	}
+	c.Close()
+	if _, ran := ParseStatus(buf); ran {
+		return nil
+	}
+	return &SetupError{Detail: bwrapMessage(stderr)}
+}
+
+// Close releases the status pipe. Finish calls it; call it yourself only
+// when the command is never started.
+func (c *Command) Close() {
+	c.Started()
+	if c.status != nil {
+		c.status.Close()
+		c.status = nil
+	}
+}
+
+// args is bubblewrap's argument vector for spec under p.
+func (l *Launcher) args(p Profile, spec Spec) []string {
+	a := make([]string, 0, 96)
+	a = append(a, l.path,
+		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+		"--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
+		"--die-with-parent", "--cap-drop", "ALL", "--json-status-fd", "3")
+	if p.Network == Deny {
+		a = append(a, "--unshare-net")
+	}
+	a = append(a, l.system...)
+	for _, f := range etcRun {
+		a = append(a, "--ro-bind-try", f, f)
+	}
+	if p.Network == Allow {
+		for _, f := range etcNetwork {
+			a = append(a, "--ro-bind-try", f, f)
+		}
+	}
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", Home)
+	for _, r := range p.ReadPaths {
+		a = append(a, "--ro-bind", r, r)
+	}
+	switch p.Filesystem {
+	case NoFS:
+		a = append(a, "--dir", spec.Dir)
+	case ReadOnly:
+		a = append(a, "--ro-bind", spec.Workspace, spec.Workspace)
+	case WorkspaceWrite:
+		a = append(a, "--bind", spec.Workspace, spec.Workspace)
+	}
+	a = append(a, "--chdir", spec.Dir, "--", spec.Path)
+	return append(a, spec.Args[1:]...)
+}
+
+// Of /etc, the files any program may need to run: the dynamic loader's
+// cache, the alternatives /usr/bin links through, the user and group names
+// (uid 65534 is "nobody"), the name service switch and the local time.
+var etcRun = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime",
+}
+
+// With network allow, also what name resolution and TLS need.
+var etcNetwork = []string{
+	"/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols",
+	"/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki",
+}
+
+// The system directories, shown read-only (or, where the host has them as
+// links into /usr, as the same links).
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// systemMounts lists the bubblewrap arguments that show the system
+// directories as the host lays them out.
+func systemMounts() []string {
+	var a []string
+	for _, d := range systemDirs {
+		info, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case info.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				a = append(a, "--symlink", target, d)
+			}
+		case info.IsDir():
+			a = append(a, "--ro-bind", d, d)
+		}
+	}
+	return a
+}
+
+// IsSystemPath reports whether p lies in a system directory every sandbox
+// shows.
+func IsSystemPath(p string) bool {
+	for _, d := range systemDirs {
+		if within(d, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func shortErr(err error) string { return bwrapLine(err.Error()) }
+
+func bwrapLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > maxDetailBytes {
+		s = s[:maxDetailBytes]
+	}
+	return strings.ToValidUTF8(s, "?")
+}

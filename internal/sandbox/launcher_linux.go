@@ -1,0 +1,4 @@
+package sandbox
+
+// platformSupported says whether bubblewrap exists on this platform.
+const platformSupported = true

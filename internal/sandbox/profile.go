@@ -1,0 +1,161 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Mode says whether a call runs sandboxed.
+type Mode string
+
+// The modes. The zero Mode is Required: a sandbox is the default.
+const (
+	// Required runs the call in the sandbox, or fails it closed.
+	Required Mode = "required"
+	// Off runs the call unconfined: an explicit, recorded host choice.
+	Off Mode = "off"
+)
+
+// Filesystem is the filesystem scope of a sandboxed call.
+type Filesystem string
+
+// The filesystem scopes, narrowest first. The zero Filesystem is ReadOnly.
+const (
+	// NoFS gives a private empty working directory and the system
+	// directories: no host file is visible.
+	NoFS Filesystem = "no-fs"
+	// ReadOnly shows the workspace read-only.
+	ReadOnly Filesystem = "read-only"
+	// WorkspaceWrite shows the workspace writable.
+	WorkspaceWrite Filesystem = "workspace-write"
+)
+
+// Network is the network scope of a sandboxed call.
+type Network string
+
+// The network scopes, narrowest first. The zero Network is Deny.
+const (
+	// Deny gives the call a network namespace of its own, with only a
+	// loopback interface: nothing on the host or beyond is reachable.
+	Deny Network = "deny"
+	// Allow shares the host's network, and shows the files name
+	// resolution and TLS need.
+	Allow Network = "allow"
+)
+
+// ErrInvalidProfile is the kind of a Profile that cannot be used.
+var ErrInvalidProfile = errors.New("sandbox: invalid profile")
+
+// Profile is the sandbox one call runs in. The zero value is the default:
+// required, the workspace read-only, no network.
+type Profile struct {
+	Mode       Mode       `json:"mode"`
+	Filesystem Filesystem `json:"filesystem,omitempty"`
+	Network    Network    `json:"network,omitempty"`
+	// ReadPaths are further absolute host paths shown read-only at the
+	// same place (a server's own installation, say).
+	ReadPaths []string `json:"read_paths,omitempty"`
+}
+
+// Normalized returns p with its defaults written out: mode required,
+// filesystem read-only, network deny. A profile that is off keeps no
+// scopes: nothing confines it.
+func (p Profile) Normalized() Profile {
+	if p.Mode == "" {
+		p.Mode = Required
+	}
+	if p.Mode == Off {
+		return Profile{Mode: Off}
+	}
+	if p.Filesystem == "" {
+		p.Filesystem = ReadOnly
+	}
+	if p.Network == "" {
+		p.Network = Deny
+	}
+	return p
+}
+
+// Validate checks p's values: known mode and scopes, clean absolute read
+// paths.
+func (p Profile) Validate() error {
+	switch p.Mode {
+	case "", Required, Off:
+	default:
+		return fmt.Errorf("%w: mode %q: want \"required\" or \"off\"", ErrInvalidProfile, p.Mode)
+	}
+	if rank(fsOrder, p.Filesystem) < 0 {
+		return fmt.Errorf("%w: filesystem %q: want \"no-fs\", \"read-only\" or \"workspace-write\"", ErrInvalidProfile, p.Filesystem)
+	}
+	if rank(netOrder, p.Network) < 0 {
+		return fmt.Errorf("%w: network %q: want \"deny\" or \"allow\"", ErrInvalidProfile, p.Network)
+	}
+	for _, r := range p.ReadPaths {
+		if !filepath.IsAbs(r) || filepath.Clean(r) != r || strings.IndexByte(r, 0) >= 0 {
+			return fmt.Errorf("%w: read path %q must be a clean absolute path", ErrInvalidProfile, r)
+		}
+		if r == "/" || within("/proc", r) || within("/dev", r) || within("/sys", r) {
+			return fmt.Errorf("%w: read path %q would show the host's root, /proc, /dev or /sys", ErrInvalidProfile, r)
+		}
+	}
+	return nil
+}
+
+var (
+	fsOrder  = []Filesystem{"", NoFS, ReadOnly, WorkspaceWrite}
+	netOrder = []Network{"", Deny, Allow}
+)
+
+func rank[T comparable](order []T, v T) int { return slices.Index(order, v) }
+
+// Narrow returns p narrowed by ceiling, a layer's sandbox as written:
+// each scope it writes bounds p's, and one that writes mode "required" or
+// any scope requires the sandbox, turning a profile that is off back on at
+// the narrow defaults (read-only, no network) before it narrows them.
+// Layers narrow, never widen: a ceiling that writes nothing, or mode
+// "off", narrows nothing. Read paths are p's: a ceiling names no host path.
+func (p Profile) Narrow(ceiling Profile) Profile {
+	p, c := p.Normalized(), ceiling
+	if c.Mode == Off || c.Mode == "" && c.Filesystem == "" && c.Network == "" {
+		return p
+	}
+	if p.Mode == Off {
+		p = Profile{}.Normalized()
+	}
+	if c.Filesystem != "" && rank(fsOrder, c.Filesystem) < rank(fsOrder, p.Filesystem) {
+		p.Filesystem = c.Filesystem
+	}
+	if c.Network != "" && rank(netOrder, c.Network) < rank(netOrder, p.Network) {
+		p.Network = c.Network
+	}
+	return p
+}
+
+// Within reports whether p is at most ceiling: p.Narrow(ceiling) is p.
+func (p Profile) Within(ceiling Profile) bool {
+	n, q := p.Normalized(), p.Narrow(ceiling)
+	return n.Mode == q.Mode && n.Filesystem == q.Filesystem && n.Network == q.Network
+}
+
+// String writes the profile as decisions and reports show it:
+// "off", or "required filesystem=read-only network=deny".
+func (p Profile) String() string {
+	p = p.Normalized()
+	if p.Mode == Off {
+		return string(Off)
+	}
+	s := fmt.Sprintf("%s filesystem=%s network=%s", p.Mode, p.Filesystem, p.Network)
+	if len(p.ReadPaths) > 0 {
+		s += fmt.Sprintf(" read_paths=%d", len(p.ReadPaths))
+	}
+	return s
+}
+
+// within reports whether p is dir or below it; both are clean and
+// absolute.
+func within(dir, p string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
