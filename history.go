@@ -46,7 +46,9 @@ func (s *step) addHistory(ms ...Message) {
 func (s *step) requestBytes(req *ModelRequest) uint64 {
 	h := s.history
 	if len(req.Messages) != len(h) || (len(h) > 0 && &req.Messages[0] != &h[0]) {
-		s.t.historyWalks++
+		if !s.conf.child {
+			s.t.historyWalks++ // the root's step alone writes it
+		}
 		return requestBytes(req)
 	}
 	if len(req.Tools) != len(s.toolDefs) || (len(req.Tools) > 0 && &req.Tools[0] != &s.toolDefs[0]) {

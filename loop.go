@@ -24,6 +24,7 @@ import (
 // step is the state of one task's run loop.
 type step struct {
 	t        *Task
+	conf     agentConf
 	ctx      context.Context
 	caller   context.Context
 	agent    string
@@ -87,7 +88,10 @@ func (t *Task) run(ctx, caller context.Context) {
 // newStep is the loop state of task t before its first event: ctx is the
 // task's own context, caller the one its host started it with.
 func newStep(t *Task, ctx, caller context.Context) *step {
-	s := &step{t: t, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: t.rt.opts.Model.Info(), payloads: t.rt.opts.Store != nil || t.rt.opts.NewLedger != nil}
+	r := t.rt
+	conf := agentConf{auth: r.opts.Authority, input: t.req.Input, history: t.req.History, context: r.opts.Context,
+		approver: t.req.Approver, output: r.opts.Output}
+	s := &step{t: t, conf: conf, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info(), payloads: r.opts.Store != nil || r.opts.NewLedger != nil}
 	s.hdr = &eventlog.Header{RunID: t.root.ID(), SessionID: t.req.SessionID, Agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
 	if s.hdr.SessionID == "" {
 		s.hdr.SessionID = s.hdr.RunID
@@ -127,11 +131,14 @@ func (s *step) loop() *Outcome {
 // begin opens the task: run.started, the Skill activations, the catalogs,
 // the output check and the history the first request carries.
 func (s *step) begin() *Outcome {
-	t, r := s.t, s.t.rt
+	r := s.t.rt
 	if o := s.emit(EventData{Type: EventRunStarted, Deployment: r.opts.Deployment}); o != nil {
 		return o
 	}
 	for i := range r.opts.activations {
+		if s.conf.child {
+			break // a child's Skills are in its context; their activation is the root's event
+		}
 		if o := s.emit(EventData{Type: EventSkillActivated, Skill: &r.opts.activations[i]}); o != nil {
 			return o
 		}
@@ -139,10 +146,10 @@ func (s *step) begin() *Outcome {
 	if o := s.openCatalogs(); o != nil {
 		return o
 	}
-	s.check, _ = newOutputCheck(r.opts.Output) // checked by NewRuntime
-	s.addHistory(t.req.History...)
-	s.addHistory(Message{Role: RoleUser, Content: t.req.Input})
-	s.addHistory(r.opts.Context...)
+	s.check, _ = newOutputCheck(s.conf.output) // checked by NewRuntime and the child's admission
+	s.addHistory(s.conf.history...)
+	s.addHistory(Message{Role: RoleUser, Content: s.conf.input})
+	s.addHistory(s.conf.context...)
 	return nil
 }
 
@@ -215,6 +222,17 @@ func (s *step) completed(text string) *Outcome {
 // their admitted tools and contracts.
 func (s *step) openCatalogs() *Outcome {
 	r := s.t.rt
+	if s.conf.child {
+		// A child calls through its parent's open catalogs, under its own
+		// narrowed authority: it opens no session of its own.
+		s.catalogs = s.conf.catalogs
+		v := buildToolView(s.conf.auth, r.opts.secrets, nil, s.catalogs)
+		if v.err != nil {
+			return &Outcome{Status: StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
+		}
+		s.owner, s.byWire, s.refused, s.defs, s.contracts = v.owner, v.byWire, v.refused, v.defs, v.contracts
+		return nil
+	}
 	s.catalogs = append(s.catalogs, r.opts.Catalogs...)
 	var more []ToolCatalog
 	if r.opts.OpenCatalogs != nil {
@@ -423,6 +441,25 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 // dropped: the task fails with the ledger's code, and the failure is
 // recorded instead when the ledger still can.
 func (t *Task) finish(s *step, o *Outcome) {
+	o, acc := s.terminal(o)
+	id := t.root.ID()
+	trace := s.traceID
+	session := s.hdr.SessionID
+	obj := &TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
+	if s.check != nil {
+		rec, rep := s.check.Records()
+		obj.OutputValidation, _ = json.Marshal(rec)
+		obj.OutputRepair = rep
+	}
+	t.settle(obj)
+}
+
+// terminal records the agent's terminal event and outcome on the ledger
+// and hands the event to the sink. It returns the outcome as recorded
+// (a refused record turns it into the ledger's failure) and the agent's
+// accounting.
+func (s *step) terminal(o *Outcome) (*Outcome, ledger.Accounting) {
+	t := s.t
 	acc, _ := t.root.Accounting(s.agent)
 	var en eventlog.Entry
 	record := func() error {
@@ -467,16 +504,7 @@ func (t *Task) finish(s *step, o *Outcome) {
 		// The task is over: a failing sink has nothing left to stop.
 		_ = sink(en.Event())
 	}
-	id := t.root.ID()
-	trace := s.traceID
-	session := s.hdr.SessionID
-	obj := &TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
-	if s.check != nil {
-		rec, rep := s.check.Records()
-		obj.OutputValidation, _ = json.Marshal(rec)
-		obj.OutputRepair = rep
-	}
-	t.settle(obj)
+	return o, acc
 }
 
 // stampOf is the stamp of an event the ledger appended: zero when it
@@ -493,4 +521,20 @@ func outputBytes(o *Outcome) uint64 {
 		return 0
 	}
 	return uint64(len(*o.Output))
+}
+
+// agentConf is what one agent's run loop runs with: the root's comes from
+// the runtime and its TaskRequest, a child's from its narrowed spawn
+// request.
+type agentConf struct {
+	auth     authority.Authority
+	input    string
+	history  []Message // before the input
+	context  []Message // after the input
+	approver Approver
+	output   *OutputSpec
+	// child: the agent is a supervised child, which runs on its parent's
+	// catalogs and records no Skill activation of its own.
+	child    bool
+	catalogs []ToolCatalog
 }

@@ -175,7 +175,7 @@ func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *Outcome {
 		return s.deny(rc.rec, d, d.RuleID)
 	}
 	rec := rc.rec
-	rec.Decision = s.t.rt.opts.Authority.Decide(authority.Request{Capability: rc.id})
+	rec.Decision = s.conf.auth.Decide(authority.Request{Capability: rc.id})
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
 		return s.ledgerOutcome(err)
 	}
@@ -209,7 +209,7 @@ func (s *step) approve(ac admittedCall) (res ledger.ToolResult, denied bool) {
 		return res, false
 	}
 	ok := false
-	if ap := s.t.req.Approver; ap != nil {
+	if ap := s.conf.approver; ap != nil {
 		args, _ := s.t.rt.opts.secrets.Mask(ac.args)
 		req := ApprovalRequest{TaskID: s.t.root.ID(), AgentID: s.agent, CallID: ac.rec.ID, Tool: ac.id,
 			Arguments: json.RawMessage(args), ArgumentsDigest: ac.rec.ArgumentsDigest, Decision: ac.decision}
