@@ -41,6 +41,12 @@ type HostOptions struct {
 	// provider (or every route entry) at a literal-loopback HTTP test
 	// server with the fixed fake key "pablo-fixture-key". Refused under lock.
 	FixtureEndpoint string
+	// Ask names capabilities whose every allowed call waits for the task's
+	// approver (TaskRequest.Approver) before it runs; without an approver
+	// such a call is denied. It adds a question, never authority, so it
+	// is honoured under lock too. Asking disables the tools compiled once
+	// per runtime: each task decides its own.
+	Ask []authority.ID
 
 	// secrets learns every credential value resolved for this runtime, so
 	// the engine masks it in recorded output.
@@ -57,9 +63,13 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 	if err != nil {
 		return nil, err
 	}
+	auth, err := askGate(set, opts.Ask)
+	if err != nil {
+		return nil, err
+	}
 	o := &d.Options
 	ro := RuntimeOptions{
-		Authority:       set,
+		Authority:       auth,
 		Limits:          d.ledgerLimits(),
 		MaxOutputTokens: o.Limits.MaxOutputTokens,
 		Store:           opts.Store,
