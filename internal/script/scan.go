@@ -30,6 +30,7 @@ type scanner struct {
 	i                    int
 	path                 []scanStep
 	turns, deltas, calls int
+	agents               int
 }
 
 // scanStep is one step of a path: an object key or an array index.
@@ -128,7 +129,7 @@ func (sc *scanner) str() (string, error) {
 // call's arguments (/turns/N/tool_calls/M/arguments/...), whose keys are
 // the tool's and may be spelled any way.
 func (sc *scanner) inArguments() bool {
-	p := sc.path
+	p := sc.turnsPath()
 	return len(p) >= 5 && p[0].key == "turns" && p[2].key == "tool_calls" && p[4].isKey && p[4].key == "arguments"
 }
 
@@ -243,9 +244,26 @@ func (sc *scanner) after(closing byte) (done bool, err error) {
 	return false, sc.syntax()
 }
 
+// turnsPath is the current path from the turns list that holds it: the
+// script's own, or an agent's (/agents/N/turns/...), which the bounds
+// count together.
+func (sc *scanner) turnsPath() []scanStep {
+	p := sc.path
+	if len(p) >= 2 && p[0].isKey && p[0].key == "agents" && !p[1].isKey {
+		return p[2:]
+	}
+	return p
+}
+
 // count charges an array element at the current path against the bounds.
 func (sc *scanner) count() error {
-	p := sc.path
+	if p := sc.path; len(p) == 2 && p[0].isKey && p[0].key == "agents" {
+		if sc.agents++; sc.agents > MaxAgents {
+			return sc.fail("more than %d agents", MaxAgents)
+		}
+		return nil
+	}
+	p := sc.turnsPath()
 	if len(p) < 2 || !p[0].isKey || p[0].key != "turns" || len(sc.path) == 3 || len(p) > 4 {
 		return nil
 	}

@@ -41,10 +41,27 @@ import (
 // fail with that failure code instead, e.g. {"error": "provider_rejected",
 // "delivery": "not_sent"}.
 //
+// "agents" scripts supervised children, each by the exact input it
+// answers: {"agents": [{"input": "report A", "turns": [...]}]}. In a tool
+// call's arguments the string "{{agent_id:CALL}}" stands for the agent ID
+// the result of the earlier tool call CALL returned (a subagent spawn), and
+// "{{result_id:CALL}}" for the result ID of that agent in the latest
+// snapshot that names it: what a model would copy from the tool results it
+// was shown. A reference to nothing the conversation holds fails the turn.
+//
 // Decoding is strict (unknown fields, field names in another case and
 // duplicate keys are refused) and bounded: MaxBytes, MaxTurns, MaxDeltas,
 // MaxToolCalls and MaxDepth.
 type Script struct {
+	Turns []Turn `json:"turns"`
+	// Agents script supervised children: a child whose input is exactly
+	// an agent's Input replays that agent's turns; the root replays Turns.
+	Agents []AgentScript `json:"agents,omitempty"`
+}
+
+// AgentScript is the script of the children given one input.
+type AgentScript struct {
+	Input string `json:"input"`
 	Turns []Turn `json:"turns"`
 }
 
@@ -86,6 +103,8 @@ const (
 	// MaxDepth bounds how deeply a script's JSON nests (tool-call
 	// arguments included).
 	MaxDepth = 64
+	// MaxAgents bounds the agent scripts of a script.
+	MaxAgents = 256
 )
 
 // ErrInvalid is the kind of every script that is refused: errors.Is(err,
@@ -135,14 +154,38 @@ func Parse(data []byte) (*Script, error) {
 	if len(s.Turns) == 0 {
 		return nil, &Error{Pointer: "/turns", Message: "no turns"}
 	}
-	for i, t := range s.Turns {
-		for j, c := range t.ToolCalls {
-			if c.Name == "" {
-				return nil, &Error{Pointer: "/turns/" + strconv.Itoa(i) + "/tool_calls/" + strconv.Itoa(j) + "/name", Message: "a tool call needs a name"}
-			}
+	if err := checkTurns("", s.Turns); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for i, a := range s.Agents {
+		at := "/agents/" + strconv.Itoa(i)
+		switch {
+		case a.Input == "":
+			return nil, &Error{Pointer: at + "/input", Message: "an agent script needs the input it answers"}
+		case seen[a.Input]:
+			return nil, &Error{Pointer: at + "/input", Message: "two agent scripts answer the same input"}
+		case len(a.Turns) == 0:
+			return nil, &Error{Pointer: at + "/turns", Message: "no turns"}
+		}
+		seen[a.Input] = true
+		if err := checkTurns(at, a.Turns); err != nil {
+			return nil, err
 		}
 	}
 	return &s, nil
+}
+
+// checkTurns checks what decoding cannot: every tool call has a name.
+func checkTurns(at string, turns []Turn) error {
+	for i, t := range turns {
+		for j, c := range t.ToolCalls {
+			if c.Name == "" {
+				return &Error{Pointer: at + "/turns/" + strconv.Itoa(i) + "/tool_calls/" + strconv.Itoa(j) + "/name", Message: "a tool call needs a name"}
+			}
+		}
+	}
+	return nil
 }
 
 // Load reads and parses a script file. The file is read through
