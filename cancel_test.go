@@ -57,7 +57,10 @@ func TestCancelledShellLeavesNoProcess(t *testing.T) {
 	pidFile := filepath.Join(ws, "pids")
 	args, _ := json.Marshal(map[string]string{"command": "sleep 300 & echo $! > pids; sleep 300", "cwd": "."})
 	script := `{"turns":[{"text":["x"],"tool_calls":[{"name":"shell_run","arguments":` + string(args) + `}]},{"text":["done"]}]}`
-	rt, err := scriptDeployment(t, dir, ws, script, "").NewRuntime(context.Background(), HostOptions{})
+	// The marker PIDs are the host's only outside a PID namespace: this
+	// test is about the owned process group, so the host opts out of the
+	// sandbox (internal/shell's escape tests hold the sandboxed case).
+	rt, err := scriptDeployment(t, dir, ws, script, "[options.shell.sandbox]\nmode = \"off\"\n").NewRuntime(context.Background(), HostOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,13 +38,22 @@ func TestHostEnvironmentIsNotReadableThroughProc(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The inner sh walks up from its parent (the launcher's shell) to the
-	// host, then reads the host's environment.
+	// host, then reads the host's environment. In the sandbox's PID
+	// namespace the walk ends at its init (PID 1) without finding the
+	// host, which is refused as well.
 	script := `{"turns":[
-	 {"tool_calls":[{"name":"shell_run","arguments":{"command":"sh -c 'p=$PPID; while [ \"$(cat /proc/$p/comm)\" != pablo ]; do read -r _ _ _ p _ < /proc/$p/stat; done; echo host=$p; cat /proc/$p/environ || echo environ-refused'","cwd":"."}}]},
+	 {"tool_calls":[{"name":"shell_run","arguments":{"command":"sh -c 'p=$PPID; while [ \"$p\" -gt 1 ] && [ \"$(cat /proc/$p/comm)\" != pablo ]; do read -r _ _ _ p _ < /proc/$p/stat; done; echo host=$p; [ \"$p\" -gt 1 ] && cat /proc/$p/environ || echo environ-refused'","cwd":"."}}]},
 	 {"text":["done"]}]}`
 	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o644)
-	os.WriteFile(filepath.Join(dir, "d.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.shell]\nenabled = true\n"), 0o644)
-	trace := filepath.Join(dir, "trace")
+	for _, mode := range []string{"off", "required"} {
+		t.Run(mode, func(t *testing.T) { hostEnvironmentProbe(t, bin, dir, ws, mode) })
+	}
+}
+
+func hostEnvironmentProbe(t *testing.T, bin, dir, ws, mode string) {
+	const nobody = 65534
+	os.WriteFile(filepath.Join(dir, "d.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.shell]\nenabled = true\n[options.shell.sandbox]\nmode = \""+mode+"\"\n"), 0o644)
+	trace := filepath.Join(dir, "trace-"+mode)
 	if err := os.Mkdir(trace, 0o755); err != nil {
 		t.Fatal(err)
 	}

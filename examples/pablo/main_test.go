@@ -135,13 +135,15 @@ func TestKillDuringToolCallLeavesUnknownOutcome(t *testing.T) {
 	ws := filepath.Join(dir, "work")
 	os.Mkdir(ws, 0o700)
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o600)
-	marker := filepath.Join(dir, "started")
+	// The marker is in the workspace, which the sandboxed command may
+	// write with filesystem.write.
+	marker := filepath.Join(ws, "started")
 	script := `{"turns":[
 	 {"text":["x"],"tool_calls":[{"name":"fs_read","arguments":{"path":"a.txt"}}]},
 	 {"text":["y"],"tool_calls":[{"name":"shell_run","arguments":{"command":"touch ` + marker + ` && sleep 60","cwd":"."}}]},
 	 {"text":["done"]}]}`
 	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
-	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.filesystem]\nwrite = true\n"), 0o600)
 	store := filepath.Join(dir, "ledger.db")
 	cmd := exec.Command(bin, "run", "go", "--config", filepath.Join(dir, "deployment.toml"), "--bind", "workspace="+ws, "--store", store, "--json")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

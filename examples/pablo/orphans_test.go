@@ -43,14 +43,17 @@ func TestNoProcessGroupOutlivesItsHostAfterReap(t *testing.T) {
 	}{
 		{"ShellCommand", `{"name":"shell_run","arguments":{"command":"touch ` + marker + ` && sleep 60","cwd":"."}}`, ""},
 		{"StdioMCPCall", `{"name":"mcp/records/sleep","arguments":{"ms":60000}}`,
-			"[options.mcp.servers.records]\ntransport = \"stdio\"\ncommand = \"" + fault + "\"\nargs = [\"-mode\", \"grandchild\", \"-pidfile\", \"" + grandchild + "\", \"-callmark\", \"" + marker + "\"]\nrequired = true\n"},
+			"[options.mcp.servers.records]\ntransport = \"stdio\"\ncommand = \"" + fault + "\"\nargs = [\"-mode\", \"grandchild\", \"-pidfile\", \"" + grandchild + "\", \"-callmark\", \"" + marker + "\"]\nrequired = true\n[options.mcp.servers.records.sandbox]\nmode = \"off\"\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			os.Remove(marker)
 			script := filepath.Join(dir, tc.name+".json")
 			os.WriteFile(script, []byte(`{"turns":[{"tool_calls":[`+tc.calls+`]},{"text":["done"]}]}`), 0o600)
 			cfg := filepath.Join(dir, tc.name+".toml")
-			os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \""+tc.name+".json\" }\n"+tc.extra), 0o600)
+			// Reaping is what an unconfined group needs after its host died:
+			// the host opts out of the sandbox, whose PID namespace leaves
+			// nothing to reap (TestSandboxedProcessesDieWithTheirHost).
+			os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \""+tc.name+".json\" }\n[options.shell.sandbox]\nmode = \"off\"\n"+tc.extra), 0o600)
 			store := filepath.Join(dir, tc.name+".db")
 			cmd := exec.Command(bin, "run", "go", "--config", cfg, "--bind", "workspace="+ws, "--store", store, "--json")
 			if err := cmd.Start(); err != nil {
@@ -143,4 +146,78 @@ func TestNoProcessGroupOutlivesItsHostAfterReap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSandboxedProcessesDieWithTheirHost: `pablo run` is killed with
+// SIGKILL while a sandboxed shell command runs that left its process group
+// (`setsid -f`); with nothing reaped, no process of the command survives.
+// The control run with the sandbox off shows the daemon surviving.
+func TestSandboxedProcessesDieWithTheirHost(t *testing.T) {
+	if runtime.GOOS != "linux" || testing.Short() {
+		t.Skip("builds and kills processes; the sandbox is Linux only")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pablo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	for _, mode := range []string{"required", "off"} {
+		ws := filepath.Join(dir, "work-"+mode)
+		os.Mkdir(ws, 0o700)
+		nap := "3600." + strconv.Itoa(os.Getpid()) + strconv.Itoa(len(mode))
+		marker := filepath.Join(ws, "started")
+		command := "setsid -f /bin/sh -c 'touch " + marker + "; exec sleep " + nap + "' </dev/null >/dev/null 2>&1; sleep 60"
+		args, _ := json.Marshal(map[string]string{"command": command, "cwd": "."})
+		os.WriteFile(filepath.Join(dir, mode+".json"), []byte(`{"turns":[{"tool_calls":[{"name":"shell_run","arguments":`+string(args)+`}]},{"text":["done"]}]}`), 0o600)
+		cfg := filepath.Join(dir, mode+".toml")
+		os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \""+mode+".json\" }\n[options.filesystem]\nwrite = true\n[options.shell.sandbox]\nmode = \""+mode+"\"\n"), 0o600)
+		cmd := exec.Command(bin, "run", "go", "--config", cfg, "--bind", "workspace="+ws)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(marker); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("%s: the command never started", mode)
+			}
+		}
+		cmd.Process.Kill() // SIGKILL of the host alone, and no reap
+		cmd.Wait()
+		// The kernel tears the sandbox down once bubblewrap is gone; give
+		// it the moment that takes.
+		var survivors []int
+		for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			survivors = pidsWith(nap)
+			if len(survivors) == 0 || mode == "off" || time.Now().After(end) {
+				break
+			}
+		}
+		for _, pid := range survivors {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if mode == "required" && len(survivors) > 0 {
+			t.Errorf("a sandboxed daemon outlived its host: %v", survivors)
+		}
+		if mode == "off" && len(survivors) == 0 {
+			t.Error("control: with the sandbox off the setsid daemon did not survive, so the test cannot catch it")
+		}
+	}
+}
+
+// pidsWith lists the processes whose command line holds arg.
+func pidsWith(arg string) []int {
+	names, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []int
+	for _, n := range names {
+		if b, err := os.ReadFile(n); err == nil && strings.Contains(string(b), arg) {
+			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(n))); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
 }

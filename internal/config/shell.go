@@ -91,6 +91,7 @@ func (d *Deployment) ShellOptions(workspace string) (shell.Options, error) {
 		Environment:     d.shellEnvironment(),
 		MaxToolDuration: time.Duration(o.Limits.MaxToolDurationMS) * time.Millisecond,
 		MaxOutputBytes:  o.Limits.MaxToolOutputBytes,
+		Sandbox:         d.ShellSandbox(),
 	}, nil
 }
 

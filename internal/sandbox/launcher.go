@@ -95,9 +95,14 @@ func (l *Launcher) Ready(ctx context.Context) error {
 }
 
 // check runs `true` in the narrowest sandbox.
-func (l *Launcher) check(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, readyAllowance)
+func (l *Launcher) check(parent context.Context) error {
+	// The check's process is started and joined here: it carries none of
+	// the caller's values (a process-group recorder would record it), only
+	// its cancellation.
+	ctx, cancel := context.WithTimeout(context.Background(), readyAllowance)
 	defer cancel()
+	stop := context.AfterFunc(parent, cancel)
+	defer stop()
 	c, err := l.Command(Profile{Filesystem: NoFS}, Spec{Path: "/bin/sh", Args: []string{"/bin/sh", "-c", ":"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: "/"})
 	if err != nil {
 		return err

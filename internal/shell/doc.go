@@ -30,11 +30,17 @@
 //	builtin.symlink                   cwd escapes the workspace through a symlink
 //	builtin.environment               env names or values are not admitted
 //	builtin.unsupported_platform      shell execution is Linux and macOS only
+//	builtin.sandbox.unavailable       a required sandbox cannot be made here
 //
 // A denial carries a reason code and never echoes the command text.
 //
-// The literal policy is not a sandbox: an allowed program may still start
-// children, write files and use the network.
+// The literal policy is not a sandbox: it decides what may run. Every
+// command also runs in a bubblewrap sandbox (internal/sandbox,
+// [Options.Sandbox]) that bounds what it can touch: by default the
+// workspace read-only, no network, a fresh /proc, private /tmp and HOME,
+// an unprivileged user, and nothing started inside outlives the call.
+// Where no sandbox can be made the runner fails closed; running
+// unconfined is the host's explicit choice (mode off).
 //
 // "The reference" here is Pablo's original implementation, in Rust:
 // https://github.com/calebjohn24/pablo. Where this package differs from it

@@ -3,6 +3,8 @@ package shell
 import (
 	"errors"
 	"fmt"
+
+	"github.com/pabloagent/pablo/internal/sandbox"
 )
 
 // LayerDecision is one layer's verdict on a command.
@@ -34,6 +36,8 @@ type Decision struct {
 	Executable *Executable `json:"executable,omitempty"`
 	// Layers holds each consulted layer's verdict, in order.
 	Layers []LayerDecision `json:"layers,omitempty"`
+	// Sandbox is the sandbox an allowed command runs in.
+	Sandbox *sandbox.Profile `json:"sandbox,omitempty"`
 }
 
 // ErrDenied is the kind of every *DeniedError.
@@ -43,6 +47,9 @@ var ErrDenied = errors.New("shell: command denied by policy")
 // message never contains the command text.
 type DeniedError struct {
 	Decision Decision
+	// Cause is what made the denial, when it is an error of its own: the
+	// *sandbox.UnavailableError of builtin.sandbox.unavailable.
+	Cause error
 }
 
 // Error implements error.
@@ -50,8 +57,20 @@ func (e *DeniedError) Error() string {
 	return fmt.Sprintf("shell: command denied by layer %q rule %q (%s)", e.Decision.Layer, e.Decision.RuleID, e.Decision.Reason)
 }
 
-// Unwrap makes errors.Is(err, ErrDenied) hold.
-func (e *DeniedError) Unwrap() error { return ErrDenied }
+// Unwrap makes errors.Is(err, ErrDenied) hold, and errors.Is and
+// errors.As reach the cause.
+func (e *DeniedError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{ErrDenied}
+	}
+	return []error{ErrDenied, e.Cause}
+}
+
+// sandboxDenial denies every request of a runner whose required sandbox
+// cannot be made here: it fails closed, never unconfined.
+func sandboxDenial(cause error) *DeniedError {
+	return &DeniedError{Decision: Decision{Layer: builtinLayer, RuleID: ruleSandboxUnavailable, Reason: reasonSandboxUnavailable}, Cause: cause}
+}
 
 // Policy is the literal command policy: the ordered layers that configured
 // `shell.commands`. A nil *Policy means no layer configured it, and

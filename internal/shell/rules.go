@@ -10,33 +10,36 @@ import (
 
 // Limits on configured rules (reference §1.10, `shell.commands`).
 const (
-	MaxRulesPerList      = 128
-	MaxRuleArgs          = 256
-	MaxRuleArgBytes      = 8192
-	MaxRuleArgsBytes     = 65536
-	MaxExecutableBytes   = 4096
-	MaxExamplesPerRule   = 64
-	maxRuleIDBytes       = 64
-	builtinLayer         = "builtin"
-	ruleSyntax           = "builtin.shell.syntax"
-	ruleExecutable       = "builtin.shell.executable"
-	ruleAllowlistMiss    = "builtin.commands.allowlist_miss"
-	ruleDefaultDeny      = "builtin.commands.default_deny"
-	ruleDefaultAllow     = "builtin.commands.default_allow"
-	ruleWorkspace        = "builtin.workspace"
-	ruleSymlink          = "builtin.symlink"
-	ruleEnvironment      = "builtin.environment"
-	ruleUnsupportedOS    = "builtin.unsupported_platform"
-	reasonDenyRule       = "deny_rule"
-	reasonAllowRule      = "allow_rule"
-	reasonAllowlistMiss  = "allowlist_miss"
-	reasonDefaultDeny    = "default_deny"
-	reasonDefaultAllow   = "default_allow"
-	reasonWorkspace      = "workspace"
-	reasonSymlink        = "symlink"
-	reasonEnvironment    = "environment"
-	reasonUnsupportedOS  = "unsupported_platform"
-	reasonCwdRootsDenied = "cwd_roots"
+	MaxRulesPerList    = 128
+	MaxRuleArgs        = 256
+	MaxRuleArgBytes    = 8192
+	MaxRuleArgsBytes   = 65536
+	MaxExecutableBytes = 4096
+	MaxExamplesPerRule = 64
+	maxRuleIDBytes     = 64
+	builtinLayer       = "builtin"
+	ruleSyntax         = "builtin.shell.syntax"
+	ruleExecutable     = "builtin.shell.executable"
+	ruleAllowlistMiss  = "builtin.commands.allowlist_miss"
+	ruleDefaultDeny    = "builtin.commands.default_deny"
+	ruleDefaultAllow   = "builtin.commands.default_allow"
+	ruleWorkspace      = "builtin.workspace"
+	ruleSymlink        = "builtin.symlink"
+	ruleEnvironment    = "builtin.environment"
+	ruleUnsupportedOS  = "builtin.unsupported_platform"
+	// ruleSandboxUnavailable: a required sandbox cannot be made here.
+	ruleSandboxUnavailable   = "builtin.sandbox.unavailable"
+	reasonSandboxUnavailable = "sandbox_unavailable"
+	reasonDenyRule           = "deny_rule"
+	reasonAllowRule          = "allow_rule"
+	reasonAllowlistMiss      = "allowlist_miss"
+	reasonDefaultDeny        = "default_deny"
+	reasonDefaultAllow       = "default_allow"
+	reasonWorkspace          = "workspace"
+	reasonSymlink            = "symlink"
+	reasonEnvironment        = "environment"
+	reasonUnsupportedOS      = "unsupported_platform"
+	reasonCwdRootsDenied     = "cwd_roots"
 )
 
 // Rule match modes.

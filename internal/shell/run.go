@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/internal/proc"
+	"github.com/pabloagent/pablo/internal/sandbox"
 )
 
 // Host defaults from the reference (§1.10 limits).
@@ -51,6 +52,10 @@ var (
 	ErrCleanup = errors.New("shell: command cleanup could not be proven")
 	// ErrSpawn: the launcher could not be started.
 	ErrSpawn = errors.New("shell: command could not be started")
+	// ErrSandbox: the command's sandbox could not be set up, so the
+	// command never ran (the run ends with spawn_failed). It comes with a
+	// *sandbox.SetupError.
+	ErrSandbox = errors.New("shell: the command's sandbox could not be set up")
 )
 
 // ArgumentError reports a malformed shell.run argument.
@@ -70,11 +75,12 @@ func (e *ArgumentError) Unwrap() error { return ErrInvalidArguments }
 // RunError reports a command that started but did not end normally. Run
 // returns the (partial) ShellResult alongside it.
 type RunError struct {
-	// Kind is ErrTimeout, ErrCancelled, ErrOutputLimit, ErrCleanup or
-	// ErrSpawn.
+	// Kind is ErrTimeout, ErrCancelled, ErrOutputLimit, ErrCleanup,
+	// ErrSpawn or ErrSandbox.
 	Kind error
 	// Status is the reference's tool status for the kind: "timed_out",
-	// "cancelled", "output_limit", "cleanup_failed" or "spawn_failed".
+	// "cancelled", "output_limit", "cleanup_failed" or "spawn_failed"
+	// (ErrSpawn and ErrSandbox).
 	Status string
 	// Err is the cause, when there is one (the context error, the
 	// *proc.CleanupError, the start error).
@@ -128,14 +134,25 @@ type Options struct {
 	// fails with "exec format error" instead of being run as a script, and
 	// no PWD is set. Off by default, as in the reference.
 	DirectExec bool
+	// Sandbox is the bubblewrap sandbox every command runs in. The zero
+	// value is the default: required, the workspace read-only, no
+	// network. Where no sandbox can be made, a required one fails closed:
+	// every request is denied (builtin.sandbox.unavailable). Mode
+	// sandbox.Off runs commands unconfined: the host's explicit choice.
+	Sandbox sandbox.Profile
+	// Launcher is bubblewrap; nil resolves sandbox.DefaultPath once, in
+	// New, when the sandbox is required.
+	Launcher *sandbox.Launcher
 }
 
-// Runner executes shell.run requests. It is immutable and safe for
-// concurrent use.
+// Runner executes shell.run requests. It is immutable (but for its
+// launcher's one live check) and safe for concurrent use.
 type Runner struct {
 	opts      Options
 	workspace string
 	supported bool
+	sandbox   sandbox.Profile
+	launcher  *sandbox.Launcher
 }
 
 // New validates opts and returns a Runner.
@@ -163,7 +180,28 @@ func New(opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: Workspace must be an existing directory: %v", ErrInvalidOptions, err)
 	}
-	return &Runner{opts: opts, workspace: ws, supported: runtime.GOOS == "linux" || runtime.GOOS == "darwin"}, nil
+	if err := opts.Sandbox.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: Sandbox: %v", ErrInvalidOptions, err)
+	}
+	r := &Runner{opts: opts, workspace: ws, supported: runtime.GOOS == "linux" || runtime.GOOS == "darwin",
+		sandbox: opts.Sandbox.Normalized(), launcher: opts.Launcher}
+	if r.sandbox.Mode != sandbox.Off && r.launcher == nil {
+		r.launcher = sandbox.NewLauncher("")
+	}
+	return r, nil
+}
+
+// Sandbox is the sandbox every command of r runs in.
+func (r *Runner) Sandbox() sandbox.Profile { return r.sandbox }
+
+// SandboxReady reports whether r's sandbox can be made on this host: nil
+// when it is off or bubblewrap works here (one live check, done once), the
+// *sandbox.UnavailableError otherwise.
+func (r *Runner) SandboxReady(ctx context.Context) error {
+	if r.sandbox.Mode == sandbox.Off {
+		return nil
+	}
+	return r.launcher.Ready(ctx)
 }
 
 // Request holds shell.run's arguments (reference §4.3).
@@ -207,6 +245,7 @@ type plan struct {
 	dir     string
 	timeout time.Duration
 	bound   int64
+	sandbox sandbox.Profile
 }
 
 // prepare runs every check that comes before launch, in the reference's
@@ -243,6 +282,11 @@ func (r *Runner) prepare(req Request) (plan, Decision, error) {
 			return plan{}, Decision{}, &DeniedError{Decision: d}
 		}
 	}
+	if r.sandbox.Mode != sandbox.Off {
+		if err := r.launcher.Err(); err != nil {
+			return plan{}, Decision{}, sandboxDenial(err)
+		}
+	}
 	path, args := Launcher, []string(nil)
 	var allowed Decision
 	if r.opts.Policy == nil {
@@ -262,7 +306,18 @@ func (r *Runner) prepare(req Request) (plan, Decision, error) {
 			args = append(args, d.Argv[1:]...)
 		}
 	}
-	p := plan{path: path, args: args, env: env, dir: dir, timeout: r.opts.MaxToolDuration, bound: r.opts.MaxOutputBytes}
+	p := plan{path: path, args: args, env: env, dir: dir, timeout: r.opts.MaxToolDuration, bound: r.opts.MaxOutputBytes, sandbox: r.sandbox}
+	if allowed.Executable != nil && r.sandbox.Mode != sandbox.Off {
+		// A program the policy resolved outside the system directories
+		// and the workspace is shown, read-only, at its own path.
+		for _, f := range []string{allowed.Executable.Canonical, allowed.Executable.Path} {
+			if !sandbox.IsSystemPath(f) && !within(r.workspace, f) && !slices.Contains(p.sandbox.ReadPaths, f) {
+				p.sandbox.ReadPaths = append(slices.Clip(p.sandbox.ReadPaths), f)
+			}
+		}
+	}
+	sb := r.sandbox
+	allowed.Sandbox = &sb
 	if req.TimeoutMs > 0 {
 		p.timeout = min(p.timeout, time.Duration(req.TimeoutMs)*time.Millisecond)
 	}
@@ -301,10 +356,21 @@ func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.SandboxReady(ctx); err != nil {
+		return nil, sandboxDenial(err)
+	}
 	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	cmd := &exec.Cmd{Path: p.path, Args: p.args, Env: p.env, Dir: p.dir}
-	process, err := proc.Start(runCtx, cmd, proc.Options{
+	c, err := r.launcher.Command(p.sandbox, sandbox.Spec{Path: p.path, Args: p.args, Env: p.env, Workspace: r.workspace, Dir: p.dir})
+	if err != nil {
+		var ue *sandbox.UnavailableError
+		if errors.As(err, &ue) {
+			return nil, sandboxDenial(err)
+		}
+		return nil, &RunError{Kind: ErrSandbox, Status: "spawn_failed", Err: err}
+	}
+	defer c.Close()
+	process, err := proc.Start(runCtx, c.Cmd, proc.Options{
 		CleanupAllowance: r.opts.CleanupAllowance,
 		MaxStdout:        p.bound,
 		MaxStderr:        p.bound,
@@ -312,6 +378,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
 		StopOnOverflow:   true,
 		OnOutput:         req.OnOutput,
 	})
+	c.Started()
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, &RunError{Kind: ErrCancelled, Status: "cancelled", Err: ctxErr}
@@ -319,8 +386,11 @@ func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
 		return nil, &RunError{Kind: ErrSpawn, Status: "spawn_failed", Err: err}
 	}
 	res, cleanupErr := process.Wait()
+	setupErr := c.Finish(res.Stderr)
 	out := toShellResult(res)
 	switch {
+	case setupErr != nil && res.End == proc.EndExited && cleanupErr == nil:
+		return nil, &RunError{Kind: ErrSandbox, Status: "spawn_failed", Err: setupErr}
 	case cleanupErr != nil:
 		return out, &RunError{Kind: ErrCleanup, Status: "cleanup_failed", Err: cleanupErr}
 	case res.End == proc.EndOutputLimit || res.StdoutTruncated || res.StderrTruncated:

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/internal/proc"
+	"github.com/pabloagent/pablo/internal/sandbox"
 )
 
 func newRunner(t *testing.T, opts Options) (*Runner, string) {
@@ -91,21 +92,26 @@ func TestPolicyDenialStopsBeforeLaunch(t *testing.T) {
 
 func TestEnvironmentIsOnlyPathLangAndAdmittedNames(t *testing.T) {
 	t.Parallel()
-	r, ws := newRunner(t, Options{Environment: Environment{
-		Values:       map[string]string{"PABLO_TASK_BASE": "base", "PABLO_TASK_LABEL": "config"},
-		AllowedNames: []string{"PABLO_TASK_LABEL"},
-	}})
-	res, err := r.Run(context.Background(), Request{Command: "/usr/bin/env", Cwd: ".", Env: map[string]string{"PABLO_TASK_LABEL": "docs"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The shell itself sets PWD to the working directory (POSIX); Pablo
-	// passes nothing else.
-	got := strings.Fields(res.Stdout)
-	slices.Sort(got)
-	want := []string{"LANG=C", "PABLO_TASK_BASE=base", "PABLO_TASK_LABEL=docs", "PATH=/usr/bin:/bin", "PWD=" + ws}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("environment %q, want %q", got, want)
+	for _, sb := range []sandbox.Profile{{Mode: sandbox.Off}, {}} {
+		r, ws := newRunner(t, Options{Sandbox: sb, Environment: Environment{
+			Values:       map[string]string{"PABLO_TASK_BASE": "base", "PABLO_TASK_LABEL": "config"},
+			AllowedNames: []string{"PABLO_TASK_LABEL"},
+		}})
+		res, err := r.Run(context.Background(), Request{Command: "/usr/bin/env", Cwd: ".", Env: map[string]string{"PABLO_TASK_LABEL": "docs"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The shell itself sets PWD to the working directory (POSIX); Pablo
+		// passes nothing else, but for the sandbox's private HOME.
+		got := strings.Fields(res.Stdout)
+		slices.Sort(got)
+		want := []string{"LANG=C", "PABLO_TASK_BASE=base", "PABLO_TASK_LABEL=docs", "PATH=/usr/bin:/bin", "PWD=" + ws}
+		if sb.Mode != sandbox.Off {
+			want = append([]string{"HOME=" + sandbox.Home}, want...)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: environment %q, want %q", sb, got, want)
+		}
 	}
 }
 
@@ -264,10 +270,17 @@ func TestUnsupportedPlatformIsDenied(t *testing.T) {
 
 func TestSignalIsReported(t *testing.T) {
 	t.Parallel()
-	r, _ := newRunner(t, Options{})
+	r, _ := newRunner(t, Options{Sandbox: sandbox.Profile{Mode: sandbox.Off}})
 	res, err := r.Run(context.Background(), Request{Command: "kill -KILL $$", Cwd: "."})
 	if err != nil || res.ExitCode != nil || res.Signal == nil || *res.Signal != "SIGKILL" {
 		t.Fatalf("got %+v, %v", res, err)
+	}
+	// Inside the sandbox bubblewrap's init reports the signal as a shell
+	// does: exit code 128+N.
+	r, _ = newRunner(t, Options{})
+	res, err = r.Run(context.Background(), Request{Command: "kill -KILL $$", Cwd: "."})
+	if err != nil || res.ExitCode == nil || *res.ExitCode != 128+9 || res.Signal != nil {
+		t.Fatalf("sandboxed: got %+v, %v", res, err)
 	}
 }
 
@@ -419,13 +432,20 @@ func TestShellResultJSONNames(t *testing.T) {
 func TestDirectExecRunsTheResolvedProgramWithoutTheShell(t *testing.T) {
 	t.Parallel()
 	policy := mustPolicy(t, Layer{Name: "l", Rules: CommandRules{Default: DefaultAllow}})
-	r, _ := newRunner(t, Options{Policy: policy, DirectExec: true})
-	res, err := r.Run(context.Background(), Request{Command: `printf '%s|%s' 'a b' '$(id)'`, Cwd: "."})
-	if err != nil || res.Stdout != "a b|$(id)" {
-		t.Fatalf("got %+v, %v", res, err)
-	}
-	res, err = r.Run(context.Background(), Request{Command: "env", Cwd: "."})
-	if err != nil || res.Stdout != "PATH=/usr/bin:/bin\nLANG=C\n" {
-		t.Fatalf("direct exec must pass exactly PATH and LANG: %+v, %v", res, err)
+	for _, sb := range []sandbox.Profile{{Mode: sandbox.Off}, {}} {
+		r, ws := newRunner(t, Options{Policy: policy, DirectExec: true, Sandbox: sb})
+		res, err := r.Run(context.Background(), Request{Command: `printf '%s|%s' 'a b' '$(id)'`, Cwd: "."})
+		if err != nil || res.Stdout != "a b|$(id)" {
+			t.Fatalf("got %+v, %v", res, err)
+		}
+		res, err = r.Run(context.Background(), Request{Command: "env", Cwd: "."})
+		want := "PATH=/usr/bin:/bin\nLANG=C\n"
+		if sb.Mode != sandbox.Off {
+			// bubblewrap adds the private HOME and sets PWD.
+			want += "HOME=" + sandbox.Home + "\nPWD=" + ws + "\n"
+		}
+		if err != nil || res.Stdout != want {
+			t.Fatalf("%s: direct exec must pass exactly PATH and LANG: %+v, %v", sb, res, err)
+		}
 	}
 }
