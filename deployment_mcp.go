@@ -51,6 +51,15 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 				return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: resolve cwd %s: %w", name, cwd, err)
 			}
 			srv.Dir = dir
+			profile, reads := d.c.MCPSandbox(name)
+			for _, ref := range reads {
+				p, err := d.ResolvePath(ref)
+				if err != nil {
+					return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: resolve sandbox read path %s: %w", name, ref, err)
+				}
+				profile.ReadPaths = append(profile.ReadPaths, p)
+			}
+			srv.Sandbox = profile
 		}
 		servers = append(servers, srv)
 	}

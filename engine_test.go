@@ -58,7 +58,12 @@ func scriptDeployment(t testing.TB, dir, ws, script, body string) *Deployment {
 	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
 	doc := "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n" + body
 	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(doc), 0o600)
-	d, err := Load(LoadOptions{Config: filepath.Join(dir, "deployment.toml"), Bindings: map[string]string{"workspace": ws}})
+	binds := map[string]string{"workspace": ws}
+	if strings.Contains(body, `name = "npm"`) {
+		// The binding a sandboxed npm peer's read_paths name.
+		binds["npm"] = npmPrefix()
+	}
+	d, err := Load(LoadOptions{Config: filepath.Join(dir, "deployment.toml"), Bindings: binds})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pabloagent/pablo/internal/sandbox"
 	"maps"
 	"slices"
 	"sort"
@@ -21,11 +22,12 @@ import (
 // them. It implements the engine's ToolCatalog (Tools and Call) and
 // io.Closer. It is frozen once open and safe for concurrent use.
 type Catalog struct {
-	opts    Options
-	servers []*server
-	specs   []authority.ToolSpec
-	tools   map[authority.ID]*tool
-	secrets redact.Set
+	opts     Options
+	launcher *sandbox.Launcher // bubblewrap, for the stdio servers' sandboxes
+	servers  []*server
+	specs    []authority.ToolSpec
+	tools    map[authority.ID]*tool
+	secrets  redact.Set
 
 	mu     sync.Mutex
 	health []Health
@@ -71,7 +73,7 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 	if opts.ClientName == "" {
 		opts.ClientName, opts.ClientVersion = "pablo", "0.1.0"
 	}
-	c := &Catalog{opts: opts, tools: map[authority.ID]*tool{}}
+	c := &Catalog{opts: opts, tools: map[authority.ID]*tool{}, launcher: sandbox.NewLauncher(opts.BubblewrapPath)}
 	if len(opts.Servers) > MaxServers {
 		return nil, &ServerError{Code: CodeConfigurationBound, Kind: ErrConfig, Reason: fmt.Sprintf("%d servers configured; at most %d are allowed", len(opts.Servers), MaxServers)}
 	}
@@ -311,7 +313,7 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 		}
 		srv.sess = newSession(cfg.Name)
 		srv.sess.tracer, srv.sess.transport, srv.sess.mask = c.opts.Tracer, "pipe", c.secrets.String
-		conn, err := startStdio(ctx, cfg, env, srv.sess.notify)
+		conn, err := startStdio(ctx, c.launcher, cfg, env, srv.sess.notify)
 		if err != nil {
 			return &ServerError{Server: cfg.Name, Code: CodeLauncher, Kind: ErrStartup, Reason: "the server could not be launched", Err: err}
 		}
@@ -332,6 +334,9 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 		cancel(nil)
 		<-watched
 		if err != nil && ctx.Err() == nil && conn.exited() {
+			if serr := conn.sandboxFailure(); serr != nil {
+				return fmt.Errorf("%w: the server's sandbox could not be set up: %w", ErrStartup, serr)
+			}
 			return fmt.Errorf("%w: the server exited during startup", ErrStartup)
 		}
 		return err

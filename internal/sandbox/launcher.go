@@ -171,8 +171,8 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	if spec.Dir == "" {
 		spec.Dir = spec.Workspace
 	}
-	if !filepath.IsAbs(spec.Path) || len(spec.Args) == 0 || !filepath.IsAbs(spec.Dir) {
-		return nil, fmt.Errorf("%w: the program and the working directory must be absolute, and Args hold at least argv[0]", ErrInvalidProfile)
+	if !filepath.IsAbs(spec.Path) || len(spec.Args) == 0 || !filepath.IsAbs(spec.Dir) && (p.Mode != Off || spec.Dir != "") {
+		return nil, fmt.Errorf("%w: the program and the working directory must be absolute (off: or empty), and Args hold at least argv[0]", ErrInvalidProfile)
 	}
 	if p.Mode == Off {
 		return &Command{Profile: p, Cmd: &exec.Cmd{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir}}, nil
