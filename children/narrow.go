@@ -78,7 +78,9 @@ type Scope struct {
 //   - Tools, Skills, MCP servers: a nil request list inherits the parent's
 //     list; a non-nil one keeps exactly what it names, each of which the
 //     parent must have, once. An inherited MCP tool whose server the
-//     request leaves out is left out too; a requested one fails.
+//     request leaves out is left out too; a requested one fails. The
+//     subagent tool is never a child's (depth one): inherited, it is left
+//     out; requested, it fails.
 //   - Model route: nil inherits; otherwise a non-empty ordered exact
 //     subsequence of the parent's entries (model_route_order).
 //   - Ceilings: the smaller of the request's and the parent's; a ceiling
@@ -97,9 +99,14 @@ func Narrow(parent, request Scope) (Scope, error) {
 	if out.Capabilities.Skills, err = subset("capabilities.skills", p.Skills, r.Skills); err != nil {
 		return Scope{}, err
 	}
+	if slices.Contains(r.Tools, ToolID) {
+		return Scope{}, errorf(CodeNotInherited, "capabilities.tools", "a child cannot have the %s tool: children are depth one and cannot spawn", ToolID)
+	}
 	if out.Capabilities.Tools, err = subset("capabilities.tools", p.Tools, r.Tools); err != nil {
 		return Scope{}, err
 	}
+	// Depth one: the subagent tool never passes to a child.
+	out.Capabilities.Tools = slices.DeleteFunc(out.Capabilities.Tools, func(t string) bool { return t == ToolID })
 	// An MCP tool goes with its server.
 	if r.MCPServers != nil {
 		for _, t := range out.Capabilities.Tools {
