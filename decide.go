@@ -8,6 +8,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/internal/shell"
 )
 
@@ -37,10 +38,27 @@ func decideCall(ctx context.Context, contracts *authority.Contracts, owner ToolC
 			// A tool's own check can deny more, never lift an approval
 			// the authority asked for.
 			own.NeedsApproval = own.NeedsApproval || d.NeedsApproval
-			return own, nil
+			d = own
+		}
+	}
+	if sc, ok := owner.(sandboxedCatalog); ok && d.Allowed {
+		if p, ok := sc.Sandbox(call.Tool); ok {
+			d.Sandbox = p.String()
 		}
 	}
 	return d, nil
+}
+
+// sandboxedCatalog is a catalog whose tools run in processes it starts in
+// a sandbox (shell.run, stdio MCP servers): a call's decision records the
+// sandbox it runs in, "off" included.
+type sandboxedCatalog interface {
+	Sandbox(id authority.ID) (sandbox.Profile, bool)
+}
+
+// Sandbox is the sandbox shell.run runs in.
+func (c *shellCatalog) Sandbox(id authority.ID) (sandbox.Profile, bool) {
+	return c.runner.Sandbox(), id == authority.ShellRun
 }
 
 func (c *workspaceCatalog) decideCall(ctx context.Context, call authority.Call) (authority.Decision, bool) {

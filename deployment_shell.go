@@ -10,6 +10,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/internal/shell"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -96,3 +97,7 @@ func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 	}
 	return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution}
 }
+
+// ShellSandbox is the sandbox every shell.run command of this deployment
+// runs in: options.shell.sandbox narrowed by every authority layer.
+func (d *Deployment) ShellSandbox() sandbox.Profile { return d.c.ShellSandbox() }

@@ -327,7 +327,7 @@ func (s *step) emit(data EventData) *Outcome {
 //
 // The arguments are recorded with their secrets masked; the tool runs with
 // the arguments the model wrote.
-func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
+func (s *step) emitToolStarted(id, name string, args json.RawMessage, sandbox string) *Outcome {
 	args, masked := s.t.rt.opts.secrets.MaskJSON(args)
 	var buf []byte
 	if s.payloads {
@@ -339,6 +339,10 @@ func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
 		buf = jsonx.AppendString(buf, name)
 		buf = append(buf, `,"arguments":`...)
 		buf = append(buf, args...)
+		if sandbox != "" {
+			buf = append(buf, `,"sandbox":`...)
+			buf = jsonx.AppendString(buf, sandbox)
+		}
 		buf = append(buf, '}')
 		buf = appendMasked(buf, masked)
 		buf = append(buf, '}')
@@ -347,7 +351,7 @@ func (s *step) emitToolStarted(id, name string, args json.RawMessage) *Outcome {
 	ev := &struct {
 		data EventData
 		call EventCall
-	}{data: EventData{Type: EventToolStarted, Masked: masked}, call: EventCall{ID: id, Name: name, Arguments: args}}
+	}{data: EventData{Type: EventToolStarted, Masked: masked}, call: EventCall{ID: id, Name: name, Arguments: args, Sandbox: sandbox}}
 	ev.data.Call = &ev.call
 	return s.publish(buf, "", &ev.data)
 }

@@ -192,7 +192,7 @@ func (s *step) admit(cc checkedCall) (admittedCall, *Outcome) {
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
 		return admittedCall{}, s.ledgerOutcome(err)
 	}
-	if o := s.emitToolStarted(rec.ID, string(cc.id), cc.args); o != nil {
+	if o := s.emitToolStarted(rec.ID, string(cc.id), cc.args, cc.decision.Sandbox); o != nil {
 		return admittedCall{}, s.settleUnsent(rec.ID, outcome.ToolEventSinkFailed, "", o)
 	}
 	return admittedCall{checkedCall: cc}, nil

@@ -15,6 +15,10 @@ type Decision struct {
 	// NeedsApproval, on an allowed decision, says the call may run only
 	// once the task's approver allows that one call.
 	NeedsApproval bool `json:"needs_approval,omitempty"`
+	// Sandbox, on an allowed decision of a call that runs in a process,
+	// is the sandbox it runs in: "off" (the host's explicit choice) or
+	// "required filesystem=F network=N" (internal/sandbox's Profile).
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // Step is one layer's verdict on one dimension.

@@ -489,6 +489,16 @@ func (c *Catalog) scrub(err error) error {
 // name order then discovery order.
 func (c *Catalog) Tools() []authority.ToolSpec { return slices.Clone(c.specs) }
 
+// Sandbox is the sandbox the tool id runs in: its stdio server's, "off"
+// included; ok is false for an HTTP server's tool or one not admitted.
+func (c *Catalog) Sandbox(id authority.ID) (Sandbox, bool) {
+	t, ok := c.tools[id]
+	if !ok || t.srv.cfg.Transport != Stdio {
+		return Sandbox{}, false
+	}
+	return t.srv.cfg.Sandbox.Normalized(), true
+}
+
 // Health returns the health of every configured server, in name order.
 func (c *Catalog) Health() []Health {
 	c.mu.Lock()

@@ -130,7 +130,7 @@ func commands() []command {
 		{path: "doctor", schemas: []string{"doctor-report.schema.json"}, summary: "readiness checks of a deployment (see the README for exit codes 3..8)",
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the version-1 doctor report"),
-				{name: "probe", arg: "provider|mcp", help: "also send one short provider request, or start the MCP servers (default: offline checks only)"},
+				{name: "probe", arg: "provider|mcp|sandbox", help: "also send one short provider request, start the MCP servers, or run the sandbox's live boundary canaries (default: offline checks only)"},
 			}, runFlags())},
 		{path: "version", summary: "print the executable version"},
 	}

@@ -82,7 +82,7 @@ func (dr *doctor) failed() bool { return dr.report.ExitCode != doctorOK }
 // policy makes a required MCP server useless. --probe provider sends one
 // fixed short request (no tools, a 16-token allowance, a 10 s deadline);
 // --probe mcp starts the configured servers and closes them without calling
-// a tool.
+// a tool; --probe sandbox runs the sandbox's live boundary canaries.
 func doctorCommand(ctx context.Context, args []string, h *host) error {
 	var help *helpRequest
 	if _, err := parseArgs(args, "doctor"); errors.As(err, &help) {
@@ -126,8 +126,8 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 	probe := ""
 	if err == nil {
 		probe = p.one("probe")
-		if probe != "" && probe != "provider" && probe != "mcp" {
-			err = usagef("--probe takes provider or mcp, got %q", probe)
+		if probe != "" && probe != "provider" && probe != "mcp" && probe != "sandbox" {
+			err = usagef("--probe takes provider, mcp or sandbox, got %q", probe)
 		}
 	}
 	var overrides []pablo.Override
@@ -154,7 +154,10 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 	dr.credentials(ctx, d, h, fixture != "")
 	dr.skills(ctx, d)
 	dr.policy(d)
+	launcher := dr.sandbox(ctx, d)
 	switch probe {
+	case "sandbox":
+		dr.probeSandbox(ctx, d, launcher)
 	case "provider":
 		if dr.failed() {
 			dr.skip("probe.provider", "an earlier check failed; nothing was sent")

@@ -81,6 +81,12 @@ func policyCommand(ctx context.Context, args []string, h *host) error {
 			b, _ := json.Marshal(shellInfo.Executable)
 			fmt.Fprintf(h.stdout, "  executable: %s\n", b)
 		}
+		if dec.Sandbox != "" {
+			fmt.Fprintf(h.stdout, "  sandbox: %s\n", dec.Sandbox)
+		}
+		if dec.RuleID == "builtin.sandbox.unavailable" {
+			fmt.Fprintf(h.stdout, "  fix:   install the Debian package bubblewrap (apt-get install bubblewrap), or set options.shell.sandbox.mode = \"off\" to run commands unconfined; pablo doctor says why\n")
+		}
 	}
 	if !dec.Allowed {
 		return &exitError{code: 1}

@@ -262,6 +262,7 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		{"doctor bad config", append([]string{"doctor", "--json"}, bad...), 2, ""},
 		{"doctor missing credential", append([]string{"doctor", "--json"}, vercel...), 3, ""},
 		{"doctor probe mcp failed", []string{"doctor", "--json", "--probe", "mcp", "--config", brokenRun, "--bind", "workspace=" + ws}, 6, ""},
+		{"doctor probe sandbox", append([]string{"doctor", "--json", "--probe", "sandbox"}, demo...), 0, ""},
 		{"ledger show", []string{"ledger", "show", "--json", "--store", store}, 0, ""},
 		{"ledger recover", []string{"ledger", "recover", "--json", "--store", store}, 0, ""},
 		{"ledger show missing store", []string{"ledger", "show", "--json", "--store", filepath.Join(dir, "typo.db")}, 2, ""},

@@ -107,6 +107,10 @@ type Call struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Sandbox is the sandbox the call runs in, when it runs in a process
+	// (authority.Decision's Sandbox): "off" or "required filesystem=F
+	// network=N".
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // DeploymentRef identifies the deployment a task runs under.

@@ -27,6 +27,7 @@ type (
 		Name           string          `json:"name"`
 		Arguments      json.RawMessage `json:"arguments"`
 		ArgumentsBytes int             `json:"arguments_bytes"`
+		Sandbox        string          `json:"sandbox,omitempty"`
 	}
 	traceToolFinished struct {
 		event.Event
@@ -143,7 +144,7 @@ func (tw *Writer) encode(ev event.Event, allowContent bool) ([]byte, error) {
 		v = r
 	case event.ToolStarted:
 		if ev.Call != nil {
-			r := &traceToolStarted{Event: ev, Call: traceCall{ID: ev.Call.ID, Name: ev.Call.Name, Arguments: jsonNull, ArgumentsBytes: len(ev.Call.Arguments)}}
+			r := &traceToolStarted{Event: ev, Call: traceCall{ID: ev.Call.ID, Name: ev.Call.Name, Arguments: jsonNull, ArgumentsBytes: len(ev.Call.Arguments), Sandbox: ev.Call.Sandbox}}
 			if capture && len(ev.Call.Arguments) > 0 {
 				r.Call.Arguments = tw.maskJSON(ev.Call.Arguments)
 			}
