@@ -1,0 +1,87 @@
+package acp
+
+// The Pablo extensions a client may negotiate, each by setting
+// clientCapabilities._meta[name] = true in initialize. The agent echoes
+// the ones it accepted in agentCapabilities._meta; an extension whose
+// requirements were not negotiated too is not accepted. A client that
+// negotiates none gets standard ACP only.
+const (
+	// ExtV2 puts correlation metadata (run, session, the native seq range,
+	// trace, deployment) on every session/update and terminal metadata on
+	// every prompt's answer, under _meta["pablo/v2"].
+	ExtV2 = "pablo/v2"
+	// ExtTaskV2 makes the terminal metadata carry the whole task object
+	// instead of its outcome. Requires ExtV2.
+	ExtTaskV2 = "pablo/task-v2"
+	// ExtModelRoute sends each model call's start and finish as the
+	// notification _pablo/v1/model_attempt. Requires ExtV2.
+	ExtModelRoute = "pablo/model-route-v1"
+	// ExtSkills sends each Skill activation as the notification
+	// _pablo/v1/skill. Requires ExtV2.
+	ExtSkills = "pablo/skills-v1"
+	// ExtOutput keeps output_validation in the task. Requires ExtV2 and
+	// ExtTaskV2.
+	ExtOutput = "pablo/output-v1"
+	// ExtOutputRepair keeps output_repair in the task. Requires ExtV2,
+	// ExtTaskV2 and ExtOutput.
+	ExtOutputRepair = "pablo/output-repair-v1"
+)
+
+// The extension notification methods.
+const (
+	MethodModelAttempt = "_pablo/v1/model_attempt"
+	MethodSkill        = "_pablo/v1/skill"
+)
+
+// extension is one row of the negotiation table.
+type extension struct {
+	name     string
+	requires []string
+}
+
+// extensionTable lists the extensions in the order a requirement comes
+// before what requires it. Issue 21 adds pablo/compaction-v1 here.
+func extensionTable() []extension {
+	return []extension{
+		{ExtV2, nil},
+		{ExtTaskV2, []string{ExtV2}},
+		{ExtModelRoute, []string{ExtV2}},
+		{ExtSkills, []string{ExtV2}},
+		{ExtOutput, []string{ExtV2, ExtTaskV2}},
+		{ExtOutputRepair, []string{ExtV2, ExtTaskV2, ExtOutput}},
+	}
+}
+
+// extensions is the set a connection negotiated.
+type extensions struct {
+	v2, task, route, skills, output, repair bool
+}
+
+// negotiate accepts the requested extensions whose requirements are
+// accepted too and returns them with their echo.
+func negotiate(requested map[string]any) (extensions, map[string]any) {
+	accepted := map[string]bool{}
+	for _, e := range extensionTable() {
+		if on, _ := requested[e.name].(bool); !on {
+			continue
+		}
+		ok := true
+		for _, r := range e.requires {
+			ok = ok && accepted[r]
+		}
+		accepted[e.name] = ok
+	}
+	var echo map[string]any
+	for name, ok := range accepted {
+		if ok {
+			if echo == nil {
+				echo = map[string]any{}
+			}
+			echo[name] = true
+		}
+	}
+	return extensions{
+		v2: accepted[ExtV2], task: accepted[ExtTaskV2], route: accepted[ExtModelRoute],
+		skills: accepted[ExtSkills], output: accepted[ExtOutput], repair: accepted[ExtOutputRepair],
+	}, echo
+}

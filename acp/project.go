@@ -1,0 +1,279 @@
+package acp
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/ledger/outcome"
+)
+
+// projector turns the events of one prompt into session/update frames, as
+// REFERENCE §3.3 projects them:
+//
+//	assistant.text.delta → agent_message_chunk (coalesced, below)
+//	tool.started         → tool_call (kind, status pending, rawInput)
+//	first tool.output    → tool_call_update in_progress
+//	tool.finished        → tool_call_update completed or failed, rawOutput
+//	model.started/finished → _pablo/v1/model_attempt (pablo/model-route-v1)
+//	skill.activated      → _pablo/v1/skill (pablo/skills-v1)
+//	run.started, run.finished, other tool.output → nothing (run.finished is
+//	the prompt's answer)
+//
+// Text: the first delta of each model operation goes out at once; later
+// adjacent deltas gather until CoalesceBytes, the window (which the
+// forwarder times) or any other event. Each frame's pablo/v2 metadata
+// names the inclusive native seq range it covers.
+type projector struct {
+	sessionID  string
+	ext        extensions
+	deployment *pablo.DeploymentRef
+	maxBytes   int
+
+	fresh    bool // the next delta is the first of a model operation
+	text     []byte
+	pending  bool
+	from, to pablo.Event // the first and last event of the pending text (metadata only)
+
+	started    map[string]bool // calls whose tool_call went out
+	inProgress map[string]bool // calls whose in_progress went out
+	buf        []byte
+}
+
+func newProjector(sessionID string, ext extensions, dep *pablo.DeploymentRef, maxBytes int) *projector {
+	return &projector{sessionID: sessionID, ext: ext, deployment: dep, maxBytes: maxBytes, fresh: true,
+		started: map[string]bool{}, inProgress: map[string]bool{}}
+}
+
+// emitFunc hands one frame (newline included) to the writer and waits for
+// it to be written.
+type emitFunc func(frame []byte) error
+
+// event projects ev. It reports whether text is left pending, for the
+// forwarder to time.
+func (p *projector) event(ev *pablo.Event, emit emitFunc) error {
+	if ev.Type == pablo.EventTextDelta {
+		return p.delta(ev, emit)
+	}
+	if err := p.flush(emit); err != nil {
+		return err
+	}
+	switch ev.Type {
+	case pablo.EventModelStarted, pablo.EventModelFinished:
+		if ev.Type == pablo.EventModelStarted {
+			p.fresh = true
+		}
+		if p.ext.route {
+			return emit(p.extension(MethodModelAttempt, ev, nil))
+		}
+	case pablo.EventSkillActivated:
+		if p.ext.skills {
+			return emit(p.extension(MethodSkill, ev, ev.Skill))
+		}
+	case pablo.EventToolStarted:
+		if ev.Call == nil {
+			return nil
+		}
+		p.started[ev.Call.ID] = true
+		u := sdk.SessionUpdateToolCall{SessionUpdate: "tool_call", ToolCallId: sdk.ToolCallId(ev.Call.ID),
+			Title: ev.Call.Name, Kind: toolKind(ev.Call.Name), Status: sdk.ToolCallStatusPending}
+		if len(ev.Call.Arguments) > 0 {
+			u.RawInput = ev.Call.Arguments
+		}
+		return emit(p.update(ev, ev, u))
+	case pablo.EventToolOutput:
+		if p.inProgress[ev.CallID] || !p.started[ev.CallID] {
+			return nil
+		}
+		p.inProgress[ev.CallID] = true
+		u := sdk.SessionToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallId: sdk.ToolCallId(ev.CallID),
+			Status: sdk.Ptr(sdk.ToolCallStatusInProgress)}
+		return emit(p.update(ev, ev, u))
+	case pablo.EventToolFinished:
+		status := sdk.ToolCallStatusFailed
+		var r struct {
+			Status string `json:"status"`
+		}
+		if json.Unmarshal(ev.Result, &r) == nil && r.Status == string(outcome.ToolCompleted) {
+			status = sdk.ToolCallStatusCompleted
+		}
+		var raw any
+		if len(ev.Result) > 0 {
+			raw = ev.Result
+		}
+		if !p.started[ev.CallID] {
+			// A call refused before it was admitted has no tool_call yet:
+			// it is announced and settled in one update.
+			p.started[ev.CallID] = true
+			u := sdk.SessionUpdateToolCall{SessionUpdate: "tool_call", ToolCallId: sdk.ToolCallId(ev.CallID),
+				Title: ev.Name, Kind: toolKind(ev.Name), Status: status, RawOutput: raw}
+			return emit(p.update(ev, ev, u))
+		}
+		u := sdk.SessionToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallId: sdk.ToolCallId(ev.CallID),
+			Status: sdk.Ptr(status), RawOutput: raw}
+		return emit(p.update(ev, ev, u))
+	}
+	return nil
+}
+
+// toolKind is the ACP kind of a capability.
+func toolKind(name string) sdk.ToolKind {
+	switch name {
+	case "shell.run":
+		return sdk.ToolKindExecute
+	case "fs.read", "fs.list", "fs.search":
+		return sdk.ToolKindRead
+	case "fs.write", "fs.edit":
+		return sdk.ToolKindEdit
+	}
+	return sdk.ToolKindOther
+}
+
+func (p *projector) delta(ev *pablo.Event, emit emitFunc) error {
+	if ev.Text == "" {
+		return nil
+	}
+	if p.fresh {
+		p.fresh = false
+		return emit(p.chunk(ev, ev, ev.Text))
+	}
+	if !p.pending {
+		p.pending = true
+		p.from = *ev
+		p.text = p.text[:0]
+	}
+	p.to = *ev
+	p.text = append(p.text, ev.Text...)
+	if len(p.text) >= p.maxBytes {
+		return p.flush(emit)
+	}
+	return nil
+}
+
+// flush sends the pending text, if any.
+func (p *projector) flush(emit emitFunc) error {
+	if !p.pending {
+		return nil
+	}
+	p.pending = false
+	return emit(p.chunk(&p.from, &p.to, string(p.text)))
+}
+
+// chunk encodes an agent_message_chunk. Its update is written by hand, in
+// the bytes the SDK's encoder produces (its keys sorted, HTML escaped),
+// which spends two encoding passes and a map per update
+// (TestChunkEncodingMatchesTheSDK holds the two equal).
+func (p *projector) chunk(from, to *pablo.Event, text string) []byte {
+	b := p.head()
+	b = append(b, `{"content":{"text":`...)
+	b = appendJSONString(b, text)
+	b = append(b, `,"type":"text"},"sessionUpdate":"agent_message_chunk"}`...)
+	return p.tail(b, from, to)
+}
+
+// update encodes any other update.
+func (p *projector) update(from, to *pablo.Event, u any) []byte {
+	b := p.head()
+	enc, err := json.Marshal(u)
+	if err != nil {
+		// The updates are built here from valid JSON: unreachable.
+		enc = []byte(`{}`)
+	}
+	b = append(b, enc...)
+	return p.tail(b, from, to)
+}
+
+func (p *projector) head() []byte {
+	b := p.buf[:0]
+	b = append(b, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
+	b = appendJSONString(b, p.sessionID)
+	return append(b, `,"update":`...)
+}
+
+func (p *projector) tail(b []byte, from, to *pablo.Event) []byte {
+	if p.ext.v2 {
+		b = append(b, `,"_meta":{"pablo/v2":`...)
+		b = p.correlation(b, from, to)
+		b = append(b, '}')
+	}
+	b = append(b, "}}\n"...)
+	p.buf = b
+	// The frame is handed to the writer and written before the next is
+	// built, so it can share the buffer; callers that keep a frame copy it.
+	return b
+}
+
+// extension encodes a _pablo/v1/* notification: the session, the
+// correlation and the event's own record.
+func (p *projector) extension(method string, ev *pablo.Event, skill any) []byte {
+	b := p.buf[:0]
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = appendJSONString(b, method)
+	b = append(b, `,"params":{"sessionId":`...)
+	b = appendJSONString(b, p.sessionID)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, string(ev.Type))
+	if skill != nil {
+		enc, _ := json.Marshal(skill)
+		b = append(b, `,"skill":`...)
+		b = append(b, enc...)
+		// Instructions are content: never sent (the reference's
+		// content-free default).
+		b = append(b, `,"instructions":null,"content_redacted":true`...)
+	}
+	b = append(b, `,"pablo/v2":`...)
+	b = p.correlation(b, ev, ev)
+	b = append(b, "}}\n"...)
+	p.buf = b
+	return b
+}
+
+// correlation appends the pablo/v2 correlation metadata of the events
+// from..to.
+func (p *projector) correlation(b []byte, from, to *pablo.Event) []byte {
+	b = append(b, `{"schema_version":`...)
+	b = appendJSONString(b, pablo.EventSchemaVersion)
+	b = append(b, `,"run_id":`...)
+	b = appendJSONString(b, from.RunID)
+	b = append(b, `,"session_id":`...)
+	b = appendJSONString(b, from.SessionID)
+	b = append(b, `,"seq_start":`...)
+	b = strconv.AppendUint(b, from.Seq, 10)
+	b = append(b, `,"seq_end":`...)
+	b = strconv.AppendUint(b, to.Seq, 10)
+	b = append(b, `,"timestamp_unix_micros":`...)
+	b = strconv.AppendInt(b, from.TimestampUnixMicros, 10)
+	b = append(b, `,"trace_id":`...)
+	b = appendJSONString(b, from.TraceID)
+	if p.deployment != nil {
+		enc, _ := json.Marshal(p.deployment)
+		b = append(b, `,"deployment":`...)
+		b = append(b, enc...)
+	}
+	if from.ModelRoute != nil {
+		enc, _ := json.Marshal(from.ModelRoute)
+		b = append(b, `,"model_route":`...)
+		b = append(b, enc...)
+	}
+	return append(b, '}')
+}
+
+// appendJSONString appends s as encoding/json writes a string (HTML
+// characters escaped, invalid UTF-8 replaced by U+FFFD).
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			// Invalid UTF-8 becomes U+FFFD as itself, as the SDK's second
+			// encoding pass writes it (not as \ufffd).
+			enc, _ := json.Marshal(strings.ToValidUTF8(s, "\uFFFD"))
+			return append(b, enc...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}

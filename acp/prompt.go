@@ -1,0 +1,483 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/internal/textx"
+	"github.com/pabloagent/pablo/ledger/outcome"
+)
+
+// MaxPromptBytes bounds a prompt's text with its links' references: the
+// reference's 1 MiB input less 4 KiB kept for instructions.
+const MaxPromptBytes = 1020 << 10
+
+// The bounds of one resource link's textual reference, per field.
+const (
+	maxLinkName        = 256
+	maxLinkURI         = 2048
+	maxLinkTitle       = 256
+	maxLinkDescription = 1024
+	maxLinkMimeType    = 128
+)
+
+// promptText joins a prompt's blocks into the task's input: text as it
+// is, each resource link as a bounded textual reference that is never
+// fetched. Image, audio and embedded resources are refused: the agent
+// does not advertise them.
+func promptText(blocks []sdk.ContentBlock) (string, *sdk.RequestError) {
+	if len(blocks) == 0 {
+		return "", invalidParams("prompt is empty: send at least one text block")
+	}
+	var b strings.Builder
+	for i, blk := range blocks {
+		at := "prompt[" + strconv.Itoa(i) + "]"
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		switch {
+		case blk.Text != nil:
+			b.WriteString(blk.Text.Text)
+		case blk.ResourceLink != nil:
+			l := blk.ResourceLink
+			b.WriteString("[resource link: ")
+			b.WriteString(strconv.Quote(textx.Cut(l.Name, maxLinkName)))
+			b.WriteString(" <")
+			b.WriteString(textx.Cut(l.Uri, maxLinkURI))
+			b.WriteString(">")
+			if l.Title != nil {
+				b.WriteString(" title ")
+				b.WriteString(strconv.Quote(textx.Cut(*l.Title, maxLinkTitle)))
+			}
+			if l.Description != nil {
+				b.WriteString(" description ")
+				b.WriteString(strconv.Quote(textx.Cut(*l.Description, maxLinkDescription)))
+			}
+			if l.MimeType != nil {
+				b.WriteString(" type ")
+				b.WriteString(textx.Cut(*l.MimeType, maxLinkMimeType))
+			}
+			if l.Size != nil {
+				b.WriteString(" size ")
+				b.WriteString(strconv.Itoa(*l.Size))
+			}
+			b.WriteString(" (not fetched)]")
+		case blk.Image != nil:
+			return "", invalidParams(at + ": image content is not supported: send text and resource links")
+		case blk.Audio != nil:
+			return "", invalidParams(at + ": audio content is not supported: send text and resource links")
+		case blk.Resource != nil:
+			return "", invalidParams(at + ": embedded resources are not supported: send a resource link instead")
+		default:
+			return "", invalidParams(at + ": unknown content block")
+		}
+		if b.Len() > MaxPromptBytes {
+			return "", invalidParams("the prompt is over " + strconv.Itoa(MaxPromptBytes) + " bytes with its links")
+		}
+	}
+	return b.String(), nil
+}
+
+// promptRun is one running prompt: the task, its forwarder, and the
+// approval channel bound to it.
+type promptRun struct {
+	c    *conn
+	st   *session
+	id   json.RawMessage // the session/prompt request's ID
+	task *pablo.Task
+	ext  extensions
+
+	// cancelled is set by session/cancel and $/cancel_request: the answer
+	// is then cancelled, whatever the task's outcome.
+	cancelled atomic.Bool
+
+	mu        sync.Mutex
+	announced map[string]chan struct{} // tool_call sent, by call ID
+	forwarded chan struct{}            // closed when the forwarder stops sending
+}
+
+// cancel cancels the task; byClient marks the answer cancelled.
+func (r *promptRun) cancel(byClient bool) {
+	if byClient {
+		r.cancelled.Store(true)
+	}
+	if r.task != nil {
+		r.task.Cancel()
+	}
+}
+
+func (r *promptRun) announce(callID string) {
+	r.mu.Lock()
+	ch := r.announced[callID]
+	if ch == nil {
+		ch = make(chan struct{})
+		r.announced[callID] = ch
+	}
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+	r.mu.Unlock()
+}
+
+func (r *promptRun) announcement(callID string) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ch := r.announced[callID]
+	if ch == nil {
+		ch = make(chan struct{})
+		r.announced[callID] = ch
+	}
+	return ch
+}
+
+// The permission options the agent offers.
+const (
+	optionAllow  = "allow"
+	optionReject = "reject"
+)
+
+// Approve sends session/request_permission for the call, after its
+// tool_call update (the same toolCallId), and waits for the answer:
+// allow is true; reject, a cancelled outcome, an error or the end of ctx
+// is false.
+func (r *promptRun) Approve(ctx context.Context, req pablo.ApprovalRequest) (bool, error) {
+	select {
+	case <-r.announcement(req.CallID):
+	case <-r.forwarded:
+		return false, nil
+	case <-ctx.Done():
+		return false, nil
+	}
+	title := string(req.Tool)
+	params := sdk.RequestPermissionRequest{
+		SessionId: sdk.SessionId(r.st.id),
+		ToolCall: sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(req.CallID), Title: &title,
+			Kind: sdk.Ptr(toolKind(title)), Status: sdk.Ptr(sdk.ToolCallStatusPending)},
+		Options: []sdk.PermissionOption{
+			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow", OptionId: optionAllow},
+			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: optionReject},
+		},
+	}
+	if len(req.Arguments) > 0 {
+		params.ToolCall.RawInput = req.Arguments
+	}
+	m, err := r.c.call(ctx, r.st.id, sdk.ClientMethodSessionRequestPermission, params)
+	if err != nil || m.Error != nil {
+		return false, nil
+	}
+	var resp sdk.RequestPermissionResponse
+	if json.Unmarshal(m.Result, &resp) != nil || resp.Outcome.Selected == nil {
+		return false, nil
+	}
+	return resp.Outcome.Selected.OptionId == optionAllow, nil
+}
+
+// call sends a request to the client and waits for its answer or ctx.
+func (c *conn) call(ctx context.Context, sessionID, method string, params any) (*message, error) {
+	enc, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.nextCall++
+	id := strconv.FormatInt(c.nextCall, 10)
+	cl := &call{session: sessionID, answer: make(chan *message, 1)}
+	c.calls[id] = cl
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.calls, id)
+		c.mu.Unlock()
+	}()
+	b := make([]byte, 0, len(enc)+96)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = appendJSONString(b, method)
+	b = append(b, `,"params":`...)
+	b = append(b, enc...)
+	b = append(b, "}\n"...)
+	if err := c.emit(b); err != nil {
+		return nil, err
+	}
+	select {
+	case m := <-cl.answer:
+		return m, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.work.Done():
+		return nil, c.work.Err()
+	}
+}
+
+// prompt starts a session's prompt: it is admitted here, in the reader,
+// so a cancel read next finds it; its updates and answer are the
+// forwarder's.
+func (c *conn) prompt(m *message) error {
+	var req sdk.PromptRequest
+	e := decode(m.Params, &req)
+	st, err := c.lookup(string(req.SessionId))
+	if err != nil {
+		return err
+	}
+	if e != nil {
+		return c.replyError(m.ID, e)
+	}
+	if st == nil {
+		if req.SessionId == "" {
+			return c.replyError(m.ID, invalidParams("sessionId is required"))
+		}
+		return c.replyError(m.ID, invalidParams("no session "+strconv.Quote(cut(string(req.SessionId), 128))+" on this connection: call session/new first"))
+	}
+	text, e := promptText(req.Prompt)
+	if e != nil {
+		return c.replyError(m.ID, e)
+	}
+	c.mu.Lock()
+	busy := st.run != nil
+	ext := c.ext
+	c.mu.Unlock()
+	if busy {
+		return c.replyError(m.ID, invalidParams("the session is running a prompt: wait for its answer or cancel it"))
+	}
+	ctx := c.work
+	if ext.v2 {
+		var e *sdk.RequestError
+		if ctx, e = traceContext(ctx, req.Meta); e != nil {
+			return c.replyError(m.ID, e)
+		}
+	}
+	run := &promptRun{c: c, st: st, id: append(json.RawMessage(nil), m.ID...), ext: ext,
+		announced: map[string]chan struct{}{}, forwarded: make(chan struct{})}
+	task, err := st.s.Prompt(ctx, text, run)
+	if err != nil {
+		return c.replyError(m.ID, sessionError(err))
+	}
+	run.task = task
+	c.mu.Lock()
+	st.run = run
+	c.mu.Unlock()
+	c.prompts.Add(1)
+	go run.forward()
+	return nil
+}
+
+// traceContext puts the prompt's incoming W3C trace context
+// (_meta["pablo/v2"].traceparent and tracestate) on ctx.
+func traceContext(ctx context.Context, meta map[string]any) (context.Context, *sdk.RequestError) {
+	v2, _ := meta[ExtV2].(map[string]any)
+	if v2 == nil {
+		return ctx, nil
+	}
+	parent, ok := v2["traceparent"].(string)
+	if !ok {
+		if _, present := v2["traceparent"]; present {
+			return ctx, invalidParams(`_meta["pablo/v2"].traceparent must be a string`)
+		}
+		return ctx, nil
+	}
+	state, _ := v2["tracestate"].(string)
+	sc, err := pablo.ParseTraceContext(parent, state)
+	if err != nil {
+		return ctx, invalidParams(`_meta["pablo/v2"]: ` + err.Error())
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, sc), nil
+}
+
+// forward projects the task's events as they come, then answers the
+// prompt once the task has settled and every update is written.
+func (r *promptRun) forward() {
+	c := r.c
+	defer c.prompts.Done()
+	events := make(chan pablo.Event, c.opts.Queue)
+	stop := make(chan struct{})
+	pulled := make(chan struct{})
+	go func() {
+		defer close(pulled)
+		defer close(events)
+		for ev, err := range r.task.Events() {
+			if err != nil {
+				return
+			}
+			select {
+			case events <- ev:
+			case <-stop:
+				return
+			}
+		}
+	}()
+
+	p := newProjector(r.st.id, r.ext, c.opts.Deployment, c.opts.CoalesceBytes)
+	var werr error
+	emit := func(frame []byte) error {
+		if werr == nil {
+			werr = c.emit(frame)
+		}
+		return werr
+	}
+	// The window timer sends its generation; a stale one is ignored.
+	fire := make(chan uint64, 1)
+	var timer Timer
+	var gen uint64
+	disarm := func() {
+		if timer != nil {
+			timer.Stop()
+			timer = nil
+		}
+	}
+	var last pablo.Event
+	for done := false; !done; {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				done = true
+				break
+			}
+			last = ev
+			_ = p.event(&ev, emit)
+			if ev.Type == pablo.EventToolStarted && ev.Call != nil {
+				r.announce(ev.Call.ID)
+			}
+			switch {
+			case !p.pending:
+				disarm()
+			case timer == nil:
+				gen++
+				g := gen
+				timer = c.opts.Clock.AfterFunc(c.opts.CoalesceWindow, func() {
+					select {
+					case fire <- g:
+					default:
+					}
+				})
+			}
+		case g := <-fire:
+			if g == gen && timer != nil {
+				timer = nil
+				_ = p.flush(emit)
+			}
+		}
+	}
+	disarm()
+	_ = p.flush(emit)
+	close(r.forwarded)
+	close(stop)
+	<-pulled
+	obj := r.task.Wait()
+
+	c.mu.Lock()
+	if r.st.run == r {
+		r.st.run = nil
+	}
+	c.mu.Unlock()
+	if werr != nil {
+		return
+	}
+	reason, rpcErr := stopReason(obj, r.cancelled.Load())
+	var meta []byte
+	if r.ext.v2 {
+		meta = terminal(p, &last, obj, r.ext)
+	}
+	if rpcErr != nil {
+		if meta != nil {
+			rpcErr.Data = map[string]any{ExtV2: json.RawMessage(meta)}
+		}
+		_ = c.replyError(r.id, rpcErr)
+		return
+	}
+	resp := sdk.PromptResponse{StopReason: reason}
+	if meta != nil {
+		resp.Meta = map[string]any{ExtV2: json.RawMessage(meta)}
+	}
+	_ = c.reply(r.id, resp)
+}
+
+// stopReason maps a settled task to the prompt's answer (REFERENCE §3.3):
+// completed → end_turn, cancelled → cancelled, policy_denied → refusal,
+// the output_tokens limit → max_tokens, the model and tool call limits →
+// max_turn_requests; timeouts, other limits, failures and tasks never
+// admitted are -32603. A prompt the client cancelled is cancelled whatever
+// the task's outcome.
+func stopReason(obj *pablo.TaskObject, cancelled bool) (sdk.StopReason, *sdk.RequestError) {
+	if cancelled {
+		return sdk.StopReasonCancelled, nil
+	}
+	if obj == nil || obj.Outcome == nil {
+		code := "setup_failed"
+		if obj != nil && obj.Error != nil {
+			code = obj.Error.Code
+		}
+		return "", &sdk.RequestError{Code: -32603, Message: "the task was not admitted: " + code}
+	}
+	o := obj.Outcome
+	switch o.Status {
+	case outcome.Completed:
+		return sdk.StopReasonEndTurn, nil
+	case outcome.Cancelled:
+		return sdk.StopReasonCancelled, nil
+	case outcome.PolicyDenied:
+		return sdk.StopReasonRefusal, nil
+	case outcome.LimitExceeded:
+		switch o.Limit {
+		case outcome.LimitOutputTokens:
+			return sdk.StopReasonMaxTokens, nil
+		case outcome.LimitModelCalls, outcome.LimitToolCalls:
+			return sdk.StopReasonMaxTurnRequests, nil
+		}
+		return "", &sdk.RequestError{Code: -32603, Message: "the task exceeded its " + string(o.Limit) + " limit"}
+	case outcome.TimedOut:
+		return "", &sdk.RequestError{Code: -32603, Message: "the task timed out"}
+	}
+	msg := "the task failed"
+	if o.Code != "" {
+		msg += ": " + string(o.Code)
+	}
+	return "", &sdk.RequestError{Code: -32603, Message: msg}
+}
+
+// terminal is the pablo/v2 terminal metadata: the correlation of the
+// task's last event and its outcome, or its whole task object with
+// pablo/task-v2 (output_validation and output_repair only with their
+// extensions). A task never admitted has no event: its metadata names no
+// run.
+func terminal(p *projector, last *pablo.Event, obj *pablo.TaskObject, ext extensions) []byte {
+	var b []byte
+	if last.RunID != "" {
+		b = p.correlation(nil, last, last)
+		b = b[:len(b)-1]
+	} else {
+		b = append(b, `{"schema_version":`...)
+		b = appendJSONString(b, pablo.EventSchemaVersion)
+	}
+	if ext.task {
+		t := *obj
+		if !ext.output {
+			t.OutputValidation = nil
+		}
+		if !ext.repair {
+			t.OutputRepair = nil
+		}
+		enc, _ := json.Marshal(&t)
+		b = append(b, `,"task":`...)
+		b = append(b, enc...)
+	} else if obj.Outcome != nil {
+		enc, _ := json.Marshal(obj.Outcome)
+		b = append(b, `,"outcome":`...)
+		b = append(b, enc...)
+	} else if obj.Error != nil {
+		enc, _ := json.Marshal(obj.Error)
+		b = append(b, `,"error":`...)
+		b = append(b, enc...)
+	}
+	return append(b, '}')
+}
