@@ -288,10 +288,12 @@ func (l *Launcher) args(p Profile, spec Spec) []string {
 }
 
 // Of /etc, the files any program may need to run: the dynamic loader's
-// cache, the alternatives /usr/bin links through, the user and group names
-// (uid 65534 is "nobody"), the name service switch and the local time.
+// cache (its configuration is for ldconfig only), the alternatives /usr/bin
+// links through, the user and group names (uid 65534 is "nobody"), the
+// name service switch and the local time. Each is one mount of every
+// call's setup, so the list stays short.
 var etcRun = []string{
-	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+	"/etc/ld.so.cache", "/etc/alternatives",
 	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime",
 }
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/sandbox"
 )
 
 // BenchmarkShellRun compares a governed shell.run of `/usr/bin/printf x`
@@ -20,11 +22,13 @@ func BenchmarkShellRun(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := New(Options{Workspace: b.TempDir(), Policy: policy})
+	// Unconfined, as a bare exec.Command is: BenchmarkShellRunSandbox
+	// measures the sandbox.
+	r, err := New(Options{Workspace: b.TempDir(), Policy: policy, Sandbox: sandbox.Profile{Mode: sandbox.Off}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	direct, err := New(Options{Workspace: b.TempDir(), Policy: policy, DirectExec: true})
+	direct, err := New(Options{Workspace: b.TempDir(), Policy: policy, DirectExec: true, Sandbox: sandbox.Profile{Mode: sandbox.Off}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,11 +76,13 @@ func BenchmarkShellRunPaired(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := New(Options{Workspace: b.TempDir(), Policy: policy})
+	// Unconfined, as a bare exec.Command is: BenchmarkShellRunSandbox
+	// measures the sandbox.
+	r, err := New(Options{Workspace: b.TempDir(), Policy: policy, Sandbox: sandbox.Profile{Mode: sandbox.Off}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	direct, err := New(Options{Workspace: b.TempDir(), Policy: policy, DirectExec: true})
+	direct, err := New(Options{Workspace: b.TempDir(), Policy: policy, DirectExec: true, Sandbox: sandbox.Profile{Mode: sandbox.Off}})
 	if err != nil {
 		b.Fatal(err)
 	}
