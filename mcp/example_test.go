@@ -58,3 +58,19 @@ func ExampleOptions_onProgress() {
 	defer cat.Close()
 	cat.CallTool(context.Background(), "mcp/builds/run", json.RawMessage(`{"target":"all"}`))
 }
+
+// A stdio server runs in the bubblewrap sandbox unless the host says
+// otherwise: the zero Sandbox is required, no network, its Dir read-only.
+// A server that needs the network says so, and every call's decision
+// records the sandbox it ran in.
+func ExampleSandbox() {
+	srv := mcp.Server{Name: "search", Transport: mcp.Stdio, Command: "/opt/search/bin/search", Dir: "/srv/work",
+		Sandbox: mcp.Sandbox{Network: "allow", ReadPaths: []string{"/opt/search"}}}
+	fmt.Println(srv.Sandbox.Normalized())
+	fmt.Println(mcp.Sandbox{}.Normalized())
+	fmt.Println(mcp.Sandbox{Mode: "off"}.Normalized())
+	// Output:
+	// required filesystem=read-only network=allow read_paths=1
+	// required filesystem=read-only network=deny
+	// off
+}

@@ -3,7 +3,9 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
+	"strconv"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,6 +149,44 @@ func TestProbeBlocksEveryCanaryAndCatchesThemAllWhenOff(t *testing.T) {
 			if c.Blocked != tc.blocked {
 				t.Errorf("%s: canary %s blocked=%v, want %v (%s)", tc.p, c.Name, c.Blocked, tc.blocked, c.Detail)
 			}
+		}
+	}
+}
+
+// TestNetworkAllowShowsWhatNameResolutionAndTLSNeed: with network deny
+// the sandbox shows none of /etc's resolver and CA files and reaches no
+// listener of the host; with allow it shows them (or DNS and HTTPS would
+// fail) and shares the host's network.
+func TestNetworkAllowShowsWhatNameResolutionAndTLSNeed(t *testing.T) {
+	t.Parallel()
+	l := needBwrap(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	script := `for f in /etc/resolv.conf /etc/hosts /etc/nsswitch.conf /etc/ssl/certs; do [ -e $f ] && echo $f; done; ` +
+		`bash -c 'exec 3<>/dev/tcp/127.0.0.1/` + port + `' 2>/dev/null && echo connected; true`
+	for _, tc := range []struct {
+		p    Profile
+		want string
+	}{
+		{Profile{Network: Deny}, "/etc/nsswitch.conf\n"},
+		{Profile{Network: Allow}, "/etc/resolv.conf\n/etc/hosts\n/etc/nsswitch.conf\n/etc/ssl/certs\nconnected\n"},
+	} {
+		out, errOut, code, err := run(t, l, tc.p, t.TempDir(), script)
+		if err != nil || code != 0 {
+			t.Fatalf("%s: code %d, err %v, stderr %q", tc.p, code, err, errOut)
+		}
+		want := tc.want
+		for _, f := range []string{"/etc/resolv.conf", "/etc/hosts", "/etc/ssl/certs"} {
+			if _, err := os.Stat(f); err != nil {
+				want = strings.Replace(want, f+"\n", "", 1) // the host has none to show
+			}
+		}
+		if out != want {
+			t.Errorf("%s: %q, want %q", tc.p, out, want)
 		}
 	}
 }
