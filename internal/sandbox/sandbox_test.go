@@ -5,8 +5,8 @@ import (
 	"errors"
 	"net"
 	"os"
-	"strconv"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
