@@ -78,7 +78,7 @@ type Scope struct {
 //   - Tools, Skills, MCP servers: a nil request list inherits the parent's
 //     list; a non-nil one keeps exactly what it names, each of which the
 //     parent must have, once. An inherited MCP tool whose server the
-//     request leaves out is left out too; a requested one fails. The
+//     child does not have is left out; a requested one fails. The
 //     subagent tool is never a child's (depth one): inherited, it is left
 //     out; requested, it fails.
 //   - Model route: nil inherits; otherwise a non-empty ordered exact
@@ -107,20 +107,19 @@ func Narrow(parent, request Scope) (Scope, error) {
 	}
 	// Depth one: the subagent tool never passes to a child.
 	out.Capabilities.Tools = slices.DeleteFunc(out.Capabilities.Tools, func(t string) bool { return t == ToolID })
-	// An MCP tool goes with its server.
-	if r.MCPServers != nil {
-		for _, t := range out.Capabilities.Tools {
-			if srv, ok := mcpServer(t); ok && !slices.Contains(out.Capabilities.MCPServers, srv) && r.Tools != nil {
-				return Scope{}, errorf(CodeNotInherited, "capabilities.tools",
-					"tool %q needs MCP server %q, which capabilities.mcp_servers leaves out: add the server or drop the tool",
-					textx.Shorten(t, 80), textx.Shorten(srv, 40))
-			}
+	// An MCP tool goes with its server: one the request names fails
+	// without it, an inherited one is left out.
+	for _, t := range out.Capabilities.Tools {
+		if srv, ok := mcpServer(t); ok && r.Tools != nil && !slices.Contains(out.Capabilities.MCPServers, srv) {
+			return Scope{}, errorf(CodeNotInherited, "capabilities.tools",
+				"tool %q needs MCP server %q, which the child does not have: add the server or drop the tool",
+				textx.Shorten(t, 80), textx.Shorten(srv, 40))
 		}
-		out.Capabilities.Tools = slices.DeleteFunc(out.Capabilities.Tools, func(t string) bool {
-			srv, ok := mcpServer(t)
-			return ok && !slices.Contains(out.Capabilities.MCPServers, srv)
-		})
 	}
+	out.Capabilities.Tools = slices.DeleteFunc(out.Capabilities.Tools, func(t string) bool {
+		srv, ok := mcpServer(t)
+		return ok && !slices.Contains(out.Capabilities.MCPServers, srv)
+	})
 	if out.Capabilities.ModelRoute, err = subsequence(p.ModelRoute, r.ModelRoute); err != nil {
 		return Scope{}, err
 	}
