@@ -66,14 +66,14 @@ func (c *workspaceCatalog) decideCall(ctx context.Context, call authority.Call) 
 	return d, err == nil
 }
 
-func (c *shellCatalog) decideCall(_ context.Context, call authority.Call) (authority.Decision, bool) {
+func (c *shellCatalog) decideCall(ctx context.Context, call authority.Call) (authority.Decision, bool) {
 	var req shell.Request
 	dec := json.NewDecoder(bytes.NewReader(call.Arguments))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		return authority.Decision{}, false
 	}
-	sd, err := c.runner.Decide(req)
+	sd, err := c.runner.DecideContext(ctx, req)
 	if err != nil {
 		return authority.Decision{}, false
 	}

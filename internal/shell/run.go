@@ -345,6 +345,17 @@ func (r *Runner) Decide(req Request) (Decision, error) {
 	return d, nil
 }
 
+// DecideContext is Decide with the sandbox's live check (done once per
+// runner, a few milliseconds): where a required sandbox cannot be made on
+// this host, every request is denied (builtin.sandbox.unavailable), as Run
+// would deny it.
+func (r *Runner) DecideContext(ctx context.Context, req Request) (Decision, error) {
+	if err := r.SandboxReady(ctx); err != nil {
+		return sandboxDenial(err).Decision, nil
+	}
+	return r.Decide(req)
+}
+
 // Run checks and executes one shell.run request in its own process group
 // and returns its result. Errors: *ArgumentError (ErrInvalidArguments),
 // *DeniedError (ErrDenied) — both before anything starts — and *RunError

@@ -291,6 +291,13 @@ func TestRequiredSandboxWithoutBubblewrapFailsClosed(t *testing.T) {
 			return err
 		},
 		func() error {
+			d, err := r.DecideContext(context.Background(), Request{Command: "touch ran", Cwd: "."})
+			if err == nil && !d.Allowed {
+				err = &DeniedError{Decision: d}
+			}
+			return err
+		},
+		func() error {
 			d, err := r.Decide(Request{Command: "touch ran", Cwd: "."})
 			if err == nil && !d.Allowed {
 				err = &DeniedError{Decision: d}
