@@ -329,6 +329,7 @@ func (w *waitTool) Call(ctx context.Context, call pablo.ToolInvocation) pablo.To
 // fixture is a session handler over a scripted model and the test tools.
 type fixture struct {
 	sessions *pablo.Sessions
+	runtime  func(context.Context) (*pablo.Runtime, error)
 	tools    *waitTool
 	ws       string
 }
@@ -365,7 +366,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{sessions: sessions, tools: tools, ws: t.TempDir()}
+	return &fixture{sessions: sessions, runtime: so.Runtime, tools: tools, ws: t.TempDir()}
 }
 
 // recordModel wraps a model and keeps the last user message it was given.

@@ -30,7 +30,7 @@ import (
 type projector struct {
 	sessionID  string
 	ext        extensions
-	deployment *pablo.DeploymentRef
+	deployment []byte // the deployment's JSON, encoded once
 	maxBytes   int
 
 	fresh    bool // the next delta is the first of a model operation
@@ -44,8 +44,12 @@ type projector struct {
 }
 
 func newProjector(sessionID string, ext extensions, dep *pablo.DeploymentRef, maxBytes int) *projector {
-	return &projector{sessionID: sessionID, ext: ext, deployment: dep, maxBytes: maxBytes, fresh: true,
+	p := &projector{sessionID: sessionID, ext: ext, maxBytes: maxBytes, fresh: true,
 		started: map[string]bool{}, inProgress: map[string]bool{}}
+	if dep != nil {
+		p.deployment, _ = json.Marshal(dep)
+	}
+	return p
 }
 
 // emitFunc hands one frame (newline included) to the writer and waits for
@@ -249,9 +253,8 @@ func (p *projector) correlation(b []byte, from, to *pablo.Event) []byte {
 	b = append(b, `,"trace_id":`...)
 	b = appendJSONString(b, from.TraceID)
 	if p.deployment != nil {
-		enc, _ := json.Marshal(p.deployment)
 		b = append(b, `,"deployment":`...)
-		b = append(b, enc...)
+		b = append(b, p.deployment...)
 	}
 	if from.ModelRoute != nil {
 		enc, _ := json.Marshal(from.ModelRoute)

@@ -1,0 +1,44 @@
+package acp
+
+import (
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/ledger/outcome"
+)
+
+// The stop reasons as the reference maps them; everything else is -32603.
+func TestStopReasonsAreTheReferences(t *testing.T) {
+	t.Parallel()
+	task := func(o pablo.Outcome) *pablo.TaskObject { return &pablo.TaskObject{Outcome: &o} }
+	cases := []struct {
+		name      string
+		obj       *pablo.TaskObject
+		cancelled bool
+		want      sdk.StopReason // "" for -32603
+	}{
+		{"completed", task(pablo.Outcome{Status: outcome.Completed}), false, sdk.StopReasonEndTurn},
+		{"cancelled", task(pablo.Outcome{Status: outcome.Cancelled}), false, sdk.StopReasonCancelled},
+		{"policy denied", task(pablo.Outcome{Status: outcome.PolicyDenied}), false, sdk.StopReasonRefusal},
+		{"output tokens", task(pablo.Outcome{Status: outcome.LimitExceeded, Limit: outcome.LimitOutputTokens}), false, sdk.StopReasonMaxTokens},
+		{"model calls", task(pablo.Outcome{Status: outcome.LimitExceeded, Limit: outcome.LimitModelCalls}), false, sdk.StopReasonMaxTurnRequests},
+		{"tool calls", task(pablo.Outcome{Status: outcome.LimitExceeded, Limit: outcome.LimitToolCalls}), false, sdk.StopReasonMaxTurnRequests},
+		{"another limit", task(pablo.Outcome{Status: outcome.LimitExceeded, Limit: outcome.LimitCost}), false, ""},
+		{"timed out", task(pablo.Outcome{Status: outcome.TimedOut}), false, ""},
+		{"failed", task(pablo.Outcome{Status: outcome.Failed, Code: outcome.FailProviderRejected}), false, ""},
+		{"never admitted", pablo.PreAdmissionFailure("invalid_configuration", "x"), false, ""},
+		{"a late cancel of a completed task", task(pablo.Outcome{Status: outcome.Completed}), true, sdk.StopReasonCancelled},
+		{"a late cancel of a failed task", task(pablo.Outcome{Status: outcome.Failed}), true, sdk.StopReasonCancelled},
+	}
+	for _, tc := range cases {
+		got, err := stopReason(tc.obj, tc.cancelled)
+		switch {
+		case tc.want == "" && (err == nil || err.Code != -32603):
+			t.Errorf("%s: %q %v, want -32603", tc.name, got, err)
+		case tc.want != "" && (err != nil || got != tc.want):
+			t.Errorf("%s: %q %v, want %s", tc.name, got, err, tc.want)
+		}
+	}
+}
