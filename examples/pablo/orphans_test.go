@@ -221,3 +221,107 @@ func pidsWith(arg string) []int {
 	}
 	return pids
 }
+
+// TestSandboxedMCPServerDaemonDiesWithItsHost: `pablo run` is killed with
+// SIGKILL during a call to a sandboxed stdio server that started a
+// long-lived child; with nothing reaped, no process of the server's PID
+// namespace survives. The control run with the server's sandbox off shows
+// the child surviving its host.
+func TestSandboxedMCPServerDaemonDiesWithItsHost(t *testing.T) {
+	if runtime.GOOS != "linux" || testing.Short() {
+		t.Skip("builds and kills processes; the sandbox is Linux only")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pablo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	fault := builtFault(t, dir)
+	for _, mode := range []string{"required", "off"} {
+		ws := filepath.Join(dir, "work-"+mode)
+		os.Mkdir(ws, 0o700)
+		marker, pidfile := filepath.Join(ws, "called"), filepath.Join(ws, "pid")
+		tag := "daemon-canary-" + mode + strconv.Itoa(os.Getpid())
+		os.WriteFile(filepath.Join(dir, mode+".json"), []byte(`{"turns":[{"tool_calls":[{"name":"mcp/records/sleep","arguments":{"ms":60000}}]},{"text":["done"]}]}`), 0o600)
+		cfg := filepath.Join(dir, mode+".toml")
+		os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \""+mode+".json\" }\n"+
+			"[options.filesystem]\nwrite = true\n[options.mcp.servers.records]\ntransport = \"stdio\"\ncommand = \""+fault+"\"\n"+
+			"args = [\"-mode\", \"grandchild\", \"-pidfile\", \""+pidfile+"\", \"-callmark\", \""+marker+"\", \"-desc\", \""+tag+"\"]\n"+
+			"[options.mcp.servers.records.sandbox]\nmode = \""+mode+"\"\nfilesystem = \"workspace-write\"\n"), 0o600)
+		cmd := exec.Command(bin, "run", "go", "--config", cfg, "--bind", "workspace="+ws)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(marker); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("%s: the call never started", mode)
+			}
+		}
+		// What to look for once the host is gone: in the sandbox, every
+		// process of the server's PID namespace; unconfined, the child the
+		// server wrote down.
+		var ns string
+		var child int
+		own, err := os.Readlink("/proc/self/ns/pid")
+		if err != nil || own == "" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("cannot read this process's PID namespace: %v", err)
+		}
+		if mode == "required" {
+			// The server inside the sandbox, never bubblewrap outside it
+			// (whose command line holds the tag too): its PID namespace
+			// is not ours.
+			for _, pid := range pidsWith(tag) {
+				if l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid"); err == nil && l != own {
+					ns = l
+					break
+				}
+			}
+		}
+		if b, err := os.ReadFile(pidfile); err == nil && mode == "off" {
+			child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if ns == "" && child == 0 {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("%s: found neither the server's namespace nor its child", mode)
+		}
+		cmd.Process.Kill() // SIGKILL of the host alone, and no reap
+		cmd.Wait()
+		var left []int
+		for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			left = left[:0]
+			if ns != "" && ns != own {
+				names, _ := filepath.Glob("/proc/[0-9]*/ns/pid")
+				for _, n := range names {
+					if l, err := os.Readlink(n); err == nil && l == ns {
+						pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(n))))
+						left = append(left, pid)
+					}
+				}
+			} else if child > 1 && syscall.Kill(child, 0) == nil {
+				left = append(left, child)
+			}
+			if len(left) == 0 || mode == "off" || time.Now().After(end) {
+				break
+			}
+		}
+		for _, pid := range left {
+			if pid > 1 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if mode == "required" && len(left) > 0 {
+			t.Errorf("processes of the sandboxed server's PID namespace outlived its host: %v", left)
+		}
+		if mode == "off" && len(left) == 0 {
+			t.Error("control: with the sandbox off the server's child did not survive its host, so the test cannot catch it")
+		}
+	}
+}
