@@ -82,8 +82,9 @@ func TestWaitAnyReturnsOnTheFirstAndAllOnTheLast(t *testing.T) {
 func TestWaitIsCutToTheRootDeadline(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
-	tr, _, _ := newTree(t, func(o *Options) { o.Clock = clk; o.Deadline = clk.Now().Add(10 * time.Millisecond) })
+	tr, r, _ := newTree(t, func(o *Options) { o.Clock = clk; o.Deadline = clk.Now().Add(10 * time.Millisecond) })
 	a := spawn(t, tr, "a")
+	r.await(a.AgentID)
 	got := startWait(t, tr, clk, WaitRequest{AgentIDs: []string{a.AgentID}, Mode: WaitAll, Timeout: MaxWaitTimeout})
 	clk.Advance(10 * time.Millisecond)
 	if res := <-got; len(res.Remaining) != 1 {

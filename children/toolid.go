@@ -1,4 +1,0 @@
-package children
-
-// ToolID is the capability ID of the subagent tool.
-const ToolID = "subagent"
