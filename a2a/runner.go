@@ -1,0 +1,451 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/ledger/outcome"
+)
+
+// The causes a remote task's context ends with.
+var (
+	errCancelled = errors.New("a2a: the remote child was cancelled")
+	errDeadline  = errors.New("a2a: the remote child's deadline passed")
+)
+
+// Runner runs remote children over A2A: the children package's
+// RemoteRunner. Each StartRemote fetches and admits the remote's card,
+// sends the request's explicit parts (nothing else: no instructions,
+// transcript, tools or credentials), follows the task and validates what
+// comes back locally.
+type Runner struct {
+	c *Client
+}
+
+var _ children.RemoteRunner = (*Runner)(nil)
+
+// NewRunner validates opts and returns a Runner over them.
+func NewRunner(opts Options) (*Runner, error) {
+	c, err := NewClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{c: c}, nil
+}
+
+// Remotes returns the configured remote names: the enum of
+// spawn_remote's remote.
+func (r *Runner) Remotes() []string { return r.c.Remotes() }
+
+// Client returns the runner's client.
+func (r *Runner) Client() *Client { return r.c }
+
+// Report is what Pablo keeps of one remote task apart from its
+// children.Result: the card's digest, the remote IDs as the peer bound
+// them (opaque; never local identities), the last remote state, the usage
+// the peer claimed (decimal strings, never local accounting) and the
+// cancel exchange. Every field is a peer claim except Sent and CancelSent.
+type Report struct {
+	Remote     string `json:"remote"`
+	CardDigest string `json:"card_digest,omitempty"`
+	ContextID  string `json:"context_id,omitempty"`
+	TaskID     string `json:"task_id,omitempty"`
+	// State is the remote's last task state (its A2A 1.0 name).
+	State string `json:"state,omitempty"`
+	// Sent reports that the request left the process.
+	Sent bool `json:"sent"`
+	// CancelSent reports the one CancelTask sent; CancelReceipt is the
+	// state the peer answered with, a claim and never proof of rollback.
+	CancelSent    bool              `json:"cancel_sent"`
+	CancelReceipt string            `json:"cancel_receipt,omitempty"`
+	UsageClaims   map[string]string `json:"usage_claims,omitempty"`
+	// Parts are the result's parts as kept (text, data, inline files,
+	// inert URLs).
+	Parts []ResultPart `json:"parts,omitempty"`
+}
+
+// Handle is one started remote child: a children.Handle with its
+// [Report].
+type Handle struct {
+	// bound is closed once the remote bound its task.
+	bound  chan struct{}
+	done   chan struct{}
+	cancel context.CancelCauseFunc
+	result children.Result
+	report Report
+}
+
+var _ children.Handle = (*Handle)(nil)
+
+// Done is closed once the remote child settled and its goroutine and
+// connections are joined.
+func (h *Handle) Done() <-chan struct{} { return h.done }
+
+// Result is the terminal result, valid after Done.
+func (h *Handle) Result() children.Result { return h.result }
+
+// Report is the remote task's report, valid after Done.
+func (h *Handle) Report() Report { return h.report }
+
+// Bound is closed once the remote bound its task: from then on a cancel
+// sends the task's one CancelTask.
+func (h *Handle) Bound() <-chan struct{} { return h.bound }
+
+// Cancel asks the remote child to stop: one CancelTask when the remote
+// bound a task, nothing sent at all when nothing was sent yet.
+func (h *Handle) Cancel() { h.cancel(errCancelled) }
+
+// StartRemote checks spec and starts the remote child. A child whose ctx
+// is already done settles cancelled with nothing sent, not even the card
+// request.
+func (r *Runner) StartRemote(ctx context.Context, spec children.RemoteSpec) (children.Handle, error) {
+	remote, ok := r.c.Remote(spec.Remote)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is not a configured remote", ErrUnknownRemote, spec.Remote)
+	}
+	msg, err := r.message(spec.RemoteRequest)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	h := &Handle{bound: make(chan struct{}), done: make(chan struct{}), cancel: cancel, report: Report{Remote: remote.Name}}
+	go func() {
+		defer close(h.done)
+		defer cancel(context.Canceled)
+		h.result = r.run(ctx, remote, spec, msg, &h.report, func() { close(h.bound) })
+	}()
+	return h, nil
+}
+
+// message builds the one message sent: the explicit parts, a fresh
+// message ID, the user role, and nothing else.
+func (r *Runner) message(req children.RemoteRequest) (*sdk.Message, error) {
+	if len(req.Parts) == 0 || len(req.Parts) > MaxParts {
+		return nil, fmt.Errorf("%w: parts must hold 1..%d parts, got %d", ErrRequest, MaxParts, len(req.Parts))
+	}
+	if len(req.AcceptedOutputModes) == 0 || len(req.AcceptedOutputModes) > MaxOutputModes {
+		return nil, fmt.Errorf("%w: accepted_output_modes must hold 1..%d modes", ErrRequest, MaxOutputModes)
+	}
+	for i, m := range req.AcceptedOutputModes {
+		if m == "" || len(m) > MaxMediaType {
+			return nil, fmt.Errorf("%w: accepted_output_modes[%d] must be 1..%d bytes", ErrRequest, i, MaxMediaType)
+		}
+	}
+	parts := make([]*sdk.Part, 0, len(req.Parts))
+	for i, p := range req.Parts {
+		kinds := 0
+		var part sdk.Part
+		if p.Text != nil {
+			kinds++
+			part.Content = sdk.Text(*p.Text)
+		}
+		if len(p.Data) > 0 {
+			kinds++
+			var v any
+			if err := json.Unmarshal(p.Data, &v); err != nil {
+				return nil, fmt.Errorf("%w: parts[%d].data is not JSON", ErrRequest, i)
+			}
+			part.Content = sdk.Data{Value: v}
+		}
+		if p.Raw != nil {
+			kinds++
+			part.Content = sdk.Raw(p.Raw)
+		}
+		if p.URL != "" {
+			kinds++
+			if len(p.URL) > MaxURLBytes {
+				return nil, fmt.Errorf("%w: parts[%d].url has more than %d bytes", ErrRequest, i, MaxURLBytes)
+			}
+			part.Content = sdk.URL(p.URL)
+		}
+		if kinds != 1 {
+			return nil, fmt.Errorf("%w: parts[%d] must hold exactly one of text, data, raw and url", ErrRequest, i)
+		}
+		if len(p.MediaType) > MaxMediaType || len(p.Filename) > MaxFilename {
+			return nil, fmt.Errorf("%w: parts[%d]: mediaType is at most %d bytes, filename at most %d", ErrRequest, i, MaxMediaType, MaxFilename)
+		}
+		part.MediaType, part.Filename = p.MediaType, p.Filename
+		parts = append(parts, &part)
+	}
+	return &sdk.Message{ID: r.c.opts.newID(), Role: sdk.MessageRoleUser, Parts: parts}, nil
+}
+
+// run is one remote child, from the card to its settlement.
+func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpec, msg *sdk.Message, rep *Report, onBound func()) children.Result {
+	clock := r.c.opts.clock()
+	if n, ok := spec.MaxDurationMillis.Value(); ok {
+		d := time.Duration(min(n, uint64(1<<62)/uint64(time.Millisecond))) * time.Millisecond
+		var stop func()
+		ctx, stop = timerContext(ctx, clock, d, errDeadline)
+		defer stop()
+	}
+	if ctx.Err() != nil {
+		// A queued or already stopped child: nothing is sent, not even
+		// the card request.
+		return ended(ctx, outcome.NotSent)
+	}
+	card, err := r.c.FetchCard(ctx, remote.Name)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ended(ctx, outcome.NotSent)
+		}
+		return failed(outcome.NotSent, err.Error())
+	}
+	rep.CardDigest = card.Digest
+	stream := card.Streaming
+	if spec.Stream != nil {
+		stream = *spec.Stream && card.Streaming
+	}
+	t := &tracker{remote: remote.Name, max: r.c.opts.maxOutput(), onBound: onBound}
+	params := map[string]any{
+		"message":       msg,
+		"configuration": map[string]any{"acceptedOutputModes": spec.AcceptedOutputModes},
+	}
+	call := rpcCall{remote: remote, card: card, params: params, stream: stream, id: r.c.opts.newID()}
+	if stream {
+		call.method = "SendStreamingMessage"
+	} else {
+		call.method = "SendMessage"
+	}
+	t.method = call.method
+	err = r.exchange(ctx, call, t, rep)
+	rep.ContextID, rep.TaskID, rep.State = r.c.redact.String(t.contextID), r.c.redact.String(t.taskID), stateName(t.state)
+	rep.UsageClaims = t.usage
+	res := r.settle(ctx, err, t, rep)
+	if t.taskID != "" && res.Outcome.Status != outcome.Completed && !settled(t.state) {
+		r.cancelTask(ctx, remote, card, t.taskID, rep)
+	}
+	return res
+}
+
+// exchange sends call and folds every answer into t until the task
+// settles, the stream ends or ctx ends.
+func (r *Runner) exchange(ctx context.Context, call rpcCall, t *tracker, rep *Report) error {
+	rep.Sent = true
+	resp, err := r.c.post(ctx, call)
+	if err != nil {
+		var ns *notSentError
+		if errors.As(err, &ns) {
+			rep.Sent = false
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	if !call.stream {
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		env, err := r.c.envelope(call, data)
+		if err != nil {
+			return err
+		}
+		ev, err := decodeResult(env.Result, false)
+		if err != nil {
+			return t.protocol("%s", err)
+		}
+		return t.apply(ev)
+	}
+	frames := newFrameReader(resp.Body, MaxFrameBytes)
+	for n := 0; ; n++ {
+		if n >= MaxFrames {
+			return t.protocol("the stream has more than %d frames", MaxFrames)
+		}
+		data, err := frames.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return errStreamLost
+			}
+			if errors.Is(err, errFrameTooLarge) {
+				return t.protocol("an SSE frame exceeds %d bytes", MaxFrameBytes)
+			}
+			return err
+		}
+		env, err := r.c.envelope(call, data)
+		if err != nil {
+			return err
+		}
+		ev, err := decodeResult(env.Result, true)
+		if err != nil {
+			return t.protocol("%s", err)
+		}
+		if err := t.apply(ev); err != nil {
+			return err
+		}
+		if settled(t.state) {
+			return nil
+		}
+	}
+}
+
+// errStreamLost is a stream that ended before its task settled.
+var errStreamLost = errors.New("a2a: the stream ended before the remote task settled")
+
+// decodeResult decodes a send result (exactly one message or task) or a
+// stream frame's (exactly one of task, message, statusUpdate,
+// artifactUpdate). The decoder's own message is not kept: it can quote
+// the peer.
+func decodeResult(raw json.RawMessage, stream bool) (sdk.Event, error) {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return nil, fmt.Errorf("the result is not a JSON object")
+	}
+	if len(keys) != 1 {
+		return nil, fmt.Errorf("the result must wrap exactly one object, it has %d members", len(keys))
+	}
+	var sr sdk.StreamResponse
+	if err := json.Unmarshal(raw, &sr); err != nil {
+		return nil, fmt.Errorf("the result does not decode as A2A 1.0")
+	}
+	switch sr.Event.(type) {
+	case *sdk.Task, *sdk.Message:
+	default:
+		if !stream {
+			return nil, fmt.Errorf("a send result must wrap a task or a message")
+		}
+	}
+	return sr.Event, nil
+}
+
+// settle maps how the exchange ended to the child's result.
+func (r *Runner) settle(ctx context.Context, err error, t *tracker, rep *Report) children.Result {
+	delivery := outcome.ResponseReceived
+	if !rep.Sent {
+		delivery = outcome.NotSent
+	} else if t.taskID == "" && !t.message {
+		delivery = outcome.MayHaveBeenSent
+	}
+	if ctx.Err() != nil {
+		// A cancel or the deadline decides, whatever arrived after it.
+		return ended(ctx, delivery)
+	}
+	switch {
+	case errors.Is(err, ErrOutputLimit):
+		return children.Result{Outcome: event.Outcome{Status: outcome.LimitExceeded, Limit: outcome.LimitOutputBytes}}
+	case errors.Is(err, errStreamLost):
+		return failed(delivery, "the stream ended before the remote task settled")
+	case err != nil:
+		var pe *ProtocolError
+		if errors.As(err, &pe) {
+			return failed(delivery, pe.Error())
+		}
+		if errors.Is(err, ErrConfig) || errors.Is(err, ErrRequest) {
+			return failed(outcome.NotSent, err.Error())
+		}
+		return failed(delivery, "the exchange failed: "+transportDetail(err))
+	}
+	parts, masked := maskParts(r.c.redact, resultParts(t.parts))
+	rep.Parts = parts
+	switch t.state {
+	case sdk.TaskStateCompleted:
+		out, structured := render(parts)
+		return children.Result{Outcome: event.Outcome{Status: outcome.Completed, Output: &out, Masked: masked}, Output: out, StructuredOutput: structured}
+	case sdk.TaskStateFailed:
+		return failed(delivery, "the remote task failed")
+	case sdk.TaskStateRejected:
+		return failed(delivery, "the remote rejected the task")
+	case sdk.TaskStateCanceled:
+		return failed(delivery, "the remote canceled the task (a peer claim)")
+	case sdk.TaskStateInputRequired:
+		return failed(delivery, "the remote task needs input (input-required); it is not resubmitted")
+	case sdk.TaskStateAuthRequired:
+		return failed(delivery, "the remote task needs authentication (auth-required); it is not resubmitted")
+	}
+	return failed(delivery, "the blocking send returned before the remote task settled")
+}
+
+// cancelTask sends the task's one CancelTask, bounded by CancelTimeout on
+// the clock, on a context that outlives the child's own (which may be the
+// reason for the cancel). The answer is a claim: it is recorded, never
+// taken as proof of rollback, and any result in it is ignored.
+func (r *Runner) cancelTask(ctx context.Context, remote Remote, card *Card, taskID string, rep *Report) {
+	if rep.CancelSent {
+		return
+	}
+	rep.CancelSent = true
+	cctx, stop := timerContext(context.WithoutCancel(ctx), r.c.opts.clock(), CancelTimeout, errCancelTimeout)
+	defer stop()
+	call := rpcCall{remote: remote, card: card, method: "CancelTask", params: map[string]any{"id": taskID}, id: r.c.opts.newID()}
+	resp, err := r.c.post(cctx, call)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return
+	}
+	env, err := r.c.envelope(call, data)
+	if err != nil {
+		return
+	}
+	var task sdk.Task
+	if json.Unmarshal(env.Result, &task) == nil && string(task.ID) == taskID {
+		rep.CancelReceipt = stateName(task.Status.State)
+	}
+}
+
+var errCancelTimeout = errors.New("a2a: CancelTask took longer than its bound")
+
+func stateName(s sdk.TaskState) string {
+	if s == sdk.TaskStateUnspecified {
+		return ""
+	}
+	return string(s)
+}
+
+// ended is the result of a child whose context ended: timed_out at the
+// deadline, cancelled otherwise.
+func ended(ctx context.Context, _ outcome.Delivery) children.Result {
+	if errors.Is(context.Cause(ctx), errDeadline) {
+		return children.Result{Outcome: event.Outcome{Status: outcome.TimedOut}}
+	}
+	return children.Result{Outcome: event.Outcome{Status: outcome.Cancelled}}
+}
+
+func failed(d outcome.Delivery, reason string) children.Result {
+	if len(reason) > 2048 {
+		reason = reason[:2048]
+	}
+	return children.Result{Outcome: event.Outcome{Status: outcome.Failed, Code: outcome.FailRemoteTask, Delivery: d, Reason: reason}}
+}
+
+// maskParts masks every known secret in a result's parts: a peer that
+// echoes the bearer back never gets it into a record.
+func maskParts(set *redact.Set, parts []ResultPart) ([]ResultPart, int) {
+	total := 0
+	for i := range parts {
+		p := &parts[i]
+		var n int
+		if p.Text != nil {
+			s, k := set.MaskString(*p.Text)
+			p.Text, n = &s, n+k
+		}
+		if p.Data != nil {
+			var k int
+			p.Data, k = set.MaskJSON(p.Data)
+			n += k
+		}
+		if p.Raw != nil {
+			var k int
+			p.Raw, k = set.Mask(p.Raw)
+			n += k
+		}
+		var k int
+		p.URL, k = set.MaskString(p.URL)
+		n += k
+		p.Filename, k = set.MaskString(p.Filename)
+		n += k
+		p.MediaType, k = set.MaskString(p.MediaType)
+		total += n + k
+	}
+	return parts, total
+}
