@@ -96,6 +96,14 @@ func commands() []command {
 				"The --trace file holds one event per line, each as docs/schemas/trace-event.schema.json describes it.",
 				"Exit: 0 completed, 1 the task ended otherwise, 2 invalid arguments or configuration, 130 cancelled.",
 			}},
+		{path: "acp", summary: "serve the deployment to an editor or host over the Agent Client Protocol (ACP v1) on stdin and stdout",
+			deployment: true, flags: acpFlags(),
+			notes: []string{
+				"Stdout carries newline-delimited JSON-RPC and nothing else; diagnostics go to stderr.",
+				"A session's cwd must be the bound workspace. The deployment is re-read at every prompt; the runtime is rebuilt only when it changed.",
+				"Sessions whose prompts run at once: options.interfaces.acp.max_sessions (default 4).",
+				"Exit: 0 the client closed stdin, 1 the connection failed, 2 invalid arguments or configuration, 130 interrupted (SIGINT, SIGTERM).",
+			}},
 		{path: "ledger show", args: "[TASK_ID]", schemas: []string{"ledger-report.schema.json", "error.schema.json"}, summary: "a ledger's tasks, their outcomes and counts",
 			flags: []flag{
 				{name: "store", arg: "PATH", help: "the bbolt ledger database to read (required; never created)"},

@@ -28,6 +28,8 @@ const Version = "0.1.0-dev"
 
 // host is what a command sees of the process: testable without one.
 type host struct {
+	// stdin is read only by `pablo acp --stdio`; nil reads nothing.
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	lookupEnv      func(string) (string, bool)
 	workDir        string
@@ -46,7 +48,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	wd, _ := os.Getwd()
-	code := run(ctx, os.Args[1:], &host{stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv, workDir: wd})
+	code := run(ctx, os.Args[1:], &host{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv, workDir: wd})
 	stop()
 	os.Exit(code)
 }
@@ -73,7 +75,7 @@ func run(ctx context.Context, args []string, h *host) int {
 	// wrote nothing to stdout itself, report writes one error document.
 	out := &countingWriter{w: h.stdout}
 	jsonMode := wantsJSON(args)
-	h = &host{stdout: out, stderr: h.stderr, lookupEnv: h.lookupEnv, workDir: h.workDir, now: h.now, newID: h.newID}
+	h = &host{stdin: h.stdin, stdout: out, stderr: h.stderr, lookupEnv: h.lookupEnv, workDir: h.workDir, now: h.now, newID: h.newID}
 	var err error
 	switch args[0] {
 	case "version", "--version":
@@ -96,6 +98,8 @@ func run(ctx context.Context, args []string, h *host) int {
 		err = skillsCommand(ctx, args[1:], h)
 	case "doctor":
 		err = doctorCommand(ctx, args[1:], h)
+	case "acp":
+		err = acpCommand(ctx, args[1:], h)
 	default:
 		var b strings.Builder
 		writeUsage(&b)

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/script"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// acpFlags are the flags of `pablo acp` after the deployment's: --stdio and
+// the run flags that make sense for a process serving many prompts. The
+// trace and trace-context flags are per task, so they are not here: a
+// client sends trace context with each prompt.
+func acpFlags() []flag {
+	keep := map[string]bool{"store": true, "script": true, "timeout": true, "tool-timeout": true,
+		"max-model-calls": true, "max-tool-calls": true, "max-total-tokens": true, "no-shell": true,
+		"no-filesystem": true, "allow-write": true, "skill": true, "fixture-endpoint": true}
+	out := []flag{
+		{name: "stdio", help: "serve ACP v1 on stdin and stdout (required; the only transport)"},
+		{name: "ask", arg: "CAPABILITY", repeat: true, help: "ask the client (session/request_permission) before every call of this capability, such as shell.run; repeatable; adds a question, never authority"},
+	}
+	for _, f := range runFlags() {
+		if keep[f.name] {
+			if f.name == "store" {
+				f.help = "keep every task's ledger in this bbolt database, created if absent; enables session/list and session/load (default: no store)"
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// acpCommand implements `pablo acp --stdio`: it serves the deployment to
+// an ACP client (an editor) on stdin and stdout until the client closes
+// stdin or the process is interrupted. Stdout carries JSON-RPC frames and
+// nothing else; every diagnostic goes to stderr.
+func acpCommand(ctx context.Context, args []string, h *host) error {
+	p, err := parseArgs(args, "acp")
+	if err != nil {
+		return err
+	}
+	if len(p.args) != 0 {
+		return usagef("pablo acp takes no arguments, got %q (the client sends the prompts)", p.args[0])
+	}
+	if !p.bools["stdio"] {
+		return usagef("pablo acp needs --stdio: stdin and stdout carry the protocol")
+	}
+	overrides, err := runOverrides(p)
+	if err != nil {
+		return err
+	}
+	a := &acpHost{h: h, p: p, overrides: overrides}
+	first, err := a.load(ctx)
+	if err != nil {
+		return err
+	}
+	if path := p.one("script"); path != "" {
+		if first.Locked() {
+			return &pablo.ConfigError{Code: config.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
+		}
+		s, err := script.Load(ctx, path)
+		if err != nil {
+			return usagef("--script: %v", err)
+		}
+		a.model = pablo.NewScriptModel(s)
+	}
+	workspace, err := first.Workspace()
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if real, err := filepath.EvalSymlinks(workspace); err == nil {
+		workspace = real
+	}
+	var store ledger.Store
+	if path := p.one("store"); path != "" {
+		bolt, err := ledger.OpenBolt(path, ledger.BoltOptions{})
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--store: %w", err)}
+		}
+		defer bolt.Close()
+		store = bolt
+	}
+	a.store = store
+	src := &acpRuntimes{load: a.load, build: a.build, warn: func(err error) {
+		fmt.Fprintf(h.stderr, "pablo: warning: %s\n", message(err))
+	}}
+	defer src.Close(context.WithoutCancel(ctx))
+	// The first runtime is built before the first frame is read, so a
+	// deployment that cannot run fails here, with exit 2, not at the
+	// client's first prompt. This call starts no task: its lease is
+	// returned at once.
+	if _, err := src.Runtime(ctx); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	src.release()
+	sessions, err := pablo.NewSessions(pablo.SessionOptions{
+		Runtime:     src.Runtime,
+		Workspace:   workspace,
+		MCPServers:  sessionServers(first),
+		MaxSessions: int(first.Options.Interfaces.ACP.MaxSessions),
+		Store:       store,
+		Now:         h.now,
+		NewID:       h.newID,
+	})
+	if err != nil {
+		return err
+	}
+	stdin := h.stdin
+	if stdin == nil {
+		stdin = eofReader{}
+	}
+	dep := &pablo.DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: first.Fingerprint}
+	return serveACP(ctx, sessions, stdin, rawStdout(h.stdout), h.stderr, store != nil, dep)
+}
+
+// acpHost is what one `pablo acp` process knows of its command line: how
+// to re-read the deployment and how to make a runtime of it.
+type acpHost struct {
+	h         *host
+	p         *parsed
+	overrides []pablo.Override
+	model     pablo.Model // --script, or nil for the configured model
+	store     ledger.Store
+}
+
+// load reads the deployment as the command line names it. The ACP command
+// writes no native trace file yet: a deployment that asks for one is
+// refused rather than run without the trace it asked for.
+func (a *acpHost) load(ctx context.Context) (*pablo.Deployment, error) {
+	d, err := loadDeployment(ctx, a.p, a.h, a.overrides)
+	if err != nil {
+		return nil, err
+	}
+	if d.Options.Trace.Path != nil {
+		return nil, &pablo.ConfigError{Code: config.CodeUnsupportedFeature, Option: "/options/trace/path",
+			Message: "pablo acp does not write the native trace: unset options.trace.path for ACP (OTLP export through options.otel works)"}
+	}
+	return d, nil
+}
+
+// build makes the runtime of d, with the hooks that count its tasks, and
+// returns what closes it and its span pipeline.
+func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeHooks) (*pablo.Runtime, func(context.Context) error, error) {
+	if a.model != nil && d.Locked() {
+		return nil, nil, &pablo.ConfigError{Code: config.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
+	}
+	obs, _, err := openObservability(ctx, a.h, a.p, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	counted := func(ev pablo.Event) error {
+		if ev.Type == pablo.EventRunFinished && ev.Agent.Depth == 0 {
+			hooks.finished()
+		}
+		return nil
+	}
+	rt, err := d.NewRuntime(ctx, pablo.HostOptions{
+		Store:           a.store,
+		Model:           a.model,
+		LookupEnv:       a.h.lookupEnv,
+		Sink:            obs.sink(counted),
+		Tracer:          obs.otel.Tracer(),
+		Now:             a.h.now,
+		NewID:           a.h.newID,
+		FixtureEndpoint: a.p.one("fixture-endpoint"),
+		Ask:             a.ask(),
+	})
+	if err != nil {
+		obs.Close(ctx)
+		return nil, nil, err
+	}
+	return rt, func(ctx context.Context) error { return errors.Join(rt.Close(), obs.Close(ctx)) }, nil
+}
+
+// ask is --ask as capability IDs.
+func (a *acpHost) ask() []authority.ID {
+	var out []authority.ID
+	for _, v := range a.p.values["ask"] {
+		out = append(out, authority.ID(v))
+	}
+	return out
+}
+
+// sessionServers are the deployment's MCP servers as a session may select
+// them: by name, with the same command and arguments or the same URL.
+func sessionServers(d *pablo.Deployment) []pablo.SessionMCPServer {
+	var out []pablo.SessionMCPServer
+	for name, s := range d.Options.MCP.Servers {
+		out = append(out, pablo.SessionMCPServer{Name: name, Command: s.Command, Args: append([]string(nil), s.Args...), URL: s.URL})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// rawStdout is the process's stdout under the CLI's byte counter, so the
+// ACP writer can set write deadlines on the file itself.
+func rawStdout(w io.Writer) io.Writer {
+	if c, ok := w.(*countingWriter); ok {
+		return c.w
+	}
+	return w
+}
+
+// eofReader is an empty stdin.
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }

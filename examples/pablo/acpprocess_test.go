@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// idleRSSBudgetKiB is the issue's bound on a `pablo acp` process's resident
+// memory right after initialize (the reference's is 6.4 MiB).
+const idleRSSBudgetKiB = 16 << 10
+
+// TestACPProcessEndsCleanly runs the built binary: right after initialize
+// its memory is within budget; SIGTERM and SIGINT while a tool call runs
+// answer the prompt cancelled, exit 130 and leave no process behind; EOF
+// does the same with exit 0; a garbage line closes the connection with
+// exit 1; stdout holds JSON-RPC frames only throughout.
+func TestACPProcessEndsCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds pablo and runs it")
+	}
+	dir := t.TempDir()
+	bin := buildPablo(t, dir)
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const marker = "97.125" // a sleep no other test runs
+	cfg := acpDeployment(t, dir, "sleep", `{"turns":[{"tool_calls":[{"name":"shell_run","arguments":{"command":"sleep `+marker+`","cwd":"."}}]},{"text":["woke"]}]}`, "")
+	initialize := func(p *acpProcess) {
+		t.Helper()
+		if _, _, err := p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("IdleRSS", func(t *testing.T) {
+		p := startACP(t, bin, "--config", cfg, "--bind", "workspace="+ws)
+		initialize(p)
+		rss, err := procStatus(p.cmd.Process.Pid, "VmRSS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hwm, _ := procStatus(p.cmd.Process.Pid, "VmHWM")
+		t.Logf("after initialize: VmRSS %d KiB, VmHWM %d KiB", rss, hwm)
+		if rss > idleRSSBudgetKiB {
+			t.Errorf("VmRSS after initialize is %d KiB, over the %d KiB budget", rss, idleRSSBudgetKiB)
+		}
+		if code := p.exitCode(); code != 0 {
+			t.Errorf("EOF while idle: exit %d, want 0", code)
+		}
+	})
+
+	// mid starts a prompt whose shell.run is sleeping and returns when the
+	// sleep runs.
+	mid := func(t *testing.T) (*acpProcess, float64) {
+		t.Helper()
+		p := startACP(t, bin, "--config", cfg, "--bind", "workspace="+ws)
+		initialize(p)
+		s, err := p.session(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.next++
+		id := p.next
+		if err := p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"sleep"}]}}`, id, s)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.until(func(m map[string]any) bool {
+			u, _ := m["params"].(map[string]any)["update"].(map[string]any)
+			return m["method"] == "session/update" && u["sessionUpdate"] == "tool_call"
+		}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for len(processesRunning("sleep "+marker)) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the shell call never started")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return p, float64(id)
+	}
+	answeredCancelled := func(t *testing.T, p *acpProcess, id float64) {
+		t.Helper()
+		resp, err := p.until(func(m map[string]any) bool { return m["id"] == id })
+		if err != nil {
+			t.Fatalf("no answer to the prompt: %v", err)
+		}
+		if r, _ := resp["result"].(map[string]any); r["stopReason"] != "cancelled" {
+			t.Errorf("the prompt was answered %v, want stopReason cancelled", resp)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		end  func(p *acpProcess)
+		code int
+	}{
+		{"SIGTERM", func(p *acpProcess) { p.cmd.Process.Signal(syscall.SIGTERM) }, 130},
+		{"SIGINT", func(p *acpProcess) { p.cmd.Process.Signal(os.Interrupt) }, 130},
+		{"EOF", func(p *acpProcess) { p.in.Close() }, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, id := mid(t)
+			c.end(p)
+			answeredCancelled(t, p, id)
+			if rest, err := p.until(func(map[string]any) bool { return true }); err == nil {
+				t.Errorf("a frame after the cancelled answer: %v", rest)
+			}
+			if code := p.exitCode(); code != c.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, c.code, p.stderr.String())
+			}
+			if left := processesRunning("sleep " + marker); len(left) > 0 {
+				t.Errorf("the shell call outlived pablo: pids %v", left)
+			}
+		})
+	}
+
+	t.Run("GarbageClosesTheConnection", func(t *testing.T) {
+		p := startACP(t, bin, "--config", cfg, "--bind", "workspace="+ws)
+		initialize(p)
+		if err := p.send("this is not JSON"); err != nil {
+			t.Fatal(err)
+		}
+		if rest, err := p.until(func(map[string]any) bool { return true }); err == nil && rest["id"] != nil {
+			t.Errorf("an answer to garbage: %v", rest)
+		}
+		if code := p.exitCode(); code != 1 || !strings.Contains(p.stderr.String(), "pablo:") {
+			t.Errorf("exit %d, want 1 (the connection was closed) and why on stderr: %q", code, p.stderr.String())
+		}
+	})
+}
