@@ -1,0 +1,366 @@
+// acppeer.mjs drives `pablo acp --stdio` with the real ACP TypeScript client
+// SDK (@agentclientprotocol/sdk, stable v1 profile). One Node process runs
+// every scenario; each scenario starts its own pablo processes.
+//
+// The SDK logs and drops what it cannot parse instead of failing, so this
+// script fails on any console.error or console.warn, on any stdout line of
+// pablo that is not one JSON-RPC 2.0 object, and on any stop reason outside
+// the five of ACP v1. It prints one JSON document: {"ok", "problems",
+// "scenarios"}; the Go test (acppeer_test.go) reads it.
+//
+// Usage: node acppeer.mjs CONFIG_JSON, where the config names the SDK entry
+// file, the pablo binary, the workspace and the scenarios' command lines.
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
+import { inspect } from "node:util";
+
+const cfg = JSON.parse(process.argv[2]);
+const acp = await import(pathToFileURL(cfg.sdk).href);
+
+const problems = [];
+const fail = (msg) => problems.push(msg);
+for (const level of ["error", "warn"]) {
+  const orig = console[level].bind(console);
+  console[level] = (...args) => {
+    fail(`the SDK logged console.${level}: ${args.map((a) => (typeof a === "string" ? a : inspect(a, { depth: 4 }))).join(" ")}`);
+    orig(...args);
+  };
+}
+process.on("unhandledRejection", (err) => fail(`unhandled rejection: ${err?.stack ?? err}`));
+
+const children = []; // every pablo process started, ended before exit
+const peers = []; // every connection, for the diagnostics of a failed scenario
+let current = ""; // the scenario running
+const STOP_REASONS = new Set(["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]);
+const TIMEOUT_MS = cfg.timeoutMs ?? 30000;
+
+// within rejects when p does not settle in time, naming what it waited for.
+function within(what, p, ms = TIMEOUT_MS) {
+  let timer;
+  return Promise.race([
+    p,
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+// checkedStdout passes pablo's stdout through unchanged and records each
+// line: it must be a JSON object with jsonrpc "2.0". frames keeps them in
+// arrival order, so a test can ask what came after a response.
+function checkedStdout(label, readable, frames) {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  let pending = "";
+  const check = (line) => {
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      fail(`${label}: a stdout line is not JSON: ${line.slice(0, 200)}`);
+      return;
+    }
+    if (msg === null || typeof msg !== "object" || Array.isArray(msg) || msg.jsonrpc !== "2.0") {
+      fail(`${label}: a stdout line is not a JSON-RPC 2.0 object: ${line.slice(0, 200)}`);
+      return;
+    }
+    frames.push(msg);
+  };
+  return readable.pipeThrough(
+    new TransformStream({
+      transform(chunk, controller) {
+        try {
+          pending += decoder.decode(chunk, { stream: true });
+        } catch {
+          fail(`${label}: stdout is not UTF-8`);
+        }
+        let i;
+        while ((i = pending.indexOf("\n")) >= 0) {
+          check(pending.slice(0, i));
+          pending = pending.slice(i + 1);
+        }
+        controller.enqueue(chunk);
+      },
+      flush() {
+        if (pending.length > 0) fail(`${label}: stdout ended inside a line: ${pending.slice(0, 200)}`);
+      },
+    }),
+  );
+}
+
+// start runs one pablo process and connects the SDK's client to it.
+function start(label, command, args, { cwd, env, permission } = {}) {
+  const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], cwd, env: env ?? process.env });
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (d) => {
+    if (stderr.length < 65536) stderr += d;
+  });
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const frames = [];
+  const updates = new Map(); // sessionId → [update]
+  const permissions = [];
+  const waiters = new Set(); // functions called with each update
+  children.push(child);
+  const scenario = current;
+  const conn = acp
+    .client()
+    .onNotification("session/update", ({ params }) => {
+      if (!updates.has(params.sessionId)) updates.set(params.sessionId, []);
+      updates.get(params.sessionId).push(params.update);
+      for (const w of waiters) w(params.sessionId, params.update);
+    })
+    .onRequest("session/request_permission", async ({ params, signal }) => {
+      permissions.push(params);
+      if (!permission) {
+        fail(`${label}: an unexpected permission request for ${params.toolCall?.toolCallId}`);
+        return { outcome: { outcome: "cancelled" } };
+      }
+      return permission(params, signal);
+    })
+    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin), checkedStdout(label, Readable.toWeb(child.stdout), frames)));
+  const peer = {
+    label,
+    child,
+    conn,
+    agent: conn.agent,
+    frames,
+    updates,
+    permissions,
+    waiters,
+    scenario,
+    exited,
+    stderr: () => stderr,
+    // request sends one request and fails the scenario on a timeout.
+    request: (method, params, options) => within(`${label} ${method}`, conn.agent.request(method, params, options)),
+    // prompt sends one text prompt and checks its stop reason.
+    async prompt(sessionId, text, options) {
+      const r = await peer.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] }, options);
+      if (!STOP_REASONS.has(r?.stopReason)) fail(`${label}: stop reason ${JSON.stringify(r?.stopReason)} is none of the five`);
+      return r;
+    },
+    text: (sessionId) =>
+      (updates.get(sessionId) ?? [])
+        .filter((u) => u.sessionUpdate === "agent_message_chunk" && u.content?.type === "text")
+        .map((u) => u.content.text)
+        .join(""),
+    // close ends stdin, as an editor does, and waits for the exit.
+    async close() {
+      child.stdin.end();
+      const r = await within(`${label} to exit after EOF`, exited);
+      conn.close();
+      return r;
+    },
+  };
+  peers.push(peer);
+  return peer;
+}
+
+function expect(cond, msg) {
+  if (!cond) fail(msg);
+  return cond;
+}
+
+async function initialize(peer, { durable }) {
+  const init = await peer.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+  expect(init.protocolVersion === 1, `${peer.label}: initialize chose protocol ${init.protocolVersion}, want 1`);
+  if (durable) expect(init.agentCapabilities?.loadSession === true, `${peer.label}: loadSession is not advertised with a store`);
+  return init;
+}
+
+const newSession = async (peer, cwd = cfg.workspace) =>
+  (await peer.request("session/new", { cwd, mcpServers: [] })).sessionId;
+
+const scenarios = {};
+
+// basic: initialize → new → prompt → updates → end_turn; a second prompt in
+// the session continues it; two sessions prompted at once; then kill -9 and
+// a new process lists and loads the sessions and continues one.
+scenarios.basic = async () => {
+  const a = start("basic", cfg.bin, cfg.basic.args, { cwd: cfg.workspace });
+  await initialize(a, { durable: true });
+  const s1 = await newSession(a);
+  const r1 = await a.prompt(s1, "first");
+  expect(r1.stopReason === "end_turn", `basic: first prompt stopped ${r1.stopReason}`);
+  expect(a.text(s1) === cfg.basic.reply, `basic: the updates carry ${JSON.stringify(a.text(s1))}, want ${JSON.stringify(cfg.basic.reply)}`);
+  const r2 = await a.prompt(s1, "second");
+  expect(r2.stopReason === "end_turn", `basic: second prompt stopped ${r2.stopReason}`);
+  expect(a.text(s1) === cfg.basic.reply + cfg.basic.reply, `basic: after two prompts the session's text is ${JSON.stringify(a.text(s1))}`);
+
+  const [s2, s3] = await Promise.all([newSession(a), newSession(a)]);
+  const both = await Promise.all([a.prompt(s2, "left"), a.prompt(s3, "right")]);
+  expect(both.every((r) => r.stopReason === "end_turn"), `basic: concurrent prompts stopped ${both.map((r) => r.stopReason)}`);
+  for (const s of [s2, s3]) expect(a.text(s) === cfg.basic.reply, `basic: concurrent session ${s} got ${JSON.stringify(a.text(s))}`);
+  expect(new Set([s1, s2, s3]).size === 3, "basic: session IDs repeat");
+
+  a.child.kill("SIGKILL");
+  const gone = await within("the killed process to exit", a.exited);
+  expect(gone.signal === "SIGKILL", `basic: kill -9 ended the process with ${JSON.stringify(gone)}`);
+  a.conn.close();
+
+  const b = start("basic-after-kill", cfg.bin, cfg.basic.args, { cwd: cfg.workspace });
+  await initialize(b, { durable: true });
+  const list = await b.request("session/list", { cwd: cfg.workspace });
+  const listed = new Map((list.sessions ?? []).map((s) => [s.sessionId, s]));
+  for (const s of [s1, s2, s3]) {
+    expect(listed.has(s), `basic: session/list after the kill lacks ${s}: ${JSON.stringify(list)}`);
+    if (listed.has(s)) expect(listed.get(s).cwd === cfg.workspace, `basic: session ${s} is listed with cwd ${listed.get(s).cwd}`);
+  }
+  await b.request("session/load", { sessionId: s1, cwd: cfg.workspace, mcpServers: [] });
+  expect(b.text(s1) === cfg.basic.reply + cfg.basic.reply, `basic: session/load replayed ${JSON.stringify(b.text(s1))}, want both earlier replies`);
+  const replayedUser = (b.updates.get(s1) ?? []).filter((u) => u.sessionUpdate === "user_message_chunk").length;
+  const r3 = await b.prompt(s1, "third");
+  expect(r3.stopReason === "end_turn", `basic: the loaded session's prompt stopped ${r3.stopReason}`);
+  expect(b.text(s1) === cfg.basic.reply.repeat(3), `basic: the loaded session continued with ${JSON.stringify(b.text(s1))}`);
+  const exit = await b.close();
+  expect(exit.code === 0, `basic: EOF ended pablo with ${JSON.stringify(exit)}: ${b.stderr()}`);
+  return { sessions: 3, replayedUserChunks: replayedUser };
+};
+
+// cancel: a prompt whose tool call (shell.run sleep) is in flight is
+// cancelled by session/cancel and by $/cancel_request; each answers
+// cancelled, and no update of the session follows its response.
+scenarios.cancel = async () => {
+  const c = start("cancel", cfg.bin, cfg.cancel.args, { cwd: cfg.workspace });
+  await initialize(c, { durable: false });
+  const out = {};
+  for (const how of ["session/cancel", "$/cancel_request"]) {
+    const s = await newSession(c);
+    const controller = new AbortController();
+    const started = waitForUpdate(c, s, (u) => u.sessionUpdate === "tool_call");
+    const answer = c.prompt(s, "sleep", how === "$/cancel_request" ? { cancellationSignal: controller.signal } : undefined);
+    const call = await within(`${how}: the tool_call update`, started);
+    expect(call.kind === "execute", `cancel: shell.run's tool_call has kind ${call.kind}, want execute`);
+    expect(call.status === "pending", `cancel: the tool_call's status is ${call.status}, want pending`);
+    expect(call.rawInput && typeof call.rawInput === "object" && String(call.rawInput.command).includes("sleep"), `cancel: the tool_call's raw input is ${JSON.stringify(call.rawInput)}`);
+    if (how === "session/cancel") await c.agent.notify("session/cancel", { sessionId: s });
+    else controller.abort();
+    const t0 = Date.now();
+    const r = await answer;
+    out[how] = { ms: Date.now() - t0 };
+    expect(r.stopReason === "cancelled", `cancel (${how}): stopped ${r.stopReason}, want cancelled`);
+    const at = c.frames.length;
+    // More traffic after the response: any stray update would come first.
+    await newSession(c);
+    const late = c.frames.slice(at).filter((f) => f.method === "session/update" && f.params?.sessionId === s);
+    expect(late.length === 0, `cancel (${how}): ${late.length} updates of the session after its response: ${JSON.stringify(late).slice(0, 300)}`);
+  }
+  const exit = await c.close();
+  expect(exit.code === 0, `cancel: EOF ended pablo with ${JSON.stringify(exit)}: ${c.stderr()}`);
+  return out;
+};
+
+// permission: a call the approver gates becomes session/request_permission
+// bound to that call; allow runs it, reject and cancelled deny it.
+scenarios.permission = async () => {
+  const answers = new Map(); // sessionId → "allow" | "reject" | "cancelled"
+  const p = start("permission", cfg.bin, cfg.permission.args, {
+    cwd: cfg.workspace,
+    permission: (params) => {
+      const want = answers.get(params.sessionId);
+      const kinds = params.options.map((o) => o.kind);
+      expect(kinds.includes("allow_once") && kinds.includes("reject_once"), `permission: options are ${kinds}`);
+      if (want === "cancelled") return { outcome: { outcome: "cancelled" } };
+      const opt = params.options.find((o) => o.kind === (want === "allow" ? "allow_once" : "reject_once"));
+      return { outcome: { outcome: "selected", optionId: opt.optionId } };
+    },
+  });
+  await initialize(p, { durable: false });
+  const out = {};
+  for (const want of ["allow", "reject", "cancelled"]) {
+    const s = await newSession(p);
+    answers.set(s, want);
+    const r = await p.prompt(s, "read it");
+    const asked = p.permissions.filter((q) => q.sessionId === s);
+    expect(asked.length === 1, `permission (${want}): ${asked.length} permission requests, want 1`);
+    const ups = p.updates.get(s) ?? [];
+    const call = ups.find((u) => u.sessionUpdate === "tool_call");
+    if (asked.length === 1 && call) {
+      expect(asked[0].toolCall.toolCallId === call.toolCallId, `permission (${want}): the request names call ${asked[0].toolCall.toolCallId}, the update ${call.toolCallId}`);
+    }
+    const final = ups.filter((u) => u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed")).pop();
+    const status = final?.status;
+    expect(status === (want === "allow" ? "completed" : "failed"), `permission (${want}): the call ended ${status}`);
+    out[want] = { stopReason: r.stopReason, call: status };
+  }
+  const exit = await p.close();
+  expect(exit.code === 0, `permission: EOF ended pablo with ${JSON.stringify(exit)}: ${p.stderr()}`);
+  return out;
+};
+
+// zed: the exact command line of the README's Zed settings.
+scenarios.zed = async () => {
+  const z = start("zed", cfg.zed.command, cfg.zed.args, { cwd: cfg.zed.workspace, env: { ...process.env, ...cfg.zed.env } });
+  await initialize(z, { durable: false });
+  const s = await newSession(z, cfg.zed.workspace);
+  const r = await z.prompt(s, "hello");
+  expect(r.stopReason === "end_turn", `zed: stopped ${r.stopReason}`);
+  const exit = await z.close();
+  expect(exit.code === 0, `zed: EOF ended pablo with ${JSON.stringify(exit)}: ${z.stderr()}`);
+  return { stopReason: r.stopReason };
+};
+
+// selfcheck proves the checks above fire: each case runs pablo behind a
+// wrapper that first writes one bad stdout line, and the problem the case
+// wants must be reported. Those problems are then taken back.
+scenarios.selfcheck = async () => {
+  const out = {};
+  for (const [name, c] of Object.entries(cfg.selfcheck)) {
+    const before = problems.length;
+    const peer = start(`selfcheck-${name}`, c.command, c.args, { cwd: cfg.workspace });
+    try {
+      await initialize(peer, { durable: false });
+      const s = await newSession(peer);
+      await peer.prompt(s, "hello");
+      await peer.close();
+    } catch (err) {
+      fail(`selfcheck-${name}: ${err}`);
+      peer.child.kill("SIGKILL");
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    const caught = problems.splice(before);
+    out[name] = caught.length;
+    if (!caught.some((p) => p.includes(c.want))) {
+      fail(`selfcheck ${name}: the check for ${JSON.stringify(c.want)} did not fire; reported: ${JSON.stringify(caught)}`);
+    }
+  }
+  return out;
+};
+
+// waitForUpdate resolves with the first update of the session that
+// matches, one already received included.
+function waitForUpdate(peer, sessionId, match) {
+  return new Promise((resolve) => {
+    const had = (peer.updates.get(sessionId) ?? []).find(match);
+    if (had) return resolve(had);
+    const w = (sid, u) => {
+      if (sid === sessionId && match(u)) {
+        peer.waiters.delete(w);
+        resolve(u);
+      }
+    };
+    peer.waiters.add(w);
+  });
+}
+
+const results = {};
+for (const name of cfg.run) {
+  const before = problems.length;
+  const t0 = Date.now();
+  current = name;
+  try {
+    results[name] = await scenarios[name]();
+  } catch (err) {
+    const diag = peers.filter((p) => p.scenario === name).map((p) => `\n  ${p.label} stderr: ${p.stderr().slice(-2000)}`).join("");
+    fail(`${name}: ${err?.stack ?? err}${diag}`);
+  }
+  results[name] = { ...(results[name] ?? {}), ms: Date.now() - t0, problems: problems.length - before };
+}
+for (const child of children) {
+  if (child.exitCode === null && child.signalCode === null) {
+    fail(`a pablo process (pid ${child.pid}) was still running at the end`);
+    child.kill("SIGKILL");
+  }
+}
+process.stdout.write(JSON.stringify({ ok: problems.length === 0, problems, scenarios: results }) + "\n");
+process.exit(problems.length === 0 ? 0 : 1);
