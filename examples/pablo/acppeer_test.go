@@ -106,7 +106,7 @@ func TestACPWithTheTypeScriptClient(t *testing.T) {
 	bind := []string{"--bind", "workspace=" + ws}
 	const reply = "hello from pablo"
 	basic := acpDeployment(t, dir, "basic", `{"turns":[{"text":["hello ","from pablo"]}]}`, "")
-	cancel := acpDeployment(t, dir, "cancel", `{"turns":[{"text":["sleeping"],"tool_calls":[{"name":"shell_run","arguments":{"command":"sleep 60","cwd":"."}}]},{"text":["woke"]}]}`, "")
+	cancel := acpDeployment(t, dir, "cancel", `{"turns":[{"text":["sleeping"],"tool_calls":[{"name":"shell_run","arguments":{"command":"sleep 61.25","cwd":"."}}]},{"text":["woke"]}]}`, "")
 	permission := acpDeployment(t, dir, "permission", `{"turns":[{"tool_calls":[{"name":"fs_read","arguments":{"path":"a.txt"}}]},{"text":["done"]}]}`, "")
 
 	zed := readmeZedSettings(t)
@@ -151,7 +151,7 @@ func TestACPWithTheTypeScriptClient(t *testing.T) {
 		"workspace":  ws,
 		"run":        run,
 		"basic":      map[string]any{"args": append([]string{"acp", "--stdio", "--config", basic, "--store", filepath.Join(dir, "ledger.db")}, bind...), "reply": reply},
-		"cancel":     map[string]any{"args": append([]string{"acp", "--stdio", "--config", cancel}, bind...)},
+		"cancel":     map[string]any{"args": append([]string{"acp", "--stdio", "--config", cancel}, bind...), "marker": "sleep 61.25"},
 		"permission": map[string]any{"args": append([]string{"acp", "--stdio", "--config", permission, "--ask", "fs.read"}, bind...)},
 		"zed":        map[string]any{"command": bin, "args": zedArgs, "env": zed.Env, "workspace": project},
 		"selfcheck":  selfcheck,

@@ -19,7 +19,7 @@ func TestACPRuntimeIsReusedUntilTheDeploymentChanges(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "work")
 	os.Mkdir(ws, 0o700)
-	os.WriteFile(filepath.Join(dir, "script.json"), []byte(`{"turns":[{"tool_calls":[{"name":"shell_run","arguments":{"command":"sleep 60","cwd":"."}}]},{"text":["done"]}]}`), 0o600)
+	os.WriteFile(filepath.Join(dir, "script.json"), []byte(`{"turns":[{"tool_calls":[{"name":"fs_list","arguments":{"path":"."}}]},{"text":["done"]}]}`), 0o600)
 	cfg := filepath.Join(dir, "deployment.toml")
 	base := "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n"
 	write := func(extra string) {
@@ -28,7 +28,9 @@ func TestACPRuntimeIsReusedUntilTheDeploymentChanges(t *testing.T) {
 		}
 	}
 	write("")
-	p, err := parseArgs([]string{"--stdio", "--config", cfg, "--bind", "workspace=" + ws}, "acp")
+	// --ask fs.list: each task waits in its approval until it is
+	// cancelled, touching no process or sandbox.
+	p, err := parseArgs([]string{"--stdio", "--config", cfg, "--bind", "workspace=" + ws, "--ask", "fs.list"}, "acp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,14 +52,15 @@ func TestACPRuntimeIsReusedUntilTheDeploymentChanges(t *testing.T) {
 	isClosed := func(rt *pablo.Runtime) bool { mu.Lock(); defer mu.Unlock(); return closed[rt] }
 	ctx := context.Background()
 	// prompt is what the session handler does: take a runtime, start the
-	// task on it. The script's task sleeps in shell.run until cancelled.
+	// task on it. The task's fs.list waits for an approval that never
+	// comes, until the task is cancelled.
 	prompt := func() (*pablo.Runtime, *pablo.Task) {
 		t.Helper()
 		rt, err := src.Runtime(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		task, err := rt.Start(ctx, "sleep")
+		task, err := rt.StartTask(ctx, pablo.TaskRequest{Input: "list", Approver: waitForever{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +70,7 @@ func TestACPRuntimeIsReusedUntilTheDeploymentChanges(t *testing.T) {
 		t.Helper()
 		task.Cancel()
 		if obj := task.Wait(); obj.Outcome.Status != pablo.StatusCancelled {
-			t.Fatalf("the task ended %s", obj.Outcome.Status)
+			t.Fatalf("the task ended %s: %s", obj.Outcome.Status, obj.Outcome.Reason)
 		}
 	}
 	next := func() *pablo.Runtime {
@@ -130,7 +133,7 @@ func TestACPRuntimeIsReusedUntilTheDeploymentChanges(t *testing.T) {
 	if rt4 == leased || isClosed(leased) {
 		t.Fatalf("a leased runtime was closed before its task started (rebuilt: %v)", rt4 != leased)
 	}
-	late, err := leased.Start(ctx, "sleep")
+	late, err := leased.StartTask(ctx, pablo.TaskRequest{Input: "list", Approver: waitForever{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +159,14 @@ func TestACPRuntimeIsReusedUntilTheDeploymentChanges(t *testing.T) {
 	if !isClosed(rt4) {
 		t.Fatal("Close left the current runtime open")
 	}
+}
+
+// waitForever is an approver that answers only when the task ends.
+type waitForever struct{}
+
+func (waitForever) Approve(ctx context.Context, _ pablo.ApprovalRequest) (bool, error) {
+	<-ctx.Done()
+	return false, ctx.Err()
 }
 
 // TestACPRefusesWhatItCannotServe: --stdio is required, no positional

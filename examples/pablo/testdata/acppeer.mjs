@@ -11,6 +11,7 @@
 // Usage: node acppeer.mjs CONFIG_JSON, where the config names the SDK entry
 // file, the pablo binary, the workspace and the scenarios' command lines.
 import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { inspect } from "node:util";
@@ -230,9 +231,11 @@ scenarios.cancel = async () => {
     const started = waitForUpdate(c, s, (u) => u.sessionUpdate === "tool_call");
     const answer = c.prompt(s, "sleep", how === "$/cancel_request" ? { cancellationSignal: controller.signal } : undefined);
     const call = await within(`${how}: the tool_call update`, started);
+    // Mid-tool: the shell command itself is running, not just admitted.
+    await within(`${how}: the shell command to run`, processRunning(cfg.cancel.marker));
     expect(call.kind === "execute", `cancel: shell.run's tool_call has kind ${call.kind}, want execute`);
     expect(call.status === "pending", `cancel: the tool_call's status is ${call.status}, want pending`);
-    expect(call.rawInput && typeof call.rawInput === "object" && String(call.rawInput.command).includes("sleep"), `cancel: the tool_call's raw input is ${JSON.stringify(call.rawInput)}`);
+    expect(call.rawInput && typeof call.rawInput === "object" && String(call.rawInput.command).includes(cfg.cancel.marker), `cancel: the tool_call's raw input is ${JSON.stringify(call.rawInput)}`);
     if (how === "session/cancel") await c.agent.notify("session/cancel", { sessionId: s });
     else controller.abort();
     const t0 = Date.now();
@@ -326,6 +329,23 @@ scenarios.selfcheck = async () => {
   }
   return out;
 };
+
+// processRunning resolves once a process whose command line holds marker
+// runs on this host (polling /proc: the command runs in pablo's sandbox).
+function processRunning(marker) {
+  const seen = () =>
+    readdirSync("/proc").some((pid) => {
+      try {
+        return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").includes(marker);
+      } catch {
+        return false;
+      }
+    });
+  return new Promise((resolve) => {
+    const poll = () => (seen() ? resolve() : setTimeout(poll, 5));
+    poll();
+  });
+}
 
 // waitForUpdate resolves with the first update of the session that
 // matches, one already received included.
