@@ -59,6 +59,7 @@ type Event struct {
 type AgentRef struct {
 	AgentID       string `json:"agent_id"`
 	RootRunID     string `json:"root_run_id"`
+	RootSessionID string `json:"root_session_id"`
 	ParentAgentID string `json:"parent_agent_id,omitempty"`
 	Kind          string `json:"kind"`
 	Depth         int    `json:"depth"`

@@ -117,6 +117,8 @@ func appendHeader(b []byte, ev *event.Event) []byte {
 	b = jsonx.AppendString(b, ev.Agent.AgentID)
 	b = append(b, `,"root_run_id":`...)
 	b = jsonx.AppendString(b, ev.Agent.RootRunID)
+	b = append(b, `,"root_session_id":`...)
+	b = jsonx.AppendString(b, ev.Agent.RootSessionID)
 	if ev.Agent.ParentAgentID != "" {
 		b = append(b, `,"parent_agent_id":`...)
 		b = jsonx.AppendString(b, ev.Agent.ParentAgentID)
