@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/textx"
 
@@ -89,13 +90,13 @@ type SessionOptions struct {
 	// MCPServers are the host-approved MCP server definitions a session
 	// may select from.
 	MCPServers []SessionMCPServer
-	// MaxSessions bounds the sessions whose prompts run at once (0:
-	// DefaultMaxSessions). A prompt past it is refused, never queued.
+	// MaxSessions bounds the sessions whose prompts run at once (0: 4).
+	// A prompt past it is refused, never queued.
 	MaxSessions int
-	// MaxPrompts bounds the prompts of one session (0: DefaultMaxPrompts).
+	// MaxPrompts bounds the prompts of one session (0: 1,024).
 	MaxPrompts int
 	// MaxHistoryBytes bounds the earlier prompts and answers a prompt
-	// carries (0: DefaultMaxHistoryBytes); the oldest turns go first.
+	// carries (0: 256 KiB); the oldest turns go first.
 	MaxHistoryBytes int
 	// Store, when set, is where sessions are listed and loaded from: the
 	// store the runtime's tasks record in.
@@ -106,11 +107,11 @@ type SessionOptions struct {
 	NewID func() string
 }
 
-// The session handler's defaults.
+// The session handler's defaults (SessionOptions documents them).
 const (
-	DefaultMaxSessions     = 4
-	DefaultMaxPrompts      = 1024
-	DefaultMaxHistoryBytes = 256 << 10
+	defaultMaxSessions     = 4
+	defaultMaxPrompts      = 1024
+	defaultMaxHistoryBytes = 256 << 10
 )
 
 // SessionMCPServer is an MCP server definition as a session names it: by
@@ -202,13 +203,13 @@ func NewSessions(opts SessionOptions) (*Sessions, error) {
 		return nil, errors.New("pablo: SessionOptions.Runtime is required")
 	}
 	if opts.MaxSessions <= 0 {
-		opts.MaxSessions = DefaultMaxSessions
+		opts.MaxSessions = defaultMaxSessions
 	}
 	if opts.MaxPrompts <= 0 {
-		opts.MaxPrompts = DefaultMaxPrompts
+		opts.MaxPrompts = defaultMaxPrompts
 	}
 	if opts.MaxHistoryBytes <= 0 {
-		opts.MaxHistoryBytes = DefaultMaxHistoryBytes
+		opts.MaxHistoryBytes = defaultMaxHistoryBytes
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -237,11 +238,18 @@ type Session struct {
 
 	mu        sync.Mutex
 	turns     []sessionTurn
-	busy      bool   // a prompt is starting or running
-	task      *Task  // the running prompt's task, once started
-	cancelled bool   // Cancel came while the prompt was starting
-	gen       uint64 // numbers the prompts started
+	busy      bool       // a prompt is starting or running
+	task      *Task      // the running prompt's task, once started
+	cancelled bool       // Cancel came while the prompt was starting
+	gen       uint64     // numbers the prompts started
+	idle      *sync.Cond // signalled, on mu, when a prompt settles
 	closed    bool
+}
+
+func newSession(s *Sessions, id, workspace string, servers []string) *Session {
+	x := &Session{s: s, id: id, workspace: workspace, servers: servers}
+	x.idle = sync.NewCond(&x.mu)
+	return x
 }
 
 // sessionTurn is one settled prompt as later prompts carry it.
@@ -306,7 +314,7 @@ func (s *Sessions) New(ctx context.Context, req SessionRequest) (*Session, error
 	if err != nil {
 		return nil, err
 	}
-	x := &Session{s: s, id: s.opts.NewID(), workspace: ws, servers: servers}
+	x := newSession(s, s.opts.NewID(), ws, servers)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.open[x.id]; dup {
@@ -418,7 +426,7 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 	if tasks[0].link.Workspace != ws {
 		return nil, nil, invalid("session %q ran in another workspace", textx.Shorten(id, 128))
 	}
-	x := &Session{s: s, id: id, workspace: ws, servers: servers}
+	x := newSession(s, id, ws, servers)
 	var turns []SessionTurn
 	for _, t := range tasks {
 		turn, err := replayTurn(ctx, s.opts.Store, t)
@@ -447,9 +455,9 @@ func replayTurn(ctx context.Context, store ledger.Store, t storedTask) (SessionT
 		}
 		ev := Event{SchemaVersion: EventSchemaVersion, Seq: r.Event.Seq, RootSeq: r.Event.RootSeq, TimestampUnixMicros: r.Event.Time.UnixMicro(),
 			RunID: t.id, SessionID: t.link.SessionID,
-			Agent: AgentRef{AgentID: r.Event.AgentID, RootRunID: t.id, ParentAgentID: r.Event.ParentID, Kind: "root"}}
+			Agent: AgentRef{AgentID: r.Event.AgentID, RootRunID: t.id, RootSessionID: t.link.SessionID, ParentAgentID: r.Event.ParentID, Kind: "root"}}
 		if r.Event.AgentID != root {
-			ev.Agent.Kind, ev.Agent.Depth = "child", 1
+			ev.Agent.Kind, ev.Agent.Depth = string(children.KindLocal), 1
 		}
 		if len(r.Event.Payload) > 0 {
 			if err := json.Unmarshal(r.Event.Payload, &ev.EventData); err != nil {
@@ -527,6 +535,7 @@ func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (
 			x.turns = append(x.turns, *turn)
 		}
 		x.busy, x.task = false, nil
+		x.idle.Broadcast()
 		x.mu.Unlock()
 		s.mu.Lock()
 		s.running--
@@ -595,12 +604,16 @@ func (x *Session) Cancel() {
 func (x *Session) Close() error {
 	x.mu.Lock()
 	x.closed = true
-	t := x.task
-	x.mu.Unlock()
-	if t != nil {
-		t.Cancel()
-		<-t.Done()
+	gen := x.gen
+	for x.busy && x.gen == gen {
+		// A prompt starting is cancelled as it starts (Prompt sees closed);
+		// a running one now. Either way Close returns once it settled.
+		if x.task != nil {
+			x.task.Cancel()
+		}
+		x.idle.Wait()
 	}
+	x.mu.Unlock()
 	x.s.mu.Lock()
 	delete(x.s.open, x.id)
 	x.s.mu.Unlock()
