@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/script"
@@ -89,6 +90,9 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 			return nil, err // checked when the deployment loaded
 		}
 		ro.secrets.AddPatterns(p)
+	}
+	if o.Children.Enabled {
+		ro.Children = &children.Capacity{}
 	}
 	if o.Run.Instructions != nil {
 		ro.Instructions = *o.Run.Instructions

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/output"
@@ -23,15 +24,21 @@ import (
 
 // step is the state of one task's run loop.
 type step struct {
-	t        *Task
-	conf     agentConf
-	ctx      context.Context
-	caller   context.Context
-	agent    string
-	hdr      *eventlog.Header
-	catalogs []ToolCatalog
-	owner    map[authority.ID]ToolCatalog
-	byWire   map[string]authority.ID
+	t    *Task
+	conf agentConf
+	tree *children.Tree // the root's supervisor, when children are enabled
+	// stopTreeClose stops the closing of tree that the root's
+	// cancellation starts; treeClosed is closed once that closing ended.
+	stopTreeClose func() bool
+	treeClosed    chan struct{}
+	base          context.Context // the agent's own context, before its deadline and tool wiring
+	ctx           context.Context
+	caller        context.Context
+	agent         string
+	hdr           *eventlog.Header
+	catalogs      []ToolCatalog
+	owner         map[authority.ID]ToolCatalog
+	byWire        map[string]authority.ID
 	// refused holds, by wire name and by capability ID, the decision that
 	// kept a listed tool out of the admitted catalog, so a call to it is
 	// recorded with the layer and rule that denied it.
@@ -64,6 +71,7 @@ type step struct {
 func (t *Task) run(ctx, caller context.Context) {
 	r := t.rt
 	s := newStep(t, ctx, caller)
+	s.base = ctx
 	if d, ok := t.root.Deadline(s.agent); ok {
 		var cancel context.CancelFunc
 		s.ctx, cancel = context.WithDeadline(ctx, d)
@@ -71,9 +79,21 @@ func (t *Task) run(ctx, caller context.Context) {
 	}
 	ctx, span := r.tracer.Start(s.ctx, "invoke_agent", trace.WithAttributes(attribute.String("pablo.run_id", t.root.ID())))
 	s.ctx = WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput)
+	if span.IsRecording() {
+		span.SetAttributes(agentAttributes(s.hdr)...)
+	}
 	s.traceID = traceIDOf(span, caller, t.root.ID())
 	s.hdr.TraceID = s.traceID
 	end := s.loop()
+	if s.tree != nil {
+		// Every child settles and is joined before the root's terminal
+		// event: admission stops, the queue drains, the active are
+		// cancelled.
+		if !s.stopTreeClose() {
+			<-s.treeClosed // closing since the root was cancelled
+		}
+		s.tree.Close(context.WithoutCancel(s.ctx))
+	}
 	span.SetAttributes(attribute.String("pablo.outcome", string(end.Status)))
 	if end.Status != StatusCompleted {
 		span.SetStatus(codes.Error, string(end.Status))
@@ -89,13 +109,14 @@ func (t *Task) run(ctx, caller context.Context) {
 // task's own context, caller the one its host started it with.
 func newStep(t *Task, ctx, caller context.Context) *step {
 	r := t.rt
-	conf := agentConf{auth: r.opts.Authority, input: t.req.Input, history: t.req.History, context: r.opts.Context,
+	conf := agentConf{model: r.opts.Model, auth: r.opts.Authority, input: t.req.Input, history: t.req.History, context: r.opts.Context,
 		approver: t.req.Approver, output: r.opts.Output}
 	s := &step{t: t, conf: conf, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info(), payloads: r.opts.Store != nil || r.opts.NewLedger != nil}
 	s.hdr = &eventlog.Header{RunID: t.root.ID(), SessionID: t.req.SessionID, Agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
 	if s.hdr.SessionID == "" {
 		s.hdr.SessionID = s.hdr.RunID
 	}
+	s.hdr.Agent.RootSessionID = s.hdr.SessionID
 	return s
 }
 
@@ -237,8 +258,9 @@ func (s *step) openCatalogs() *Outcome {
 	var more []ToolCatalog
 	if r.opts.OpenCatalogs != nil {
 		var err error
-		more, err = r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers})
-		s.catalogs = append(s.catalogs, more...)
+		opened, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers})
+		more = append(more, opened...)
+		s.catalogs = append(s.catalogs, opened...)
 		if err != nil && (errors.Is(err, ledger.ErrStore) || errors.Is(err, ledger.ErrClosed)) {
 			// The ledger refused a catalog's admission records.
 			return s.ledgerOutcome(err)
@@ -261,6 +283,29 @@ func (s *step) openCatalogs() *Outcome {
 	}
 	if v.err != nil {
 		return &Outcome{Status: StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
+	}
+	if r.opts.Children != nil {
+		// The supervisor is the task's own, made once the other tools are
+		// known (they are what a child narrows); its subagent tool joins
+		// the view like a per-task catalog.
+		sup, err := s.startSupervisor(v)
+		if err != nil {
+			return &Outcome{Status: StatusFailed, Code: outcome.FailChildAdmission, Delivery: outcome.NotSent,
+				Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
+		}
+		s.catalogs = append(s.catalogs, sup)
+		if v = buildToolView(r.opts.Authority, r.opts.secrets, v, []ToolCatalog{sup}); v.err != nil {
+			return &Outcome{Status: StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
+		}
+		s.tree = sup.tree
+		// A root cancelled or out of time admits no more children at
+		// once, not when its loop next looks: a slot a cancelled child
+		// frees must not start a queued one.
+		s.treeClosed = make(chan struct{})
+		s.stopTreeClose = context.AfterFunc(s.base, func() {
+			defer close(s.treeClosed)
+			s.tree.Close(context.WithoutCancel(s.base))
+		})
 	}
 	s.owner, s.byWire, s.refused, s.defs, s.contracts = v.owner, v.byWire, v.refused, v.defs, v.contracts
 	return nil
@@ -531,6 +576,7 @@ func outputBytes(o *Outcome) uint64 {
 // the runtime and its TaskRequest, a child's from its narrowed spawn
 // request.
 type agentConf struct {
+	model    Model
 	auth     authority.Authority
 	input    string
 	history  []Message // before the input

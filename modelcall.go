@@ -184,7 +184,7 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 	op := &modelOp{s: s, req: req}
 	var resp *ModelResponse
 	var o *Outcome
-	if rm, ok := r.opts.Model.(routedModel); ok {
+	if rm, ok := s.conf.model.(routedModel); ok {
 		resp, o = op.generateRouted(rm)
 	} else {
 		resp, o = op.generate()
@@ -214,7 +214,7 @@ func (op *modelOp) generate() (*ModelResponse, *Outcome) {
 		return nil, o
 	}
 	op.current = call
-	resp, err := s.t.rt.opts.Model.Generate(s.ctx, op.req, op.delta)
+	resp, err := s.conf.model.Generate(s.ctx, op.req, op.delta)
 	if o := s.endCall(call, resp, err, op.sinkErr, nil); o != nil {
 		return nil, o
 	}

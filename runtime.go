@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/redact"
@@ -82,6 +83,11 @@ type RuntimeOptions struct {
 	// OnStart, when set, is called with each task's ledger before its first
 	// event, so a host can record the task ID.
 	OnStart func(TaskInfo)
+	// Children, when set, enables supervised children: the root model
+	// sees one subagent tool, and each spawned child runs on the task's
+	// ledger under an authority narrowed from the root's. Its fields lower
+	// the fixed capacity (zero keeps a ceiling as it is).
+	Children *children.Capacity
 	// Output, when set, validates every final answer (with one optional
 	// repair call) and puts output_validation and output_repair records on
 	// the task object.

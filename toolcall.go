@@ -242,6 +242,8 @@ func (s *step) dispatch(ac admittedCall) (dispatchedCall, *Outcome) {
 		return dispatchedCall{}, s.settleUnsent(callID, outcome.ToolAdmissionFailed, "", s.ledgerOutcome(err))
 	}
 	s.live = liveCall{id: callID, name: string(ac.id)}
+	// The workspace tools serialize their mutations across the tree
+	// themselves (fstools' cancellation-aware gate, one per workspace).
 	res := ac.owner.Call(ctx, authority.Call{ID: callID, Tool: ac.id, Arguments: ac.args})
 	// A capture bound that stopped the tool cut its streams too.
 	s.live.cut = s.live.cut || res.Status == outcome.ToolOutputLimit

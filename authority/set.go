@@ -124,6 +124,9 @@ func (s *Set) Layers() []Layer {
 // Native returns the configured native tools.
 func (s *Set) Native() []ID { return slices.Clone(s.native) }
 
+// Skills returns the configured Skills.
+func (s *Set) Skills() []ID { return slices.Clone(s.skills) }
+
 // MCPServers returns the configured MCP server names, sorted.
 func (s *Set) MCPServers() []string {
 	names := make([]string, 0, len(s.servers))

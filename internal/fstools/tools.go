@@ -203,6 +203,9 @@ func payload[T any](p *T, err error) (any, error) {
 }
 
 // has reports whether id is one of this agent's tools.
+// Workspace returns the workspace the tools work in.
+func (t *Tools) Workspace() *Workspace { return t.ws }
+
 func (t *Tools) has(id authority.ID) bool {
 	switch id {
 	case authority.FSRead, authority.FSList, authority.FSSearch:

@@ -54,6 +54,10 @@ func (w *Workspace) Dir() string { return w.dir }
 // io_error.
 func (w *Workspace) Close() error { return w.root.Close() }
 
+// Root returns the opened workspace, for checks that must open inside it
+// as the tools do (the artifact handoffs of children).
+func (w *Workspace) Root() *os.Root { return w.root }
+
 // lock takes the mutation gate, or gives up when ctx is done.
 func (w *Workspace) lock(ctx context.Context) error {
 	select {

@@ -1,0 +1,304 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/internal/eventlog"
+	"github.com/pabloagent/pablo/internal/providers"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// childRunner runs a task's local children: each is its own agent on the
+// root's ledger, running the same loop as the root under an authority
+// narrowed from its parent's. It is the children.Runner of the task's
+// supervisor.
+type childRunner struct {
+	parent *step
+}
+
+// agentStarter is the ledger a task's children need: one that admits
+// agents under the root. ledger.Root is one.
+type agentStarter interface {
+	StartAgent(ctx context.Context, spec ledger.AgentSpec) (string, error)
+}
+
+// childHandle is a started child: the children.Handle of its run.
+type childHandle struct {
+	done   chan struct{}
+	cancel context.CancelFunc
+	result children.Result
+}
+
+func (h *childHandle) Done() <-chan struct{}   { return h.done }
+func (h *childHandle) Result() children.Result { return h.result }
+func (h *childHandle) Cancel()                 { h.cancel() }
+
+// Start admits the child on the root's ledger and runs it in the
+// background. The child sees the trusted prefix, its input, overlay,
+// context strings and handoffs, never its parent's transcript, and calls
+// through its parent's catalogs under its own narrowed authority; it
+// cannot spawn (depth one).
+func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.Handle, error) {
+	p := c.parent
+	t := p.t
+	if err := p.base.Err(); err != nil {
+		// The root is over: a slot a cancelled sibling freed starts
+		// nothing (the supervisor settles the child cancelled).
+		return nil, err
+	}
+	starter, ok := t.root.(agentStarter)
+	if !ok {
+		return nil, errors.New("pablo: the task's ledger cannot admit agents (a RuntimeOptions.NewLedger ledger without StartAgent)")
+	}
+	auth, err := p.conf.auth.Narrow(childNarrowing(spec))
+	if err != nil {
+		return nil, fmt.Errorf("pablo: child %s: %w", spec.AgentID, err)
+	}
+	var out *OutputSpec
+	if len(spec.OutputSchema) > 0 {
+		out = &OutputSpec{Schema: string(spec.OutputSchema)}
+		if _, err := newOutputCheck(out); err != nil {
+			return nil, fmt.Errorf("pablo: child %s: output schema: %w", spec.AgentID, err)
+		}
+	}
+	id, err := starter.StartAgent(ctx, ledger.AgentSpec{ID: spec.AgentID, ParentID: p.agent, Kind: string(children.KindLocal),
+		Limits: spec.Ceilings.Limits(), InputDigest: sha256Tag([]byte(spec.Input)), InputBytes: uint64(spec.InputBytes())})
+	if err != nil {
+		return nil, err
+	}
+	m := narrowRoute(p.conf.model, spec.Capabilities.ModelRoute)
+	s := &step{t: t, agent: id, modelInfo: m.Info(), payloads: p.payloads, conf: agentConf{
+		model: m, auth: auth, input: spec.Input, context: childContext(spec), approver: p.conf.approver, output: out,
+		child: true, catalogs: childCatalogs(p.catalogs),
+	}}
+	s.hdr = &eventlog.Header{RunID: p.hdr.RunID, SessionID: p.hdr.SessionID, TraceID: p.hdr.TraceID,
+		Agent: AgentRef{AgentID: id, RootRunID: p.hdr.RunID, RootSessionID: p.hdr.SessionID, ParentAgentID: p.agent, Kind: string(children.KindLocal), Depth: 1}}
+	// The child runs under the task's own context: a root cancel reaches
+	// it, the supervisor's Cancel ends it alone.
+	runCtx, cancel := context.WithCancel(p.base)
+	h := &childHandle{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(h.done)
+		defer cancel()
+		h.result = s.runChild(runCtx)
+	}()
+	return h, nil
+}
+
+// childNarrowing is the authority narrowing of a child's effective
+// capabilities.
+func childNarrowing(spec children.Spec) authority.Narrowing {
+	n := authority.Narrowing{ID: "child:" + spec.AgentID, MCPServers: spec.Capabilities.MCPServers}
+	n.Tools = make([]authority.ID, 0, len(spec.Capabilities.Tools))
+	for _, tool := range spec.Capabilities.Tools {
+		if tool != string(authority.Subagent) {
+			n.Tools = append(n.Tools, authority.ID(tool))
+		}
+	}
+	n.Skills = make([]authority.ID, 0, len(spec.Capabilities.Skills))
+	for _, sk := range spec.Capabilities.Skills {
+		n.Skills = append(n.Skills, authority.ID(sk))
+	}
+	return n
+}
+
+// childCatalogs are the parent's catalogs without the supervisor's: a
+// child cannot spawn.
+func childCatalogs(cats []ToolCatalog) []ToolCatalog {
+	out := make([]ToolCatalog, 0, len(cats))
+	for _, c := range cats {
+		if _, sup := c.(*subagentCatalog); !sup {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// childContext is what a child is given after its input: its overlay, its
+// context strings and its handoffs, each one user-role message. It is data
+// the parent chose to pass; it grants nothing.
+func childContext(spec children.Spec) []Message {
+	var msgs []Message
+	if spec.Overlay != "" {
+		msgs = append(msgs, Message{Role: RoleUser, Content: spec.Overlay})
+	}
+	for _, c := range spec.Context {
+		msgs = append(msgs, Message{Role: RoleUser, Content: c})
+	}
+	for _, h := range spec.Handoffs {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Handoff from agent %s (result %s, %s):\n", h.SourceAgentID, h.ResultID, h.Kind)
+		switch {
+		case h.Inline != nil:
+			b.Write(h.Inline.Output)
+		case h.Artifact != nil:
+			fmt.Fprintf(&b, "workspace file %s at revision %s", h.Artifact.Path, h.Artifact.Revision)
+		}
+		msgs = append(msgs, Message{Role: RoleUser, Content: b.String()})
+	}
+	return msgs
+}
+
+// runChild runs a child's loop to its terminal record and returns its
+// result. The child's catalogs belong to its parent: none is closed here.
+func (s *step) runChild(ctx context.Context) children.Result {
+	t := s.t
+	s.base = ctx
+	if d, ok := t.root.Deadline(s.agent); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d)
+		defer cancel()
+	}
+	s.caller = ctx
+	ctx, span := t.rt.startSpan(ctx, "invoke_agent")
+	if span.IsRecording() {
+		span.SetAttributes(agentAttributes(s.hdr)...)
+	}
+	s.ctx = WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput)
+	s.traceID = s.hdr.TraceID
+	o := s.loop()
+	span.SetAttributes(attribute.String("pablo.outcome", string(o.Status)))
+	span.End()
+	o, acc := s.terminal(o)
+	res := children.Result{Outcome: *o, Accounting: acc, TraceID: s.traceID, SessionID: s.hdr.SessionID}
+	if o.Output != nil {
+		res.Output = *o.Output
+	}
+	if s.check != nil {
+		rec, rep := s.check.Records()
+		res.Validation, _ = json.Marshal(rec)
+		if rep != nil {
+			res.Repair, _ = json.Marshal(rep)
+		}
+		if o.Status == StatusCompleted && s.check.Valid() && json.Valid([]byte(res.Output)) {
+			res.StructuredOutput = json.RawMessage(res.Output)
+		}
+	}
+	return res
+}
+
+// agentAttributes are the reference's pablo.agent.* span attributes.
+func agentAttributes(h *eventlog.Header) []attribute.KeyValue {
+	return []attribute.KeyValue{
+		attribute.String("pablo.agent.id", h.Agent.AgentID),
+		attribute.String("pablo.root.run.id", h.RunID),
+		attribute.String("pablo.root.session.id", h.SessionID),
+		attribute.String("pablo.agent.session.id", h.SessionID),
+		attribute.String("pablo.agent.kind", h.Agent.Kind),
+		attribute.Int("pablo.agent.depth", h.Agent.Depth),
+		attribute.String("pablo.parent.agent.id", h.Agent.ParentAgentID),
+	}
+}
+
+// subagentCatalog is the root's subagent tool: the children package's
+// catalog over the task's supervisor.
+type subagentCatalog struct {
+	*children.Tool
+	tree *children.Tree
+}
+
+// Call runs one subagent call. Its payload is the result's subagent
+// member, as REFERENCE §4.1 names each tool's: {"status", "subagent":
+// {action, ...}, "policy_rule", "shell"}.
+func (c *subagentCatalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
+	res := c.Tool.Call(ctx, call)
+	if res.Output != nil {
+		res.Output = map[string]any{"subagent": res.Output}
+	}
+	return res
+}
+
+// startSupervisor makes the root's supervisor and its subagent tool once
+// the root's other tools are known (v): the parent scope is each of them,
+// the MCP servers and Skills the authority admits, the root's model route
+// and the root's ceilings.
+func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
+	r := s.t.rt
+	var parent children.Scope
+	for id := range v.owner {
+		if id != authority.Subagent {
+			parent.Capabilities.Tools = append(parent.Capabilities.Tools, string(id))
+		}
+	}
+	slices.Sort(parent.Capabilities.Tools)
+	if rm, ok := s.conf.model.(*routeModel); ok {
+		for _, e := range rm.r.Options().Entries {
+			parent.Capabilities.ModelRoute = append(parent.Capabilities.ModelRoute, e.Name)
+		}
+	}
+	if set, ok := s.conf.auth.(*authority.Set); ok {
+		parent.Capabilities.MCPServers = set.MCPServers()
+		for _, sk := range set.Skills() {
+			parent.Capabilities.Skills = append(parent.Capabilities.Skills, string(sk))
+		}
+	}
+	l := r.opts.Limits
+	parent.Ceilings = children.Ceilings{MaxModelCalls: l.ModelCalls, MaxToolCalls: l.ToolCalls, MaxDurationMillis: l.DurationMillis,
+		MaxContextBytes: l.ContextBytes, MaxOutputBytes: l.OutputBytes, MaxTotalTokens: l.TotalTokens, MaxCostMicroUSD: l.CostMicroUSD}
+	opts := children.Options{RootRunID: s.t.root.ID(), ParentID: s.agent, Parent: parent, Runner: &childRunner{parent: s},
+		Capacity: *r.opts.Children, IDs: idFunc(r.opts.NewID), Verifier: s.artifactVerifier()}
+	if d, ok := s.t.root.Deadline(s.agent); ok {
+		opts.Deadline = d
+	}
+	tree, err := children.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &subagentCatalog{Tool: children.NewTool(tree, tree.Remotes()), tree: tree}, nil
+}
+
+// narrowRoute is the model a child runs on: its parent's, or, when the
+// child names route entries (an ordered exact subsequence of its parent's,
+// checked by children.Narrow), a route of those entries alone with the
+// parent route's other options.
+func narrowRoute(m Model, entries []string) Model {
+	rm, ok := m.(*routeModel)
+	if !ok || entries == nil {
+		return m
+	}
+	opts := rm.r.Options()
+	kept := opts.Entries[:0:0]
+	for _, e := range opts.Entries {
+		if slices.Contains(entries, e.Name) {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == 0 || len(kept) == len(opts.Entries) {
+		return m
+	}
+	opts.Entries, opts.MaxAttempts = kept, min(opts.MaxAttempts, len(kept))
+	r, err := providers.NewRoute(opts)
+	if err != nil {
+		return m
+	}
+	return &routeModel{name: rm.name, r: r}
+}
+
+// artifactVerifier re-checks artifact handoffs in the workspace the
+// workspace tools serve, under the receiving child's narrowed read
+// policy; nil (every artifact handoff refused) without workspace tools.
+func (s *step) artifactVerifier() children.ArtifactVerifier {
+	for _, c := range s.catalogs {
+		wc, ok := c.(*workspaceCatalog)
+		if !ok {
+			continue
+		}
+		return &children.RootVerifier{Root: wc.tools.Workspace().Root(), Read: func(spec children.Spec, path string) error {
+			auth, err := s.conf.auth.Narrow(childNarrowing(spec))
+			if err != nil {
+				return err
+			}
+			return auth.Decide(authority.Request{Capability: authority.FSRead, Resources: []authority.Resource{{Kind: authority.ResourceRead, Value: path}}}).Err()
+		}}
+	}
+	return nil
+}
