@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -28,9 +29,11 @@ import (
 // before Serve returns. When out implements io.Closer, a stalled write is
 // ended by closing it; when it takes write deadlines, by the deadline.
 // Serve closes in when it is an io.Closer, so that a client still writing
-// gets an error and the read in flight returns; a read that cannot be
-// interrupted (a blocking file) is left to end with in, touching nothing
-// of the connection.
+// gets an error. Its reading goroutine is joined before Serve returns when
+// the read in flight can be interrupted: in is an io.PipeReader, or takes a
+// read deadline (a pollable file, a network connection). A read that
+// cannot be (a blocking file such as an inherited stdin) is left to end
+// with in; it touches nothing of the connection.
 func Serve(ctx context.Context, sessions *pablo.Sessions, in io.Reader, out io.Writer, opts Options) error {
 	if sessions == nil {
 		return errors.New("acp: Serve needs a session handler")
@@ -107,7 +110,9 @@ type frameRead struct {
 func (c *conn) serve(ctx context.Context, in io.Reader) error {
 	reads := make(chan frameRead)
 	next := make(chan struct{})
+	readerDone := make(chan struct{})
 	go func() {
+		defer close(readerDone)
 		fr := newFrameReader(in, c.opts.MaxLine, c.opts.MaxInput)
 		for {
 			frame, err := fr.next()
@@ -160,8 +165,18 @@ loop:
 	c.shutdown()
 	// The connection takes no more input: a client still writing gets an
 	// error instead of blocking, and the read in flight returns.
+	joinable := false
+	if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Unix(1, 0)) == nil {
+		joinable = true // a pollable file or a connection: the read returns now
+	}
 	if cl, ok := in.(io.Closer); ok {
 		cl.Close()
+		if _, pipe := in.(*io.PipeReader); pipe {
+			joinable = true
+		}
+	}
+	if joinable {
+		<-readerDone
 	}
 	if werr := c.w.close(); err == nil && werr != nil && !errors.Is(werr, errWriterClosed) {
 		err = werr
