@@ -34,6 +34,7 @@ type projector struct {
 	maxBytes   int
 
 	fresh    bool // the next delta is the first of a model operation
+	tree     bool // a child's event was seen: metadata names agents
 	text     []byte
 	pending  bool
 	from, to pablo.Event // the first and last event of the pending text (metadata only)
@@ -59,6 +60,40 @@ type emitFunc func(frame []byte) error
 // event projects ev. It reports whether text is left pending, for the
 // forwarder to time.
 func (p *projector) event(ev *pablo.Event, emit emitFunc) error {
+	if ev.Agent.Depth > 0 {
+		// A supervised child's event. A generic client sees the root's
+		// subagent call and its result only; a pablo/v2 client also sees
+		// the child's own updates, its agent and root_seq in their
+		// metadata and its calls under IDs of their own.
+		if !p.ext.v2 {
+			return nil
+		}
+		p.tree = true
+		if err := p.flush(emit); err != nil {
+			return err
+		}
+		c := *ev
+		if c.Call != nil {
+			call := *c.Call
+			call.ID = c.Agent.AgentID + "/" + call.ID
+			c.Call = &call
+		}
+		if c.CallID != "" {
+			c.CallID = c.Agent.AgentID + "/" + c.CallID
+		}
+		if c.Type == pablo.EventTextDelta {
+			// Never coalesced with the root's text: each chunk is one
+			// agent's.
+			if c.Text == "" {
+				return nil
+			}
+			return emit(p.chunk(&c, &c, c.Text))
+		}
+		if c.Type == pablo.EventModelStarted {
+			defer func(fresh bool) { p.fresh = fresh }(p.fresh) // the root's text keeps its own
+		}
+		ev = &c
+	}
 	if ev.Type == pablo.EventTextDelta {
 		return p.delta(ev, emit)
 	}
@@ -260,6 +295,15 @@ func (p *projector) correlation(b []byte, from, to *pablo.Event) []byte {
 		enc, _ := json.Marshal(from.ModelRoute)
 		b = append(b, `,"model_route":`...)
 		b = append(b, enc...)
+	}
+	if p.tree || from.Agent.Depth > 0 {
+		// Once the prompt's tree has children, every update names its
+		// agent and its place in the tree's order.
+		enc, _ := json.Marshal(from.Agent)
+		b = append(b, `,"agent":`...)
+		b = append(b, enc...)
+		b = append(b, `,"root_seq":`...)
+		b = strconv.AppendUint(b, from.RootSeq, 10)
 	}
 	return append(b, '}')
 }
