@@ -82,3 +82,60 @@ func TestConcurrentSpawnersNeverOvershootACeiling(t *testing.T) {
 		t.Fatalf("%d starts", r.startCount())
 	}
 }
+
+// TestStopsSettlementsAndCloseRacingReleaseEachReservationOnce stops,
+// settles and closes children concurrently and checks that no counter
+// ever goes negative or overshoots, and that everything is released once.
+func TestStopsSettlementsAndCloseRacingReleaseEachReservationOnce(t *testing.T) {
+	t.Parallel()
+	tr, r, _ := newTree(t, nil)
+	var violations []string
+	tr.hold = func(time.Duration) {
+		if tr.active < 0 || tr.active > MaxActive || tr.queued < 0 || len(tr.queue) > MaxQueued {
+			violations = append(violations, fmt.Sprintf("active %d queued %d bytes %d", tr.active, len(tr.queue), tr.queued))
+		}
+	}
+	var ids []string
+	for i := range MaxTotal {
+		ids = append(ids, spawn(t, tr, fmt.Sprint("child ", i)).AgentID)
+	}
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		if i%2 == 0 {
+			wg.Go(func() { tr.Stop(context.Background(), id) })
+		}
+	}
+	wg.Go(func() {
+		for h := range r.started {
+			h.settle(completed("ok"))
+		}
+	})
+	wg.Go(func() {
+		res, err := tr.Wait(context.Background(), WaitRequest{AgentIDs: ids[:4], Mode: WaitAny, Timeout: MaxWaitTimeout})
+		if err != nil || len(res.Settled) == 0 {
+			t.Errorf("%v %+v", err, res)
+		}
+	})
+	for _, id := range ids[:4] {
+		wg.Go(func() { tr.Stop(context.Background(), id) })
+	}
+	if err := tr.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(r.started) // no start can follow a joined Close
+	wg.Wait()
+	for _, id := range ids {
+		if s := settledSnapshot(t, tr, id); s.State != StateSettled {
+			t.Fatal(s.State)
+		}
+	}
+	tr.lock()
+	v := slices.Clone(violations)
+	tr.unlock()
+	if len(v) > 0 {
+		t.Fatal(v)
+	}
+	if l := tr.Load(); l.Active != 0 || l.Queued != 0 || l.QueuedInputBytes != 0 {
+		t.Fatalf("%+v", l)
+	}
+}

@@ -357,6 +357,9 @@ func (t *Tree) settleLocked(c *child, res Result) {
 		c.cancel()
 	}
 	c.state = StateSettled
+	if res.Output == "" && res.Outcome.Output != nil {
+		res.Output = *res.Outcome.Output
+	}
 	c.result = res
 	c.handle = nil
 	c.outputBytes = len(res.Output) + len(res.StructuredOutput)
