@@ -29,24 +29,24 @@ const (
 // configuration, and the card can only confirm or refuse them.
 type Card struct {
 	// Remote is the configured remote's name.
-	Remote string
+	Remote string `json:"remote"`
 	// Digest is "sha256:" and the hex SHA-256 of the bytes received.
-	Digest string
+	Digest string `json:"digest"`
 	// Bytes is how many bytes the card had.
-	Bytes int
+	Bytes int `json:"bytes"`
 	// Name and Version are the card's, bounded (informational only).
-	Name    string
-	Version string
+	Name    string `json:"name"`
+	Version string `json:"version"`
 	// Streaming reports the card's streaming capability.
-	Streaming bool
+	Streaming bool `json:"streaming"`
 	// TraceContext reports that the trace extension was negotiated: the
 	// host opted in and the card offers it with empty params.
-	TraceContext bool
+	TraceContext bool `json:"trace_context"`
 	// Bearer reports that the configured bearer will be sent to the
 	// endpoint: the card names the configured scheme as an HTTP Bearer.
-	Bearer bool
+	Bearer bool `json:"bearer"`
 	// Skills are the card's skill IDs, in its order.
-	Skills []string
+	Skills []string `json:"skills"`
 }
 
 // AdmitCard checks the bytes of remote's card against every rule of
@@ -125,6 +125,7 @@ func AdmitCard(remote Remote, data []byte) (*Card, error) {
 		Name: card.Name, Version: card.Version, Streaming: card.Capabilities.Streaming,
 		TraceContext: trace, Bearer: bearer,
 	}
+	out.Skills = []string{}
 	seen := make(map[string]bool, len(card.Skills))
 	for i, s := range card.Skills {
 		if seen[s.ID] {

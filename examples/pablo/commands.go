@@ -135,6 +135,8 @@ func commands() []command {
 			})},
 		{path: "mcp probe", schemas: []string{"mcp-probe.schema.json", "error.schema.json"}, summary: "start each configured MCP server: health, version, tools admitted or denied, digests to pin",
 			deployment: true, flags: with([]flag{jsonFlag("print one JSON report")})},
+		{path: "a2a probe", schemas: []string{"a2a-probe.schema.json", "error.schema.json"}, summary: "fetch and admit each configured A2A remote's card: admitted, or exactly why not",
+			deployment: true, flags: with([]flag{jsonFlag("print one JSON report")})},
 		{path: "doctor", schemas: []string{"doctor-report.schema.json"}, summary: "readiness checks of a deployment (see the README for exit codes 3..8)",
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the version-1 doctor report"),

@@ -214,6 +214,9 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 	badSkillsDeployment := []string{"--config", filepath.Join("demo", "deployment.toml"), "--bind", "workspace=" + filepath.Join("demo", "work"), "--bind", "skills=" + badSkills}
 	vercel := []string{"--config", filepath.Join("..", "..", "..", "shared", "reference", "examples", "vercel.toml"), "--bind", "workspace=" + ws}
 	traceOf := func(name string) string { return filepath.Join(dir, name+".jsonl") }
+	a2aCards := a2aCardServer(t)
+	a2aAdmitted := write("a2a.toml", a2aRemotesTOML(a2aCards.URL, "/card", false))
+	a2aRefused := write("a2a-refused.toml", a2aRemoteTOML(a2aCards.URL, "/card-elsewhere"))
 
 	cases := []struct {
 		name  string
@@ -258,6 +261,10 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		{"mcp probe", []string{"mcp", "probe", "--json", "--config", servers, "--bind", "workspace=" + ws}, 0, ""},
 		{"mcp probe failed server", []string{"mcp", "probe", "--json", "--config", brokenRun, "--bind", "workspace=" + ws}, 6, ""},
 		{"mcp probe bad config", append([]string{"mcp", "probe", "--json"}, bad...), 2, ""},
+		{"a2a probe no remotes", append([]string{"a2a", "probe", "--json"}, demo...), 0, ""},
+		{"a2a probe admitted", []string{"a2a", "probe", "--json", "--loopback-http", "--config", a2aAdmitted, "--bind", "workspace=" + ws}, 0, ""},
+		{"a2a probe refused", []string{"a2a", "probe", "--json", "--loopback-http", "--config", a2aRefused, "--bind", "workspace=" + ws}, 6, ""},
+		{"a2a probe bad config", append([]string{"a2a", "probe", "--json"}, bad...), 2, ""},
 		{"doctor", append([]string{"doctor", "--json"}, demo...), 0, ""},
 		{"doctor bad config", append([]string{"doctor", "--json"}, bad...), 2, ""},
 		{"doctor missing credential", append([]string{"doctor", "--json"}, vercel...), 3, ""},
