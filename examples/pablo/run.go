@@ -238,6 +238,10 @@ func (pr *progress) event(ev pablo.Event) error {
 	if pr.quiet {
 		return nil
 	}
+	if ev.Agent.Depth > 0 {
+		pr.child(ev)
+		return nil
+	}
 	switch ev.Type {
 	case pablo.EventTextDelta:
 		if pr.tty {
@@ -271,6 +275,31 @@ func (pr *progress) event(ev pablo.Event) error {
 		}
 	}
 	return nil
+}
+
+// child renders a supervised child's event as a status line naming the
+// child: stdout carries the root's answer alone, so a child's text is not
+// printed (its result reaches the root as the subagent tool's).
+func (pr *progress) child(ev pablo.Event) {
+	who := "[child " + textx.Shorten(ev.Agent.AgentID, 8) + "]"
+	if pr.lastText && ev.Type != pablo.EventTextDelta {
+		fmt.Fprintln(pr.h.stdout)
+		pr.lastText = false
+	}
+	switch ev.Type {
+	case pablo.EventModelStarted:
+		pr.status("  %s · %s/%s thinking…", who, ev.Provider, ev.Model)
+	case pablo.EventToolStarted:
+		pr.status("  %s → %s %s", who, ev.Call.Name, truncate(string(ev.Call.Arguments), 100))
+	case pablo.EventToolFinished:
+		var r struct {
+			Status string `json:"status"`
+		}
+		json.Unmarshal(ev.Result, &r)
+		pr.status("  %s ← %s %s", who, ev.Name, r.Status)
+	case pablo.EventRunFinished:
+		pr.status("  %s %s", who, ev.Outcome.Status)
+	}
 }
 
 // lastLine is the last non-blank line of s, without control characters.
