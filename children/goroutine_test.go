@@ -1,0 +1,51 @@
+package children
+
+import (
+	"context"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"testing"
+)
+
+// launchGoroutines counts the goroutines running a child of a Tree.
+func launchGoroutines() int {
+	var b strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&b, 2)
+	return strings.Count(b.String(), "children.(*Tree).launch(")
+}
+
+// TestNoChildGoroutineOutlivesClose is not parallel: it counts the
+// goroutines of every tree in the process.
+func TestNoChildGoroutineOutlivesClose(t *testing.T) {
+	r := newFakeRunner()
+	r.holdOnCancel = true
+	tr, err := New(Options{ParentID: "root", Parent: parentScope(), Runner: r, Clock: newFakeClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		spawn(t, tr, "c")
+	}
+	a, b := <-r.started, <-r.started
+	if n := launchGoroutines(); n != 2 {
+		t.Fatalf("%d child goroutines for 2 active children", n)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- tr.Close(context.Background()) }()
+	<-a.cancelled
+	<-b.cancelled
+	a.settle(cancelledResult())
+	b.settle(cancelledResult())
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	// Joined is each goroutine's last act before it returns: give the two
+	// the scheduler (never a sleep) and count again.
+	for i := 0; i < 1000 && launchGoroutines() > 0; i++ {
+		runtime.Gosched()
+	}
+	if n := launchGoroutines(); n != 0 {
+		t.Fatalf("%d child goroutines outlived Close", n)
+	}
+}
