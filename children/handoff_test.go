@@ -67,7 +67,7 @@ func TestHandoffsThatCannotBeMade(t *testing.T) {
 		h    Handoff
 		code Code
 	}{
-		"a failed child":           {Handoff{failedChild.AgentID, "00000000-0000-4000-8000-00000000aaaa", HandoffInline}, CodeUnknownResult},
+		"a failed child":           {Handoff{failedChild.AgentID, "00000000-0000-4000-8000-00000000aaaa", HandoffInline}, CodeHandoffRefused},
 		"an unvalidated output":    {Handoff{plain.AgentID, plain.ResultID, HandoffInline}, CodeHandoffRefused},
 		"a schema-invalid output":  {Handoff{bad.AgentID, bad.ResultID, HandoffInline}, CodeHandoffRefused},
 		"an unknown result":        {Handoff{valid.AgentID, "00000000-0000-4000-8000-00000000bbbb", HandoffInline}, CodeUnknownResult},

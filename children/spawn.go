@@ -106,7 +106,9 @@ func (t *Tree) resolveLocked(hs []Handoff) ([]ResolvedHandoff, error) {
 		}
 		src, ok := t.results[h.ResultID]
 		if !ok {
-			if _, known := t.children[h.SourceAgentID]; known {
+			if c, known := t.children[h.SourceAgentID]; known && c.state == StateSettled && c.result.Outcome.Status != outcome.Completed {
+				return nil, errorf(CodeHandoffRefused, field, "agent %s did not complete (%s): only a completed child's result can be handed off", c.id, c.result.Outcome.Status)
+			} else if known {
 				return nil, errorf(CodeUnknownResult, field+"/result_id", "agent %s has no result %q: hand off the result_id of its settled snapshot", h.SourceAgentID, textx.Shorten(h.ResultID, 64))
 			}
 			return nil, errorf(CodeUnknownResult, field+"/result_id", "no settled child of this root has result %q", textx.Shorten(h.ResultID, 64))
