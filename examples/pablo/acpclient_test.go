@@ -183,13 +183,19 @@ func (p *acpProcess) send(frame string) error {
 	return err
 }
 
-// processesRunning lists the processes whose command line holds marker.
-func processesRunning(marker string) []string {
+// processesRunning lists the processes whose command line is exactly
+// command (the command itself, not the sandbox that starts it) or, with
+// anywhere, holds it (the sandbox's bubblewrap processes too).
+func processesRunning(command string, anywhere bool) []string {
 	var out []string
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
 		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), marker) {
+		if err != nil {
+			continue
+		}
+		line := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+		if line == command || (anywhere && strings.Contains(line, command)) {
 			out = append(out, d.Name())
 		}
 	}

@@ -144,7 +144,7 @@ func TestACPWithTheTypeScriptClient(t *testing.T) {
 		}
 		selfcheck[name] = map[string]any{"command": wrapper, "args": []string{}, "want": c.want}
 	}
-	run := []string{"selfcheck", "basic", "cancel", "permission", "zed"}
+	run := []string{"selfcheck", "basic", "cancel", "crash", "permission", "zed"}
 	cfg := map[string]any{
 		"sdk":        peers.sdk,
 		"bin":        bin,
@@ -155,6 +155,7 @@ func TestACPWithTheTypeScriptClient(t *testing.T) {
 		"permission": map[string]any{"args": append([]string{"acp", "--stdio", "--config", permission, "--ask", "fs.read"}, bind...)},
 		"zed":        map[string]any{"command": bin, "args": zedArgs, "env": zed.Env, "workspace": project},
 		"selfcheck":  selfcheck,
+		"crash":      map[string]any{"args": append([]string{"acp", "--stdio", "--config", cancel, "--store", filepath.Join(dir, "crash.db")}, bind...)},
 	}
 	arg, _ := json.Marshal(cfg)
 	ctx, stop := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -253,24 +253,59 @@ scenarios.cancel = async () => {
   return out;
 };
 
+// crash: kill -9 while a prompt's shell.run runs; a new process loads the
+// session and reports that call's outcome as unknown (a failed update whose
+// raw output says unknown_outcome), and never runs it again.
+scenarios.crash = async () => {
+  const a = start("crash", cfg.bin, cfg.crash.args, { cwd: cfg.workspace });
+  await initialize(a, { durable: true });
+  const s = await newSession(a);
+  const answer = a.prompt(s, "sleep").catch(() => null); // never answered: the process dies
+  await within("the crash tool_call update", waitForUpdate(a, s, (u) => u.sessionUpdate === "tool_call"));
+  await within("the crash shell command to run", processRunning(cfg.cancel.marker));
+  a.child.kill("SIGKILL");
+  await within("the killed process to exit", a.exited);
+  a.conn.close();
+  await answer;
+  await within("the killed process's shell command to end", processGone(cfg.cancel.marker));
+
+  const b = start("crash-after-kill", cfg.bin, cfg.crash.args, { cwd: cfg.workspace });
+  await initialize(b, { durable: true });
+  await b.request("session/load", { sessionId: s, cwd: cfg.workspace, mcpServers: [] });
+  const unknown = (b.updates.get(s) ?? []).filter(
+    (u) => (u.sessionUpdate === "tool_call_update" || u.sessionUpdate === "tool_call") && u.status === "failed" && u.rawOutput?.status === "unknown_outcome",
+  );
+  expect(unknown.length === 1, `crash: the loaded session reports ${unknown.length} unknown outcomes, want 1: ${JSON.stringify(b.updates.get(s) ?? []).slice(0, 600)}`);
+  expect(!(await isRunning(cfg.cancel.marker)), "crash: loading the session ran the unknown call again");
+  const exit = await b.close();
+  expect(exit.code === 0, `crash: EOF ended pablo with ${JSON.stringify(exit)}: ${b.stderr()}`);
+  return { unknown: unknown.length };
+};
+
 // permission: a call the approver gates becomes session/request_permission
 // bound to that call; allow runs it, reject and cancelled deny it.
 scenarios.permission = async () => {
   const answers = new Map(); // sessionId → "allow" | "reject" | "cancelled"
   const p = start("permission", cfg.bin, cfg.permission.args, {
     cwd: cfg.workspace,
-    permission: (params) => {
+    permission: async (params) => {
       const want = answers.get(params.sessionId);
       const kinds = params.options.map((o) => o.kind);
       expect(kinds.includes("allow_once") && kinds.includes("reject_once"), `permission: options are ${kinds}`);
       if (want === "cancelled") return { outcome: { outcome: "cancelled" } };
+      if (want === "prompt-cancelled") {
+        // The user cancels the prompt while asked: the client sends
+        // session/cancel, then answers every pending request cancelled.
+        await p.agent.notify("session/cancel", { sessionId: params.sessionId });
+        return { outcome: { outcome: "cancelled" } };
+      }
       const opt = params.options.find((o) => o.kind === (want === "allow" ? "allow_once" : "reject_once"));
       return { outcome: { outcome: "selected", optionId: opt.optionId } };
     },
   });
   await initialize(p, { durable: false });
   const out = {};
-  for (const want of ["allow", "reject", "cancelled"]) {
+  for (const want of ["allow", "reject", "cancelled", "prompt-cancelled"]) {
     const s = await newSession(p);
     answers.set(s, want);
     const r = await p.prompt(s, "read it");
@@ -284,6 +319,7 @@ scenarios.permission = async () => {
     const final = ups.filter((u) => u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed")).pop();
     const status = final?.status;
     expect(status === (want === "allow" ? "completed" : "failed"), `permission (${want}): the call ended ${status}`);
+    if (want === "prompt-cancelled") expect(r.stopReason === "cancelled", `permission (${want}): stopped ${r.stopReason}, want cancelled`);
     out[want] = { stopReason: r.stopReason, call: status };
   }
   const exit = await p.close();
@@ -330,19 +366,32 @@ scenarios.selfcheck = async () => {
   return out;
 };
 
+// isRunning reports whether a process whose command line is exactly
+// marker ("sleep 61.25") runs: the command itself, not the sandbox that
+// starts it, whose command line holds it too.
+async function isRunning(marker) {
+  return readdirSync("/proc").some((pid) => {
+    try {
+      return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ") === marker;
+    } catch {
+      return false;
+    }
+  });
+}
+
+// processGone resolves once no process whose command line holds marker runs.
+function processGone(marker) {
+  return new Promise((resolve) => {
+    const poll = async () => ((await isRunning(marker)) ? setTimeout(poll, 5) : resolve());
+    poll();
+  });
+}
+
 // processRunning resolves once a process whose command line holds marker
 // runs on this host (polling /proc: the command runs in pablo's sandbox).
 function processRunning(marker) {
-  const seen = () =>
-    readdirSync("/proc").some((pid) => {
-      try {
-        return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").includes(marker);
-      } catch {
-        return false;
-      }
-    });
   return new Promise((resolve) => {
-    const poll = () => (seen() ? resolve() : setTimeout(poll, 5));
+    const poll = async () => ((await isRunning(marker)) ? resolve() : setTimeout(poll, 5));
     poll();
   });
 }
