@@ -32,6 +32,10 @@ type projector struct {
 	ext        extensions
 	deployment []byte // the deployment's JSON, encoded once
 	maxBytes   int
+	// maxRaw bounds a call's rawInput and rawOutput in a frame (0: none):
+	// past it the update carries what was left out instead, so the frame
+	// stays under the line bound and the call still settles.
+	maxRaw int
 
 	fresh    bool // the next delta is the first of a model operation
 	tree     bool // a child's event was seen: metadata names agents
@@ -52,6 +56,10 @@ func newProjector(sessionID string, ext extensions, dep *pablo.DeploymentRef, ma
 	}
 	return p
 }
+
+// rawMargin is the room a frame keeps beside a call's raw input or
+// output: the update's other fields and the pablo/v2 metadata.
+const rawMargin = 64 << 10
 
 // emitFunc hands one frame (newline included) to the writer and waits for
 // it to be written.
@@ -120,7 +128,7 @@ func (p *projector) event(ev *pablo.Event, emit emitFunc) error {
 		u := sdk.SessionUpdateToolCall{SessionUpdate: "tool_call", ToolCallId: sdk.ToolCallId(ev.Call.ID),
 			Title: ev.Call.Name, Kind: toolKind(ev.Call.Name), Status: sdk.ToolCallStatusPending}
 		if len(ev.Call.Arguments) > 0 {
-			u.RawInput = ev.Call.Arguments
+			u.RawInput = p.raw(ev.Call.Arguments, "")
 		}
 		return emit(p.update(ev, ev, u))
 	case pablo.EventToolOutput:
@@ -141,7 +149,7 @@ func (p *projector) event(ev *pablo.Event, emit emitFunc) error {
 		}
 		var raw any
 		if len(ev.Result) > 0 {
-			raw = ev.Result
+			raw = p.raw(ev.Result, r.Status)
 		}
 		if !p.started[ev.CallID] {
 			// A call refused before it was admitted has no tool_call yet:
@@ -156,6 +164,19 @@ func (p *projector) event(ev *pablo.Event, emit emitFunc) error {
 		return emit(p.update(ev, ev, u))
 	}
 	return nil
+}
+
+// raw is a call's input or output as a frame carries it: itself, or past
+// maxRaw a note of its size (and the result's status).
+func (p *projector) raw(v json.RawMessage, status string) any {
+	if p.maxRaw <= 0 || len(v) <= p.maxRaw {
+		return v
+	}
+	cut := map[string]any{"truncated": true, "bytes": len(v)}
+	if status != "" {
+		cut["status"] = status
+	}
+	return cut
 }
 
 // toolKind is the ACP kind of a capability.

@@ -318,6 +318,7 @@ func (r *promptRun) forward() {
 	}()
 
 	p := newProjector(r.st.id, r.ext, c.opts.Deployment, c.opts.CoalesceBytes)
+	p.maxRaw = c.opts.MaxLine - rawMargin
 	var werr error
 	emit := func(frame []byte) error {
 		if werr == nil {

@@ -15,6 +15,7 @@ import (
 // the outcome is unknown: they are reported, never replayed.
 func (c *conn) replay(sessionID string, ext extensions, turns []pablo.SessionTurn) error {
 	p := newProjector(sessionID, ext, c.opts.Deployment, c.opts.CoalesceBytes)
+	p.maxRaw = c.opts.MaxLine - rawMargin
 	for i := range turns {
 		turn := &turns[i]
 		p.fresh = true

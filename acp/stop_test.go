@@ -1,6 +1,8 @@
 package acp
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -40,5 +42,23 @@ func TestStopReasonsAreTheReferences(t *testing.T) {
 		case tc.want != "" && (err != nil || got != tc.want):
 			t.Errorf("%s: %q %v, want %s", tc.name, got, err, tc.want)
 		}
+	}
+}
+
+// A call's raw input or output too large for a frame is replaced by a
+// note of its size: the update still goes out and the call still settles.
+func TestRawPayloadsOverTheFrameBoundAreCut(t *testing.T) {
+	t.Parallel()
+	p := newProjector("s", extensions{}, nil, DefaultCoalesceBytes)
+	p.maxRaw = 64
+	var frames []string
+	emit := func(b []byte) error { frames = append(frames, string(b)); return nil }
+	big := json.RawMessage(`{"status":"completed","output":"` + strings.Repeat("x", 100) + `"}`)
+	p.event(&pablo.Event{EventData: pablo.EventData{Type: pablo.EventToolStarted, Call: &pablo.EventCall{ID: "c1", Name: "fs.read", Arguments: big}}}, emit)
+	p.event(&pablo.Event{EventData: pablo.EventData{Type: pablo.EventToolFinished, CallID: "c1", Name: "fs.read", Result: big}}, emit)
+	if len(frames) != 2 || !strings.Contains(frames[0], `"rawInput":{"bytes":`) ||
+		!strings.Contains(frames[1], `"rawOutput":{"bytes":`) || !strings.Contains(frames[1], `"status":"completed","truncated":true`) ||
+		strings.Contains(frames[1], "xxxx") {
+		t.Fatalf("frames %q", frames)
 	}
 }
