@@ -245,7 +245,7 @@ func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 	parent.Ceilings = children.Ceilings{MaxModelCalls: l.ModelCalls, MaxToolCalls: l.ToolCalls, MaxDurationMillis: l.DurationMillis,
 		MaxContextBytes: l.ContextBytes, MaxOutputBytes: l.OutputBytes, MaxTotalTokens: l.TotalTokens, MaxCostMicroUSD: l.CostMicroUSD}
 	opts := children.Options{RootRunID: s.t.root.ID(), ParentID: s.agent, Parent: parent, Runner: &childRunner{parent: s},
-		Capacity: *r.opts.Children, IDs: idFunc(r.opts.NewID), Verifier: s.artifactVerifier()}
+		Remote: r.opts.Remote, Capacity: *r.opts.Children, IDs: idFunc(r.opts.NewID), Verifier: s.artifactVerifier()}
 	if d, ok := s.t.root.Deadline(s.agent); ok {
 		opts.Deadline = d
 	}

@@ -88,6 +88,12 @@ type RuntimeOptions struct {
 	// ledger under an authority narrowed from the root's. Its fields lower
 	// the fixed capacity (zero keeps a ceiling as it is).
 	Children *children.Capacity
+	// Remote, with Children, runs remote children: the subagent tool
+	// offers spawn_remote with its remotes, and a remote child shares the
+	// local capacity and the root ledger. An *a2a.Runner is one (a
+	// deployment's options.a2a.remotes build it); nil offers no
+	// spawn_remote.
+	Remote children.RemoteRunner
 	// Output, when set, validates every final answer (with one optional
 	// repair call) and puts output_validation and output_repair records on
 	// the task object.
