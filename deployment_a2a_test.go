@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -159,4 +161,75 @@ func TestA2ARunnerOnlyWithRemotes(t *testing.T) {
 		t.Fatalf("%v, %v", r, err)
 	}
 	var _ *a2a.Runner = r
+}
+
+// remoteModel is a root model that delegates to the remote "fixture":
+// spawn_remote, wait for it, then answer with the wait's result.
+type remoteModel struct{ text string }
+
+func (m *remoteModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "remote"} }
+
+func (m *remoteModel) Generate(_ context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+	var results []string
+	for _, msg := range req.Messages {
+		if msg.Role == RoleTool {
+			results = append(results, msg.Content)
+		}
+	}
+	call := func(args string) *ModelResponse {
+		return &ModelResponse{FinishReason: FinishToolCalls, ToolCalls: []ToolCall{{ID: "c" + strconv.Itoa(len(results)), Name: "subagent", Arguments: json.RawMessage(args)}}}
+	}
+	switch len(results) {
+	case 0:
+		return call(`{"action":"spawn_remote","remote_request":{"remote":"fixture","parts":[{"text":` + strconv.Quote(m.text) + `}],"accepted_output_modes":["text/plain"],"stream":true}}`), nil
+	case 1:
+		var v struct {
+			Subagent struct {
+				Agent struct {
+					AgentID string `json:"agent_id"`
+				} `json:"agent"`
+			} `json:"subagent"`
+		}
+		if err := json.Unmarshal([]byte(results[0]), &v); err != nil || v.Subagent.Agent.AgentID == "" {
+			return nil, fmt.Errorf("spawn_remote result %s: %v", results[0], err)
+		}
+		return call(`{"action":"wait","agent_ids":["` + v.Subagent.Agent.AgentID + `"],"mode":"all","timeout_ms":60000}`), nil
+	}
+	text := "remote said: " + results[len(results)-1]
+	return &ModelResponse{Text: text, FinishReason: FinishStop}, emit(text)
+}
+
+// TestSpawnRemoteThroughTheRuntime: a deployment with children enabled and
+// a remote gives the root model spawn_remote; the remote child runs on the
+// fixture peer under the root's supervisor and its result comes back.
+func TestSpawnRemoteThroughTheRuntime(t *testing.T) {
+	t.Parallel()
+	base := a2aFixturePeer(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "deployment.toml")
+	body := "schema_version = 1\n[options.children]\nenabled = true\n[options.a2a.remotes.fixture]\ncard_url = \"" + base + "/.well-known/agent-card.json\"\nendpoint = \"" + base + "/rpc\"\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Load(LoadOptions{Config: cfg, Bindings: map[string]string{"workspace": dir}, LoopbackHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: &remoteModel{text: "echo:delegated"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	task, err := rt.Start(context.Background(), "delegate the review")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for ev := range task.Events() {
+		kinds[ev.Agent.Kind] = true
+	}
+	obj := task.Wait()
+	if obj.Outcome.Status != StatusCompleted || !strings.Contains(*obj.Outcome.Output, `delegated`) || !strings.Contains(*obj.Outcome.Output, `remote_a2a`) {
+		t.Fatalf("%+v %v", obj.Outcome, *obj.Outcome.Output)
+	}
 }

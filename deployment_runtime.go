@@ -93,6 +93,16 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 	}
 	if o.Children.Enabled {
 		ro.Children = &children.Capacity{}
+		// Remote children: options.a2a.remotes, through the same
+		// supervisor and capacity.
+		runner, err := d.A2ARunner(opts)
+		if err != nil {
+			return nil, err
+		}
+		if runner != nil {
+			ro.Remote = runner
+			ro.cleanup = append(ro.cleanup, func() error { runner.Client().CloseIdleConnections(); return nil })
+		}
 	}
 	if o.Run.Instructions != nil {
 		ro.Instructions = *o.Run.Instructions
