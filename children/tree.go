@@ -47,6 +47,7 @@ type Tree struct {
 	queued   int64             // input bytes of the queued children
 	retained int64             // retained result bytes
 	workers  int               // child goroutines not yet returned
+	starting []*child          // given a slot, their goroutine started at unlock
 	changed  chan struct{}     // closed and replaced on every settlement
 	joined   chan struct{}     // closed once closed and workers == 0
 }
@@ -62,6 +63,7 @@ type child struct {
 	state   State
 	stop    bool // a stop was asked before the handle existed
 	handle  Handle
+	ctx     context.Context // the child's, from startLocked
 	cancel  context.CancelFunc
 	settled chan struct{}
 
@@ -166,11 +168,19 @@ func (t *Tree) lock() {
 	}
 }
 
+// unlock ends a critical section and then starts the goroutines of the
+// children it gave a slot (startLocked), so no goroutine is created under
+// the lock.
 func (t *Tree) unlock() {
 	if t.hold != nil {
 		t.hold(time.Since(t.lockedAt))
 	}
+	start := t.starting
+	t.starting = nil
 	t.mu.Unlock()
+	for _, c := range start {
+		go t.launch(c, c.ctx)
+	}
 }
 
 // Load returns the Tree's current use of its capacity.
@@ -398,15 +408,15 @@ func (t *Tree) fillLocked() {
 	}
 }
 
-// startLocked gives c its context and goroutine. The caller holds the lock
-// and has reserved c's slot.
+// startLocked gives c its context and queues its goroutine for the end of
+// the critical section. The caller holds the lock and has reserved c's
+// slot.
 func (t *Tree) startLocked(c *child) {
-	ctx, cancel := context.WithCancel(t.ctx)
-	c.cancel = cancel
+	c.ctx, c.cancel = context.WithCancel(t.ctx)
 	if c.stop {
-		cancel()
+		c.cancel()
 	}
-	go t.launch(c, ctx)
+	t.starting = append(t.starting, c)
 }
 
 func (t *Tree) broadcastLocked() {
