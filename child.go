@@ -78,7 +78,7 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 	m := narrowRoute(p.conf.model, spec.Capabilities.ModelRoute)
 	s := &step{t: t, agent: id, modelInfo: m.Info(), payloads: p.payloads, conf: agentConf{
 		model: m, auth: auth, input: spec.Input, context: childContext(spec), approver: p.conf.approver, output: out,
-		child: true, catalogs: childCatalogs(p.catalogs),
+		child: true, catalogs: childCatalogs(p.catalogs), view: p.view,
 	}}
 	s.hdr = &eventlog.Header{RunID: p.hdr.RunID, SessionID: p.hdr.SessionID, TraceID: p.hdr.TraceID,
 		Agent: AgentRef{AgentID: id, RootRunID: p.hdr.RunID, RootSessionID: p.hdr.SessionID, ParentAgentID: p.agent, Kind: string(children.KindLocal), Depth: 1}}

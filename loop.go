@@ -26,6 +26,7 @@ import (
 type step struct {
 	t    *Task
 	conf agentConf
+	view *toolView      // the agent\'s tools, which its children\'s views narrow
 	tree *children.Tree // the root's supervisor, when children are enabled
 	// stopTreeClose stops the closing of tree that the root's
 	// cancellation starts; treeClosed is closed once that closing ended.
@@ -247,7 +248,8 @@ func (s *step) openCatalogs() *Outcome {
 		// A child calls through its parent's open catalogs, under its own
 		// narrowed authority: it opens no session of its own.
 		s.catalogs = s.conf.catalogs
-		v := buildToolView(s.conf.auth, r.opts.secrets, nil, s.catalogs)
+		v := s.conf.view.narrow(s.conf.auth)
+		s.view = v
 		if v.err != nil {
 			return &Outcome{Status: StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
 		}
@@ -308,6 +310,7 @@ func (s *step) openCatalogs() *Outcome {
 		})
 	}
 	s.owner, s.byWire, s.refused, s.defs, s.contracts = v.owner, v.byWire, v.refused, v.defs, v.contracts
+	s.view = v
 	return nil
 }
 
@@ -587,4 +590,5 @@ type agentConf struct {
 	// catalogs and records no Skill activation of its own.
 	child    bool
 	catalogs []ToolCatalog
+	view     *toolView // the parent's view, which a child's narrows
 }

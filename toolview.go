@@ -105,3 +105,31 @@ func (r *Runtime) sharedTools() *toolView {
 	})
 	return r.tools
 }
+
+// narrow is the view of a child of the agent whose view v is: the tools of
+// v that auth (the child's narrowed authority) admits, the subagent tool
+// never (depth one), in v's order, with v's compiled contracts shared and
+// deciding under auth. A child never compiles a schema of its own, and
+// never sees a tool its parent was not shown.
+func (v *toolView) narrow(auth authority.Authority) *toolView {
+	out := &toolView{owner: map[authority.ID]ToolCatalog{}, byWire: map[string]authority.ID{}, refused: maps.Clone(v.refused), err: v.err}
+	for w, id := range v.byWire {
+		if id == authority.Subagent {
+			continue
+		}
+		if d := auth.Decide(authority.Request{Capability: id}); !d.Allowed {
+			out.refused[w], out.refused[string(id)] = d, d
+			continue
+		}
+		out.owner[id], out.byWire[w] = v.owner[id], id
+	}
+	for _, def := range v.defs {
+		if _, ok := out.byWire[def.Name]; ok {
+			out.defs = append(out.defs, def)
+		}
+	}
+	if v.contracts != nil {
+		out.contracts = v.contracts.Under(auth, func(id authority.ID) bool { _, ok := out.owner[id]; return ok })
+	}
+	return out
+}

@@ -144,6 +144,19 @@ func (c *Contracts) add(specs []ToolSpec) error {
 	return nil
 }
 
+// Under returns the contracts of the tools keep admits, deciding under
+// auth (a narrower authority: a child's) instead of c's; the compiled
+// schemas are shared, not compiled again, and c is unchanged.
+func (c *Contracts) Under(auth Authority, keep func(ID) bool) *Contracts {
+	out := &Contracts{auth: auth, specs: make(map[ID]contract, len(c.specs))}
+	for id, k := range c.specs {
+		if keep(id) {
+			out.specs[id] = k
+		}
+	}
+	return out
+}
+
 // Spec returns the declared spec of an admitted tool.
 func (c *Contracts) Spec(id ID) (ToolSpec, bool) {
 	k, ok := c.specs[id]
