@@ -77,8 +77,7 @@ func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []str
 		// bubblewrap's message, should it fail to set the sandbox up.
 		opts.MaxStderr = 4096
 	}
-	pr, err := proc.Start(ctx, sc.Cmd, opts)
-	sc.Started()
+	pr, err := sc.Start(ctx, opts)
 	if err != nil {
 		sc.Close()
 		cancel()

@@ -38,9 +38,14 @@
 // Linux the leader then gets SIGKILL as its parent-death signal; the other
 // members live on in the group. A context carrying a [Recorder]
 // ([WithRecorder]) has every group's identity ([Group]: boot ID, pgid, the
-// leader's start time) handed over before Start returns, so a later process
-// can find the survivors ([Survivors]) and kill them ([Reap]), and never a
-// group that merely reuses the pgid.
+// leader's start time) handed over before the process runs its command, so
+// a later process can find the survivors ([Survivors]) and kill them
+// ([Reap]), and never a group that merely reuses the pgid. A command's work
+// may be in its arguments (`/bin/sh -c 'touch f && sleep 60'`) or in what
+// it does at exec (a server that forks a daemon): it waits on a start gate
+// that Start opens only once the recorder returned, its own
+// ([Options.Gate], bubblewrap's --block-fd) or the gate shell
+// ([GateProgram]) that executes it in the same process when released.
 //
 // Output is either captured with a bound (one-shot commands: [Options.MaxStdout],
 // [Options.MaxStderr], [Options.MaxTotal], with optional streaming of the

@@ -19,9 +19,10 @@ type Group struct {
 }
 
 // Recorder is told of every group [Start] starts under a context that
-// carries it, right after the start and before Start returns, so the caller
-// hands the process no work before the group is recorded. An error from it
-// fails the start: the group is killed and joined, and Start returns a
+// carries it, right after the start and before the process runs its
+// command (it waits on a start gate meanwhile), so nothing the command does
+// can precede the record. An error from it fails the start: the group is
+// killed and joined without its gate ever opening, and Start returns a
 // *StartError wrapping it.
 type Recorder func(ctx context.Context, g Group) error
 

@@ -4,6 +4,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,7 +42,23 @@ type Process struct {
 // of it. cmd must not have been started and must leave Stdin, Stdout and
 // Stderr nil: the owner connects them as opts says. Start sets
 // cmd.SysProcAttr.Setpgid. When ctx is done the whole group is killed.
+//
+// Under a [Recorder] the command runs nothing before its group is
+// recorded: it waits on opts.Gate, or, without one, Start rewrites cmd to
+// start [GateProgram], which waits for a line on an inherited pipe and
+// then executes cmd's program in the same process, with cmd's environment
+// and with cmd.Path as argv[0]. Such an environment holds only NAME=value
+// entries with shell variable names, none beginning with __pablo_gate_.
 func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
+	// The command may not run before its group is recorded: it waits on a
+	// gate, its own (opts.Gate) or the gate shell's, that is released only
+	// once the recorder returned. Start closes the gate whatever happens.
+	gate := opts.Gate
+	defer func() {
+		if gate != nil {
+			gate.Close()
+		}
+	}()
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -68,6 +85,11 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
 		return nil, &StartError{Path: cmd.Path, Err: err}
 	}
 
+	rec := recorderOf(ctx)
+	if !groupsIdentifiable {
+		rec = nil
+	}
+	program := cmd.Path
 	p := &Process{cmd: cmd, opts: opts, killCh: make(chan struct{}), done: make(chan struct{})}
 	var childEnds, parentEnds []*os.File
 	fail := func(err error) (*Process, error) {
@@ -77,7 +99,17 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
 		for _, f := range parentEnds {
 			f.Close()
 		}
-		return nil, &StartError{Path: cmd.Path, Err: err}
+		return nil, &StartError{Path: program, Err: err}
+	}
+	if rec != nil && gate == nil {
+		r, w, err := gateCommand(cmd)
+		if err != nil {
+			if errors.Is(err, ErrInvalidOptions) {
+				return nil, err
+			}
+			return fail(err)
+		}
+		childEnds, gate = append(childEnds, r), w
 	}
 	if opts.PipeStdin {
 		r, w, err := os.Pipe()
@@ -117,10 +149,10 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
 		f.Close()
 	}
 	p.pgid = cmd.Process.Pid
-	if rec := recorderOf(ctx); rec != nil && groupsIdentifiable {
-		// The group is recorded before the caller can hand it any work; a
-		// group that cannot be recorded is not kept.
-		g, err := Identify(p.pgid, cmd.Path)
+	if rec != nil {
+		// The group is recorded before its command runs; a group that
+		// cannot be recorded is killed without its gate ever opening.
+		g, err := Identify(p.pgid, program)
 		if err == nil {
 			err = rec(ctx, g)
 		}
@@ -130,8 +162,14 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
 			for _, f := range parentEnds {
 				f.Close()
 			}
-			return nil, &StartError{Path: cmd.Path, Err: fmt.Errorf("recording the process group: %w", err)}
+			return nil, &StartError{Path: program, Err: fmt.Errorf("recording the process group: %w", err)}
 		}
+	}
+	if gate != nil {
+		// A failed write means the process is already gone without having
+		// read the release, so it never ran its command; Wait reports its
+		// end like any other.
+		_, _ = gate.WriteString(gateRelease)
 	}
 
 	var readers sync.WaitGroup

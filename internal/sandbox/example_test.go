@@ -23,8 +23,7 @@ func ExampleLauncher_Command() {
 		fmt.Println(err)
 		return
 	}
-	p, err := proc.Start(context.Background(), c.Cmd, proc.Options{MaxStdout: 4096})
-	c.Started()
+	p, err := c.Start(context.Background(), proc.Options{MaxStdout: 4096})
 	if err != nil {
 		c.Close()
 		fmt.Println(err)

@@ -108,8 +108,7 @@ func (l *Launcher) check(parent context.Context) error {
 		return err
 	}
 	defer c.Close()
-	p, err := proc.Start(ctx, c.Cmd, proc.Options{MaxStderr: 4096})
-	c.Started()
+	p, err := c.Start(ctx, proc.Options{MaxStderr: 4096})
 	if err != nil {
 		return &UnavailableError{Reason: NoNamespaces, Path: l.path, Detail: shortErr(err)}
 	}
@@ -155,14 +154,21 @@ type Command struct {
 	Profile Profile
 
 	status, statusW *os.File // bubblewrap's JSON status pipe
+	gateR, gate     *os.File // the start gate: bubblewrap's --block-fd, our end
 }
 
 // Command builds the command that runs spec under profile p. A profile
 // that is off gives the unconfined command; a required one fails with the
 // launcher's *UnavailableError when no sandbox can be made here. The
-// caller starts Cmd, calls Started once the start returned (it closes our
-// copy of the status pipe's write end), and Finish once the process is
-// joined.
+// caller starts it with [Command.Start] and calls Finish once the process
+// is joined.
+//
+// A sandboxed command runs nothing before [Command.Start] releases it:
+// bubblewrap sets the sandbox up, then waits on its --block-fd for the
+// line proc.Start writes once the process group is recorded. bubblewrap
+// takes end of file there for a release too, so it holds the pipe's write
+// end itself (as its --sync-fd, which it keeps from the command): only
+// the release or its own death ends the wait, never ours.
 func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -190,6 +196,12 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	if err != nil {
 		return nil, &SetupError{Detail: "status pipe: " + shortErr(err)}
 	}
+	gateR, gate, err := os.Pipe()
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, &SetupError{Detail: "gate pipe: " + shortErr(err)}
+	}
 	env := make([]string, 0, len(spec.Env)+1)
 	for _, kv := range spec.Env {
 		if !strings.HasPrefix(kv, "HOME=") {
@@ -199,16 +211,28 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	env = append(env, "HOME="+Home)
 	// bubblewrap runs with the command's environment, not ours: its init
 	// is PID 1 inside, and /proc/1/environ is readable there.
-	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec), Env: env, ExtraFiles: []*os.File{w}}
-	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w}, nil
+	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec), Env: env, ExtraFiles: []*os.File{w, gateR, gate}}
+	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w, gateR: gateR, gate: gate}, nil
 }
 
-// Started closes the parent's copy of the status pipe's write end: call it
-// once the start returned, whether it succeeded or not.
+// Start starts the command as an owned process group (proc.Start) and
+// releases its gate once the group is recorded; an unconfined command is
+// held by proc's gate shell instead when there is a group to record.
+func (c *Command) Start(ctx context.Context, opts proc.Options) (*proc.Process, error) {
+	opts.Gate, c.gate = c.gate, nil // proc.Start closes it
+	p, err := proc.Start(ctx, c.Cmd, opts)
+	c.Started()
+	return p, err
+}
+
+// Started closes the parent's copies of the child's ends of the status and
+// gate pipes. [Command.Start] calls it.
 func (c *Command) Started() {
-	if c.statusW != nil {
-		c.statusW.Close()
-		c.statusW = nil
+	for _, f := range []**os.File{&c.statusW, &c.gateR} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
 	}
 }
 
@@ -246,9 +270,11 @@ func (c *Command) Finish(stderr []byte) error {
 // when the command is never started.
 func (c *Command) Close() {
 	c.Started()
-	if c.status != nil {
-		c.status.Close()
-		c.status = nil
+	for _, f := range []**os.File{&c.status, &c.gate} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
 	}
 }
 
@@ -258,7 +284,7 @@ func (l *Launcher) args(p Profile, spec Spec) []string {
 	a = append(a, l.path,
 		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
 		"--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
-		"--die-with-parent", "--cap-drop", "ALL", "--json-status-fd", "3")
+		"--die-with-parent", "--cap-drop", "ALL", "--json-status-fd", "3", "--block-fd", "4", "--sync-fd", "5")
 	if p.Network == Deny {
 		a = append(a, "--unshare-net")
 	}

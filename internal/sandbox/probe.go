@@ -130,8 +130,7 @@ func probeRun(ctx context.Context, l *Launcher, p Profile, ws, script string) (s
 	if err != nil {
 		return "", err
 	}
-	pr, err := proc.Start(ctx, c.Cmd, proc.Options{MaxStdout: 1 << 20, MaxStderr: 1 << 16})
-	c.Started()
+	pr, err := c.Start(ctx, proc.Options{MaxStdout: 1 << 20, MaxStderr: 1 << 16})
 	if err != nil {
 		c.Close()
 		return "", err

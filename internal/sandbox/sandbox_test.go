@@ -32,8 +32,7 @@ func run(t testing.TB, l *Launcher, p Profile, ws, script string, env ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, err := proc.Start(context.Background(), c.Cmd, proc.Options{MaxStdout: 1 << 16, MaxStderr: 1 << 16})
-	c.Started()
+	pr, err := c.Start(context.Background(), proc.Options{MaxStdout: 1 << 16, MaxStderr: 1 << 16})
 	if err != nil {
 		c.Close()
 		t.Fatal(err)

@@ -381,7 +381,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
 		return nil, &RunError{Kind: ErrSandbox, Status: "spawn_failed", Err: err}
 	}
 	defer c.Close()
-	process, err := proc.Start(runCtx, c.Cmd, proc.Options{
+	process, err := c.Start(runCtx, proc.Options{
 		CleanupAllowance: r.opts.CleanupAllowance,
 		MaxStdout:        p.bound,
 		MaxStderr:        p.bound,
@@ -389,7 +389,6 @@ func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
 		StopOnOverflow:   true,
 		OnOutput:         req.OnOutput,
 	})
-	c.Started()
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, &RunError{Kind: ErrCancelled, Status: "cancelled", Err: ctxErr}
