@@ -2,7 +2,9 @@ package children
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pabloagent/pablo/internal/schema"
@@ -63,6 +65,32 @@ func FuzzParseArguments(f *testing.F) {
 		if len(raw) <= 1<<20 {
 			if res := sc.Validate(raw); !res.Valid {
 				t.Fatalf("the parser accepted what the schema refuses: %+v", res.Diagnostics)
+			}
+		}
+	})
+}
+
+// FuzzArtifactPath holds the artifact path check to its rule: what it
+// accepts is local to the workspace (no "..", not absolute, no NUL or
+// backslash), and it never panics.
+func FuzzArtifactPath(f *testing.F) {
+	for _, s := range []string{"notes.md", "out/report.md", "./a//b", "../x", "/etc/passwd", "a/../../b", "a\\b", "", ".", "a/\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		parts, err := artifactPath(p)
+		if err != nil {
+			if !errors.Is(err, ErrArguments) {
+				t.Fatalf("an untyped refusal: %v", err)
+			}
+			return
+		}
+		if len(parts) == 0 || !filepath.IsLocal(filepath.Join(parts...)) {
+			t.Fatalf("%q accepted as %q", p, parts)
+		}
+		for _, c := range parts {
+			if c == "" || c == "." || c == ".." || strings.ContainsAny(c, "/\\\x00") {
+				t.Fatalf("%q gave component %q", p, c)
 			}
 		}
 	})

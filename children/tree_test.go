@@ -2,6 +2,7 @@ package children
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -365,5 +366,37 @@ func TestRunnerStartFailureSettlesTheChildAndFreesTheSlot(t *testing.T) {
 	b := spawn(t, tr, "b")
 	if b.State != StateStarting {
 		t.Fatalf("the failed start did not free its slot: %s", b.State)
+	}
+}
+
+func TestSnapshotIsABoundedReceipt(t *testing.T) {
+	t.Parallel()
+	tr, r, _ := newTree(t, nil)
+	a := spawn(t, tr, "a")
+	res := validStructured(`{"k":"` + strings.Repeat("v", MaxResultBytes/2-16) + `"}`)
+	res.Output = string(res.StructuredOutput)
+	out := res.Output
+	res.Outcome.Output = &out
+	r.await(a.AgentID).settle(res)
+	s := settledSnapshot(t, tr, a.AgentID)
+	if s.Outcome.Output != nil {
+		t.Fatal("the outcome inside a snapshot carries no second copy of the output")
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxResultBytes+4096 {
+		t.Fatalf("a snapshot of %d bytes: the result (64 KiB at most) and small receipts", len(b))
+	}
+	var fields map[string]json.RawMessage
+	json.Unmarshal(b, &fields)
+	for k := range fields {
+		switch k {
+		case "agent_id", "parent_agent_id", "kind", "depth", "state", "outcome", "accounting", "result_id", "output", "output_bytes",
+			"structured_output", "output_validation", "trace_id":
+		default:
+			t.Errorf("a snapshot field %q that is no receipt", k)
+		}
 	}
 }
