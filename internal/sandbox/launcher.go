@@ -39,7 +39,8 @@ type Launcher struct {
 	err    error    // why no sandbox can be made here, when one cannot
 	system []string // the bwrap arguments that show the system directories
 
-	readyOnce sync.Once
+	readyMu   sync.Mutex // held while the live check runs
+	readyDone bool       // the check ran to an outcome of its own
 	readyErr  error
 }
 
@@ -85,13 +86,23 @@ func (l *Launcher) Err() error { return l.err }
 // Ready reports whether a sandbox can be made on this host: nil, or the
 // *UnavailableError that says why not. The first call runs bubblewrap once
 // with every namespace a call gets (a few milliseconds); later calls
-// return its outcome.
+// return its outcome. A check its caller cancelled decides nothing: that
+// caller gets its context's error, and the next call checks again.
 func (l *Launcher) Ready(ctx context.Context) error {
 	if l.err != nil {
 		return l.err
 	}
-	l.readyOnce.Do(func() { l.readyErr = l.check(ctx) })
-	return l.readyErr
+	l.readyMu.Lock()
+	defer l.readyMu.Unlock()
+	if l.readyDone {
+		return l.readyErr
+	}
+	err := l.check(ctx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	l.readyDone, l.readyErr = true, err
+	return err
 }
 
 // check runs `true` in the narrowest sandbox.

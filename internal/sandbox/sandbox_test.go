@@ -189,3 +189,19 @@ func TestNetworkAllowShowsWhatNameResolutionAndTLSNeed(t *testing.T) {
 		}
 	}
 }
+
+// TestReadyIsNotPoisonedByACancelledCaller: a live check whose caller is
+// cancelled decides nothing; the next caller checks again and gets the
+// host's answer (a cached refusal here would deny every later call).
+func TestReadyIsNotPoisonedByACancelledCaller(t *testing.T) {
+	needBwrap(t)
+	l := NewLauncher("")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := l.Ready(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled check: %v, want context.Canceled", err)
+	}
+	if err := l.Ready(context.Background()); err != nil {
+		t.Fatalf("the check after a cancelled one: %v", err)
+	}
+}
