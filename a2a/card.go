@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -61,12 +62,16 @@ func AdmitCard(remote Remote, data []byte) (*Card, error) {
 	}
 	sum := sha256.Sum256(data)
 	trimmed := bytes.TrimSpace(data)
-	if !json.Valid(trimmed) || len(trimmed) == 0 || trimmed[0] != '{' {
+	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return refuse(CardNotJSON, "the card is not a JSON object")
 	}
 	var card wireCard
 	if err := json.Unmarshal(trimmed, &card); err != nil {
 		// The decoder's message can quote the card: it is not kept.
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return refuse(CardNotJSON, "the card is not a JSON object")
+		}
 		return refuse(CardNotJSON, "the card does not decode as an A2A 1.0 AgentCard")
 	}
 	if over := overBound(&card); over != "" {

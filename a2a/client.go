@@ -106,7 +106,6 @@ func (c *Client) getCard(ctx context.Context, r Remote) ([]byte, error) {
 	// A public GET: no credential of any kind, whatever the remote's
 	// bearer says.
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("A2A-Version", ProtocolVersion)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return refuse(fetchReason(ctx, err), "%s", fetchDetail(ctx, err))
