@@ -176,6 +176,14 @@ type rpcCall struct {
 	id     string
 }
 
+// rpcOut is one JSON-RPC request as sent.
+type rpcOut struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      string `json:"id"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
 type rpcEnvelope struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -202,7 +210,7 @@ func (c *Client) post(ctx context.Context, call rpcCall) (*http.Response, error)
 	perr := func(detail string, code, msgBytes int) error {
 		return &ProtocolError{Remote: call.remote.Name, Method: call.method, Code: code, Detail: detail, PeerMessageBytes: msgBytes}
 	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": call.id, "method": call.method, "params": call.params})
+	body, err := json.Marshal(rpcOut{JSONRPC: "2.0", ID: call.id, Method: call.method, Params: call.params})
 	if err != nil {
 		return nil, &notSentError{fmt.Errorf("%w: %v", ErrRequest, err)}
 	}

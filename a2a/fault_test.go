@@ -149,7 +149,7 @@ func TestOnlyTheExplicitPartsAreSent(t *testing.T) {
 	p.mu.Lock()
 	body := string(p.calls[0].Body)
 	p.mu.Unlock()
-	want := `{"id":"id-1","jsonrpc":"2.0","method":"SendMessage","params":{"configuration":{"acceptedOutputModes":["text/plain"]},"message":{"messageId":"id-1","parts":[{"text":"review this"},{"data":{"k":1}},{"url":"https://example.test/doc","filename":"doc.html","mediaType":"text/html"},{"raw":"AQID","mediaType":"application/octet-stream"}],"role":"ROLE_USER"}}}`
+	want := `{"jsonrpc":"2.0","id":"id-1","method":"SendMessage","params":{"configuration":{"acceptedOutputModes":["text/plain"]},"message":{"messageId":"id-1","parts":[{"text":"review this"},{"data":{"k":1}},{"url":"https://example.test/doc","filename":"doc.html","mediaType":"text/html"},{"raw":"AQID","mediaType":"application/octet-stream"}],"role":"ROLE_USER"}}}`
 	if body != want {
 		t.Fatalf("sent\n%s\nwant\n%s", body, want)
 	}

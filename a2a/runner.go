@@ -206,10 +206,8 @@ func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpe
 		stream = *spec.Stream && card.Streaming
 	}
 	t := &tracker{remote: remote.Name, max: r.c.opts.maxOutput(), onBound: onBound}
-	params := map[string]any{
-		"message":       msg,
-		"configuration": map[string]any{"acceptedOutputModes": spec.AcceptedOutputModes},
-	}
+	params := sendParams{Message: msg}
+	params.Configuration.AcceptedOutputModes = spec.AcceptedOutputModes
 	call := rpcCall{remote: remote, card: card, params: params, stream: stream, id: r.c.opts.newID()}
 	if stream {
 		call.method = "SendStreamingMessage"
@@ -285,6 +283,20 @@ func (r *Runner) exchange(ctx context.Context, call rpcCall, t *tracker, rep *Re
 			return nil
 		}
 	}
+}
+
+// sendParams are SendMessage's and SendStreamingMessage's params: the
+// message and the accepted output modes, nothing else.
+type sendParams struct {
+	Configuration struct {
+		AcceptedOutputModes []string `json:"acceptedOutputModes"`
+	} `json:"configuration"`
+	Message *sdk.Message `json:"message"`
+}
+
+// cancelParams are CancelTask's params.
+type cancelParams struct {
+	ID string `json:"id"`
 }
 
 // errStreamLost is a stream that ended before its task settled.
@@ -389,7 +401,7 @@ func (r *Runner) cancelTask(ctx context.Context, remote Remote, card *Card, task
 	rep.CancelSent = true
 	cctx, stop := timerContext(context.WithoutCancel(ctx), r.c.opts.clock(), CancelTimeout, errCancelTimeout)
 	defer stop()
-	call := rpcCall{remote: remote, card: card, method: "CancelTask", params: map[string]any{"id": taskID}, id: r.c.opts.newID()}
+	call := rpcCall{remote: remote, card: card, method: "CancelTask", params: cancelParams{ID: taskID}, id: r.c.opts.newID()}
 	resp, err := r.c.post(cctx, call)
 	if err != nil {
 		return
