@@ -117,7 +117,8 @@ func TestAStalledWriteClosesTheConnectionAndCancelsTheTask(t *testing.T) {
 
 // 128 messages per session are accepted, one more closes the connection;
 // another session's count is its own, and messages that name no session
-// have a budget of their own.
+// have a budget of their own (MaxSessionless, 4,096 by default: an editor
+// that opens and lists threads all day is not cut off after 128).
 func TestTheMessageBoundIsPerSession(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, fixtureOptions{script: `{"turns":[{"text":["ok"]}]}`})
@@ -145,9 +146,13 @@ func TestTheMessageBoundIsPerSession(t *testing.T) {
 	})
 	t.Run("no session", func(t *testing.T) {
 		t.Parallel()
-		p := serve(t, fx.sessions, acp.Options{Clock: newFakeClock()})
+		if acp.DefaultMaxSessionless <= acp.DefaultMaxMessages {
+			t.Fatalf("the connection's budget (%d) is below a session's (%d)", acp.DefaultMaxSessionless, acp.DefaultMaxMessages)
+		}
+		const bound = 200 // past a session's 128: the budgets are apart
+		p := serve(t, fx.sessions, acp.Options{Clock: newFakeClock(), MaxSessionless: bound})
 		p.initialize() // the first
-		for i := 1; i < acp.DefaultMaxMessages; i++ {
+		for i := 1; i < bound; i++ {
 			if f := p.call(10+i, "x/ping", map[string]any{}); f.Error == nil {
 				t.Fatalf("ping %d: %s", i, f.raw)
 			}

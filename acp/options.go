@@ -13,6 +13,9 @@ const (
 	DefaultMaxLine        = 32 << 20 // bytes of one input or output frame, newline excluded
 	DefaultMaxInput       = 64 << 20 // bytes of all input of a connection
 	DefaultMaxMessages    = 128      // input messages per session
+	// DefaultMaxSessionless bounds the messages of a connection that name
+	// no session (initialize, session/new, session/list, unknown methods).
+	DefaultMaxSessionless = 4096
 	DefaultQueue          = 8        // pending events of one prompt, runtime → protocol
 	DefaultWriteTimeout   = 30 * time.Second
 	DefaultCoalesceBytes  = 4 << 10
@@ -30,10 +33,14 @@ type Options struct {
 	MaxInput int64
 	// MaxMessages bounds the input messages of one session: its prompts,
 	// cancels and answers to permission requests (0: DefaultMaxMessages).
-	// Messages that name no session (initialize, session/list, unknown
-	// methods) share one more budget of the same size. Past it the
-	// connection is closed.
+	// Past it the connection is closed.
 	MaxMessages int
+	// MaxSessionless bounds the messages that name no session
+	// (initialize, session/new, session/list, unknown methods), all of
+	// the connection's together (0: DefaultMaxSessionless): an editor
+	// that opens and lists threads all day is not cut off after 128.
+	// Past it the connection is closed.
+	MaxSessionless int
 	// Queue bounds the events of one prompt waiting to be projected (0:
 	// DefaultQueue).
 	Queue int
@@ -100,6 +107,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxMessages <= 0 {
 		o.MaxMessages = DefaultMaxMessages
+	}
+	if o.MaxSessionless <= 0 {
+		o.MaxSessionless = DefaultMaxSessionless
 	}
 	if o.Queue <= 0 {
 		o.Queue = DefaultQueue

@@ -305,8 +305,8 @@ func (c *conn) countSessionless() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sessionless++
-	if c.sessionless > c.opts.MaxMessages {
-		return fmt.Errorf("%w: more than %d messages that name no session", ErrMessageLimit, c.opts.MaxMessages)
+	if c.sessionless > c.opts.MaxSessionless {
+		return fmt.Errorf("%w: more than %d messages that name no session", ErrMessageLimit, c.opts.MaxSessionless)
 	}
 	return nil
 }
