@@ -10,13 +10,13 @@ import (
 // The transport bounds of the reference (REFERENCE §3.3), the defaults of
 // [Options].
 const (
-	DefaultMaxLine        = 32 << 20 // bytes of one input or output frame, newline excluded
-	DefaultMaxInput       = 64 << 20 // bytes of all input of a connection
-	DefaultMaxMessages    = 128      // input messages per session
+	DefaultMaxLine     = 32 << 20 // bytes of one input or output frame, newline excluded
+	DefaultMaxInput    = 64 << 20 // bytes of all input of a connection
+	DefaultMaxMessages = 128      // input messages per session
 	// DefaultMaxSessionless bounds the messages of a connection that name
 	// no session (initialize, session/new, session/list, unknown methods).
 	DefaultMaxSessionless = 4096
-	DefaultQueue          = 8        // pending events of one prompt, runtime → protocol
+	DefaultQueue          = 8 // pending events of one prompt, runtime → protocol
 	DefaultWriteTimeout   = 30 * time.Second
 	DefaultCoalesceBytes  = 4 << 10
 	DefaultCoalesceWindow = 16 * time.Millisecond
