@@ -58,3 +58,38 @@ func ExampleAdmitCard() {
 	fmt.Println(err)
 	// Output: a2a: remote "reviewer": agent card refused (endpoint_mismatch): the JSONRPC interface's url is not the configured endpoint "https://agent.example.test/rpc"
 }
+
+// ExampleClient_Probe fetches and admits every configured card, as `pablo
+// a2a probe` does: nothing is sent to an endpoint.
+func ExampleClient_Probe() {
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mux.HandleFunc("/card", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"name":"reviewer","version":"2","supportedInterfaces":[{"url":%q,"protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
+			"defaultInputModes":["text/plain"],"defaultOutputModes":["application/json"],"skills":[{"id":"review","name":"Review"}]}`, srv.URL+"/rpc")
+	})
+	c, err := a2a.NewClient(a2a.Options{
+		Remotes: []a2a.Remote{
+			{Name: "reviewer", CardURL: srv.URL + "/card", Endpoint: srv.URL + "/rpc"},
+			{Name: "elsewhere", CardURL: srv.URL + "/card", Endpoint: srv.URL + "/other"},
+		},
+		AllowLoopbackHTTP: true,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.CloseIdleConnections()
+	for _, p := range c.Probe(context.Background()) {
+		if p.Admitted {
+			fmt.Println(p.Remote, "admitted:", p.Card.Name, p.Card.Version, p.Card.Skills)
+		} else {
+			fmt.Println(p.Remote, "refused:", p.Reason)
+		}
+	}
+	// Output:
+	// reviewer admitted: reviewer 2 [review]
+	// elsewhere refused: endpoint_mismatch
+}
