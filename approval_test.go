@@ -21,6 +21,15 @@ type gate struct {
 	tool authority.ID
 }
 
+// Narrow keeps the question: a child's narrowed authority still asks.
+func (g gate) Narrow(n authority.Narrowing) (authority.Authority, error) {
+	inner, err := g.Authority.Narrow(n)
+	if err != nil {
+		return nil, err
+	}
+	return gate{inner, g.tool}, nil
+}
+
 func (g gate) Decide(req authority.Request) authority.Decision {
 	d := g.Authority.Decide(req)
 	if d.Allowed && req.Capability == g.tool {

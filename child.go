@@ -181,9 +181,24 @@ func (s *step) runChild(ctx context.Context) children.Result {
 		}
 		if o.Status == StatusCompleted && s.check.Valid() && json.Valid([]byte(res.Output)) {
 			res.StructuredOutput = json.RawMessage(res.Output)
+			res.Artifact = artifactOf(res.StructuredOutput)
 		}
 	}
 	return res
+}
+
+// artifactOf is the workspace file a child's validated structured answer
+// names as {"artifact": {"path": ..., "revision": ...}}, which an artifact
+// handoff of its result passes (re-verified before the receiving child
+// starts); nil when it names none.
+func artifactOf(out json.RawMessage) *children.Artifact {
+	var v struct {
+		Artifact *children.Artifact `json:"artifact"`
+	}
+	if json.Unmarshal(out, &v) != nil || v.Artifact == nil || v.Artifact.Path == "" || v.Artifact.Revision == "" {
+		return nil
+	}
+	return v.Artifact
 }
 
 // agentAttributes are the reference's pablo.agent.* span attributes.

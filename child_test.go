@@ -2,9 +2,14 @@ package pablo_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -276,5 +281,186 @@ func TestRootCancelJoinsTheTree(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines after the task, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// artifactModel: the root spawns a writer whose validated answer names
+// the file it wrote as an artifact, waits, optionally rewrites the file
+// (stale), then hands the artifact to a reader and waits for it.
+type artifactModel struct {
+	ws    string
+	stale bool
+	mu    sync.Mutex
+	asked map[string]int // model requests per agent input
+}
+
+const (
+	artifactRoot   = "Write then read."
+	artifactWriter = "Write the report."
+	artifactReader = "Read the handed-off report."
+	artifactBody   = "the report\n"
+)
+
+func (m *artifactModel) Info() pablo.ModelInfo {
+	return pablo.ModelInfo{Provider: "test", Model: "artifact"}
+}
+
+func (m *artifactModel) Generate(_ context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+	first := req.Messages[0].Content
+	m.mu.Lock()
+	m.asked[first]++
+	m.mu.Unlock()
+	call := func(id, name, args string) *pablo.ModelResponse {
+		return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: []pablo.ToolCall{{ID: id, Name: name, Arguments: json.RawMessage(args)}}}
+	}
+	tools := 0
+	var last string
+	for _, msg := range req.Messages {
+		if msg.Role == pablo.RoleTool {
+			tools++
+			last = msg.Content
+		}
+	}
+	switch first {
+	case artifactWriter:
+		if tools == 0 {
+			return call("w", "fs_write", `{"path":"report.md","text":`+strconv.Quote(artifactBody)+`,"expected_revision":null}`), nil
+		}
+		sum := sha256.Sum256([]byte(artifactBody))
+		text := `{"artifact":{"path":"report.md","revision":"` + hex.EncodeToString(sum[:]) + `"}}`
+		return &pablo.ModelResponse{Text: text, FinishReason: pablo.FinishStop}, emit(text)
+	case artifactReader:
+		text := "read it"
+		return &pablo.ModelResponse{Text: text, FinishReason: pablo.FinishStop}, emit(text)
+	}
+	id := func(field string) string {
+		var v struct {
+			Subagent struct {
+				Agent struct {
+					AgentID string `json:"agent_id"`
+				} `json:"agent"`
+				Settled []struct {
+					AgentID  string `json:"agent_id"`
+					ResultID string `json:"result_id"`
+				} `json:"settled"`
+			} `json:"subagent"`
+		}
+		json.Unmarshal([]byte(last), &v)
+		if field == "agent" {
+			return v.Subagent.Agent.AgentID
+		}
+		if len(v.Subagent.Settled) == 0 {
+			return ""
+		}
+		return v.Subagent.Settled[0].AgentID + " " + v.Subagent.Settled[0].ResultID
+	}
+	switch tools {
+	case 0:
+		return call("s1", "subagent", `{"action":"spawn","request":{"input":"`+artifactWriter+`","capabilities":{"tools":["fs.write"]},
+			"output_schema":{"type":"object","properties":{"artifact":{"type":"object","properties":{"path":{"type":"string"},"revision":{"type":"string"}},"required":["path","revision"],"additionalProperties":false}},"required":["artifact"],"additionalProperties":false}}}`), nil
+	case 1:
+		return call("w1", "subagent", `{"action":"wait","agent_ids":["`+id("agent")+`"],"mode":"all","timeout_ms":60000}`), nil
+	case 2:
+		agent, result, _ := strings.Cut(id("settled"), " ")
+		if m.stale {
+			os.WriteFile(filepath.Join(m.ws, "report.md"), []byte("replaced\n"), 0o600)
+		}
+		return call("s2", "subagent", `{"action":"spawn","request":{"input":"`+artifactReader+`","capabilities":{"tools":["fs.read"]},
+			"handoffs":[{"source_agent_id":"`+agent+`","result_id":"`+result+`","kind":"artifact"}]}}`), nil
+	case 3:
+		return call("w2", "subagent", `{"action":"wait","agent_ids":["`+id("agent")+`"],"mode":"all","timeout_ms":60000}`), nil
+	}
+	return &pablo.ModelResponse{Text: last, FinishReason: pablo.FinishStop}, emit(last)
+}
+
+// TestArtifactHandoffIsVerifiedBeforeTheReaderStarts: a writer child's
+// validated answer names the file it wrote; handed off as an artifact, the
+// file is re-checked right before the reader starts, and a file changed in
+// between fails the reader stale with no model call of its own.
+func TestArtifactHandoffIsVerifiedBeforeTheReaderStarts(t *testing.T) {
+	for _, stale := range []bool{false, true} {
+		dir := t.TempDir()
+		ws := filepath.Join(dir, "work")
+		os.Mkdir(ws, 0o700)
+		os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte("schema_version = 1\n[options.filesystem]\nwrite = true\n[options.shell]\nenabled = false\n[options.children]\nenabled = true\n"), 0o600)
+		d, err := pablo.Load(pablo.LoadOptions{Config: filepath.Join(dir, "deployment.toml"), Bindings: map[string]string{"workspace": ws}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &artifactModel{ws: ws, stale: stale, asked: map[string]int{}}
+		rt, err := d.NewRuntime(context.Background(), pablo.HostOptions{Model: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, err := rt.Run(context.Background(), artifactRoot)
+		rt.Close()
+		if err != nil || obj.Outcome.Status != pablo.StatusCompleted {
+			t.Fatalf("stale=%v: %+v %v", stale, obj.Outcome, err)
+		}
+		out := *obj.Outcome.Output
+		switch {
+		case !stale && (!strings.Contains(out, `"status":"completed"`) || m.asked[artifactReader] != 1):
+			t.Errorf("fresh artifact: the reader should have run once: %s (asked %d)", out, m.asked[artifactReader])
+		case stale && (!strings.Contains(out, "stale_artifact") && !strings.Contains(out, "child_admission") || m.asked[artifactReader] != 0):
+			t.Errorf("stale artifact: the reader must fail with no model call: %s (asked %d)", out, m.asked[artifactReader])
+		}
+	}
+}
+
+// TestChildCallsAskTheRootsApproverAndNarrowOnly: a child's call that needs
+// approval goes to the task's one approver, labelled with the child's agent
+// ID; a spawn asking for a tool the root lacks is refused and runs nothing.
+func TestChildCallsAskTheRootsApproverAndNarrowOnly(t *testing.T) {
+	set, err := authority.New(authority.Config{Native: []authority.ID{authority.Subagent}, Host: []authority.ID{"notes.read"},
+		Layers: []authority.Layer{{ID: "case", Kind: authority.KindAuthority, Dimensions: map[authority.Dimension]*authority.Rules{
+			"note": {Default: authority.Deny, Allow: []authority.Rule{{ID: "case.n1", Value: "N-1"}}},
+		}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := pablo.ParseScript([]byte(`{"turns":[
+		{"tool_calls":[{"id":"bad","name":"subagent","arguments":{"action":"spawn","request":{"input":"widen","capabilities":{"tools":["shell.run"]}}}}]},
+		{"tool_calls":[{"id":"s1","name":"subagent","arguments":{"action":"spawn","request":{"input":"read the note","capabilities":{"tools":["notes.read"]}}}}]},
+		{"tool_calls":[{"id":"w1","name":"subagent","arguments":{"action":"wait","agent_ids":["{{agent_id:s1}}"],"mode":"all","timeout_ms":60000}}]},
+		{"text":["done"]}],
+		"agents":[{"input":"read the note","turns":[{"tool_calls":[{"id":"n","name":"notes_read","arguments":{"note_id":"N-1"}}]},{"text":["read"]}]},
+		          {"input":"widen","turns":[{"text":["must never run"]}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := pablo.NewRuntime(pablo.RuntimeOptions{Model: pablo.NewScriptModel(script), Authority: gate{set, "notes.read"},
+		Catalogs: []pablo.ToolCatalog{notes{}}, Children: &children.Capacity{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []pablo.ApprovalRequest
+	task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "go", Approver: approverFunc(func(_ context.Context, req pablo.ApprovalRequest) (bool, error) {
+		asked = append(asked, req)
+		return true, nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refusal string
+	childAgents := map[string]bool{}
+	for ev := range task.Events() {
+		if ev.Agent.Depth > 0 {
+			childAgents[ev.Agent.AgentID] = true
+		}
+		if ev.Type == pablo.EventToolFinished && ev.CallID == "bad" {
+			refusal = string(ev.Result)
+		}
+	}
+	if obj := task.Wait(); obj.Outcome.Status != pablo.StatusCompleted {
+		t.Fatalf("outcome %+v", obj.Outcome)
+	}
+	if !strings.Contains(refusal, "capability_not_inherited") {
+		t.Errorf("a spawn widening the root: %s", refusal)
+	}
+	if len(childAgents) != 1 {
+		t.Errorf("%d children ran, want only the narrowing one", len(childAgents))
+	}
+	if len(asked) != 1 || !childAgents[asked[0].AgentID] || asked[0].Tool != "notes.read" {
+		t.Fatalf("approval requests %+v, want the child's one call, under its agent ID", asked)
 	}
 }
