@@ -15,6 +15,7 @@ import (
 	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
 // childRunner runs a task's local children: each is its own agent on the
@@ -260,7 +261,7 @@ func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 	parent.Ceilings = children.Ceilings{MaxModelCalls: l.ModelCalls, MaxToolCalls: l.ToolCalls, MaxDurationMillis: l.DurationMillis,
 		MaxContextBytes: l.ContextBytes, MaxOutputBytes: l.OutputBytes, MaxTotalTokens: l.TotalTokens, MaxCostMicroUSD: l.CostMicroUSD}
 	opts := children.Options{RootRunID: s.t.root.ID(), ParentID: s.agent, Parent: parent, Runner: &childRunner{parent: s},
-		Remote: r.opts.Remote, Capacity: *r.opts.Children, IDs: idFunc(r.opts.NewID), Verifier: s.artifactVerifier()}
+		Remote: remoteAgents(r.opts.Remote, s), Capacity: *r.opts.Children, IDs: idFunc(r.opts.NewID), Verifier: s.artifactVerifier()}
 	if d, ok := s.t.root.Deadline(s.agent); ok {
 		opts.Deadline = d
 	}
@@ -317,3 +318,74 @@ func (s *step) artifactVerifier() children.ArtifactVerifier {
 	}
 	return nil
 }
+
+// remoteAgent is a remote child's proxy agent on the root's ledger: the
+// remote runner's children.RemoteRunner, wrapped so that each remote child
+// is admitted as a remote_a2a agent of the tree, with its run.started and
+// its run.finished (the remote task's terminal outcome) in the task's one
+// stream and its terminal record in the ledger.
+type remoteAgent struct {
+	inner  children.RemoteRunner
+	parent *step
+}
+
+// remoteAgents wraps inner for the root step p; nil stays nil (no remotes).
+func remoteAgents(inner children.RemoteRunner, p *step) children.RemoteRunner {
+	if inner == nil {
+		return nil
+	}
+	return &remoteAgent{inner: inner, parent: p}
+}
+
+func (r *remoteAgent) Remotes() []string { return r.inner.Remotes() }
+
+// StartRemote admits the proxy agent, then starts the remote task.
+func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec) (children.Handle, error) {
+	p := r.parent
+	if err := p.base.Err(); err != nil {
+		return nil, err
+	}
+	starter, ok := p.t.root.(agentStarter)
+	if !ok {
+		return nil, errors.New("pablo: the task's ledger cannot admit agents (a RuntimeOptions.NewLedger ledger without StartAgent)")
+	}
+	parts, _ := json.Marshal(spec.Parts)
+	id, err := starter.StartAgent(ctx, ledger.AgentSpec{ID: spec.AgentID, ParentID: p.agent, Kind: string(children.KindRemote),
+		InputDigest: sha256Tag(parts), InputBytes: uint64(len(parts))})
+	if err != nil {
+		return nil, err
+	}
+	s := &step{t: p.t, agent: id, payloads: p.payloads, ctx: p.base, base: p.base, caller: p.base, traceID: p.hdr.TraceID}
+	s.hdr = &eventlog.Header{RunID: p.hdr.RunID, SessionID: p.hdr.SessionID, TraceID: p.hdr.TraceID,
+		Agent: AgentRef{AgentID: id, RootRunID: p.hdr.RunID, RootSessionID: p.hdr.SessionID, ParentAgentID: p.agent, Kind: string(children.KindRemote), Depth: 1}}
+	if o := s.emit(EventData{Type: EventRunStarted}); o != nil {
+		s.terminal(o)
+		return nil, fmt.Errorf("pablo: remote child %s: its first event was refused (%s)", id, o.Status)
+	}
+	h, err := r.inner.StartRemote(ctx, spec)
+	if err != nil {
+		s.terminal(&Outcome{Status: StatusFailed, Code: outcome.FailRemoteTask, Delivery: outcome.NotSent})
+		return nil, err
+	}
+	ph := &proxyHandle{inner: h, done: make(chan struct{})}
+	go func() {
+		defer close(ph.done)
+		<-h.Done()
+		ph.result = h.Result()
+		o := ph.result.Outcome
+		s.terminal(&o)
+	}()
+	return ph, nil
+}
+
+// proxyHandle is a remote child's handle whose Done closes once its proxy
+// agent's terminal record is in the ledger.
+type proxyHandle struct {
+	inner  children.Handle
+	done   chan struct{}
+	result children.Result
+}
+
+func (h *proxyHandle) Done() <-chan struct{}   { return h.done }
+func (h *proxyHandle) Result() children.Result { return h.result }
+func (h *proxyHandle) Cancel()                 { h.inner.Cancel() }

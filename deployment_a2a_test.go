@@ -224,12 +224,25 @@ func TestSpawnRemoteThroughTheRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]bool{}
+	var proxy []string
 	for ev := range task.Events() {
-		kinds[ev.Agent.Kind] = true
+		if ev.Agent.Kind == "remote_a2a" {
+			proxy = append(proxy, string(ev.Type))
+			if ev.Agent.Depth != 1 || ev.Agent.ParentAgentID == "" {
+				t.Errorf("the proxy agent's event %s: %+v", ev.Type, ev.Agent)
+			}
+			if ev.Type == EventRunFinished && ev.Outcome.Status != StatusCompleted {
+				t.Errorf("the proxy agent ended %+v", ev.Outcome)
+			}
+		}
 	}
 	obj := task.Wait()
 	if obj.Outcome.Status != StatusCompleted || !strings.Contains(*obj.Outcome.Output, `delegated`) || !strings.Contains(*obj.Outcome.Output, `remote_a2a`) {
 		t.Fatalf("%+v %v", obj.Outcome, *obj.Outcome.Output)
+	}
+	// The remote child is an agent of the tree: its proxy's run.started
+	// and run.finished are in the task's one stream.
+	if strings.Join(proxy, " ") != "run.started run.finished" {
+		t.Errorf("the proxy agent's events: %v", proxy)
 	}
 }
