@@ -42,10 +42,9 @@
 // a later process can find the survivors ([Survivors]) and kill them
 // ([Reap]), and never a group that merely reuses the pgid. A command's work
 // may be in its arguments (`/bin/sh -c 'touch f && sleep 60'`) or in what
-// it does at exec (a server that forks a daemon): it waits on a start gate
-// that Start opens only once the recorder returned, its own
-// ([Options.Gate], bubblewrap's --block-fd) or the gate shell
-// ([GateProgram]) that executes it in the same process when released.
+// it does at exec (a server that forks a daemon): the gate shell
+// ([GateProgram]) holds it, and executes it in the same process only once
+// the recorder returned.
 //
 // Output is either captured with a bound (one-shot commands: [Options.MaxStdout],
 // [Options.MaxStderr], [Options.MaxTotal], with optional streaming of the

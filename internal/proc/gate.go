@@ -11,7 +11,7 @@ import (
 )
 
 // GateProgram is the shell that holds a command started under a [Recorder]
-// without its own [Options.Gate] until its group is recorded.
+// until its group is recorded.
 const GateProgram = "/bin/sh"
 
 // gateReserved prefixes the variables the gate shell uses for itself; a

@@ -41,102 +41,41 @@ func ranWhileRecording(t *testing.T, marker string, ran *bool) proc.Recorder {
 }
 
 // TestCommandRunsNothingBeforeItsGroupIsRecorded: under a recorder, the
-// command does not run before the recorder returned, whether the gate
-// shell holds it or its own gate does (Options.Gate); it runs once
+// gate shell holds the command until the recorder returned; it runs once
 // released.
 func TestCommandRunsNothingBeforeItsGroupIsRecorded(t *testing.T) {
 	t.Parallel()
-	for _, own := range []bool{false, true} {
-		name := map[bool]string{false: "GateShell", true: "OwnGate"}[own]
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			marker := filepath.Join(t.TempDir(), "ran")
-			var ran bool
-			ctx := proc.WithRecorder(context.Background(), ranWhileRecording(t, marker, &ran))
-			cmd := exec.Command("/usr/bin/touch", marker)
-			var opts proc.Options
-			if own {
-				r, w, err := os.Pipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
-				cmd = exec.Command("/bin/sh", "-c", "read -r x <&3 && exec /usr/bin/touch "+marker)
-				cmd.ExtraFiles = []*os.File{r}
-				opts.Gate = w
-			}
-			p, err := proc.Start(ctx, cmd, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := p.Wait()
-			if err != nil || res.ExitCode != 0 {
-				t.Fatalf("wait: %+v %v", res, err)
-			}
-			if ran {
-				t.Fatal("the command ran before its group was recorded")
-			}
-			if _, err := os.Stat(marker); err != nil {
-				t.Fatalf("the command never ran once released: %v", err)
-			}
-		})
-	}
-}
-
-// TestOwnGateIsReleasedWithoutARecorder: a command with its own gate runs
-// at once when nothing is to be recorded.
-func TestOwnGateIsReleasedWithoutARecorder(t *testing.T) {
-	t.Parallel()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	cmd := exec.Command("/bin/sh", "-c", "read -r x <&3 && echo released")
-	cmd.ExtraFiles = []*os.File{r}
-	p, err := proc.Start(context.Background(), cmd, proc.Options{Gate: w, MaxStdout: 64})
+	marker := filepath.Join(t.TempDir(), "ran")
+	var ran bool
+	ctx := proc.WithRecorder(context.Background(), ranWhileRecording(t, marker, &ran))
+	p, err := proc.Start(ctx, exec.Command("/usr/bin/touch", marker), proc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := p.Wait()
-	if err != nil || string(res.Stdout) != "released\n" {
-		t.Fatalf("%q %v", res.Stdout, err)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("wait: %+v %v", res, err)
+	}
+	if ran {
+		t.Fatal("the command ran before its group was recorded")
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the command never ran once released: %v", err)
 	}
 }
 
 // TestUnrecordedCommandNeverRuns: when the recorder refuses the group, the
-// gate never opens: the command has not run, and the gate is closed.
+// gate never opens and the command has not run.
 func TestUnrecordedCommandNeverRuns(t *testing.T) {
 	t.Parallel()
 	marker := filepath.Join(t.TempDir(), "ran")
 	refused := errors.New("store down")
-	for _, own := range []bool{false, true} {
-		ctx := proc.WithRecorder(context.Background(), func(context.Context, proc.Group) error { return refused })
-		cmd := exec.Command("/usr/bin/touch", marker)
-		var opts proc.Options
-		var w *os.File
-		if own {
-			var r *os.File
-			var err error
-			if r, w, err = os.Pipe(); err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			cmd = exec.Command("/bin/sh", "-c", "read -r x <&3; exec /usr/bin/touch "+marker)
-			cmd.ExtraFiles = []*os.File{r}
-			opts.Gate = w
-		}
-		if _, err := proc.Start(ctx, cmd, opts); !errors.Is(err, refused) {
-			t.Fatalf("start: %v", err)
-		}
-		if _, err := os.Stat(marker); err == nil {
-			t.Fatal("an unrecorded command ran")
-		}
-		if w != nil {
-			if _, err := w.Write([]byte("x")); !errors.Is(err, os.ErrClosed) {
-				t.Fatalf("the gate was left open: %v", err)
-			}
-		}
+	ctx := proc.WithRecorder(context.Background(), func(context.Context, proc.Group) error { return refused })
+	if _, err := proc.Start(ctx, exec.Command("/usr/bin/touch", marker), proc.Options{}); !errors.Is(err, refused) {
+		t.Fatalf("start: %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("an unrecorded command ran")
 	}
 }
 

@@ -3,7 +3,6 @@ package proc
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 )
 
@@ -78,14 +77,6 @@ type Options struct {
 	// As with exec.Cmd.StdoutPipe, read to EOF before calling Wait if all
 	// output matters: Wait closes the read end.
 	PipeStdout bool
-
-	// Gate, when set, is the write end of a pipe whose read end the
-	// command itself waits on before it runs anything of its own
-	// (bubblewrap's --block-fd): Start writes one line to it once the
-	// group is recorded (at once without a [Recorder]) and closes it,
-	// whatever happens. Without a Gate, a command started under a
-	// Recorder is held by the gate shell ([GateProgram]) instead.
-	Gate *os.File
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -44,16 +44,18 @@ type Process struct {
 // cmd.SysProcAttr.Setpgid. When ctx is done the whole group is killed.
 //
 // Under a [Recorder] the command runs nothing before its group is
-// recorded: it waits on opts.Gate, or, without one, Start rewrites cmd to
-// start [GateProgram], which waits for a line on an inherited pipe and
-// then executes cmd's program in the same process, with cmd's environment
-// and with cmd.Path as argv[0]. Such an environment holds only NAME=value
-// entries with shell variable names, none beginning with __pablo_gate_.
+// recorded: Start rewrites cmd to start [GateProgram], which waits for a
+// line on an inherited pipe and then executes cmd's program in the same
+// process (the leader the recorder saw, with its parent-death signal),
+// with cmd's environment and with cmd.Path as argv[0]. Such an
+// environment holds only NAME=value entries with shell variable names,
+// none beginning with __pablo_gate_. A host killed before the release
+// closes the pipe, and the gate exits without running anything.
 func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
-	// The command may not run before its group is recorded: it waits on a
-	// gate, its own (opts.Gate) or the gate shell's, that is released only
-	// once the recorder returned. Start closes the gate whatever happens.
-	gate := opts.Gate
+	// The command may not run before its group is recorded: the gate
+	// shell holds it until the recorder returned. Start closes its end of
+	// the gate whatever happens.
+	var gate *os.File
 	defer func() {
 		if gate != nil {
 			gate.Close()
@@ -101,7 +103,7 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
 		}
 		return nil, &StartError{Path: program, Err: err}
 	}
-	if rec != nil && gate == nil {
+	if rec != nil {
 		r, w, err := gateCommand(cmd)
 		if err != nil {
 			if errors.Is(err, ErrInvalidOptions) {
@@ -166,8 +168,8 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
 		}
 	}
 	if gate != nil {
-		// A failed write means the process is already gone without having
-		// read the release, so it never ran its command; Wait reports its
+		// A failed write means the gate is already gone without having
+		// read the release, so the command never ran; Wait reports its
 		// end like any other.
 		_, _ = gate.WriteString(gateRelease)
 	}

@@ -1,62 +1,96 @@
 package sandbox
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pabloagent/pablo/internal/proc"
 )
 
-// TestGateClosedWithoutReleaseRunsNothing: bubblewrap takes end of file on
-// its --block-fd for a release, so the sandbox holds the gate's write end
-// itself: when ours closes without the release (its owner died or refused
-// the group), the command still does not run, and the sandbox waits until
-// it is killed. The command also does not inherit the gate.
-func TestGateClosedWithoutReleaseRunsNothing(t *testing.T) {
-	t.Parallel()
-	l := needBwrap(t)
-	ws := t.TempDir()
-	marker := filepath.Join(ws, "ran")
-	c, err := l.Command(Profile{Filesystem: WorkspaceWrite}, Spec{Path: "/usr/bin/touch", Args: []string{"/usr/bin/touch", marker}, Env: []string{}, Workspace: ws})
+// TestGateHelperProcess is the host of TestHostKilledBeforeTheRecordLeavesNothing:
+// it starts a command under a recorder that prints the group and never
+// returns, and waits to be killed.
+func TestGateHelperProcess(t *testing.T) {
+	mode, marker := os.Getenv("PABLO_TEST_GATE_MODE"), os.Getenv("PABLO_TEST_GATE_MARKER")
+	if mode == "" {
+		t.Skip("the helper of TestHostKilledBeforeTheRecordLeavesNothing")
+	}
+	ws := filepath.Dir(marker)
+	c, err := NewLauncher("").Command(Profile{Mode: Mode(mode), Filesystem: WorkspaceWrite},
+		Spec{Path: "/bin/sh", Args: []string{"/bin/sh", "-c", "touch " + marker + "; exec sleep 3600"}, Env: []string{"PATH=/usr/bin:/bin"}, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	// Started without its gate, which is then closed unreleased.
-	p, err := proc.Start(context.Background(), c.Cmd, proc.Options{MaxStderr: 4096})
-	c.Started()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.gate.Close()
-	c.gate = nil
-	begin := time.Now()
-	if err := exec.Command("/bin/sh", "-c", ":").Run(); err != nil {
-		t.Fatal(err)
-	}
-	// bubblewrap's setup takes a few milliseconds; give it ample.
-	for until := time.Now().Add(10*time.Since(begin) + 300*time.Millisecond); time.Now().Before(until); time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(marker); err == nil {
-			t.Fatal("the command ran on end of file at its gate")
-		}
-		select {
-		case <-p.Done():
-			res, _ := p.Wait()
-			t.Fatalf("the sandbox ended before it was killed: %+v %s", res, res.Stderr)
-		default:
-		}
-	}
-	p.Close()
+	ctx := proc.WithRecorder(context.Background(), func(_ context.Context, g proc.Group) error {
+		fmt.Printf("pgid %d\n", g.Pgid)
+		select {} // the host dies here, before the record is durable
+	})
+	c.Start(ctx, proc.Options{})
+}
 
-	// Released, it runs, and sees neither end of the gate: the descriptors
-	// an unconfined command has (this test may have inherited some).
-	want, _, _, _ := run(t, l, Profile{Mode: Off}, ws, `ls /proc/self/fd`)
-	out, errOut, code, err := run(t, l, Profile{}, ws, `ls /proc/self/fd`)
-	if err != nil || code != 0 || out != want {
-		t.Fatalf("descriptors %q, unconfined %q (%d, %v, %s)", out, want, code, err, errOut)
+// TestHostKilledBeforeTheRecordLeavesNothing: a host killed with SIGKILL
+// while it records a group, sandboxed or not, leaves no live process of
+// the group, and the command never ran: the gate's pipe reached end of
+// file and the leader died with its host. (bubblewrap's own --block-fd
+// would not hold here: its namespace init reads it before it sets its
+// parent-death signal.)
+func TestHostKilledBeforeTheRecordLeavesNothing(t *testing.T) {
+	t.Parallel()
+	needBwrap(t)
+	for _, mode := range []Mode{Required, Off} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			marker := filepath.Join(t.TempDir(), "ran")
+			host := exec.Command(os.Args[0], "-test.run=^TestGateHelperProcess$", "-test.count=1")
+			host.Env = append(os.Environ(), "PABLO_TEST_GATE_MODE="+string(mode), "PABLO_TEST_GATE_MARKER="+marker)
+			out, err := host.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := host.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(out).ReadString('\n')
+			pgid, perr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "pgid ")))
+			host.Process.Kill() // the host alone, while it records
+			host.Wait()
+			if err != nil || perr != nil {
+				t.Fatalf("helper said %q: %v %v", line, err, perr)
+			}
+			var alive []proc.Member
+			for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				members, err := proc.GroupMembers(pgid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				alive = alive[:0]
+				for _, m := range members {
+					if m.Alive() {
+						alive = append(alive, m)
+					}
+				}
+				if len(alive) == 0 || time.Now().After(end) {
+					break
+				}
+			}
+			if len(alive) > 0 {
+				t.Errorf("the group of a host killed while recording lives on: %+v", alive)
+				if pgid > 1 && pgid != syscall.Getpgrp() { // the helper's group, never ours
+					syscall.Kill(-pgid, syscall.SIGKILL)
+				}
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Error("the command ran although its group was never recorded")
+			}
+		})
 	}
 }

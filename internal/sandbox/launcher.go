@@ -165,7 +165,6 @@ type Command struct {
 	Profile Profile
 
 	status, statusW *os.File // bubblewrap's JSON status pipe
-	gateR, gate     *os.File // the start gate: bubblewrap's --block-fd, our end
 }
 
 // Command builds the command that runs spec under profile p. A profile
@@ -174,12 +173,13 @@ type Command struct {
 // caller starts it with [Command.Start] and calls Finish once the process
 // is joined.
 //
-// A sandboxed command runs nothing before [Command.Start] releases it:
-// bubblewrap sets the sandbox up, then waits on its --block-fd for the
-// line proc.Start writes once the process group is recorded. bubblewrap
-// takes end of file there for a release too, so it holds the pipe's write
-// end itself (as its --sync-fd, which it keeps from the command): only
-// the release or its own death ends the wait, never ours.
+// Under a process-group recorder, bubblewrap itself starts only once the
+// group is recorded: proc's gate shell holds it (see proc.Start). Its own
+// --block-fd would not do: the namespace's init reads it before it sets
+// its parent-death signal, so a host killed before the release would leave
+// that init running the command unrecorded (bubblewrap takes end of file
+// for a release) or, were the write end held open, blocked forever outside
+// any group the host could reap.
 func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -207,12 +207,6 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	if err != nil {
 		return nil, &SetupError{Detail: "status pipe: " + shortErr(err)}
 	}
-	gateR, gate, err := os.Pipe()
-	if err != nil {
-		r.Close()
-		w.Close()
-		return nil, &SetupError{Detail: "gate pipe: " + shortErr(err)}
-	}
 	env := make([]string, 0, len(spec.Env)+1)
 	for _, kv := range spec.Env {
 		if !strings.HasPrefix(kv, "HOME=") {
@@ -222,28 +216,24 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	env = append(env, "HOME="+Home)
 	// bubblewrap runs with the command's environment, not ours: its init
 	// is PID 1 inside, and /proc/1/environ is readable there.
-	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec), Env: env, ExtraFiles: []*os.File{w, gateR, gate}}
-	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w, gateR: gateR, gate: gate}, nil
+	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec), Env: env, ExtraFiles: []*os.File{w}}
+	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w}, nil
 }
 
-// Start starts the command as an owned process group (proc.Start) and
-// releases its gate once the group is recorded; an unconfined command is
-// held by proc's gate shell instead when there is a group to record.
+// Start starts the command as an owned process group (proc.Start), then
+// closes the parent's copy of the status pipe's write end.
 func (c *Command) Start(ctx context.Context, opts proc.Options) (*proc.Process, error) {
-	opts.Gate, c.gate = c.gate, nil // proc.Start closes it
 	p, err := proc.Start(ctx, c.Cmd, opts)
 	c.Started()
 	return p, err
 }
 
-// Started closes the parent's copies of the child's ends of the status and
-// gate pipes. [Command.Start] calls it.
+// Started closes the parent's copy of the status pipe's write end.
+// [Command.Start] calls it.
 func (c *Command) Started() {
-	for _, f := range []**os.File{&c.statusW, &c.gateR} {
-		if *f != nil {
-			(*f).Close()
-			*f = nil
-		}
+	if c.statusW != nil {
+		c.statusW.Close()
+		c.statusW = nil
 	}
 }
 
@@ -281,11 +271,9 @@ func (c *Command) Finish(stderr []byte) error {
 // when the command is never started.
 func (c *Command) Close() {
 	c.Started()
-	for _, f := range []**os.File{&c.status, &c.gate} {
-		if *f != nil {
-			(*f).Close()
-			*f = nil
-		}
+	if c.status != nil {
+		c.status.Close()
+		c.status = nil
 	}
 }
 
@@ -295,7 +283,7 @@ func (l *Launcher) args(p Profile, spec Spec) []string {
 	a = append(a, l.path,
 		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
 		"--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
-		"--die-with-parent", "--cap-drop", "ALL", "--json-status-fd", "3", "--block-fd", "4", "--sync-fd", "5")
+		"--die-with-parent", "--cap-drop", "ALL", "--json-status-fd", "3")
 	if p.Network == Deny {
 		a = append(a, "--unshare-net")
 	}
