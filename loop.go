@@ -20,6 +20,7 @@ import (
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/mcp"
 )
 
 // step is the state of one task's run loop.
@@ -287,6 +288,21 @@ func (s *step) openCatalogs() *Outcome {
 		return &Outcome{Status: StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
 	}
 	if r.opts.Children != nil {
+		s.t.procs = make(chan struct{}, children.MaxOwnedProcesses)
+		for _, c := range s.catalogs {
+			h, ok := c.(interface{ Health() []mcp.Health })
+			if !ok {
+				continue
+			}
+			for _, srv := range h.Health() {
+				if srv.Transport == mcp.Stdio && (srv.State == mcp.Ready || srv.State == mcp.Degraded) {
+					select {
+					case s.t.procs <- struct{}{}: // held for the task's life
+					default:
+					}
+				}
+			}
+		}
 		// The supervisor is the task's own, made once the other tools are
 		// known (they are what a child narrows); its subagent tool joins
 		// the view like a per-task catalog.

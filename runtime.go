@@ -187,6 +187,12 @@ type Task struct {
 
 	finished chan struct{}
 
+	// procs holds a permit for each process the task's tree owns at once
+	// (children.MaxOwnedProcesses), when children are enabled: one per
+	// running stdio MCP server, taken when the root opens its catalogs,
+	// and one per running shell command.
+	procs chan struct{}
+
 	// historyWalks counts the model requests measured by walking their
 	// messages; the loop's own never are. Written by the task's goroutine,
 	// read after it finished.
@@ -389,3 +395,18 @@ func idFunc(f func() string) ids.Source {
 type idSource func() string
 
 func (f idSource) NewID() string { return f() }
+
+// processPermit takes a permit for a call of tool that runs a process of
+// the tree's (shell.run), and returns its release; ok is false when every
+// permit is held. Without children, or for any other tool, it passes.
+func (t *Task) processPermit(tool authority.ID) (release func(), ok bool) {
+	if t.procs == nil || tool != authority.ShellRun {
+		return func() {}, true
+	}
+	select {
+	case t.procs <- struct{}{}:
+		return func() { <-t.procs }, true
+	default:
+		return nil, false
+	}
+}

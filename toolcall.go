@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
@@ -244,7 +246,13 @@ func (s *step) dispatch(ac admittedCall) (dispatchedCall, *Outcome) {
 	s.live = liveCall{id: callID, name: string(ac.id)}
 	// The workspace tools serialize their mutations across the tree
 	// themselves (fstools' cancellation-aware gate, one per workspace).
-	res := ac.owner.Call(ctx, authority.Call{ID: callID, Tool: ac.id, Arguments: ac.args})
+	var res ledger.ToolResult
+	if release, ok := s.t.processPermit(ac.id); ok {
+		res = ac.owner.Call(ctx, authority.Call{ID: callID, Tool: ac.id, Arguments: ac.args})
+		release()
+	} else {
+		res = ledger.RecoverableError("process_limit", fmt.Sprintf("the %d processes this task's tree may own at once are running (stdio MCP servers and shell commands); retry when one has ended", children.MaxOwnedProcesses))
+	}
 	// A capture bound that stopped the tool cut its streams too.
 	s.live.cut = s.live.cut || res.Status == outcome.ToolOutputLimit
 	s.flushOutput()

@@ -18,6 +18,10 @@ const (
 	MaxWaitTimeout       = 900_000 * time.Millisecond
 	MaxHandoffs          = 16
 	MaxChildContextBytes = 8 << 20
+	// MaxOwnedProcesses bounds the processes a tree owns at once: its
+	// stdio MCP servers and its running shell commands, every agent's
+	// together (the runtime holds the permits).
+	MaxOwnedProcesses = 16
 )
 
 // Capacity is a host's lowering of the fixed ceilings. A zero field keeps
