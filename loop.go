@@ -312,7 +312,7 @@ func (s *step) openCatalogs() *Outcome {
 				Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
 		}
 		s.catalogs = append(s.catalogs, sup)
-		if v = buildToolView(r.opts.Authority, r.opts.secrets, v, []ToolCatalog{sup}); v.err != nil {
+		if v = v.with(r.subagentView(sup), sup); v.err != nil {
 			return &Outcome{Status: StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
 		}
 		s.tree = sup.tree

@@ -124,6 +124,9 @@ type Runtime struct {
 	toolsOnce sync.Once
 	tools     *toolView // the catalogs' view every task shares; see sharedTools
 
+	subagentOnce sync.Once
+	subagent     *toolView // the subagent tool's view, compiled once; see subagentView
+
 	reapOnce sync.Once // survivors of the store's earlier hosts, killed before the first task
 }
 

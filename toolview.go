@@ -133,3 +133,33 @@ func (v *toolView) narrow(auth authority.Authority) *toolView {
 	}
 	return out
 }
+
+// with is v plus the tools of w, a view compiled apart, each owned by c
+// instead of w's catalog: w's compiled contracts are shared, not compiled
+// again. v and w are unchanged.
+func (v *toolView) with(w *toolView, c ToolCatalog) *toolView {
+	out := &toolView{owner: maps.Clone(v.owner), byWire: maps.Clone(v.byWire), refused: maps.Clone(v.refused), defs: slices.Clip(v.defs), err: v.err}
+	if out.err == nil {
+		out.err = w.err
+	}
+	maps.Copy(out.refused, w.refused)
+	for id := range w.owner {
+		out.owner[id] = c
+	}
+	maps.Copy(out.byWire, w.byWire)
+	out.defs = append(out.defs, w.defs...)
+	if out.err == nil {
+		out.contracts, out.err = v.contracts.Merge(w.contracts)
+	}
+	return out
+}
+
+// subagentView is the view of the subagent tool (sup's: its spec depends
+// on the runtime's remotes alone), built and compiled at the first task
+// with children and shared by every task after it.
+func (r *Runtime) subagentView(sup ToolCatalog) *toolView {
+	r.subagentOnce.Do(func() {
+		r.subagent = buildToolView(r.opts.Authority, r.opts.secrets, nil, []ToolCatalog{sup})
+	})
+	return r.subagent
+}

@@ -144,6 +144,21 @@ func (c *Contracts) add(specs []ToolSpec) error {
 	return nil
 }
 
+// Merge returns contracts holding c's and o's, deciding under c's
+// authority; both sets of compiled schemas are shared, not compiled again,
+// and neither is changed. A tool in both is an error.
+func (c *Contracts) Merge(o *Contracts) (*Contracts, error) {
+	out := &Contracts{auth: c.auth, specs: make(map[ID]contract, len(c.specs)+len(o.specs))}
+	maps.Copy(out.specs, c.specs)
+	for id, k := range o.specs {
+		if _, dup := out.specs[id]; dup {
+			return nil, fmt.Errorf("authority: tool %s is declared twice", id)
+		}
+		out.specs[id] = k
+	}
+	return out, nil
+}
+
 // Under returns the contracts of the tools keep admits, deciding under
 // auth (a narrower authority: a child's) instead of c's; the compiled
 // schemas are shared, not compiled again, and c is unchanged.
