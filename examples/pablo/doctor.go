@@ -56,6 +56,8 @@ type doctorCheck struct {
 // doctor collects findings in order.
 type doctor struct {
 	report doctorReport
+	// health is what --probe mcp found: the graph includes it.
+	health []mcp.Health
 }
 
 func (dr *doctor) ok(name, format string, args ...any) {
@@ -161,16 +163,17 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 	case "provider":
 		if dr.failed() {
 			dr.skip("probe.provider", "an earlier check failed; nothing was sent")
-			return
+		} else {
+			dr.probeProvider(ctx, d, h, fixture)
 		}
-		dr.probeProvider(ctx, d, h, fixture)
 	case "mcp":
 		if dr.failed() {
 			dr.skip("probe.mcp", "an earlier check failed; no server was started")
-			return
+		} else {
+			dr.probeMCP(ctx, d, h)
 		}
-		dr.probeMCP(ctx, d, h)
 	}
+	dr.graph(ctx, d, h, fixture != "")
 }
 
 // credentialUse is one credential the configuration will resolve.
@@ -527,6 +530,7 @@ func (dr *doctor) probeMCP(ctx context.Context, d *pablo.Deployment, h *host) {
 		return
 	}
 	health := cat.Health()
+	dr.health = health
 	closeErr := cat.Close()
 	var states []string
 	for _, s := range health {

@@ -36,6 +36,16 @@ func failedCheck(rep doctorReport) doctorCheck {
 	return doctorCheck{}
 }
 
+// namedCheck is the finding called name.
+func namedCheck(rep doctorReport, name string) doctorCheck {
+	for _, c := range rep.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	return doctorCheck{}
+}
+
 func writeConfig(t *testing.T, body string) (cfg, ws string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -302,7 +312,7 @@ startup_timeout_ms = 5000
 			if code != c.exit {
 				t.Fatalf("exit %d: %+v\n%s", code, rep, all)
 			}
-			last := rep.Checks[len(rep.Checks)-1]
+			last := namedCheck(rep, "probe.mcp")
 			if last.Name != "probe.mcp" || (c.exit == 0 && !strings.Contains(last.Detail, "no tool called")) || (c.exit == 6 && last.Code != "mcp_failed") {
 				t.Fatalf("check %+v", last)
 			}
@@ -316,7 +326,7 @@ func TestDoctorProbeSkippedAfterAFailure(t *testing.T) {
 	body := strings.Replace(chatModel, "https://llm.internal.test", f.srv.URL, 1)
 	cfg, ws := writeConfig(t, body)
 	code, rep, _ := doctorJSON(t, nil, "--config", cfg, "--bind", "workspace="+ws, "--loopback-http", "--probe", "provider")
-	last := rep.Checks[len(rep.Checks)-1]
+	last := namedCheck(rep, "probe.provider")
 	if code != 3 || last.Status != "skipped" || f.hits != 0 {
 		t.Fatalf("exit %d, last %+v, %d requests", code, last, f.hits)
 	}

@@ -139,3 +139,7 @@ func (d *Deployment) shellCwd() func(rel string) shell.Decision {
 		return shell.Decision{Allowed: true}
 	}
 }
+
+// CheckShellExamples verifies every command rule's match and not-match
+// examples again, as loading did: a readiness check reports it per node.
+func (d *Deployment) CheckShellExamples() error { return d.checkShellExamples() }

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pabloagent/pablo"
+)
+
+// readinessExit maps a graph node's readiness to the doctor exit code
+// that names its cause (REFERENCE §2): a missing grant is a credential
+// failure, a denial a policy one, an unhealthy server an MCP one, and
+// what cannot work here is unsupported.
+func readinessExit(r pablo.Readiness) int {
+	switch r {
+	case pablo.MissingGrant:
+		return doctorCredential
+	case pablo.Denied:
+		return doctorPolicyDenied
+	case pablo.Unhealthy:
+		return doctorMCP
+	}
+	return doctorUnsupported
+}
+
+// graph computes the capability requirement graph (with the health
+// --probe mcp found) and reports one finding per node that is not ready,
+// each naming its first reason and, as its code, its root cause's; a
+// node policy turned off on purpose (a denied tool or optional server
+// nothing requires) is reported, never failed.
+func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixture bool) {
+	g, err := d.Graph(ctx, pablo.GraphOptions{LookupEnv: h.lookupEnv, Health: dr.health, HostModel: fixture})
+	if err != nil {
+		dr.fail("graph", doctorInvalid, "invalid_configuration", err.Error())
+		return
+	}
+	required := map[string]bool{}
+	for _, e := range g.Edges {
+		if e.Kind != "offers" {
+			required[e.To] = true
+		}
+	}
+	bad := 0
+	for _, n := range g.NotReady() {
+		name := "graph " + n.ID
+		r := n.Reasons[0]
+		cause := r
+		if c := g.Causes(n.ID); len(c) > 0 {
+			cause = c[0]
+		}
+		detail := fmt.Sprintf("%s %s: %s", n.Kind, n.State, r.Detail)
+		if r.Layer != "" {
+			detail += fmt.Sprintf(" (layer %q rule %q)", r.Layer, r.Rule)
+		}
+		optional := n.Kind == "tool" || n.Kind == "mcp_tool" || (n.Kind == "mcp_server" && n.Attributes["required"] != "true")
+		if n.State == pablo.Denied && optional && !required[n.ID] {
+			dr.skip(name, detail+"; nothing requires it")
+			continue
+		}
+		dr.fail(name, readinessExit(n.State), cause.Code, detail)
+		bad++
+	}
+	if bad == 0 {
+		dr.ok("graph", "%d nodes, %d edges, every required node ready; digest %s", len(g.Nodes), len(g.Edges), g.Digest)
+	}
+}

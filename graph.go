@@ -1,0 +1,299 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/pabloagent/pablo/mcp"
+)
+
+// Readiness is the readiness state of one capability node (seed 002).
+type Readiness string
+
+// The readiness states. A host UI shows the state and its reasons; it
+// never needs to guess why a capability is off.
+const (
+	// Ready: the node is admitted and everything it requires is ready.
+	Ready Readiness = "ready"
+	// MissingGrant: a credential the node needs does not resolve for its
+	// consumer and destination (the reason names all three, never a value).
+	MissingGrant Readiness = "missing_grant"
+	// Denied: a policy layer denies the node (the reason names the layer
+	// and the rule).
+	Denied Readiness = "denied"
+	// Unhealthy: a live probe found the node failed (the reason holds the
+	// health state and its evidence). A Degraded server stays ready with
+	// the reason recorded; its unavailable tools are denied nodes.
+	Unhealthy Readiness = "unhealthy"
+	// Unsupported: something the node needs is missing here or cannot
+	// work as configured (the sandbox, a rule example, an adapter).
+	Unsupported Readiness = "unsupported"
+
+	// The approvals work adds an approval-gated state here: a node every
+	// layer admits but whose calls wait for an Approver.
+)
+
+// The node kinds of a Graph.
+const (
+	nodeToolProfile = "tool_profile"
+	nodeTool        = "tool"
+	nodeShellRules  = "shell_rules"
+	nodeSandbox     = "sandbox"
+	nodeMCPServer   = "mcp_server"
+	nodeMCPTool     = "mcp_tool"
+	nodeSkill       = "skill"
+	nodeRemote      = "remote"
+	nodeChildren    = "children"
+	nodeRoute       = "model_route"
+	nodeModel       = "model"
+	nodeCredential  = "credential"
+)
+
+// The edge kinds of a Graph: a node is ready only when every node it
+// requires is; a route is ready when one of its alternatives is; what a
+// node offers (a tool profile's tools, a server's tools) does not make it
+// unready.
+const (
+	edgeRequires    = "requires"
+	edgeAlternative = "alternative"
+	edgeOffers      = "offers"
+)
+
+// GraphReason is one reason for a node's readiness state. Only the fields
+// that apply are set; none ever holds a credential value.
+type GraphReason struct {
+	// Code is a stable, machine-readable reason (policy_denied,
+	// credential_unavailable, mcp_failed, sandbox_unavailable, ...).
+	Code string `json:"code"`
+	// Layer and Rule are the deciding layer and rule of a denial.
+	Layer string `json:"layer,omitempty"`
+	Rule  string `json:"rule,omitempty"`
+	// Credential, Consumer and Destination name a missing grant.
+	Credential  string `json:"credential,omitempty"`
+	Consumer    string `json:"consumer,omitempty"`
+	Destination string `json:"destination,omitempty"`
+	// Health is a probed MCP health state (Failed, Degraded, ...).
+	Health string `json:"health,omitempty"`
+	// Node is the required node this reason comes from, when the cause is
+	// further down the graph.
+	Node string `json:"node,omitempty"`
+	// Detail says, in a sentence, what to change.
+	Detail string `json:"detail"`
+}
+
+// GraphNode is one capability or requirement of a deployment.
+type GraphNode struct {
+	// ID is unique in its graph: "tool:fs.read", "mcp:records",
+	// "skill:skills/invoices", "credential:NAME@DESTINATION", ...
+	ID string `json:"id"`
+	// Kind is what the node is: tool_profile, tool, shell_rules, sandbox,
+	// mcp_server, mcp_tool, skill, remote, children, model_route, model or
+	// credential.
+	Kind string `json:"kind"`
+	// Capability is the capability ID policy decides, when the node has one.
+	Capability string `json:"capability,omitempty"`
+	// State and Reasons are its readiness.
+	State   Readiness     `json:"state"`
+	Reasons []GraphReason `json:"reasons"`
+	// Attributes describe the node (transport, sandbox profile, definition
+	// digest, protocol version, credential references by name). They hold
+	// nothing time- or health-dependent: the graph digest covers them.
+	Attributes map[string]string `json:"attributes,omitempty"`
+}
+
+// GraphEdge is one requirement: From needs (or offers) To.
+type GraphEdge struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Kind is requires, alternative or offers.
+	Kind string `json:"kind"`
+}
+
+// Graph is a deployment's capability requirement graph: the nodes in a
+// stable order, the edges between them, and a digest of everything in it
+// that is neither time- nor health-dependent.
+type Graph struct {
+	// Fingerprint is the deployment's fingerprint.
+	Fingerprint string `json:"fingerprint"`
+	// Digest is "sha256:" over the fingerprint, the nodes (ID, kind,
+	// capability, attributes) and the edges: equal for an offline and a
+	// probed graph of one deployment.
+	Digest string `json:"digest"`
+	// Probed says whether live MCP health is included.
+	Probed bool        `json:"probed"`
+	Nodes  []GraphNode `json:"nodes"`
+	Edges  []GraphEdge `json:"edges"`
+}
+
+// GraphOptions are what computing a graph may use besides the deployment.
+type GraphOptions struct {
+	// LookupEnv and Host resolve credential sources, as for a run; nil
+	// means none (every credential is then a missing grant).
+	LookupEnv func(string) (string, bool)
+	Host      func(ctx context.Context, name string) (string, bool, error)
+	// HostModel says the host supplies the model (HostOptions.Model, a
+	// fixture endpoint): the configured model's credentials are not used.
+	HostModel bool
+	// Health is live MCP health (from mcp.Catalog.Health); nil computes the
+	// graph offline, every server's health Unknown.
+	Health []mcp.Health
+	// Bubblewrap is the bubblewrap executable a required sandbox is
+	// checked with (empty: the default path).
+	Bubblewrap string
+	// Now stamps nothing in the graph; it is accepted so a host passes one
+	// clock everywhere.
+	Now func() time.Time
+}
+
+// Node returns the node with id.
+func (g *Graph) Node(id string) (GraphNode, bool) {
+	for _, n := range g.Nodes {
+		if n.ID == id {
+			return n, true
+		}
+	}
+	return GraphNode{}, false
+}
+
+// NotReady lists the nodes that are not ready, in graph order.
+func (g *Graph) NotReady() []GraphNode {
+	var out []GraphNode
+	for _, n := range g.Nodes {
+		if n.State != Ready {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// requirements lists the edges leaving id.
+func (g *Graph) requirements(id string) []GraphEdge {
+	var out []GraphEdge
+	for _, e := range g.Edges {
+		if e.From == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// digest is "sha256:" over what the graph means, never its live state.
+func (g *Graph) digest() string {
+	type node struct {
+		ID         string            `json:"id"`
+		Kind       string            `json:"kind"`
+		Capability string            `json:"capability,omitempty"`
+		Attributes map[string]string `json:"attributes,omitempty"`
+	}
+	v := struct {
+		Fingerprint string      `json:"fingerprint"`
+		Nodes       []node      `json:"nodes"`
+		Edges       []GraphEdge `json:"edges"`
+	}{Fingerprint: g.Fingerprint, Edges: g.Edges}
+	for _, n := range g.Nodes {
+		v.Nodes = append(v.Nodes, node{n.ID, n.Kind, n.Capability, n.Attributes})
+	}
+	b, _ := json.Marshal(v) // maps marshal with sorted keys
+	return sha256Tag(b)
+}
+
+// settle propagates readiness along requires and alternative edges until
+// nothing changes (the graph is small and acyclic by construction).
+func (g *Graph) settle() {
+	index := map[string]int{}
+	for i, n := range g.Nodes {
+		index[n.ID] = i
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := range g.Nodes {
+			n := &g.Nodes[i]
+			if n.State != Ready {
+				continue
+			}
+			var alts, blocked []GraphNode
+			anyReady := false
+			for _, e := range g.requirements(n.ID) {
+				j, ok := index[e.To]
+				if !ok {
+					continue
+				}
+				req := g.Nodes[j]
+				switch e.Kind {
+				case edgeRequires:
+					if req.State != Ready {
+						blocked = append(blocked, req)
+					}
+				case edgeAlternative:
+					alts = append(alts, req)
+					anyReady = anyReady || req.State == Ready
+				}
+			}
+			if len(alts) > 0 && !anyReady {
+				n.State = Unsupported
+				for _, a := range alts {
+					n.Reasons = append(n.Reasons, GraphReason{Code: "route_unsatisfiable", Node: a.ID, Detail: "no entry of the route is ready: " + a.ID + " is " + string(a.State)})
+				}
+				changed = true
+				continue
+			}
+			if len(blocked) > 0 {
+				n.State = blocked[0].State
+				for _, b := range blocked {
+					n.Reasons = append(n.Reasons, GraphReason{Code: "requirement_not_ready", Node: b.ID, Detail: "requires " + b.ID + ", which is " + string(b.State)})
+				}
+				changed = true
+			}
+		}
+	}
+}
+
+// sortGraph orders nodes by kind rank then ID, and edges by endpoints.
+func (g *Graph) sortGraph() {
+	rank := map[string]int{nodeToolProfile: 0, nodeTool: 1, nodeShellRules: 2, nodeSandbox: 3, nodeMCPServer: 4, nodeMCPTool: 5,
+		nodeSkill: 6, nodeChildren: 7, nodeRemote: 8, nodeRoute: 9, nodeModel: 10, nodeCredential: 11}
+	sort.SliceStable(g.Nodes, func(i, j int) bool {
+		a, b := g.Nodes[i], g.Nodes[j]
+		if rank[a.Kind] != rank[b.Kind] {
+			return rank[a.Kind] < rank[b.Kind]
+		}
+		return a.ID < b.ID
+	})
+	sort.Slice(g.Edges, func(i, j int) bool {
+		a, b := g.Edges[i], g.Edges[j]
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		return a.To < b.To
+	})
+}
+
+// Causes returns the root causes of node id's state: its own reasons
+// and, for a reason that comes from a required node, that node's causes,
+// followed down the graph. A ready node has none.
+func (g *Graph) Causes(id string) []GraphReason {
+	var out []GraphReason
+	seen := map[string]bool{}
+	var walk func(id string)
+	walk = func(id string) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		n, ok := g.Node(id)
+		if !ok || n.State == Ready {
+			return
+		}
+		for _, r := range n.Reasons {
+			if r.Node != "" {
+				walk(r.Node)
+				continue
+			}
+			out = append(out, r)
+		}
+	}
+	walk(id)
+	return out
+}
