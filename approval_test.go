@@ -39,9 +39,9 @@ func (g gate) Decide(req authority.Request) authority.Decision {
 }
 
 // approverFunc answers approval requests with a function.
-type approverFunc func(ctx context.Context, req pablo.ApprovalRequest) (bool, error)
+type approverFunc func(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error)
 
-func (f approverFunc) Approve(ctx context.Context, req pablo.ApprovalRequest) (bool, error) {
+func (f approverFunc) Approve(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 	return f(ctx, req)
 }
 
@@ -74,7 +74,9 @@ func gatedRuntime(t *testing.T, store ledger.Store) *pablo.Runtime {
 // when the approver allows that call; the request is bound to it (ID,
 // tool, digest, masked arguments, agent); a rejection, a failing approver,
 // no approver and a cancel while it waits each keep the call from running
-// and settle it as never sent, with tool.finished saying why.
+// and settle it as never sent, with tool.finished saying why. A rejection
+// is the recoverable approval_rejected (the task goes on, and the call
+// counts); no approver or a failing one is the terminal policy_denied.
 func TestApprovalGatesOneCall(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -83,20 +85,29 @@ func TestApprovalGatesOneCall(t *testing.T) {
 		result   string
 	}{
 		{"Allowed", func(func()) pablo.Approver {
-			return approverFunc(func(context.Context, pablo.ApprovalRequest) (bool, error) { return true, nil })
+			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+				return pablo.ApprovalAllowOnce, nil
+			})
 		}, pablo.StatusCompleted, `"completed"`},
 		{"Rejected", func(func()) pablo.Approver {
-			return approverFunc(func(context.Context, pablo.ApprovalRequest) (bool, error) { return false, nil })
-		}, pablo.StatusPolicyDenied, `"policy_denied"`},
+			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+				return pablo.ApprovalReject, nil
+			})
+		}, pablo.StatusCompleted, `"recoverable_error"`},
+		{"ZeroAnswerRejects", func(func()) pablo.Approver {
+			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) { return "", nil })
+		}, pablo.StatusCompleted, `"recoverable_error"`},
 		{"ApproverFails", func(func()) pablo.Approver {
-			return approverFunc(func(context.Context, pablo.ApprovalRequest) (bool, error) { return true, errors.New("channel closed") })
+			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+				return pablo.ApprovalAllowOnce, errors.New("channel closed")
+			})
 		}, pablo.StatusPolicyDenied, `"policy_denied"`},
 		{"NoApprover", func(func()) pablo.Approver { return nil }, pablo.StatusPolicyDenied, `"policy_denied"`},
 		{"CancelledWhileWaiting", func(cancel func()) pablo.Approver {
-			return approverFunc(func(ctx context.Context, _ pablo.ApprovalRequest) (bool, error) {
+			return approverFunc(func(ctx context.Context, _ pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 				cancel()
 				<-ctx.Done()
-				return true, nil // too late: the task is over
+				return pablo.ApprovalAllowOnce, nil // too late: the task is over
 			})
 		}, pablo.StatusCancelled, `"cancelled"`},
 	}
@@ -110,7 +121,7 @@ func TestApprovalGatesOneCall(t *testing.T) {
 			var asked []pablo.ApprovalRequest
 			var ap pablo.Approver
 			if inner := c.approver(cancel); inner != nil {
-				ap = approverFunc(func(ctx context.Context, req pablo.ApprovalRequest) (bool, error) {
+				ap = approverFunc(func(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 					mu.Lock()
 					asked = append(asked, req)
 					mu.Unlock()
@@ -139,6 +150,9 @@ func TestApprovalGatesOneCall(t *testing.T) {
 			if !strings.Contains(string(finished), `"status":`+c.result) {
 				t.Errorf("tool.finished result %s, want status %s", finished, c.result)
 			}
+			if c.result == `"recoverable_error"` && !strings.Contains(string(finished), `"code":"approval_rejected"`) {
+				t.Errorf("tool.finished result %s, want the code approval_rejected", finished)
+			}
 			if c.status == pablo.StatusPolicyDenied {
 				rule, _ := json.Marshal(obj.Outcome.Rule)
 				if string(rule) != `{"configured":{"id":"builtin.approval"}}` {
@@ -151,16 +165,17 @@ func TestApprovalGatesOneCall(t *testing.T) {
 				}
 				req := asked[0]
 				if req.CallID != "c1" || req.Tool != "notes.read" || req.TaskID != task.ID() || req.AgentID == "" ||
-					!strings.HasPrefix(req.ArgumentsDigest, "sha256:") || string(req.Arguments) != `{"note_id":"N-1"}` || !req.Decision.NeedsApproval {
+					!strings.HasPrefix(req.ArgumentsDigest, "sha256:") || string(req.Arguments) != `{"note_id":"N-1"}` || !req.Decision.NeedsApproval ||
+					req.Effect != authority.EffectExecute || len(req.Resources) != 1 || req.Resources[0].Value != "N-1" {
 					t.Errorf("request not bound to the call: %+v", req)
 				}
 			}
 			wantCalls := "0"
 			if c.status == pablo.StatusCompleted {
-				wantCalls = "1"
+				wantCalls = "1" // a rejected call counts as dispatched
 			}
 			if obj.Accounting.ToolCalls.String() != wantCalls {
-				t.Errorf("tool_calls %s, want %s (a call that never left is not counted)", obj.Accounting.ToolCalls, wantCalls)
+				t.Errorf("tool_calls %s, want %s (a call denied for want of an approver is not counted)", obj.Accounting.ToolCalls, wantCalls)
 			}
 			rep, err := ledger.Recover(context.Background(), store)
 			if err != nil || len(rep.Tasks) != 1 {

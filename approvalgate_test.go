@@ -17,9 +17,12 @@ type approveWith struct {
 	asked *int
 }
 
-func (a approveWith) Approve(context.Context, ApprovalRequest) (bool, error) {
+func (a approveWith) Approve(context.Context, ApprovalRequest) (ApprovalAnswer, error) {
 	*a.asked++
-	return a.ok, nil
+	if a.ok {
+		return ApprovalAllowOnce, nil
+	}
+	return ApprovalReject, nil
 }
 
 // TestHostAskGatesTheNamedCapabilityOnly: HostOptions.Ask makes each
@@ -59,7 +62,7 @@ func TestHostAskGatesTheNamedCapabilityOnly(t *testing.T) {
 		ok    bool
 		asked int
 		read  string
-	}{{"Allowed", true, 1, "completed"}, {"Rejected", false, 1, "policy_denied"}} {
+	}{{"Allowed", true, 1, "completed"}, {"Rejected", false, 1, "recoverable_error"}} {
 		t.Run(c.name, func(t *testing.T) {
 			asked := 0
 			task, err := rt.StartTask(context.Background(), TaskRequest{Input: "read", Approver: approveWith{c.ok, &asked}})

@@ -434,9 +434,9 @@ func TestChildCallsAskTheRootsApproverAndNarrowOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	var asked []pablo.ApprovalRequest
-	task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "go", Approver: approverFunc(func(_ context.Context, req pablo.ApprovalRequest) (bool, error) {
+	task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "go", Approver: approverFunc(func(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 		asked = append(asked, req)
-		return true, nil
+		return pablo.ApprovalAllowOnce, nil
 	})})
 	if err != nil {
 		t.Fatal(err)

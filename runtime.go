@@ -200,6 +200,10 @@ type Task struct {
 	// messages; the loop's own never are. Written by the task's goroutine,
 	// read after it finished.
 	historyWalks int
+
+	// grants are the task's "allow for this task" answers, its root's and
+	// its children's.
+	grants approvalGrants
 }
 
 // Run starts a task and waits for it.

@@ -54,24 +54,54 @@ type TaskRequest struct {
 // Approver answers approval requests. Each request is bound to one call;
 // an answer never authorizes a different call. It may block until a human
 // answers; ctx ends when the task is cancelled or times out, and the call
-// is then denied.
+// is then denied. An error means the approver could not answer: the call
+// is denied as if there were no approver.
 type Approver interface {
-	Approve(ctx context.Context, req ApprovalRequest) (bool, error)
+	Approve(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
 }
+
+// ApprovalAnswer is an approver's answer to one request. The zero value
+// rejects.
+type ApprovalAnswer string
+
+// The answers to an approval request.
+const (
+	// ApprovalReject keeps the call from running: the model gets the
+	// recoverable result approval_rejected and may choose another way.
+	ApprovalReject ApprovalAnswer = "reject"
+	// ApprovalAllowOnce runs this one call: the same capability with
+	// other arguments asks again.
+	ApprovalAllowOnce ApprovalAnswer = "allow_once"
+	// ApprovalAllowForTask runs this call and, for the rest of the task,
+	// every call of the same capability and effect over the same
+	// resources (the same arguments, when the call names none): an
+	// [authority.ApprovalGrant] recorded in the ledger.
+	ApprovalAllowForTask ApprovalAnswer = "allow_for_task"
+	// ApprovalRejectForTask rejects this call and, for the rest of the
+	// task, every call the same grant would cover, without asking.
+	ApprovalRejectForTask ApprovalAnswer = "reject_for_task"
+)
 
 // ApprovalRequest is one call that needs approval before it runs: the
 // capability, its arguments (masked, as the events show them) and their
-// digest, the resources it names and the agent that asks.
+// digest, the resources it names, its effect and the agent that asks.
 type ApprovalRequest struct {
-	TaskID    string
-	AgentID   string
-	CallID    string
-	Tool      authority.ID
+	TaskID string
+	// AgentID is the agent whose call it is: the root's, or a child's.
+	AgentID string
+	CallID  string
+	Tool    authority.ID
+	// Arguments are the call's arguments with every secret masked.
 	Arguments json.RawMessage
 	// ArgumentsDigest is "sha256:<hex>" of the arguments as the model
 	// wrote them: what the answer is bound to.
 	ArgumentsDigest string
-	Resources       []authority.Resource
+	// Resources are the resources the call names (paths, hosts), from its
+	// tool's contract; nil when it names none.
+	Resources []authority.Resource
+	// Effect is what the call does: read, write, execute, network or
+	// delegate.
+	Effect authority.CallEffect
 	// Decision is the authority's decision that asked for approval: its
 	// layer and rule.
 	Decision authority.Decision

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/ledger/outcome"
@@ -202,33 +203,123 @@ func (s *step) admit(cc checkedCall) (admittedCall, *Outcome) {
 
 // approve asks the task's approver about an admitted call whose decision
 // needs approval; denied is false when the call may run. The question is
-// bound to this one call: its ID, capability, arguments digest and masked
-// arguments. A rejection, and an approver that fails or is missing, deny
-// the call under builtin.approval; a task cancelled or timed out while the
-// approver thinks ends so. Either way the call never left the process.
+// bound to this one call: its ID, capability, arguments digest, masked
+// arguments, resources and effect, and the agent that asks. An earlier
+// "allow for this task" grant covering exactly this call answers without
+// asking. A rejection is the recoverable result approval_rejected, counted
+// as a dispatched call that never left; no approver, or one that fails,
+// denies the call under builtin.approval, terminally; a task cancelled or
+// timed out while the approver thinks ends so. Every request and answer is
+// recorded in the ledger (approval.ledgerDecision).
 func (s *step) approve(ac admittedCall) (res ledger.ToolResult, denied bool) {
 	if !ac.decision.NeedsApproval {
 		return res, false
 	}
-	ok := false
-	if ap := s.conf.approver; ap != nil {
-		args, _ := s.t.rt.opts.secrets.Mask(ac.args)
-		req := ApprovalRequest{TaskID: s.t.root.ID(), AgentID: s.agent, CallID: ac.rec.ID, Tool: ac.id,
-			Arguments: json.RawMessage(args), ArgumentsDigest: ac.rec.ArgumentsDigest, Decision: ac.decision}
-		var err error
-		ok, err = ap.Approve(s.ctx, req)
-		ok = ok && err == nil
+	req := s.approvalRequest(ac)
+	grant := authority.NewApprovalGrant(req.Tool, req.Effect, req.Resources, req.ArgumentsDigest)
+	if allow, found := s.t.grants.covers(grant); found {
+		if !allow {
+			return s.rejected(ac, req, approvalRefused)
+		}
+		if o := s.recordApproval(req, approvalGranted); o != nil {
+			return s.approvalStopped(o), true
+		}
+		return res, false
 	}
-	switch o := s.interrupted(); {
-	case o != nil && o.Status == StatusTimedOut:
-		return ledger.ToolResult{Status: outcome.ToolTimedOut, Delivery: outcome.NotSent}, true
-	case o != nil:
-		return ledger.ToolResult{Status: outcome.ToolCancelled, Delivery: outcome.NotSent}, true
-	case !ok:
-		d := authority.Decision{Layer: "approver", RuleID: authority.RuleApproval, Reason: "the approver did not allow this call"}
-		return ledger.ToolResult{Status: outcome.ToolPolicyDenied, Rule: authority.RuleApproval, Decision: d, Delivery: outcome.NotSent}, true
+	ap := s.conf.approver
+	if ap == nil {
+		return s.approvalDenied(req, "no approval channel: the task has no approver, so a call that needs approval is denied"), true
 	}
-	return res, false
+	if o := s.recordApproval(req, approvalAsked); o != nil {
+		return s.approvalStopped(o), true
+	}
+	answer, err := ap.Approve(s.ctx, req)
+	if o := s.afterApproval(); o != nil {
+		_ = s.recordApproval(req, approvalUnanswered)
+		return s.approvalStopped(o), true
+	}
+	if err != nil {
+		return s.approvalDenied(req, "the approver could not answer"), true
+	}
+	switch answer {
+	case ApprovalAllowOnce:
+		if o := s.recordApproval(req, ApprovalAllowOnce); o != nil {
+			return s.approvalStopped(o), true
+		}
+		return res, false
+	case ApprovalAllowForTask:
+		s.t.grants.add(grant, true)
+		if o := s.recordApproval(req, ApprovalAllowForTask); o != nil {
+			return s.approvalStopped(o), true
+		}
+		return res, false
+	}
+	if answer == ApprovalRejectForTask {
+		s.t.grants.add(grant, false)
+		return s.rejected(ac, req, ApprovalRejectForTask)
+	}
+	return s.rejected(ac, req, ApprovalReject)
+}
+
+// rejected records a rejection and returns the recoverable result
+// approval_rejected. The rejected call counts as a dispatched call, so a
+// model that keeps asking spends its tool-call ceiling; it never leaves.
+func (s *step) rejected(ac admittedCall, req ApprovalRequest, step ApprovalAnswer) (ledger.ToolResult, bool) {
+	if o := s.recordApproval(req, step); o != nil {
+		return s.approvalStopped(o), true
+	}
+	if err := s.t.root.Dispatch(s.ctx, s.agent, ac.rec.ID); err != nil {
+		return s.approvalStopped(s.ledgerOutcome(err)), true
+	}
+	return rejectedResult(req), true
+}
+
+// afterApproval is the interruption that ended the task while its
+// approver thought: a cancel, or its deadline, which an answer arriving
+// after it cannot beat. The deadline is read on the runtime's clock (the
+// ledger's), so an injected clock decides it as the ledger would.
+func (s *step) afterApproval() *Outcome {
+	if o := s.interrupted(); o != nil {
+		return o
+	}
+	if d, ok := s.t.root.Deadline(s.agent); ok {
+		now := time.Now()
+		if s.t.rt.opts.Now != nil {
+			now = s.t.rt.opts.Now()
+		}
+		if !now.Before(d) {
+			return &Outcome{Status: StatusTimedOut}
+		}
+	}
+	return nil
+}
+
+// approvalStopped is the never-sent result of a call whose approval o
+// ended: the task's interruption, or the ledger's failure.
+func (s *step) approvalStopped(o *Outcome) ledger.ToolResult {
+	switch o.Status {
+	case StatusTimedOut:
+		return ledger.ToolResult{Status: outcome.ToolTimedOut, Delivery: outcome.NotSent}
+	case StatusCancelled:
+		return ledger.ToolResult{Status: outcome.ToolCancelled, Delivery: outcome.NotSent}
+	}
+	return ledger.ToolResult{Status: outcome.ToolAdmissionFailed, Code: o.Code, Delivery: outcome.NotSent}
+}
+
+// approvalDenied is the terminal policy_denied result of a call that
+// needed approval and had no one to give it.
+func (s *step) approvalDenied(req ApprovalRequest, reason string) ledger.ToolResult {
+	d := authority.Decision{Layer: "approval", RuleID: authority.RuleApproval, Reason: reason}
+	_ = s.recordApproval(req, approvalNoChannel)
+	return ledger.ToolResult{Status: outcome.ToolPolicyDenied, Rule: authority.RuleApproval, Decision: d, Delivery: outcome.NotSent}
+}
+
+// rejectedResult is what the model sees of a call its approver rejected:
+// a recoverable error naming the call, so it can choose another way.
+func rejectedResult(req ApprovalRequest) ledger.ToolResult {
+	return ledger.ToolResult{Status: outcome.ToolRecoverableError, Code: CodeApprovalRejected, Delivery: outcome.NotSent,
+		Output: map[string]any{"error": map[string]any{"code": string(CodeApprovalRejected),
+			"message": "the approver rejected this call; it did not run. Another call may be approved."}}}
 }
 
 // dispatch marks an admitted call as leaving on the ledger and runs it on

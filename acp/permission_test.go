@@ -26,9 +26,11 @@ func (g gate) Decide(req authority.Request) authority.Decision {
 }
 
 // A call that needs approval becomes session/request_permission bound to
-// it (the toolCallId of its tool_call, sent first); allow runs it, reject
-// and a cancelled outcome deny it, and session/cancel while the client
-// decides cancels the prompt.
+// it (the toolCallId of its tool_call, sent first), offering ACP's four
+// options; allow runs it, reject and a cancelled outcome keep it from
+// running (the recoverable approval_rejected: the turn goes on), an error
+// answer denies it terminally (refusal), and session/cancel while the
+// client decides cancels the prompt.
 func TestPermissionRequestsAreBoundToTheCall(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -37,9 +39,12 @@ func TestPermissionRequestsAreBoundToTheCall(t *testing.T) {
 		stop   string
 		ran    bool
 	}{
-		{"allow", `{"outcome":{"outcome":"selected","optionId":"allow"}}`, "end_turn", true},
-		{"reject", `{"outcome":{"outcome":"selected","optionId":"reject"}}`, "refusal", false},
-		{"cancelled outcome", `{"outcome":{"outcome":"cancelled"}}`, "refusal", false},
+		{"allow", `{"outcome":{"outcome":"selected","optionId":"allow_once"}}`, "end_turn", true},
+		{"allow always", `{"outcome":{"outcome":"selected","optionId":"allow_always"}}`, "end_turn", true},
+		{"reject", `{"outcome":{"outcome":"selected","optionId":"reject_once"}}`, "end_turn", false},
+		{"reject always", `{"outcome":{"outcome":"selected","optionId":"reject_always"}}`, "end_turn", false},
+		{"an unknown option", `{"outcome":{"outcome":"selected","optionId":"allow"}}`, "end_turn", false},
+		{"cancelled outcome", `{"outcome":{"outcome":"cancelled"}}`, "end_turn", false},
 		{"an error answer", ``, "refusal", false},
 		{"session/cancel while asked", "", "cancelled", false},
 	}
@@ -82,7 +87,8 @@ func TestPermissionRequestsAreBoundToTheCall(t *testing.T) {
 				string(req.ToolCall.RawInput) != `{"chunks":["ran"]}` {
 				t.Fatalf("the request is not bound to the call %q: %s", callID, ask.raw)
 			}
-			if len(req.Options) != 2 || req.Options[0].Kind != "allow_once" || req.Options[1].Kind != "reject_once" {
+			if len(req.Options) != 4 || req.Options[0].Kind != "allow_once" || req.Options[1].Kind != "allow_always" ||
+				req.Options[2].Kind != "reject_once" || req.Options[3].Kind != "reject_always" {
 				t.Fatalf("options %s", ask.raw)
 			}
 			switch {

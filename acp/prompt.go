@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,23 +141,42 @@ func (r *promptRun) announcement(callID string) <-chan struct{} {
 	return ch
 }
 
-// The permission options the agent offers.
+// The permission options the agent offers: ACP's four kinds, the
+// "always" ones meaning "for the rest of this task".
 const (
-	optionAllow  = "allow"
-	optionReject = "reject"
+	optionAllowOnce    = "allow_once"
+	optionAllowAlways  = "allow_always"
+	optionRejectOnce   = "reject_once"
+	optionRejectAlways = "reject_always"
 )
+
+// answerOf maps a selected permission option to the approver's answer;
+// anything else rejects.
+func answerOf(optionID sdk.PermissionOptionId) pablo.ApprovalAnswer {
+	switch optionID {
+	case optionAllowOnce:
+		return pablo.ApprovalAllowOnce
+	case optionAllowAlways:
+		return pablo.ApprovalAllowForTask
+	case optionRejectAlways:
+		return pablo.ApprovalRejectForTask
+	}
+	return pablo.ApprovalReject
+}
 
 // Approve sends session/request_permission for the call, after its
 // tool_call update (the same toolCallId), and waits for the answer:
-// allow is true; reject, a cancelled outcome, an error or the end of ctx
-// is false.
-func (r *promptRun) Approve(ctx context.Context, req pablo.ApprovalRequest) (bool, error) {
+// allow_once and reject_once answer this call, allow_always and
+// reject_always the rest of the task's calls of the same shape too. A
+// cancelled outcome, an unknown option or the end of ctx rejects; an
+// error answer or a lost client is an approver that could not answer.
+func (r *promptRun) Approve(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 	select {
 	case <-r.announcement(req.CallID):
 	case <-r.forwarded:
-		return false, nil
+		return pablo.ApprovalReject, nil
 	case <-ctx.Done():
-		return false, nil
+		return pablo.ApprovalReject, nil
 	}
 	title := string(req.Tool)
 	params := sdk.RequestPermissionRequest{
@@ -164,22 +184,27 @@ func (r *promptRun) Approve(ctx context.Context, req pablo.ApprovalRequest) (boo
 		ToolCall: sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(req.CallID), Title: &title,
 			Kind: sdk.Ptr(toolKind(title)), Status: sdk.Ptr(sdk.ToolCallStatusPending)},
 		Options: []sdk.PermissionOption{
-			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow", OptionId: optionAllow},
-			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: optionReject},
+			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: optionAllowOnce},
+			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Allow for this task", OptionId: optionAllowAlways},
+			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: optionRejectOnce},
+			{Kind: sdk.PermissionOptionKindRejectAlways, Name: "Reject for this task", OptionId: optionRejectAlways},
 		},
 	}
 	if len(req.Arguments) > 0 {
 		params.ToolCall.RawInput = req.Arguments
 	}
 	m, err := r.c.call(ctx, r.st.id, sdk.ClientMethodSessionRequestPermission, params)
-	if err != nil || m.Error != nil {
-		return false, nil
+	if err != nil {
+		return pablo.ApprovalReject, err
+	}
+	if m.Error != nil {
+		return pablo.ApprovalReject, errors.New("acp: the client answered session/request_permission with an error")
 	}
 	var resp sdk.RequestPermissionResponse
 	if json.Unmarshal(m.Result, &resp) != nil || resp.Outcome.Selected == nil {
-		return false, nil
+		return pablo.ApprovalReject, nil
 	}
-	return resp.Outcome.Selected.OptionId == optionAllow, nil
+	return answerOf(resp.Outcome.Selected.OptionId), nil
 }
 
 // call sends a request to the client and waits for its answer or ctx.

@@ -86,7 +86,7 @@ func readmeZedSettings(t testing.TB) zedSettings {
 // prompt continuing the session, two sessions at once, kill -9 and a new
 // process listing and loading the sessions; a prompt cancelled by
 // session/cancel and by $/cancel_request while its shell.run sleeps;
-// permission allow, reject and cancel; and the README's Zed command line.
+// permission allow_once, allow_always, reject_once, reject_always and cancel; and the README's Zed command line.
 // Any SDK log, any stdout line that is not JSON-RPC and any stop reason
 // outside the five fail it.
 func TestACPWithTheTypeScriptClient(t *testing.T) {
@@ -107,7 +107,7 @@ func TestACPWithTheTypeScriptClient(t *testing.T) {
 	const reply = "hello from pablo"
 	basic := acpDeployment(t, dir, "basic", `{"turns":[{"text":["hello ","from pablo"]}]}`, "")
 	cancel := acpDeployment(t, dir, "cancel", `{"turns":[{"text":["sleeping"],"tool_calls":[{"name":"shell_run","arguments":{"command":"sleep 61.25","cwd":"."}}]},{"text":["woke"]}]}`, "")
-	permission := acpDeployment(t, dir, "permission", `{"turns":[{"tool_calls":[{"name":"fs_read","arguments":{"path":"a.txt"}}]},{"text":["done"]}]}`, "")
+	permission := acpDeployment(t, dir, "permission", `{"turns":[{"tool_calls":[{"name":"fs_read","arguments":{"path":"a.txt"}}]},{"tool_calls":[{"name":"fs_read","arguments":{"path":"a.txt"}}]},{"text":["done"]}]}`, "")
 
 	zed := readmeZedSettings(t)
 	project := filepath.Join(dir, "project")

@@ -164,9 +164,9 @@ func TestACPRuntimeIsReusedUntilTheDeploymentChanges(t *testing.T) {
 // waitForever is an approver that answers only when the task ends.
 type waitForever struct{}
 
-func (waitForever) Approve(ctx context.Context, _ pablo.ApprovalRequest) (bool, error) {
+func (waitForever) Approve(ctx context.Context, _ pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 	<-ctx.Done()
-	return false, ctx.Err()
+	return pablo.ApprovalReject, ctx.Err()
 }
 
 // TestACPRefusesWhatItCannotServe: --stdio is required, no positional

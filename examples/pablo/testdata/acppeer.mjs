@@ -283,15 +283,19 @@ scenarios.crash = async () => {
 };
 
 // permission: a call the approver gates becomes session/request_permission
-// bound to that call; allow runs it, reject and cancelled deny it.
+// bound to that call, with ACP's four options. The model reads the same
+// file twice: allow_once and reject_once answer one call (the second is
+// asked again), allow_always and reject_always the rest of the task's
+// calls of the same shape (asked once); a cancelled outcome rejects; a
+// rejected call fails and the turn goes on.
 scenarios.permission = async () => {
-  const answers = new Map(); // sessionId → "allow" | "reject" | "cancelled"
+  const answers = new Map(); // sessionId → an option kind | "cancelled" | "prompt-cancelled"
   const p = start("permission", cfg.bin, cfg.permission.args, {
     cwd: cfg.workspace,
     permission: async (params) => {
       const want = answers.get(params.sessionId);
       const kinds = params.options.map((o) => o.kind);
-      expect(kinds.includes("allow_once") && kinds.includes("reject_once"), `permission: options are ${kinds}`);
+      expect(["allow_once", "allow_always", "reject_once", "reject_always"].every((k) => kinds.includes(k)), `permission: options are ${kinds}`);
       if (want === "cancelled") return { outcome: { outcome: "cancelled" } };
       if (want === "prompt-cancelled") {
         // The user cancels the prompt while asked: the client sends
@@ -299,28 +303,39 @@ scenarios.permission = async () => {
         await p.agent.notify("session/cancel", { sessionId: params.sessionId });
         return { outcome: { outcome: "cancelled" } };
       }
-      const opt = params.options.find((o) => o.kind === (want === "allow" ? "allow_once" : "reject_once"));
+      const opt = params.options.find((o) => o.kind === want);
       return { outcome: { outcome: "selected", optionId: opt.optionId } };
     },
   });
   await initialize(p, { durable: false });
   const out = {};
-  for (const want of ["allow", "reject", "cancelled", "prompt-cancelled"]) {
+  const cases = {
+    allow_once: { asked: 2, ends: ["completed", "completed"] },
+    allow_always: { asked: 1, ends: ["completed", "completed"] },
+    reject_once: { asked: 2, ends: ["failed", "failed"] },
+    reject_always: { asked: 1, ends: ["failed", "failed"] },
+    cancelled: { asked: 2, ends: ["failed", "failed"] },
+    "prompt-cancelled": { asked: 1, ends: null },
+  };
+  for (const [want, c] of Object.entries(cases)) {
     const s = await newSession(p);
     answers.set(s, want);
     const r = await p.prompt(s, "read it");
     const asked = p.permissions.filter((q) => q.sessionId === s);
-    expect(asked.length === 1, `permission (${want}): ${asked.length} permission requests, want 1`);
+    expect(asked.length === c.asked, `permission (${want}): ${asked.length} permission requests, want ${c.asked}`);
     const ups = p.updates.get(s) ?? [];
     const call = ups.find((u) => u.sessionUpdate === "tool_call");
-    if (asked.length === 1 && call) {
+    if (asked.length >= 1 && call) {
       expect(asked[0].toolCall.toolCallId === call.toolCallId, `permission (${want}): the request names call ${asked[0].toolCall.toolCallId}, the update ${call.toolCallId}`);
     }
-    const final = ups.filter((u) => u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed")).pop();
-    const status = final?.status;
-    expect(status === (want === "allow" ? "completed" : "failed"), `permission (${want}): the call ended ${status}`);
-    if (want === "prompt-cancelled") expect(r.stopReason === "cancelled", `permission (${want}): stopped ${r.stopReason}, want cancelled`);
-    out[want] = { stopReason: r.stopReason, call: status };
+    const ends = ups.filter((u) => u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed")).map((u) => u.status);
+    if (c.ends) {
+      expect(JSON.stringify(ends) === JSON.stringify(c.ends), `permission (${want}): the calls ended ${ends}, want ${c.ends}`);
+      expect(r.stopReason === "end_turn", `permission (${want}): stopped ${r.stopReason}, want end_turn`);
+    } else {
+      expect(r.stopReason === "cancelled", `permission (${want}): stopped ${r.stopReason}, want cancelled`);
+    }
+    out[want] = { stopReason: r.stopReason, asked: asked.length, calls: ends };
   }
   const exit = await p.close();
   expect(exit.code === 0, `permission: EOF ended pablo with ${JSON.stringify(exit)}: ${p.stderr()}`);

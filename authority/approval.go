@@ -1,0 +1,85 @@
+package authority
+
+import (
+	"slices"
+	"strings"
+)
+
+// CallEffect is what a call does to the world, the part of an approval request
+// a human weighs first: an answer given for one effect never covers
+// another.
+type CallEffect string
+
+// The effects of a call.
+const (
+	// EffectRead only observes: fs.read, fs.list, fs.search, skill.read.
+	EffectRead CallEffect = "read"
+	// EffectWrite changes the workspace: fs.write, fs.edit.
+	EffectWrite CallEffect = "write"
+	// EffectExecute runs code: shell.run, an MCP tool.
+	EffectExecute CallEffect = "execute"
+	// EffectNetwork runs code that can reach the network: a shell.run
+	// whose sandbox allows the network, or runs with none.
+	EffectNetwork CallEffect = "network"
+	// EffectDelegate hands work to another agent: subagent.
+	EffectDelegate CallEffect = "delegate"
+)
+
+// EffectOf is the effect of a call of capability id under decision d (its
+// sandbox says whether a process can reach the network).
+func EffectOf(id ID, d Decision) CallEffect {
+	switch id {
+	case "fs.read", "fs.list", "fs.search", "skill.read":
+		return EffectRead
+	case "fs.write", "fs.edit":
+		return EffectWrite
+	case "subagent":
+		return EffectDelegate
+	case "shell.run":
+		if d.Sandbox == "off" || strings.Contains(d.Sandbox, "network=allow") {
+			return EffectNetwork
+		}
+		return EffectExecute
+	}
+	return EffectExecute
+}
+
+// ApprovalGrant is what an "allow for this task" answer adds to the rest of
+// one task: the calls of one capability with one effect over exactly the
+// same resources, or, for a call that names none, with exactly the same
+// arguments. It is a narrowing rule of the task's own: it only lets a later
+// call skip the question; it never allows a call the layers deny.
+type ApprovalGrant struct {
+	Capability ID
+	CallEffect CallEffect
+	// Resources, sorted, are the resources every covered call names.
+	Resources []Resource
+	// ArgumentsDigest, set when Resources is empty, is the one argument
+	// set the grant covers.
+	ArgumentsDigest string
+}
+
+// NewApprovalGrant is the grant an "allow for this task" answer to a call
+// of capability id with effect e over res (digest when res is empty)
+// records.
+func NewApprovalGrant(id ID, e CallEffect, res []Resource, digest string) ApprovalGrant {
+	g := ApprovalGrant{Capability: id, CallEffect: e, Resources: slices.Clone(res)}
+	slices.SortFunc(g.Resources, func(a, b Resource) int {
+		if c := strings.Compare(string(a.Kind), string(b.Kind)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Value, b.Value)
+	})
+	g.Resources = slices.Compact(g.Resources)
+	if len(g.Resources) == 0 {
+		g.ArgumentsDigest = digest
+	}
+	return g
+}
+
+// Covers reports whether the grant covers the call h describes: the same
+// capability, effect and resources (or arguments).
+func (g ApprovalGrant) Covers(h ApprovalGrant) bool {
+	return g.Capability == h.Capability && g.CallEffect == h.CallEffect &&
+		slices.Equal(g.Resources, h.Resources) && g.ArgumentsDigest == h.ArgumentsDigest
+}
