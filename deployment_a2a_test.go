@@ -6,6 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,7 +170,11 @@ func TestA2ARunnerOnlyWithRemotes(t *testing.T) {
 
 // remoteModel is a root model that delegates to the remote "fixture":
 // spawn_remote, wait for it, then answer with the wait's result.
-type remoteModel struct{ text string }
+type remoteModel struct {
+	text   string
+	remote string // "fixture" when empty
+	asJSON bool   // answer {"answer": ...}, as an output schema may require
+}
 
 func (m *remoteModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "remote"} }
 
@@ -181,7 +190,11 @@ func (m *remoteModel) Generate(_ context.Context, req *ModelRequest, emit func(s
 	}
 	switch len(results) {
 	case 0:
-		return call(`{"action":"spawn_remote","remote_request":{"remote":"fixture","parts":[{"text":` + strconv.Quote(m.text) + `}],"accepted_output_modes":["text/plain"],"stream":true}}`), nil
+		remote := m.remote
+		if remote == "" {
+			remote = "fixture"
+		}
+		return call(`{"action":"spawn_remote","remote_request":{"remote":"` + remote + `","parts":[{"text":` + strconv.Quote(m.text) + `}],"accepted_output_modes":["text/plain"],"stream":true}}`), nil
 	case 1:
 		var v struct {
 			Subagent struct {
@@ -196,6 +209,10 @@ func (m *remoteModel) Generate(_ context.Context, req *ModelRequest, emit func(s
 		return call(`{"action":"wait","agent_ids":["` + v.Subagent.Agent.AgentID + `"],"mode":"all","timeout_ms":60000}`), nil
 	}
 	text := "remote said: " + results[len(results)-1]
+	if m.asJSON {
+		b, _ := json.Marshal(map[string]string{"answer": text})
+		text = string(b)
+	}
 	return &ModelResponse{Text: text, FinishReason: FinishStop}, emit(text)
 }
 
@@ -244,5 +261,77 @@ func TestSpawnRemoteThroughTheRuntime(t *testing.T) {
 	// and run.finished are in the task's one stream.
 	if strings.Join(proxy, " ") != "run.started run.finished" {
 		t.Errorf("the proxy agent's events: %v", proxy)
+	}
+}
+
+// TestA2ARemoteFromTheReferenceBaseThroughTheRuntime: the same deployment
+// importing the reference base.toml runs as a whole: its required
+// evidence MCP server (pointed at a local Streamable HTTP server that
+// checks the preset's header credential), its activated Skill, its
+// children and its remote (pointed at the fixture peer), the model
+// spawning the remote and answering with its result.
+func TestA2ARemoteFromTheReferenceBaseThroughTheRuntime(t *testing.T) {
+	t.Parallel()
+	base := a2aFixturePeer(t)
+	s := mcpserver.NewMCPServer("evidence", "1.0.0", mcpserver.WithToolCapabilities(false))
+	s.AddTool(mcpgo.NewTool("read_evidence", mcpgo.WithString("id", mcpgo.Required())), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return mcpgo.NewToolResultText("evidence " + req.GetString("id", "")), nil
+	})
+	h := mcpserver.NewStreamableHTTPServer(s)
+	mcpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Evidence-Token") != "evidence-secret" {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(mcpSrv.Close)
+	dir := presetDir(t, remoteOverride(base, "base.toml")+"\n[options.mcp.servers.evidence]\ntransport = \"http\"\nurl = \""+mcpSrv.URL+"/mcp\"\nheaders = { x-evidence-token = \"evidence\" }\nrequired = true\n")
+	copyDir(t, "/work/shared/reference/presets/skills", filepath.Join(dir, "skills"))
+	d, err := Load(LoadOptions{Config: filepath.Join(dir, "entry.toml"), Bindings: map[string]string{"workspace": t.TempDir(), "preset": dir}, LoopbackHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PABLO_EVIDENCE_TOKEN": "evidence-secret"}
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: &remoteModel{text: "echo:reviewed through the base preset", remote: "reviewer", asJSON: true},
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	obj, err := rt.Run(context.Background(), "delegate the review")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.Outcome.Status != StatusCompleted || !strings.Contains(*obj.Outcome.Output, "reviewed through the base preset") {
+		t.Fatalf("%+v", obj.Outcome)
+	}
+	if strings.Contains(*obj.Outcome.Output, "evidence-secret") {
+		t.Fatal("the MCP credential reached the answer")
+	}
+}
+
+// copyDir copies the regular files under src to dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	if _, err := os.Stat(src); err != nil {
+		src = filepath.Join("..", "shared", "reference", "presets", "skills")
+	}
+	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if e.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
