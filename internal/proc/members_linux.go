@@ -100,3 +100,11 @@ func onlyZombies(pgid int) bool {
 	}
 	return true
 }
+
+// aliveIn reports whether pid is a live member of group pgid. A PID reused
+// by another process is in another group: every member of pgid is dead
+// once it has been killed, so none can have forked it.
+func aliveIn(pid, pgid int) bool {
+	st, ok := readStat(strconv.Itoa(pid))
+	return ok && st.pgid == pgid && st.member.Alive()
+}

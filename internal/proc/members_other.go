@@ -11,3 +11,7 @@ func GroupMembers(pgid int) ([]Member, error) {
 // onlyZombies cannot be decided without /proc; the probe then relies on
 // kill(-pgid, 0) alone.
 func onlyZombies(int) bool { return false }
+
+// aliveIn cannot be decided without /proc: it says alive, so the probe
+// relies on kill(-pgid, 0) alone.
+func aliveIn(int, int) bool { return true }

@@ -282,7 +282,11 @@ func (p *Process) supervise(ctx context.Context, readersDone, flushDone <-chan s
 			r.Close()
 		}
 	}
-	if problem == "" && !groupGone(p.pgid, deadline) {
+	initPid := 0
+	if problem == "" && reaped && p.opts.NamespaceInit != nil {
+		initPid = p.opts.NamespaceInit()
+	}
+	if problem == "" && !groupGone(p.pgid, initPid, deadline) {
 		problem = "group_alive"
 	}
 
@@ -308,14 +312,15 @@ func (p *Process) supervise(ctx context.Context, readersDone, flushDone <-chan s
 }
 
 // groupGone probes the group until kill(-pgid, 0) reports ESRCH (or only
-// zombies remain) or the deadline passes.
-func groupGone(pgid int, deadline time.Time) bool {
+// zombies remain, or, with initPid, the namespace init that holds every
+// member left is no longer alive in the group) or the deadline passes.
+func groupGone(pgid, initPid int, deadline time.Time) bool {
 	backoff := 200 * time.Microsecond
 	for {
 		if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
 			return true
 		}
-		if onlyZombies(pgid) {
+		if initPid > 0 && !aliveIn(initPid, pgid) || initPid <= 0 && onlyZombies(pgid) {
 			return true
 		}
 		left := time.Until(deadline)

@@ -165,6 +165,7 @@ type Command struct {
 	Profile Profile
 
 	status, statusW *os.File // bubblewrap's JSON status pipe
+	statusRead      []byte   // what was read of it before Finish
 }
 
 // Command builds the command that runs spec under profile p. A profile
@@ -223,6 +224,9 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 // Start starts the command as an owned process group (proc.Start), then
 // closes the parent's copy of the status pipe's write end.
 func (c *Command) Start(ctx context.Context, opts proc.Options) (*proc.Process, error) {
+	if c.status != nil {
+		opts.NamespaceInit = c.namespaceInit
+	}
 	p, err := proc.Start(ctx, c.Cmd, opts)
 	c.Started()
 	return p, err
@@ -249,7 +253,7 @@ func (c *Command) Finish(stderr []byte) error {
 	// Every holder of the write end is gone once the group is joined; the
 	// deadline only guards against a holder we do not know of.
 	_ = c.status.SetReadDeadline(time.Now().Add(time.Second))
-	buf := make([]byte, 0, 512)
+	buf := slices.Grow(c.statusRead, 512)
 	for len(buf) < maxStatusBytes {
 		n, err := c.status.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -265,6 +269,19 @@ func (c *Command) Finish(stderr []byte) error {
 		return nil
 	}
 	return &SetupError{Detail: bwrapMessage(stderr)}
+}
+
+// namespaceInit is the PID of the sandbox's init, which bubblewrap writes
+// first on its status pipe once it has created it (0 when it has not).
+// Every process of the sandbox but bubblewrap itself lives in that init's
+// PID namespace, so proc proves the group gone by the init alone.
+func (c *Command) namespaceInit() int {
+	// Called once bubblewrap is reaped: what it wrote is in the pipe.
+	_ = c.status.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	buf := make([]byte, 512)
+	n, _ := c.status.Read(buf)
+	c.statusRead = buf[:n]
+	return ChildPID(c.statusRead)
 }
 
 // Close releases the status pipe. Finish calls it; call it yourself only

@@ -28,3 +28,17 @@ func ParseStatus(b []byte) (exitCode int, ran bool) {
 		}
 	}
 }
+
+// ChildPID reads the PID of the sandbox's init from the first object of
+// bubblewrap's --json-status-fd output, or 0 when it is not there.
+func ChildPID(b []byte) int {
+	var rec map[string]json.RawMessage // the key exactly, not case-folded
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&rec); err != nil {
+		return 0
+	}
+	var pid int
+	if err := json.Unmarshal(rec["child-pid"], &pid); err != nil || pid <= 1 {
+		return 0
+	}
+	return pid
+}
