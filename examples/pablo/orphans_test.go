@@ -41,7 +41,10 @@ func TestNoProcessGroupOutlivesItsHostAfterReap(t *testing.T) {
 	for _, tc := range []struct {
 		name, calls, extra string
 	}{
-		{"ShellCommand", `{"name":"shell_run","arguments":{"command":"touch ` + marker + ` && sleep 60","cwd":"."}}`, ""},
+		// The member to reap is started before the marker, so the host is
+		// never killed in the moment between the two (a `touch && sleep`
+		// leaves none when the host dies before the shell forked sleep).
+		{"ShellCommand", `{"name":"shell_run","arguments":{"command":"sleep 60 & touch ` + marker + ` && wait","cwd":"."}}`, ""},
 		{"StdioMCPCall", `{"name":"mcp/records/sleep","arguments":{"ms":60000}}`,
 			"[options.mcp.servers.records]\ntransport = \"stdio\"\ncommand = \"" + fault + "\"\nargs = [\"-mode\", \"grandchild\", \"-pidfile\", \"" + grandchild + "\", \"-callmark\", \"" + marker + "\"]\nrequired = true\n[options.mcp.servers.records.sandbox]\nmode = \"off\"\n"},
 	} {
