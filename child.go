@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
@@ -362,8 +363,15 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 		s.terminal(o)
 		return nil, fmt.Errorf("pablo: remote child %s: its first event was refused (%s)", id, o.Status)
 	}
-	h, err := r.inner.StartRemote(ctx, spec)
+	// The proxy's span is the remote task's local parent: with trace
+	// context negotiated, the peer's span becomes its child.
+	_, span := p.t.rt.startSpan(trace.ContextWithSpan(context.WithoutCancel(p.base), trace.SpanFromContext(p.ctx)), "invoke_agent")
+	if span.IsRecording() {
+		span.SetAttributes(agentAttributes(s.hdr)...)
+	}
+	h, err := r.inner.StartRemote(trace.ContextWithSpan(ctx, span), spec)
 	if err != nil {
+		span.End()
 		s.terminal(&Outcome{Status: StatusFailed, Code: outcome.FailRemoteTask, Delivery: outcome.NotSent})
 		return nil, err
 	}
@@ -373,6 +381,8 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 		<-h.Done()
 		ph.result = h.Result()
 		o := ph.result.Outcome
+		span.SetAttributes(attribute.String("pablo.outcome", string(o.Status)))
+		span.End()
 		s.terminal(&o)
 	}()
 	return ph, nil

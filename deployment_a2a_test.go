@@ -8,6 +8,8 @@ import (
 	"fmt"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -232,7 +234,9 @@ func TestSpawnRemoteThroughTheRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: &remoteModel{text: "echo:delegated"}})
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: &remoteModel{text: "echo:delegated"}, Tracer: tp.Tracer("test")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,9 +262,29 @@ func TestSpawnRemoteThroughTheRuntime(t *testing.T) {
 		t.Fatalf("%+v %v", obj.Outcome, *obj.Outcome.Output)
 	}
 	// The remote child is an agent of the tree: its proxy's run.started
-	// and run.finished are in the task's one stream.
+	// and run.finished are in the task's one stream, and its span, a
+	// child of the root's, carries its agent.
 	if strings.Join(proxy, " ") != "run.started run.finished" {
 		t.Errorf("the proxy agent's events: %v", proxy)
+	}
+	var root, remote sdktrace.ReadOnlySpan
+	for _, sp := range rec.Ended() {
+		if sp.Name() != "invoke_agent" {
+			continue
+		}
+		for _, kv := range sp.Attributes() {
+			if kv.Key == "pablo.agent.kind" {
+				switch kv.Value.AsString() {
+				case "root":
+					root = sp
+				case "remote_a2a":
+					remote = sp
+				}
+			}
+		}
+	}
+	if root == nil || remote == nil || remote.Parent().SpanID() != root.SpanContext().SpanID() {
+		t.Errorf("the proxy agent's span is not the root's child: root %v, remote %v", root, remote)
 	}
 }
 
