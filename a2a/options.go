@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/pabloagent/pablo/internal/clock"
+
 	"github.com/google/uuid"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/endpoint"
@@ -76,25 +78,12 @@ type Resolver func(ctx context.Context, name string, consumer authority.Consumer
 
 // Clock is the package's time: the card fetch bound, the cancel exchange
 // bound and a task's deadline are armed on it, so tests advance time by
-// hand and never sleep. Nil in [Options] is the system clock.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f once, in its own goroutine, when d has passed,
-	// unless the returned Timer is stopped first.
-	AfterFunc(d time.Duration, f func()) Timer
-}
+// hand and never sleep. Nil in [Options] is the system clock. It is the
+// same interface as children.Clock and acp.Clock.
+type Clock = clock.Clock
 
 // Timer is what [Clock.AfterFunc] returns; *time.Timer is one.
-type Timer interface {
-	Stop() bool
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-func (systemClock) AfterFunc(d time.Duration, f func()) Timer {
-	return time.AfterFunc(d, f)
-}
+type Timer = clock.Timer
 
 // Options configure a [Client] and a [Runner].
 type Options struct {
@@ -126,7 +115,7 @@ type Options struct {
 
 func (o *Options) clock() Clock {
 	if o.Clock == nil {
-		return systemClock{}
+		return clock.System{}
 	}
 	return o.Clock
 }

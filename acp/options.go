@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/pabloagent/pablo/internal/clock"
+
 	"github.com/pabloagent/pablo"
 )
 
@@ -75,27 +77,14 @@ type Implementation struct {
 	Version string
 }
 
-// Clock is the time source of the connection: the coalescing window and
-// the write stall are timed on it.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f in its own goroutine once d has passed, unless
-	// the returned timer is stopped first.
-	AfterFunc(d time.Duration, f func()) Timer
-}
+// Clock is the connection's time: the 30 s write stall and the 16 ms text
+// coalescing window are armed on it, so tests advance time by hand and
+// never sleep. Nil in [Options] is the system clock. It is the same
+// interface as children.Clock and a2a.Clock.
+type Clock = clock.Clock
 
-// Timer is a pending [Clock.AfterFunc] call.
-type Timer interface {
-	// Stop prevents the call if it has not started; it reports whether
-	// it did.
-	Stop() bool
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+// Timer is what [Clock.AfterFunc] returns; *time.Timer is one.
+type Timer = clock.Timer
 
 // withDefaults returns opts with every zero bound set.
 func (o Options) withDefaults() Options {
@@ -124,7 +113,7 @@ func (o Options) withDefaults() Options {
 		o.CoalesceWindow = DefaultCoalesceWindow
 	}
 	if o.Clock == nil {
-		o.Clock = systemClock{}
+		o.Clock = clock.System{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -2,6 +2,8 @@ package children
 
 import (
 	"time"
+
+	"github.com/pabloagent/pablo/internal/clock"
 )
 
 // The fixed ceilings of REFERENCE §5.3. A host may lower each through
@@ -42,18 +44,11 @@ type Capacity struct {
 
 // Clock is the supervisor's time: wait timeouts and the root deadline are
 // read from it, so tests advance time by hand. Nil in [Options] is the
-// system clock.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f once, in its own goroutine, when d has passed,
-	// unless the returned Timer is stopped first.
-	AfterFunc(d time.Duration, f func()) Timer
-}
+// system clock. It is the same interface as acp.Clock and a2a.Clock.
+type Clock = clock.Clock
 
 // Timer is what [Clock.AfterFunc] returns; *time.Timer is one.
-type Timer interface {
-	Stop() bool
-}
+type Timer = clock.Timer
 
 // IDSource gives the supervisor its agent and result IDs, UUIDs that never
 // repeat. Nil in [Options] is random version 4 UUIDs.

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pabloagent/pablo/internal/clock"
+
 	"github.com/pabloagent/pablo/internal/event"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/textx"
@@ -103,7 +105,7 @@ func New(opts Options) (*Tree, error) {
 		children: map[string]*child{}, results: map[string]*child{},
 		changed: make(chan struct{}), joined: make(chan struct{})}
 	if t.clock == nil {
-		t.clock = systemClock{}
+		t.clock = clock.System{}
 	}
 	if t.ids == nil {
 		t.ids = ids.Random{}
@@ -565,10 +567,3 @@ func shorten(s string) string { return textx.Shorten(s, 64) }
 
 // limitMillis returns d as a ledger ceiling in milliseconds.
 func limitMillis(d time.Duration) ledger.Limit { return ledger.Max(uint64(d / time.Millisecond)) }
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-func (systemClock) AfterFunc(d time.Duration, f func()) Timer {
-	return time.AfterFunc(d, f)
-}
