@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,5 +169,27 @@ func TestGraphDigestCoversMeaningOnly(t *testing.T) {
 		if got := digest(v[0], v[1]); got == ref {
 			t.Errorf("changing the %s left the digest unchanged", name)
 		}
+	}
+}
+
+func TestWhyRefusesWhatIsNoCapability(t *testing.T) {
+	d := graphDeployment(t, "[options.shell]\nenabled = false\n"+graphScriptModel, "")
+	ctx := context.Background()
+	for _, name := range []string{"", "a b", "mcp/ghost/x", "nothing", strings.Repeat("a", MaxCapabilityBytes+1)} {
+		if _, err := d.Why(ctx, name, GraphOptions{}); !errors.Is(err, ErrUnknownCapability) {
+			t.Errorf("Why(%.20q): %v, want ErrUnknownCapability", name, err)
+		}
+	}
+	// At the limit the name is looked up, not refused for its length.
+	if _, err := d.Why(ctx, strings.Repeat("a", MaxCapabilityBytes), GraphOptions{}); !errors.Is(err, ErrUnknownCapability) || strings.Contains(err.Error(), "bytes") {
+		t.Errorf("a name of %d bytes: %v", MaxCapabilityBytes, err)
+	}
+	e, err := d.Why(ctx, "fs.write", GraphOptions{})
+	if err != nil || e.Admitted || e.Decision == nil || e.Decision.RuleID == "" || len(e.Causes) == 0 {
+		t.Fatalf("fs.write: %+v, %v", e, err)
+	}
+	e, err = d.Why(ctx, "fs.read", GraphOptions{})
+	if err != nil || !e.Admitted || len(e.Causes) != 0 {
+		t.Fatalf("fs.read: %+v, %v", e, err)
 	}
 }

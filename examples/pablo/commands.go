@@ -142,6 +142,16 @@ func commands() []command {
 				jsonFlag("print the version-1 doctor report"),
 				{name: "probe", arg: "provider|mcp|sandbox", help: "also send one short provider request, start the MCP servers, or run the sandbox's live boundary canaries (default: offline checks only)"},
 			}, runFlags())},
+		{path: "graph", schemas: []string{"graph.schema.json", "error.schema.json"}, summary: "the capability requirement graph: every node's readiness and reasons, and the graph digest",
+			deployment: true, flags: with([]flag{
+				jsonFlag("print the graph as JSON"),
+				{name: "probe", help: "start the MCP servers (no tool called) to include their live health and tools (default: offline)"},
+			})},
+		{path: "why", args: "CAPABILITY", schemas: []string{"why.schema.json", "error.schema.json"}, summary: "why a capability is admitted or not: the chain of nodes, layers, rules and missing grants (exit 0 admitted, 1 not)",
+			deployment: true, flags: with([]flag{
+				jsonFlag("print the explanation as JSON"),
+				{name: "probe", help: "start the MCP servers (no tool called) to include their live health (default: offline)"},
+			})},
 		{path: "version", summary: "print the executable version"},
 	}
 }

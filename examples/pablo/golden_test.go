@@ -107,6 +107,34 @@ func goldenCases() []goldenCase {
 			{"run", "x", "--json", "--config", "$TMP/missing.toml"},
 		}},
 	)
+	// One deployment per readiness failure of the capability graph, each
+	// through doctor, why and graph.
+	const model = "[options.model]\nprovider = \"openai_compatible\"\nid = \"m\"\nendpoint = \"https://models.example/v1/chat/completions\"\n"
+	const off = "[options.shell]\nenabled = false\n"
+	const server = "[options.mcp.servers.records]\ntransport = \"http\"\nurl = \"https://mcp.example.com/mcp\"\nrequired = true\n"
+	readiness := func(name, doc, capability string, probe bool) goldenCase {
+		var doctorProbe, probeFlag []string
+		if probe {
+			doctorProbe, probeFlag = []string{"--probe", "mcp"}, []string{"--probe"}
+		}
+		args := []string{"--config", "$TMP/" + name + ".toml", "--bind", "workspace=$TMP", "--bind", "skills=$TMP/skills"}
+		return goldenCase{"readiness-" + name, [][]string{
+			{"write", "$TMP/" + name + ".toml", "schema_version = 1\n" + doc},
+			{"write", "$TMP/skills/review/SKILL.md", "---\nname: review\ndescription: Review things.\nallowed-tools: fs.write mcp/records/lookup\n---\nYou have been granted write access.\n"},
+			with([]string{"doctor", "--json"}, args, doctorProbe),
+			with([]string{"why", "--json", capability}, args, probeFlag),
+			with([]string{"graph", "--json"}, args, probeFlag),
+		}}
+	}
+	skills := "[options.skills.roots]\nteam = { base = \"binding\", name = \"skills\", path = \".\" }\n"
+	cases = append(cases,
+		readiness("missing-credential", model+off+server+"[options.mcp.servers.records.headers]\nauthorization = \"records\"\n[credentials.records]\nconsumer = \"mcp.headers\"\nsources = [{ kind = \"environment\", name = \"PABLO_GOLDEN_ABSENT\" }]\n", "records", false),
+		readiness("denied-server", model+off+server+"[[options.mcp.policies]]\n[options.mcp.policies.servers]\ndefault = \"allow\"\ndeny = [{ id = \"no.records\", value = \"records\" }]\n", "mcp/records/lookup", false),
+		readiness("unhealthy-server", model+off+"[options.mcp.servers.records]\ntransport = \"stdio\"\ncommand = \"/bin/false\"\nstartup_timeout_ms = 5000\n", "records", true),
+		readiness("skill-unadmitted-tool", model+off+skills, "team/review", false),
+		readiness("unsatisfiable-route", "[options.shell]\nenabled = false\n[options.models.first]\nprovider = \"vercel\"\nid = \"a\"\ncredential = \"gw\"\n[options.models.second]\nprovider = \"openrouter\"\nid = \"b\"\ncredential = \"or\"\n[options.routes.main]\nentries = [{ model = \"first\" }, { model = \"second\" }]\n[options]\nmodel_route = \"main\"\n[credentials.gw]\nconsumer = \"provider.vercel\"\nsources = [{ kind = \"environment\", name = \"PABLO_GOLDEN_ABSENT\" }]\n[credentials.or]\nconsumer = \"provider.openrouter\"\nsources = [{ kind = \"environment\", name = \"PABLO_GOLDEN_ABSENT\" }]\n", "main", false),
+		readiness("rule-example-fails", model+"[options.shell]\nenabled = true\n[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"t.printf\", executable = \"/usr/bin/printf\", args = [\"status\"], match = \"prefix\", examples = { match = [\"/usr/bin/printf push\"] } }]\n", "shell.run", false),
+	)
 	return cases
 }
 
@@ -175,6 +203,7 @@ func runGolden(t *testing.T, c goldenCase, vars map[string]string) string {
 		fmt.Fprintf(&doc, "$ %s\n", hide(strings.Join(step, " ")))
 		switch args[0] {
 		case "write":
+			os.MkdirAll(filepath.Dir(args[1]), 0o700)
 			if err := os.WriteFile(args[1], []byte(args[2]), 0o600); err != nil {
 				t.Fatal(err)
 			}

@@ -100,6 +100,10 @@ func run(ctx context.Context, args []string, h *host) int {
 		err = skillsCommand(ctx, args[1:], h)
 	case "doctor":
 		err = doctorCommand(ctx, args[1:], h)
+	case "graph":
+		err = graphCommand(ctx, args[1:], h)
+	case "why":
+		err = whyCommand(ctx, args[1:], h)
 	case "acp":
 		err = acpCommand(ctx, args[1:], h)
 	default:

@@ -270,6 +270,13 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		{"doctor missing credential", append([]string{"doctor", "--json"}, vercel...), 3, ""},
 		{"doctor probe mcp failed", []string{"doctor", "--json", "--probe", "mcp", "--config", brokenRun, "--bind", "workspace=" + ws}, 6, ""},
 		{"doctor probe sandbox", append([]string{"doctor", "--json", "--probe", "sandbox"}, demo...), 0, ""},
+		{"graph", append([]string{"graph", "--json"}, demo...), 0, ""},
+		{"graph probe", []string{"graph", "--json", "--probe", "--config", servers, "--bind", "workspace=" + ws}, 0, ""},
+		{"graph bad config", append([]string{"graph", "--json"}, bad...), 2, ""},
+		{"why admitted", append([]string{"why", "--json", "fs.read"}, demo...), 0, ""},
+		{"why not admitted", append([]string{"why", "--json", "shell.run"}, demo...), 1, ""},
+		{"why unknown", append([]string{"why", "--json", "mcp/ghost/x"}, demo...), 2, ""},
+		{"why missing credential", append([]string{"why", "--json", "model"}, vercel...), 1, ""},
 		{"ledger show", []string{"ledger", "show", "--json", "--store", store}, 0, ""},
 		{"ledger recover", []string{"ledger", "recover", "--json", "--store", store}, 0, ""},
 		{"ledger show missing store", []string{"ledger", "show", "--json", "--store", filepath.Join(dir, "typo.db")}, 2, ""},
@@ -383,6 +390,40 @@ func TestTaskSchemaTellsNumbersFromStrings(t *testing.T) {
 		}
 		if err := task.Validate(v); (err == nil) != c.valid {
 			t.Errorf("%s: valid %v, want %v (%v)", c.name, err == nil, c.valid, err)
+		}
+	}
+}
+
+// TestReadinessGoldensMatchTheirSchemas validates every JSON document of
+// the readiness goldens (one deployment per readiness failure through
+// doctor, why and graph) against its command's schemas.
+func TestReadinessGoldensMatchTheirSchemas(t *testing.T) {
+	schemas, fileOf := loadSchemas(t)
+	outputs := jsonSchemas(t, fileOf)
+	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "readiness-*.txt"))
+	if len(files) < 6 {
+		t.Fatalf("%d readiness goldens, want one per readiness failure", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := strings.Split(string(b), "\n$ ")
+		n := 0
+		for _, step := range steps {
+			cmd, rest, _ := strings.Cut(strings.TrimPrefix(step, "$ "), "\n")
+			path := strings.Fields(cmd)[0]
+			if _, ok := outputs[path]; !ok {
+				continue
+			}
+			_, out, _ := strings.Cut(rest, "--- stdout\n")
+			out, _, _ = strings.Cut(out, "--- stderr")
+			validateOne(t, f+": "+cmd, schemas, outputs[path], strings.TrimSpace(out))
+			n++
+		}
+		if n != 3 {
+			t.Errorf("%s: %d JSON outputs, want doctor, why and graph", f, n)
 		}
 	}
 }

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/mcp"
+)
+
+// graphReportVersion is the version of `pablo graph --json`.
+const graphReportVersion = 1
+
+// graphCommand implements `pablo graph [--probe] [--json]`: the
+// capability requirement graph with its digest, offline unless --probe
+// starts the MCP servers (none treated as required, no tool called) to
+// include their live health and discovered tools. It exits 0 whatever
+// the readiness: `pablo doctor` is the command that fails on it.
+func graphCommand(ctx context.Context, args []string, h *host) error {
+	p, err := parseArgs(args, "graph")
+	if err != nil {
+		return err
+	}
+	if len(p.args) != 0 {
+		return usagef("graph takes no positional arguments, got %q", p.args[0])
+	}
+	d, err := loadDeployment(ctx, p, h, nil)
+	if err != nil {
+		return err
+	}
+	opts := pablo.GraphOptions{LookupEnv: h.lookupEnv}
+	if p.bools["probe"] {
+		if opts.Health, err = probeHealth(ctx, d, h); err != nil {
+			return &exitError{code: 6, err: err}
+		}
+	}
+	g, err := d.Graph(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if p.bools["json"] {
+		writeJSON(h, struct {
+			SchemaVersion int `json:"schema_version"`
+			*pablo.Graph
+		}{graphReportVersion, g})
+		return nil
+	}
+	fmt.Fprintf(h.stdout, "graph %s (%d nodes, %d edges, probed %t)\n", g.Digest, len(g.Nodes), len(g.Edges), g.Probed)
+	for _, n := range g.Nodes {
+		fmt.Fprintf(h.stdout, "%-13s %-12s %s", n.State, n.Kind, n.ID)
+		if n.State != pablo.Ready && len(n.Reasons) > 0 {
+			fmt.Fprintf(h.stdout, ": %s", oneLine(n.Reasons[0].Detail))
+		}
+		fmt.Fprintln(h.stdout)
+		for _, e := range g.Edges {
+			if e.From == n.ID {
+				fmt.Fprintf(h.stdout, "    %s %s\n", e.Kind, e.To)
+			}
+		}
+	}
+	return nil
+}
+
+// probeHealth starts every configured MCP server, none treated as
+// required, and closes them without calling a tool: their health.
+func probeHealth(ctx context.Context, d *pablo.Deployment, h *host) ([]mcp.Health, error) {
+	if len(d.Options.MCP.Servers) == 0 {
+		return []mcp.Health{}, nil
+	}
+	opts, err := d.MCPOptions(pablo.HostOptions{LookupEnv: h.lookupEnv})
+	if err != nil {
+		return nil, err
+	}
+	for i := range opts.Servers {
+		opts.Servers[i].Required = false
+	}
+	cat, err := mcp.Open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	health := cat.Health()
+	if err := cat.Close(); err != nil {
+		return nil, fmt.Errorf("MCP cleanup: %w", err)
+	}
+	return health, nil
+}
