@@ -193,3 +193,60 @@ func TestWhyRefusesWhatIsNoCapability(t *testing.T) {
 		t.Fatalf("fs.read: %+v, %v", e, err)
 	}
 }
+
+// The dispatch snapshot digest covers exactly what a dispatch is admitted
+// to use: a pin, a Skill file, a rule and the sandbox change it; two
+// dispatches a minute apart (an injected clock stamps their health) with
+// different health do not.
+func TestSnapshotDigestChangesWithInputsOnly(t *testing.T) {
+	base := "[options.shell]\nenabled = true\n" + graphScriptModel + graphMCPServer
+	skill := "---\nname: review\ndescription: Review things.\n---\nRead the evidence.\n"
+	env := func(string) (string, bool) { return "x", true }
+	snap := func(d *Deployment, health []mcp.Health) *DispatchSnapshot {
+		s, err := d.Snapshot(context.Background(), GraphOptions{LookupEnv: env, Health: health})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	d := graphDeployment(t, base, skill)
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := func() time.Time { return clock }
+	tools := []mcp.ToolStatus{{Name: "lookup", ID: "mcp/records/lookup", Admitted: true, Digest: "sha256:" + strings.Repeat("b", 64)}}
+	first := snap(d, []mcp.Health{{Server: "records", State: mcp.Ready, Version: "2025-06-18", CheckedAt: now(), Tools: tools}})
+	clock = clock.Add(time.Minute)
+	second := snap(d, []mcp.Health{{Server: "records", State: mcp.Degraded, Reason: "one tool is unavailable", Version: "2025-06-18", CheckedAt: now(), Tools: tools}})
+	if first.Digest != second.Digest {
+		t.Fatalf("health a minute apart changed the digest: %s vs %s", first.Digest, second.Digest)
+	}
+	failed := snap(d, []mcp.Health{{Server: "records", State: mcp.Failed, Reason: "refused", Version: "2025-06-18", CheckedAt: now(), Tools: tools}})
+	if failed.Digest != first.Digest {
+		t.Fatalf("a failed probe changed what is admitted: %s vs %s", failed.Digest, first.Digest)
+	}
+	var ids []string
+	for _, e := range first.Admitted {
+		ids = append(ids, e.ID)
+		if e.Kind == "tool" && (e.Layer == "" || e.Rule == "") {
+			t.Errorf("%s has no deciding layer and rule", e.ID)
+		}
+	}
+	for _, want := range []string{"tool:shell.run", "sandbox:shell.run", "shell.rules", "mcp:records", "tool:mcp/records/lookup", "skill:team/review", "model"} {
+		if !strings.Contains(strings.Join(ids, " "), want) {
+			t.Errorf("the snapshot lacks %s: %v", want, ids)
+		}
+	}
+	b, _ := json.Marshal(first)
+	if strings.Contains(string(b), "2026") {
+		t.Fatal("the snapshot holds a timestamp")
+	}
+	for name, v := range map[string][2]string{
+		"pin":        {base + "[options.mcp.servers.records.pins]\nlookup = \"sha256:" + strings.Repeat("a", 64) + "\"\n", skill},
+		"skill file": {base, strings.Replace(skill, "Read the evidence.", "Read the evidence twice.", 1)},
+		"rule":       {base + "[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"t.printf\", executable = \"/usr/bin/printf\", args = [], match = \"prefix\" }]\n", skill},
+		"sandbox":    {strings.Replace(base, "enabled = true\n", "enabled = true\n[options.shell.sandbox]\nnetwork = \"allow\"\n", 1), skill},
+	} {
+		if got := snap(graphDeployment(t, v[0], v[1]), nil); got.Digest == first.Digest || got.Digest == snap(graphDeployment(t, base, skill), nil).Digest {
+			t.Errorf("changing the %s left the snapshot digest unchanged", name)
+		}
+	}
+}
