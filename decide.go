@@ -46,7 +46,36 @@ func decideCall(ctx context.Context, contracts *authority.Contracts, owner ToolC
 			d.Sandbox = p.String()
 		}
 	}
+	if pc, ok := owner.(privilegedCatalog); ok && d.Allowed && pc.privileged(call.Tool) {
+		// The privileged defaults (docs/approvals.md) only add a
+		// question; nothing here can lift one a layer asked for.
+		d.NeedsApproval = true
+	}
 	return d, nil
+}
+
+// privilegedCatalog is a catalog some of whose calls are privileged by
+// default: they need approval unless something else bounds them
+// (docs/approvals.md, the defaults matrix).
+type privilegedCatalog interface {
+	privileged(id authority.ID) bool
+}
+
+// privileged reports whether a shell.run needs approval by default: one
+// that runs with the sandbox off and no literal command policy (anything
+// may run, touching anything), or one whose sandbox allows the network. A
+// sandboxed call without the network is bounded by its sandbox, and an
+// unsandboxed one under a literal command policy by the policy: neither
+// asks.
+func (c *shellCatalog) privileged(id authority.ID) bool {
+	if id != authority.ShellRun {
+		return false
+	}
+	p := c.runner.Sandbox().Normalized()
+	if p.Mode == sandbox.Off {
+		return !c.literal
+	}
+	return p.Network == sandbox.Allow
 }
 
 // sandboxedCatalog is a catalog whose tools run in processes it starts in

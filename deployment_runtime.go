@@ -312,7 +312,11 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set) (ca
 		if err != nil {
 			return cats, cleanup, err
 		}
-		cats = append(cats, &shellCatalog{runner: runner, secrets: secrets})
+		pol, err := d.c.ShellPolicy()
+		if err != nil {
+			return cats, cleanup, err
+		}
+		cats = append(cats, &shellCatalog{runner: runner, secrets: secrets, literal: pol != nil})
 	}
 	return cats, cleanup, nil
 }

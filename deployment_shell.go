@@ -33,6 +33,8 @@ func (d *Deployment) shellRunner(workspace string) (*shell.Runner, error) {
 type shellCatalog struct {
 	runner  *shell.Runner
 	secrets *redact.Set
+	// literal: a literal command policy decides what may run.
+	literal bool
 }
 
 func (c *shellCatalog) Tools() []authority.ToolSpec {

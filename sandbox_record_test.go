@@ -24,7 +24,10 @@ func TestEveryCallRecordsItsSandbox(t *testing.T) {
 	}{
 		{"ShellDefault", "[options.shell]\nenabled = true\n", shellCall, "required filesystem=read-only network=deny"},
 		{"ShellWrite", "[options.shell]\nenabled = true\n[options.filesystem]\nwrite = true\n", shellCall, "required filesystem=workspace-write network=deny"},
-		{"ShellOff", "[options.shell]\nenabled = true\n[options.shell.sandbox]\nmode = \"off\"\n", shellCall, "off"},
+		// Off runs under a literal command policy, which bounds it without
+		// an approval (docs/approvals.md).
+		{"ShellOff", "[options.shell]\nenabled = true\n[options.shell.sandbox]\nmode = \"off\"\n[options.shell.commands]\ndefault = \"deny\"\n" +
+			"allow = [{ id = \"t.true\", executable = \"/usr/bin/true\", args = [], match = \"exact\" }]\n", shellCall, "off"},
 		{"MCPNetworkAllow", mcpServerTOML(fault, "ok", "[options.mcp.servers.records.sandbox]\nnetwork = \"allow\"\n"), mcpCall, "required filesystem=read-only network=allow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

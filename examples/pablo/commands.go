@@ -62,6 +62,7 @@ func runFlags() []flag {
 		{name: "max-model-calls", arg: "N", help: "model calls per task, 0..4294967295 (default: limits.max_model_calls)"},
 		{name: "max-tool-calls", arg: "N", help: "tool calls per task, 0..4294967295 (default: limits.max_tool_calls)"},
 		{name: "max-total-tokens", arg: "N", help: "input plus output tokens per task, a decimal integer (default: limits.max_total_tokens)"},
+		{name: "approve", arg: "CAPABILITY", repeat: true, help: "answer allow once to every call of this capability that needs approval (docs/approvals.md), such as shell.run; repeatable; answers, never adds authority (default: none, so such a call is denied)"},
 		{name: "no-shell", help: "remove shell.run (default: options.shell.enabled)"},
 		{name: "no-filesystem", help: "remove every fs.* tool; conflicts with --allow-write (default: options.filesystem.enabled)"},
 		{name: "allow-write", help: "add fs.write and fs.edit (default: options.filesystem.write)"},

@@ -59,7 +59,7 @@ func hostEnvironmentProbe(t *testing.T, bin, dir, ws, mode string) {
 	}
 	os.Chown(trace, nobody, nobody)
 	const marker = "host-only-marker-5b1d07"
-	cmd := exec.Command(bin, "run", "go", "--config", filepath.Join(dir, "d.toml"), "--bind", "workspace="+ws, "--trace", filepath.Join(trace, "t.jsonl"), "--capture-content")
+	cmd := exec.Command(bin, "run", "go", "--config", filepath.Join(dir, "d.toml"), "--bind", "workspace="+ws, "--trace", filepath.Join(trace, "t.jsonl"), "--capture-content", "--approve", "shell.run")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + ws, "PABLO_PROBE=" + marker}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	out, err := cmd.CombinedOutput()

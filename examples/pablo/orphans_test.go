@@ -58,7 +58,7 @@ func TestNoProcessGroupOutlivesItsHostAfterReap(t *testing.T) {
 			// nothing to reap (TestSandboxedProcessesDieWithTheirHost).
 			os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \""+tc.name+".json\" }\n[options.shell.sandbox]\nmode = \"off\"\n"+tc.extra), 0o600)
 			store := filepath.Join(dir, tc.name+".db")
-			cmd := exec.Command(bin, "run", "go", "--config", cfg, "--bind", "workspace="+ws, "--store", store, "--json")
+			cmd := exec.Command(bin, "run", "go", "--config", cfg, "--bind", "workspace="+ws, "--store", store, "--json", "--approve", "shell.run")
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +174,7 @@ func TestSandboxedProcessesDieWithTheirHost(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, mode+".json"), []byte(`{"turns":[{"tool_calls":[{"name":"shell_run","arguments":`+string(args)+`}]},{"text":["done"]}]}`), 0o600)
 		cfg := filepath.Join(dir, mode+".toml")
 		os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \""+mode+".json\" }\n[options.filesystem]\nwrite = true\n[options.shell.sandbox]\nmode = \""+mode+"\"\n"), 0o600)
-		cmd := exec.Command(bin, "run", "go", "--config", cfg, "--bind", "workspace="+ws)
+		cmd := exec.Command(bin, "run", "go", "--config", cfg, "--bind", "workspace="+ws, "--approve", "shell.run")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func TestSandboxedMCPServerDaemonDiesWithItsHost(t *testing.T) {
 			"[options.filesystem]\nwrite = true\n[options.mcp.servers.records]\ntransport = \"stdio\"\ncommand = \""+fault+"\"\n"+
 			"args = [\"-mode\", \"grandchild\", \"-pidfile\", \""+pidfile+"\", \"-callmark\", \""+marker+"\", \"-desc\", \""+tag+"\"]\n"+
 			"[options.mcp.servers.records.sandbox]\nmode = \""+mode+"\"\nfilesystem = \"workspace-write\"\n"), 0o600)
-		cmd := exec.Command(bin, "run", "go", "--config", cfg, "--bind", "workspace="+ws)
+		cmd := exec.Command(bin, "run", "go", "--config", cfg, "--bind", "workspace="+ws, "--approve", "shell.run")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -186,7 +186,11 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 		return preAdmission(h, p, code, err)
 	}
 	defer rt.Close()
-	task, err := rt.Start(ctx, input)
+	approver, err := runApprover(p)
+	if err != nil {
+		return preAdmission(h, p, "invalid_arguments", err)
+	}
+	task, err := rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: approver})
 	if err != nil {
 		return preAdmission(h, p, "invalid_arguments", err)
 	}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"slices"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/authority"
+)
+
+// preApproved is the approver of `pablo run --approve CAPABILITY`: the host
+// answers allow_once to every call of the named capabilities that needs
+// approval, and rejects any other. It is the host's explicit, recorded
+// choice (each answer is in the ledger like any other); it never adds a
+// capability, only answers for calls the layers already allow.
+type preApproved struct {
+	ids []authority.ID
+}
+
+// Approve implements pablo.Approver.
+func (a preApproved) Approve(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+	if slices.Contains(a.ids, req.Tool) {
+		return pablo.ApprovalAllowOnce, nil
+	}
+	return pablo.ApprovalReject, nil
+}
+
+// runApprover is the approver a `pablo run` task asks: --approve's, or none
+// (no channel: a call that needs approval is denied).
+func runApprover(p *parsed) (pablo.Approver, error) {
+	vals := p.values["approve"]
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	ids := make([]authority.ID, 0, len(vals))
+	for _, v := range vals {
+		id := authority.ID(v)
+		if err := id.Validate(); err != nil {
+			return nil, usagef("--approve %q: %v", v, err)
+		}
+		ids = append(ids, id)
+	}
+	return preApproved{ids: ids}, nil
+}
