@@ -250,3 +250,35 @@ func TestSnapshotDigestChangesWithInputsOnly(t *testing.T) {
 		}
 	}
 }
+
+// A runtime built from a deployment carries its dispatch snapshot digest
+// on run.started, equal to the one Deployment.Snapshot computes.
+func TestRunStartedCarriesTheSnapshotDigest(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	d := scriptDeployment(t, dir, ws, `{"turns":[{"text":["done"]}]}`, "[options.shell]\nenabled = false\n")
+	want, err := d.Snapshot(context.Background(), GraphOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started *DeploymentRef
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Sink: func(e Event) error {
+		if e.Type == EventRunStarted {
+			started = e.Deployment
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	task, err := rt.Start(context.Background(), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Wait()
+	if started == nil || started.SnapshotDigest != want.Digest || !strings.HasPrefix(want.Digest, "sha256:") {
+		t.Fatalf("run.started deployment %+v, want snapshot digest %s", started, want.Digest)
+	}
+}

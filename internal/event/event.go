@@ -119,4 +119,7 @@ type DeploymentRef struct {
 	SchemaVersion    int    `json:"schema_version"`
 	ContractRevision string `json:"contract_revision"`
 	Fingerprint      string `json:"fingerprint"`
+	// SnapshotDigest is the digest of the dispatch snapshot the runtime
+	// was built with (pablo.DispatchSnapshot): what it is admitted to use.
+	SnapshotDigest string `json:"snapshot_digest,omitempty"`
 }
