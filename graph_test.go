@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -263,7 +264,8 @@ func TestRunStartedCarriesTheSnapshotDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	var started *DeploymentRef
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Sink: func(e Event) error {
+	store := ledger.NewMemoryStore()
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store, Sink: func(e Event) error {
 		if e.Type == EventRunStarted {
 			started = e.Deployment
 		}
@@ -280,5 +282,11 @@ func TestRunStartedCarriesTheSnapshotDigest(t *testing.T) {
 	task.Wait()
 	if started == nil || started.SnapshotDigest != want.Digest || !strings.HasPrefix(want.Digest, "sha256:") {
 		t.Fatalf("run.started deployment %+v, want snapshot digest %s", started, want.Digest)
+	}
+	// The ledger's task record holds it too: recovery and `pablo ledger
+	// show` report it.
+	rep, err := ledger.RecoverTask(context.Background(), store, task.ID())
+	if err != nil || rep.SnapshotDigest != want.Digest {
+		t.Fatalf("the ledger's task report has snapshot %q (%v), want %s", rep.SnapshotDigest, err, want.Digest)
 	}
 }

@@ -277,6 +277,7 @@ func (r *Runtime) newTask(ctx context.Context, req TaskRequest) (*Task, error) {
 	}
 	if r.opts.Deployment != nil {
 		lopts.Fingerprint = r.opts.Deployment.Fingerprint
+		lopts.SnapshotDigest = r.opts.Deployment.SnapshotDigest
 	}
 	if req.SessionID != "" {
 		// The prompt is kept so the session can be continued from the

@@ -71,7 +71,10 @@ type TaskRecord struct {
 	InputDigest string `json:"input_digest,omitempty"`
 	// Fingerprint is the deployment fingerprint the task's authority came from.
 	Fingerprint string `json:"fingerprint,omitempty"`
-	Limits      Limits `json:"limits"`
+	// SnapshotDigest is the digest of the dispatch snapshot the task was
+	// admitted under (pablo.DispatchSnapshot).
+	SnapshotDigest string `json:"snapshot_digest,omitempty"`
+	Limits         Limits `json:"limits"`
 	// Session links the task to the conversation it belongs to; nil for a
 	// task that is its own session.
 	Session *SessionLink `json:"session,omitempty"`

@@ -20,7 +20,9 @@ type TaskReport struct {
 	RootAgentID string `json:"root_agent_id"`
 	InputDigest string `json:"input_digest,omitempty"`
 	Fingerprint string `json:"fingerprint,omitempty"`
-	Limits      Limits `json:"limits"`
+	// SnapshotDigest is the dispatch snapshot digest the task ran under.
+	SnapshotDigest string `json:"snapshot_digest,omitempty"`
+	Limits         Limits `json:"limits"`
 	// Agents is the agent tree, the root first.
 	Agents []AgentReport `json:"agents"`
 	// Decisions are the recorded decisions outside calls (the rest of the
@@ -114,6 +116,7 @@ func fold(taskID string, recs []Record) TaskReport {
 		case RecordTask:
 			if r.Task != nil {
 				t.RootAgentID, t.InputDigest, t.Fingerprint, t.Limits = r.Task.RootAgentID, r.Task.InputDigest, r.Task.Fingerprint, r.Task.Limits
+				t.SnapshotDigest = r.Task.SnapshotDigest
 			}
 		case RecordAgent:
 			if r.Agent != nil {

@@ -87,6 +87,8 @@ type Options struct {
 	InputBytes uint64
 	// Fingerprint is the deployment fingerprint the authority came from.
 	Fingerprint string
+	// SnapshotDigest is the dispatch snapshot digest the task runs under.
+	SnapshotDigest string
 	// Session, when set, links the task to its session in the task record.
 	Session *SessionLink
 	// Now is the clock; nil means the system clock, read as the task's start
@@ -248,7 +250,7 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	r.root = a
 	r.agents[a.id] = a
 	r.record(Record{Kind: RecordTask, Time: now, Task: &TaskRecord{
-		TaskID: r.id, RootAgentID: a.id, InputDigest: opts.InputDigest, Fingerprint: opts.Fingerprint, Limits: opts.Limits,
+		TaskID: r.id, RootAgentID: a.id, InputDigest: opts.InputDigest, Fingerprint: opts.Fingerprint, SnapshotDigest: opts.SnapshotDigest, Limits: opts.Limits,
 		Session: opts.Session,
 	}})
 	r.record(Record{Kind: RecordAgent, Time: now, Agent: &AgentRecord{

@@ -99,8 +99,11 @@ func printReport(h *host, report ledger.Report, detailed bool) {
 		if t.Outcome != nil {
 			end = string(t.Outcome.Status)
 		}
-		fmt.Fprintf(h.stdout, "task %s  %s\n  fingerprint %s\n  %d events, %d completed, %d unknown, %d retryable\n",
-			t.TaskID, end, t.Fingerprint, t.Events, len(t.Completed), len(t.Unknown), len(t.Retryable))
+		fmt.Fprintf(h.stdout, "task %s  %s\n  fingerprint %s\n", t.TaskID, end, t.Fingerprint)
+		if t.SnapshotDigest != "" {
+			fmt.Fprintf(h.stdout, "  snapshot %s\n", t.SnapshotDigest)
+		}
+		fmt.Fprintf(h.stdout, "  %d events, %d completed, %d unknown, %d retryable\n", t.Events, len(t.Completed), len(t.Unknown), len(t.Retryable))
 		if detailed {
 			for _, c := range t.Completed {
 				fmt.Fprintf(h.stdout, "    completed  %-5s %-24s %s%s\n", c.Kind, c.Name, c.Status, decided(c.Decision))
