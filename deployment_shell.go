@@ -55,6 +55,7 @@ func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 	if out := ToolOutput(ctx); out != nil {
 		req.OnOutput = out
 	}
+	req.IdempotencyKey = call.IdempotencyKey
 	res, err := c.runner.Run(ctx, req)
 	masked := 0
 	if res != nil {

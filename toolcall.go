@@ -339,7 +339,8 @@ func (s *step) dispatch(ac admittedCall) (dispatchedCall, *Outcome) {
 	// themselves (fstools' cancellation-aware gate, one per workspace).
 	var res ledger.ToolResult
 	if release, ok := s.t.processPermit(ac.id); ok {
-		res = ac.owner.Call(ctx, authority.Call{ID: callID, Tool: ac.id, Arguments: ac.args})
+		res = ac.owner.Call(ctx, authority.Call{ID: callID, Tool: ac.id, Arguments: ac.args,
+			IdempotencyKey: IdempotencyKey(s.t.root.ID(), s.agent, callID)})
 		release()
 	} else {
 		res = ledger.RecoverableError("process_limit", fmt.Sprintf("the %d processes this task's tree may own at once are running (stdio MCP servers and shell commands); retry when one has ended", children.MaxOwnedProcesses))

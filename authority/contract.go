@@ -30,6 +30,11 @@ type Call struct {
 	ID        string          `json:"id"`
 	Tool      ID              `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
+	// IdempotencyKey, on a dispatched call, is its stable key, derived
+	// from the task, the agent and the call ID (pablo.IdempotencyKey): a
+	// catalog whose effects leave the process passes it on (MCP _meta,
+	// the shell's environment) so a retried call can apply once.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 // ContractKind names the way a call broke its contract. The four kinds the

@@ -54,12 +54,12 @@ func (e *InvalidResultError) Unwrap() error { return ErrInvalidResult }
 // delivery certainty), *RPCError (protocol failure), *ContentError,
 // *InvalidResultError, or a *authority.ContractError for arguments.
 func (c *Catalog) CallTool(ctx context.Context, id authority.ID, arguments json.RawMessage) (*Result, error) {
-	return c.callTool(ctx, id, arguments, true)
+	return c.callTool(ctx, id, arguments, "", true)
 }
 
 // callTool calls a tool, validating its arguments unless the caller already
 // did against the same compiled contract.
-func (c *Catalog) callTool(ctx context.Context, id authority.ID, arguments json.RawMessage, validate bool) (*Result, error) {
+func (c *Catalog) callTool(ctx context.Context, id authority.ID, arguments json.RawMessage, key string, validate bool) (*Result, error) {
 	t, ok := c.tools[id]
 	if !ok {
 		return nil, &authority.ContractError{Kind: authority.ContractUnknownTool, Tool: id}
@@ -93,14 +93,14 @@ func (c *Catalog) callTool(ctx context.Context, id authority.ID, arguments json.
 		onProgress = func(msg string) { c.opts.OnProgress(ctx, id, c.secrets.String(msg)) }
 	}
 	ctx, span := t.srv.sess.startSpan(ctx, "tools/call", t.def.Name)
-	res, err := c.callParsed(ctx, t, id, arguments, onProgress)
+	res, err := c.callParsed(ctx, t, id, arguments, key, onProgress)
 	endSpan(span, err, err == nil && res.IsError)
 	return res, err
 }
 
 // callParsed sends the call and parses its result.
-func (c *Catalog) callParsed(ctx context.Context, t *tool, id authority.ID, arguments json.RawMessage, onProgress func(string)) (*Result, error) {
-	cr, err := t.srv.sess.callTool(ctx, t.def.Name, arguments, onProgress)
+func (c *Catalog) callParsed(ctx context.Context, t *tool, id authority.ID, arguments json.RawMessage, key string, onProgress func(string)) (*Result, error) {
+	cr, err := t.srv.sess.callTool(ctx, t.def.Name, arguments, key, onProgress)
 	if err != nil {
 		var ce *CallError
 		var rpc *RPCError
@@ -190,7 +190,7 @@ func (c *Catalog) Call(ctx context.Context, call authority.Call) ledger.ToolResu
 	server, name, _ := call.Tool.MCP()
 	// Call is the ToolCatalog method: the engine has already validated
 	// call.Arguments against the InputSchema it got from Tools.
-	res, err := c.callTool(ctx, call.Tool, call.Arguments, false)
+	res, err := c.callTool(ctx, call.Tool, call.Arguments, call.IdempotencyKey, false)
 	payload := func(extra map[string]any) map[string]any {
 		m := map[string]any{"server": server, "tool": name}
 		for k, v := range extra {

@@ -195,7 +195,9 @@ type callResult struct {
 // callTool sends one tools/call. arguments is always sent as a JSON object,
 // never null, and the call asks for progress with its request ID as token;
 // onProgress, when not nil, receives the messages as they arrive.
-func (s *session) callTool(ctx context.Context, name string, arguments json.RawMessage, onProgress func(string)) (callResult, error) {
+// key, when set, is the call's idempotency key, sent in _meta under
+// IdempotencyMetaKey.
+func (s *session) callTool(ctx context.Context, name string, arguments json.RawMessage, key string, onProgress func(string)) (callResult, error) {
 	if len(arguments) == 0 || string(arguments) == "null" {
 		arguments = json.RawMessage("{}")
 	}
@@ -208,7 +210,14 @@ func (s *session) callTool(ctx context.Context, name string, arguments json.RawM
 	// The params are built by hand: this is the path of every call, and the
 	// arguments are already validated JSON.
 	body := make([]byte, 0, 64+len(name)+len(arguments))
-	body = append(body, `{"_meta":{"progressToken":`...)
+	body = append(body, `{"_meta":{`...)
+	if key != "" {
+		body = jsonx.AppendString(body, IdempotencyMetaKey)
+		body = append(body, ':')
+		body = jsonx.AppendString(body, key)
+		body = append(body, ',')
+	}
+	body = append(body, `"progressToken":`...)
 	body = strconv.AppendInt(body, id, 10)
 	body = append(body, `},"arguments":`...)
 	body = append(body, arguments...)
@@ -349,3 +358,9 @@ func (s *session) cancel(id int64, cause error) {
 	params = append(jsonx.AppendString(params, reason), '}')
 	_ = s.conn.notify(ctx, "notifications/cancelled", params)
 }
+
+// IdempotencyMetaKey is the tools/call _meta key that carries a call's
+// idempotency key (authority.Call.IdempotencyKey): a server that honours
+// it can apply a retried call once. The prefix follows MCP's _meta naming
+// (reverse-DNS labels, then a slash).
+const IdempotencyMetaKey = "io.github.pabloagent/idempotency-key"

@@ -258,3 +258,44 @@ func assertNoTemps(t *testing.T, f *fixture) {
 		}
 	}
 }
+
+// Concurrent fs.write calls from a root and a child against one revision
+// (or all creating one new file) install exactly once: the revision check
+// and the install are under the tree's one mutation gate, so no two
+// writers both pass a check against the same revision.
+func TestConcurrentWritersOfOneRevisionInstallOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{Write: true})
+	f.write("doc", "v0")
+	child, err := New(Options{Workspace: f.ws, Write: true, Decide: allowAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, create := range []bool{false, true} {
+		var wg sync.WaitGroup
+		results := make([]error, 8)
+		for i := range results {
+			tools := f.tools
+			if i%2 == 1 {
+				tools = child
+			}
+			args := WriteArgs{Path: "doc", Text: "writer " + string(rune('a'+i)), ExpectedRevision: revOf("v0")}
+			if create {
+				args = WriteArgs{Path: "new", Text: "creator " + string(rune('a'+i))}
+			}
+			wg.Go(func() { _, results[i] = tools.Write(bg(), args) })
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range results {
+			if err == nil {
+				ok++
+			} else if !errors.Is(err, Conflict) {
+				t.Fatal(err)
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("create=%v: %d writers installed, want exactly 1", create, ok)
+		}
+	}
+}

@@ -8,7 +8,11 @@ import (
 
 // Environment limits (reference §1.10 `shell.environment`, §4.3).
 const (
-	EnvPrefix        = "PABLO_TASK_"
+	EnvPrefix = "PABLO_TASK_"
+	// IdempotencyEnv is the variable that carries a call's idempotency
+	// key: a script that honours it can apply a retried call once. It is
+	// outside EnvPrefix, so no request can set it.
+	IdempotencyEnv   = "PABLO_IDEMPOTENCY_KEY"
 	MaxEnvNames      = 32
 	MaxEnvValueBytes = 8192
 	minEnvNameBytes  = 12

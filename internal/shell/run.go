@@ -216,6 +216,9 @@ type Request struct {
 	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
 	// Env adds PABLO_TASK_* variables.
 	Env map[string]string `json:"env,omitempty"`
+	// IdempotencyKey, when set, is the call's stable key, given to the
+	// command as [IdempotencyEnv]: the runtime's, never the model's.
+	IdempotencyKey string `json:"-"`
 	// OnOutput, when set, receives the captured output as it arrives,
 	// coalesced into chunks of at most 4 KiB at most 16 ms apart. The
 	// chunks of a stream concatenate to exactly the bytes behind the final
@@ -269,6 +272,9 @@ func (r *Runner) prepare(req Request) (plan, Decision, error) {
 	env, problem := r.opts.Environment.build(req.Env)
 	if problem != "" {
 		return plan{}, Decision{}, denial(ruleEnvironment, reasonEnvironment)
+	}
+	if req.IdempotencyKey != "" {
+		env = append(env, IdempotencyEnv+"="+req.IdempotencyKey)
 	}
 	dir, rel, err := resolveCwd(r.workspace, req.Cwd)
 	if err != nil {

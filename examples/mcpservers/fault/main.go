@@ -96,7 +96,15 @@ func main() {
 	s := server.NewMCPServer("fault", "1.0.0", server.WithToolCapabilities(true))
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription(*desc), mcp.WithString("message", mcp.Required())),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText("echo: " + req.GetString("message", "")), nil
+			out := "echo: " + req.GetString("message", "")
+			// A call's idempotency key (pablo's _meta key) is echoed
+			// back, so a test can see what a server that honours it gets.
+			if req.Params.Meta != nil {
+				if k, ok := req.Params.Meta.AdditionalFields["io.github.pabloagent/idempotency-key"].(string); ok {
+					out += "; idempotency-key " + k
+				}
+			}
+			return mcp.NewToolResultText(out), nil
 		})
 	s.AddTool(mcp.NewTool("work", mcp.WithDescription("Reports three steps of progress, then finishes. The last step names PABLO_TEST_TOKEN's value.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
