@@ -279,7 +279,9 @@ func TestRunStartedCarriesTheSnapshotDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task.Wait()
+	if obj := task.Wait(); obj.SnapshotDigest != want.Digest {
+		t.Fatalf("the task object has snapshot %q, want %s", obj.SnapshotDigest, want.Digest)
+	}
 	if started == nil || started.SnapshotDigest != want.Digest || !strings.HasPrefix(want.Digest, "sha256:") {
 		t.Fatalf("run.started deployment %+v, want snapshot digest %s", started, want.Digest)
 	}

@@ -514,6 +514,9 @@ func (t *Task) finish(s *step, o *Outcome) {
 	trace := s.traceID
 	session := s.hdr.SessionID
 	obj := &TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
+	if dep := t.rt.opts.Deployment; dep != nil {
+		obj.SnapshotDigest = dep.SnapshotDigest
+	}
 	if s.check != nil {
 		rec, rep := s.check.Records()
 		obj.OutputValidation, _ = json.Marshal(rec)

@@ -27,6 +27,10 @@ type TaskObject struct {
 	// OutputRepair is the output-repair-v1 record, present when repair is
 	// enabled.
 	OutputRepair *OutputRepair `json:"output_repair,omitempty"`
+	// SnapshotDigest is the digest of the dispatch snapshot the task was
+	// admitted under (DispatchSnapshot), present for a runtime built from
+	// a deployment.
+	SnapshotDigest string `json:"snapshot_digest,omitempty"`
 }
 
 // TaskError is a pre-admission failure.
