@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/config"
 )
 
 // askFirst is an authority that asks the task's approver before every call
@@ -14,12 +15,14 @@ import (
 type askFirst struct {
 	authority.Authority
 	ask []authority.ID
+	// class is options.approvals: the tool classes whose every call asks.
+	class config.ApprovalOptions
 }
 
 // Decide implements authority.Authority.
 func (a askFirst) Decide(req authority.Request) authority.Decision {
 	d := a.Authority.Decide(req)
-	if d.Allowed && slices.Contains(a.ask, req.Capability) {
+	if d.Allowed && (slices.Contains(a.ask, req.Capability) || a.class.Required(string(req.Capability))) {
 		d.NeedsApproval = true
 	}
 	return d
@@ -31,13 +34,14 @@ func (a askFirst) Narrow(n authority.Narrowing) (authority.Authority, error) {
 	if err != nil {
 		return nil, err
 	}
-	return askFirst{Authority: inner, ask: a.ask}, nil
+	return askFirst{Authority: inner, ask: a.ask, class: a.class}, nil
 }
 
-// askGate wraps set when the host asks for approvals. Each name must be a
-// valid capability ID.
-func askGate(set *authority.Set, ask []authority.ID) (authority.Authority, error) {
-	if len(ask) == 0 {
+// askGate wraps set when the host (ask) or the deployment
+// (options.approvals) asks for approvals. Each name must be a valid
+// capability ID.
+func askGate(set *authority.Set, ask []authority.ID, class config.ApprovalOptions) (authority.Authority, error) {
+	if len(ask) == 0 && class == (config.ApprovalOptions{}) {
 		return set, nil
 	}
 	for _, id := range ask {
@@ -45,5 +49,5 @@ func askGate(set *authority.Set, ask []authority.ID) (authority.Authority, error
 			return nil, fmt.Errorf("pablo: HostOptions.Ask: %w", err)
 		}
 	}
-	return askFirst{Authority: set, ask: slices.Clone(ask)}, nil
+	return askFirst{Authority: set, ask: slices.Clone(ask), class: class}, nil
 }

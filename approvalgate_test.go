@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/config"
 )
 
 // approveWith answers every approval request with ok and counts them.
@@ -80,7 +81,7 @@ func TestHostAskGatesTheNamedCapabilityOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := askGate(set, []authority.ID{"fs.read"})
+	gate, err := askGate(set, []authority.ID{"fs.read"}, config.ApprovalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

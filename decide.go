@@ -120,11 +120,16 @@ func (c *shellCatalog) decideCall(ctx context.Context, call authority.Call) (aut
 // model sees is decided. Arguments the tool's contract rejects fail with
 // the *authority.ContractError (errors.Is authority.ErrInvalidArguments).
 func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawMessage) (authority.Decision, error) {
-	set, err := d.Authority()
+	base, err := d.Authority()
 	if err != nil {
 		return authority.Decision{}, err
 	}
-	cats, cleanup, err := d.nativeCatalogs(set, &redact.Set{})
+	// The deployment's own approval classes ask here too, as in a task.
+	set, err := askGate(base, nil, d.Options.Approvals)
+	if err != nil {
+		return authority.Decision{}, err
+	}
+	cats, cleanup, err := d.nativeCatalogs(base, &redact.Set{})
 	defer func() {
 		for _, c := range cleanup {
 			c()

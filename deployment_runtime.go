@@ -64,7 +64,7 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 	if err != nil {
 		return nil, err
 	}
-	auth, err := askGate(set, opts.Ask)
+	auth, err := askGate(set, opts.Ask, d.Options.Approvals)
 	if err != nil {
 		return nil, err
 	}

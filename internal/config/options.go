@@ -28,7 +28,38 @@ type Options struct {
 	Interfaces InterfaceOptions        `json:"interfaces"`
 	Trace      TraceOptions            `json:"trace"`
 	Redaction  RedactionOptions        `json:"redaction"`
+	Approvals  ApprovalOptions         `json:"approvals"`
 	OTel       OTelOptions             `json:"otel"`
+}
+
+// ApprovalOptions are options.approvals, a Go extension: per tool class,
+// "required" makes every allowed call of the class wait for the task's
+// approver; empty adds nothing (the privileged defaults still apply).
+type ApprovalOptions struct {
+	// Shell is shell.run's class.
+	Shell string `json:"shell,omitempty"`
+	// FilesystemWrite is fs.write's and fs.edit's.
+	FilesystemWrite string `json:"filesystem_write,omitempty"`
+	// MCP is every MCP tool's.
+	MCP string `json:"mcp,omitempty"`
+	// Subagent is the subagent tool's.
+	Subagent string `json:"subagent,omitempty"`
+}
+
+// Required reports whether options.approvals makes every allowed call of
+// capability id need approval.
+func (a ApprovalOptions) Required(id string) bool {
+	switch {
+	case id == "shell.run":
+		return a.Shell == "required"
+	case id == "fs.write" || id == "fs.edit":
+		return a.FilesystemWrite == "required"
+	case id == "subagent":
+		return a.Subagent == "required"
+	case len(id) > 4 && id[:4] == "mcp/":
+		return a.MCP == "required"
+	}
+	return false
 }
 
 // RedactionOptions are options.redaction, a Go extension.

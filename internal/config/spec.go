@@ -445,6 +445,15 @@ func optionsTables() *spec {
 		),
 		// A Go extension: suspected-secret patterns beyond the built-in
 		// credential formats, masked wherever known secrets are.
+		// A Go extension (docs/approvals.md): a tool class whose every
+		// allowed call needs approval. "required" is the only value: a
+		// class default only adds a question, and no layer removes one.
+		"approvals", table(
+			"shell", enum(nil, "required"),
+			"filesystem_write", enum(nil, "required"),
+			"mcp", enum(nil, "required"),
+			"subagent", enum(nil, "required"),
+		),
 		"redaction", table(
 			"patterns", list(maxRedactionPatterns, str(1, redact.MaxExprBytes, nil).with(redactionPattern), nil),
 		),
