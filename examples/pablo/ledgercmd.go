@@ -140,5 +140,10 @@ func decided(d *authority.Decision) string {
 	if d.Allowed {
 		verdict = "allowed"
 	}
+	if d.Layer == "approval" {
+		// An approval record's reason names the call it is bound to (ID,
+		// arguments digest, effect, masked resources): who approved what.
+		return fmt.Sprintf("  (%s by layer %q rule %q: %s)", verdict, d.Layer, d.RuleID, d.Reason)
+	}
 	return fmt.Sprintf("  (%s by layer %q rule %q)", verdict, d.Layer, d.RuleID)
 }
