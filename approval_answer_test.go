@@ -322,3 +322,45 @@ func TestChildAsksWhileItsSiblingRuns(t *testing.T) {
 		t.Errorf("requests not under each child's agent ID: %v", agents)
 	}
 }
+
+// BenchmarkApprovedCall is one task of one notes.read call, ungated and
+// gated with an approver that allows it once: the approve stage's cost
+// (the request, two ledger records) over the same call.
+func BenchmarkApprovedCall(b *testing.B) {
+	set, err := authority.New(authority.Config{
+		Host: []authority.ID{"notes.read"},
+		Layers: []authority.Layer{{ID: "case", Kind: authority.KindAuthority, Dimensions: map[authority.Dimension]*authority.Rules{
+			"note": {Default: authority.Deny, Allow: []authority.Rule{{ID: "case.n1", Value: "N-1"}}},
+		}}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc, err := pablo.ParseScript([]byte(calls("c1=N-1")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	allow := approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+		return pablo.ApprovalAllowOnce, nil
+	})
+	for _, c := range []struct {
+		name string
+		auth authority.Authority
+	}{{"Ungated", set}, {"AllowOnce", gate{set, "notes.read"}}} {
+		b.Run(c.name, func(b *testing.B) {
+			rt, err := pablo.NewRuntime(pablo.RuntimeOptions{Model: pablo.NewScriptModel(sc), Authority: c.auth, Catalogs: []pablo.ToolCatalog{notes{}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "go", Approver: allow})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if obj := task.Wait(); obj.Outcome.Status != pablo.StatusCompleted {
+					b.Fatalf("outcome %+v", obj.Outcome)
+				}
+			}
+		})
+	}
+}
