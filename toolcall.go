@@ -47,8 +47,9 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 		return o
 	}
 	if res, denied := s.approve(ac); denied {
-		// Settled as a call that never left: tool.finished says why.
-		return s.retain(s.observe(dispatchedCall{admittedCall: ac, res: res}))
+		// Settled as a call that never left: tool.finished says why. A
+		// rejection counts as a dispatched call without being one.
+		return s.retain(s.observe(dispatchedCall{admittedCall: ac, res: res, counted: res.Code == CodeApprovalRejected}))
 	}
 	dc, o := s.dispatch(ac)
 	if o != nil {
@@ -87,6 +88,9 @@ type dispatchedCall struct {
 	admittedCall
 	res          ledger.ToolResult
 	streamFailed *Outcome
+	// counted: the call never left but counts as a dispatched one (an
+	// approval rejection), charged when it settles.
+	counted bool
 }
 
 // observation is a dispatched call's result as the model, the events and
@@ -268,9 +272,6 @@ func (s *step) rejected(ac admittedCall, req ApprovalRequest, step ApprovalAnswe
 	if o := s.recordApproval(req, step); o != nil {
 		return s.approvalStopped(o), true
 	}
-	if err := s.t.root.Dispatch(s.ctx, s.agent, ac.rec.ID); err != nil {
-		return s.approvalStopped(s.ledgerOutcome(err)), true
-	}
 	return rejectedResult(req), true
 }
 
@@ -362,7 +363,7 @@ func (s *step) dispatch(ac admittedCall) (dispatchedCall, *Outcome) {
 func (s *step) observe(dc dispatchedCall) observation {
 	res := dc.res
 	result, masked := s.resultJSON(res)
-	settle := ledger.ToolSettlement{Status: res.Status, Delivery: res.Delivery, OutputBytes: uint64(len(result)), Error: string(res.Code)}
+	settle := ledger.ToolSettlement{Status: res.Status, Delivery: res.Delivery, OutputBytes: uint64(len(result)), Error: string(res.Code), Counted: dc.counted}
 	if settle.Delivery == "" {
 		settle.Delivery = outcome.ResponseReceived
 	}

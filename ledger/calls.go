@@ -79,6 +79,11 @@ type ToolSettlement struct {
 	// decision that denied it; it is recorded with the settlement and
 	// replaces the admission's decision in recovery.
 	Decision authority.Decision
+	// Counted, for a call settled before it was dispatched, charges it as
+	// a dispatched tool call although it never left the process (a call
+	// its approver rejected): the tool-call ceiling is spent, the record
+	// still says not_sent, and recovery never sees it as sent.
+	Counted bool
 }
 
 // limitOrder is the order in which a model call's ceilings are checked: a
@@ -451,6 +456,9 @@ func (r *Root) SettleToolCall(ctx context.Context, agentID, callID string, s Too
 		if c.reserved {
 			for x := a; x != nil; x = x.parent {
 				x.c.toolRes--
+				if s.Counted {
+					x.c.toolCalls++
+				}
 			}
 		}
 	} else if limitErr = checkBytes(a, outcome.LimitToolOutputBytes, s.OutputBytes); limitErr != nil {
