@@ -33,6 +33,22 @@ type agentStarter interface {
 	StartAgent(ctx context.Context, spec ledger.AgentSpec) (string, error)
 }
 
+// agents is the task's ledger as the one that admits its children.
+func (p *step) agents() (agentStarter, error) {
+	starter, ok := p.t.root.(agentStarter)
+	if !ok {
+		return nil, errors.New("pablo: the task's ledger cannot admit agents (a RuntimeOptions.NewLedger ledger without StartAgent)")
+	}
+	return starter, nil
+}
+
+// childHeader is what every event of p's child id, of kind, shares: the
+// root's run, session and trace, and its place in the tree (depth one).
+func (p *step) childHeader(id string, kind children.Kind) *eventlog.Header {
+	return &eventlog.Header{RunID: p.hdr.RunID, SessionID: p.hdr.SessionID, TraceID: p.hdr.TraceID,
+		Agent: AgentRef{AgentID: id, RootRunID: p.hdr.RunID, RootSessionID: p.hdr.SessionID, ParentAgentID: p.agent, Kind: string(kind), Depth: 1}}
+}
+
 // childHandle is a started child: the children.Handle of its run.
 type childHandle struct {
 	done   chan struct{}
@@ -57,9 +73,9 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 		// nothing (the supervisor settles the child cancelled).
 		return nil, err
 	}
-	starter, ok := t.root.(agentStarter)
-	if !ok {
-		return nil, errors.New("pablo: the task's ledger cannot admit agents (a RuntimeOptions.NewLedger ledger without StartAgent)")
+	starter, err := p.agents()
+	if err != nil {
+		return nil, err
 	}
 	auth, err := p.conf.auth.Narrow(childNarrowing(spec))
 	if err != nil {
@@ -82,8 +98,7 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 		model: m, auth: auth, input: spec.Input, context: childContext(spec), approver: p.conf.approver, output: out,
 		child: true, catalogs: childCatalogs(p.catalogs), view: p.view,
 	}}
-	s.hdr = &eventlog.Header{RunID: p.hdr.RunID, SessionID: p.hdr.SessionID, TraceID: p.hdr.TraceID,
-		Agent: AgentRef{AgentID: id, RootRunID: p.hdr.RunID, RootSessionID: p.hdr.SessionID, ParentAgentID: p.agent, Kind: string(children.KindLocal), Depth: 1}}
+	s.hdr = p.childHeader(id, children.KindLocal)
 	// The child runs under the task's own context: a root cancel reaches
 	// it, the supervisor's Cancel ends it alone.
 	runCtx, cancel := context.WithCancel(p.base)
@@ -346,9 +361,9 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 	if err := p.base.Err(); err != nil {
 		return nil, err
 	}
-	starter, ok := p.t.root.(agentStarter)
-	if !ok {
-		return nil, errors.New("pablo: the task's ledger cannot admit agents (a RuntimeOptions.NewLedger ledger without StartAgent)")
+	starter, err := p.agents()
+	if err != nil {
+		return nil, err
 	}
 	parts, _ := json.Marshal(spec.Parts)
 	id, err := starter.StartAgent(ctx, ledger.AgentSpec{ID: spec.AgentID, ParentID: p.agent, Kind: string(children.KindRemote),
@@ -357,8 +372,7 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 		return nil, err
 	}
 	s := &step{t: p.t, agent: id, payloads: p.payloads, ctx: p.base, base: p.base, caller: p.base, traceID: p.hdr.TraceID}
-	s.hdr = &eventlog.Header{RunID: p.hdr.RunID, SessionID: p.hdr.SessionID, TraceID: p.hdr.TraceID,
-		Agent: AgentRef{AgentID: id, RootRunID: p.hdr.RunID, RootSessionID: p.hdr.SessionID, ParentAgentID: p.agent, Kind: string(children.KindRemote), Depth: 1}}
+	s.hdr = p.childHeader(id, children.KindRemote)
 	if o := s.emit(EventData{Type: EventRunStarted}); o != nil {
 		s.terminal(o)
 		return nil, fmt.Errorf("pablo: remote child %s: its first event was refused (%s)", id, o.Status)
