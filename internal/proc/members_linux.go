@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // GroupMembers lists the processes whose process group is pgid, read from
@@ -107,4 +110,42 @@ func onlyZombies(pgid int) bool {
 func aliveIn(pid, pgid int) bool {
 	st, ok := readStat(strconv.Itoa(pid))
 	return ok && st.pgid == pgid && st.member.Alive()
+}
+
+// awaitExit waits until pid, a live member of group pgid, has exited or the
+// deadline passes, woken by the kernel through a pidfd rather than by
+// polling: a sandbox's namespace init exits a millisecond or so after
+// bubblewrap, once it has torn its namespaces down, and a probe on a
+// backoff would oversleep that by up to as much again. It reports whether
+// pid is gone; ok is false when no pidfd could be opened (a kernel before
+// 5.3), and the caller polls instead.
+func awaitExit(pid, pgid int, deadline time.Time) (gone, ok bool) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err == unix.ESRCH {
+		return true, true
+	}
+	if err != nil {
+		return false, false
+	}
+	defer unix.Close(fd)
+	// The pidfd is for whatever process has pid now: if that is no longer
+	// the group's member, the one we wait for is gone already.
+	if !aliveIn(pid, pgid) {
+		return true, true
+	}
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false, true
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(min(left, time.Hour).Milliseconds())+1)
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return false, false
+		case n > 0:
+			return true, true
+		}
+	}
 }

@@ -2,6 +2,8 @@
 
 package proc
 
+import "time"
+
 // GroupMembers lists the processes of a process group. It needs /proc, so
 // outside Linux it returns ErrUnsupportedPlatform.
 func GroupMembers(pgid int) ([]Member, error) {
@@ -15,3 +17,6 @@ func onlyZombies(int) bool { return false }
 // aliveIn cannot be decided without /proc: it says alive, so the probe
 // relies on kill(-pgid, 0) alone.
 func aliveIn(int, int) bool { return true }
+
+// awaitExit needs a pidfd: outside Linux the probe polls.
+func awaitExit(int, int, time.Time) (gone, ok bool) { return false, false }

@@ -315,6 +315,14 @@ func (p *Process) supervise(ctx context.Context, readersDone, flushDone <-chan s
 // zombies remain, or, with initPid, the namespace init that holds every
 // member left is no longer alive in the group) or the deadline passes.
 func groupGone(pgid, initPid int, deadline time.Time) bool {
+	if initPid > 0 {
+		if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
+			return true
+		}
+		if gone, ok := awaitExit(initPid, pgid, deadline); ok {
+			return gone || !aliveIn(initPid, pgid)
+		}
+	}
 	backoff := 200 * time.Microsecond
 	for {
 		if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {

@@ -42,6 +42,10 @@ type Launcher struct {
 	readyMu   sync.Mutex // held while the live check runs
 	readyDone bool       // the check ran to an outcome of its own
 	readyErr  error
+
+	cacheDir string    // where the /etc view is kept ("" for none)
+	etcOnce  sync.Once // makes the /etc view on the first call that uses it
+	etc      string    // the /etc view's directory, "" when there is none
 }
 
 // NewLauncher resolves bubblewrap at path (DefaultPath when empty): it must
@@ -73,6 +77,7 @@ func NewLauncher(path string) *Launcher {
 		return l
 	}
 	l.path, l.system = real, systemMounts()
+	l.cacheDir, _ = os.UserCacheDir()
 	return l
 }
 
@@ -305,8 +310,12 @@ func (l *Launcher) args(p Profile, spec Spec) []string {
 		a = append(a, "--unshare-net")
 	}
 	a = append(a, l.system...)
-	for _, f := range etcRun {
-		a = append(a, "--ro-bind-try", f, f)
+	if view := l.etcView(p, spec); view != "" {
+		a = append(a, "--ro-bind", view, "/etc")
+	} else {
+		for _, f := range etcRun {
+			a = append(a, "--ro-bind-try", f, f)
+		}
 	}
 	if p.Network == Allow {
 		for _, f := range etcNetwork {
@@ -328,6 +337,20 @@ func (l *Launcher) args(p Profile, spec Spec) []string {
 	a = append(a, "--chdir", spec.Dir, "--", spec.Path)
 	return append(a, spec.Args[1:]...)
 }
+
+// etcView is the directory shown at /etc in one mount for a call under p,
+// or "" when the call binds each file: with network allow (name resolution
+// files such as resolv.conf change while a host runs, and are read fresh),
+// or when the call shows something of its own under /etc.
+func (l *Launcher) etcView(p Profile, spec Spec) string {
+	if p.Network != Deny || underEtc(spec.Workspace) || underEtc(spec.Dir) || slices.ContainsFunc(p.ReadPaths, underEtc) {
+		return ""
+	}
+	l.etcOnce.Do(func() { l.etc = etcView(l.cacheDir) })
+	return l.etc
+}
+
+func underEtc(p string) bool { return within("/etc", p) }
 
 // Of /etc, the files any program may need to run: the dynamic loader's
 // cache (its configuration is for ldconfig only), the alternatives /usr/bin
