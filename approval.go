@@ -103,11 +103,13 @@ func (s *step) recordApproval(req ApprovalRequest, step ApprovalAnswer) *Outcome
 }
 
 // IdempotencyKey is the stable key of one side-effecting call: derived
-// from the task, the agent and the call ID, so a retried delivery of the
-// same call carries the same key and a server or script that honours it
-// can apply the call once. MCP calls send it in _meta under
-// [MCPIdempotencyMetaKey]; shell.run in the environment variable
-// [ShellIdempotencyEnv].
+// from the root task, the agent and the call ID (SHA-256 over the three,
+// each followed by a NUL byte; "idem_" and the hex of the first 16 bytes),
+// so a retried delivery of the same call carries the same key and a server
+// or script that honours it can apply the call once. The ledger records it
+// on the call's admission record. MCP calls send it in _meta under
+// mcp.IdempotencyMetaKey ("io.github.pabloagent/idempotency-key");
+// shell.run in the environment variable PABLO_IDEMPOTENCY_KEY.
 func IdempotencyKey(taskID, agentID, callID string) string {
 	h := sha256.New()
 	for _, p := range [...]string{taskID, agentID, callID} {

@@ -2,12 +2,15 @@ package pablo
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -62,5 +65,77 @@ func TestSideEffectsCarryTheirIdempotencyKey(t *testing.T) {
 				t.Errorf("result %s does not carry the key %s", result, want)
 			}
 		})
+	}
+}
+
+// TestRetriedCallCarriesTheSameKeyAfterARestart: a call's key is on its
+// admission record, and a retried delivery of the same call (the same
+// task and call ID, after the host restarted on the same store's IDs)
+// hands the script the same key the ledger recorded the first time.
+func TestRetriedCallCarriesTheSameKeyAfterARestart(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	script := `{"turns":[{"tool_calls":[{"id":"c1","name":"shell_run","arguments":{"command":"printenv PABLO_IDEMPOTENCY_KEY","cwd":"."}}]},{"text":["done"]}]}`
+	d := scriptDeployment(t, dir, ws, script, "[options.shell]\nenabled = true\n")
+	// run is one host's life: a runtime over a bolt store at path whose
+	// IDs are the same deterministic series every time.
+	run := func(path string) (taskID, seen string) {
+		store, err := ledger.OpenBolt(path, ledger.BoltOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		n := 0
+		rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store, NewID: func() string { n++; return "id-" + strconv.Itoa(n) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		obj, events := runTask(t, rt, "go")
+		if obj.Outcome.Status != StatusCompleted {
+			t.Fatalf("outcome %+v", obj.Outcome)
+		}
+		for _, e := range events {
+			if e.Type == EventToolFinished && e.CallID == "c1" {
+				var res struct {
+					Shell struct {
+						Stdout string `json:"stdout"`
+					} `json:"shell"`
+				}
+				json.Unmarshal(e.Result, &res)
+				seen = strings.TrimSpace(res.Shell.Stdout)
+			}
+		}
+		return *obj.RunID, seen
+	}
+	first := filepath.Join(dir, "first.db")
+	task, key := run(first)
+	if !strings.HasPrefix(key, "idem_") {
+		t.Fatalf("the script saw the key %q", key)
+	}
+	// After the restart, the ledger alone says which key the call carried.
+	store, err := ledger.OpenBolt(first, ledger.BoltOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := ledger.RecoverTask(context.Background(), store, task)
+	store.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recorded string
+	for _, c := range report.Completed {
+		if c.CallID == "c1" {
+			recorded = c.IdempotencyKey
+		}
+	}
+	if recorded != key {
+		t.Fatalf("the ledger recorded the key %q, the script saw %q", recorded, key)
+	}
+	// The same call delivered again carries the same key.
+	again, retried := run(filepath.Join(dir, "second.db"))
+	if again != task || retried != key {
+		t.Fatalf("the retried call of task %s carried %q, the first delivery (task %s) %q", again, retried, task, key)
 	}
 }

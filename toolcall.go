@@ -196,12 +196,16 @@ func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *Outcome {
 func (s *step) admit(cc checkedCall) (admittedCall, *Outcome) {
 	rec := cc.rec
 	rec.Decision = cc.decision
+	// The key the call's side effect carries is on its admission record,
+	// before anything can leave.
+	rec.IdempotencyKey = IdempotencyKey(s.t.root.ID(), s.agent, rec.ID)
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
 		return admittedCall{}, s.ledgerOutcome(err)
 	}
 	if o := s.emitToolStarted(rec.ID, string(cc.id), cc.args, cc.decision.Sandbox); o != nil {
 		return admittedCall{}, s.settleUnsent(rec.ID, outcome.ToolEventSinkFailed, "", o)
 	}
+	cc.rec = rec
 	return admittedCall{checkedCall: cc}, nil
 }
 
@@ -341,7 +345,7 @@ func (s *step) dispatch(ac admittedCall) (dispatchedCall, *Outcome) {
 	var res ledger.ToolResult
 	if release, ok := s.t.processPermit(ac.id); ok {
 		res = ac.owner.Call(ctx, authority.Call{ID: callID, Tool: ac.id, Arguments: ac.args,
-			IdempotencyKey: IdempotencyKey(s.t.root.ID(), s.agent, callID)})
+			IdempotencyKey: ac.rec.IdempotencyKey})
 		release()
 	} else {
 		res = ledger.RecoverableError("process_limit", fmt.Sprintf("the %d processes this task's tree may own at once are running (stdio MCP servers and shell commands); retry when one has ended", children.MaxOwnedProcesses))

@@ -56,6 +56,10 @@ type ToolCall struct {
 	ArgumentsDigest string
 	// InputBytes is the arguments' size, checked against tool_input_bytes.
 	InputBytes uint64
+	// IdempotencyKey is the call's stable key (pablo.IdempotencyKey): the
+	// one its side effect carries, recorded so a host can match a server's
+	// or a script's deduplication log to the call. Empty records none.
+	IdempotencyKey string
 	// Decision is the authority's decision. A denied call is recorded but
 	// reserves nothing and cannot be dispatched: settle it with
 	// policy_denied.
@@ -225,7 +229,8 @@ func (r *Root) AdmitToolCall(ctx context.Context, agentID string, req ToolCall) 
 	if r.logs() {
 		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &CallRecord{
 			CallID: req.ID, AgentID: a.id, Kind: ToolCallKind, State: CallAdmitted, Step: a.steps, Name: req.Name,
-			ArgumentsDigest: req.ArgumentsDigest, InputBytes: req.InputBytes, Decision: recorded(req.Decision),
+			ArgumentsDigest: req.ArgumentsDigest, InputBytes: req.InputBytes, IdempotencyKey: req.IdempotencyKey,
+			Decision: recorded(req.Decision),
 		}})
 	}
 	return r.unlockAccepted(ctx)

@@ -52,6 +52,7 @@ func (c CallRecord) MarshalJSON() ([]byte, error) {
 		Name            string           `json:"name,omitempty"`
 		ArgumentsDigest string           `json:"arguments_digest,omitempty"`
 		InputBytes      uint64           `json:"input_bytes,omitempty"`
+		IdempotencyKey  string           `json:"idempotency_key,omitempty"`
 		Decision        decisionJSON     `json:"decision,omitzero"`
 		TokenBound      Limit            `json:"token_bound,omitzero"`
 		CostBound       Limit            `json:"cost_bound,omitzero"`
@@ -64,7 +65,7 @@ func (c CallRecord) MarshalJSON() ([]byte, error) {
 		OutputBytes     uint64           `json:"output_bytes,omitempty"`
 		Result          ResultRef        `json:"result,omitempty"`
 		Error           string           `json:"error,omitempty"`
-	}{c.CallID, c.AgentID, c.Kind, c.State, c.Step, c.Name, c.ArgumentsDigest, c.InputBytes, decisionOf(c.Decision),
+	}{c.CallID, c.AgentID, c.Kind, c.State, c.Step, c.Name, c.ArgumentsDigest, c.InputBytes, c.IdempotencyKey, decisionOf(c.Decision),
 		c.TokenBound, c.CostBound, c.Status, c.Delivery, c.Usage, c.CostMicroUSD, c.ChargedTokens, c.ChargedCost,
 		c.OutputBytes, c.Result, c.Error})
 }
@@ -92,6 +93,7 @@ func (c CallReport) MarshalJSON() ([]byte, error) {
 		Step            uint64           `json:"step"`
 		Name            string           `json:"name,omitempty"`
 		ArgumentsDigest string           `json:"arguments_digest,omitempty"`
+		IdempotencyKey  string           `json:"idempotency_key,omitempty"`
 		Decision        *decisionJSON    `json:"decision,omitempty"`
 		State           CallState        `json:"state"`
 		Class           outcome.Class    `json:"class"`
@@ -99,5 +101,5 @@ func (c CallReport) MarshalJSON() ([]byte, error) {
 		Delivery        outcome.Delivery `json:"delivery,omitempty"`
 		Result          ResultRef        `json:"result,omitempty"`
 		Error           string           `json:"error,omitempty"`
-	}{c.AgentID, c.CallID, c.Kind, c.Step, c.Name, c.ArgumentsDigest, d, c.State, c.Class, c.Status, c.Delivery, c.Result, c.Error})
+	}{c.AgentID, c.CallID, c.Kind, c.Step, c.Name, c.ArgumentsDigest, c.IdempotencyKey, d, c.State, c.Class, c.Status, c.Delivery, c.Result, c.Error})
 }

@@ -134,6 +134,7 @@ type CallRecord struct {
 	Name            string             `json:"name,omitempty"` // tool capability ID or model route
 	ArgumentsDigest string             `json:"arguments_digest,omitempty"`
 	InputBytes      uint64             `json:"input_bytes,omitempty"`
+	IdempotencyKey  string             `json:"idempotency_key,omitempty"` // a tool call's (ToolCall.IdempotencyKey)
 	Decision        authority.Decision `json:"decision,omitzero"`
 	TokenBound      Limit              `json:"token_bound,omitzero"`
 	CostBound       Limit              `json:"cost_bound,omitzero"`

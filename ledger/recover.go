@@ -62,6 +62,9 @@ type CallReport struct {
 	Step            uint64   `json:"step"`
 	Name            string   `json:"name,omitempty"`
 	ArgumentsDigest string   `json:"arguments_digest,omitempty"`
+	// IdempotencyKey is the key the call's side effect carried, as its
+	// admission recorded it.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// Decision is the decision that decided the call: the admission's, or
 	// the settlement's when the tool denied the call when it ran.
 	Decision *authority.Decision `json:"decision,omitempty"`
@@ -163,7 +166,7 @@ func fold(taskID string, recs []Record) TaskReport {
 			}
 			switch c.State {
 			case CallAdmitted:
-				cr.Step, cr.Name, cr.ArgumentsDigest = c.Step, c.Name, c.ArgumentsDigest
+				cr.Step, cr.Name, cr.ArgumentsDigest, cr.IdempotencyKey = c.Step, c.Name, c.ArgumentsDigest, c.IdempotencyKey
 				if c.Kind == ToolCallKind {
 					d := c.Decision
 					cr.Decision = &d
