@@ -198,13 +198,20 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 	o := &d.Options
 	if o.ModelRoute != "" {
 		route = "route:" + o.ModelRoute
-		b.node(GraphNode{ID: route, Kind: nodeRoute})
-		names, _ := o.RouteModels(o.ModelRoute)
-		for _, n := range names {
+		b.node(GraphNode{ID: route, Kind: nodeRoute, Attributes: map[string]string{"required_capabilities": strings.Join(d.c.RouteRequirements(o.ModelRoute), ",")}})
+		entries, _ := d.c.RouteEntries(o.ModelRoute) // checked when the deployment loaded
+		for _, e := range entries {
+			n := e.Model
 			id := "model:" + n
 			m := o.Models[n]
-			b.node(GraphNode{ID: id, Kind: nodeModel, Attributes: map[string]string{"provider": m.Provider, "model": m.ID}})
+			b.node(GraphNode{ID: id, Kind: nodeModel, Attributes: map[string]string{"provider": m.Provider, "model": m.ID, "capabilities": strings.Join(m.Supports(), ",")}})
 			b.edge(route, id, edgeAlternative)
+			if len(e.Missing) > 0 {
+				// Never selected, so its credential is never used.
+				b.set(id, Unsupported, GraphReason{Code: "model_capability_missing",
+					Detail: fmt.Sprintf("model %q lacks %s, which route %q requires; the route never selects it", n, strings.Join(e.Missing, ", "), o.ModelRoute)})
+				continue
+			}
 			if consumer, endpoint, _ := m.Target(); consumer != "" && !opts.HostModel {
 				if _, declared := d.Credentials()[m.Credential]; declared || m.Provider != "openai_compatible" {
 					credential(id, m.Credential, consumer, endpoint)

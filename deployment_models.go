@@ -86,7 +86,7 @@ func (b *modelBuilder) route(name string) (Model, error) {
 	if !ok {
 		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/model_route", Message: fmt.Sprintf("no route named %q", name)}
 	}
-	names, err := o.RouteModels(name)
+	entries, err := b.d.c.RouteEntries(name)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,13 @@ func (b *modelBuilder) route(name string) (Model, error) {
 			ropts.Eligible = append(ropts.Eligible, providers.RetryClass(e))
 		}
 	}
-	for _, n := range names {
+	for _, e := range entries {
+		if len(e.Missing) > 0 {
+			// A model that lacks what the route requires is never
+			// selected; the load refused a route with no other entry.
+			continue
+		}
+		n := e.Model
 		mo := o.Models[n]
 		m, err := b.profile("/options/models/"+n, mo)
 		if err != nil {

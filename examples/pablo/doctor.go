@@ -371,10 +371,15 @@ func selectedProfiles(d *pablo.Deployment) []profile {
 	if o.ModelRoute == "" {
 		return []profile{{ptr: "/options/model", opts: o.Model}}
 	}
-	names, _ := o.RouteModels(o.ModelRoute) // checked when the deployment loaded
-	out := make([]profile, 0, len(names))
-	for _, n := range names {
-		out = append(out, profile{ptr: "/options/models/" + n, opts: o.Models[n]})
+	// An entry whose model lacks what the route requires is never
+	// selected, so it is not probed either.
+	tools := len(d.NativeTools()) > 0 || len(o.MCP.Servers) > 0
+	entries, _ := o.RouteEntries(o.ModelRoute, tools) // checked when the deployment loaded
+	out := make([]profile, 0, len(entries))
+	for _, e := range entries {
+		if len(e.Missing) == 0 {
+			out = append(out, profile{ptr: "/options/models/" + e.Model, opts: o.Models[e.Model]})
+		}
 	}
 	return out
 }

@@ -57,10 +57,24 @@ func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixtu
 			dr.skip(name, detail+"; nothing requires it")
 			continue
 		}
+		if r.Code == "model_capability_missing" && routeReady(g) {
+			dr.skip(name, detail+"; another entry serves the route")
+			continue
+		}
 		dr.fail(name, readinessExit(n.State), cause.Code, detail)
 		bad++
 	}
 	if bad == 0 {
 		dr.ok("graph", "%d nodes, %d edges, every required node ready; digest %s", len(g.Nodes), len(g.Edges), g.Digest)
 	}
+}
+
+// routeReady reports whether the graph's model route is ready.
+func routeReady(g *pablo.Graph) bool {
+	for _, n := range g.Nodes {
+		if n.Kind == "model_route" {
+			return n.State == pablo.Ready
+		}
+	}
+	return false
 }
