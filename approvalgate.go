@@ -19,11 +19,22 @@ type askFirst struct {
 	class config.ApprovalOptions
 }
 
-// Decide implements authority.Authority.
+// The layer and rule a requirement of HostOptions.Ask is reported under.
+const (
+	hostAskLayer = "host"
+	hostAskRule  = "host.ask"
+)
+
+// Decide implements authority.Authority. A requirement the wrapped
+// authority's rules set comes first and is kept; the class key and the
+// host's list only add theirs.
 func (a askFirst) Decide(req authority.Request) authority.Decision {
 	d := a.Authority.Decide(req)
-	if d.Allowed && (slices.Contains(a.ask, req.Capability) || a.class.Required(string(req.Capability))) {
-		d.NeedsApproval = true
+	if key := a.class.RequiredBy(string(req.Capability)); key != "" {
+		d.RequireApproval(config.ApprovalsLayer, key)
+	}
+	if slices.Contains(a.ask, req.Capability) {
+		d.RequireApproval(hostAskLayer, hostAskRule)
 	}
 	return d
 }

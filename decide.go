@@ -36,8 +36,17 @@ func decideCall(ctx context.Context, contracts *authority.Contracts, owner ToolC
 	if dc, ok := owner.(callDecider); ok {
 		if own, ok := dc.decideCall(ctx, call); ok && (!own.Allowed || own.Layer != "") {
 			// A tool's own check can deny more, never lift an approval
-			// the authority asked for.
-			own.NeedsApproval = own.NeedsApproval || d.NeedsApproval
+			// the authority asked for; a requirement of its own (a
+			// command rule's) comes after the authority's.
+			if d.NeedsApproval {
+				src := authority.ApprovalSourceOf(d)
+				mine := own.ApprovalBy
+				own.ApprovalBy = nil
+				own.RequireApproval(src.Layer, src.RuleID)
+				if mine != nil {
+					own.RequireApproval(mine.Layer, mine.RuleID)
+				}
+			}
 			d = own
 		}
 	}
@@ -46,10 +55,12 @@ func decideCall(ctx context.Context, contracts *authority.Contracts, owner ToolC
 			d.Sandbox = p.String()
 		}
 	}
-	if pc, ok := owner.(privilegedCatalog); ok && d.Allowed && pc.privileged(call.Tool) {
-		// The privileged defaults (docs/approvals.md) only add a
-		// question; nothing here can lift one a layer asked for.
-		d.NeedsApproval = true
+	if pc, ok := owner.(privilegedCatalog); ok && d.Allowed {
+		if rule := pc.privileged(call.Tool); rule != "" {
+			// The privileged defaults (docs/approvals.md) only add a
+			// question; nothing here can lift one a layer asked for.
+			d.RequireApproval(authority.LayerDefaults, rule)
+		}
 	}
 	return d, nil
 }
@@ -58,24 +69,29 @@ func decideCall(ctx context.Context, contracts *authority.Contracts, owner ToolC
 // default: they need approval unless something else bounds them
 // (docs/approvals.md, the defaults matrix).
 type privilegedCatalog interface {
-	privileged(id authority.ID) bool
+	// privileged is the rule that makes a call of id need approval by
+	// default, or empty.
+	privileged(id authority.ID) string
 }
 
-// privileged reports whether a shell.run needs approval by default: one
+// privileged says whether a shell.run needs approval by default: one
 // that runs with the sandbox off and no literal command policy (anything
 // may run, touching anything), or one whose sandbox allows the network. A
 // sandboxed call without the network is bounded by its sandbox, and an
 // unsandboxed one under a literal command policy by the policy: neither
 // asks.
-func (c *shellCatalog) privileged(id authority.ID) bool {
+func (c *shellCatalog) privileged(id authority.ID) string {
 	if id != authority.ShellRun {
-		return false
+		return ""
 	}
 	p := c.runner.Sandbox().Normalized()
-	if p.Mode == sandbox.Off {
-		return !c.literal
+	switch {
+	case p.Mode == sandbox.Off && !c.literal:
+		return authority.RuleApprovalUnconfinedShell
+	case p.Mode != sandbox.Off && p.Network == sandbox.Allow:
+		return authority.RuleApprovalShellNetwork
 	}
-	return p.Network == sandbox.Allow
+	return ""
 }
 
 // sandboxedCatalog is a catalog whose tools run in processes it starts in
@@ -106,7 +122,11 @@ func (c *shellCatalog) decideCall(ctx context.Context, call authority.Call) (aut
 	if err != nil {
 		return authority.Decision{}, false
 	}
-	return authority.Decision{Allowed: sd.Allowed, Layer: sd.Layer, RuleID: sd.RuleID, Reason: sd.Reason}, true
+	d := authority.Decision{Allowed: sd.Allowed, Layer: sd.Layer, RuleID: sd.RuleID, Reason: sd.Reason}
+	if sd.ApprovalRule != "" {
+		d.RequireApproval(sd.ApprovalLayer, sd.ApprovalRule)
+	}
+	return d, true
 }
 
 // Decide is the decision a task of this deployment makes on one call of

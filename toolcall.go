@@ -312,11 +312,15 @@ func (s *step) approvalStopped(o *Outcome) ledger.ToolResult {
 }
 
 // approvalDenied is the terminal policy_denied result of a call that
-// needed approval and had no one to give it.
+// needed approval and had no one to give it. It is denied under what
+// required the approval (the layer and rule, the class key, the host's
+// list or the privileged default), so the outcome says what to change.
 func (s *step) approvalDenied(req ApprovalRequest, reason string) ledger.ToolResult {
-	d := authority.Decision{Layer: "approval", RuleID: authority.RuleApproval, Reason: reason}
+	src := authority.ApprovalSourceOf(req.Decision)
+	d := authority.Decision{Layer: src.Layer, RuleID: src.RuleID,
+		Reason: fmt.Sprintf("%s: %s needs approval by layer %q rule %q; give the task an approver, or change that rule", reason, req.Tool, src.Layer, src.RuleID)}
 	_ = s.recordApproval(req, approvalNoChannel)
-	return ledger.ToolResult{Status: outcome.ToolPolicyDenied, Rule: authority.RuleApproval, Decision: d, Delivery: outcome.NotSent}
+	return ledger.ToolResult{Status: outcome.ToolPolicyDenied, Rule: src.RuleID, Decision: d, Delivery: outcome.NotSent}
 }
 
 // rejectedResult is what the model sees of a call its approver rejected:

@@ -15,10 +15,45 @@ type Decision struct {
 	// NeedsApproval, on an allowed decision, says the call may run only
 	// once the task's approver allows that one call.
 	NeedsApproval bool `json:"needs_approval,omitempty"`
+	// ApprovalBy, when NeedsApproval is set, names what required the
+	// approval: the first layer and rule (or class key) that asked.
+	ApprovalBy *ApprovalSource `json:"approval_required_by,omitempty"`
 	// Sandbox, on an allowed decision of a call that runs in a process,
 	// is the sandbox it runs in: "off" (the host's explicit choice) or
 	// "required filesystem=F network=N" (internal/sandbox's Profile).
 	Sandbox string `json:"sandbox,omitempty"`
+}
+
+// ApprovalSource names what made a call need approval: a rule of a layer
+// (`approval = "required"`), a class key of options.approvals, the host's
+// list, or a privileged default.
+type ApprovalSource struct {
+	Layer  string `json:"layer"`
+	RuleID string `json:"rule_id"`
+}
+
+// RequireApproval marks an allowed decision as needing approval because
+// of rule in layer. The first requirement is kept: a later one adds no
+// question and never replaces what a lower layer said. A denied decision
+// stays denied.
+func (d *Decision) RequireApproval(layer, rule string) {
+	if !d.Allowed {
+		return
+	}
+	d.NeedsApproval = true
+	if d.ApprovalBy == nil {
+		d.ApprovalBy = &ApprovalSource{Layer: layer, RuleID: rule}
+	}
+}
+
+// ApprovalSourceOf is what required approval of d: its ApprovalBy, or,
+// for a decision some host authority marked NeedsApproval without naming
+// a source, builtin.approval.
+func ApprovalSourceOf(d Decision) ApprovalSource {
+	if d.ApprovalBy != nil {
+		return *d.ApprovalBy
+	}
+	return ApprovalSource{Layer: "approval", RuleID: RuleApproval}
 }
 
 // Step is one layer's verdict on one dimension.
@@ -51,7 +86,18 @@ const (
 	// the approver rejected it, could not be asked, or the task ended
 	// while it waited.
 	RuleApproval = "builtin.approval"
+	// RuleApprovalUnconfinedShell requires approval of a shell.run with
+	// the sandbox off and no literal command policy: anything runs,
+	// touching anything (a privileged default, docs/approvals.md).
+	RuleApprovalUnconfinedShell = "builtin.approval.unconfined_shell"
+	// RuleApprovalShellNetwork requires approval of a sandboxed shell.run
+	// whose sandbox allows the network (a privileged default).
+	RuleApprovalShellNetwork = "builtin.approval.shell_network"
 )
+
+// LayerDefaults is the layer the privileged defaults' approval
+// requirements are reported under.
+const LayerDefaults = "builtin"
 
 // LayerConfiguration is the layer name of decisions made because the host did
 // not configure a capability at all.

@@ -1,6 +1,7 @@
 package authority
 
 import (
+	"fmt"
 	"os"
 	"strings"
 )
@@ -18,7 +19,15 @@ const (
 type Rule struct {
 	ID    string `json:"id"`
 	Value string `json:"value"`
+	// Approval, on an allow rule, is ApprovalRequired or empty: a call
+	// this rule allows then runs only once the task's approver allows
+	// that one call. A Go extension (docs/approvals.md).
+	Approval string `json:"approval,omitempty"`
 }
+
+// ApprovalRequired is the one value a rule's Approval takes: a rule can
+// add a question, never take one away.
+const ApprovalRequired = "required"
 
 // Rules is one dimension of one layer: {default, allow, deny}. The zero value
 // denies everything.
@@ -56,6 +65,9 @@ type Verdict struct {
 	// Explicit is true when a configured rule decided, false for a default or
 	// an allowlist miss.
 	Explicit bool
+	// ApprovalRule, on an allowed verdict, is the ID of the first allow
+	// rule matching the value that requires approval, or empty.
+	ApprovalRule string
 }
 
 // Evaluate decides value under r: the first matching deny wins, then a
@@ -72,9 +84,9 @@ func (r *Rules) Evaluate(dim Dimension, value string) Verdict {
 		}
 	}
 	if len(r.Allow) > 0 {
-		for _, rule := range r.Allow {
+		for i, rule := range r.Allow {
 			if dim.matches(rule.Value, value) {
-				return Verdict{Allowed: true, RuleID: rule.ID, Explicit: true}
+				return Verdict{Allowed: true, RuleID: rule.ID, Explicit: true, ApprovalRule: r.approvalRule(dim, value, i)}
 			}
 		}
 		return Verdict{Allowed: false, RuleID: builtinID(dim, "allowlist_miss")}
@@ -83,6 +95,38 @@ func (r *Rules) Evaluate(dim Dimension, value string) Verdict {
 		return Verdict{Allowed: true, RuleID: builtinID(dim, "default_allow")}
 	}
 	return Verdict{Allowed: false, RuleID: builtinID(dim, "default_deny")}
+}
+
+// approvalRule is the ID of the first allow rule from index i on that
+// matches value and requires approval: a matching rule that asks is never
+// hidden by an earlier matching one that does not.
+func (r *Rules) approvalRule(dim Dimension, value string, i int) string {
+	for _, rule := range r.Allow[i:] {
+		if rule.Approval == ApprovalRequired && dim.matches(rule.Value, value) {
+			return rule.ID
+		}
+	}
+	return ""
+}
+
+// validateApproval requires every rule's Approval to be empty or
+// ApprovalRequired, and a deny rule's to be empty: a denied call never
+// runs, so there is nothing to approve.
+func (r *Rules) validateApproval() error {
+	if r == nil {
+		return nil
+	}
+	for _, rule := range r.Allow {
+		if rule.Approval != "" && rule.Approval != ApprovalRequired {
+			return fmt.Errorf("rule %q: approval must be %q or absent, got %q", rule.ID, ApprovalRequired, rule.Approval)
+		}
+	}
+	for _, rule := range r.Deny {
+		if rule.Approval != "" {
+			return fmt.Errorf("rule %q: approval applies to allow rules only; a denied call never runs", rule.ID)
+		}
+	}
+	return nil
 }
 
 func builtinID(dim Dimension, what string) string {

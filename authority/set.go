@@ -107,6 +107,11 @@ func New(cfg Config) (*Set, error) {
 			return nil, fmt.Errorf("authority: layer ID %q is empty or repeated", l.ID)
 		}
 		seen[l.ID] = true
+		for dim, r := range l.Dimensions {
+			if err := r.validateApproval(); err != nil {
+				return nil, fmt.Errorf("authority: layer %q %s: %w", l.ID, dim, err)
+			}
+		}
 		s.layers = append(s.layers, l.clone())
 	}
 	return s, nil
@@ -212,7 +217,10 @@ func (s *Set) Decide(req Request) Decision {
 		}
 	}
 
-	var grantLayer, grantRule string
+	// Any layer's rule may add an approval requirement; the first one in
+	// evaluation order is named. No layer removes one: a rule without
+	// approval adds nothing, and there is no value that lifts it.
+	var grantLayer, grantRule, approvalLayer, approvalRule string
 	for _, l := range s.layers {
 		for _, c := range checks {
 			var v Verdict
@@ -239,6 +247,9 @@ func (s *Set) Decide(req Request) Decision {
 			if v.Explicit && grantLayer == "" && c.dim != DimToolNames {
 				grantLayer, grantRule = l.ID, v.RuleID
 			}
+			if v.ApprovalRule != "" && approvalLayer == "" {
+				approvalLayer, approvalRule = l.ID, v.ApprovalRule
+			}
 		}
 	}
 	d.Allowed = true
@@ -251,6 +262,9 @@ func (s *Set) Decide(req Request) Decision {
 		d.Layer, d.RuleID = LayerConfiguration, "builtin.configured"
 	}
 	d.Reason = "allowed by every layer"
+	if approvalLayer != "" {
+		d.RequireApproval(approvalLayer, approvalRule)
+	}
 	return d
 }
 

@@ -84,6 +84,10 @@ func policyCommand(ctx context.Context, args []string, h *host) error {
 		if dec.Sandbox != "" {
 			fmt.Fprintf(h.stdout, "  sandbox: %s\n", dec.Sandbox)
 		}
+		if dec.NeedsApproval {
+			src := authority.ApprovalSourceOf(dec)
+			fmt.Fprintf(h.stdout, "  approval: required by layer %s rule %s\n", src.Layer, src.RuleID)
+		}
 		if dec.RuleID == "builtin.sandbox.unavailable" {
 			fmt.Fprintf(h.stdout, "  fix:   install the Debian package bubblewrap (apt-get install bubblewrap), or set options.shell.sandbox.mode = \"off\" to run commands unconfined; pablo doctor says why\n")
 		}

@@ -201,6 +201,7 @@ enabled = true
 default = "deny"
 allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "prefix" }]
 `)
+	gated := write("gated.toml", "schema_version = 1\n[options.shell]\nenabled = true\n[[authority]]\nid = \"ops\"\n[authority.policy.tools]\ndefault = \"allow\"\nallow = [{ id = \"ops.shell\", value = \"shell.run\", approval = \"required\" }]\n")
 	shellScript := write("shell.json", `{"turns":[{"tool_calls":[{"name":"shell.run","arguments":{"command":"/usr/bin/printf hi","cwd":"."}}]},{"text":["done"]}]}`)
 	escape := write("escape.json", `{"turns":[{"tool_calls":[{"name":"fs.read","arguments":{"path":"../outside.txt"}}]},{"text":["never reached"]}]}`)
 	rm := write("rm.json", `{"turns":[{"tool_calls":[{"name":"shell.run","arguments":{"command":"/bin/rm -rf docs","cwd":"."}}]},{"text":["never reached"]}]}`)
@@ -248,6 +249,7 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		{"policy check allowed", append([]string{"policy", "check", "fs.read", "--read", "evidence.txt", "--json"}, demo...), 0, ""},
 		{"policy check denied", append([]string{"policy", "check", "shell.run", "--json"}, demo...), 1, ""},
 		{"policy check shell", []string{"policy", "check", "--shell", "/usr/bin/printf hi", "--json", "--config", shell, "--bind", "workspace=" + ws}, 0, ""},
+		{"policy check needs approval", []string{"policy", "check", "shell.run", "--json", "--config", gated, "--bind", "workspace=" + ws}, 0, ""},
 		{"policy check shell denied", []string{"policy", "check", "--shell", "/bin/rm -rf docs", "--json", "--config", shell, "--bind", "workspace=" + ws}, 1, ""},
 		{"policy check two ids", append([]string{"policy", "check", "fs.read", "fs.list", "--json"}, demo...), 2, ""},
 		{"skills list", append([]string{"skills", "list", "--json"}, demo...), 0, ""},

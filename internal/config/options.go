@@ -48,19 +48,31 @@ type ApprovalOptions struct {
 
 // Required reports whether options.approvals makes every allowed call of
 // capability id need approval.
-func (a ApprovalOptions) Required(id string) bool {
+func (a ApprovalOptions) Required(id string) bool { return a.RequiredBy(id) != "" }
+
+// RequiredBy is the class key that makes every allowed call of
+// capability id need approval ("options.approvals.shell"), or empty.
+func (a ApprovalOptions) RequiredBy(id string) string {
+	var key, v string
 	switch {
 	case id == "shell.run":
-		return a.Shell == "required"
+		key, v = "shell", a.Shell
 	case id == "fs.write" || id == "fs.edit":
-		return a.FilesystemWrite == "required"
+		key, v = "filesystem_write", a.FilesystemWrite
 	case id == "subagent":
-		return a.Subagent == "required"
+		key, v = "subagent", a.Subagent
 	case len(id) > 4 && id[:4] == "mcp/":
-		return a.MCP == "required"
+		key, v = "mcp", a.MCP
 	}
-	return false
+	if v != authority.ApprovalRequired {
+		return ""
+	}
+	return ApprovalsLayer + "." + key
 }
+
+// ApprovalsLayer is the layer a requirement of options.approvals is
+// reported under; its rule is the class key ("options.approvals.mcp").
+const ApprovalsLayer = "options.approvals"
 
 // RedactionOptions are options.redaction, a Go extension.
 type RedactionOptions struct {
@@ -225,7 +237,9 @@ type CommandRule struct {
 	Executable string   `json:"executable"`
 	Args       []string `json:"args"`
 	Match      string   `json:"match"`
-	Examples   *struct {
+	// Approval, on an allow rule, is "required" or empty: a Go extension.
+	Approval string `json:"approval,omitempty"`
+	Examples *struct {
 		Match    []string `json:"match"`
 		NotMatch []string `json:"not_match"`
 	} `json:"examples,omitempty"`

@@ -14,7 +14,7 @@ func (c *CommandRules) Shell() shell.CommandRules {
 	conv := func(in []CommandRule) []shell.CommandRule {
 		var out []shell.CommandRule
 		for _, r := range in {
-			sr := shell.CommandRule{ID: r.ID, Executable: r.Executable, Args: r.Args, Match: r.Match}
+			sr := shell.CommandRule{ID: r.ID, Executable: r.Executable, Args: r.Args, Match: r.Match, Approval: r.Approval == authority.ApprovalRequired}
 			if sr.Args == nil {
 				sr.Args = []string{}
 			}

@@ -140,12 +140,68 @@ func sandboxSpec(readPaths bool) *spec {
 }
 
 func rulesSpec() *spec {
-	rule := table("id", str(1, 64, nil).with(ruleID), "value", str(1, 4096, nil).with(noNUL)).need("id", "value")
+	// approval = "required" (a Go extension, docs/approvals.md) makes a
+	// call an allow rule allows ask first. "required" is the only value,
+	// so no rule can lift a requirement another layer set.
+	rule := table("id", str(1, 64, nil).with(ruleID), "value", str(1, 4096, nil).with(noNUL), "approval", enum(nil, authority.ApprovalRequired)).need("id", "value")
 	return table(
 		"default", enum(nil, "allow", "deny"),
 		"allow", list(maxRulesPerDim, rule, nil).ops(),
 		"deny", list(maxRulesPerDim, rule, nil).ops(),
-	).with(needDefault)
+	).with(func(v any) error {
+		if err := needDefault(v); err != nil {
+			return err
+		}
+		return noDenyApproval(v)
+	})
+}
+
+// cwdRulesSpec is shell.cwd_roots: rules without approval, which
+// belongs on what runs (a shell.commands rule, policy.tools for
+// shell.run), not on the directory it runs in.
+func cwdRulesSpec() *spec {
+	s := rulesSpec()
+	prev := s.check
+	s.check = func(v any) error {
+		if err := prev(v); err != nil {
+			return err
+		}
+		if hasApproval(v, "allow") {
+			return fmt.Errorf("approval is not taken on cwd_roots rules; put approval = \"required\" on a shell.commands allow rule, or on a policy.tools rule for shell.run")
+		}
+		return nil
+	}
+	return s
+}
+
+// noDenyApproval refuses approval on a deny rule: a denied call never
+// runs, so there is nothing to approve.
+func noDenyApproval(v any) error {
+	if hasApproval(v, "deny") {
+		return fmt.Errorf("approval applies to allow rules only; a deny rule's call never runs, so remove approval from it")
+	}
+	return nil
+}
+
+// hasApproval reports whether a rule set's list key (allow or deny), as
+// written or through a list operation, holds a rule with approval.
+func hasApproval(v any, key string) bool {
+	m, _ := v.(map[string]any)
+	var rules []any
+	switch l := m[key].(type) {
+	case []any:
+		rules = l
+	case map[string]any:
+		rules, _ = l["items"].([]any)
+	}
+	for _, r := range rules {
+		if rm, ok := r.(map[string]any); ok {
+			if _, has := rm["approval"]; has {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func needDefault(v any) error {
@@ -161,6 +217,8 @@ func commandRulesSpec() *spec {
 		"executable", str(1, 4096, nil).with(absolute),
 		"args", list(256, str(0, 8192, nil), []any{}),
 		"match", enum(nil, "exact", "prefix"),
+		// A Go extension: a command this allow rule allows asks first.
+		"approval", enum(nil, authority.ApprovalRequired),
 		"examples", table(
 			"match", list(32, str(1, 65536, nil), nil),
 			"not_match", list(32, str(1, 65536, nil), nil),
@@ -170,7 +228,12 @@ func commandRulesSpec() *spec {
 		"default", enum(nil, "allow", "deny"),
 		"allow", list(maxRulesPerDim, rule, []any{}),
 		"deny", list(maxRulesPerDim, rule, []any{}),
-	).atom().with(needDefault)
+	).atom().with(func(v any) error {
+		if err := needDefault(v); err != nil {
+			return err
+		}
+		return noDenyApproval(v)
+	})
 }
 
 func limitsSpec(withDefaults bool) *spec {
@@ -384,7 +447,7 @@ func optionsTables() *spec {
 				"values", mapOf(32, keyRE(taskEnv, "PABLO_TASK_ variable"), str(0, 8192, nil)),
 				"allowed_names", list(32, str(12, 128, nil).with(taskEnvValue), nil),
 			),
-			"cwd_roots", rulesSpec(),
+			"cwd_roots", cwdRulesSpec(),
 			// A Go extension: the bubblewrap sandbox of every command.
 			"sandbox", sandboxSpec(false),
 		),
@@ -505,7 +568,7 @@ func authoritySpec() *spec {
 		"shell", table(
 			"commands", commandRulesSpec(),
 			"environment", table("allowed_names", list(32, str(12, 128, nil).with(taskEnvValue), nil)),
-			"cwd_roots", rulesSpec(),
+			"cwd_roots", cwdRulesSpec(),
 			"sandbox", sandboxSpec(false),
 		),
 		"mcp", table(

@@ -13,6 +13,9 @@ type LayerDecision struct {
 	Layer   string `json:"layer"`
 	RuleID  string `json:"rule_id"`
 	Reason  string `json:"reason"`
+	// ApprovalRule, on an allowed verdict, is the matching allow rule
+	// that requires approval, or empty.
+	ApprovalRule string `json:"approval_rule,omitempty"`
 }
 
 // Decision is the verdict on a command, as shell.run and a dry run
@@ -38,6 +41,11 @@ type Decision struct {
 	Layers []LayerDecision `json:"layers,omitempty"`
 	// Sandbox is the sandbox an allowed command runs in.
 	Sandbox *sandbox.Profile `json:"sandbox,omitempty"`
+	// ApprovalLayer and ApprovalRule, on an allowed decision, name the
+	// first layer's allow rule that requires approval (approval =
+	// "required"); empty when none does.
+	ApprovalLayer string `json:"approval_layer,omitempty"`
+	ApprovalRule  string `json:"approval_rule,omitempty"`
 }
 
 // ErrDenied is the kind of every *DeniedError.
@@ -123,7 +131,11 @@ func (p *Policy) Check(command string) Decision {
 		d.Layers = append(d.Layers, ld)
 		d.Allowed, d.Layer, d.RuleID, d.Reason = ld.Allowed, ld.Layer, ld.RuleID, ld.Reason
 		if !ld.Allowed {
+			d.ApprovalLayer, d.ApprovalRule = "", ""
 			break
+		}
+		if ld.ApprovalRule != "" && d.ApprovalRule == "" {
+			d.ApprovalLayer, d.ApprovalRule = ld.Layer, ld.ApprovalRule
 		}
 	}
 	return d

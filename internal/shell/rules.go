@@ -79,6 +79,9 @@ type CommandRule struct {
 	// so the config layer names these differently.)
 	MatchExamples    []string `json:"match_examples,omitempty"`
 	NotMatchExamples []string `json:"not_match_examples,omitempty"`
+	// Approval, on an allow rule, makes a command it allows run only once
+	// the task's approver allows that one call. A deny rule takes none.
+	Approval bool `json:"approval,omitempty"`
 }
 
 // CommandRules is one layer's `shell.commands` object.
@@ -155,6 +158,8 @@ func (r CommandRules) Validate(layer string) error {
 				return bad("args holds %d strings; at most %d are allowed", len(rule.Args), MaxRuleArgs)
 			case len(rule.MatchExamples) > MaxExamplesPerRule || len(rule.NotMatchExamples) > MaxExamplesPerRule:
 				return bad("at most %d match and %d not-match examples are allowed", MaxExamplesPerRule, MaxExamplesPerRule)
+			case rule.Approval && list.name == "deny":
+				return bad("approval applies to allow rules only; a denied command never runs")
 			}
 			total := 0
 			for j, a := range rule.Args {
@@ -211,6 +216,18 @@ func (rule CommandRule) matches(argv []string, exe Executable) bool {
 
 // decide evaluates one layer: the first matching deny rule wins; otherwise a
 // nonempty allow list needs a match; otherwise the default decides.
+// approvalRule is the ID of the first allow rule from index i on that
+// matches the command and requires approval: a matching rule that asks is
+// never hidden by an earlier matching one that does not.
+func (l Layer) approvalRule(argv []string, exe Executable, i int) string {
+	for _, rule := range l.Rules.Allow[i:] {
+		if rule.Approval && rule.matches(argv, exe) {
+			return rule.ID
+		}
+	}
+	return ""
+}
+
 func (l Layer) decide(argv []string, exe Executable) LayerDecision {
 	for _, rule := range l.Rules.Deny {
 		if rule.matches(argv, exe) {
@@ -218,9 +235,9 @@ func (l Layer) decide(argv []string, exe Executable) LayerDecision {
 		}
 	}
 	if len(l.Rules.Allow) > 0 {
-		for _, rule := range l.Rules.Allow {
+		for i, rule := range l.Rules.Allow {
 			if rule.matches(argv, exe) {
-				return LayerDecision{Allowed: true, Layer: l.Name, RuleID: rule.ID, Reason: reasonAllowRule}
+				return LayerDecision{Allowed: true, Layer: l.Name, RuleID: rule.ID, Reason: reasonAllowRule, ApprovalRule: l.approvalRule(argv, exe, i)}
 			}
 		}
 		return LayerDecision{Layer: l.Name, RuleID: ruleAllowlistMiss, Reason: reasonAllowlistMiss}
