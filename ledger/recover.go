@@ -78,7 +78,10 @@ type CallReport struct {
 
 // Recover reads every task in store and reports, for each, its completed
 // calls, its unknown outcomes and its retryable operations, plus the terminal
-// outcome when one was recorded. It only reads: nothing is replayed.
+// outcome when one was recorded. It only reads: nothing is replayed. On a
+// [LeaseStore] it refuses, with a [*LeaseError] matching [ErrLeaseLive],
+// while any task's lease is live: that work is in flight elsewhere, not
+// abandoned.
 func Recover(ctx context.Context, store Store) (Report, error) {
 	ids, err := store.Tasks(ctx)
 	if err != nil {
@@ -97,6 +100,9 @@ func Recover(ctx context.Context, store Store) (Report, error) {
 
 // RecoverTask reports one task; see [Recover].
 func RecoverTask(ctx context.Context, store Store, taskID string) (TaskReport, error) {
+	if err := checkAbandoned(ctx, store, taskID); err != nil {
+		return TaskReport{}, err
+	}
 	recs, err := store.Records(ctx, taskID)
 	if err != nil {
 		return TaskReport{}, err

@@ -108,6 +108,11 @@ func (m *MemoryStore) AppendVolatile(_ context.Context, recs []Record) error {
 }
 
 func (m *MemoryStore) append(recs []Record, volatile bool) error {
+	for i := range recs {
+		if recs[i].TaskID == "" || recs[i].N == 0 {
+			return &InvalidError{Field: "record", Reason: "needs a TaskID and an N of at least 1"}
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {

@@ -6,15 +6,23 @@
 # Node >= 22; this leaves the system Node alone). The tests find them under
 # $PABLO_NPM_PREFIX.
 # With the argument "debian" it installs only the Debian packages
-# (bubblewrap).
+# (bubblewrap, postgresql).
 set -eu
 # bubblewrap (the Debian package) is the sandbox of shell.run and stdio MCP
 # servers; the sandbox tests run through it.
-if [ ! -x /usr/bin/bwrap ]; then
+# postgresql (the Debian package) is the real server of ledger/postgres's
+# tests, which start a throw-away cluster of their own (as the package's
+# postgres user when run as root); its binaries are found through
+# pg_config --bindir or /usr/lib/postgresql/*/bin.
+need=""
+[ -x /usr/bin/bwrap ] || need="bubblewrap"
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need="$need postgresql"
+if [ -n "$need" ]; then
 	sudo=""
 	[ "$(id -u)" = 0 ] || sudo="sudo"
 	$sudo apt-get update -qq
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+	# shellcheck disable=SC2086
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need
 fi
 [ "${1:-}" = "debian" ] && exit 0
 PABLO_NPM_PREFIX="${PABLO_NPM_PREFIX:-$(cd "$(dirname "$0")/.." && pwd)/.npm-peers}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's whole check, on a fresh machine with only Go, Node.js/npm and
 # apt: it installs what it needs (Go tools at pinned versions, the real MCP
-# peers from npm, bubblewrap from Debian), then runs formatting, vet, staticcheck, the race-enabled
+# peers from npm, bubblewrap and postgresql from Debian), then runs formatting, vet, staticcheck, the race-enabled
 # test suite with every real-peer test, and a short run of every fuzz target.
 #
 #   FUZZTIME=60s          fuzz budget per target (default 5s)

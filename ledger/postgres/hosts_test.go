@@ -1,0 +1,3 @@
+package postgres_test
+
+func runHostChild() int { return 2 }
