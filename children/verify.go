@@ -11,7 +11,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 )
 
@@ -102,7 +101,7 @@ func (v *RootVerifier) VerifyArtifact(ctx context.Context, spec Spec, a Artifact
 	if v.betweenCheckAndOpen != nil {
 		v.betweenCheckAndOpen()
 	}
-	f, err := dir.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := dir.OpenFile(name, os.O_RDONLY|verifyOpenFlags, 0)
 	if err != nil {
 		return stale("was replaced while being opened", err)
 	}

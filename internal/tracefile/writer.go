@@ -110,7 +110,7 @@ func Open(path string, opts Options) (*Writer, error) {
 	if path == "" {
 		return nil, &Error{Path: path, Reason: "the trace path is empty"}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|createFlags, 0o600)
 	if err != nil {
 		reason := "cannot create the file"
 		switch {
