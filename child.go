@@ -98,6 +98,12 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 		model: m, auth: auth, input: spec.Input, context: childContext(spec), approver: p.conf.approver, output: out,
 		child: true, catalogs: childCatalogs(p.catalogs), view: p.view,
 	}}
+	// The child compacts inside its own context ceiling, which lies
+	// within its parent's.
+	s.conf.contextBytes = p.conf.contextBytes
+	if n, finite := spec.Ceilings.Limits().ContextBytes.Value(); finite && (s.conf.contextBytes == 0 || n < s.conf.contextBytes) {
+		s.conf.contextBytes = n
+	}
 	s.hdr = p.childHeader(id, children.KindLocal)
 	// The child runs under the task's own context: a root cancel reaches
 	// it, the supervisor's Cancel ends it alone.

@@ -157,7 +157,36 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		}
 		ro.Model = m
 	}
+	ro.Compaction = d.compactionOptions(ro.Model)
 	return NewRuntime(ro)
+}
+
+// compactionOptions are options.context as the runtime takes them, with
+// the window of the model m serves: model.context_window_tokens, or for a
+// route the smallest window its entries declare (any of them may serve a
+// request). Nil when compaction is off.
+func (d *Deployment) compactionOptions(m Model) *CompactionOptions {
+	c := d.Options.Context
+	if !c.Enabled {
+		return nil
+	}
+	out := &CompactionOptions{SafetyMarginPercent: int(c.SafetyMarginPercent), MaxSummaryTokens: c.MaxSummaryTokens,
+		MaxSummaryBytes: c.MaxSummaryBytes, KeepRecentTurns: int(c.KeepRecentTurns)}
+	window := func(w *int64) {
+		if w != nil && *w > 0 && (out.ContextWindowTokens == 0 || uint64(*w) < out.ContextWindowTokens) {
+			out.ContextWindowTokens = uint64(*w)
+		}
+	}
+	if rm, ok := m.(*routeModel); ok {
+		for _, e := range rm.r.Options().Entries {
+			if p, ok := d.Options.Models[e.Name]; ok {
+				window(p.ContextWindowTokens)
+			}
+		}
+		return out
+	}
+	window(d.Options.Model.ContextWindowTokens)
+	return out
 }
 
 // limitInt is l as the workspace tools take it: 0 for no bound.

@@ -23,6 +23,9 @@ type (
 	EventCall = event.Call
 	// DeploymentRef identifies the deployment a task runs under.
 	DeploymentRef = event.DeploymentRef
+	// CompactionRecord is the compaction-v1 record of the
+	// context.compaction.* events.
+	CompactionRecord = event.Compaction
 )
 
 // The event kinds, in the order a run produces them:
@@ -38,4 +41,9 @@ const (
 	EventToolOutput     = event.ToolOutput
 	EventToolFinished   = event.ToolFinished
 	EventRunFinished    = event.RunFinished
+	// EventCompactionStarted and EventCompactionFinished bracket one
+	// context compaction (before a model turn, or after a context
+	// overflow): its record, a null summary and the summary's bytes.
+	EventCompactionStarted  = event.CompactionStarted
+	EventCompactionFinished = event.CompactionFinished
 )

@@ -49,7 +49,7 @@ type step struct {
 	defs      []ToolDef
 	history   []Message // append-only: grown by addHistory alone
 	histBytes uint64    // messageBytes of every message of history
-	histTurns int       // the assistant messages of history
+	histTurns int       // the assistant messages the task has added to history (compaction does not lower it)
 	defsBytes uint64    // the tool descriptors' measure, while defs is toolDefs
 	toolDefs  []ToolDef // the defs defsBytes measures
 	usage     ledger.Usage
@@ -62,6 +62,10 @@ type step struct {
 	// per stream (live.streams names them).
 	outMasks [maxLiveStreams]redact.Stream
 	scratch  []byte // resultJSON's working buffer, reused
+	// comp is the agent's compaction state; nil when compaction is off.
+	comp *compactor
+	// repairing is set during an output repair call, which never compacts.
+	repairing bool
 	// payloads: the ledger records event payloads. A task's ledger
 	// without a store (a private root) keeps no event record, so none
 	// are built; a host's own ledger (RuntimeOptions.NewLedger) gets them.
@@ -113,6 +117,9 @@ func newStep(t *Task, ctx, caller context.Context) *step {
 	r := t.rt
 	conf := agentConf{model: r.opts.Model, auth: r.opts.Authority, input: t.req.Input, history: t.req.History, context: r.opts.Context,
 		approver: t.req.Approver, output: r.opts.Output}
+	if n, finite := r.opts.Limits.ContextBytes.Value(); finite {
+		conf.contextBytes = n
+	}
 	s := &step{t: t, conf: conf, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info(), payloads: r.opts.Store != nil || r.opts.NewLedger != nil}
 	s.hdr = &eventlog.Header{RunID: t.root.ID(), SessionID: t.req.SessionID, Agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
 	if s.hdr.SessionID == "" {
@@ -173,6 +180,11 @@ func (s *step) begin() *Outcome {
 	s.addHistory(s.conf.history...)
 	s.addHistory(Message{Role: RoleUser, Content: s.conf.input})
 	s.addHistory(s.conf.context...)
+	if c := s.t.rt.opts.Compaction; c != nil {
+		// The conversation before the task, the task and the Skills'
+		// instructions are pinned: a compaction never summarizes them.
+		s.comp = &compactor{opts: *c, pinned: len(s.history), profile: s.modelInfo.Provider + "/" + s.modelInfo.Model}
+	}
 	return nil
 }
 
@@ -215,7 +227,9 @@ func (s *step) final(text string) *Outcome {
 		s.addHistory(Message{Role: RoleUser, Content: s.check.Feedback()})
 		defs := s.defs
 		s.defs = nil
+		s.repairing = true
 		resp, o := s.modelTurn()
+		s.repairing = false
 		s.defs = defs
 		if o != nil {
 			s.check.Block()
@@ -610,4 +624,7 @@ type agentConf struct {
 	child    bool
 	catalogs []ToolCatalog
 	view     *toolView // the parent's view, which a child's narrows
+	// contextBytes is the agent's own context ceiling (a child's lies
+	// within its parent's); zero means none.
+	contextBytes uint64
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/pabloagent/pablo/internal/compaction"
 	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger"
@@ -34,7 +35,12 @@ type modelCall struct {
 	id       string
 	started  bool
 	outBytes uint64
-	span     trace.Span
+	// profile, bytes and items are the call's profile and its request's
+	// measure, which a reported input usage calibrates.
+	profile string
+	bytes   uint64
+	items   int
+	span    trace.Span
 	// text masks the call's text deltas as one stream: a secret split
 	// across deltas is masked whole.
 	text redact.Stream
@@ -47,8 +53,11 @@ func (s *step) beginCall(ctx context.Context, provider, model string, route *Rou
 	if err != nil {
 		return nil, s.ledgerOutcome(err)
 	}
-	call := &modelCall{id: id}
+	call := &modelCall{id: id, profile: provider + "/" + model, bytes: s.requestBytes(req), items: len(req.Messages) + len(req.Tools)}
 	call.text.Reset(r.opts.secrets)
+	if s.comp != nil {
+		s.comp.profile = call.profile // the entry now selected
+	}
 	if o := s.emit(EventData{Type: EventModelStarted, Provider: provider, Model: model, ModelRoute: route}); o != nil {
 		return nil, s.abandonCall(id, outcome.FailEventSinkIO, o)
 	}
@@ -107,6 +116,9 @@ func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr 
 		}
 	}
 	settle, end := s.modelResult(resp, err, sinkErr, route)
+	if s.comp != nil && end == nil && resp != nil && resp.UsageReported && resp.Usage.InputTokens != nil {
+		s.comp.calib.Observe(call.profile, call.bytes, call.items, *resp.Usage.InputTokens)
+	}
 	if end != nil {
 		call.span.SetStatus(codes.Error, "model call failed")
 	}
@@ -177,17 +189,22 @@ func modelFinished(call *modelCall, resp *ModelResponse, settle ledger.ModelSett
 // modelTurn runs one logical model operation: one ledger call, or one per
 // attempt when the model is a route that falls back. The response joins
 // the history.
+//
+// A normal turn (not an output repair) is compacted first when its request
+// is due, and a turn the provider refuses with an explicit context-overflow
+// code is compacted once and retried once on the same entry; a second
+// overflow, or one that cannot be compacted, ends the task
+// context_overflow.
 func (s *step) modelTurn() (*ModelResponse, *Outcome) {
-	r := s.t.rt
-	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
-	model.SetTurn(req, s.histTurns+1)
-	op := &modelOp{s: s, req: req}
-	var resp *ModelResponse
-	var o *Outcome
-	if rm, ok := s.conf.model.(routedModel); ok {
-		resp, o = op.generateRouted(rm)
-	} else {
-		resp, o = op.generate()
+	if o := s.compactIfDue(); o != nil {
+		return nil, o
+	}
+	resp, o := s.generateTurn()
+	if s.canRecover(o) {
+		if o := s.compact(compaction.TriggerOverflow, s.measure()); o != nil {
+			return nil, o
+		}
+		resp, o = s.generateTurn()
 	}
 	if o != nil {
 		return nil, o
@@ -196,11 +213,30 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 	return resp, nil
 }
 
+// generateTurn runs the model operation of one turn over the history as
+// it is.
+func (s *step) generateTurn() (*ModelResponse, *Outcome) {
+	r := s.t.rt
+	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
+	model.SetTurn(req, s.histTurns+1)
+	op := &modelOp{s: s, req: req}
+	if rm, ok := s.conf.model.(routedModel); ok {
+		return op.generateRouted(rm)
+	}
+	return op.generate()
+}
+
 // modelOp is one logical model operation in flight: its request, the
 // ledger call its deltas belong to and what stopped it.
 type modelOp struct {
-	s       *step
-	req     *ModelRequest
+	s   *step
+	req *ModelRequest
+	// ctx, when set, is the context the operation's spans start under
+	// (a summary's compact_context span); nil means the agent's.
+	ctx context.Context
+	// collect, when set, takes the text deltas instead of the event
+	// stream: a summary is content and is never emitted.
+	collect func(string) error
 	current *modelCall // the call streaming now; nil between attempts
 	sinkErr *Outcome   // the first delta the ledger or the sink refused
 	failed  *Outcome   // the ledger stopped a route between attempts
@@ -209,12 +245,16 @@ type modelOp struct {
 // generate runs the operation as one call of a plain model.
 func (op *modelOp) generate() (*ModelResponse, *Outcome) {
 	s := op.s
-	call, o := s.beginCall(s.ctx, s.modelInfo.Provider, s.modelInfo.Model, nil, op.req)
+	ctx := op.ctx
+	if ctx == nil {
+		ctx = s.ctx
+	}
+	call, o := s.beginCall(ctx, s.modelInfo.Provider, s.modelInfo.Model, nil, op.req)
 	if o != nil {
 		return nil, o
 	}
 	op.current = call
-	resp, err := s.conf.model.Generate(s.ctx, op.req, op.delta)
+	resp, err := s.conf.model.Generate(ctx, op.req, op.delta)
 	if o := s.endCall(call, resp, err, op.sinkErr, nil); o != nil {
 		return nil, o
 	}
@@ -230,7 +270,11 @@ func (op *modelOp) generateRouted(rm routedModel) (*ModelResponse, *Outcome) {
 	}
 	s.route.BeginAttempt = op.beginAttempt
 	s.route.EndAttempt = op.endAttempt
-	resp, err := rm.GenerateRouted(s.ctx, s.route, op.req, op.delta)
+	ctx := op.ctx
+	if ctx == nil {
+		ctx = s.ctx
+	}
+	resp, err := rm.GenerateRouted(ctx, s.route, op.req, op.delta)
 	if op.failed != nil {
 		return nil, op.failed
 	}
@@ -268,6 +312,12 @@ func (op *modelOp) endAttempt(_ context.Context, a RouteAttempt, resp *ModelResp
 func (op *modelOp) delta(delta string) error {
 	if delta == "" {
 		return nil
+	}
+	if op.collect != nil {
+		if op.current != nil {
+			op.current.outBytes += uint64(len(delta))
+		}
+		return op.collect(delta)
 	}
 	var masked int
 	if op.current != nil {

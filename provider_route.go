@@ -27,6 +27,10 @@ type routeSession struct {
 	// EndAttempt, when set, runs after each attempt with its response or
 	// error (the engine settles that call and emits model.finished).
 	EndAttempt func(ctx context.Context, a RouteAttempt, resp *ModelResponse, err error)
+	// NoFallback, when set, runs the next operations on the currently
+	// selected entry alone (a compaction's summary call): a failure there
+	// is the operation's, never a reason to move on.
+	NoFallback bool
 
 	state providers.RouteState
 }
@@ -84,6 +88,7 @@ func (m *routeModel) GenerateRouted(ctx context.Context, s *routeSession, req *M
 			s.EndAttempt(ctx, routeAttempt(a, "finished"), resp, err)
 		}
 	}
+	hooks.NoFallback = s.NoFallback
 	resp, attempts, err := m.r.Generate(ctx, &s.state, hooks, req, emit)
 	if err != nil {
 		re := &routeError{Err: err}

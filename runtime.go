@@ -98,6 +98,12 @@ type RuntimeOptions struct {
 	// repair call) and puts output_validation and output_repair records on
 	// the task object.
 	Output *OutputSpec
+	// Compaction, when set, compacts each agent's history when its next
+	// request is due (near the agent's context_bytes ceiling or the
+	// model's declared window) and once after an explicit context
+	// overflow; nil compacts nothing, and a request over the ceiling ends
+	// the task limit_exceeded/context_bytes.
+	Compaction *CompactionOptions
 
 	secrets     *redact.Set
 	cleanup     []func() error
@@ -146,6 +152,13 @@ func NewRuntime(opts RuntimeOptions) (*Runtime, error) {
 	}
 	if _, err := newOutputCheck(opts.Output); err != nil {
 		return nil, err
+	}
+	if opts.Compaction != nil {
+		c, err := opts.Compaction.resolved()
+		if err != nil {
+			return nil, err
+		}
+		opts.Compaction = &c
 	}
 	r := &Runtime{opts: opts, tracer: opts.Tracer}
 	if r.tracer == nil {

@@ -92,6 +92,12 @@ type EventData struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// skill.activated
 	Skill *skills.Activation `json:"skill,omitempty"`
+	// context.compaction.started and .finished: the compaction-v1 record,
+	// the summary (always null: it is content) and its bytes (a decimal
+	// string: zero on the start and when no summary came back).
+	Compaction   *Compaction     `json:"compaction,omitempty"`
+	Summary      json.RawMessage `json:"summary,omitempty"`
+	SummaryBytes *string         `json:"summary_bytes,omitempty"`
 	// run.finished
 	Outcome    *Outcome           `json:"outcome,omitempty"`
 	Accounting *ledger.Accounting `json:"accounting,omitempty"`

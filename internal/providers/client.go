@@ -166,9 +166,18 @@ func (c *Client) post(ctx context.Context, endpoint string, header http.Header, 
 	}
 	w.timer.Reset(idle)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		// Error bodies are never read: they may echo the request.
+		// Error bodies are never kept or logged: they may echo the
+		// request. A 400 or 413 body is read up to MaxOverflowBodyBytes
+		// for one thing only, the explicit context-overflow code.
+		overflow := false
+		if resp.StatusCode == 400 || resp.StatusCode == 413 {
+			overflow = readOverflowCode(resp.Body)
+		}
 		resp.Body.Close()
 		w.close()
+		if overflow {
+			return nil, overflowError(resp.StatusCode)
+		}
 		return nil, statusError(resp.StatusCode)
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))

@@ -122,6 +122,9 @@ type AttemptHooks struct {
 	Begin func(ctx context.Context, a *Attempt) error
 	// End runs after each attempt, with its response or error.
 	End func(ctx context.Context, a *Attempt, resp *model.Response, err error)
+	// NoFallback runs the operation on the sticky entry alone: one
+	// attempt, whatever its failure.
+	NoFallback bool
 }
 
 // ErrRouteExhausted wraps the last attempt's error when every allowed
@@ -154,7 +157,11 @@ func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHo
 	state.operation++
 	var attempts []Attempt
 	start := state.sticky
-	for n := 1; n <= r.opts.MaxAttempts && start+n-1 < len(r.opts.Entries); n++ {
+	most := r.opts.MaxAttempts
+	if hooks.NoFallback {
+		most = 1
+	}
+	for n := 1; n <= most && start+n-1 < len(r.opts.Entries); n++ {
 		idx := start + n - 1
 		e := r.opts.Entries[idx]
 		a := Attempt{Route: r.opts.Name, Entry: e.Name, EntryIndex: idx, Provider: e.Provider, Model: e.Model,
@@ -196,7 +203,7 @@ func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHo
 		if hooks.End != nil {
 			hooks.End(ctx, &a, nil, err)
 		}
-		if escaped || !r.eligible(ctx, pe) || n == r.opts.MaxAttempts || idx+1 >= len(r.opts.Entries) {
+		if escaped || !r.eligible(ctx, pe) || n == most || idx+1 >= len(r.opts.Entries) {
 			return nil, attempts, &RouteError{Attempts: attempts, Err: err}
 		}
 		state.sticky, state.moved = idx+1, true

@@ -1,0 +1,355 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
+	"github.com/pabloagent/pablo/internal/compaction"
+	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/internal/ids"
+	"github.com/pabloagent/pablo/ledger/outcome"
+)
+
+// CompactionOptions turn on context compaction (REFERENCE §5.6,
+// options.context): before a model turn whose request is due (its bytes
+// at the agent's context ceiling minus the margin, or its estimated tokens
+// plus the output allowance at the declared window minus the margin), and
+// once after a provider refuses a request with an explicit
+// context-overflow code, the loop asks the model for a summary of the
+// history between the pinned prefix (the conversation before the task, the
+// task, activated Skills' instructions) and the last KeepRecentTurns
+// turns, and replaces that part with the summary as one user-role
+// "derived history summary" message. A zero field takes its default.
+type CompactionOptions struct {
+	// SafetyMarginPercent is the margin kept below the ceiling and the
+	// window, 1..50 (default 10).
+	SafetyMarginPercent int
+	// MaxSummaryTokens bounds the summary's output tokens, 16..65536
+	// (default 1024), clamped to RuntimeOptions.MaxOutputTokens.
+	MaxSummaryTokens int64
+	// MaxSummaryBytes bounds the summary's bytes, 256..1,048,576 (default
+	// 16384), clamped to the root's output_bytes ceiling.
+	MaxSummaryBytes int64
+	// KeepRecentTurns is how many of the last turns stay verbatim, 0..32
+	// (default 0).
+	KeepRecentTurns int
+	// ContextWindowTokens is the model's declared context window
+	// (model.context_window_tokens); zero means unknown, and only the
+	// byte ceiling triggers a compaction. It is never guessed.
+	ContextWindowTokens uint64
+	// MaxCompactions bounds the compactions of one agent's loop,
+	// 1..MaxCompactionsPerTask (default MaxCompactionsPerTask).
+	MaxCompactions int
+}
+
+// MaxCompactionsPerTask is the most compactions one agent's loop starts.
+// The reference summarizes once per task; a long Pablo task compacts
+// again each time its context fills, each summary replacing the previous
+// one and the turns since, up to this many times (docs/differences.md).
+const MaxCompactionsPerTask = compaction.MaxPerTask
+
+// ErrCompactionOptions is the kind of an invalid CompactionOptions.
+var ErrCompactionOptions = errors.New("pablo: invalid compaction options")
+
+// resolved checks o and returns it with its defaults written out.
+func (o CompactionOptions) resolved() (CompactionOptions, error) {
+	def := func(v *int64, d, lo, hi int64, name string) error {
+		if *v == 0 {
+			*v = d
+		}
+		if *v < lo || *v > hi {
+			return fmt.Errorf("%w: %s must be %d..%d, got %d", ErrCompactionOptions, name, lo, hi, *v)
+		}
+		return nil
+	}
+	margin, keep, most := int64(o.SafetyMarginPercent), int64(o.KeepRecentTurns), int64(o.MaxCompactions)
+	if keep < 0 {
+		return o, fmt.Errorf("%w: KeepRecentTurns must be 0..%d, got %d", ErrCompactionOptions, compaction.MaxKeepRecentTurns, keep)
+	}
+	for _, c := range []struct {
+		v         *int64
+		d, lo, hi int64
+		name      string
+	}{
+		{&margin, 10, 1, 50, "SafetyMarginPercent"},
+		{&o.MaxSummaryTokens, 1024, compaction.MinSummaryTokens, 65536, "MaxSummaryTokens"},
+		{&o.MaxSummaryBytes, 16384, compaction.MinSummaryBytes, 1 << 20, "MaxSummaryBytes"},
+		{&keep, 0, 0, compaction.MaxKeepRecentTurns, "KeepRecentTurns"},
+		{&most, compaction.MaxPerTask, 1, compaction.MaxPerTask, "MaxCompactions"},
+	} {
+		if err := def(c.v, c.d, c.lo, c.hi, c.name); err != nil {
+			return o, err
+		}
+	}
+	if o.ContextWindowTokens > 1_000_000_000 {
+		return o, fmt.Errorf("%w: ContextWindowTokens must be 1..1000000000 (0 for unknown), got %d", ErrCompactionOptions, o.ContextWindowTokens)
+	}
+	o.SafetyMarginPercent, o.KeepRecentTurns, o.MaxCompactions = int(margin), int(keep), int(most)
+	return o, nil
+}
+
+// compactor is one agent's compaction state.
+type compactor struct {
+	opts  CompactionOptions
+	calib compaction.Calibration
+	// profile is the provider and model of the agent's last model call
+	// (the route entry now selected), whose calibration estimates apply.
+	profile string
+	// started counts the compactions the loop started.
+	started int
+	// pinned is the number of leading history messages never summarized.
+	pinned int
+}
+
+// bounds are what the agent's next normal request must fit.
+func (s *step) bounds() compaction.Bounds {
+	c := s.comp
+	return compaction.Bounds{ContextBytes: s.conf.contextBytes, WindowTokens: c.opts.ContextWindowTokens,
+		MaxOutputTokens: uint64(max(s.t.rt.opts.MaxOutputTokens, 0)), MarginPercent: uint64(c.opts.SafetyMarginPercent)}
+}
+
+// measure is the size of the normal request the loop is about to send.
+func (s *step) measure() compaction.Measure {
+	req := ModelRequest{Instructions: s.t.rt.opts.Instructions, Messages: s.history, Tools: s.defs}
+	n := s.requestBytes(&req)
+	return compaction.Measure{Bytes: n, Tokens: s.comp.calib.Estimate(s.comp.profile, n, len(s.history)+len(s.defs))}
+}
+
+// compactIfDue compacts before a normal request that is due. It returns
+// the task's outcome when the compaction ended it, nil when the loop goes
+// on (compacted, or with its history kept when the request still fits).
+func (s *step) compactIfDue() *Outcome {
+	c := s.comp
+	if c == nil || s.repairing || c.started >= c.opts.MaxCompactions {
+		return nil
+	}
+	m := s.measure()
+	if !s.bounds().Due(m) {
+		return nil
+	}
+	return s.compact(compaction.TriggerThreshold, m)
+}
+
+// canRecover reports whether a turn that overflowed (o) may be answered
+// with one compaction and one retry: an explicit overflow code from the
+// provider (context_overflow with the response received), compaction on,
+// not during an output repair and within the per-task maximum.
+func (s *step) canRecover(o *Outcome) bool {
+	return o != nil && o.Status == StatusFailed && o.Code == outcome.FailContextOverflow && o.Delivery == outcome.ResponseReceived &&
+		s.comp != nil && !s.repairing && s.comp.started < s.comp.opts.MaxCompactions
+}
+
+// compact runs one compaction of the agent's history. On success the
+// history is replaced at once; on failure it is kept whole, and the loop
+// goes on when the request that was due still fits (a threshold trigger)
+// or ends compaction_failed.
+func (s *step) compact(trigger compaction.Trigger, before compaction.Measure) *Outcome {
+	r := s.t.rt
+	c := s.comp
+	c.started++
+	sp := compaction.Choose(s.history, c.pinned, c.opts.KeepRecentTurns)
+	replaced := s.history[sp.From:sp.To]
+	rec := event.Compaction{SchemaVersion: event.CompactionSchemaVersion, ID: s.newID(), Trigger: string(trigger), Status: "running",
+		BeforeBytes: compaction.Decimal(before.Bytes), BeforeEstimatedTokens: compaction.Decimal(before.Tokens), RemovedTurns: "0",
+		ReplacedHistorySHA256: historyDigest(replaced)}
+	if w := c.opts.ContextWindowTokens; w > 0 {
+		ws := compaction.Decimal(w)
+		rec.WindowTokens = &ws
+	}
+	ctx, span := r.startSpan(s.ctx, "compact_context")
+	defer span.End()
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("pablo.compaction.id", rec.ID), attribute.String("pablo.compaction.trigger", string(trigger)))
+	}
+	if o := s.emitCompaction(event.CompactionStarted, rec, 0); o != nil {
+		span.SetStatus(codes.Error, string(compaction.ReasonEventDeliveryFailed))
+		s.finishCompaction(rec, compaction.ReasonEventDeliveryFailed, "failed", 0)
+		return o
+	}
+	res := s.summarize(ctx, sp, replaced)
+	if res.reason == "" {
+		s.replaceHistory(compaction.Replace(s.history, sp, res.message))
+		after := s.measure()
+		ab, at := compaction.Decimal(after.Bytes), compaction.Decimal(after.Tokens)
+		rec.AfterBytes, rec.AfterEstimatedTokens, rec.RemovedTurns = &ab, &at, compaction.Decimal(uint64(sp.Turns))
+		if span.IsRecording() {
+			span.SetAttributes(attribute.Int64("pablo.compaction.before_bytes", int64(before.Bytes)), attribute.Int64("pablo.compaction.after_bytes", int64(after.Bytes)))
+		}
+		return s.finishCompaction(rec, "", "completed", res.summaryBytes)
+	}
+	span.SetStatus(codes.Error, string(res.reason))
+	status := "failed"
+	if res.end != nil && res.end.Status != StatusFailed {
+		status = string(res.end.Status)
+	}
+	if o := s.finishCompaction(rec, res.reason, status, res.summaryBytes); o != nil && res.end == nil {
+		return o
+	}
+	switch {
+	case res.end != nil:
+		return res.end // the summary call ended the task (cancelled, a ceiling, the ledger, the sink)
+	case trigger == compaction.TriggerThreshold && s.bounds().Fits(before):
+		return nil // the history is kept and the request still fits: the task goes on
+	}
+	d := outcome.NotSent
+	if res.called {
+		d = outcome.ResponseReceived
+	}
+	return &Outcome{Status: StatusFailed, Code: outcome.FailCompactionFailed, Delivery: d, Reason: "context compaction: " + string(res.reason)}
+}
+
+// summary is how one summary call went.
+type summary struct {
+	message      Message
+	summaryBytes int
+	reason       compaction.Reason
+	// end is set when the summary call ended the task.
+	end *Outcome
+	// called says a summary request was answered.
+	called bool
+}
+
+// errSummaryTooLarge stops a summary stream past max_summary_bytes.
+var errSummaryTooLarge = errors.New("pablo: the summary exceeds max_summary_bytes")
+
+// summarize asks the model on the currently selected entry, without tools
+// and never through fallback, for a summary of replaced.
+func (s *step) summarize(ctx context.Context, sp compaction.Span, replaced []Message) summary {
+	r := s.t.rt
+	c := s.comp
+	if sp.Empty() {
+		return summary{reason: compaction.ReasonNoHistory}
+	}
+	maxTokens, okT := compaction.ClampTokens(c.opts.MaxSummaryTokens, 0, r.opts.MaxOutputTokens)
+	rootOut := int64(0)
+	if n, finite := r.opts.Limits.OutputBytes.Value(); finite {
+		rootOut = int64(min(n, 1<<40))
+	}
+	maxBytes, okB := compaction.ClampBytes(c.opts.MaxSummaryBytes, rootOut)
+	if !okT || !okB {
+		return summary{reason: compaction.ReasonBoundsUnsupported}
+	}
+	req := compaction.Request(replaced, maxTokens)
+	sb := requestBytes(&req)
+	sm := compaction.Measure{Bytes: sb, Tokens: c.calib.Estimate(c.profile, sb, len(req.Messages))}
+	b := s.bounds()
+	b.MaxOutputTokens = uint64(maxTokens)
+	if b.Due(sm) {
+		return summary{reason: compaction.ReasonSummaryInputTooLarge}
+	}
+	var text strings.Builder
+	tooLarge := false
+	op := &modelOp{s: s, req: &req, ctx: ctx, collect: func(d string) error {
+		// The summary is content: it is collected, never emitted.
+		if int64(text.Len()+len(d)) > maxBytes {
+			tooLarge = true
+			return errSummaryTooLarge
+		}
+		text.WriteString(d)
+		return nil
+	}}
+	var resp *ModelResponse
+	var o *Outcome
+	if rm, ok := s.conf.model.(routedModel); ok {
+		if s.route == nil {
+			s.route = &routeSession{}
+		}
+		s.route.NoFallback = true
+		resp, o = op.generateRouted(rm)
+		s.route.NoFallback = false
+	} else {
+		resp, o = op.generate()
+	}
+	switch {
+	case tooLarge:
+		return summary{reason: compaction.ReasonNotSmaller, called: true}
+	case o != nil:
+		return summaryFailure(o)
+	case len(resp.ToolCalls) > 0:
+		return summary{reason: compaction.ReasonToolCallDuringSummary, called: true}
+	}
+	masked, _ := r.opts.secrets.MaskString(resp.Text)
+	msg := compaction.Message(masked)
+	var replacedBytes uint64
+	for i := range replaced {
+		replacedBytes += messageBytes(&replaced[i])
+	}
+	out := summary{message: msg, summaryBytes: len(resp.Text), called: true}
+	out.reason = compaction.Check(resp.Text, resp.FinishReason, maxBytes, messageBytes(&msg), replacedBytes)
+	return out
+}
+
+// summaryFailure is the summary of a summary call that failed with o:
+// a provider failure is summary_unavailable_or_invalid and leaves the task
+// to decide; anything else (cancelled, timed out, a ceiling, the ledger,
+// the sink) ends the task as o.
+func summaryFailure(o *Outcome) summary {
+	switch o.Status {
+	case StatusCancelled:
+		return summary{reason: compaction.ReasonCancelled, end: o}
+	case StatusTimedOut:
+		return summary{reason: compaction.ReasonTimedOut, end: o}
+	case StatusLimitExceeded:
+		return summary{reason: compaction.ReasonLimitExceeded, end: o}
+	case StatusPolicyDenied:
+		return summary{reason: compaction.ReasonPolicyDenied, end: o}
+	}
+	switch o.Code {
+	case outcome.FailEventSinkIO:
+		return summary{reason: compaction.ReasonEventDeliveryFailed, end: o}
+	case outcome.FailAccountingBoundViolated:
+		return summary{reason: compaction.ReasonFailed, end: o}
+	}
+	return summary{reason: compaction.ReasonSummaryUnavailable, called: o.Delivery == outcome.ResponseReceived}
+}
+
+// finishCompaction emits context.compaction.finished with rec ended as
+// status for reason ("" when completed).
+func (s *step) finishCompaction(rec event.Compaction, reason compaction.Reason, status string, summaryBytes int) *Outcome {
+	rec.Status = status
+	if reason != "" {
+		r := string(reason)
+		rec.Reason = &r
+	}
+	return s.emitCompaction(event.CompactionFinished, rec, summaryBytes)
+}
+
+// emitCompaction emits one compaction event with its own copy of rec.
+func (s *step) emitCompaction(typ EventType, rec event.Compaction, summaryBytes int) *Outcome {
+	n := compaction.Decimal(uint64(max(summaryBytes, 0)))
+	return s.emit(EventData{Type: typ, Compaction: &rec, Summary: event.NullSummary(), SummaryBytes: &n})
+}
+
+// replaceHistory swaps the agent's history for h, a new slice, and
+// measures it once. The turn count is not reset: it numbers the task's
+// turns, not the messages left.
+func (s *step) replaceHistory(h []Message) {
+	var n uint64
+	for i := range h {
+		n += messageBytes(&h[i])
+	}
+	s.history, s.histBytes = h, n
+}
+
+// newID is a new ID from the runtime's source.
+func (s *step) newID() string {
+	if f := s.t.rt.opts.NewID; f != nil {
+		return f()
+	}
+	return ids.Random{}.NewID()
+}
+
+// historyDigest is the SHA-256 of the canonical JSON of msgs.
+func historyDigest(msgs []Message) string {
+	b, err := json.Marshal(msgs)
+	if err != nil {
+		return sha256Tag(nil)
+	}
+	return sha256Tag(b)
+}
