@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/mcp"
 	"github.com/pabloagent/pablo/skills"
@@ -23,6 +24,8 @@ var authorityClaim = regexp.MustCompile(`(?i)\b(you (are|have been) (granted|aut
 type graphBuilder struct {
 	g     Graph
 	index map[string]int
+	// launcher checks every required sandbox with one bubblewrap run.
+	launcher *sandbox.Launcher
 }
 
 func (b *graphBuilder) node(n GraphNode) *GraphNode {
@@ -113,7 +116,10 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 		} else if err := d.c.CheckShellExamples(); err != nil {
 			b.set("shell.rules", Unsupported, GraphReason{Code: "rule_example_failed", Detail: err.Error()})
 		}
-		b.sandbox(ctx, id, "sandbox:shell.run", d.ShellSandbox(), opts.Bubblewrap)
+		n, narrowed := d.c.ShellSandboxNarrowing()
+		if err := b.sandbox(ctx, d, id, "sandbox:shell.run", d.ShellSandbox(), n, narrowed, opts.Bubblewrap); err != nil {
+			return nil, err
+		}
 	}
 
 	// MCP servers, their credentials and, when probed, their health and tools.
@@ -147,7 +153,10 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 		}
 		if s.Transport == string(mcp.Stdio) {
 			p, _ := d.c.MCPSandbox(name)
-			b.sandbox(ctx, id, "sandbox:"+id, p, opts.Bubblewrap)
+			n, narrowed := d.c.MCPSandboxNarrowing(name)
+			if err := b.sandbox(ctx, d, id, "sandbox:"+id, p, n, narrowed, opts.Bubblewrap); err != nil {
+				return nil, err
+			}
 		}
 		h, probed := health[name]
 		if !probed {
@@ -235,19 +244,38 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 }
 
 // sandbox adds the sandbox node of a process-running capability: off is
-// the host's recorded choice; a required sandbox must be buildable here,
-// and a sandbox that allows the network cannot confine a policy that
-// denies it.
-func (b *graphBuilder) sandbox(ctx context.Context, from, id string, p sandbox.Profile, bwrap string) {
+// the host's recorded choice; a required sandbox must give what the
+// deployment asks for (no authority layer lowering its filesystem or
+// network scope), must not open what policy closes (a writable workspace
+// where fs.write is denied), and must be buildable here.
+func (b *graphBuilder) sandbox(ctx context.Context, d *Deployment, from, id string, p sandbox.Profile, narrowed config.SandboxNarrowing, isNarrowed bool, bwrap string) error {
 	p = p.Normalized()
 	b.node(GraphNode{ID: id, Kind: nodeSandbox, Attributes: map[string]string{"profile": p.String()}})
 	b.edge(from, id, edgeRequires)
 	if p.Mode == sandbox.Off {
-		return
+		return nil
 	}
-	if err := sandbox.NewLauncher(bwrap).Ready(ctx); err != nil {
+	if isNarrowed {
+		b.set(id, Unsupported, GraphReason{Code: "sandbox_narrowed", Layer: narrowed.Layer,
+			Detail: fmt.Sprintf("the deployment asks for %s and authority layer %q lowers it to %s, so what needs the difference fails; ask for what the layer allows", narrowed.Requested, narrowed.Layer, narrowed.Effective)})
+	}
+	if p.Filesystem == sandbox.WorkspaceWrite {
+		dec, err := d.Decide(ctx, authority.FSWrite, nil)
+		if err != nil {
+			return err
+		}
+		if !dec.Allowed {
+			b.set(id, Unsupported, GraphReason{Code: "sandbox_policy_incompatible", Layer: dec.Layer, Rule: dec.RuleID,
+				Detail: "the sandbox lets the process write the workspace (filesystem = workspace-write) while policy denies fs.write: " + dec.Reason + `; use filesystem = "read-only" or grant fs.write`})
+		}
+	}
+	if b.launcher == nil {
+		b.launcher = sandbox.NewLauncher(bwrap)
+	}
+	if err := b.launcher.Ready(ctx); err != nil {
 		b.set(id, Unsupported, GraphReason{Code: "sandbox_unavailable", Detail: err.Error()})
 	}
+	return nil
 }
 
 // skills adds a node per discovered Skill with seed 002's five validation

@@ -29,7 +29,7 @@ func readinessExit(r pablo.Readiness) int {
 // node policy turned off on purpose (a denied tool or optional server
 // nothing requires) is reported, never failed.
 func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixture bool) {
-	g, err := d.Graph(ctx, pablo.GraphOptions{LookupEnv: h.lookupEnv, Health: dr.health, HostModel: fixture})
+	g, err := d.Graph(ctx, pablo.GraphOptions{LookupEnv: h.lookupEnv, Health: dr.health, HostModel: fixture, Bubblewrap: h.bubblewrap})
 	if err != nil {
 		dr.fail("graph", doctorInvalid, "invalid_configuration", err.Error())
 		return

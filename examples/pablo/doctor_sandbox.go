@@ -13,8 +13,8 @@ import (
 // sandbox reports the sandbox every call that runs in a process would get
 // (shell.run, each stdio MCP server) and, when one is required, whether
 // bubblewrap can make it here (one live check); it returns the launcher it
-// checked, nil when nothing needs one.
-func (dr *doctor) sandbox(ctx context.Context, d *pablo.Deployment) *sandbox.Launcher {
+// checked (bwrap, empty for the default path), nil when nothing needs one.
+func (dr *doctor) sandbox(ctx context.Context, d *pablo.Deployment, bwrap string) *sandbox.Launcher {
 	var parts []string
 	required := false
 	for _, t := range d.NativeTools() {
@@ -42,7 +42,7 @@ func (dr *doctor) sandbox(ctx context.Context, d *pablo.Deployment) *sandbox.Lau
 		dr.ok("sandbox", "%s: unconfined, the host's explicit choice", desc)
 		return nil
 	}
-	l := sandbox.NewLauncher("")
+	l := sandbox.NewLauncher(bwrap)
 	if err := l.Ready(ctx); err != nil {
 		dr.fail("sandbox", doctorUnsupported, "sandbox_unavailable", desc+": "+err.Error())
 		return nil
@@ -54,13 +54,13 @@ func (dr *doctor) sandbox(ctx context.Context, d *pablo.Deployment) *sandbox.Lau
 // probeSandbox runs the live boundary canaries under shell.run's sandbox
 // (the default sandbox when shell.run is off or unconfined) and reports
 // each blocked or not.
-func (dr *doctor) probeSandbox(ctx context.Context, d *pablo.Deployment, l *sandbox.Launcher) {
+func (dr *doctor) probeSandbox(ctx context.Context, d *pablo.Deployment, l *sandbox.Launcher, bwrap string) {
 	if dr.failed() {
 		dr.skip("probe.sandbox", "an earlier check failed; no canary was run")
 		return
 	}
 	if l == nil {
-		l = sandbox.NewLauncher("")
+		l = sandbox.NewLauncher(bwrap)
 	}
 	p := d.ShellSandbox()
 	if p.Mode == sandbox.Off {

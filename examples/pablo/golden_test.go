@@ -126,6 +126,10 @@ func goldenCases() []goldenCase {
 			with([]string{"graph", "--json"}, args, probeFlag),
 		}}
 	}
+	// A host without bubblewrap: the step "bubblewrap PATH" makes the
+	// host check sandboxes with PATH, which does not exist.
+	missingSandbox := readiness("missing-sandbox", model+"[options.shell]\nenabled = true\n", "shell.run", false)
+	missingSandbox.steps = append([][]string{{"bubblewrap", "/nonexistent/bwrap"}}, missingSandbox.steps...)
 	skills := "[options.skills.roots]\nteam = { base = \"binding\", name = \"skills\", path = \".\" }\n"
 	cases = append(cases,
 		readiness("missing-credential", model+off+server+"[options.mcp.servers.records.headers]\nauthorization = \"records\"\n[credentials.records]\nconsumer = \"mcp.headers\"\nsources = [{ kind = \"environment\", name = \"PABLO_GOLDEN_ABSENT\" }]\n", "records", false),
@@ -133,6 +137,7 @@ func goldenCases() []goldenCase {
 		readiness("unhealthy-server", model+off+"[options.mcp.servers.records]\ntransport = \"stdio\"\ncommand = \"/nonexistent/records-server\"\nstartup_timeout_ms = 5000\n", "records", true),
 		readiness("skill-unadmitted-tool", model+off+skills, "team/review", false),
 		readiness("unsatisfiable-route", "[options.shell]\nenabled = false\n[options.models.first]\nprovider = \"vercel\"\nid = \"a\"\ncredential = \"gw\"\ncapabilities = { tool_calls = false }\n[options.models.second]\nprovider = \"openrouter\"\nid = \"b\"\ncredential = \"or\"\n[options.routes.main]\nentries = [{ model = \"first\" }, { model = \"second\" }]\n[options]\nmodel_route = \"main\"\n[credentials.gw]\nconsumer = \"provider.vercel\"\nsources = [{ kind = \"environment\", name = \"PABLO_GOLDEN_ABSENT\" }]\n[credentials.or]\nconsumer = \"provider.openrouter\"\nsources = [{ kind = \"environment\", name = \"PABLO_GOLDEN_ABSENT\" }]\n", "main", false),
+		missingSandbox,
 		readiness("rule-example-fails", model+"[options.shell]\nenabled = true\n[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"t.printf\", executable = \"/usr/bin/printf\", args = [\"status\"], match = \"prefix\", examples = { match = [\"/usr/bin/printf push\"] } }]\n", "shell.run", false),
 	)
 	return cases
@@ -195,6 +200,7 @@ func runGolden(t *testing.T, c goldenCase, vars map[string]string) string {
 	var seq ids.Sequential
 	var reads atomic.Int64
 	now := func() time.Time { reads.Add(1); return start }
+	bubblewrap := ""
 	for _, step := range c.steps {
 		args := make([]string, len(step))
 		for i, a := range step {
@@ -207,6 +213,9 @@ func runGolden(t *testing.T, c goldenCase, vars map[string]string) string {
 			if err := os.WriteFile(args[1], []byte(args[2]), 0o600); err != nil {
 				t.Fatal(err)
 			}
+			continue
+		case "bubblewrap":
+			bubblewrap = args[1]
 			continue
 		case "cat":
 			b, err := os.ReadFile(args[1])
@@ -221,7 +230,7 @@ func runGolden(t *testing.T, c goldenCase, vars map[string]string) string {
 		code := run(context.Background(), args, &host{
 			stdout: &out, stderr: &errb,
 			lookupEnv: func(string) (string, bool) { return "", false },
-			workDir:   wd, now: now, newID: seq.NewID,
+			workDir:   wd, now: now, newID: seq.NewID, bubblewrap: bubblewrap,
 		})
 		fmt.Fprintf(&doc, "exit %d\n--- stdout\n%s--- stderr\n%s", code, hide(out.String()), hide(errb.String()))
 	}

@@ -28,7 +28,7 @@ func graphCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	opts := pablo.GraphOptions{LookupEnv: h.lookupEnv}
+	opts := pablo.GraphOptions{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap}
 	if p.bools["probe"] {
 		if opts.Health, err = probeHealth(ctx, d, h); err != nil {
 			return &exitError{code: 6, err: err}

@@ -37,6 +37,10 @@ type host struct {
 	// tasks a command runs: tests make outputs reproducible byte for byte.
 	now   func() time.Time
 	newID func() string
+	// bubblewrap, when set, is the bubblewrap executable doctor, graph
+	// and why check a required sandbox with (tests name one that does
+	// not exist); empty is the default path.
+	bubblewrap string
 }
 
 func main() {
@@ -75,7 +79,7 @@ func run(ctx context.Context, args []string, h *host) int {
 	// wrote nothing to stdout itself, report writes one error document.
 	out := &countingWriter{w: h.stdout}
 	jsonMode := wantsJSON(args)
-	h = &host{stdin: h.stdin, stdout: out, stderr: h.stderr, lookupEnv: h.lookupEnv, workDir: h.workDir, now: h.now, newID: h.newID}
+	h = &host{stdin: h.stdin, stdout: out, stderr: h.stderr, lookupEnv: h.lookupEnv, workDir: h.workDir, now: h.now, newID: h.newID, bubblewrap: h.bubblewrap}
 	var err error
 	switch args[0] {
 	case "version", "--version":

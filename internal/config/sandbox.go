@@ -75,3 +75,63 @@ func (d *Deployment) MCPSandbox(name string) (sandbox.Profile, []PathRef) {
 	}
 	return p, s.ReadPaths
 }
+
+// SandboxNarrowing is an authority layer lowering what a sandbox table
+// asks for: the process gets less than the deployment requested (the
+// network it asked for, a writable workspace), so what needs it fails.
+type SandboxNarrowing struct {
+	// Layer is the ID of the first authority layer that lowers it.
+	Layer string
+	// Requested is what the options table asks for; Effective is what
+	// the layers leave.
+	Requested, Effective sandbox.Profile
+}
+
+// ShellSandboxNarrowing reports the first authority layer whose
+// shell.sandbox ceiling lowers options.shell.sandbox; ok is false when
+// none does (or the table asks for no sandbox).
+func (d *Deployment) ShellSandboxNarrowing() (SandboxNarrowing, bool) {
+	var ceilings []sandboxCeiling
+	for _, l := range d.layers {
+		ceilings = append(ceilings, sandboxCeiling{l.ID, l.Shell.Sandbox.ceiling()})
+	}
+	return narrowing(d.Options.Shell.Sandbox.profile(), ceilings)
+}
+
+// MCPSandboxNarrowing is ShellSandboxNarrowing for the stdio MCP server
+// name and the layers' mcp.sandbox ceilings.
+func (d *Deployment) MCPSandboxNarrowing(name string) (SandboxNarrowing, bool) {
+	var ceilings []sandboxCeiling
+	for _, l := range d.layers {
+		ceilings = append(ceilings, sandboxCeiling{l.ID, l.MCP.Sandbox.ceiling()})
+	}
+	return narrowing(d.Options.MCP.Servers[name].Sandbox.profile(), ceilings)
+}
+
+type sandboxCeiling struct {
+	layer   string
+	ceiling sandbox.Profile
+}
+
+// narrowing finds the first ceiling that lowers the filesystem or network
+// scope requested asks for. A table that turns the sandbox off asks for
+// no scope, so a layer turning it on lowers nothing it asked for.
+func narrowing(requested sandbox.Profile, ceilings []sandboxCeiling) (SandboxNarrowing, bool) {
+	requested = requested.Normalized()
+	if requested.Mode == sandbox.Off {
+		return SandboxNarrowing{}, false
+	}
+	p := requested
+	for _, c := range ceilings {
+		q := p.Narrow(c.ceiling)
+		if q.Filesystem != p.Filesystem || q.Network != p.Network {
+			eff := q
+			for _, rest := range ceilings {
+				eff = eff.Narrow(rest.ceiling)
+			}
+			return SandboxNarrowing{Layer: c.layer, Requested: requested, Effective: eff}, true
+		}
+		p = q
+	}
+	return SandboxNarrowing{}, false
+}
