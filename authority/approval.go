@@ -16,32 +16,48 @@ const (
 	EffectRead CallEffect = "read"
 	// EffectWrite changes the workspace: fs.write, fs.edit.
 	EffectWrite CallEffect = "write"
-	// EffectExecute runs code: shell.run, an MCP tool.
+	// EffectExecute runs code that cannot reach the network: a sandboxed
+	// shell.run or stdio MCP server's tool whose sandbox denies it, a
+	// host tool.
 	EffectExecute CallEffect = "execute"
-	// EffectNetwork runs code that can reach the network: a shell.run
-	// whose sandbox allows the network, or runs with none.
+	// EffectNetwork runs code that can reach the network, or is itself a
+	// network request: a shell.run or stdio MCP server's tool whose
+	// sandbox allows the network or is off, a Streamable HTTP server's
+	// tool.
 	EffectNetwork CallEffect = "network"
 	// EffectDelegate hands work to another agent: subagent.
 	EffectDelegate CallEffect = "delegate"
 )
 
 // EffectOf is the effect of a call of capability id under decision d (its
-// sandbox says whether a process can reach the network).
+// sandbox says whether a process can reach the network; an MCP tool with
+// no sandbox is a Streamable HTTP server's, a request over the network).
+// docs/approvals.md writes the whole matrix.
 func EffectOf(id ID, d Decision) CallEffect {
 	switch id {
-	case "fs.read", "fs.list", "fs.search", "skill.read":
+	case FSRead, FSList, FSSearch, SkillRead:
 		return EffectRead
-	case "fs.write", "fs.edit":
+	case FSWrite, FSEdit:
 		return EffectWrite
-	case "subagent":
+	case Subagent:
 		return EffectDelegate
-	case "shell.run":
-		if d.Sandbox == "off" || strings.Contains(d.Sandbox, "network=allow") {
+	case ShellRun:
+		if reachesNetwork(d.Sandbox) {
 			return EffectNetwork
 		}
 		return EffectExecute
 	}
+	if id.Kind() == KindMCPTool && (d.Sandbox == "" || reachesNetwork(d.Sandbox)) {
+		return EffectNetwork
+	}
 	return EffectExecute
+}
+
+// reachesNetwork reports whether a process in sandbox (a Decision's
+// Sandbox) can reach the network: with the sandbox off, or one that
+// allows it.
+func reachesNetwork(sandbox string) bool {
+	return sandbox == "off" || strings.Contains(sandbox, "network=allow")
 }
 
 // ApprovalGrant is what an "allow for this task" answer adds to the rest of
