@@ -65,6 +65,10 @@ type modelBuilder struct {
 	client   *providers.Client
 	resolver *authority.Resolver
 	fixture  string
+	// routerEndpoint, set by tests alone, moves the complexity router off
+	// its fixed endpoint while its credential is still resolved for that
+	// endpoint; empty is the fixed endpoint. No deployment can set it.
+	routerEndpoint string
 }
 
 func (b *modelBuilder) build() (Model, error) {
@@ -116,7 +120,13 @@ func (b *modelBuilder) route(name string) (Model, error) {
 	if err != nil {
 		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/routes/" + name, Message: err.Error()}
 	}
-	return &routeModel{name: name, r: r}, nil
+	rm := &routeModel{name: name, r: r}
+	if rt.Router != nil {
+		if rm.classifier, err = b.classifier(name, rt, names); err != nil {
+			return nil, err
+		}
+	}
+	return rm, nil
 }
 
 // profile builds one model profile: its endpoint, its credential (or the

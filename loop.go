@@ -176,6 +176,9 @@ func (s *step) begin() *Outcome {
 	if o := s.openCatalogs(); o != nil {
 		return o
 	}
+	if o := s.classifyRoute(); o != nil {
+		return o
+	}
 	s.check, _ = newOutputCheck(s.conf.output) // checked by NewRuntime and the child's admission
 	s.addHistory(s.conf.history...)
 	s.addHistory(Message{Role: RoleUser, Content: s.conf.input})

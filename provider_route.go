@@ -61,6 +61,8 @@ func (e *routeError) Unwrap() error { return e.Err }
 type routeModel struct {
 	name string
 	r    *providers.Route
+	// classifier is the route's complexity router, or nil.
+	classifier *routeClassifier
 }
 
 func (m *routeModel) Info() ModelInfo {

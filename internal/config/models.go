@@ -16,8 +16,10 @@ const (
 	OpenRouterEndpoint = "https://openrouter.ai/api/v1/chat/completions"
 )
 
-// routerEndpoint is where a route's router classifies requests.
-const routerEndpoint = "https://ai-gateway.vercel.sh/v4/ai/evaluation-model"
+// RouterEndpoint is where a route's complexity router classifies a task
+// (the Vercel AI Gateway's evaluation-model endpoint); its credential is
+// bound to this destination.
+const RouterEndpoint = "https://ai-gateway.vercel.sh/v4/ai/evaluation-model"
 
 // Target returns the credential consumer and the endpoint of the profile's
 // provider: the fixed gateway of vercel and openrouter, the profile's own
@@ -141,7 +143,12 @@ func (d *Deployment) checkModels(v *view, inUse []string) ([]credUse, error) {
 	}
 	for _, name := range sortedKeysOf(o.Routes) {
 		if r := o.Routes[name].Router; r != nil {
-			u, err := checkRouter("/options/routes"+pointer(name)+"/router", r, o.Models)
+			if outer := nestingRoute(o, name); outer != "" {
+				return nil, &Error{Code: CodeUnsupportedFeature, Option: "/options/routes" + pointer(name) + "/router",
+					Message: fmt.Sprintf("route %q has a router but is an entry of route %q: a router only selects the entry of the task's own route; move the router to %q", name, outer, outer)}
+			}
+			flat, _ := o.RouteModels(name) // a route that cannot be flattened was refused already
+			u, err := checkRouter("/options/routes"+pointer(name)+"/router", r, o.Models, flat)
 			if err != nil {
 				return nil, err
 			}
@@ -225,8 +232,9 @@ func modelCredential(ptr string, m ModelOptions, explicit bool) (credUse, bool) 
 
 // checkRouter requires a route's router to be complete and each of its
 // categories to name a declared model; its credential goes to the
-// gateway's classifier.
-func checkRouter(ptr string, r *Router, models map[string]ModelOptions) (credUse, error) {
+// gateway's classifier. A category selects the route's entry of its
+// model, so that model must be one of the route's flattened entries.
+func checkRouter(ptr string, r *Router, models map[string]ModelOptions, entries []string) (credUse, error) {
 	for _, missing := range []struct {
 		key  string
 		gone bool
@@ -240,11 +248,27 @@ func checkRouter(ptr string, r *Router, models map[string]ModelOptions) (credUse
 		return credUse{}, invalid(ptr+"/categories", "a router needs 2..10 categories")
 	}
 	for _, name := range sortedKeysOf(r.Categories) {
-		if m := r.Categories[name].Model; !hasKey(models, m) {
+		m := r.Categories[name].Model
+		if !hasKey(models, m) {
 			return credUse{}, invalid(ptr+"/categories"+pointer(name)+"/model", "no model named %q", m)
 		}
+		if !slices.Contains(entries, m) {
+			return credUse{}, invalid(ptr+"/categories"+pointer(name)+"/model", "model %q is not an entry of this route; a category selects one of the route's entries", m)
+		}
 	}
-	return credUse{ptr: ptr + "/credential", name: r.Credential, consumer: authority.ConsumerVercel, destination: routerEndpoint, explicit: true}, nil
+	return credUse{ptr: ptr + "/credential", name: r.Credential, consumer: authority.ConsumerVercel, destination: RouterEndpoint, explicit: true}, nil
+}
+
+// nestingRoute is a route that lists route name as an entry, or "".
+func nestingRoute(o *Options, name string) string {
+	for _, outer := range sortedKeysOf(o.Routes) {
+		for _, e := range o.Routes[outer].Entries {
+			if e.Route == name {
+				return outer
+			}
+		}
+	}
+	return ""
 }
 
 func hasKey[V any](m map[string]V, k string) bool {

@@ -18,7 +18,7 @@ type RouteAttempt struct {
 	Operation string `json:"operation"`
 	// Attempt is 1-based within the operation.
 	Attempt int `json:"attempt"`
-	// SelectionReason is initial, sticky or fallback.
+	// SelectionReason is initial, sticky, fallback or complexity.
 	SelectionReason string `json:"selection_reason"`
 	// Phase is started before dispatch and finished after.
 	Phase      string  `json:"phase"`

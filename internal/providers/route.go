@@ -81,6 +81,9 @@ const (
 	SelectInitial  = "initial"
 	SelectSticky   = "sticky"
 	SelectFallback = "fallback"
+	// SelectComplexity: the route's complexity router chose the entry
+	// for the task's first operation.
+	SelectComplexity = "complexity"
 )
 
 // Attempt describes one attempt of a routed operation: the model_route
@@ -112,6 +115,18 @@ type RouteState struct {
 	sticky    int
 	moved     bool
 	operation uint64
+	// reason is why the first operation starts at sticky, when something
+	// other than the route's order chose it (SelectComplexity).
+	reason string
+}
+
+// Select makes the task's first operation start at entry index, selected
+// for reason (SelectComplexity): the router's choice. It must be called
+// before the first operation; later operations stay sticky to it.
+func (s *RouteState) Select(index int, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sticky, s.reason = index, reason
 }
 
 // AttemptHooks let the caller account for each attempt separately: a
@@ -157,6 +172,9 @@ func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHo
 	state.operation++
 	var attempts []Attempt
 	start := state.sticky
+	if start >= len(r.opts.Entries) {
+		start = 0
+	}
 	most := r.opts.MaxAttempts
 	if hooks.NoFallback {
 		most = 1
@@ -169,6 +187,8 @@ func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHo
 		switch {
 		case n > 1:
 			a.SelectionReason = SelectFallback
+		case state.reason != "" && state.operation == 1:
+			a.SelectionReason = state.reason
 		case state.moved || state.operation > 1:
 			a.SelectionReason = SelectSticky
 		}
