@@ -122,7 +122,11 @@ func (b *modelBuilder) route(name string) (Model, error) {
 	}
 	rm := &routeModel{name: name, r: r}
 	if rt.Router != nil {
-		if rm.classifier, err = b.classifier(name, rt, names); err != nil {
+		kept := make([]string, len(ropts.Entries))
+		for i, e := range ropts.Entries {
+			kept[i] = e.Name
+		}
+		if rm.classifier, err = b.classifier(name, rt, kept); err != nil {
 			return nil, err
 		}
 	}

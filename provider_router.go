@@ -22,8 +22,9 @@ type routeClassifier struct {
 // routerPath is where a fixture serves the evaluation-model endpoint.
 const routerPath = "/v4/ai/evaluation-model"
 
-// classifier builds the router of route name over its flattened entries
-// names: its credential is the Vercel credential, resolved for exactly the
+// classifier builds the router of route name over the entries names it
+// can select (its flattened entries whose models have what the route
+// requires): its credential is the Vercel credential, resolved for exactly the
 // evaluation-model endpoint (a fixture gets the fixed fake key, at the
 // fixture's own origin).
 func (b *modelBuilder) classifier(name string, rt config.Route, names []string) (*routeClassifier, error) {
@@ -51,7 +52,7 @@ func (b *modelBuilder) classifier(name string, rt config.Route, names []string) 
 		i := slices.Index(names, rc.Model)
 		if i < 0 {
 			return nil, &ConfigError{Code: config.CodeInvalidValue, Option: ptr + "/categories/" + cat + "/model",
-				Message: fmt.Sprintf("model %q is not an entry of route %q", rc.Model, name)}
+				Message: fmt.Sprintf("model %q is not an entry of route %q that has the route's required capabilities", rc.Model, name)}
 		}
 		c.entry[cat] = i
 		opts.Categories = append(opts.Categories, providers.RouterCategory{Name: cat, Description: rc.Description})

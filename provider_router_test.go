@@ -309,3 +309,14 @@ func TestNestedRouterIsRefused(t *testing.T) {
 		t.Fatalf("a nested router: %v", err)
 	}
 }
+
+// A category whose model lacks what the route requires could never be
+// selected: it is refused at load.
+func TestRouterCategoryMustBeSelectable(t *testing.T) {
+	body := strings.Replace(routerDeploymentBody("http://127.0.0.1:1/v1/chat/completions"),
+		"[options.models.deep]\n", "[options.models.deep]\ncapabilities = { text_streaming = false }\n", 1)
+	_, err := loadProviderDeployment(t, body)
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "categories/complex/model") {
+		t.Fatalf("a category of an unselectable entry: %v", err)
+	}
+}

@@ -147,7 +147,14 @@ func (d *Deployment) checkModels(v *view, inUse []string) ([]credUse, error) {
 				return nil, &Error{Code: CodeUnsupportedFeature, Option: "/options/routes" + pointer(name) + "/router",
 					Message: fmt.Sprintf("route %q has a router but is an entry of route %q: a router only selects the entry of the task's own route; move the router to %q", name, outer, outer)}
 			}
-			flat, _ := o.RouteModels(name) // a route that cannot be flattened was refused already
+			// A route that cannot be flattened was refused already.
+			entries, _ := d.RouteEntries(name)
+			var flat []string
+			for _, e := range entries {
+				if len(e.Missing) == 0 {
+					flat = append(flat, e.Model)
+				}
+			}
 			u, err := checkRouter("/options/routes"+pointer(name)+"/router", r, o.Models, flat)
 			if err != nil {
 				return nil, err
@@ -233,7 +240,8 @@ func modelCredential(ptr string, m ModelOptions, explicit bool) (credUse, bool) 
 // checkRouter requires a route's router to be complete and each of its
 // categories to name a declared model; its credential goes to the
 // gateway's classifier. A category selects the route's entry of its
-// model, so that model must be one of the route's flattened entries.
+// model, so that model must be one of entries, the route's flattened
+// entries that can be selected.
 func checkRouter(ptr string, r *Router, models map[string]ModelOptions, entries []string) (credUse, error) {
 	for _, missing := range []struct {
 		key  string
@@ -253,7 +261,7 @@ func checkRouter(ptr string, r *Router, models map[string]ModelOptions, entries 
 			return credUse{}, invalid(ptr+"/categories"+pointer(name)+"/model", "no model named %q", m)
 		}
 		if !slices.Contains(entries, m) {
-			return credUse{}, invalid(ptr+"/categories"+pointer(name)+"/model", "model %q is not an entry of this route; a category selects one of the route's entries", m)
+			return credUse{}, invalid(ptr+"/categories"+pointer(name)+"/model", "model %q is not a selectable entry of this route (an entry whose model has the route's required capabilities); a category selects one of the route's entries", m)
 		}
 	}
 	return credUse{ptr: ptr + "/credential", name: r.Credential, consumer: authority.ConsumerVercel, destination: RouterEndpoint, explicit: true}, nil
