@@ -1,6 +1,7 @@
 package pablo
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
@@ -24,8 +26,53 @@ const (
 	approvalGranted    ApprovalAnswer = "covered_by_task_grant"
 	approvalRefused    ApprovalAnswer = "rejected_by_task_grant"
 	approvalUnanswered ApprovalAnswer = "unanswered"
+	approvalLate       ApprovalAnswer = "late"
 	approvalNoChannel  ApprovalAnswer = "no_channel"
 )
+
+// ApprovalChannel is what an [Approver] may also implement to name the
+// channel its answers come from ("acp", "tty", "host"): the channel of
+// its approval.answered events. An approver without it is "approver".
+type ApprovalChannel interface {
+	ApprovalChannel() string
+}
+
+// The channels an answer comes from besides an approver's own.
+const (
+	channelApprover  = "approver"
+	channelTaskGrant = "task_grant"
+	channelNone      = "none"
+)
+
+// channelOf names the channel of ap's answers.
+func channelOf(ap Approver) string {
+	if c, ok := ap.(ApprovalChannel); ok {
+		if name := c.ApprovalChannel(); name != "" {
+			return name
+		}
+	}
+	return channelApprover
+}
+
+// ApprovalRequestID is the ID of the approval request bound to one call:
+// derived from the root task, the agent, the call ID and the arguments
+// digest ("apr_" and 32 hex digits of SHA-256 over the four, each followed
+// by a NUL byte), so a request names exactly one call and its answer,
+// carrying the same ID, can be bound to nothing else.
+func ApprovalRequestID(taskID, agentID, callID, argumentsDigest string) string {
+	return "apr_" + digest16(taskID, agentID, callID, argumentsDigest)
+}
+
+// digest16 is the hex of the first 16 bytes of SHA-256 over parts, each
+// followed by a NUL byte.
+func digest16(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
 
 // approvalGrants are the "allow for this task" answers of one task, shared
 // by its root and its children: a narrowing rule of the task's own that
@@ -63,7 +110,8 @@ func (g *approvalGrants) covers(x authority.ApprovalGrant) (allow, found bool) {
 // arguments, digest, the resources its contract names and its effect.
 func (s *step) approvalRequest(ac admittedCall) ApprovalRequest {
 	args, _ := s.t.rt.opts.secrets.Mask(ac.args)
-	req := ApprovalRequest{TaskID: s.t.root.ID(), AgentID: s.agent, CallID: ac.rec.ID, Tool: ac.id,
+	req := ApprovalRequest{ID: ApprovalRequestID(s.t.root.ID(), s.agent, ac.rec.ID, ac.rec.ArgumentsDigest),
+		TaskID: s.t.root.ID(), AgentID: s.agent, CallID: ac.rec.ID, Tool: ac.id,
 		Arguments: json.RawMessage(args), ArgumentsDigest: ac.rec.ArgumentsDigest,
 		Effect: authority.EffectOf(ac.id, ac.decision), Decision: ac.decision}
 	if spec, ok := s.contracts.Spec(ac.id); ok && spec.Resources != nil {
@@ -78,10 +126,44 @@ func (s *step) approvalRequest(ac admittedCall) ApprovalRequest {
 // recordApproval records one step of an approval in the ledger, as a
 // decision on the call's capability under the layer "approval": the rule
 // is "approval.<step>" and the reason names the call it is bound to, its
-// digest, effect and resources (masked), so a host can audit who approved
-// what.
+// digest, effect and resources (masked), the request and, for an answer,
+// its channel, so a host can audit who approved what from the ledger
+// alone. Every step but the request is also an approval.answered event.
 func (s *step) recordApproval(req ApprovalRequest, step ApprovalAnswer) *Outcome {
+	return s.recordAnswer(req, step, "")
+}
+
+// recordUnanswered records a request the task ended before its answer
+// counted (a cancel, the deadline): "late" with the answer that came too
+// late, which grants nothing, or "unanswered" when none came. The task
+// has ended, so it is recorded on a context that is not.
+func (s *step) recordUnanswered(req ApprovalRequest, answer ApprovalAnswer, err error) {
+	saved := s.ctx
+	s.ctx = context.WithoutCancel(saved)
+	defer func() { s.ctx = saved }()
+	if err == nil && answer != "" {
+		_ = s.recordAnswer(req, approvalLate, answer)
+		return
+	}
+	_ = s.recordAnswer(req, approvalUnanswered, "")
+}
+
+// recordAnswer is recordApproval with the late answer of a "late" step.
+func (s *step) recordAnswer(req ApprovalRequest, step, late ApprovalAnswer) *Outcome {
 	allowed := step == ApprovalAllowOnce || step == ApprovalAllowForTask || step == approvalGranted
+	channel := ""
+	switch step {
+	case approvalAsked:
+	case approvalGranted, approvalRefused:
+		channel = channelTaskGrant
+	case approvalNoChannel:
+		channel = channelNone
+		if s.conf.approver != nil {
+			channel = channelOf(s.conf.approver) // it failed to answer
+		}
+	default:
+		channel = channelOf(s.conf.approver)
+	}
 	var b strings.Builder
 	b.WriteString("call ")
 	b.WriteString(req.CallID)
@@ -95,11 +177,63 @@ func (s *step) recordApproval(req ApprovalRequest, step ApprovalAnswer) *Outcome
 		b.WriteString("=")
 		b.WriteString(s.t.rt.opts.secrets.String(r.Value))
 	}
+	b.WriteString(" request ")
+	b.WriteString(req.ID)
+	if channel != "" {
+		b.WriteString(" channel ")
+		b.WriteString(channel)
+	}
+	if late != "" {
+		b.WriteString(" late answer ")
+		b.WriteString(string(late))
+	}
 	d := authority.Decision{Allowed: allowed, Layer: "approval", RuleID: "approval." + string(step), Reason: b.String()}
 	if err := s.t.root.RecordDecision(s.ctx, s.agent, string(req.Tool), d); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	return nil
+	if step == approvalAsked {
+		return nil
+	}
+	a := s.approvalEvent(req, false)
+	a.Answer, a.Channel, a.LateAnswer = eventAnswer(step), channel, string(late)
+	return s.emit(EventData{Type: EventApprovalAnswered, Approval: a})
+}
+
+// emitApprovalRequested is the approval.requested event of req: every
+// call that needs approval has one, then one approval.answered.
+func (s *step) emitApprovalRequested(req ApprovalRequest) *Outcome {
+	return s.emit(EventData{Type: EventApprovalRequested, Approval: s.approvalEvent(req, true)})
+}
+
+// approvalEvent is req as its events carry it, masked; the request event
+// also carries the arguments and the rule that asked.
+func (s *step) approvalEvent(req ApprovalRequest, request bool) *EventApproval {
+	a := &EventApproval{RequestID: req.ID, CallID: req.CallID, Capability: string(req.Tool),
+		ArgumentsDigest: req.ArgumentsDigest, Effect: string(req.Effect)}
+	for _, r := range req.Resources {
+		a.Resources = append(a.Resources, event.ApprovalResource{Kind: string(r.Kind), Value: s.t.rt.opts.secrets.String(r.Value)})
+	}
+	if request {
+		a.Arguments = req.Arguments
+		by := authority.ApprovalSourceOf(req.Decision)
+		a.Layer, a.RuleID = by.Layer, by.RuleID
+	}
+	return a
+}
+
+// eventAnswer is the answer an approval.answered event gives for a ledger
+// step: an earlier answer for this task is that answer, and a late answer
+// leaves the request unanswered.
+func eventAnswer(step ApprovalAnswer) string {
+	switch step {
+	case approvalGranted:
+		return string(ApprovalAllowForTask)
+	case approvalRefused:
+		return string(ApprovalRejectForTask)
+	case approvalLate:
+		return string(approvalUnanswered)
+	}
+	return string(step)
 }
 
 // IdempotencyKey is the stable key of one side-effecting call: derived
@@ -111,10 +245,5 @@ func (s *step) recordApproval(req ApprovalRequest, step ApprovalAnswer) *Outcome
 // mcp.IdempotencyMetaKey ("io.github.pabloagent/idempotency-key");
 // shell.run in the environment variable PABLO_IDEMPOTENCY_KEY.
 func IdempotencyKey(taskID, agentID, callID string) string {
-	h := sha256.New()
-	for _, p := range [...]string{taskID, agentID, callID} {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return "idem_" + hex.EncodeToString(h.Sum(nil)[:16])
+	return "idem_" + digest16(taskID, agentID, callID)
 }

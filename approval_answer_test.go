@@ -50,6 +50,8 @@ type approvalRun struct {
 	read      []string
 	results   map[string]string
 	approvals []string // "call rule" for each approval record
+	// events are the approval events, as "type call answer channel late".
+	events []string
 }
 
 func runApprovals(t *testing.T, script string, now func() time.Time, limits ledger.Limits, answer func(ctx context.Context, req pablo.ApprovalRequest) pablo.ApprovalAnswer) approvalRun {
@@ -89,9 +91,19 @@ func runApprovals(t *testing.T, script string, now func() time.Time, limits ledg
 		t.Fatal(err)
 	}
 	run.results = map[string]string{}
+	requests := map[string]string{} // request ID → call ID
 	for ev := range task.Events() {
 		if ev.Type == pablo.EventToolFinished {
 			run.results[ev.CallID] = string(ev.Result)
+		}
+		if a := ev.Approval; a != nil {
+			// An answer is bound to its request: the same ID, the same call.
+			if ev.Type == pablo.EventApprovalRequested {
+				requests[a.RequestID] = a.CallID
+			} else if requests[a.RequestID] != a.CallID {
+				t.Errorf("answer %s for call %s, requested for call %q", a.RequestID, a.CallID, requests[a.RequestID])
+			}
+			run.events = append(run.events, strings.TrimSpace(strings.Join([]string{string(ev.Type), a.CallID, a.Answer, a.Channel, a.LateAnswer}, " ")))
 		}
 	}
 	run.obj = task.Wait()
@@ -221,8 +233,12 @@ func TestApprovalAfterTheDeadlineDenies(t *testing.T) {
 	if len(run.read) != 0 {
 		t.Errorf("the call ran after its deadline: %v", run.read)
 	}
-	if got := strings.Join(run.approvals, "|"); got != "c1 approval.requested|c1 approval.unanswered" {
+	// The late answer is recorded as late, and granted nothing.
+	if got := strings.Join(run.approvals, "|"); got != "c1 approval.requested|c1 approval.late" {
 		t.Errorf("ledger approvals %s", got)
+	}
+	if got := strings.Join(run.events, "|"); got != "approval.requested c1|approval.answered c1 unanswered approver allow_once" {
+		t.Errorf("approval events %s", got)
 	}
 }
 

@@ -111,6 +111,11 @@ func TestApprovalGatesOneCall(t *testing.T) {
 			})
 		}, pablo.StatusCancelled, `"cancelled"`},
 	}
+	// What each case's approval.answered event says: the answer, its
+	// channel and an answer that came too late.
+	wantAnswers := map[string]string{"Allowed": "allow_once approver", "Rejected": "reject approver", "ZeroAnswerRejects": "reject approver",
+		"ApproverFails": "no_channel approver", "NoApprover": "no_channel none", "CancelledWhileWaiting": "unanswered approver allow_once"}
+	answers := map[string]string{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			store := ledger.NewMemoryStore()
@@ -136,6 +141,9 @@ func TestApprovalGatesOneCall(t *testing.T) {
 			var finished json.RawMessage
 			for ev := range task.Events() {
 				types = append(types, string(ev.Type))
+				if ev.Type == pablo.EventApprovalAnswered {
+					answers[c.name] = strings.TrimSpace(ev.Approval.Answer + " " + ev.Approval.Channel + " " + ev.Approval.LateAnswer)
+				}
 				if ev.Type == pablo.EventToolFinished {
 					finished = ev.Result
 				}
@@ -144,8 +152,11 @@ func TestApprovalGatesOneCall(t *testing.T) {
 			if obj.Outcome.Status != c.status {
 				t.Fatalf("outcome %s, want %s", obj.Outcome.Status, c.status)
 			}
-			if !strings.Contains(strings.Join(types, " "), "tool.started tool.finished") {
-				t.Errorf("events %v: the call's tool.started must be followed by its tool.finished", types)
+			if !strings.Contains(strings.Join(types, " "), "tool.started approval.requested approval.answered tool.finished") {
+				t.Errorf("events %v: the call's tool.started must be followed by its request, its answer and its tool.finished", types)
+			}
+			if answered := answers[c.name]; answered != wantAnswers[c.name] {
+				t.Errorf("approval.answered %q, want %q", answered, wantAnswers[c.name])
 			}
 			if !strings.Contains(string(finished), `"status":`+c.result) {
 				t.Errorf("tool.finished result %s, want status %s", finished, c.result)

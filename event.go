@@ -21,6 +21,9 @@ type (
 	EventData = event.EventData
 	// EventCall is the call of a tool.started event.
 	EventCall = event.Call
+	// EventApproval is the approval of approval.requested and
+	// approval.answered events.
+	EventApproval = event.Approval
 	// DeploymentRef identifies the deployment a task runs under.
 	DeploymentRef = event.DeploymentRef
 	// CompactionRecord is the compaction-v1 record of the
@@ -30,17 +33,20 @@ type (
 
 // The event kinds, in the order a run produces them:
 // run.started → (model.started → deltas → model.finished →
-// [tool.started → tool.output* → tool.finished])* → run.finished.
+// [tool.started → (approval.requested → approval.answered)? →
+// tool.output* → tool.finished])* → run.finished.
 const (
-	EventRunStarted     = event.RunStarted
-	EventSkillActivated = event.SkillActivated
-	EventModelStarted   = event.ModelStarted
-	EventTextDelta      = event.TextDelta
-	EventModelFinished  = event.ModelFinished
-	EventToolStarted    = event.ToolStarted
-	EventToolOutput     = event.ToolOutput
-	EventToolFinished   = event.ToolFinished
-	EventRunFinished    = event.RunFinished
+	EventRunStarted        = event.RunStarted
+	EventSkillActivated    = event.SkillActivated
+	EventModelStarted      = event.ModelStarted
+	EventTextDelta         = event.TextDelta
+	EventModelFinished     = event.ModelFinished
+	EventToolStarted       = event.ToolStarted
+	EventApprovalRequested = event.ApprovalRequested
+	EventApprovalAnswered  = event.ApprovalAnswered
+	EventToolOutput        = event.ToolOutput
+	EventToolFinished      = event.ToolFinished
+	EventRunFinished       = event.RunFinished
 	// EventCompactionStarted and EventCompactionFinished bracket one
 	// context compaction (before a model turn, or after a context
 	// overflow): its record, a null summary and the summary's bytes.

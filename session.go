@@ -86,6 +86,10 @@ const (
 // capability, its arguments (masked, as the events show them) and their
 // digest, the resources it names, its effect and the agent that asks.
 type ApprovalRequest struct {
+	// ID names this request ([ApprovalRequestID]): bound to the task, the
+	// agent, the call ID and the arguments digest, it is what the
+	// approval events and the ledger's records of the request carry.
+	ID     string
 	TaskID string
 	// AgentID is the agent whose call it is: the root's, or a child's.
 	AgentID string

@@ -224,6 +224,9 @@ func (s *step) approve(ac admittedCall) (res ledger.ToolResult, denied bool) {
 		return res, false
 	}
 	req := s.approvalRequest(ac)
+	if o := s.emitApprovalRequested(req); o != nil {
+		return s.approvalStopped(o), true
+	}
 	grant := authority.NewApprovalGrant(req.Tool, req.Effect, req.Resources, req.ArgumentsDigest)
 	if allow, found := s.t.grants.covers(grant); found {
 		if !allow {
@@ -243,7 +246,7 @@ func (s *step) approve(ac admittedCall) (res ledger.ToolResult, denied bool) {
 	}
 	answer, err := ap.Approve(s.ctx, req)
 	if o := s.afterApproval(); o != nil {
-		_ = s.recordApproval(req, approvalUnanswered)
+		s.recordUnanswered(req, answer, err)
 		return s.approvalStopped(o), true
 	}
 	if err != nil {

@@ -170,13 +170,17 @@ func answerOf(optionID sdk.PermissionOptionId) pablo.ApprovalAnswer {
 // reject_always the rest of the task's calls of the same shape too. A
 // cancelled outcome, an unknown option or the end of ctx rejects; an
 // error answer or a lost client is an approver that could not answer.
+// With pablo/v2 the request's _meta carries what the answer is bound to:
+// the request ID, the agent, the capability, the arguments digest and the
+// effect.
 func (r *promptRun) Approve(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 	select {
 	case <-r.announcement(req.CallID):
 	case <-r.forwarded:
 		return pablo.ApprovalReject, nil
 	case <-ctx.Done():
-		return pablo.ApprovalReject, nil
+		// No one answered: the task ended first.
+		return pablo.ApprovalReject, ctx.Err()
 	}
 	title := string(req.Tool)
 	params := sdk.RequestPermissionRequest{
@@ -193,6 +197,9 @@ func (r *promptRun) Approve(ctx context.Context, req pablo.ApprovalRequest) (pab
 	if len(req.Arguments) > 0 {
 		params.ToolCall.RawInput = req.Arguments
 	}
+	if r.ext.v2 {
+		params.Meta = map[string]any{ExtV2: approvalMeta(req)}
+	}
 	m, err := r.c.call(ctx, r.st.id, sdk.ClientMethodSessionRequestPermission, params)
 	if err != nil {
 		return pablo.ApprovalReject, err
@@ -205,6 +212,18 @@ func (r *promptRun) Approve(ctx context.Context, req pablo.ApprovalRequest) (pab
 		return pablo.ApprovalReject, nil
 	}
 	return answerOf(resp.Outcome.Selected.OptionId), nil
+}
+
+// ApprovalChannel implements pablo.ApprovalChannel: answers come over ACP.
+func (r *promptRun) ApprovalChannel() string { return "acp" }
+
+// approvalMeta is the pablo/v2 metadata of a session/request_permission:
+// the request as the approval.requested event names it. The masked
+// arguments are the tool call's rawInput already; the resources, which
+// are not masked on the request, stay out.
+func approvalMeta(req pablo.ApprovalRequest) map[string]any {
+	return map[string]any{"approval": map[string]any{"request_id": req.ID, "agent_id": req.AgentID,
+		"capability": string(req.Tool), "arguments_digest": req.ArgumentsDigest, "effect": string(req.Effect)}}
 }
 
 // call sends a request to the client and waits for its answer or ctx.

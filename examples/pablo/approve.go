@@ -25,6 +25,9 @@ func (a preApproved) Approve(_ context.Context, req pablo.ApprovalRequest) (pabl
 	return pablo.ApprovalReject, nil
 }
 
+// ApprovalChannel implements pablo.ApprovalChannel: the host answered.
+func (preApproved) ApprovalChannel() string { return "host" }
+
 // runApprover is the approver a `pablo run` task asks: --approve's, or none
 // (no channel: a call that needs approval is denied).
 func runApprover(p *parsed) (pablo.Approver, error) {

@@ -6,22 +6,29 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pabloagent/pablo"
 )
 
 // TestLedgerShowPrintsApprovals: a call that needs approval (here by
 // options.approvals.filesystem_write) runs under `pablo run --approve`
 // with its request and answer in the ledger, which `ledger show` prints
 // bound to the call; without --approve there is no channel, and the call
-// is denied under builtin.approval, recorded as no_channel.
+// is denied under builtin.approval, recorded as no_channel. After the run's
+// host has exited, the ledger alone says who approved what: `ledger show
+// --json` gives each request's agent, call, arguments digest, resources,
+// effect, answer and channel, and what the call then did.
 func TestLedgerShowPrintsApprovals(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		flags  []string
 		status string
 		want   []string
+		audit  string // answer channel call_status
 	}{
-		{"Approved", []string{"--approve", "fs.write"}, "completed", []string{`rule "approval.requested": call c1 arguments sha256:`, `allowed by layer "approval" rule "approval.allow_once": call c1 arguments sha256:`, "effect write"}},
-		{"NoChannel", nil, "policy_denied", []string{`denied by layer "approval" rule "approval.no_channel": call c1`}},
+		{"Approved", []string{"--approve", "fs.write"}, "completed", []string{`rule "approval.requested": call c1 arguments sha256:`, `allowed by layer "approval" rule "approval.allow_once": call c1 arguments sha256:`, "effect write",
+			"call c1 fs.write (write, arguments sha256:", ": allow_once via host; the call settled completed, key idem_"}, "allow_once host completed"},
+		{"NoChannel", nil, "policy_denied", []string{`denied by layer "approval" rule "approval.no_channel": call c1`, ": no_channel via none; the call settled policy_denied"}, "no_channel none policy_denied"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -46,6 +53,28 @@ func TestLedgerShowPrintsApprovals(t *testing.T) {
 				if !strings.Contains(show, w) {
 					t.Errorf("ledger show does not say %q:\n%s", w, show)
 				}
+			}
+			_, js, _ := cli(t, "ledger", "show", "--json", "--store", store, obj.RunID)
+			var report struct {
+				Tasks []struct {
+					RootAgentID string `json:"root_agent_id"`
+				} `json:"tasks"`
+				Approvals []pablo.ApprovalRecord `json:"approvals"`
+			}
+			if err := json.Unmarshal([]byte(js), &report); err != nil || len(report.Tasks) != 1 || len(report.Approvals) != 1 {
+				t.Fatalf("ledger show --json: %v %s", err, js)
+			}
+			a := report.Approvals[0]
+			if a.TaskID != obj.RunID || a.AgentID != report.Tasks[0].RootAgentID || a.CallID != "c1" || a.Capability != "fs.write" ||
+				!strings.HasPrefix(a.ArgumentsDigest, "sha256:") || a.Effect != "write" ||
+				!strings.HasPrefix(a.RequestID, "apr_") || a.RuleID == "" {
+				t.Errorf("the approval is not bound to the call: %+v", a)
+			}
+			if got := a.Answer + " " + a.Channel + " " + a.CallStatus; got != c.audit {
+				t.Errorf("audit %q, want %q", got, c.audit)
+			}
+			if a.IdempotencyKey != pablo.IdempotencyKey(obj.RunID, a.AgentID, "c1") {
+				t.Errorf("the call's key %q is not its derivation", a.IdempotencyKey)
 			}
 		})
 	}

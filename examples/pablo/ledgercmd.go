@@ -48,10 +48,14 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 		return err
 	}
 	if args[0] == "show" {
+		byTask, all, err := reportApprovals(ctx, store, report)
+		if err != nil {
+			return err
+		}
 		if p.bools["json"] {
-			writeJSON(h, report)
+			writeJSON(h, shownReport{report, all})
 		} else {
-			printReport(h, report, len(p.args) == 1)
+			printReport(h, report, len(p.args) == 1, byTask)
 		}
 		return nil
 	}
@@ -71,7 +75,7 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 			Reaped    bool                   `json:"reaped"`
 		}{report, survivors, p.bools["reap"]})
 	} else {
-		printReport(h, report, true)
+		printReport(h, report, true, nil)
 		verb := "ALIVE "
 		if p.bools["reap"] {
 			verb = "reaped"
@@ -92,8 +96,9 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 }
 
 // printReport is the text form of a ledger report; calls are listed when
-// detailed.
-func printReport(h *host, report ledger.Report, detailed bool) {
+// detailed, and each task's approval requests (approvals, by task ID)
+// always.
+func printReport(h *host, report ledger.Report, detailed bool, approvals map[string][]pablo.ApprovalRecord) {
 	for _, t := range report.Tasks {
 		end := "interrupted (no terminal outcome recorded)"
 		if t.Outcome != nil {
@@ -118,6 +123,7 @@ func printReport(h *host, report ledger.Report, detailed bool) {
 				fmt.Fprintf(h.stdout, "    decision   %-30s%s\n", d.Capability, decided(&d.Decision))
 			}
 		}
+		printApprovals(h, approvals[t.TaskID])
 	}
 }
 

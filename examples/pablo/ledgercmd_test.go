@@ -54,7 +54,7 @@ func TestLedgerTextSaysWhatJSONSays(t *testing.T) {
 		{Kind: "tool", Name: "shell.run", State: ledger.CallDispatched, Class: outcome.ClassUnknown},
 	}}}}
 	var out bytes.Buffer
-	printReport(&host{stdout: &out}, report, true)
+	printReport(&host{stdout: &out}, report, true, nil)
 	for _, want := range []string{"mcp/records/write        settled timed_out, delivery may_have_been_sent", "shell.run                dispatched, never settled"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("missing %q in:\n%s", want, out.String())

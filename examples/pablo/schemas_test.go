@@ -202,6 +202,15 @@ default = "deny"
 allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "prefix" }]
 `)
 	gated := write("gated.toml", "schema_version = 1\n[options.shell]\nenabled = true\n[[authority]]\nid = \"ops\"\n[authority.policy.tools]\ndefault = \"allow\"\nallow = [{ id = \"ops.shell\", value = \"shell.run\", approval = \"required\" }]\n")
+	approvedShell := write("approved-shell.toml", `schema_version = 1
+[options.approvals]
+shell = "required"
+[options.shell]
+enabled = true
+[options.shell.commands]
+default = "deny"
+allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "prefix" }]
+`)
 	shellScript := write("shell.json", `{"turns":[{"tool_calls":[{"name":"shell.run","arguments":{"command":"/usr/bin/printf hi","cwd":"."}}]},{"text":["done"]}]}`)
 	escape := write("escape.json", `{"turns":[{"tool_calls":[{"name":"fs.read","arguments":{"path":"../outside.txt"}}]},{"text":["never reached"]}]}`)
 	rm := write("rm.json", `{"turns":[{"tool_calls":[{"name":"shell.run","arguments":{"command":"/bin/rm -rf docs","cwd":"."}}]},{"text":["never reached"]}]}`)
@@ -227,6 +236,9 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 	}{
 		{"demo", []string{"demo", "--json", "--store", store}, 0, ""},
 		{"run shell with store", []string{"run", "x", "--json", "--capture-content", "--trace", traceOf("shell"), "--store", store, "--script", shellScript, "--config", shell, "--bind", "workspace=" + ws}, 0, traceOf("shell")},
+		{"run shell approved", []string{"run", "x", "--json", "--trace", traceOf("approved"), "--store", store, "--script", shellScript, "--config", approvedShell, "--bind", "workspace=" + ws, "--approve", "shell.run"}, 0, traceOf("approved")},
+		{"run shell approved captured", []string{"run", "x", "--json", "--capture-content", "--trace", traceOf("approved-captured"), "--script", shellScript, "--config", approvedShell, "--bind", "workspace=" + ws, "--approve", "shell.run"}, 0, traceOf("approved-captured")},
+		{"run shell no channel", []string{"run", "x", "--json", "--trace", traceOf("no-channel"), "--store", store, "--script", shellScript, "--config", approvedShell, "--bind", "workspace=" + ws}, 1, traceOf("no-channel")},
 		{"run policy denied", append([]string{"run", "x", "--json", "--trace", traceOf("denied"), "--store", store, "--script", escape}, demo...), 1, traceOf("denied")},
 		{"run command denied", []string{"run", "x", "--json", "--trace", traceOf("rm"), "--store", store, "--script", rm, "--config", shell, "--bind", "workspace=" + ws}, 1, traceOf("rm")},
 		{"demo bogus flag", []string{"demo", "--json", "--bogus"}, 2, ""},

@@ -98,6 +98,8 @@ type EventData struct {
 	Compaction   *Compaction     `json:"compaction,omitempty"`
 	Summary      json.RawMessage `json:"summary,omitempty"`
 	SummaryBytes *string         `json:"summary_bytes,omitempty"`
+	// approval.requested and approval.answered
+	Approval *Approval `json:"approval,omitempty"`
 	// run.finished
 	Outcome    *Outcome           `json:"outcome,omitempty"`
 	Accounting *ledger.Accounting `json:"accounting,omitempty"`

@@ -34,6 +34,17 @@ type (
 		Result      json.RawMessage `json:"result"`
 		ResultBytes int             `json:"result_bytes"`
 	}
+	traceApproval struct {
+		event.Event
+		Approval traceApprovalBody `json:"approval"`
+	}
+	// traceApprovalBody is an approval whose arguments (a request's) are
+	// content: null unless captured, their byte count always.
+	traceApprovalBody struct {
+		event.Approval
+		Arguments      json.RawMessage `json:"arguments,omitempty"`
+		ArgumentsBytes *int            `json:"arguments_bytes,omitempty"`
+	}
 	traceRunFinished struct {
 		event.Event
 		Outcome *traceOutcome `json:"outcome"`
@@ -55,7 +66,7 @@ func plainText(ev *event.Event) bool {
 	return (d.Type == event.TextDelta || d.Type == event.ToolOutput) &&
 		d.Deployment == nil && d.Provider == "" && d.Model == "" && d.ModelRoute == nil &&
 		d.Status == "" && d.FinishReason == "" && d.Usage == nil && d.OutputBytes == nil && d.Call == nil &&
-		len(d.Result) == 0 && d.Skill == nil && d.Outcome == nil && d.Accounting == nil && d.Masked == 0
+		len(d.Result) == 0 && d.Skill == nil && d.Approval == nil && d.Outcome == nil && d.Accounting == nil && d.Masked == 0
 }
 
 // appendText appends the line encode writes for a plainText event,
@@ -162,6 +173,18 @@ func (tw *Writer) encode(ev event.Event, allowContent bool) ([]byte, error) {
 			}
 		}
 		v = r
+	case event.ApprovalRequested, event.ApprovalAnswered:
+		if ev.Approval != nil {
+			r := &traceApproval{Event: ev, Approval: traceApprovalBody{Approval: *ev.Approval}}
+			if ev.Type == event.ApprovalRequested {
+				n := len(ev.Approval.Arguments)
+				r.Approval.ArgumentsBytes, r.Approval.Arguments = &n, jsonNull
+				if capture && n > 0 {
+					r.Approval.Arguments = tw.maskJSON(ev.Approval.Arguments)
+				}
+			}
+			v = r
+		}
 	case event.RunFinished:
 		if ev.Outcome != nil {
 			o := &traceOutcome{Outcome: *ev.Outcome}

@@ -1,0 +1,60 @@
+package pablo_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// reviewer is a host's approver that names its channel: it allows the
+// call once, and its answers are recorded as coming from "review".
+type reviewer struct{}
+
+func (reviewer) Approve(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+	return pablo.ApprovalAllowOnce, nil
+}
+
+func (reviewer) ApprovalChannel() string { return "review" }
+
+// A call that needs approval waits for the task's approver; afterwards the
+// store alone says who approved what: the request bound to its call, the
+// answer, its channel and how the call settled.
+func ExampleApprovals() {
+	set, _ := authority.New(authority.Config{
+		Host: []authority.ID{"notes.read"},
+		Layers: []authority.Layer{{ID: "case", Kind: authority.KindAuthority, Dimensions: map[authority.Dimension]*authority.Rules{
+			"note": {Default: authority.Deny, Allow: []authority.Rule{{ID: "case.n1", Value: "N-1"}}},
+		}}},
+	})
+	script, _ := pablo.ParseScript([]byte(`{"turns":[
+		{"tool_calls":[{"id":"c1","name":"notes_read","arguments":{"note_id":"N-1"}}]},
+		{"text":["done"]}]}`))
+	store := ledger.NewMemoryStore()
+	rt, _ := pablo.NewRuntime(pablo.RuntimeOptions{
+		Model:     pablo.NewScriptModel(script),
+		Authority: gate{set, "notes.read"}, // asks before every notes.read
+		Catalogs:  []pablo.ToolCatalog{notes{}},
+		Store:     store,
+	})
+	task, _ := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "read N-1", Approver: reviewer{}})
+	for ev := range task.Events() {
+		switch a := ev.Approval; ev.Type {
+		case pablo.EventApprovalRequested:
+			fmt.Println(ev.Type, a.CallID, a.Capability, a.Effect)
+		case pablo.EventApprovalAnswered:
+			fmt.Println(ev.Type, a.CallID, a.Answer)
+		}
+	}
+	task.Wait()
+	recs, _ := pablo.Approvals(context.Background(), store, task.ID())
+	for _, a := range recs {
+		fmt.Println(a.CallID, a.Resources[0].Value, a.Answer, "via", a.Channel, "→", a.CallStatus)
+	}
+	// Output:
+	// approval.requested c1 notes.read execute
+	// approval.answered c1 allow_once
+	// c1 N-1 allow_once via review → completed
+}
