@@ -122,6 +122,9 @@ func (d *Deployment) checkModels(v *view, inUse []string) ([]credUse, error) {
 		if err := d.checkModel("/options/model", o.Model); err != nil {
 			return nil, err
 		}
+		if err := checkReasoning("/options/model", o.Model, o.Limits.MaxOutputTokens); err != nil {
+			return nil, err
+		}
 		if u, ok := modelCredential("/options/model", o.Model, v.explicit("/options/model/credential")); ok {
 			uses = append(uses, u)
 		}
@@ -133,6 +136,9 @@ func (d *Deployment) checkModels(v *view, inUse []string) ([]credUse, error) {
 			return nil, err
 		}
 		if err := d.checkModel(ptr, m); err != nil {
+			return nil, err
+		}
+		if err := checkReasoning(ptr, m, o.Limits.MaxOutputTokens); err != nil {
 			return nil, err
 		}
 		if slices.Contains(inUse, name) {
