@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -81,7 +82,7 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 	if err != nil {
 		return nil, err
 	}
-	b := &graphBuilder{g: Graph{Fingerprint: d.Fingerprint, Probed: opts.Health != nil}, index: map[string]int{}}
+	b := &graphBuilder{g: Graph{Fingerprint: d.Fingerprint, Probed: opts.Health != nil || opts.Cards != nil}, index: map[string]int{}}
 	credential := func(from, name string, consumer authority.Consumer, dest string) {
 		id := "credential:" + name + "@" + dest
 		b.node(GraphNode{ID: id, Kind: nodeCredential, Attributes: map[string]string{"name": name, "consumer": string(consumer), "destination": dest}})
@@ -188,18 +189,13 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 		}
 	}
 
-	if err := b.skills(ctx, d); err != nil {
+	if err := b.skills(ctx, d, set); err != nil {
 		return nil, err
 	}
 
-	// Remotes and their bearer credentials.
-	for _, name := range sortedKeys(d.Options.A2A.Remotes) {
-		r := d.Options.A2A.Remotes[name]
-		id := "remote:" + name
-		b.node(GraphNode{ID: id, Kind: nodeRemote, Attributes: map[string]string{"card_url": r.CardURL, "endpoint": r.Endpoint}})
-		if r.Bearer != nil {
-			credential(id, r.Bearer.Credential, authority.ConsumerA2ABearer, r.Endpoint)
-		}
+	// Children, what they may be given, and the A2A remotes.
+	if err := b.children(ctx, d, set, opts.Cards, credential); err != nil {
+		return nil, err
 	}
 
 	// The model route, its models and their credentials.
@@ -224,6 +220,10 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 			if consumer, endpoint, _ := m.Target(); consumer != "" && !opts.HostModel {
 				if _, declared := d.Credentials()[m.Credential]; declared || m.Provider != "openai_compatible" {
 					credential(id, m.Credential, consumer, endpoint)
+					// The runtime resolves every selectable entry's
+					// credential when it starts: one that does not
+					// resolve stops the route, not just its entry.
+					b.edge(route, "credential:"+m.Credential+"@"+endpoint, edgeRequires)
 				}
 			}
 		}
@@ -284,7 +284,7 @@ func (b *graphBuilder) sandbox(ctx context.Context, d *Deployment, from, id stri
 // authority is flagged, never acted on), required tools and MCP servers
 // exist and are admitted, required credentials exist, and the output
 // contract is a usable schema.
-func (b *graphBuilder) skills(ctx context.Context, d *Deployment) error {
+func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority.Set) error {
 	if len(d.Options.Skills.Roots) == 0 {
 		return nil
 	}
@@ -298,8 +298,8 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment) error {
 	}
 	activated := map[string]skills.ActiveSkill{}
 	var activateErr error
-	if len(d.Options.Skills.Activate) > 0 {
-		if act, err := cat.Activate(ctx, d.Options.Skills.Activate); err != nil {
+	if selection := skillSelection(d.Options.Skills.Activate, set); len(selection) > 0 {
+		if act, err := cat.Activate(ctx, selection); err != nil {
 			activateErr = err
 		} else {
 			for _, s := range act.Skills() {
@@ -328,6 +328,15 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment) error {
 			attrs["output_contract"] = string(req.OutputSchema)
 		}
 		b.node(GraphNode{ID: id, Kind: nodeSkill, Capability: s.QualifiedName, Attributes: attrs})
+		if slices.Contains(d.Options.Skills.Activate, s.QualifiedName) {
+			// Selected by its ID: the runtime activates it only when
+			// the authority admits that ID.
+			dec, err := d.Decide(ctx, authority.ID(s.QualifiedName), nil)
+			if err != nil {
+				return err
+			}
+			b.deny(id, dec)
+		}
 		for _, t := range req.Tools {
 			tid := "tool:" + t
 			if _, ok := b.index[tid]; ok {

@@ -90,6 +90,9 @@ func (b *modelBuilder) route(name string) (Model, error) {
 	if !ok {
 		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/model_route", Message: fmt.Sprintf("no route named %q", name)}
 	}
+	if err := b.d.c.CheckRouteCapabilities(name); err != nil {
+		return nil, err
+	}
 	entries, err := b.d.c.RouteEntries(name)
 	if err != nil {
 		return nil, err
@@ -105,7 +108,7 @@ func (b *modelBuilder) route(name string) (Model, error) {
 	for _, e := range entries {
 		if len(e.Missing) > 0 {
 			// A model that lacks what the route requires is never
-			// selected; the load refused a route with no other entry.
+			// selected; a route with no other entry was refused above.
 			continue
 		}
 		n := e.Model

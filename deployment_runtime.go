@@ -126,13 +126,15 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 	}
 	ro.Catalogs = append(ro.Catalogs, natives...)
 	if len(o.Skills.Activate) > 0 {
-		cat, msgs, err := d.activateSkills(ctx)
+		cat, msgs, err := d.activateSkills(ctx, set)
 		if err != nil {
 			return fail(err)
 		}
-		ro.Catalogs = append(ro.Catalogs, cat)
-		ro.Context = append(ro.Context, msgs...)
-		ro.activations = cat.active.Activations()
+		if cat != nil {
+			ro.Catalogs = append(ro.Catalogs, cat)
+			ro.Context = append(ro.Context, msgs...)
+			ro.activations = cat.active.Activations()
+		}
 	}
 	if len(o.MCP.Servers) > 0 {
 		open, err := d.mcpCatalogs(opts, set)
@@ -263,7 +265,11 @@ type skillCatalog struct {
 	max    int
 }
 
-func (d *Deployment) activateSkills(ctx context.Context) (*skillCatalog, []Message, error) {
+func (d *Deployment) activateSkills(ctx context.Context, set *authority.Set) (*skillCatalog, []Message, error) {
+	selection := skillSelection(d.Options.Skills.Activate, set)
+	if len(selection) == 0 {
+		return nil, nil, nil
+	}
 	opts, err := d.SkillOptions()
 	if err != nil {
 		return nil, nil, err
@@ -272,7 +278,7 @@ func (d *Deployment) activateSkills(ctx context.Context) (*skillCatalog, []Messa
 	if err != nil {
 		return nil, nil, err
 	}
-	active, err := cat.Activate(ctx, d.Options.Skills.Activate)
+	active, err := cat.Activate(ctx, selection)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -354,4 +360,18 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set) (ca
 		cats = append(cats, &shellCatalog{runner: runner, secrets: secrets, literal: pol != nil})
 	}
 	return cats, cleanup, nil
+}
+
+// skillSelection is what the runtime activates of selection: every entry
+// but a qualified Skill ID the authority denies (a policy rule on the
+// Skill's ID). Deployment.Why and the graph read the same decision.
+func skillSelection(selection []string, set *authority.Set) []string {
+	out := make([]string, 0, len(selection))
+	for _, e := range selection {
+		if id := authority.ID(e); id.Kind() == authority.KindSkill && !set.Decide(authority.Request{Capability: id}).Allowed {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }

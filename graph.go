@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/pabloagent/pablo/a2a"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -74,8 +75,12 @@ type GraphReason struct {
 	Credential  string `json:"credential,omitempty"`
 	Consumer    string `json:"consumer,omitempty"`
 	Destination string `json:"destination,omitempty"`
-	// Health is a probed MCP health state (Failed, Degraded, ...).
+	// Health is a probed MCP health state (Failed, Degraded, ...), or a
+	// fetched Agent Card's admission (admitted, refused).
 	Health string `json:"health,omitempty"`
+	// Digest is live evidence's digest: a fetched Agent Card's. It is
+	// not part of the graph digest.
+	Digest string `json:"digest,omitempty"`
 	// Node is the required node this reason comes from, when the cause is
 	// further down the graph.
 	Node string `json:"node,omitempty"`
@@ -139,6 +144,10 @@ type GraphOptions struct {
 	// Health is live MCP health (from mcp.Catalog.Health); nil computes the
 	// graph offline, every server's health Unknown.
 	Health []mcp.Health
+	// Cards are live A2A card probes (from a2a.Client.Probe); nil leaves
+	// every remote's card unfetched. An admitted card's digest and a
+	// refused card's reason land on the remote's node.
+	Cards []a2a.Probe
 	// Bubblewrap is the bubblewrap executable a required sandbox is
 	// checked with (empty: the default path).
 	Bubblewrap string

@@ -23,7 +23,7 @@ func graphDeployment(t *testing.T, doc, skill string) *Deployment {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "work")
 	os.Mkdir(ws, 0o700)
-	os.WriteFile(filepath.Join(dir, "s.json"), []byte(`{"turns":[]}`), 0o600)
+	os.WriteFile(filepath.Join(dir, "s.json"), []byte(`{"turns":[{"text":["done"]}]}`), 0o600)
 	binds := map[string]string{"workspace": ws}
 	if skill != "" {
 		sk := filepath.Join(dir, "skills", "review")
@@ -143,10 +143,17 @@ func TestGraphUnsatisfiableRoute(t *testing.T) {
 		"[options.routes.main]\nentries = [{ model = \"first\" }, { model = \"second\" }]\n[options]\nmodel_route = \"main\"\n"+
 		"[credentials.gw]\nconsumer = \"provider.vercel\"\nsources = [{ kind = \"environment\", name = \"GW\" }]\n"+
 		"[credentials.or]\nconsumer = \"provider.openrouter\"\nsources = [{ kind = \"environment\", name = \"OR\" }]\n", "")
-	wantState(t, mustGraph(t, d, GraphOptions{}), "route:main", Unsupported, "credential_unavailable")
+	wantState(t, mustGraph(t, d, GraphOptions{}), "route:main", MissingGrant, "credential_unavailable")
+	// The runtime resolves every entry's credential when it starts, so
+	// one that does not resolve leaves the route unusable.
 	one := mustGraph(t, d, GraphOptions{LookupEnv: func(k string) (string, bool) { return "x", k == "OR" }})
-	wantState(t, one, "route:main", Ready, "")
+	wantState(t, one, "route:main", MissingGrant, "credential_unavailable")
 	wantState(t, one, "model:first", MissingGrant, "credential_unavailable")
+	if _, err := d.NewRuntime(context.Background(), HostOptions{LookupEnv: func(k string) (string, bool) { return "x", k == "OR" }}); err == nil {
+		t.Fatal("the runtime started with an entry's credential missing")
+	}
+	all := mustGraph(t, d, GraphOptions{LookupEnv: func(string) (string, bool) { return "x", true }})
+	wantState(t, all, "route:main", Ready, "")
 }
 
 // The graph digest covers what the deployment means: a pin, a Skill

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
@@ -77,6 +78,23 @@ func (d *Deployment) Why(ctx context.Context, capability string, opts GraphOptio
 	}
 	n, _ := g.Node(node)
 	e.Admitted = n.State == Ready
+	switch {
+	case n.Kind == nodeSkill:
+		// The runtime activates a Skill the selection names, unless the
+		// authority denies its ID (skillSelection); its requirements'
+		// readiness is explained, and does not stop the activation.
+		if err := d.whySkill(ctx, n, e); err != nil {
+			return nil, err
+		}
+		return e, nil
+	case n.Kind == nodeRemote || n.Kind == nodeChildren:
+		// Reached through the subagent tool: its decision.
+		dec, err := d.Decide(ctx, authority.Subagent, nil)
+		if err != nil {
+			return nil, err
+		}
+		e.Decision = &dec
+	}
 	if decide {
 		dec, err := d.Decide(ctx, authority.ID(capability), nil)
 		if err != nil {
@@ -155,4 +173,31 @@ func (g *Graph) chain(id string) []GraphNode {
 	}
 	walk(id)
 	return out
+}
+
+// whySkill sets e for the Skill node n as the runtime decides it: admitted
+// when options.skills.activate selects it (by ID or name), the authority
+// admits its ID when selected by ID, and its activation succeeds.
+func (d *Deployment) whySkill(ctx context.Context, n GraphNode, e *Explanation) error {
+	sel := d.Options.Skills.Activate
+	_, name, _ := strings.Cut(n.Capability, "/")
+	byID := slices.Contains(sel, n.Capability)
+	selected := byID || slices.Contains(sel, name)
+	failed := false
+	for _, r := range n.Reasons {
+		failed = failed || r.Code == "skill_activation_failed"
+	}
+	if byID {
+		dec, err := d.Decide(ctx, authority.ID(n.Capability), nil)
+		if err != nil {
+			return err
+		}
+		e.Decision = &dec
+	}
+	e.Admitted = selected && !failed && (e.Decision == nil || e.Decision.Allowed)
+	if !selected && n.Capability != "" {
+		e.Causes = append(e.Causes, GraphReason{Code: "skill_not_activated",
+			Detail: "Skill " + n.Capability + " is discovered but options.skills.activate does not select it; add it there (or pass --skill) to activate it"})
+	}
+	return nil
 }

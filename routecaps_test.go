@@ -1,9 +1,8 @@
 package pablo
 
 import (
+	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,52 +51,62 @@ func TestRouteNeverSelectsAnEntryLackingARequiredCapability(t *testing.T) {
 	}
 }
 
-// A route with no entry that supports what it requires is refused at
-// load: a config error naming the route's required_capabilities and the
-// capability each entry lacks. One entry that supports it is enough, and
-// a requirement the route does not state is not held against it.
-func TestRouteWithNoSatisfiableEntryIsRefusedAtLoad(t *testing.T) {
-	load := func(doc string) error {
-		dir := t.TempDir()
-		os.Mkdir(filepath.Join(dir, "work"), 0o700)
-		p := filepath.Join(dir, "d.toml")
-		os.WriteFile(p, []byte("schema_version = 1\n"+doc), 0o600)
-		_, err := Load(LoadOptions{Config: p, Bindings: map[string]string{"workspace": filepath.Join(dir, "work")}})
-		return err
+// A route with no entry that supports what it requires is unsupported in
+// the graph, its cause each entry's missing capability, and refused when
+// a runtime is built from it: a config error at the route's
+// required_capabilities naming the route and what each entry lacks. One
+// entry that supports it is enough, a requirement the route does not
+// state is not held against it, and a nested route's entries inherit the
+// outer route's.
+func TestRouteWithNoSatisfiableEntryIsRefused(t *testing.T) {
+	keys := func(string) (string, bool) { return "key", true }
+	refusal := func(t *testing.T, doc string) *ConfigError {
+		t.Helper()
+		d := providerDeployment(t, doc, nil)
+		rt, err := d.NewRuntime(context.Background(), HostOptions{LookupEnv: keys})
+		if err == nil {
+			rt.Close()
+			return nil
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) {
+			t.Fatalf("want a *ConfigError, got %v", err)
+		}
+		return ce
 	}
 	both := "capabilities = { tool_calls = false }\n"
 	noTools := strings.Replace(routeDoc(both, ""), "[options.models.second]\n", "[options.models.second]\ncapabilities = { tool_calls = false }\n", 1)
-	err := load(noTools)
-	var ce *ConfigError
-	if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) || ce.Code != config.CodeInvalidValue || ce.Option != "/options/routes/main/required_capabilities" {
-		t.Fatalf("want config_invalid_value at the route's required_capabilities, got %v", err)
+	ce := refusal(t, noTools)
+	if ce == nil || ce.Code != config.CodeInvalidValue || ce.Option != "/options/routes/main/required_capabilities" {
+		t.Fatalf("want config_invalid_value at the route's required_capabilities, got %v", ce)
 	}
 	for _, want := range []string{`route "main"`, `model "first" lacks tool_calls`, `model "second" lacks tool_calls`} {
 		if !strings.Contains(ce.Message, want) {
 			t.Errorf("the message %q does not say %s", ce.Message, want)
 		}
 	}
+	g := mustGraph(t, providerDeployment(t, noTools, nil), GraphOptions{LookupEnv: keys})
+	wantState(t, g, "route:main", Unsupported, "model_capability_missing")
 	// Asking only for text streaming, the same models serve.
-	if err := load(strings.Replace(noTools, "entries = [{ model = \"first\" }, { model = \"second\" }]\n", "entries = [{ model = \"first\" }, { model = \"second\" }]\nrequired_capabilities = [\"text_streaming\"]\n", 1)); err != nil {
-		t.Fatalf("text_streaming alone is satisfiable: %v", err)
+	if ce := refusal(t, strings.Replace(noTools, "entries = [{ model = \"first\" }, { model = \"second\" }]\n", "entries = [{ model = \"first\" }, { model = \"second\" }]\nrequired_capabilities = [\"text_streaming\"]\n", 1)); ce != nil {
+		t.Fatalf("text_streaming alone is satisfiable: %v", ce)
 	}
 	// With no tool enabled, the default requirement is text streaming.
-	if err := load("[options.filesystem]\nenabled = false\n[options.shell]\nenabled = false\n" + noTools); err != nil {
-		t.Fatalf("without tools the default requirement is text_streaming: %v", err)
+	if ce := refusal(t, "[options.filesystem]\nenabled = false\n"+noTools); ce != nil {
+		t.Fatalf("without tools the default requirement is text_streaming: %v", ce)
 	}
 	// One satisfiable entry is enough.
-	if err := load(routeDoc(both, "")); err != nil {
-		t.Fatalf("second supports tool_calls: %v", err)
+	if ce := refusal(t, routeDoc(both, "")); ce != nil {
+		t.Fatalf("second supports tool_calls: %v", ce)
 	}
 	// A nested route's entries inherit the outer route's requirement.
 	nested := strings.Replace(noTools, "[options.routes.main]\nentries = [{ model = \"first\" }, { model = \"second\" }]\n",
 		"[options.routes.inner]\nentries = [{ model = \"first\" }, { model = \"second\" }]\nrequired_capabilities = [\"text_streaming\"]\n[options.routes.main]\nentries = [{ route = \"inner\" }]\nrequired_capabilities = [\"tool_calls\"]\n", 1)
-	if err := load(nested); !errors.As(err, &ce) || ce.Option != "/options/routes/main/required_capabilities" {
-		t.Fatalf("the outer route's requirement reaches the inner entries: %v", err)
+	if ce := refusal(t, nested); ce == nil || ce.Option != "/options/routes/main/required_capabilities" {
+		t.Fatalf("the outer route's requirement reaches the inner entries: %v", ce)
 	}
 	// structured_output is recognized, and no adapter supports it.
-	err = load(routeDoc("", "required_capabilities = [\"structured_output\"]\n"))
-	if !errors.As(err, &ce) || ce.Code != config.CodeUnsupportedFeature || !strings.Contains(ce.Message, "structured_output") {
-		t.Fatalf("structured_output: %v", err)
+	if ce := refusal(t, routeDoc("", "required_capabilities = [\"structured_output\"]\n")); ce == nil || ce.Code != config.CodeUnsupportedFeature || !strings.Contains(ce.Message, "structured_output") {
+		t.Fatalf("structured_output: %v", ce)
 	}
 }

@@ -146,12 +146,12 @@ func commands() []command {
 		{path: "graph", schemas: []string{"graph.schema.json", "error.schema.json"}, summary: "the capability requirement graph: every node's readiness and reasons, and the graph digest",
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the graph as JSON"),
-				{name: "probe", help: "start the MCP servers (no tool called) to include their live health and tools (default: offline)"},
+				{name: "probe", help: "start the MCP servers (no tool called) and fetch the A2A remotes' cards (no credential) to include their live health, tools and cards (default: offline)"},
 			})},
 		{path: "why", args: "CAPABILITY", schemas: []string{"why.schema.json", "error.schema.json"}, summary: "why a capability is admitted or not: the chain of nodes, layers, rules and missing grants (exit 0 admitted, 1 not)",
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the explanation as JSON"),
-				{name: "probe", help: "start the MCP servers (no tool called) to include their live health (default: offline)"},
+				{name: "probe", help: "start the MCP servers (no tool called) and fetch the A2A remotes' cards (no credential) to include their live health and cards (default: offline)"},
 			})},
 		{path: "version", summary: "print the executable version"},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/a2a"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -30,8 +31,8 @@ func graphCommand(ctx context.Context, args []string, h *host) error {
 	}
 	opts := pablo.GraphOptions{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap}
 	if p.bools["probe"] {
-		if opts.Health, err = probeHealth(ctx, d, h); err != nil {
-			return &exitError{code: 6, err: err}
+		if err := probeGraph(ctx, d, h, &opts); err != nil {
+			return err
 		}
 	}
 	g, err := d.Graph(ctx, opts)
@@ -83,4 +84,36 @@ func probeHealth(ctx context.Context, d *pablo.Deployment, h *host) ([]mcp.Healt
 		return nil, fmt.Errorf("MCP cleanup: %w", err)
 	}
 	return health, nil
+}
+
+// probeCards fetches and admits every configured A2A remote's Agent Card
+// (a public GET: no credential is resolved or sent, nothing reaches an
+// endpoint), as `pablo a2a probe` does.
+func probeCards(ctx context.Context, d *pablo.Deployment, h *host) ([]a2a.Probe, error) {
+	if len(d.Options.A2A.Remotes) == 0 {
+		return []a2a.Probe{}, nil
+	}
+	opts, err := d.A2AOptions(pablo.HostOptions{LookupEnv: h.lookupEnv})
+	if err != nil {
+		return nil, err
+	}
+	opts.Resolve = nil
+	c, err := a2a.NewClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer c.CloseIdleConnections()
+	return c.Probe(ctx), nil
+}
+
+// probeGraph fills opts with live MCP health and A2A cards.
+func probeGraph(ctx context.Context, d *pablo.Deployment, h *host, opts *pablo.GraphOptions) error {
+	var err error
+	if opts.Health, err = probeHealth(ctx, d, h); err != nil {
+		return &exitError{code: 6, err: err}
+	}
+	if opts.Cards, err = probeCards(ctx, d, h); err != nil {
+		return err
+	}
+	return nil
 }

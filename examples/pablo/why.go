@@ -29,8 +29,8 @@ func whyCommand(ctx context.Context, args []string, h *host) error {
 	}
 	opts := pablo.GraphOptions{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap}
 	if p.bools["probe"] {
-		if opts.Health, err = probeHealth(ctx, d, h); err != nil {
-			return &exitError{code: 6, err: err}
+		if err := probeGraph(ctx, d, h, &opts); err != nil {
+			return err
 		}
 	}
 	e, err := d.Why(ctx, p.args[0], opts)

@@ -42,9 +42,6 @@ func (d *Deployment) check(v *view) error {
 	if err != nil {
 		return err
 	}
-	if err := d.checkRouteCapabilities(); err != nil {
-		return err
-	}
 	uses, err := d.checkModels(v, inUse)
 	if err != nil {
 		return err

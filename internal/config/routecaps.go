@@ -85,8 +85,7 @@ type FlatEntry struct {
 
 // RouteEntries returns route name's flattened entries, in order, each
 // with what it is required to support and what its model lacks. The
-// deployment's load already refused routes that cannot be flattened or
-// that have no entry without a gap.
+// deployment's load already refused routes that cannot be flattened.
 func (d *Deployment) RouteEntries(name string) ([]FlatEntry, error) {
 	return d.Options.RouteEntries(name, d.toolsEnabled())
 }
@@ -137,36 +136,31 @@ func (o *Options) routeRequirements(name string, tools bool, inherited []string,
 	delete(seen, name)
 }
 
-// checkRouteCapabilities refuses a route none of whose entries supports
-// everything it requires: the diagnostic names the route and, for each
-// capability no entry has, which entries lack it.
-func (d *Deployment) checkRouteCapabilities() error {
-	for _, name := range sortedKeysOf(d.Options.Routes) {
-		ptr := "/options/routes" + pointer(name) + "/required_capabilities"
-		entries, err := d.RouteEntries(name)
-		if err != nil {
-			return err
-		}
-		if slices.Contains(d.RouteRequirements(name), CapStructuredOutput) {
-			return &Error{Code: CodeUnsupportedFeature, Option: ptr,
-				Message: fmt.Sprintf("route %q requires structured_output, which is recognized but no model adapter supports; remove it from required_capabilities", name)}
-		}
-		var gaps []string
-		satisfiable := false
-		for _, e := range entries {
-			if len(e.Missing) == 0 {
-				satisfiable = true
-				break
-			}
-			gaps = append(gaps, fmt.Sprintf("model %q lacks %s", e.Model, strings.Join(e.Missing, ", ")))
-		}
-		if !satisfiable {
-			return &Error{Code: CodeInvalidValue, Option: ptr,
-				Message: fmt.Sprintf("no entry of route %q supports what it requires (%s): %s; add an entry whose model supports it, or change the capabilities or required_capabilities",
-					name, strings.Join(entryRequired(entries), ", "), strings.Join(gaps, "; "))}
-		}
+// CheckRouteCapabilities refuses route name when none of its entries
+// supports everything it requires: the diagnostic (a *Error at the
+// route's required_capabilities) names the route and what each entry
+// lacks. The runtime asks it before it builds the route; the graph shows
+// the same route unsupported.
+func (d *Deployment) CheckRouteCapabilities(name string) error {
+	ptr := "/options/routes" + pointer(name) + "/required_capabilities"
+	entries, err := d.RouteEntries(name)
+	if err != nil {
+		return err
 	}
-	return nil
+	if slices.Contains(d.RouteRequirements(name), CapStructuredOutput) {
+		return &Error{Code: CodeUnsupportedFeature, Option: ptr,
+			Message: fmt.Sprintf("route %q requires structured_output, which is recognized but no model adapter supports; remove it from required_capabilities", name)}
+	}
+	var gaps []string
+	for _, e := range entries {
+		if len(e.Missing) == 0 {
+			return nil
+		}
+		gaps = append(gaps, fmt.Sprintf("model %q lacks %s", e.Model, strings.Join(e.Missing, ", ")))
+	}
+	return &Error{Code: CodeInvalidValue, Option: ptr,
+		Message: fmt.Sprintf("no entry of route %q supports what it requires (%s): %s; add an entry whose model supports it, or change the capabilities or required_capabilities",
+			name, strings.Join(entryRequired(entries), ", "), strings.Join(gaps, "; "))}
 }
 
 // entryRequired is the union of the entries' requirements, in order.

@@ -1,0 +1,110 @@
+package pablo
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pabloagent/pablo/a2a"
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
+)
+
+// children adds the children node — what a child may be given at most:
+// the root's admitted tools (without subagent), MCP servers, Skills and
+// route entries, and the capacity — and a node per A2A remote with its
+// configured card, bearer reference and, when probed, the fetched card's
+// digest or why it was refused. A remote is reached only through the
+// subagent tool, so it requires the children node; a deployment with
+// remotes and children off leaves them unsupported.
+func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authority.Set, cards []a2a.Probe, credential func(from, name string, consumer authority.Consumer, dest string)) error {
+	o := &d.Options
+	if !o.Children.Enabled && len(o.A2A.Remotes) == 0 {
+		return nil
+	}
+	const id = "children"
+	attrs := map[string]string{}
+	if o.Children.Enabled {
+		var tools []string
+		for _, t := range d.NativeTools() {
+			if t == authority.Subagent {
+				continue
+			}
+			dec, err := d.Decide(ctx, t, nil)
+			if err != nil {
+				return err
+			}
+			if dec.Allowed {
+				tools = append(tools, string(t))
+			}
+		}
+		var servers []string
+		for _, s := range set.MCPServers() {
+			if n, ok := b.index["mcp:"+s]; ok && b.g.Nodes[n].State != Denied {
+				servers = append(servers, s)
+			}
+		}
+		var skills []string
+		for _, s := range set.Skills() {
+			if dec, err := d.Decide(ctx, s, nil); err == nil && dec.Allowed {
+				skills = append(skills, string(s))
+			}
+		}
+		var route []string
+		if o.ModelRoute != "" {
+			entries, _ := d.c.RouteEntries(o.ModelRoute)
+			for _, e := range entries {
+				if len(e.Missing) == 0 {
+					route = append(route, e.Model)
+				}
+			}
+		}
+		slices.Sort(tools)
+		attrs["tools"] = strings.Join(tools, ",")
+		attrs["mcp_servers"] = strings.Join(servers, ",")
+		attrs["skills"] = strings.Join(skills, ",")
+		attrs["model_route"] = strings.Join(route, ",")
+		attrs["max_active"] = strconv.Itoa(children.MaxActive)
+		attrs["max_total"] = strconv.Itoa(children.MaxTotal)
+	}
+	b.node(GraphNode{ID: id, Kind: nodeChildren, Capability: string(authority.Subagent), Attributes: attrs})
+	if o.Children.Enabled {
+		b.edge("tool:"+string(authority.Subagent), id, edgeOffers)
+		b.edge(id, "tool:"+string(authority.Subagent), edgeRequires)
+	} else {
+		b.set(id, Unsupported, GraphReason{Code: "children_disabled",
+			Detail: "options.children.enabled is false, so the subagent tool and its spawn_remote are not offered and no remote can be reached; set options.children.enabled = true or remove the remotes"})
+	}
+
+	probed := map[string]a2a.Probe{}
+	for _, p := range cards {
+		probed[p.Remote] = p
+	}
+	for _, name := range sortedKeys(o.A2A.Remotes) {
+		r := o.A2A.Remotes[name]
+		rid := "remote:" + name
+		ra := map[string]string{"card_url": r.CardURL, "endpoint": r.Endpoint, "trace_context": strconv.FormatBool(r.TraceContext)}
+		if r.Bearer != nil {
+			ra["bearer_scheme"], ra["bearer_credential"] = r.Bearer.Scheme, r.Bearer.Credential
+		}
+		b.node(GraphNode{ID: rid, Kind: nodeRemote, Capability: name, Attributes: ra})
+		b.edge(id, rid, edgeOffers)
+		b.edge(rid, id, edgeRequires)
+		if r.Bearer != nil {
+			credential(rid, r.Bearer.Credential, authority.ConsumerA2ABearer, r.Endpoint)
+		}
+		p, ok := probed[name]
+		if !ok {
+			continue
+		}
+		if !p.Admitted {
+			b.set(rid, Unhealthy, GraphReason{Code: "card_" + string(p.Reason), Health: "refused", Detail: oneLineReason(p.Detail)})
+			continue
+		}
+		n := &b.g.Nodes[b.index[rid]]
+		n.Reasons = append(n.Reasons, GraphReason{Code: "card_admitted", Health: "admitted", Digest: p.Card.Digest,
+			Detail: "the fetched Agent Card " + p.Card.Digest + " is admitted (" + strconv.Quote(p.Card.Name) + " " + strconv.Quote(p.Card.Version) + ")"})
+	}
+	return nil
+}
