@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"path"
 	"strings"
 	"sync"
 
@@ -120,7 +121,33 @@ func (s *step) approvalRequest(ac admittedCall) ApprovalRequest {
 			req.Resources = spec.Resources(decoded)
 		}
 	}
+	if len(req.Resources) == 0 {
+		req.Resources = workspaceResources(ac.id, ac.args)
+	}
 	return req
+}
+
+// workspaceResources is the path a workspace tool's call names, as the
+// resource its approval request is bound to: a write of fs.write and
+// fs.edit, a read of fs.read, fs.list and fs.search, cleaned so "./a.txt"
+// and "a.txt" are one resource. The tool itself confines the path; this
+// only names it for the human and for an "allow for this task" grant.
+func workspaceResources(id authority.ID, args json.RawMessage) []authority.Resource {
+	kind := authority.ResourceRead
+	switch id {
+	case authority.FSWrite, authority.FSEdit:
+		kind = authority.ResourceWrite
+	case authority.FSRead, authority.FSList, authority.FSSearch:
+	default:
+		return nil
+	}
+	var a struct {
+		Path *string `json:"path"`
+	}
+	if json.Unmarshal(args, &a) != nil || a.Path == nil {
+		return nil
+	}
+	return []authority.Resource{{Kind: kind, Value: path.Clean(*a.Path)}}
 }
 
 // recordApproval records one step of an approval in the ledger, as a

@@ -62,22 +62,26 @@ func reachesNetwork(sandbox string) bool {
 
 // ApprovalGrant is what an "allow for this task" answer adds to the rest of
 // one task: the calls of one capability with one effect over exactly the
-// same resources, or, for a call that names none, with exactly the same
-// arguments. It is a narrowing rule of the task's own: it only lets a later
-// call skip the question; it never allows a call the layers deny.
+// same resources, or, for a call that names no resource but a launcher,
+// with exactly the same arguments. It is a narrowing rule of the task's
+// own: it only lets a later call skip the question; it never allows a call
+// the layers deny.
 type ApprovalGrant struct {
 	Capability ID
 	CallEffect CallEffect
 	// Resources, sorted, are the resources every covered call names.
 	Resources []Resource
-	// ArgumentsDigest, set when Resources is empty, is the one argument
-	// set the grant covers.
+	// ArgumentsDigest, set when Resources name nothing the call acts on
+	// (none, or only a launcher), is the one argument set the grant
+	// covers.
 	ArgumentsDigest string
 }
 
 // NewApprovalGrant is the grant an "allow for this task" answer to a call
-// of capability id with effect e over res (digest when res is empty)
-// records.
+// of capability id with effect e over res records. A call whose resources
+// name only launchers (ResourceExecutable: every shell.run names /bin/sh)
+// is bound to its arguments digest too: the launcher is what starts, not
+// what the call does, so a grant for one command never covers another.
 func NewApprovalGrant(id ID, e CallEffect, res []Resource, digest string) ApprovalGrant {
 	g := ApprovalGrant{Capability: id, CallEffect: e, Resources: slices.Clone(res)}
 	slices.SortFunc(g.Resources, func(a, b Resource) int {
@@ -87,7 +91,7 @@ func NewApprovalGrant(id ID, e CallEffect, res []Resource, digest string) Approv
 		return strings.Compare(a.Value, b.Value)
 	})
 	g.Resources = slices.Compact(g.Resources)
-	if len(g.Resources) == 0 {
+	if !slices.ContainsFunc(g.Resources, func(r Resource) bool { return r.Kind != ResourceExecutable }) {
 		g.ArgumentsDigest = digest
 	}
 	return g

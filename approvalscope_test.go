@@ -1,0 +1,125 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pabloagent/pablo/authority"
+)
+
+// runScoped runs script under doc (a deployment body after its model)
+// with an approver that answers allow_for_task to the calls named in
+// forTask and rejects the rest, and returns the call IDs it was asked
+// about and the ones that ran to completion.
+func runScoped(t *testing.T, body, script string, forTask ...string) (asked []string, completed map[string]bool) {
+	t.Helper()
+	d, err := loadString(t, "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"s.json\" }\n"+body, func(o *LoadOptions) {
+		os.WriteFile(filepath.Join(filepath.Dir(o.Config), "s.json"), []byte(script), 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := d.NewRuntime(context.Background(), HostOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	var mu sync.Mutex
+	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "go", Approver: answerFunc(func(_ context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, req.CallID)
+		for _, id := range forTask {
+			if id == req.CallID {
+				return ApprovalAllowForTask, nil
+			}
+		}
+		return ApprovalReject, nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	completed = map[string]bool{}
+	for ev := range task.Events() {
+		if ev.Type == EventToolFinished && strings.Contains(string(ev.Result), `"status":"completed"`) {
+			completed[ev.CallID] = true
+		}
+	}
+	if obj := task.Wait(); obj.Outcome.Status != StatusCompleted {
+		b, _ := json.Marshal(obj.Outcome)
+		t.Fatalf("outcome %s", b)
+	}
+	return asked, completed
+}
+
+func turnsOf(calls ...string) string {
+	var turns []string
+	for _, c := range calls {
+		turns = append(turns, `{"tool_calls":[`+c+`]}`)
+	}
+	return `{"turns":[` + strings.Join(turns, ",") + `,{"text":["done"]}]}`
+}
+
+// TestAllowForTaskNeverCoversAnotherCommand: "allow for this task" on one
+// shell.run command covers that same call again, never another command:
+// every shell.run names the same launcher, /bin/sh, which is what starts,
+// not what the call does, so the grant stays bound to the arguments.
+func TestAllowForTaskNeverCoversAnotherCommand(t *testing.T) {
+	sh := func(id, cmd string) string {
+		return `{"id":"` + id + `","name":"shell_run","arguments":{"command":"` + cmd + `","cwd":"."}}`
+	}
+	asked, done := runScoped(t, "[options.shell]\nenabled = true\n[options.shell.sandbox]\nmode = \"off\"\n",
+		turnsOf(sh("c1", "ls"), sh("c2", "ls"), sh("c3", "touch pwned"), sh("c4", "ls -a")), "c1")
+	if strings.Join(asked, ",") != "c1,c3,c4" {
+		t.Fatalf("asked about %v, want c1, c3 and c4: the grant for ls covered another command", asked)
+	}
+	if !done["c1"] || !done["c2"] || done["c3"] || done["c4"] {
+		t.Errorf("completed %v, want c1 and c2 only", done)
+	}
+}
+
+// TestAllowForTaskCoversOneResource: "allow for this task" on an fs.write
+// of one path covers later writes of that path (the same capability and
+// resource, whatever the text), and never a write of another path.
+func TestAllowForTaskCoversOneResource(t *testing.T) {
+	w := func(id, path, text string) string {
+		return `{"id":"` + id + `","name":"fs_write","arguments":{"path":"` + path + `","text":"` + text + `","expected_revision":null}}`
+	}
+	asked, _ := runScoped(t, "[options.filesystem]\nwrite = true\n[options.approvals]\nfilesystem_write = \"required\"\n",
+		turnsOf(w("c1", "a.txt", "one"), w("c2", "./a.txt", "two"), w("c3", "b.txt", "one")), "c1")
+	if strings.Join(asked, ",") != "c1,c3" {
+		t.Fatalf("asked about %v, want c1 and c3: the grant covers a.txt only", asked)
+	}
+}
+
+// TestTaskGrantNeverCoversAnotherEffect: a grant covers the same
+// capability, effect and resources only; a call of the same capability
+// and resources with another effect (a stdio MCP server whose sandbox
+// allows the network, say) asks again.
+func TestTaskGrantNeverCoversAnotherEffect(t *testing.T) {
+	res := []authority.Resource{{Kind: authority.ResourceWrite, Value: "a.txt"}}
+	var g approvalGrants
+	g.add(authority.NewApprovalGrant("mcp/rec/put", authority.EffectExecute, res, "sha256:1"), true)
+	for _, c := range []struct {
+		name  string
+		grant authority.ApprovalGrant
+		want  bool
+	}{
+		{"Same", authority.NewApprovalGrant("mcp/rec/put", authority.EffectExecute, res, "sha256:2"), true},
+		{"OtherEffect", authority.NewApprovalGrant("mcp/rec/put", authority.EffectNetwork, res, "sha256:1"), false},
+		{"OtherResource", authority.NewApprovalGrant("mcp/rec/put", authority.EffectExecute, []authority.Resource{{Kind: authority.ResourceWrite, Value: "b.txt"}}, "sha256:1"), false},
+		{"OtherCapability", authority.NewApprovalGrant("mcp/rec/get", authority.EffectExecute, res, "sha256:1"), false},
+		{"MoreResources", authority.NewApprovalGrant("mcp/rec/put", authority.EffectExecute, append(res, authority.Resource{Kind: authority.ResourceWrite, Value: "b.txt"}), "sha256:1"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, found := g.covers(c.grant); found != c.want {
+				t.Errorf("covered %v, want %v", found, c.want)
+			}
+		})
+	}
+}
