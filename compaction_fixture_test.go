@@ -48,6 +48,10 @@ type compactGateway struct {
 	normal []int    // body bytes of each normal request
 	sums   []int    // body bytes of each summary request
 	seen   []string // the messages' text of every request, for secret checks
+	// messages holds each normal request's message texts.
+	messages [][]string
+	// summaryText, when set, is the summary an "ok" summary request gets.
+	summaryText string
 }
 
 func newCompactGateway(t testing.TB, turns int) *compactGateway {
@@ -80,6 +84,13 @@ func (g *compactGateway) serve(w http.ResponseWriter, r *http.Request) {
 	} else {
 		g.normal = append(g.normal, len(b))
 		n = len(g.normal)
+		var texts []string
+		for _, m := range body.Messages {
+			if m.Content != nil {
+				texts = append(texts, *m.Content)
+			}
+		}
+		g.messages = append(g.messages, texts)
 	}
 	onSummary := g.onSummary
 	g.mu.Unlock()
@@ -111,6 +122,9 @@ func (g *compactGateway) serve(w http.ResponseWriter, r *http.Request) {
 			send(`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`)
 		default:
 			text := "Read big.md " + strconv.Itoa(len(body.Messages)) + " times; every read returned the same ledger page."
+			if g.summaryText != "" {
+				text = g.summaryText
+			}
 			switch g.summary {
 			case "long":
 				text = strings.Repeat("s", len(*body.Messages[1].Content))

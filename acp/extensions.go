@@ -19,6 +19,11 @@ const (
 	// ExtSkills sends each Skill activation as the notification
 	// _pablo/v1/skill. Requires ExtV2.
 	ExtSkills = "pablo/skills-v1"
+	// ExtCompaction sends each context compaction's start and finish as
+	// the notification _pablo/v1/compaction: its compaction-v1 record,
+	// summary_bytes, and the summary as null with content_redacted (the
+	// summary is content). Requires ExtV2.
+	ExtCompaction = "pablo/compaction-v1"
 	// ExtOutput keeps output_validation in the task. Requires ExtV2 and
 	// ExtTaskV2.
 	ExtOutput = "pablo/output-v1"
@@ -31,6 +36,7 @@ const (
 const (
 	MethodModelAttempt = "_pablo/v1/model_attempt"
 	MethodSkill        = "_pablo/v1/skill"
+	MethodCompaction   = "_pablo/v1/compaction"
 )
 
 // extension is one row of the negotiation table.
@@ -40,13 +46,14 @@ type extension struct {
 }
 
 // extensionTable lists the extensions in the order a requirement comes
-// before what requires it. Issue 21 adds pablo/compaction-v1 here.
+// before what requires it.
 func extensionTable() []extension {
 	return []extension{
 		{ExtV2, nil},
 		{ExtTaskV2, []string{ExtV2}},
 		{ExtModelRoute, []string{ExtV2}},
 		{ExtSkills, []string{ExtV2}},
+		{ExtCompaction, []string{ExtV2}},
 		{ExtOutput, []string{ExtV2, ExtTaskV2}},
 		{ExtOutputRepair, []string{ExtV2, ExtTaskV2, ExtOutput}},
 	}
@@ -54,7 +61,7 @@ func extensionTable() []extension {
 
 // extensions is the set a connection negotiated.
 type extensions struct {
-	v2, task, route, skills, output, repair bool
+	v2, task, route, skills, compaction, output, repair bool
 }
 
 // negotiate accepts the requested extensions whose requirements are
@@ -82,6 +89,6 @@ func negotiate(requested map[string]any) (extensions, map[string]any) {
 	}
 	return extensions{
 		v2: accepted[ExtV2], task: accepted[ExtTaskV2], route: accepted[ExtModelRoute],
-		skills: accepted[ExtSkills], output: accepted[ExtOutput], repair: accepted[ExtOutputRepair],
+		skills: accepted[ExtSkills], compaction: accepted[ExtCompaction], output: accepted[ExtOutput], repair: accepted[ExtOutputRepair],
 	}, echo
 }

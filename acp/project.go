@@ -120,6 +120,10 @@ func (p *projector) event(ev *pablo.Event, emit emitFunc) error {
 		if p.ext.skills {
 			return emit(p.extension(MethodSkill, ev, ev.Skill))
 		}
+	case pablo.EventCompactionStarted, pablo.EventCompactionFinished:
+		if p.ext.compaction && ev.Compaction != nil {
+			return emit(p.compaction(ev))
+		}
 	case pablo.EventToolStarted:
 		if ev.Call == nil {
 			return nil
@@ -285,6 +289,33 @@ func (p *projector) extension(method string, ev *pablo.Event, skill any) []byte 
 		b = append(b, `,"instructions":null,"content_redacted":true`...)
 	}
 	b = append(b, `,"pablo/v2":`...)
+	b = p.correlation(b, ev, ev)
+	b = append(b, "}}\n"...)
+	p.buf = b
+	return b
+}
+
+// compaction encodes a _pablo/v1/compaction notification: the session,
+// the event's type, its compaction-v1 record and summary_bytes, the
+// summary as null (content is never sent) and the correlation.
+func (p *projector) compaction(ev *pablo.Event) []byte {
+	b := p.buf[:0]
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = appendJSONString(b, MethodCompaction)
+	b = append(b, `,"params":{"sessionId":`...)
+	b = appendJSONString(b, p.sessionID)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, string(ev.Type))
+	enc, _ := json.Marshal(ev.Compaction)
+	b = append(b, `,"compaction":`...)
+	b = append(b, enc...)
+	b = append(b, `,"summary":null,"summary_bytes":`...)
+	n := "0"
+	if ev.SummaryBytes != nil {
+		n = *ev.SummaryBytes
+	}
+	b = appendJSONString(b, n)
+	b = append(b, `,"content_redacted":true,"pablo/v2":`...)
 	b = p.correlation(b, ev, ev)
 	b = append(b, "}}\n"...)
 	p.buf = b
