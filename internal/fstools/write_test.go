@@ -259,43 +259,69 @@ func assertNoTemps(t *testing.T, f *fixture) {
 	}
 }
 
-// Concurrent fs.write calls from a root and a child against one revision
-// (or all creating one new file) install exactly once: the revision check
-// and the install are under the tree's one mutation gate, so no two
-// writers both pass a check against the same revision.
+// Concurrent fs.write and fs.edit calls from a root and a child against
+// one revision (or all creating one new file), released together from a
+// barrier, install exactly once: the revision check and the install are
+// under the tree's one mutation gate, so no two writers both pass a check
+// against the same revision. Every other writer gets the typed conflict
+// (*Error with Code Conflict) and the file holds the winner's text.
 func TestConcurrentWritersOfOneRevisionInstallOnce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{Write: true})
-	f.write("doc", "v0")
 	child, err := New(Options{Workspace: f.ws, Write: true, Decide: allowAll})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, create := range []bool{false, true} {
-		var wg sync.WaitGroup
-		results := make([]error, 8)
-		for i := range results {
-			tools := f.tools
-			if i%2 == 1 {
-				tools = child
+	for _, c := range []struct {
+		name, path string
+		create     bool
+	}{{"Replace", "doc", false}, {"Create", "new", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.create {
+				f.write(c.path, "v0")
 			}
-			args := WriteArgs{Path: "doc", Text: "writer " + string(rune('a'+i)), ExpectedRevision: revOf("v0")}
-			if create {
-				args = WriteArgs{Path: "new", Text: "creator " + string(rune('a'+i))}
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			results := make([]*WriteResult, 8)
+			errs := make([]error, 8)
+			for i := range results {
+				tools := f.tools
+				if i%2 == 1 {
+					tools = child
+				}
+				text := "writer " + string(rune('a'+i))
+				wg.Go(func() {
+					<-start
+					switch {
+					case c.create:
+						results[i], errs[i] = tools.Write(bg(), WriteArgs{Path: c.path, Text: text})
+					case i%4 < 2:
+						results[i], errs[i] = tools.Write(bg(), WriteArgs{Path: c.path, Text: text, ExpectedRevision: revOf("v0")})
+					default:
+						results[i], errs[i] = tools.Edit(bg(), EditArgs{Path: c.path, ExpectedRevision: *revOf("v0"), OldText: "v0", NewText: text})
+					}
+				})
 			}
-			wg.Go(func() { _, results[i] = tools.Write(bg(), args) })
-		}
-		wg.Wait()
-		ok := 0
-		for _, err := range results {
-			if err == nil {
-				ok++
-			} else if !errors.Is(err, Conflict) {
-				t.Fatal(err)
+			close(start)
+			wg.Wait()
+			winner := -1
+			for i, err := range errs {
+				var fe *Error
+				switch {
+				case err == nil && winner < 0:
+					winner = i
+				case err == nil:
+					t.Fatalf("writers %d and %d both installed against one revision", winner, i)
+				case !errors.As(err, &fe) || fe.Code != Conflict || !errors.Is(err, Conflict):
+					t.Fatalf("writer %d: %v, want the typed conflict", i, err)
+				}
 			}
-		}
-		if ok != 1 {
-			t.Fatalf("create=%v: %d writers installed, want exactly 1", create, ok)
-		}
+			if winner < 0 {
+				t.Fatal("no writer installed")
+			}
+			if got := f.read(c.path); got != "writer "+string(rune('a'+winner)) || results[winner].Revision != Revision([]byte(got)) {
+				t.Fatalf("%s holds %q, want writer %d's text under its revision", c.path, got, winner)
+			}
+		})
 	}
 }
