@@ -29,7 +29,16 @@ const (
 	ConsumerMCPEnv           Consumer = "mcp.env"
 	ConsumerMCPHeaders       Consumer = "mcp.headers"
 	ConsumerA2ABearer        Consumer = "a2a.bearer"
+	// ConsumerLedgerStore is the password of the host's PostgreSQL ledger
+	// store (a Go extension). Its one destination is
+	// [DestinationLedgerStore]: the store is named by the host (--store,
+	// PABLO_STORE), not by the deployment.
+	ConsumerLedgerStore Consumer = "ledger.store"
 )
+
+// DestinationLedgerStore is the destination of every ledger.store
+// credential: the ledger store the host opens.
+const DestinationLedgerStore = "ledger store"
 
 // ParseConsumer accepts every consumer name, including "mcp.environment",
 // which the product documents use for the stdio MCP consumer that the
@@ -41,7 +50,7 @@ func ParseConsumer(s string) (Consumer, bool) {
 	c := Consumer(s)
 	switch c {
 	case ConsumerVercel, ConsumerOpenRouter, ConsumerOpenResponses, ConsumerOpenAICompatible,
-		ConsumerOTelHeaders, ConsumerMCPEnv, ConsumerMCPHeaders, ConsumerA2ABearer:
+		ConsumerOTelHeaders, ConsumerMCPEnv, ConsumerMCPHeaders, ConsumerA2ABearer, ConsumerLedgerStore:
 		return c, true
 	}
 	return "", false

@@ -30,7 +30,7 @@ func acpFlags() []flag {
 	for _, f := range runFlags() {
 		if keep[f.name] {
 			if f.name == "store" {
-				f.help = "keep every task's ledger in this bbolt database, created if absent; enables session/list and session/load (default: no store)"
+				f.help = "keep every task's ledger in this bbolt database, created if absent, or the PostgreSQL database of a postgres:// URL without a password; enables session/list and session/load (default: $PABLO_STORE, else no store)"
 			}
 			out = append(out, f)
 		}
@@ -80,13 +80,13 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 		workspace = real
 	}
 	var store ledger.Store
-	if path := p.one("store"); path != "" {
-		bolt, err := ledger.OpenBolt(path, ledger.BoltOptions{})
+	if value := storeValue(h, p); value != "" {
+		opened, err := openStore(ctx, h, first, value, false)
 		if err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--store: %w", err)}
 		}
-		defer bolt.Close()
-		store = bolt
+		defer opened.Close()
+		store = opened
 	}
 	a.store = store
 	src := &acpRuntimes{load: a.load, build: a.build, warn: func(err error) {

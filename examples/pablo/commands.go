@@ -55,7 +55,7 @@ func jsonFlag(help string) flag { return flag{name: "json", help: help} }
 
 func runFlags() []flag {
 	return []flag{
-		{name: "store", arg: "PATH", help: "keep the task's ledger in this bbolt database, created if absent (default: no store)"},
+		{name: "store", arg: "PATH|URL", help: "keep the task's ledger in this bbolt database, created if absent, or in the PostgreSQL database of a postgres:// URL without a password (PGPASSWORD, PGPASSFILE), schema created or migrated (default: $PABLO_STORE, else no store)"},
 		{name: "script", arg: "FILE", help: "replace the configured model with a scripted replay (refused under lock)"},
 		{name: "timeout", arg: "SECONDS", help: "the run deadline, 1..86400 (default: limits.max_run_duration_ms)"},
 		{name: "tool-timeout", arg: "SECONDS", help: "each tool call's deadline, 1..86400, capped by the run's (default: limits.max_tool_duration_ms)"},
@@ -88,7 +88,7 @@ func commands() []command {
 		{path: "demo", schemas: []string{"task-object.schema.json"}, summary: "run the bundled offline demo (a scripted model, a fresh temporary workspace)",
 			flags: []flag{
 				jsonFlag("print one task object when the task settles"),
-				{name: "store", arg: "PATH", help: "keep the task's ledger in this bbolt database (default: no store)"},
+				{name: "store", arg: "PATH|URL", help: "keep the task's ledger in this bbolt database or the PostgreSQL database of a postgres:// URL without a password (default: $PABLO_STORE, else no store)"},
 			}},
 		{path: "run", args: `"TASK"`, schemas: []string{"task-object.schema.json"}, summary: "run one task under the deployment's authority",
 			deployment: true, flags: with([]flag{jsonFlag("print exactly one task object when the task settles, or the pre-admission envelope")}, runFlags()),
@@ -106,14 +106,15 @@ func commands() []command {
 				"Exit: 0 the client closed stdin, 1 the connection failed, 2 invalid arguments or configuration, 130 interrupted (SIGINT, SIGTERM).",
 			}},
 		{path: "ledger show", args: "[TASK_ID]", schemas: []string{"ledger-report.schema.json", "error.schema.json"}, summary: "a ledger's tasks, their outcomes and counts",
+			notes: []string{"Exit: 0 shown, 2 a missing store or invalid arguments, 3 a task's lease is live (another host runs it; PostgreSQL stores only)."},
 			flags: []flag{
-				{name: "store", arg: "PATH", help: "the bbolt ledger database to read (required; never created)"},
+				{name: "store", arg: "PATH|URL", help: "the bbolt ledger database, or the postgres:// URL (no password) of the PostgreSQL one, to read (required, or $PABLO_STORE; never created or migrated)"},
 				jsonFlag("print one JSON report"),
 			}},
 		{path: "ledger recover", args: "[TASK_ID]", schemas: []string{"ledger-recover.schema.json", "error.schema.json"}, summary: "after a crash: each task's completed, unknown and retryable calls, and its process groups still alive (exit 1 when any is unknown)",
-			notes: []string{"Exit: 0 nothing unknown, 1 some outcome is unknown (never replay it; reconcile), 2 a missing store or invalid arguments."},
+			notes: []string{"Exit: 0 nothing unknown, 1 some outcome is unknown (never replay it; reconcile), 2 a missing store or invalid arguments, 3 a task's lease is live (another host runs it: recover once the lease has expired; PostgreSQL stores only)."},
 			flags: []flag{
-				{name: "store", arg: "PATH", help: "the bbolt ledger database to read (required; never created)"},
+				{name: "store", arg: "PATH|URL", help: "the bbolt ledger database, or the postgres:// URL (no password) of the PostgreSQL one, to read (required, or $PABLO_STORE; never created or migrated)"},
 				{name: "reap", help: "kill the recorded process groups that survived their host (same boot, pgid and leader start time only)"},
 				jsonFlag("print one JSON report"),
 			}},

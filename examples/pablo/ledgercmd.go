@@ -21,17 +21,17 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	path := p.one("store")
-	if path == "" {
-		return usagef("--store is required")
+	value := storeValue(h, p)
+	if value == "" {
+		return usagef("--store (or PABLO_STORE) is required")
 	}
 	if len(p.args) > 1 {
 		return usagef("ledger %s takes at most one TASK_ID, got %d arguments", args[0], len(p.args))
 	}
 	// A read command never creates or migrates a store.
-	store, err := ledger.OpenBolt(path, ledger.BoltOptions{ReadOnly: true})
+	store, err := openStore(ctx, h, nil, value, true)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &exitError{code: 2, err: fmt.Errorf("no ledger store at %s", path)}
+		return &exitError{code: 2, err: fmt.Errorf("no ledger store at %s", value)}
 	}
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("open the ledger store: %w", err)}
@@ -39,12 +39,18 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 	defer store.Close()
 	var report ledger.Report
 	if len(p.args) == 1 {
-		t, err := ledger.RecoverTask(ctx, store, p.args[0])
-		if err != nil {
-			return err
+		var t ledger.TaskReport
+		if t, err = ledger.RecoverTask(ctx, store, p.args[0]); err == nil {
+			report.Tasks = []ledger.TaskReport{t}
 		}
-		report.Tasks = []ledger.TaskReport{t}
-	} else if report, err = ledger.Recover(ctx, store); err != nil {
+	} else {
+		report, err = ledger.Recover(ctx, store)
+	}
+	if errors.Is(err, ledger.ErrLeaseLive) {
+		// Another host runs the task: its work is not abandoned.
+		return &exitError{code: 3, err: err}
+	}
+	if err != nil {
 		return err
 	}
 	if args[0] == "show" {

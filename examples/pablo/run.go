@@ -17,7 +17,6 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/script"
 	"github.com/pabloagent/pablo/internal/textx"
-	"github.com/pabloagent/pablo/ledger"
 )
 
 // runOverrides maps run flags to typed deployment overrides.
@@ -158,8 +157,8 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 		}
 		hopts.Model = pablo.NewScriptModel(s)
 	}
-	if path := p.one("store"); path != "" {
-		store, err := ledger.OpenBolt(path, ledger.BoltOptions{})
+	if value := storeValue(h, p); value != "" {
+		store, err := openStore(ctx, h, d, value, false)
 		if err != nil {
 			return preAdmission(h, p, "invalid_arguments", fmt.Errorf("--store: %w", err))
 		}

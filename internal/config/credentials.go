@@ -37,6 +37,13 @@ func (d *Deployment) checkCredentials(uses []credUse) error {
 			dests[u.name] = append(dests[u.name], u.destination)
 		}
 	}
+	// A ledger.store credential is named by no option: the host opens the
+	// store (--store), so its one destination is that store.
+	for name, c := range d.credentials {
+		if c.Consumer == authority.ConsumerLedgerStore {
+			dests[name] = []string{authority.DestinationLedgerStore}
+		}
+	}
 	d.credDests = dests
 	return nil
 }

@@ -590,7 +590,7 @@ func credentialSpec() *spec {
 		"consumer", &spec{kind: sUnion, check: func(v any) error {
 			s, ok := v.(string)
 			if _, known := authority.ParseConsumer(s); !ok || !known {
-				return fmt.Errorf("consumer must be one of provider.vercel, provider.openrouter, provider.open_responses, provider.openai_compatible, otel.headers, mcp.env (or mcp.environment), mcp.headers, a2a.bearer")
+				return fmt.Errorf("consumer must be one of provider.vercel, provider.openrouter, provider.open_responses, provider.openai_compatible, otel.headers, mcp.env (or mcp.environment), mcp.headers, a2a.bearer, ledger.store")
 			}
 			return nil
 		}},

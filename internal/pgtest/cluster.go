@@ -159,6 +159,18 @@ func (c *Cluster) readPID() (int, error) {
 // PID is the postmaster's process ID.
 func (c *Cluster) PID() int { return c.pid }
 
+// Halt stops the server at once, as a crash would (-m immediate), and
+// leaves it stopped until Resume.
+func (c *Cluster) Halt(ctx context.Context) error {
+	if out, err := c.run(ctx, "pg_ctl", "stop", "-m", "immediate", "-w", "-D", c.data()); err != nil {
+		return fmt.Errorf("pg_ctl stop: %v: %s", err, out)
+	}
+	return nil
+}
+
+// Resume starts a halted server again on the same data directory.
+func (c *Cluster) Resume(ctx context.Context) error { return c.start(ctx) }
+
 // Restart stops the server at once (as a crash would: -m immediate) and
 // starts it again on the same data directory.
 func (c *Cluster) Restart(ctx context.Context) error {
