@@ -137,4 +137,3 @@ func runLoadChild(store *postgres.Store, spec string) int {
 	fmt.Printf("%d %d\n", events, store.Commits())
 	return 0
 }
-
