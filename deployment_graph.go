@@ -165,6 +165,10 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 		}
 		if h.Version != "" {
 			b.g.Nodes[b.index[id]].Attributes["protocol_version"] = h.Version
+			if !slices.Contains(mcp.SupportedVersions, h.Version) {
+				b.set(id, Unsupported, GraphReason{Code: "mcp_version_unsupported", Health: string(h.State),
+					Detail: fmt.Sprintf("the server negotiated MCP protocol version %q; this client implements %v", h.Version, mcp.SupportedVersions)})
+			}
 		}
 		switch h.State {
 		case mcp.Failed:
@@ -212,10 +216,11 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 			b.node(GraphNode{ID: id, Kind: nodeModel, Attributes: map[string]string{"provider": m.Provider, "model": m.ID, "capabilities": strings.Join(m.Supports(), ",")}})
 			b.edge(route, id, edgeAlternative)
 			if len(e.Missing) > 0 {
-				// Never selected, so its credential is never used.
 				b.set(id, Unsupported, GraphReason{Code: "model_capability_missing",
 					Detail: fmt.Sprintf("model %q lacks %s, which route %q requires; the route never selects it", n, strings.Join(e.Missing, ", "), o.ModelRoute)})
-				continue
+			}
+			if !e.Selectable() {
+				continue // never selected, so its credential is never used
 			}
 			if consumer, endpoint, _ := m.Target(); consumer != "" && !opts.HostModel {
 				if _, declared := d.Credentials()[m.Credential]; declared || m.Provider != "openai_compatible" {

@@ -55,7 +55,7 @@ func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authori
 		if o.ModelRoute != "" {
 			entries, _ := d.c.RouteEntries(o.ModelRoute)
 			for _, e := range entries {
-				if len(e.Missing) == 0 {
+				if e.Selectable() {
 					route = append(route, e.Model)
 				}
 			}

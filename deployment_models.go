@@ -106,7 +106,7 @@ func (b *modelBuilder) route(name string) (Model, error) {
 		}
 	}
 	for _, e := range entries {
-		if len(e.Missing) > 0 {
+		if !e.Selectable() {
 			// A model that lacks what the route requires is never
 			// selected; a route with no other entry was refused above.
 			continue

@@ -377,7 +377,7 @@ func selectedProfiles(d *pablo.Deployment) []profile {
 	entries, _ := o.RouteEntries(o.ModelRoute, tools) // checked when the deployment loaded
 	out := make([]profile, 0, len(entries))
 	for _, e := range entries {
-		if len(e.Missing) == 0 {
+		if e.Selectable() {
 			out = append(out, profile{ptr: "/options/models/" + e.Model, opts: o.Models[e.Model]})
 		}
 	}

@@ -57,7 +57,7 @@ func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixtu
 			dr.skip(name, detail+"; nothing requires it")
 			continue
 		}
-		if r.Code == "model_capability_missing" && routeReady(g) {
+		if r.Code == "model_capability_missing" && n.Kind == "model" && routeReady(g) {
 			dr.skip(name, detail+"; another entry serves the route")
 			continue
 		}

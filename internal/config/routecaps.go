@@ -83,6 +83,9 @@ type FlatEntry struct {
 	Missing []string
 }
 
+// Selectable reports whether the route may select the entry.
+func (e FlatEntry) Selectable() bool { return len(e.Missing) == 0 }
+
 // RouteEntries returns route name's flattened entries, in order, each
 // with what it is required to support and what its model lacks. The
 // deployment's load already refused routes that cannot be flattened.
@@ -153,7 +156,7 @@ func (d *Deployment) CheckRouteCapabilities(name string) error {
 	}
 	var gaps []string
 	for _, e := range entries {
-		if len(e.Missing) == 0 {
+		if e.Selectable() {
 			return nil
 		}
 		gaps = append(gaps, fmt.Sprintf("model %q lacks %s", e.Model, strings.Join(e.Missing, ", ")))
