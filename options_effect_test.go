@@ -135,3 +135,29 @@ func TestAuthHeaderSchemeAndOutputAllowanceReachTheWire(t *testing.T) {
 		t.Fatalf("max_tokens %d, want 77: %s", req.MaxTokens, h.bodies[0])
 	}
 }
+
+// The options.context keys reach the compaction engine as written, and a
+// route's window is the smallest its entries declare
+// (options.models.NAME.context_window_tokens); enabled = false turns the
+// engine off.
+func TestContextKeysReachTheCompactionEngine(t *testing.T) {
+	model := func(name, window string) string {
+		return "[options.models." + name + "]\nprovider = \"openai_compatible\"\nid = \"" + name + "\"\ncredential = \"local\"\nendpoint = \"http://127.0.0.1:1/v1\"\ncontext_window_tokens = " + window + "\n"
+	}
+	body := model("a", "9000") + model("b", "7000") + "[options.routes.main]\nentries = [{ model = \"a\" }, { model = \"b\" }]\n[options]\nmodel_route = \"main\"\n" +
+		"[options.context]\nsafety_margin_percent = 20\nmax_summary_tokens = 300\nmax_summary_bytes = 4000\nkeep_recent_turns = 3\n"
+	d := providerDeployment(t, body, nil)
+	m, err := d.FixtureModel("http://127.0.0.1:1/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.compactionOptions(m)
+	want := CompactionOptions{SafetyMarginPercent: 20, MaxSummaryTokens: 300, MaxSummaryBytes: 4000, KeepRecentTurns: 3, ContextWindowTokens: 7000}
+	if got == nil || *got != want {
+		t.Fatalf("compaction options %+v, want %+v", got, want)
+	}
+	off := providerDeployment(t, "[options.context]\nenabled = false\n", nil)
+	if off.compactionOptions(nil) != nil {
+		t.Fatal("enabled = false leaves the engine on")
+	}
+}

@@ -46,8 +46,8 @@ var optionEffects = map[string][]string{
 	"options.models.*.stream_idle_timeout_ms":          {"TestStreamIdleTimeoutIsAModelKey"},
 	"options.models.*.model_options.max_output_tokens": {"TestAuthHeaderSchemeAndOutputAllowanceReachTheWire"},
 	"options.models.*.model_options.reasoning":         {"TestReasoningCapabilitiesHoldTheRequest"},
-	"options.models.*.capabilities.text_streaming":     {"TestRouteNeverSelectsAnEntryLackingARequiredCapability", "TestRouteWithNoSatisfiableEntryIsRefusedAtLoad"},
-	"options.models.*.capabilities.tool_calls":         {"TestRouteNeverSelectsAnEntryLackingARequiredCapability", "TestRouteWithNoSatisfiableEntryIsRefusedAtLoad"},
+	"options.models.*.capabilities.text_streaming":     {"TestRouteNeverSelectsAnEntryLackingARequiredCapability", "TestRouteWithNoSatisfiableEntryIsRefused"},
+	"options.models.*.capabilities.tool_calls":         {"TestRouteNeverSelectsAnEntryLackingARequiredCapability", "TestRouteWithNoSatisfiableEntryIsRefused"},
 	"options.models.*.capabilities.reasoning":          {"TestReasoningCapabilitiesHoldTheRequest"},
 
 	"options.routes.*.entries":                  {"TestFixtureRouteFallsBackAfter503", "TestFallbackAfter503UsesTheSecondEntry"},
@@ -57,13 +57,16 @@ var optionEffects = map[string][]string{
 	"options.routes.*.retry_uncertain_delivery": {"TestFallbackEligibility"},
 	"options.routes.*.retry_owner":              {"TestFallbackAfter503UsesTheSecondEntry"},
 	"options.routes.*.sticky":                   {"TestFallbackAfter503UsesTheSecondEntry"},
-	"options.routes.*.required_capabilities":    {"TestRouteNeverSelectsAnEntryLackingARequiredCapability", "TestRouteWithNoSatisfiableEntryIsRefusedAtLoad"},
+	"options.routes.*.required_capabilities":    {"TestRouteNeverSelectsAnEntryLackingARequiredCapability", "TestRouteWithNoSatisfiableEntryIsRefused"},
 	"options.routes.*.router":                   {"TestRouterCategorySelectsItsEntry", "TestRouterFailureEndsTheTask", "TestRouterSlowAnswer", "TestRouterOversizedBodyIsNotSent", "TestRouterCredentialIsTheVercelCredential", "TestRouterCategoryMustBeARouteEntry", "TestNestedRouterIsRefused"},
 	"options.model_route":                       {"TestFixtureRouteFallsBackAfter503"},
 
-	"options.context.enabled":               {"TestOverflowThatCannotBeRecovered"},
-	"options.context.safety_margin_percent": {"TestByteTriggerBoundary", "TestTokenTriggerBoundary"},
-	"options.context.keep_recent_turns":     {"TestLongTaskCompactsRepeatedlyUnderTheContextCeiling", "TestSummaryBoundsAndBudgets"},
+	"options.context.max_summary_tokens":     {"TestContextKeysReachTheCompactionEngine", "TestClampsAtTheirMinimum", "TestSummaryBoundsAndBudgets"},
+	"options.context.max_summary_bytes":      {"TestContextKeysReachTheCompactionEngine", "TestClampsAtTheirMinimum", "TestCheckRefusesWhatIsNotAStrictlySmallerSummary"},
+	"options.models.*.context_window_tokens": {"TestContextKeysReachTheCompactionEngine", "TestTokenTriggerBoundary"},
+	"options.context.enabled":                {"TestContextKeysReachTheCompactionEngine", "TestOverflowThatCannotBeRecovered"},
+	"options.context.safety_margin_percent":  {"TestContextKeysReachTheCompactionEngine", "TestByteTriggerBoundary", "TestTokenTriggerBoundary"},
+	"options.context.keep_recent_turns":      {"TestContextKeysReachTheCompactionEngine", "TestLongTaskCompactsRepeatedlyUnderTheContextCeiling", "TestSummaryBoundsAndBudgets"},
 
 	"options.limits":                           {"TestLimitKeysReachTheirCeilings", "TestCeilingsAtTheLimitAndOnePast"},
 	"options.limits.max_output_tokens":         {"TestSummaryBoundsAndBudgets", "TestReasoningCapabilitiesHoldTheRequest"},
@@ -143,11 +146,7 @@ var optionsRefused = map[string]struct{ reserved bool }{
 // optionsPendingOwner are keys another part of issue 21 gives their effect
 // to; each names its owner and the tests it will add. Until they land the
 // key is listed here; then it moves to optionEffects.
-var optionsPendingOwner = map[string]string{
-	"options.context.max_summary_tokens":     "compact: a test that a summary is asked for at most max_summary_tokens (clamped to the profile and root output bound)",
-	"options.context.max_summary_bytes":      "compact: a test that a summary over max_summary_bytes is refused (summary_not_smaller_or_too_large)",
-	"options.models.*.context_window_tokens": "compact: TestTokenTriggerBoundary for a named model's window",
-}
+var optionsPendingOwner = map[string]string{}
 
 // optionsKnownGaps have their effect in code but no test naming the key;
 // the list may only shrink.
