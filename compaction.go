@@ -101,8 +101,9 @@ type compactor struct {
 	// profile is the provider and model of the agent's last model call
 	// (the route entry now selected), whose calibration estimates apply.
 	profile string
-	// started counts the compactions the loop started.
-	started int
+	// started counts the compactions the loop started, completed those
+	// that replaced history.
+	started, completed int
 	// pinned is the number of leading history messages never summarized.
 	pinned int
 }
@@ -121,19 +122,30 @@ func (s *step) measure() compaction.Measure {
 	return compaction.Measure{Bytes: n, Tokens: s.comp.calib.Estimate(s.comp.profile, n, len(s.history)+len(s.defs))}
 }
 
-// compactIfDue compacts before a normal request that is due. It returns
-// the task's outcome when the compaction ended it, nil when the loop goes
-// on (compacted, or with its history kept when the request still fits).
+// compactIfDue compacts before a normal request that is due, again while
+// a completed compaction leaves it due (a large last turn), within the
+// per-task maximum. It returns the task's outcome when a compaction ended
+// it, nil when the loop goes on (compacted, or with its history kept when
+// the request still fits).
 func (s *step) compactIfDue() *Outcome {
 	c := s.comp
-	if c == nil || s.repairing || c.started >= c.opts.MaxCompactions {
+	if c == nil || s.repairing {
 		return nil
 	}
-	m := s.measure()
-	if !s.bounds().Due(m) {
-		return nil
+	for c.started < c.opts.MaxCompactions {
+		m := s.measure()
+		if !s.bounds().Due(m) {
+			return nil
+		}
+		done := c.completed
+		if o := s.compact(compaction.TriggerThreshold, m); o != nil {
+			return o
+		}
+		if c.completed == done {
+			return nil // it failed and the request still fits: go on with the history kept
+		}
 	}
-	return s.compact(compaction.TriggerThreshold, m)
+	return nil
 }
 
 // canRecover reports whether a turn that overflowed (o) may be answered
@@ -154,10 +166,9 @@ func (s *step) compact(trigger compaction.Trigger, before compaction.Measure) *O
 	c := s.comp
 	c.started++
 	sp := compaction.Choose(s.history, c.pinned, c.opts.KeepRecentTurns)
-	replaced := s.history[sp.From:sp.To]
 	rec := event.Compaction{SchemaVersion: event.CompactionSchemaVersion, ID: s.newID(), Trigger: string(trigger), Status: "running",
 		BeforeBytes: compaction.Decimal(before.Bytes), BeforeEstimatedTokens: compaction.Decimal(before.Tokens), RemovedTurns: "0",
-		ReplacedHistorySHA256: historyDigest(replaced)}
+		ReplacedHistorySHA256: historyDigest(s.history[sp.From:sp.To])}
 	if w := c.opts.ContextWindowTokens; w > 0 {
 		ws := compaction.Decimal(w)
 		rec.WindowTokens = &ws
@@ -172,7 +183,12 @@ func (s *step) compact(trigger compaction.Trigger, before compaction.Measure) *O
 		s.finishCompaction(rec, compaction.ReasonEventDeliveryFailed, "failed", 0)
 		return o
 	}
-	res := s.summarize(ctx, sp, replaced)
+	res := s.summarize(ctx, sp)
+	if res.span != sp {
+		// A shorter span was summarized: the record names what it replaced.
+		sp = res.span
+		rec.ReplacedHistorySHA256 = historyDigest(s.history[sp.From:sp.To])
+	}
 	if res.reason == "" {
 		s.replaceHistory(compaction.Replace(s.history, sp, res.message))
 		after := s.measure()
@@ -181,6 +197,7 @@ func (s *step) compact(trigger compaction.Trigger, before compaction.Measure) *O
 		if span.IsRecording() {
 			span.SetAttributes(attribute.Int64("pablo.compaction.before_bytes", int64(before.Bytes)), attribute.Int64("pablo.compaction.after_bytes", int64(after.Bytes)))
 		}
+		c.completed++
 		return s.finishCompaction(rec, "", "completed", res.summaryBytes)
 	}
 	span.SetStatus(codes.Error, string(res.reason))
@@ -206,6 +223,9 @@ func (s *step) compact(trigger compaction.Trigger, before compaction.Measure) *O
 
 // summary is how one summary call went.
 type summary struct {
+	// span is the part of the history summarized: the chosen span, or
+	// its first half (again) when the summary request would be too large.
+	span         compaction.Span
 	message      Message
 	summaryBytes int
 	reason       compaction.Reason
@@ -219,12 +239,14 @@ type summary struct {
 var errSummaryTooLarge = errors.New("pablo: the summary exceeds max_summary_bytes")
 
 // summarize asks the model on the currently selected entry, without tools
-// and never through fallback, for a summary of replaced.
-func (s *step) summarize(ctx context.Context, sp compaction.Span, replaced []Message) summary {
+// and never through fallback, for a summary of the span sp of the history.
+// A summary request that would itself be due is tried again on the first
+// half of the span's turns, and so on, the later turns kept verbatim.
+func (s *step) summarize(ctx context.Context, sp compaction.Span) summary {
 	r := s.t.rt
 	c := s.comp
 	if sp.Empty() {
-		return summary{reason: compaction.ReasonNoHistory}
+		return summary{span: sp, reason: compaction.ReasonNoHistory}
 	}
 	maxTokens, okT := compaction.ClampTokens(c.opts.MaxSummaryTokens, 0, r.opts.MaxOutputTokens)
 	rootOut := int64(0)
@@ -233,16 +255,24 @@ func (s *step) summarize(ctx context.Context, sp compaction.Span, replaced []Mes
 	}
 	maxBytes, okB := compaction.ClampBytes(c.opts.MaxSummaryBytes, rootOut)
 	if !okT || !okB {
-		return summary{reason: compaction.ReasonBoundsUnsupported}
+		return summary{span: sp, reason: compaction.ReasonBoundsUnsupported}
 	}
-	req := compaction.Request(replaced, maxTokens)
-	sb := requestBytes(&req)
-	sm := compaction.Measure{Bytes: sb, Tokens: c.calib.Estimate(c.profile, sb, len(req.Messages))}
 	b := s.bounds()
 	b.MaxOutputTokens = uint64(maxTokens)
-	if b.Due(sm) {
-		return summary{reason: compaction.ReasonSummaryInputTooLarge}
+	var req ModelRequest
+	for {
+		req = compaction.Request(s.history[sp.From:sp.To], maxTokens)
+		sb := requestBytes(&req)
+		if !b.Due(compaction.Measure{Bytes: sb, Tokens: c.calib.Estimate(c.profile, sb, len(req.Messages))}) {
+			break
+		}
+		half, ok := compaction.Halve(s.history, sp)
+		if !ok {
+			return summary{span: sp, reason: compaction.ReasonSummaryInputTooLarge}
+		}
+		sp = half
 	}
+	replaced := s.history[sp.From:sp.To]
 	var text strings.Builder
 	tooLarge := false
 	op := &modelOp{s: s, req: &req, ctx: ctx, collect: func(d string) error {
@@ -268,11 +298,13 @@ func (s *step) summarize(ctx context.Context, sp compaction.Span, replaced []Mes
 	}
 	switch {
 	case tooLarge:
-		return summary{reason: compaction.ReasonNotSmaller, called: true}
+		return summary{span: sp, reason: compaction.ReasonNotSmaller, called: true}
 	case o != nil:
-		return summaryFailure(o)
+		f := summaryFailure(o)
+		f.span = sp
+		return f
 	case len(resp.ToolCalls) > 0:
-		return summary{reason: compaction.ReasonToolCallDuringSummary, called: true}
+		return summary{span: sp, reason: compaction.ReasonToolCallDuringSummary, called: true}
 	}
 	masked, _ := r.opts.secrets.MaskString(resp.Text)
 	msg := compaction.Message(masked)
@@ -280,7 +312,7 @@ func (s *step) summarize(ctx context.Context, sp compaction.Span, replaced []Mes
 	for i := range replaced {
 		replacedBytes += messageBytes(&replaced[i])
 	}
-	out := summary{message: msg, summaryBytes: len(resp.Text), called: true}
+	out := summary{span: sp, message: msg, summaryBytes: len(resp.Text), called: true}
 	out.reason = compaction.Check(resp.Text, resp.FinishReason, maxBytes, messageBytes(&msg), replacedBytes)
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -265,5 +267,54 @@ func TestSummaryBoundsAndBudgets(t *testing.T) {
 				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 			}
 		})
+	}
+}
+
+// TestSummaryOnTheSelectedEntryNeverFallsBack: on a route, the summary
+// runs on the entry the task runs on; a 503 there, which a normal
+// operation would fall back from, ends the summary on that entry.
+func TestSummaryOnTheSelectedEntryNeverFallsBack(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"ok", "503"} {
+		g := newCompactGateway(t, 100)
+		g.summary = mode
+		body := "[options.models.first]\nprovider = \"vercel\"\nid = \"first-id\"\ncredential = \"gw\"\n" +
+			"[options.models.second]\nprovider = \"openrouter\"\nid = \"second-id\"\ncredential = \"or\"\n" +
+			"[options.routes.main]\nentries = [{ model = \"first\" }, { model = \"second\" }]\n" +
+			"[options]\nmodel_route = \"main\"\n" +
+			"[credentials.gw]\nconsumer = \"provider.vercel\"\nsources = [{ kind = \"environment\", name = \"GW\" }]\n" +
+			"[credentials.or]\nconsumer = \"provider.openrouter\"\nsources = [{ kind = \"environment\", name = \"OR\" }]\n" +
+			contextTable(0) + "[options.limits]\nmax_context_bytes = 12000\n"
+		d := providerDeployment(t, body, nil)
+		ws, _ := d.Workspace()
+		os.WriteFile(filepath.Join(ws, "big.md"), []byte(strings.Repeat("x", 1000)), 0o600)
+		obj, events := runCompact(t, d, HostOptions{FixtureEndpoint: g.srv.URL + "/v1/chat/completions"})
+		recs := compactionRecords(events)
+		g.mu.Lock()
+		models := append([]string(nil), g.summaryModels...)
+		g.mu.Unlock()
+		if len(recs) == 0 || len(models) != len(recs) {
+			t.Fatalf("%s: %d compactions, summary requests to %v", mode, len(recs), models)
+		}
+		for _, m := range models {
+			if m != "first-id" {
+				t.Fatalf("%s: a summary went to %s, not the selected entry: %v", mode, m, models)
+			}
+		}
+		for _, ev := range events {
+			if ev.ModelRoute != nil && ev.ModelRoute.SelectionReason == "fallback" {
+				t.Fatalf("%s: an attempt fell back: %+v", mode, ev.ModelRoute)
+			}
+		}
+		switch mode {
+		case "ok":
+			if recs[0].Status != "completed" {
+				t.Fatalf("record %+v", recs[0])
+			}
+		case "503":
+			if obj.Outcome.Code != outcome.FailCompactionFailed || *recs[0].Reason != string(compaction.ReasonSummaryUnavailable) {
+				t.Fatalf("outcome %s, record %+v", outcomeJSON(obj.Outcome), recs[0])
+			}
+		}
 	}
 }

@@ -50,6 +50,8 @@ type compactGateway struct {
 	seen   []string // the messages' text of every request, for secret checks
 	// messages holds each normal request's message texts.
 	messages [][]string
+	// summaryModels are the model IDs summary requests named.
+	summaryModels []string
 	// summaryText, when set, is the summary an "ok" summary request gets.
 	summaryText string
 }
@@ -64,6 +66,7 @@ func newCompactGateway(t testing.TB, turns int) *compactGateway {
 func (g *compactGateway) serve(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	var body struct {
+		Model    string `json:"model"`
 		Messages []struct {
 			Role    string  `json:"role"`
 			Content *string `json:"content"`
@@ -81,6 +84,7 @@ func (g *compactGateway) serve(w http.ResponseWriter, r *http.Request) {
 	var n int
 	if isSummary {
 		g.sums = append(g.sums, len(b))
+		g.summaryModels = append(g.summaryModels, body.Model)
 	} else {
 		g.normal = append(g.normal, len(b))
 		n = len(g.normal)
@@ -110,6 +114,9 @@ func (g *compactGateway) serve(w http.ResponseWriter, r *http.Request) {
 		switch g.summary {
 		case "500":
 			w.WriteHeader(http.StatusInternalServerError)
+			return
+		case "503":
+			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		case "block":
 			<-r.Context().Done()

@@ -210,3 +210,18 @@ func FuzzSummary(f *testing.F) {
 		}
 	})
 }
+
+func TestHalveKeepsTheFirstHalfOfTheTurns(t *testing.T) {
+	h := history(5)
+	sp := Choose(h, 2, 0)
+	for _, want := range []int{2, 1} {
+		var ok bool
+		sp, ok = Halve(h, sp)
+		if !ok || sp.Turns != want || sp.From != 2 || h[sp.To].Role != model.RoleAssistant || Choose(h[:sp.To], 2, 0).Turns != want {
+			t.Fatalf("halved to %+v, want %d turns", sp, want)
+		}
+	}
+	if _, ok := Halve(h, sp); ok {
+		t.Fatal("a span of one turn was halved")
+	}
+}

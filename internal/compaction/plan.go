@@ -67,3 +67,25 @@ func Replace(history []model.Message, span Span, summary model.Message) []model.
 	out = append(out, summary)
 	return append(out, history[span.To:]...)
 }
+
+// Halve returns the span of the first half of sp's turns (rounded down,
+// at least one), for a summary request that would itself be too large:
+// the later turns then stay verbatim. ok is false when sp holds one turn
+// or fewer and cannot be halved.
+func Halve(history []model.Message, sp Span) (Span, bool) {
+	if sp.Turns <= 1 {
+		return sp, false
+	}
+	keep := sp.Turns / 2
+	seen := 0
+	for i := sp.From; i < sp.To; i++ {
+		if history[i].Role != model.RoleAssistant {
+			continue
+		}
+		if seen == keep {
+			return Span{From: sp.From, To: i, Turns: keep}, true
+		}
+		seen++
+	}
+	return sp, false
+}
