@@ -8,10 +8,15 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/pgtest"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/postgres"
@@ -196,3 +201,91 @@ func TestCLITakesTheStorePasswordFromALedgerStoreCredential(t *testing.T) {
 		}
 	}
 }
+
+// TestKillDuringToolCallLeavesUnknownOutcomeInPostgres is
+// TestKillDuringToolCallLeavesUnknownOutcome on the PostgreSQL store: the
+// host is killed with a shell call in flight; `ledger recover` from
+// another process refuses while the dead host's lease is live (exit 3),
+// and another host whose clock is past the expiry reads the shell call as
+// unknown and the earlier read as completed.
+func TestKillDuringToolCallLeavesUnknownOutcomeInPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills a process")
+	}
+	u, c := pgDB(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pablo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o600)
+	marker := filepath.Join(ws, "started")
+	script := `{"turns":[
+	 {"text":["x"],"tool_calls":[{"name":"fs_read","arguments":{"path":"a.txt"}}]},
+	 {"text":["y"],"tool_calls":[{"name":"shell_run","arguments":{"command":"touch ` + marker + ` && sleep 60","cwd":"."}}]},
+	 {"text":["done"]}]}`
+	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
+	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.filesystem]\nwrite = true\n"), 0o600)
+	env := append(os.Environ(), "PGPASSWORD="+c.Password)
+	cmd := exec.Command(bin, "run", "go", "--config", filepath.Join(dir, "deployment.toml"), "--bind", "workspace="+ws, "--store", u, "--json")
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+			t.Fatal("the shell call never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	rec := exec.Command(bin, "ledger", "recover", "--store", u)
+	rec.Env = env
+	out, err := rec.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(string(out), "lease live") {
+		t.Fatalf("recover while the killed host's lease is live: %v, %s; want exit 3", err, out)
+	}
+	later := &laterClock{at: time.Now().Add(time.Minute)}
+	s, err := postgres.Open(context.Background(), postgres.Options{URL: u, Password: c.Password, ReadOnly: true, Clock: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rep, err := ledger.Recover(context.Background(), s)
+	if err != nil || len(rep.Tasks) != 1 {
+		t.Fatalf("recover after the lease expired: %+v, %v", rep, err)
+	}
+	task := rep.Tasks[0]
+	if task.Outcome != nil || len(task.Unknown) != 1 || task.Unknown[0].Name != "shell.run" {
+		t.Fatalf("want one unknown shell.run: %+v", task)
+	}
+	var completedRead bool
+	for _, c := range task.Completed {
+		completedRead = completedRead || c.Name == "fs.read"
+	}
+	if !completedRead {
+		t.Fatalf("the earlier fs.read is not completed: %+v", task.Completed)
+	}
+}
+
+// laterClock reads a fixed time; its timers never fire (a read-only
+// store renews nothing).
+type laterClock struct{ at time.Time }
+
+func (c *laterClock) Now() time.Time { return c.at }
+
+func (c *laterClock) AfterFunc(time.Duration, func()) clock.Timer { return stopped{} }
+
+type stopped struct{}
+
+func (stopped) Stop() bool { return true }

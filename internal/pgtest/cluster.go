@@ -189,8 +189,13 @@ func (c *Cluster) Stop() error {
 	if err != nil {
 		err = fmt.Errorf("pg_ctl stop: %v: %s", err, out)
 	}
-	if c.pid > 0 && Alive(c.pid) {
-		return fmt.Errorf("pgtest: postmaster %d outlived pg_ctl stop", c.pid)
+	// pg_ctl returns once the pid file is gone; the postmaster may still
+	// be exiting (or, reparented, a zombie its new parent has not reaped).
+	for i := 0; c.pid > 0 && Alive(c.pid); i++ {
+		if i == 1000 {
+			return fmt.Errorf("pgtest: postmaster %d outlived pg_ctl stop by 10s", c.pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	os.RemoveAll(c.Dir)
 	return err
