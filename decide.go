@@ -171,7 +171,15 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 		}
 	}
 	if owner == nil || args == nil {
-		return set.Decide(authority.Request{Capability: id}), nil
+		dec := set.Decide(authority.Request{Capability: id})
+		if pc, ok := owner.(privilegedCatalog); ok && dec.Allowed {
+			// A privileged default asks before every call of the
+			// capability, whatever its arguments.
+			if rule := pc.privileged(id); rule != "" {
+				dec.RequireApproval(authority.LayerDefaults, rule)
+			}
+		}
+		return dec, nil
 	}
 	contracts, err := authority.NewContracts(set, specs)
 	if err != nil {

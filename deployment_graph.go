@@ -50,17 +50,33 @@ func (b *graphBuilder) edge(from, to, kind string) {
 
 func (b *graphBuilder) set(id string, state Readiness, r GraphReason) {
 	n := &b.g.Nodes[b.index[id]]
-	if n.State == Ready {
+	// The first state that is not ready stays; a gate gives way to any
+	// reason the node cannot be used at all.
+	if n.State == Ready || (n.State == ApprovalGated && state != ApprovalGated) {
 		n.State = state
 	}
 	n.Reasons = append(n.Reasons, r)
 }
 
-// deny records a policy denial on node id when d does not allow.
+// deny records a policy denial on node id when d does not allow, and the
+// approval gate when it allows only behind an approval.
 func (b *graphBuilder) deny(id string, d authority.Decision) {
 	if !d.Allowed {
 		b.set(id, Denied, GraphReason{Code: "policy_denied", Layer: d.Layer, Rule: d.RuleID, Detail: d.Reason})
+		return
 	}
+	b.gate(id, d)
+}
+
+// gate records on node id that every call waits for the task's approver
+// when d needs approval, naming what requires it.
+func (b *graphBuilder) gate(id string, d authority.Decision) {
+	if !d.Allowed || !d.NeedsApproval {
+		return
+	}
+	src := authority.ApprovalSourceOf(d)
+	b.set(id, ApprovalGated, GraphReason{Code: "approval_required", Layer: src.Layer, Rule: src.RuleID,
+		Detail: fmt.Sprintf("every call waits for the task's approver (required by layer %q rule %q); with no approval channel it is denied", src.Layer, src.RuleID)})
 }
 
 // Graph computes the deployment's capability requirement graph: the tool
@@ -146,6 +162,20 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 				}
 			}
 		}
+		// Every tool of the server asks: options.approvals.mcp, or a
+		// server or launcher rule with approval (seen when the probe tool
+		// is allowed; a tools allowlist may leave it out).
+		gd, err := d.Decide(ctx, authority.MCPTool(name, "pablo-graph-probe"), nil)
+		if err != nil {
+			return nil, err
+		}
+		if !gd.Allowed {
+			gd = authority.Decision{Allowed: true}
+			if key := d.Options.Approvals.RequiredBy(string(authority.MCPTool(name, "pablo-graph-probe"))); key != "" {
+				gd.RequireApproval(config.ApprovalsLayer, key)
+			}
+		}
+		b.gate(id, gd)
 		for _, v := range sortedKeys(s.Env) {
 			credential(id, s.Env[v], authority.ConsumerMCPEnv, "mcp:"+name+":env:"+v)
 		}
@@ -189,7 +219,13 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 			b.edge(id, tid, edgeOffers)
 			if !t.Admitted {
 				b.set(tid, Denied, GraphReason{Code: string(t.Code), Layer: t.Layer, Rule: t.RuleID, Detail: oneLineReason(t.Reason)})
+				continue
 			}
+			td, err := d.Decide(ctx, t.ID, nil)
+			if err != nil {
+				return nil, err
+			}
+			b.gate(tid, td)
 		}
 	}
 

@@ -31,10 +31,18 @@ const (
 	// Unsupported: something the node needs is missing here or cannot
 	// work as configured (the sandbox, a rule example, an adapter).
 	Unsupported Readiness = "unsupported"
-
-	// The approvals work adds an approval-gated state here: a node every
-	// layer admits but whose calls wait for an Approver.
+	// ApprovalGated: every layer admits the node and everything it
+	// requires is ready, but each of its calls waits for the task's
+	// Approver (docs/approvals.md); the reason (approval_required) names
+	// the layer and rule, class key or privileged default that asks. With
+	// no approval channel such a call is denied. It is usable: a node
+	// requiring it stays ready.
+	ApprovalGated Readiness = "approval_gated"
 )
+
+// usable reports whether a node in state r can be used: ready, or ready
+// behind an approval.
+func (r Readiness) usable() bool { return r == Ready || r == ApprovalGated }
 
 // The node kinds of a Graph.
 const (
@@ -166,11 +174,24 @@ func (g *Graph) Node(id string) (GraphNode, bool) {
 	return GraphNode{}, false
 }
 
-// NotReady lists the nodes that are not ready, in graph order.
+// NotReady lists the nodes that are not ready, in graph order. An
+// approval-gated node is usable, so it is not listed: ApprovalGated
+// lists those.
 func (g *Graph) NotReady() []GraphNode {
 	var out []GraphNode
 	for _, n := range g.Nodes {
-		if n.State != Ready {
+		if !n.State.usable() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ApprovalGated lists the approval-gated nodes, in graph order.
+func (g *Graph) ApprovalGated() []GraphNode {
+	var out []GraphNode
+	for _, n := range g.Nodes {
+		if n.State == ApprovalGated {
 			out = append(out, n)
 		}
 	}
@@ -219,7 +240,7 @@ func (g *Graph) settle() {
 		changed = false
 		for i := range g.Nodes {
 			n := &g.Nodes[i]
-			if n.State != Ready {
+			if !n.State.usable() {
 				continue
 			}
 			var alts, blocked []GraphNode
@@ -232,12 +253,12 @@ func (g *Graph) settle() {
 				req := g.Nodes[j]
 				switch e.Kind {
 				case edgeRequires:
-					if req.State != Ready {
+					if !req.State.usable() {
 						blocked = append(blocked, req)
 					}
 				case edgeAlternative:
 					alts = append(alts, req)
-					anyReady = anyReady || req.State == Ready
+					anyReady = anyReady || req.State.usable()
 				}
 			}
 			if len(alts) > 0 && !anyReady {

@@ -35,7 +35,9 @@ type Explanation struct {
 	Decision *authority.Decision `json:"decision,omitempty"`
 	// Chain is Node and each node its state comes from, in order.
 	Chain []GraphNode `json:"chain"`
-	// Causes are the root causes; empty when admitted.
+	// Causes are the root causes; empty when admitted, except for an
+	// approval-gated capability, whose cause names what requires the
+	// approval.
 	Causes []GraphReason `json:"causes"`
 	// Digest is the digest of the graph the answer was read from.
 	Digest string `json:"digest"`
@@ -77,7 +79,7 @@ func (d *Deployment) Why(ctx context.Context, capability string, opts GraphOptio
 		e.Causes = []GraphReason{}
 	}
 	n, _ := g.Node(node)
-	e.Admitted = n.State == Ready
+	e.Admitted = n.State.usable()
 	switch {
 	case n.Kind == nodeSkill:
 		// The runtime activates a Skill the selection names, unless the

@@ -64,6 +64,16 @@ func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixtu
 		dr.fail(name, readinessExit(n.State), cause.Code, detail)
 		bad++
 	}
+	// An approval-gated node is usable: its calls wait for the task's
+	// approver, and with no channel they are denied. Say which rule asks.
+	for _, n := range g.ApprovalGated() {
+		for _, r := range n.Reasons {
+			if r.Code == "approval_required" {
+				dr.ok("graph "+n.ID, "%s approval_gated: every call waits for the task's approver (layer %q rule %q)", n.Kind, r.Layer, r.Rule)
+				break
+			}
+		}
+	}
 	if bad == 0 {
 		dr.ok("graph", "%d nodes, %d edges, every required node ready; digest %s", len(g.Nodes), len(g.Edges), g.Digest)
 	}

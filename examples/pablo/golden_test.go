@@ -138,6 +138,7 @@ func goldenCases() []goldenCase {
 		readiness("skill-unadmitted-tool", model+off+skills, "team/review", false),
 		readiness("unsatisfiable-route", "[options.shell]\nenabled = false\n[options.models.first]\nprovider = \"vercel\"\nid = \"a\"\ncredential = \"gw\"\ncapabilities = { tool_calls = false }\n[options.models.second]\nprovider = \"openrouter\"\nid = \"b\"\ncredential = \"or\"\n[options.routes.main]\nentries = [{ model = \"first\" }, { model = \"second\" }]\n[options]\nmodel_route = \"main\"\n[credentials.gw]\nconsumer = \"provider.vercel\"\nsources = [{ kind = \"environment\", name = \"PABLO_GOLDEN_ABSENT\" }]\n[credentials.or]\nconsumer = \"provider.openrouter\"\nsources = [{ kind = \"environment\", name = \"PABLO_GOLDEN_ABSENT\" }]\n", "main", false),
 		missingSandbox,
+		readiness("approval-gated", model+"[options.shell]\nenabled = false\n[options.filesystem]\nwrite = true\n"+server+"[options.approvals]\nmcp = \"required\"\n[[authority]]\nid = \"ops\"\n[authority.policy.tools]\ndefault = \"allow\"\nallow = [{ id = \"ops.write\", value = \"fs.write\", approval = \"required\" }, { id = \"ops.read\", value = \"fs.read\" }, { id = \"ops.lookup\", value = \"mcp/records/lookup\" }]\n", "fs.write", false),
 		readiness("rule-example-fails", model+"[options.shell]\nenabled = true\n[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"t.printf\", executable = \"/usr/bin/printf\", args = [\"status\"], match = \"prefix\", examples = { match = [\"/usr/bin/printf push\"] } }]\n", "shell.run", false),
 	)
 	return cases
