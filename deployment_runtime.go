@@ -68,19 +68,13 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 	if err != nil {
 		return nil, err
 	}
-	// The dispatch snapshot: the selections expanded and the permission
-	// review re-run; its digest goes on run.started.
-	snap, err := d.Snapshot(ctx, GraphOptions{LookupEnv: opts.LookupEnv, Host: opts.Host, HostModel: opts.Model != nil || opts.FixtureEndpoint != ""})
-	if err != nil {
-		return nil, err
-	}
 	o := &d.Options
 	ro := RuntimeOptions{
 		Authority:       auth,
 		Limits:          d.ledgerLimits(),
 		MaxOutputTokens: o.Limits.MaxOutputTokens,
 		Store:           opts.Store,
-		Deployment:      &DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: d.Fingerprint, SnapshotDigest: snap.Digest},
+		Deployment:      &DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: d.Fingerprint},
 		Sink:            opts.Sink,
 		Tracer:          opts.Tracer,
 		Now:             opts.Now,

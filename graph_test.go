@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -199,103 +198,5 @@ func TestWhyRefusesWhatIsNoCapability(t *testing.T) {
 	e, err = d.Why(ctx, "fs.read", GraphOptions{})
 	if err != nil || !e.Admitted || len(e.Causes) != 0 {
 		t.Fatalf("fs.read: %+v, %v", e, err)
-	}
-}
-
-// The dispatch snapshot digest covers exactly what a dispatch is admitted
-// to use: a pin, a Skill file, a rule and the sandbox change it; two
-// dispatches a minute apart (an injected clock stamps their health) with
-// different health do not.
-func TestSnapshotDigestChangesWithInputsOnly(t *testing.T) {
-	base := "[options.shell]\nenabled = true\n" + graphScriptModel + graphMCPServer
-	skill := "---\nname: review\ndescription: Review things.\n---\nRead the evidence.\n"
-	env := func(string) (string, bool) { return "x", true }
-	snap := func(d *Deployment, health []mcp.Health) *DispatchSnapshot {
-		s, err := d.Snapshot(context.Background(), GraphOptions{LookupEnv: env, Health: health})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	d := graphDeployment(t, base, skill)
-	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	now := func() time.Time { return clock }
-	tools := []mcp.ToolStatus{{Name: "lookup", ID: "mcp/records/lookup", Admitted: true, Digest: "sha256:" + strings.Repeat("b", 64)}}
-	first := snap(d, []mcp.Health{{Server: "records", State: mcp.Ready, Version: "2025-06-18", CheckedAt: now(), Tools: tools}})
-	clock = clock.Add(time.Minute)
-	second := snap(d, []mcp.Health{{Server: "records", State: mcp.Degraded, Reason: "one tool is unavailable", Version: "2025-06-18", CheckedAt: now(), Tools: tools}})
-	if first.Digest != second.Digest {
-		t.Fatalf("health a minute apart changed the digest: %s vs %s", first.Digest, second.Digest)
-	}
-	failed := snap(d, []mcp.Health{{Server: "records", State: mcp.Failed, Reason: "refused", Version: "2025-06-18", CheckedAt: now(), Tools: tools}})
-	if failed.Digest != first.Digest {
-		t.Fatalf("a failed probe changed what is admitted: %s vs %s", failed.Digest, first.Digest)
-	}
-	var ids []string
-	for _, e := range first.Admitted {
-		ids = append(ids, e.ID)
-		if e.Kind == "tool" && (e.Layer == "" || e.Rule == "") {
-			t.Errorf("%s has no deciding layer and rule", e.ID)
-		}
-	}
-	for _, want := range []string{"tool:shell.run", "sandbox:shell.run", "shell.rules", "mcp:records", "tool:mcp/records/lookup", "skill:team/review", "model"} {
-		if !strings.Contains(strings.Join(ids, " "), want) {
-			t.Errorf("the snapshot lacks %s: %v", want, ids)
-		}
-	}
-	b, _ := json.Marshal(first)
-	if strings.Contains(string(b), "2026") {
-		t.Fatal("the snapshot holds a timestamp")
-	}
-	for name, v := range map[string][2]string{
-		"pin":        {base + "[options.mcp.servers.records.pins]\nlookup = \"sha256:" + strings.Repeat("a", 64) + "\"\n", skill},
-		"skill file": {base, strings.Replace(skill, "Read the evidence.", "Read the evidence twice.", 1)},
-		"rule":       {base + "[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"t.printf\", executable = \"/usr/bin/printf\", args = [], match = \"prefix\" }]\n", skill},
-		"sandbox":    {strings.Replace(base, "enabled = true\n", "enabled = true\n[options.shell.sandbox]\nnetwork = \"allow\"\n", 1), skill},
-	} {
-		if got := snap(graphDeployment(t, v[0], v[1]), nil); got.Digest == first.Digest || got.Digest == snap(graphDeployment(t, base, skill), nil).Digest {
-			t.Errorf("changing the %s left the snapshot digest unchanged", name)
-		}
-	}
-}
-
-// A runtime built from a deployment carries its dispatch snapshot digest
-// on run.started, equal to the one Deployment.Snapshot computes.
-func TestRunStartedCarriesTheSnapshotDigest(t *testing.T) {
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "work")
-	os.Mkdir(ws, 0o700)
-	d := scriptDeployment(t, dir, ws, `{"turns":[{"text":["done"]}]}`, "[options.shell]\nenabled = false\n")
-	want, err := d.Snapshot(context.Background(), GraphOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var started *DeploymentRef
-	store := ledger.NewMemoryStore()
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store, Sink: func(e Event) error {
-		if e.Type == EventRunStarted {
-			started = e.Deployment
-		}
-		return nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	task, err := rt.Start(context.Background(), "go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if obj := task.Wait(); obj.SnapshotDigest != want.Digest {
-		t.Fatalf("the task object has snapshot %q, want %s", obj.SnapshotDigest, want.Digest)
-	}
-	if started == nil || started.SnapshotDigest != want.Digest || !strings.HasPrefix(want.Digest, "sha256:") {
-		t.Fatalf("run.started deployment %+v, want snapshot digest %s", started, want.Digest)
-	}
-	// The ledger's task record holds it too: recovery and `pablo ledger
-	// show` report it.
-	rep, err := ledger.RecoverTask(context.Background(), store, task.ID())
-	if err != nil || rep.SnapshotDigest != want.Digest {
-		t.Fatalf("the ledger's task report has snapshot %q (%v), want %s", rep.SnapshotDigest, err, want.Digest)
 	}
 }

@@ -66,6 +66,12 @@ type step struct {
 	comp *compactor
 	// repairing is set during an output repair call, which never compacts.
 	repairing bool
+	// shared: the agent's tools are the runtime's shared view (and its
+	// subagent tool), so its dispatch snapshot is the runtime's one.
+	shared bool
+	// snapDigest is the digest of the agent's dispatch snapshot, once
+	// recorded.
+	snapDigest string
 	// payloads: the ledger records event payloads. A task's ledger
 	// without a store (a private root) keeps no event record, so none
 	// are built; a host's own ledger (RuntimeOptions.NewLedger) gets them.
@@ -162,7 +168,22 @@ func (s *step) loop() *Outcome {
 // the output check and the history the first request carries.
 func (s *step) begin() *Outcome {
 	r := s.t.rt
-	if o := s.emit(EventData{Type: EventRunStarted, Deployment: r.opts.Deployment}); o != nil {
+	// The dispatch snapshot: the catalogs open (the selections expanded,
+	// the permission review re-run under the agent's authority, only
+	// admitted tools offered), and what they offer is recorded before the
+	// agent's first event, which carries its digest. An agent whose
+	// catalogs did not open still starts and settles with that failure.
+	opened := s.openCatalogs()
+	if opened == nil {
+		opened = s.recordSnapshot()
+	}
+	dep := r.opts.Deployment
+	if dep != nil && s.snapDigest != "" {
+		ref := *dep
+		ref.SnapshotDigest = s.snapDigest
+		dep = &ref
+	}
+	if o := s.emit(EventData{Type: EventRunStarted, Deployment: dep}); o != nil {
 		return o
 	}
 	for i := range r.opts.activations {
@@ -173,8 +194,8 @@ func (s *step) begin() *Outcome {
 			return o
 		}
 	}
-	if o := s.openCatalogs(); o != nil {
-		return o
+	if opened != nil {
+		return opened
 	}
 	if o := s.classifyRoute(); o != nil {
 		return o
@@ -295,6 +316,7 @@ func (s *step) openCatalogs() *Outcome {
 	// The runtime's own catalogs are compiled once and shared; a task's
 	// own are added on top, in a view of its own.
 	v := r.sharedTools()
+	s.shared = v != nil && len(more) == 0
 	switch {
 	case v == nil:
 		v = buildToolView(r.opts.Authority, r.opts.secrets, nil, s.catalogs)
@@ -531,9 +553,7 @@ func (t *Task) finish(s *step, o *Outcome) {
 	trace := s.traceID
 	session := s.hdr.SessionID
 	obj := &TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
-	if dep := t.rt.opts.Deployment; dep != nil {
-		obj.SnapshotDigest = dep.SnapshotDigest
-	}
+	obj.SnapshotDigest = s.snapDigest
 	if s.check != nil {
 		rec, rep := s.check.Records()
 		obj.OutputValidation, _ = json.Marshal(rec)

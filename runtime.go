@@ -134,6 +134,13 @@ type Runtime struct {
 	subagent     *toolView // the subagent tool's view, compiled once; see subagentView
 
 	reapOnce sync.Once // survivors of the store's earlier hosts, killed before the first task
+
+	// The dispatch snapshot of a root task on the shared view, encoded
+	// once (see recordSnapshot).
+	snapOnce   sync.Once
+	snapJSON   []byte
+	snapDigest ledger.ResultRef
+	snapErr    error
 }
 
 // NewRuntime checks opts and returns a Runtime.
@@ -290,7 +297,6 @@ func (r *Runtime) newTask(ctx context.Context, req TaskRequest) (*Task, error) {
 	}
 	if r.opts.Deployment != nil {
 		lopts.Fingerprint = r.opts.Deployment.Fingerprint
-		lopts.SnapshotDigest = r.opts.Deployment.SnapshotDigest
 	}
 	if req.SessionID != "" {
 		// The prompt is kept so the session can be continued from the

@@ -1,89 +1,180 @@
 package pablo
 
 import (
-	"context"
-	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/jsonx"
+	"github.com/pabloagent/pablo/internal/textx"
+	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/mcp"
 )
 
-// SnapshotEntry is one admitted option of a dispatch snapshot: a tool,
-// an MCP server or tool, a Skill, a remote, a sandbox, the command rules,
-// a model route or model, with the deciding layer and rule where policy
-// decides it and the attributes that pin what it is (definition digest,
-// negotiated protocol version, Skill metadata and instruction digests,
-// sandbox profile, provider and model).
-type SnapshotEntry struct {
-	ID         string            `json:"id"`
-	Kind       string            `json:"kind"`
-	Layer      string            `json:"layer,omitempty"`
-	Rule       string            `json:"rule,omitempty"`
-	Attributes map[string]string `json:"attributes,omitempty"`
+// The dispatch snapshot (issue 19) is taken at every agent's start, the
+// root's and every child's: once its catalogs are open and its view built
+// (the selections expanded, every tool decided under the agent's own
+// authority, only the admitted ones kept), the snapshot lists exactly what
+// the view offers and what the agent runs on, the ledger records it
+// (ledger.RecordSnapshot) before the agent's first event, and run.started
+// and the task object carry its digest.
+
+// snapshotTools are the tool entries of v over catalogs (the catalogs v
+// was built from), computed once per view: a view the runtime shares
+// across tasks costs its digests once.
+func (v *toolView) snapshotTools(catalogs []ToolCatalog) []ledger.SnapshotEntry {
+	v.snapOnce.Do(func() { v.snapTools = v.toolEntries(catalogs) })
+	return v.snapTools
 }
 
-// DispatchSnapshot is what a dispatch of the deployment is admitted to
-// use, and its digest: "sha256:" over exactly the deployment
-// fingerprint and the admitted entries — nothing time- or
-// health-dependent, so two dispatches a minute apart with different
-// health timestamps have equal digests, and changing a pin, a Skill file,
-// a rule or the sandbox changes it.
-type DispatchSnapshot struct {
-	Fingerprint string          `json:"fingerprint"`
-	Digest      string          `json:"digest"`
-	Admitted    []SnapshotEntry `json:"admitted"`
+// toolEntries lists every tool v offers, in the order the model sees
+// them: its capability, the layer and rule that admitted it under the
+// agent's authority, the digest of the definition the model is shown, the
+// sandbox it runs in and, for an MCP tool, its server's live session (the
+// definition digest a pin compares, the negotiated protocol version).
+// Each MCP server one of them belongs to has its own entry.
+func (v *toolView) toolEntries(catalogs []ToolCatalog) []ledger.SnapshotEntry {
+	type session struct{ server, version, transport, digest string }
+	live := map[authority.ID]session{}
+	for _, c := range catalogs {
+		h, ok := c.(interface{ Health() []mcp.Health })
+		if !ok {
+			continue
+		}
+		for _, srv := range h.Health() {
+			for _, ts := range srv.Tools {
+				if ts.Admitted {
+					live[ts.ID] = session{server: srv.Server, version: srv.Version, transport: string(srv.Transport), digest: ts.Digest}
+				}
+			}
+		}
+	}
+	out := make([]ledger.SnapshotEntry, 0, len(v.defs))
+	servers := map[string]session{}
+	for _, def := range v.defs {
+		id := v.byWire[def.Name]
+		d := v.decided[id]
+		attrs := map[string]string{"name": def.Name, "digest": definitionDigest(def)}
+		e := ledger.SnapshotEntry{ID: "tool:" + string(id), Kind: nodeTool, Layer: d.Layer, Rule: d.RuleID, Attributes: attrs}
+		if s, ok := live[id]; ok {
+			e.Kind = nodeMCPTool
+			attrs["server"] = s.server
+			setAttr(attrs, "definition_digest", s.digest)
+			servers[s.server] = s
+		}
+		if sc, ok := v.owner[id].(sandboxedCatalog); ok {
+			if p, ok := sc.Sandbox(id); ok {
+				attrs["sandbox"] = p.String()
+			}
+		}
+		if d.NeedsApproval {
+			attrs["approval"] = "required"
+		}
+		out = append(out, e)
+	}
+	for name, s := range servers {
+		attrs := map[string]string{}
+		setAttr(attrs, "protocol_version", s.version)
+		setAttr(attrs, "transport", s.transport)
+		out = append(out, ledger.SnapshotEntry{ID: "mcp:" + name, Kind: nodeMCPServer, Attributes: attrs})
+	}
+	return out
 }
 
-// Snapshot expands the deployment's selections, re-runs the permission
-// review (the graph, with Deployment.Decide for every tool) and keeps
-// only the admitted options. Health is live state, not authority: a
-// server a probe found unhealthy stays admitted (its calls fail as
-// failures), and a probe only adds the negotiated protocol version and
-// the tools discovered with their digests.
-func (d *Deployment) Snapshot(ctx context.Context, opts GraphOptions) (*DispatchSnapshot, error) {
-	g, err := d.Graph(ctx, opts)
+// definitionDigest is "sha256:" over a tool's definition as the model is
+// shown it: {"description","name","parameters"}, the strings in canonical
+// escaping and the parameters schema as offered.
+func definitionDigest(def ToolDef) string {
+	b := make([]byte, 0, 48+len(def.Name)+len(def.Description)+len(def.Parameters))
+	b = append(b, `{"description":`...)
+	b = jsonx.AppendString(b, def.Description)
+	b = append(b, `,"name":`...)
+	b = jsonx.AppendString(b, def.Name)
+	b = append(b, `,"parameters":`...)
+	if len(def.Parameters) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, def.Parameters...)
+	}
+	return sha256Tag(append(b, '}'))
+}
+
+func setAttr(attrs map[string]string, k, v string) {
+	if v != "" {
+		attrs[k] = v
+	}
+}
+
+// snapshot is the dispatch snapshot of agent s, whose view is built: its
+// tools and MCP servers, the activated Skills its authority admits (with
+// their metadata and instruction digests), the remotes its subagent tool
+// offers, and its model (a route's entries, or the one model).
+func (s *step) snapshot() *ledger.Snapshot {
+	r := s.t.rt
+	snap := &ledger.Snapshot{Version: ledger.SnapshotVersion, Admitted: slices.Clone(s.view.snapshotTools(s.catalogs))}
+	if r.opts.Deployment != nil {
+		snap.Fingerprint = r.opts.Deployment.Fingerprint
+	}
+	for _, a := range r.opts.activations {
+		d := s.conf.auth.Decide(authority.Request{Capability: authority.ID(a.QualifiedName)})
+		if !d.Allowed {
+			continue // a child whose Skills were narrowed away
+		}
+		snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "skill:" + a.QualifiedName, Kind: nodeSkill, Layer: d.Layer, Rule: d.RuleID,
+			Attributes: map[string]string{"path": a.RelativePath, "metadata_sha256": a.MetadataSHA256, "instruction_sha256": a.InstructionSHA256}})
+	}
+	if _, ok := s.owner[authority.Subagent]; ok && r.opts.Remote != nil {
+		for _, name := range r.opts.Remote.Remotes() {
+			snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "remote:" + name, Kind: nodeRemote})
+		}
+	}
+	switch m := s.conf.model.(type) {
+	case *routeModel:
+		opts := m.r.Options()
+		names := make([]string, 0, len(opts.Entries))
+		for _, e := range opts.Entries {
+			attrs := map[string]string{}
+			setAttr(attrs, "provider", string(e.Provider))
+			setAttr(attrs, "model", e.Model)
+			snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "model:" + e.Name, Kind: nodeModel, Attributes: attrs})
+			names = append(names, e.Name)
+		}
+		snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "route:" + m.name, Kind: nodeRoute,
+			Attributes: map[string]string{"entries": strings.Join(names, ","), "max_attempts": strconv.Itoa(opts.MaxAttempts)}})
+	default:
+		attrs := map[string]string{}
+		setAttr(attrs, "provider", s.modelInfo.Provider)
+		setAttr(attrs, "model", s.modelInfo.Model)
+		snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "model", Kind: nodeModel, Attributes: attrs})
+	}
+	slices.SortFunc(snap.Admitted, func(a, b ledger.SnapshotEntry) int { return strings.Compare(a.ID, b.ID) })
+	return snap
+}
+
+// recordSnapshot takes agent s's dispatch snapshot and records it in the
+// ledger before the agent's first event. A root task whose tools are the
+// runtime's shared ones has the same snapshot every time: it is encoded
+// once per runtime.
+func (s *step) recordSnapshot() *Outcome {
+	r := s.t.rt
+	var canonical []byte
+	var digest ledger.ResultRef
+	var err error
+	if s.shared {
+		r.snapOnce.Do(func() { r.snapJSON, r.snapDigest, r.snapErr = ledger.EncodeSnapshot(s.snapshot()) })
+		canonical, digest, err = r.snapJSON, r.snapDigest, r.snapErr
+	} else {
+		canonical, digest, err = ledger.EncodeSnapshot(s.snapshot())
+	}
 	if err != nil {
-		return nil, err
+		// Out of its bounds: nothing was offered or sent.
+		return &Outcome{Status: StatusFailed, Code: outcome.FailToolStartup, Delivery: outcome.NotSent, Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
 	}
-	s := &DispatchSnapshot{Fingerprint: d.Fingerprint, Admitted: []SnapshotEntry{}}
-	for _, n := range g.Nodes {
-		switch n.Kind {
-		case nodeToolProfile, nodeCredential:
-			continue
-		}
-		if !admittedByAuthority(g, n) {
-			continue
-		}
-		e := SnapshotEntry{ID: n.ID, Kind: n.Kind, Attributes: n.Attributes}
-		if n.Kind == nodeTool || n.Kind == nodeMCPTool {
-			dec, err := d.Decide(ctx, authority.ID(n.Capability), nil)
-			if err != nil {
-				return nil, err
-			}
-			if !dec.Allowed {
-				continue
-			}
-			e.Layer, e.Rule = dec.Layer, dec.RuleID
-		}
-		s.Admitted = append(s.Admitted, e)
+	if err := s.t.root.RecordSnapshot(s.ctx, s.agent, canonical, digest); err != nil {
+		return s.ledgerOutcome(err)
 	}
-	b, _ := json.Marshal(struct {
-		Fingerprint string          `json:"fingerprint"`
-		Admitted    []SnapshotEntry `json:"admitted"`
-	}{s.Fingerprint, s.Admitted})
-	s.Digest = sha256Tag(b)
-	return s, nil
-}
-
-// admittedByAuthority reports whether n is ready, or not ready only
-// because of health somewhere down its requirements.
-func admittedByAuthority(g *Graph, n GraphNode) bool {
-	if n.State == Ready {
-		return true
-	}
-	for _, c := range g.Causes(n.ID) {
-		if c.Health == "" {
-			return false
-		}
-	}
-	return true
+	s.snapDigest = string(digest)
+	return nil
 }

@@ -27,9 +27,10 @@ type TaskObject struct {
 	// OutputRepair is the output-repair-v1 record, present when repair is
 	// enabled.
 	OutputRepair *OutputRepair `json:"output_repair,omitempty"`
-	// SnapshotDigest is the digest of the dispatch snapshot the task was
-	// admitted under (DispatchSnapshot), present for a runtime built from
-	// a deployment.
+	// SnapshotDigest is the digest of the root agent's dispatch snapshot
+	// (the ledger's snapshot record, taken when the task started): what
+	// it was admitted to use. Empty when the task settled before its
+	// catalogs opened.
 	SnapshotDigest string `json:"snapshot_digest,omitempty"`
 }
 

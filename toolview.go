@@ -3,9 +3,11 @@ package pablo
 import (
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -21,6 +23,12 @@ type toolView struct {
 	defs      []ToolDef
 	contracts *authority.Contracts
 	err       error // a schema outside the supported subset
+	// decided holds the decision that admitted each offered tool, for
+	// the dispatch snapshot.
+	decided map[authority.ID]authority.Decision
+
+	snapOnce  sync.Once
+	snapTools []ledger.SnapshotEntry // see snapshotTools
 }
 
 // buildToolView builds the view of catalogs, first ones first, on top of
@@ -30,9 +38,9 @@ type toolView struct {
 // and schemas, and may write a credential it was given into them); the
 // contracts check the schemas as the catalog declared them.
 func buildToolView(auth authority.Authority, secrets *redact.Set, base *toolView, catalogs []ToolCatalog) *toolView {
-	v := &toolView{owner: map[authority.ID]ToolCatalog{}, byWire: map[string]authority.ID{}, refused: map[string]authority.Decision{}}
+	v := &toolView{owner: map[authority.ID]ToolCatalog{}, byWire: map[string]authority.ID{}, refused: map[string]authority.Decision{}, decided: map[authority.ID]authority.Decision{}}
 	if base != nil {
-		v.owner, v.byWire, v.refused = maps.Clone(base.owner), maps.Clone(base.byWire), maps.Clone(base.refused)
+		v.owner, v.byWire, v.refused, v.decided = maps.Clone(base.owner), maps.Clone(base.byWire), maps.Clone(base.refused), maps.Clone(base.decided)
 		v.defs = slices.Clip(base.defs)
 	}
 	var specs []authority.ToolSpec
@@ -43,11 +51,12 @@ func buildToolView(auth authority.Authority, secrets *redact.Set, base *toolView
 				continue
 			}
 			// Only tools the authority admits are shown to the model.
-			if d := auth.Decide(authority.Request{Capability: spec.ID}); !d.Allowed {
+			d := auth.Decide(authority.Request{Capability: spec.ID})
+			if !d.Allowed {
 				v.refused[wireName(spec.ID)], v.refused[string(spec.ID)] = d, d
 				continue
 			}
-			v.owner[spec.ID] = c
+			v.owner[spec.ID], v.decided[spec.ID] = c, d
 			specs = append(specs, spec)
 			w := wireName(spec.ID)
 			v.byWire[w] = spec.ID
@@ -112,16 +121,17 @@ func (r *Runtime) sharedTools() *toolView {
 // deciding under auth. A child never compiles a schema of its own, and
 // never sees a tool its parent was not shown.
 func (v *toolView) narrow(auth authority.Authority) *toolView {
-	out := &toolView{owner: map[authority.ID]ToolCatalog{}, byWire: map[string]authority.ID{}, refused: maps.Clone(v.refused), err: v.err}
+	out := &toolView{owner: map[authority.ID]ToolCatalog{}, byWire: map[string]authority.ID{}, refused: maps.Clone(v.refused), decided: map[authority.ID]authority.Decision{}, err: v.err}
 	for w, id := range v.byWire {
 		if id == authority.Subagent {
 			continue
 		}
-		if d := auth.Decide(authority.Request{Capability: id}); !d.Allowed {
+		d := auth.Decide(authority.Request{Capability: id})
+		if !d.Allowed {
 			out.refused[w], out.refused[string(id)] = d, d
 			continue
 		}
-		out.owner[id], out.byWire[w] = v.owner[id], id
+		out.owner[id], out.byWire[w], out.decided[id] = v.owner[id], id, d
 	}
 	for _, def := range v.defs {
 		if _, ok := out.byWire[def.Name]; ok {
@@ -138,7 +148,8 @@ func (v *toolView) narrow(auth authority.Authority) *toolView {
 // instead of w's catalog: w's compiled contracts are shared, not compiled
 // again. v and w are unchanged.
 func (v *toolView) with(w *toolView, c ToolCatalog) *toolView {
-	out := &toolView{owner: maps.Clone(v.owner), byWire: maps.Clone(v.byWire), refused: maps.Clone(v.refused), defs: slices.Clip(v.defs), err: v.err}
+	out := &toolView{owner: maps.Clone(v.owner), byWire: maps.Clone(v.byWire), refused: maps.Clone(v.refused), decided: maps.Clone(v.decided), defs: slices.Clip(v.defs), err: v.err}
+	maps.Copy(out.decided, w.decided)
 	if out.err == nil {
 		out.err = w.err
 	}

@@ -12,7 +12,7 @@ import (
 // the rest go through encoding/json.
 func encodeRecord(r *Record) ([]byte, error) {
 	if r.Kind != RecordEvent || r.Task != nil || r.Agent != nil || r.Call != nil ||
-		r.Decision != nil || r.Result != nil || r.Finish != nil || r.ProcessGroup != nil {
+		r.Decision != nil || r.Result != nil || r.Finish != nil || r.ProcessGroup != nil || r.Snapshot != nil {
 		return json.Marshal(r)
 	}
 	if len(r.Event.Payload) > 0 && !validJSON(r.Event.Payload) {

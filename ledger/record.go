@@ -39,6 +39,9 @@ const (
 	// RecordProcessGroup: the runtime started a process group it owns;
 	// ProcessGroup is set.
 	RecordProcessGroup RecordKind = "process_group"
+	// RecordSnapshot: an agent's dispatch snapshot, taken when it started;
+	// Snapshot is set.
+	RecordSnapshot RecordKind = "snapshot"
 )
 
 // Record is the unit a [Store] persists: one durable fact about a task. N
@@ -60,6 +63,8 @@ type Record struct {
 	Finish   *FinishRecord   `json:"finish,omitempty"`
 	// ProcessGroup is set on a RecordProcessGroup record.
 	ProcessGroup *ProcessGroupRecord `json:"process_group,omitempty"`
+	// Snapshot is set on a RecordSnapshot record.
+	Snapshot *SnapshotRecord `json:"snapshot,omitempty"`
 }
 
 // TaskRecord opens a task: its identity, its input version and the
@@ -71,10 +76,7 @@ type TaskRecord struct {
 	InputDigest string `json:"input_digest,omitempty"`
 	// Fingerprint is the deployment fingerprint the task's authority came from.
 	Fingerprint string `json:"fingerprint,omitempty"`
-	// SnapshotDigest is the digest of the dispatch snapshot the task was
-	// admitted under (pablo.DispatchSnapshot).
-	SnapshotDigest string `json:"snapshot_digest,omitempty"`
-	Limits         Limits `json:"limits"`
+	Limits      Limits `json:"limits"`
 	// Session links the task to the conversation it belongs to; nil for a
 	// task that is its own session.
 	Session *SessionLink `json:"session,omitempty"`

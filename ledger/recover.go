@@ -20,9 +20,13 @@ type TaskReport struct {
 	RootAgentID string `json:"root_agent_id"`
 	InputDigest string `json:"input_digest,omitempty"`
 	Fingerprint string `json:"fingerprint,omitempty"`
-	// SnapshotDigest is the dispatch snapshot digest the task ran under.
+	// SnapshotDigest is the digest of the root agent's dispatch snapshot,
+	// when one was recorded.
 	SnapshotDigest string `json:"snapshot_digest,omitempty"`
 	Limits         Limits `json:"limits"`
+	// Snapshots are the recorded dispatch snapshots, one per agent that
+	// started with one (the root first), in record order.
+	Snapshots []SnapshotReport `json:"snapshots"`
 	// Agents is the agent tree, the root first.
 	Agents []AgentReport `json:"agents"`
 	// Decisions are the recorded decisions outside calls (the rest of the
@@ -44,6 +48,19 @@ type TaskReport struct {
 	// Outcome is the task's terminal outcome, or nil when the root never
 	// finished (the task was interrupted).
 	Outcome *Outcome `json:"outcome"`
+}
+
+// SnapshotReport is one agent's recorded dispatch snapshot, read back and
+// checked against its digest.
+type SnapshotReport struct {
+	AgentID string    `json:"agent_id"`
+	Digest  ResultRef `json:"digest"`
+	// Snapshot is the decoded snapshot; nil when the record does not read
+	// back.
+	Snapshot *Snapshot `json:"snapshot"`
+	// Invalid says why the record does not read back (altered, not
+	// canonical, malformed); empty when it does.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // AgentReport is one agent of the tree.
@@ -114,6 +131,7 @@ func fold(taskID string, recs []Record) TaskReport {
 	t := TaskReport{
 		TaskID: taskID, Agents: []AgentReport{}, Decisions: []DecisionRecord{},
 		Completed: []CallReport{}, Unknown: []CallReport{}, Retryable: []CallReport{}, Results: []ResultRef{}, ProcessGroups: []ProcessGroupRecord{},
+		Snapshots: []SnapshotReport{},
 	}
 	type key struct{ agent, call string }
 	var order []key
@@ -125,7 +143,6 @@ func fold(taskID string, recs []Record) TaskReport {
 		case RecordTask:
 			if r.Task != nil {
 				t.RootAgentID, t.InputDigest, t.Fingerprint, t.Limits = r.Task.RootAgentID, r.Task.InputDigest, r.Task.Fingerprint, r.Task.Limits
-				t.SnapshotDigest = r.Task.SnapshotDigest
 			}
 		case RecordAgent:
 			if r.Agent != nil {
@@ -142,6 +159,10 @@ func fold(taskID string, recs []Record) TaskReport {
 		case RecordProcessGroup:
 			if r.ProcessGroup != nil {
 				t.ProcessGroups = append(t.ProcessGroups, *r.ProcessGroup)
+			}
+		case RecordSnapshot:
+			if r.Snapshot != nil {
+				t.Snapshots = append(t.Snapshots, snapshotReport(r.Snapshot))
 			}
 		case RecordResult:
 			if r.Result != nil {
@@ -191,6 +212,12 @@ func fold(taskID string, recs []Record) TaskReport {
 			}
 		}
 	}
+	for _, sr := range t.Snapshots {
+		if sr.AgentID == t.RootAgentID {
+			t.SnapshotDigest = string(sr.Digest)
+			break
+		}
+	}
 	for _, k := range order {
 		cr := calls[k]
 		switch {
@@ -218,4 +245,18 @@ func stateRank(s CallState) int {
 		return 3
 	}
 	return 0
+}
+
+// snapshotReport reads a snapshot record back. One that does not is
+// reported, not dropped and not fatal: the rest of the task still
+// recovers.
+func snapshotReport(r *SnapshotRecord) SnapshotReport {
+	rep := SnapshotReport{AgentID: r.AgentID, Digest: r.Digest}
+	s, err := DecodeSnapshot([]byte(r.Snapshot), r.Digest)
+	if err != nil {
+		rep.Invalid = err.Error()
+		return rep
+	}
+	rep.Snapshot = s
+	return rep
 }

@@ -60,6 +60,9 @@ type Ledger interface {
 	// RecordProcessGroup records a process group the agent's tools started,
 	// before it is given any work.
 	RecordProcessGroup(ctx context.Context, agentID string, g ProcessGroupRecord) error
+	// RecordSnapshot records an agent's dispatch snapshot (canonical JSON
+	// from [EncodeSnapshot]) and its digest, before its first event.
+	RecordSnapshot(ctx context.Context, agentID string, snapshot []byte, digest ResultRef) error
 	// Accounting snapshots an agent's counters (its descendants included).
 	Accounting(agentID string) (Accounting, error)
 	// Finish appends the agent's terminal event and records its outcome.
@@ -87,8 +90,6 @@ type Options struct {
 	InputBytes uint64
 	// Fingerprint is the deployment fingerprint the authority came from.
 	Fingerprint string
-	// SnapshotDigest is the dispatch snapshot digest the task runs under.
-	SnapshotDigest string
 	// Session, when set, links the task to its session in the task record.
 	Session *SessionLink
 	// Now is the clock; nil means the system clock, read as the task's start
@@ -250,7 +251,7 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	r.root = a
 	r.agents[a.id] = a
 	r.record(Record{Kind: RecordTask, Time: now, Task: &TaskRecord{
-		TaskID: r.id, RootAgentID: a.id, InputDigest: opts.InputDigest, Fingerprint: opts.Fingerprint, SnapshotDigest: opts.SnapshotDigest, Limits: opts.Limits,
+		TaskID: r.id, RootAgentID: a.id, InputDigest: opts.InputDigest, Fingerprint: opts.Fingerprint, Limits: opts.Limits,
 		Session: opts.Session,
 	}})
 	r.record(Record{Kind: RecordAgent, Time: now, Agent: &AgentRecord{

@@ -61,7 +61,7 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 		if p.bools["json"] {
 			writeJSON(h, shownReport{report, all})
 		} else {
-			printReport(h, report, len(p.args) == 1, byTask)
+			printReport(h, report, len(p.args) == 1, true, byTask)
 		}
 		return nil
 	}
@@ -81,7 +81,7 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 			Reaped    bool                   `json:"reaped"`
 		}{report, survivors, p.bools["reap"]})
 	} else {
-		printReport(h, report, true, nil)
+		printReport(h, report, true, false, nil)
 		verb := "ALIVE "
 		if p.bools["reap"] {
 			verb = "reaped"
@@ -102,17 +102,17 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 }
 
 // printReport is the text form of a ledger report; calls are listed when
-// detailed, and each task's approval requests (approvals, by task ID)
-// always.
-func printReport(h *host, report ledger.Report, detailed bool, approvals map[string][]pablo.ApprovalRecord) {
+// detailed, each dispatch snapshot's entries with snapshots, and each
+// task's approval requests (approvals, by task ID) always.
+func printReport(h *host, report ledger.Report, detailed, snapshots bool, approvals map[string][]pablo.ApprovalRecord) {
 	for _, t := range report.Tasks {
 		end := "interrupted (no terminal outcome recorded)"
 		if t.Outcome != nil {
 			end = string(t.Outcome.Status)
 		}
 		fmt.Fprintf(h.stdout, "task %s  %s\n  fingerprint %s\n", t.TaskID, end, t.Fingerprint)
-		if t.SnapshotDigest != "" {
-			fmt.Fprintf(h.stdout, "  snapshot %s\n", t.SnapshotDigest)
+		for _, sn := range t.Snapshots {
+			printSnapshot(h, t, sn, snapshots)
 		}
 		fmt.Fprintf(h.stdout, "  %d events, %d completed, %d unknown, %d retryable\n", t.Events, len(t.Completed), len(t.Unknown), len(t.Retryable))
 		if detailed {
@@ -158,4 +158,37 @@ func decided(d *authority.Decision) string {
 		return fmt.Sprintf("  (%s by layer %q rule %q: %s)", verdict, d.Layer, d.RuleID, d.Reason)
 	}
 	return fmt.Sprintf("  (%s by layer %q rule %q)", verdict, d.Layer, d.RuleID)
+}
+
+// printSnapshot is the text form of one agent's dispatch snapshot: its
+// digest and whose it is and, with entries, one line per admitted entry
+// with its deciding layer and rule and its attributes.
+func printSnapshot(h *host, t ledger.TaskReport, sn ledger.SnapshotReport, entries bool) {
+	who := "root agent"
+	if sn.AgentID != t.RootAgentID {
+		who = "agent " + sn.AgentID
+	}
+	if sn.Snapshot == nil {
+		fmt.Fprintf(h.stdout, "  snapshot %s of %s INVALID: %s\n", sn.Digest, who, sn.Invalid)
+		return
+	}
+	fmt.Fprintf(h.stdout, "  snapshot %s of %s, %d admitted\n", sn.Digest, who, len(sn.Snapshot.Admitted))
+	if !entries {
+		return
+	}
+	for _, e := range sn.Snapshot.Admitted {
+		line := fmt.Sprintf("    %-28s %-11s", e.ID, e.Kind)
+		if e.Layer != "" || e.Rule != "" {
+			line += fmt.Sprintf(" allowed by layer %q rule %q", e.Layer, e.Rule)
+		}
+		keys := make([]string, 0, len(e.Attributes))
+		for k := range e.Attributes {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			line += " " + k + "=" + e.Attributes[k]
+		}
+		fmt.Fprintln(h.stdout, line)
+	}
 }

@@ -54,8 +54,30 @@ func TestLedgerTextSaysWhatJSONSays(t *testing.T) {
 		{Kind: "tool", Name: "shell.run", State: ledger.CallDispatched, Class: outcome.ClassUnknown},
 	}}}}
 	var out bytes.Buffer
-	printReport(&host{stdout: &out}, report, true, nil)
+	printReport(&host{stdout: &out}, report, true, true, nil)
 	for _, want := range []string{"mcp/records/write        settled timed_out, delivery may_have_been_sent", "shell.run                dispatched, never settled"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestLedgerShowPrintsEachSnapshot: ledger show prints each agent's
+// dispatch snapshot, an entry a line with its deciding layer and rule, and
+// says so when a record does not read back.
+func TestLedgerShowPrintsEachSnapshot(t *testing.T) {
+	snap := &ledger.Snapshot{Version: 1, Admitted: []ledger.SnapshotEntry{{ID: "tool:fs.read", Kind: "tool", Layer: "configuration", Rule: "builtin.configured", Attributes: map[string]string{"name": "fs_read"}}}}
+	report := ledger.Report{Tasks: []ledger.TaskReport{{TaskID: "t1", RootAgentID: "root", Snapshots: []ledger.SnapshotReport{
+		{AgentID: "root", Digest: ledger.ResultRef("sha256:" + strings.Repeat("a", 64)), Snapshot: snap},
+		{AgentID: "child", Digest: ledger.ResultRef("sha256:" + strings.Repeat("b", 64)), Invalid: "ledger: dispatch snapshot: digest: the record was altered"},
+	}}}}
+	var out bytes.Buffer
+	printReport(&host{stdout: &out}, report, true, true, nil)
+	for _, want := range []string{
+		"snapshot sha256:" + strings.Repeat("a", 64) + " of root agent, 1 admitted",
+		`tool:fs.read                 tool        allowed by layer "configuration" rule "builtin.configured" name=fs_read`,
+		"snapshot sha256:" + strings.Repeat("b", 64) + " of agent child INVALID: ledger: dispatch snapshot: digest: the record was altered",
+	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("missing %q in:\n%s", want, out.String())
 		}

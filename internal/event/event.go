@@ -127,7 +127,9 @@ type DeploymentRef struct {
 	SchemaVersion    int    `json:"schema_version"`
 	ContractRevision string `json:"contract_revision"`
 	Fingerprint      string `json:"fingerprint"`
-	// SnapshotDigest is the digest of the dispatch snapshot the runtime
-	// was built with (pablo.DispatchSnapshot): what it is admitted to use.
+	// SnapshotDigest is the digest of the agent's dispatch snapshot
+	// (ledger.Snapshot, recorded before its first event): what it was
+	// admitted to use when it started. The runtime sets it on each
+	// run.started; a host leaves it empty in RuntimeOptions.Deployment.
 	SnapshotDigest string `json:"snapshot_digest,omitempty"`
 }

@@ -379,6 +379,12 @@ func recovery(t *testing.T, f Factory) {
 	must(r.SettleToolCall(bg, "root", "done", ledger.ToolSettlement{Status: outcome.ToolCompleted, Delivery: outcome.ResponseReceived, Result: ref}))
 	child, err := r.StartAgent(bg, ledger.AgentSpec{ID: "child", ParentID: "root", Kind: "local_acp_temporary"})
 	must(err)
+	// A dispatch snapshot holding what a store that re-encodes JSON would
+	// escape: it must read back byte for byte, or its digest fails.
+	snap, digest, err := ledger.EncodeSnapshot(&ledger.Snapshot{Version: ledger.SnapshotVersion, Admitted: []ledger.SnapshotEntry{
+		{ID: "tool:host.<&>", Kind: "tool", Attributes: map[string]string{"note": "a<b & c>d \u2028 \u00e9"}}}})
+	must(err)
+	must(r.RecordSnapshot(bg, child, snap, digest))
 	must(r.AdmitToolCall(bg, child, ledger.ToolCall{ID: "sent", Name: "fs.write", Decision: allow}))
 	must(r.Dispatch(bg, child, "sent"))
 	must(r.AdmitToolCall(bg, "root", ledger.ToolCall{ID: "never", Name: "shell.run", Decision: allow}))
@@ -407,6 +413,9 @@ func recovery(t *testing.T, f Factory) {
 	}
 	if rep.Outcome != nil {
 		t.Fatalf("an interrupted task has an outcome: %+v", rep.Outcome)
+	}
+	if len(rep.Snapshots) != 1 || rep.Snapshots[0].AgentID != "child" || rep.Snapshots[0].Snapshot == nil || rep.Snapshots[0].Digest != digest {
+		t.Fatalf("snapshots = %+v", rep.Snapshots)
 	}
 	if data, err := s.Result(bg, ref); err != nil || string(data) != `{"note":"N-1"}` {
 		t.Fatalf("Result = %s, %v", data, err)
