@@ -108,23 +108,28 @@ func (g *approvalGrants) covers(x authority.ApprovalGrant) (allow, found bool) {
 }
 
 // approvalRequest is the request bound to one admitted call: its masked
-// arguments, digest, the resources its contract names and its effect.
-func (s *step) approvalRequest(ac admittedCall) ApprovalRequest {
+// arguments, digest, the resources its contract names (masked, as every
+// approver sees them) and its effect. resources are the call's own, which
+// an answer for this task is bound to.
+func (s *step) approvalRequest(ac admittedCall) (req ApprovalRequest, resources []authority.Resource) {
 	args, _ := s.t.rt.opts.secrets.Mask(ac.args)
-	req := ApprovalRequest{ID: ApprovalRequestID(s.t.root.ID(), s.agent, ac.rec.ID, ac.rec.ArgumentsDigest),
+	req = ApprovalRequest{ID: ApprovalRequestID(s.t.root.ID(), s.agent, ac.rec.ID, ac.rec.ArgumentsDigest),
 		TaskID: s.t.root.ID(), AgentID: s.agent, CallID: ac.rec.ID, Tool: ac.id,
 		Arguments: json.RawMessage(args), ArgumentsDigest: ac.rec.ArgumentsDigest,
 		Effect: authority.EffectOf(ac.id, ac.decision), Decision: ac.decision}
 	if spec, ok := s.contracts.Spec(ac.id); ok && spec.Resources != nil {
 		var decoded map[string]any
 		if json.Unmarshal(ac.args, &decoded) == nil {
-			req.Resources = spec.Resources(decoded)
+			resources = spec.Resources(decoded)
 		}
 	}
-	if len(req.Resources) == 0 {
-		req.Resources = workspaceResources(ac.id, ac.args)
+	if len(resources) == 0 {
+		resources = workspaceResources(ac.id, ac.args)
 	}
-	return req
+	for _, r := range resources {
+		req.Resources = append(req.Resources, authority.Resource{Kind: r.Kind, Value: s.t.rt.opts.secrets.String(r.Value)})
+	}
+	return req, resources
 }
 
 // workspaceResources is the path a workspace tool's call names, as the

@@ -101,7 +101,7 @@ type ApprovalRequest struct {
 	// wrote them: what the answer is bound to.
 	ArgumentsDigest string
 	// Resources are the resources the call names (paths, hosts), from its
-	// tool's contract; nil when it names none.
+	// tool's contract, each value masked; nil when it names none.
 	Resources []authority.Resource
 	// Effect is what the call does: read, write, execute, network or
 	// delegate.

@@ -223,11 +223,11 @@ func (s *step) approve(ac admittedCall) (res ledger.ToolResult, denied bool) {
 	if !ac.decision.NeedsApproval {
 		return res, false
 	}
-	req := s.approvalRequest(ac)
+	req, resources := s.approvalRequest(ac)
 	if o := s.emitApprovalRequested(req); o != nil {
 		return s.approvalStopped(o), true
 	}
-	grant := authority.NewApprovalGrant(req.Tool, req.Effect, req.Resources, req.ArgumentsDigest)
+	grant := authority.NewApprovalGrant(req.Tool, req.Effect, resources, req.ArgumentsDigest)
 	if allow, found := s.t.grants.covers(grant); found {
 		if !allow {
 			return s.rejected(ac, req, approvalRefused)

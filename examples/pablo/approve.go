@@ -28,20 +28,25 @@ func (a preApproved) Approve(_ context.Context, req pablo.ApprovalRequest) (pabl
 // ApprovalChannel implements pablo.ApprovalChannel: the host answered.
 func (preApproved) ApprovalChannel() string { return "host" }
 
-// runApprover is the approver a `pablo run` task asks: --approve's, or none
-// (no channel: a call that needs approval is denied).
-func runApprover(p *parsed) (pablo.Approver, error) {
+// runApprover is the approver a `pablo run` task asks: --approve's; with
+// no --approve, the terminal's prompt when stdin is a terminal; or none
+// (no channel: a call that needs approval is denied). The caller closes
+// what it returns once the task settled.
+func runApprover(p *parsed, h *host) (pablo.Approver, func(), error) {
 	vals := p.values["approve"]
 	if len(vals) == 0 {
-		return nil, nil
+		if tty := openTTYApprover(h.stdin); tty != nil {
+			return tty, func() { tty.Close() }, nil
+		}
+		return nil, func() {}, nil
 	}
 	ids := make([]authority.ID, 0, len(vals))
 	for _, v := range vals {
 		id := authority.ID(v)
 		if err := id.Validate(); err != nil {
-			return nil, usagef("--approve %q: %v", v, err)
+			return nil, nil, usagef("--approve %q: %v", v, err)
 		}
 		ids = append(ids, id)
 	}
-	return preApproved{ids: ids}, nil
+	return preApproved{ids: ids}, func() {}, nil
 }

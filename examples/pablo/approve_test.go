@@ -79,3 +79,13 @@ func TestLedgerShowPrintsApprovals(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorTakesNoApprove: doctor checks what a run would use but asks
+// nothing, so it refuses --approve, a flag it could not use, as any
+// unknown flag.
+func TestDoctorTakesNoApprove(t *testing.T) {
+	code, out, _ := cli(t, "doctor", "--approve", "shell.run", "--config", filepath.Join("demo", "deployment.toml"), "--bind", "workspace="+filepath.Join("demo", "work"))
+	if code != 2 || !strings.Contains(out, "unknown flag --approve") {
+		t.Fatalf("doctor --approve: exit %d, %q; want the unknown flag", code, out)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -62,7 +63,7 @@ func runFlags() []flag {
 		{name: "max-model-calls", arg: "N", help: "model calls per task, 0..4294967295 (default: limits.max_model_calls)"},
 		{name: "max-tool-calls", arg: "N", help: "tool calls per task, 0..4294967295 (default: limits.max_tool_calls)"},
 		{name: "max-total-tokens", arg: "N", help: "input plus output tokens per task, a decimal integer (default: limits.max_total_tokens)"},
-		{name: "approve", arg: "CAPABILITY", repeat: true, help: "answer allow once to every call of this capability that needs approval (docs/approvals.md), such as shell.run; repeatable; answers, never adds authority (default: none, so such a call is denied)"},
+		{name: "approve", arg: "CAPABILITY", repeat: true, help: "answer allow once to every call of this capability that needs approval (docs/approvals.md), such as shell.run; repeatable; answers, never adds authority (default: ask on the terminal when stdin is one, showing the exact call; otherwise no one, so such a call is denied)"},
 		{name: "no-shell", help: "remove shell.run (default: options.shell.enabled)"},
 		{name: "no-filesystem", help: "remove every fs.* tool; conflicts with --allow-write (default: options.filesystem.enabled)"},
 		{name: "allow-write", help: "add fs.write and fs.edit (default: options.filesystem.write)"},
@@ -73,6 +74,12 @@ func runFlags() []flag {
 		{name: "traceparent", arg: "VALUE", help: "the caller's W3C traceparent, at most 512 bytes (default: a new trace)"},
 		{name: "tracestate", arg: "VALUE", help: "the caller's W3C tracestate, at most 512 bytes; needs --traceparent"},
 	}
+}
+
+// withoutFlag is flags less the one named: doctor takes run's flags to
+// check what a run would use, but answers no approval (--approve).
+func withoutFlag(flags []flag, name string) []flag {
+	return slices.DeleteFunc(slices.Clone(flags), func(f flag) bool { return f.name == name })
 }
 
 // commands is the CLI, in the order help lists it.
@@ -143,7 +150,7 @@ func commands() []command {
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the version-1 doctor report"),
 				{name: "probe", arg: "provider|mcp|sandbox", help: "also send one short provider request, start the MCP servers, or run the sandbox's live boundary canaries (default: offline checks only)"},
-			}, runFlags())},
+			}, withoutFlag(runFlags(), "approve"))},
 		{path: "graph", schemas: []string{"graph.schema.json", "error.schema.json"}, summary: "the capability requirement graph: every node's readiness and reasons, and the graph digest",
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the graph as JSON"),

@@ -28,7 +28,8 @@ const Version = "0.1.0-dev"
 
 // host is what a command sees of the process: testable without one.
 type host struct {
-	// stdin is read only by `pablo acp --stdio`; nil reads nothing.
+	// stdin is read only by `pablo acp --stdio`, and, when it is a
+	// terminal, by `pablo run`'s approval prompt; nil reads nothing.
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	lookupEnv      func(string) (string, bool)

@@ -185,10 +185,11 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 		return preAdmission(h, p, code, err)
 	}
 	defer rt.Close()
-	approver, err := runApprover(p)
+	approver, closeApprover, err := runApprover(p, h)
 	if err != nil {
 		return preAdmission(h, p, "invalid_arguments", err)
 	}
+	defer closeApprover()
 	task, err := rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: approver})
 	if err != nil {
 		return preAdmission(h, p, "invalid_arguments", err)
