@@ -78,6 +78,13 @@
 // a sidecar file beside the database (see [Bolt.AppendVolatile]), never in a
 // bbolt commit without its fsyncs, which a power loss could tear.
 //
+// A store that several processes share (ledger/postgres) leases each task
+// to one of them: it implements the optional [LeaseStore], refuses a write
+// whose fencing token is no longer the task's current one with an error
+// matching [ErrLeaseLost] (which the root latches like any store failure),
+// and [Recover] refuses a task whose lease is live ([ErrLeaseLive]).
+// ledger/ledgertest holds the conformance suite every store passes.
+//
 // Results are immutable and content-addressed: [Root.PutResult] stores the
 // [Canonical] JSON of a value under "sha256:<hex>".
 //
