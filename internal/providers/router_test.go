@@ -217,3 +217,27 @@ func TestRouteStartsAtTheSelectedEntry(t *testing.T) {
 		t.Fatal("the entry before the choice was tried")
 	}
 }
+
+// BenchmarkRouterClassify is one classification against a loopback
+// endpoint: encoding the request, the HTTP round trip and the answer's
+// parse (the start cost a router adds to a task).
+func BenchmarkRouterClassify(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"answers":{"complexity":{"type":"choice","choice":"complex"}},"usage":{"inputTokens":40,"outputTokens":1}}`)
+	}))
+	defer srv.Close()
+	r, err := NewRouter(NewClient(ClientOptions{}), RouterOptions{Endpoint: srv.URL, Secret: "k", Instructions: "Classify.", Timeout: time.Minute,
+		Categories: []RouterCategory{{Name: "simple", Description: "easy"}, {Name: "complex", Description: "hard"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	task := strings.Repeat("Plan the migration of the invoices table. ", 50)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Classify(context.Background(), task, "Answer from evidence."); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
