@@ -50,8 +50,10 @@ type compactGateway struct {
 	seen   []string // the messages' text of every request, for secret checks
 	// messages holds each normal request's message texts.
 	messages [][]string
-	// summaryModels are the model IDs summary requests named.
-	summaryModels []string
+	// summaryModels are the model IDs summary requests named, and
+	// summaryMaxTokens their max_tokens.
+	summaryModels    []string
+	summaryMaxTokens []int64
 	// summaryText, when set, is the summary an "ok" summary request gets.
 	summaryText string
 }
@@ -66,8 +68,9 @@ func newCompactGateway(t testing.TB, turns int) *compactGateway {
 func (g *compactGateway) serve(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	var body struct {
-		Model    string `json:"model"`
-		Messages []struct {
+		Model     string `json:"model"`
+		MaxTokens int64  `json:"max_tokens"`
+		Messages  []struct {
 			Role    string  `json:"role"`
 			Content *string `json:"content"`
 		} `json:"messages"`
@@ -85,6 +88,7 @@ func (g *compactGateway) serve(w http.ResponseWriter, r *http.Request) {
 	if isSummary {
 		g.sums = append(g.sums, len(b))
 		g.summaryModels = append(g.summaryModels, body.Model)
+		g.summaryMaxTokens = append(g.summaryMaxTokens, body.MaxTokens)
 	} else {
 		g.normal = append(g.normal, len(b))
 		n = len(g.normal)
