@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/pabloagent/pablo"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,7 +153,7 @@ func TestACPWithTheTypeScriptClient(t *testing.T) {
 		"run":        run,
 		"basic":      map[string]any{"args": append([]string{"acp", "--stdio", "--config", basic, "--store", filepath.Join(dir, "ledger.db")}, bind...), "reply": reply},
 		"cancel":     map[string]any{"args": append([]string{"acp", "--stdio", "--config", cancel}, bind...), "marker": "sleep 61.25"},
-		"permission": map[string]any{"args": append([]string{"acp", "--stdio", "--config", permission, "--ask", "fs.read"}, bind...)},
+		"permission": map[string]any{"args": append([]string{"acp", "--stdio", "--config", permission, "--ask", "fs.read", "--store", filepath.Join(dir, "permission.db")}, bind...)},
 		"zed":        map[string]any{"command": bin, "args": zedArgs, "env": zed.Env, "workspace": project},
 		"selfcheck":  selfcheck,
 		"crash":      map[string]any{"args": append([]string{"acp", "--stdio", "--config", cancel, "--store", filepath.Join(dir, "crash.db")}, bind...)},
@@ -180,5 +181,40 @@ func TestACPWithTheTypeScriptClient(t *testing.T) {
 	}
 	if runErr != nil || !res.OK {
 		t.Fatalf("the client failed (%v); its stderr:\n%s", runErr, stderr.String())
+	}
+	auditPermissions(t, filepath.Join(dir, "permission.db"))
+}
+
+// auditPermissions reads the permission scenario's store after its pablo
+// exited: from the ledger alone, every answer the client gave over
+// session/request_permission, each bound to its call and recorded as
+// coming from acp (or from the task's grant, for a second call an
+// "always" answer covered).
+func auditPermissions(t *testing.T, path string) {
+	t.Helper()
+	_, js, errs := cli(t, "ledger", "show", "--json", "--store", path)
+	var report struct {
+		Approvals []pablo.ApprovalRecord `json:"approvals"`
+	}
+	if err := json.Unmarshal([]byte(js), &report); err != nil {
+		t.Fatalf("ledger show: %v %s", err, errs)
+	}
+	answers := map[string]int{}
+	for _, a := range report.Approvals {
+		if a.Capability != "fs.read" || a.CallID == "" || !strings.HasPrefix(a.ArgumentsDigest, "sha256:") || !strings.HasPrefix(a.RequestID, "apr_") {
+			t.Errorf("an approval not bound to its call: %+v", a)
+		}
+		answers[a.Answer+" "+a.Channel]++
+	}
+	// The scenario's sessions: allow_once (asked twice), allow_always
+	// (asked once, then the grant), reject_once (twice), reject_always
+	// (once, then the grant), a cancelled outcome (twice, each a
+	// rejection) and a prompt cancelled while asked (no answer counted).
+	want := map[string]int{"allow_once acp": 2, "allow_for_task acp": 1, "allow_for_task task_grant": 1, "reject acp": 4,
+		"reject_for_task acp": 1, "reject_for_task task_grant": 1, "unanswered acp": 1}
+	for k, n := range want {
+		if answers[k] != n {
+			t.Errorf("the ledger holds %d approvals %q, want %d (all: %v)", answers[k], k, n, answers)
+		}
 	}
 }
