@@ -21,7 +21,7 @@ func recorded(d authority.Decision) authority.Decision {
 
 // decided reports whether d is a decision rather than the zero value.
 func decided(d authority.Decision) bool {
-	return d.Allowed || d.Layer != "" || d.RuleID != "" || d.Reason != "" || len(d.Trail) > 0 || d.NeedsApproval || d.Sandbox != ""
+	return d.Allowed || d.Layer != "" || d.RuleID != "" || d.Reason != "" || len(d.Trail) > 0 || d.NeedsApproval || d.ApprovalBy != nil || d.Sandbox != ""
 }
 
 // decisionJSON is a decision as records and reports write it.
@@ -32,13 +32,15 @@ type decisionJSON struct {
 	Reason  string `json:"reason,omitempty"`
 	// NeedsApproval: the call ran only once its approver allowed it.
 	NeedsApproval bool `json:"needs_approval,omitempty"`
+	// ApprovalBy names what required the approval.
+	ApprovalBy *authority.ApprovalSource `json:"approval_required_by,omitempty"`
 	// Sandbox: the sandbox the call ran in ("off" when the host opted
 	// out).
 	Sandbox string `json:"sandbox,omitempty"`
 }
 
 func decisionOf(d authority.Decision) decisionJSON {
-	return decisionJSON{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason, NeedsApproval: d.NeedsApproval, Sandbox: d.Sandbox}
+	return decisionJSON{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason, NeedsApproval: d.NeedsApproval, ApprovalBy: d.ApprovalBy, Sandbox: d.Sandbox}
 }
 
 // MarshalJSON writes the record with its decision as the ledger writes one.
