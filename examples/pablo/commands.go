@@ -149,7 +149,7 @@ func commands() []command {
 		{path: "doctor", schemas: []string{"doctor-report.schema.json"}, summary: "readiness checks of a deployment (see the README for exit codes 3..8)",
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the version-1 doctor report"),
-				{name: "probe", arg: "provider|mcp|sandbox", help: "also send one short provider request, start the MCP servers, or run the sandbox's live boundary canaries (default: offline checks only)"},
+				{name: "probe", arg: "provider|mcp|sandbox|a2a", help: "also send one short provider request, start the MCP servers, run the sandbox's live boundary canaries, or fetch the A2A remotes' cards (default: offline checks only)"},
 			}, withoutFlag(runFlags(), "approve"))},
 		{path: "graph", schemas: []string{"graph.schema.json", "error.schema.json"}, summary: "the capability requirement graph: every node's readiness and reasons, and the graph digest",
 			deployment: true, flags: with([]flag{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/a2a"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/mcp"
@@ -56,8 +57,10 @@ type doctorCheck struct {
 // doctor collects findings in order.
 type doctor struct {
 	report doctorReport
-	// health is what --probe mcp found: the graph includes it.
+	// health is what --probe mcp found, cards what --probe a2a fetched:
+	// the graph includes them.
 	health []mcp.Health
+	cards  []a2a.Probe
 }
 
 func (dr *doctor) ok(name, format string, args ...any) {
@@ -128,8 +131,8 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 	probe := ""
 	if err == nil {
 		probe = p.one("probe")
-		if probe != "" && probe != "provider" && probe != "mcp" && probe != "sandbox" {
-			err = usagef("--probe takes provider, mcp or sandbox, got %q", probe)
+		if probe != "" && probe != "provider" && probe != "mcp" && probe != "sandbox" && probe != "a2a" {
+			err = usagef("--probe takes provider, mcp, sandbox or a2a, got %q", probe)
 		}
 	}
 	var overrides []pablo.Override
@@ -172,6 +175,8 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 		} else {
 			dr.probeMCP(ctx, d, h)
 		}
+	case "a2a":
+		dr.probeA2A(ctx, d, h)
 	}
 	dr.graph(ctx, d, h, fixture != "")
 }

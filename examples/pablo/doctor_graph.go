@@ -29,7 +29,7 @@ func readinessExit(r pablo.Readiness) int {
 // node policy turned off on purpose (a denied tool or optional server
 // nothing requires) is reported, never failed.
 func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixture bool) {
-	g, err := d.Graph(ctx, pablo.GraphOptions{LookupEnv: h.lookupEnv, Health: dr.health, HostModel: fixture, Bubblewrap: h.bubblewrap})
+	g, err := d.Graph(ctx, pablo.GraphOptions{LookupEnv: h.lookupEnv, Health: dr.health, Cards: dr.cards, HostModel: fixture, Bubblewrap: h.bubblewrap})
 	if err != nil {
 		dr.fail("graph", doctorInvalid, "invalid_configuration", err.Error())
 		return
@@ -87,4 +87,27 @@ func routeReady(g *pablo.Graph) bool {
 		}
 	}
 	return false
+}
+
+// probeA2A fetches every remote's Agent Card (a public GET: no
+// credential, nothing sent to an endpoint) and reports each admitted or
+// refused (exit 6, as pablo a2a probe); the graph carries the cards.
+func (dr *doctor) probeA2A(ctx context.Context, d *pablo.Deployment, h *host) {
+	cards, err := probeCards(ctx, d, h)
+	if err != nil {
+		dr.fail("probe.a2a", doctorMCP, "a2a_unavailable", err.Error())
+		return
+	}
+	if len(cards) == 0 {
+		dr.ok("probe.a2a", "no A2A remote is configured; nothing to fetch")
+		return
+	}
+	dr.cards = cards
+	for _, c := range cards {
+		if c.Admitted {
+			dr.ok("probe.a2a."+c.Remote, "card %s admitted", c.Card.Digest)
+		} else {
+			dr.fail("probe.a2a."+c.Remote, doctorMCP, "card_"+string(c.Reason), c.Detail)
+		}
+	}
 }

@@ -63,3 +63,30 @@ func TestGraphProbeCarriesTheRemotesCards(t *testing.T) {
 		t.Fatalf("remote nodes: %+v", probed.Nodes)
 	}
 }
+
+// doctor --probe a2a fetches the cards as a2a probe does: one check per
+// remote, a refused card fails with its reason (exit 6 when it is the
+// first failure), and the graph findings carry the cards.
+func TestDoctorProbeA2AReportsEveryCard(t *testing.T) {
+	t.Parallel()
+	srv := a2aCardServer(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "a2a.toml")
+	os.WriteFile(cfg, []byte(a2aRemoteTOML(srv.URL, "/card")+"[options.children]\nenabled = true\n"), 0o600)
+	code, out, _ := cli(t, "doctor", "--probe", "a2a", "--json", "--loopback-http", "--config", cfg, "--bind", "workspace="+dir)
+	var rep struct {
+		Checks []struct{ Name, Status, Code string }
+	}
+	if json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	got := map[string]string{}
+	for _, c := range rep.Checks {
+		got[c.Name] = c.Status + "/" + c.Code
+	}
+	// Exit 3: the first failing check is the reviewer's bearer, which
+	// no source gives here.
+	if code != 3 || got["probe.a2a.plain"] != "ok/" || got["probe.a2a.reviewer"] != "failed/card_security" || got["graph remote:reviewer"] != "failed/card_security" {
+		t.Fatalf("exit %d: %v", code, got)
+	}
+}
