@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/pabloagent/pablo/internal/compaction"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -74,4 +77,44 @@ func TestContextKeysHaveTheirEffect(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCompactContextSpan: each compaction is a compact_context span under
+// the task's invoke_agent span, with the summary's chat span inside it.
+func TestCompactContextSpan(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	g := newCompactGateway(t, 12)
+	d := compactDeployment(t, g, contextTable(0)+"[options.limits]\nmax_context_bytes = 12000\n", 1000)
+	obj, events := runCompact(t, d, HostOptions{Tracer: tp.Tracer("test")})
+	if obj.Outcome.Status != StatusCompleted {
+		t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
+	}
+	recs := compactionRecords(events)
+	byID := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range rec.Ended() {
+		byID[s.SpanContext().SpanID().String()] = s
+	}
+	var compacts []sdktrace.ReadOnlySpan
+	chats := map[string]int{}
+	for _, s := range rec.Ended() {
+		switch s.Name() {
+		case "compact_context":
+			compacts = append(compacts, s)
+			if p := byID[s.Parent().SpanID().String()]; p == nil || p.Name() != "invoke_agent" {
+				t.Fatalf("compact_context's parent is %v", p)
+			}
+		case "chat":
+			chats[s.Parent().SpanID().String()]++
+		}
+	}
+	if len(compacts) == 0 || len(compacts) != len(recs) {
+		t.Fatalf("%d compact_context spans for %d compactions", len(compacts), len(recs))
+	}
+	for _, s := range compacts {
+		if chats[s.SpanContext().SpanID().String()] != 1 {
+			t.Fatalf("compact_context holds %d chat spans, want the summary's one", chats[s.SpanContext().SpanID().String()])
+		}
+	}
 }
