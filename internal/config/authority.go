@@ -137,6 +137,11 @@ func checkLayer(o *Options, layer AuthorityLayer, ptr string, enabled []authorit
 			return violate("/provider_endpoints", "endpoint %q is not in the layer's provider_endpoints", ep)
 		}
 	}
+	// The selected route's complexity router sends its Vercel credential
+	// to the evaluation-model endpoint: a provider endpoint like any other.
+	if r, ok := o.Routes[o.ModelRoute]; ok && r.Router != nil && layer.Has("provider_endpoints") && !slices.Contains(layer.ProviderEndpoints, RouterEndpoint) {
+		return violate("/provider_endpoints", "the complexity router's endpoint %q is not in the layer's provider_endpoints", RouterEndpoint)
+	}
 	if layer.Has("credential_ids") {
 		for _, name := range sortedKeysOf(credDests) {
 			if len(credDests[name]) > 0 && !slices.Contains(layer.CredentialIDs, name) {

@@ -51,3 +51,21 @@ func mkdirs(dirs ...string) func(*LoadOptions) {
 		}
 	}
 }
+
+// The selected route's router endpoint is a provider endpoint: a layer's
+// provider_endpoints must list it.
+func TestRouterEndpointIsAProviderEndpoint(t *testing.T) {
+	doc := func(endpoints string) string {
+		return "schema_version = 1\n[credentials.gw]\nconsumer = \"provider.vercel\"\nsources = [{ kind = \"environment\", name = \"GW\" }]\n" +
+			"[options.models.fast]\nprovider = \"vercel\"\nid = \"f\"\ncredential = \"gw\"\n[options.models.deep]\nprovider = \"vercel\"\nid = \"d\"\ncredential = \"gw\"\n" +
+			"[options]\nmodel_route = \"c\"\n[options.routes.c]\nentries = [{ model = \"fast\" }, { model = \"deep\" }]\n" +
+			"[options.routes.c.router]\nprovider = \"vercel\"\nmodel = \"typesafe-ai/jev\"\ncredential = \"gw\"\ninstructions = \"Classify.\"\ntimeout_ms = 1000\n" +
+			"[options.routes.c.router.categories.simple]\ndescription = \"easy\"\nmodel = \"fast\"\n[options.routes.c.router.categories.complex]\ndescription = \"hard\"\nmodel = \"deep\"\n" +
+			"[[authority]]\nid = \"ceiling\"\nprovider_endpoints = [" + endpoints + "]\n"
+	}
+	_, err := loadString(t, doc(`"`+VercelEndpoint+`"`))
+	wantCode(t, err, CodeAuthorityViolation, "/authority/0/provider_endpoints")
+	if _, err := loadString(t, doc(`"`+VercelEndpoint+`", "`+RouterEndpoint+`"`)); err != nil {
+		t.Fatal(err)
+	}
+}
