@@ -208,6 +208,13 @@ func TestRejectionMidTaskThenADifferentCall(t *testing.T) {
 	if !strings.Contains(run.results["c1"], `"status":"recoverable_error"`) || !strings.Contains(run.results["c2"], `"status":"completed"`) {
 		t.Errorf("results %v", run.results)
 	}
+	// The rejected call counts as a dispatched tool call.
+	if got := run.obj.Accounting.ToolCalls.String(); got != "2" {
+		t.Errorf("tool_calls %s, want 2: the rejection and the call that ran", got)
+	}
+	if got := strings.Join(run.events, "|"); got != "approval.requested c1|approval.answered c1 reject approver|approval.requested c2|approval.answered c2 allow_once approver" {
+		t.Errorf("approval events %s", got)
+	}
 }
 
 // TestApprovalAfterTheDeadlineDenies: an "allow once" that arrives after
