@@ -131,12 +131,13 @@ type taskWrite struct {
 	rootAgent string
 	release   bool
 	refused   error // set when the task cannot be written
+	acquired  int64 // the token this commit's acquisition got
 }
 
-// The statements of one commit, sent in one round trip. The fencing is the
-// database's: statement 2 locks this owner's live lease rows FOR UPDATE
-// (so a concurrent claim waits for this commit), and 3 and 4 insert only
-// the rows whose task's lease row has the token the write carries.
+// The statements of one commit. The fencing is the database's: sqlFence
+// locks this owner's live lease rows FOR UPDATE (so a concurrent claim
+// waits for this commit), and sqlRecords and sqlResults insert only the
+// rows whose task's lease row has the token the write carries.
 const (
 	sqlAcquire = `INSERT INTO pablo_leases (task_id, owner, token, expires_at)
 		SELECT t, $2, nextval('pablo_fencing_tokens'), $3 FROM unnest($1::text[]) AS t
@@ -162,6 +163,11 @@ const (
 )
 
 // commit writes batch in one transaction and acknowledges each request.
+// The transaction first takes the new tasks' leases and reads (locking
+// them) this owner's live leases of every task in the batch; a request
+// that touches a task whose lease is not held then writes nothing, so an
+// Append stays all or nothing; the inserts that follow check the token in
+// SQL again.
 func (s *Store) commit(batch []*appendReq) {
 	ctx := context.Background()
 	now := s.clock.Now()
@@ -195,75 +201,9 @@ func (s *Store) commit(batch []*appendReq) {
 			}
 		}
 	}
-	var newTasks, fenceTasks, relTasks []string
-	var relTokens []int64
-	for _, id := range order {
-		tw := tasks[id]
-		if tw.refused != nil {
-			continue
-		}
-		if tw.token == 0 {
-			newTasks = append(newTasks, id)
-		}
-		fenceTasks = append(fenceTasks, id)
-		if tw.release {
-			relTasks = append(relTasks, id)
-			relTokens = append(relTokens, tw.token)
-		}
-	}
-	var (
-		recTask   []string
-		recN      []int64
-		recBody   [][]byte
-		recDigest [][]byte
-		recToken  []int64
-		resRef    []string
-		resData   [][]byte
-		resTask   []string
-		resToken  []int64
-	)
-	for _, r := range batch {
-		for i := range r.items {
-			it := &r.items[i]
-			tw := tasks[it.task]
-			if tw.refused != nil {
-				continue
-			}
-			recTask = append(recTask, it.task)
-			recN = append(recN, int64(it.n))
-			recBody = append(recBody, it.body)
-			recDigest = append(recDigest, it.digest)
-			recToken = append(recToken, tw.token)
-			if it.result != nil {
-				resRef = append(resRef, string(it.result.ID))
-				resData = append(resData, it.result.Data)
-				resTask = append(resTask, it.task)
-				resToken = append(resToken, tw.token)
-			}
-		}
-	}
-	held := map[string]int64{}
-	var err error
-	if len(fenceTasks) > 0 {
-		held, err = s.write(ctx, now, volatile, newTasks, fenceTasks, relTasks, relTokens,
-			recTask, recN, recBody, recDigest, recToken, resRef, resData, resTask, resToken)
-	}
+	err := s.write(ctx, now, volatile, batch, tasks, order)
 	if err == nil {
 		s.commits.Add(1)
-		for _, id := range fenceTasks {
-			tw := tasks[id]
-			tok, ok := held[id]
-			if !ok || (tw.token != 0 && tok != tw.token) {
-				tw.refused = &ledger.LeaseError{Lost: true, Lease: ledger.Lease{TaskID: id, Owner: s.owner, Token: uint64(tw.token)}}
-				s.leases.lose(id, tw.token)
-				continue
-			}
-			if tw.release {
-				s.leases.release(id, tok)
-			} else if tw.token == 0 {
-				s.leases.hold(id, tok, tw.rootAgent, now.Add(s.ttl))
-			}
-		}
 	} else {
 		err = &ledger.StoreError{Op: "commit", Err: err}
 	}
@@ -281,23 +221,43 @@ func (s *Store) commit(batch []*appendReq) {
 	}
 }
 
-// write runs one commit's transaction and returns the tasks whose live
-// lease this owner held in it, with their tokens.
-func (s *Store) write(ctx context.Context, now time.Time, volatile bool, newTasks, fenceTasks, relTasks []string, relTokens []int64,
-	recTask []string, recN []int64, recBody, recDigest [][]byte, recToken []int64,
-	resRef []string, resData [][]byte, resTask []string, resToken []int64) (map[string]int64, error) {
+// refuses reports whether r touches a task that cannot be written.
+func refuses(r *appendReq, tasks map[string]*taskWrite) bool {
+	for i := range r.items {
+		if tasks[r.items[i].task].refused != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// write runs one commit's transaction: two round trips (the leases, then
+// the rows) and the commit. On success it updates the store's leases;
+// tasks whose lease the database did not show held are marked refused.
+func (s *Store) write(ctx context.Context, now time.Time, volatile bool, batch []*appendReq, tasks map[string]*taskWrite, order []string) error {
+	var newTasks, fenceTasks []string
+	for _, id := range order {
+		if tw := tasks[id]; tw.refused == nil {
+			if tw.token == 0 {
+				newTasks = append(newTasks, id)
+			}
+			fenceTasks = append(fenceTasks, id)
+		}
+	}
+	if len(fenceTasks) == 0 {
+		return nil
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer tx.Rollback(ctx)
-	expires := s.clock.Now().Add(s.ttl)
 	b := &pgx.Batch{}
 	if volatile {
 		b.Queue(`SET LOCAL synchronous_commit = off`)
 	}
 	if len(newTasks) > 0 {
-		b.Queue(sqlAcquire, newTasks, s.owner, expires)
+		b.Queue(sqlAcquire, newTasks, s.owner, now.Add(s.ttl))
 	}
 	held := map[string]int64{}
 	b.Queue(sqlFence, fenceTasks, s.owner, now).Query(func(rows pgx.Rows) error {
@@ -311,18 +271,84 @@ func (s *Store) write(ctx context.Context, now time.Time, volatile bool, newTask
 		}
 		return rows.Err()
 	})
-	b.Queue(sqlRecords, recTask, recN, recBody, recDigest, recToken, s.owner, now)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	for _, id := range fenceTasks {
+		tw := tasks[id]
+		if tok, ok := held[id]; !ok || (tw.token != 0 && tok != tw.token) {
+			tw.refused = &ledger.LeaseError{Lost: true, Lease: ledger.Lease{TaskID: id, Owner: s.owner, Token: uint64(tw.token)}}
+		} else if tw.token == 0 {
+			tw.acquired = tok
+		}
+	}
+	var (
+		recTask            []string
+		recN               []int64
+		recBody, recDigest [][]byte
+		recToken           []int64
+		resRef, resTask    []string
+		resData            [][]byte
+		resToken           []int64
+		relTasks           []string
+		relTokens          []int64
+	)
+	for _, r := range batch {
+		if refuses(r, tasks) {
+			continue
+		}
+		for i := range r.items {
+			it := &r.items[i]
+			tw := tasks[it.task]
+			recTask = append(recTask, it.task)
+			recN = append(recN, int64(it.n))
+			recBody = append(recBody, it.body)
+			recDigest = append(recDigest, it.digest)
+			recToken = append(recToken, tw.token)
+			if it.result != nil {
+				resRef = append(resRef, string(it.result.ID))
+				resData = append(resData, it.result.Data)
+				resTask = append(resTask, it.task)
+				resToken = append(resToken, tw.token)
+			}
+		}
+	}
+	for _, id := range order {
+		if tw := tasks[id]; tw.refused == nil && tw.release {
+			relTasks = append(relTasks, id)
+			relTokens = append(relTokens, tw.token)
+		}
+	}
+	b = &pgx.Batch{}
+	if len(recTask) > 0 {
+		b.Queue(sqlRecords, recTask, recN, recBody, recDigest, recToken, s.owner, now)
+	}
 	if len(resRef) > 0 {
 		b.Queue(sqlResults, resRef, resData, resTask, resToken, s.owner, now)
 	}
 	if len(relTasks) > 0 {
 		b.Queue(sqlRelease, relTasks, relTokens, s.owner)
 	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return nil, err
+	if b.Len() > 0 {
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	return held, nil
+	for _, id := range order {
+		tw := tasks[id]
+		switch {
+		case tw.refused != nil:
+			if _, state := s.leases.get(id); state == leaseHeld {
+				s.leases.lose(id, tw.token)
+			}
+		case tw.release:
+			s.leases.release(id, max(tw.token, tw.acquired))
+		case tw.token == 0:
+			s.leases.hold(id, tw.acquired, tw.rootAgent, now.Add(s.ttl))
+		}
+	}
+	return nil
 }

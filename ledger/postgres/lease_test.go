@@ -174,3 +174,29 @@ func TestCloseReleasesEveryLeaseAndJoinsTheRenewer(t *testing.T) {
 		t.Fatalf("Lease after its owner closed = %+v, %v; want released", l, err)
 	}
 }
+
+// TestAnAppendTouchingAFencedTaskKeepsNothing: an Append is all or
+// nothing even across tasks: one that carries records of a task this store
+// lost keeps none of its records, while another task's Append in the same
+// group commits.
+func TestAnAppendTouchingAFencedTaskKeepsNothing(t *testing.T) {
+	t.Parallel()
+	a, b, _, cb := hosts(t)
+	if err := a.Append(bg, []ledger.Record{taskRecord("lost"), taskRecord("kept")}); err != nil {
+		t.Fatal(err)
+	}
+	cb.Advance(ttl)
+	if _, err := b.Claim(bg, "lost"); err != nil {
+		t.Fatal(err)
+	}
+	err := a.Append(bg, []ledger.Record{event("kept", 2), event("lost", 2)})
+	if !errors.Is(err, ledger.ErrLeaseLost) {
+		t.Fatalf("an Append touching a lost task = %v, want ErrLeaseLost", err)
+	}
+	if recs, _ := b.Records(bg, "kept"); len(recs) != 1 {
+		t.Fatalf("the refused Append kept %d records of its other task", len(recs)-1)
+	}
+	if err := a.Append(bg, []ledger.Record{event("kept", 2)}); err != nil {
+		t.Fatalf("the task still owned: %v", err)
+	}
+}
