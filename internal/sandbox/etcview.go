@@ -6,10 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -36,67 +36,102 @@ type viewEntry struct {
 
 // etcView is the part of /etc every sandbox with network deny shows, copied
 // once into a directory of its own that one read-only bind shows at /etc:
-// one mount where a bind per file costs bubblewrap about 0.15 ms each. The
-// directory lives under the user's cache directory, named by the digest of
-// what it holds; a directory found there is used only when it is ours,
-// writable by nobody else and holds exactly what the host's files hold
-// now, so a stale or tampered view is never shown. It returns "" when no
-// view can be made here, and the caller binds each file instead: the same
-// files, shown the slow way.
-func etcView(cacheDir string) string {
+// one mount where a bind per file costs bubblewrap about 0.15 ms each. It
+// returns "" when no view can be made here, and the caller binds each file
+// instead: the same files, shown the slow way.
+func etcView(cacheDir string) string { return makeView(cacheDir, "/etc") }
+
+// makeView finds or makes the view of host (the host's /etc) under
+// cacheDir. A view is named by the stamp of the host's files (device,
+// inode, size, modification and change times of each, and of a link's
+// target when it is read through), so a host file changed since, by a
+// write, a rename or a package upgrade, names another view, and one is
+// made for it. A view is written in full into a temporary directory and
+// renamed into place, so one that exists under its name is complete; it
+// is used only while it is a directory of this user's that nobody else can
+// write. Finding one costs a stat per file: a runtime's first sandboxed
+// call pays that, not a read of /etc/alternatives's hundreds of links.
+func makeView(cacheDir, host string) string {
 	if cacheDir == "" {
 		return ""
 	}
-	entries, err := readView("/etc", etcRun, false)
+	stamp, ok := hostStamp(host)
+	if !ok {
+		return ""
+	}
+	parent := filepath.Join(cacheDir, "pablo", "sandbox-etc")
+	dir := filepath.Join(parent, stamp)
+	if viewUsable(dir) {
+		return dir
+	}
+	entries, err := readView(host, etcRun)
 	if err != nil {
 		return ""
 	}
-	sum := viewDigest(entries)
-	parent := filepath.Join(cacheDir, "pablo", "sandbox-etc")
-	dir := filepath.Join(parent, sum[:32])
-	if viewMatches(dir, sum) {
-		return dir
+	if again, ok := hostStamp(host); !ok || again != stamp {
+		return "" // the host's files are changing: bind them this time
 	}
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return ""
 	}
-	tmp, err := os.MkdirTemp(parent, ".build-")
-	if err != nil {
-		return ""
-	}
-	if err := writeView(tmp, entries); err != nil {
+	for range 2 {
+		tmp, err := os.MkdirTemp(parent, ".build-")
+		if err != nil {
+			return ""
+		}
+		if err := writeView(tmp, entries); err != nil {
+			os.RemoveAll(tmp)
+			return ""
+		}
+		if os.Rename(tmp, dir) == nil {
+			return dir
+		}
+		// Another process made the same view first, or an unusable one
+		// is in the way: keep the first, replace the other once.
 		os.RemoveAll(tmp)
-		return ""
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		// Another process built the same view first, or a stale one is
-		// in the way: keep a matching one, replace anything else.
-		os.RemoveAll(tmp)
-		if viewMatches(dir, sum) {
+		if viewUsable(dir) {
 			return dir
 		}
 		if os.RemoveAll(dir) != nil {
 			return ""
 		}
-		return etcViewRetry(parent, dir, sum, entries)
 	}
-	return dir
+	return ""
 }
 
-// etcViewRetry builds the view once more after a stale one was removed.
-func etcViewRetry(parent, dir, sum string, entries []viewEntry) string {
-	tmp, err := os.MkdirTemp(parent, ".build-")
-	if err != nil {
-		return ""
-	}
-	if err := writeView(tmp, entries); err != nil || os.Rename(tmp, dir) != nil {
-		os.RemoveAll(tmp)
-		if viewMatches(dir, sum) {
-			return dir
+// hostStamp is the hex stamp of the host's files etcRun names (32 digits:
+// it names a directory).
+func hostStamp(host string) (string, bool) {
+	h := sha256.New()
+	var b []byte
+	for _, abs := range etcRun {
+		path := filepath.Join(host, strings.TrimPrefix(abs, "/etc/"))
+		b = append(b[:0], path...)
+		b = append(b, 0)
+		for _, stat := range []func(string) (fs.FileInfo, error){os.Lstat, os.Stat} {
+			info, err := stat(path)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					b = append(b, '-')
+					continue
+				}
+				return "", false
+			}
+			st, ok := info.Sys().(*syscall.Stat_t)
+			if !ok {
+				return "", false
+			}
+			for _, v := range [...]int64{int64(st.Dev), int64(st.Ino), int64(st.Mode), st.Size, st.Mtim.Nano(), st.Ctim.Nano()} {
+				b = strconv.AppendInt(b, v, 10)
+				b = append(b, ',')
+			}
+			if info.Mode()&fs.ModeSymlink == 0 {
+				break // Stat would say the same
+			}
 		}
-		return ""
+		h.Write(b)
 	}
-	return dir
+	return hex.EncodeToString(h.Sum(nil))[:32], true
 }
 
 // readView reads the named entries of root (absolute paths under /etc) as
@@ -104,8 +139,7 @@ func etcViewRetry(parent, dir, sum string, entries []viewEntry) string {
 // shows stays a link (so /etc/localtime still names its zone); any other
 // link is read through, as a bind of it would show it. A directory is read
 // one level deep. A missing entry is left out, as --ro-bind-try leaves it.
-// built reads a view already written, whose links are all kept ones.
-func readView(root string, names []string, built bool) ([]viewEntry, error) {
+func readView(root string, names []string) ([]viewEntry, error) {
 	var out []viewEntry
 	size := 0
 	add := func(e viewEntry) error {
@@ -118,7 +152,7 @@ func readView(root string, names []string, built bool) ([]viewEntry, error) {
 	}
 	for _, abs := range names {
 		rel := strings.TrimPrefix(abs, "/etc/")
-		e, err := readEntry(filepath.Join(root, rel), rel, true, built)
+		e, err := readEntry(filepath.Join(root, rel), rel, true)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -136,7 +170,7 @@ func readView(root string, names []string, built bool) ([]viewEntry, error) {
 			return nil, err
 		}
 		for _, k := range kids {
-			ke, err := readEntry(filepath.Join(root, rel, k.Name()), rel+"/"+k.Name(), false, built)
+			ke, err := readKid(filepath.Join(root, rel, k.Name()), rel+"/"+k.Name(), k.Type())
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errSkipEntry) {
 				continue
 			}
@@ -151,14 +185,28 @@ func readView(root string, names []string, built bool) ([]viewEntry, error) {
 	return out, nil
 }
 
+// readKid reads an entry of a shown directory, of the type its directory
+// listing gave: a link's target (one readlink, so /etc/alternatives's
+// hundreds of links stay cheap), a file's content; anything else is left
+// out.
+func readKid(path, rel string, typ fs.FileMode) (viewEntry, error) {
+	switch {
+	case typ&fs.ModeSymlink != 0:
+		target, err := os.Readlink(path)
+		return viewEntry{rel: rel, mode: fs.ModeSymlink, target: target}, err
+	case typ.IsRegular():
+		return readEntry(path, rel, false)
+	}
+	return viewEntry{}, errSkipEntry
+}
+
 // errSkipEntry is an entry of a directory the view leaves out: a further
 // directory, a device, a socket.
 var errSkipEntry = errors.New("not shown")
 
 // readEntry reads one entry. top says it is one etcRun names (a directory
-// is shown; below it only files and links are); built, that it is an entry
-// of a view already written.
-func readEntry(path, rel string, top, built bool) (viewEntry, error) {
+// is shown; below it only files and links are).
+func readEntry(path, rel string, top bool) (viewEntry, error) {
 	info, err := os.Lstat(path)
 	if err != nil {
 		return viewEntry{}, err
@@ -168,7 +216,7 @@ func readEntry(path, rel string, top, built bool) (viewEntry, error) {
 		if err != nil {
 			return viewEntry{}, err
 		}
-		if real, err := filepath.EvalSymlinks(path); built || !top || err == nil && IsSystemPath(real) {
+		if !top || keptLink(path) {
 			return viewEntry{rel: rel, mode: fs.ModeSymlink, target: target}, nil
 		}
 		if info, err = os.Stat(path); err != nil {
@@ -191,14 +239,11 @@ func readEntry(path, rel string, top, built bool) (viewEntry, error) {
 	return viewEntry{}, errSkipEntry
 }
 
-// viewDigest is the hex SHA-256 of a view's entries, in order.
-func viewDigest(entries []viewEntry) string {
-	h := sha256.New()
-	for _, e := range entries {
-		fmt.Fprintf(h, "%d:%s\x00%d\x00%d:%s\x00%d:", len(e.rel), e.rel, e.mode, len(e.target), e.target, len(e.data))
-		h.Write(e.data)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+// keptLink reports whether the link at path resolves into a system
+// directory every sandbox shows, where it can stay a link.
+func keptLink(path string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	return err == nil && IsSystemPath(real)
 }
 
 // writeView writes entries under dir: files 0644, directories 0755, so the
@@ -225,34 +270,20 @@ func writeView(dir string, entries []viewEntry) error {
 	return os.Chmod(dir, 0o755)
 }
 
-// viewMatches reports whether dir is a view this user owns, that nobody
-// else can write, and that holds exactly the entries whose digest is sum.
-func viewMatches(dir, sum string) bool {
+// viewUsable reports whether dir is a made view: a directory of this
+// user's that nobody else can write, as is every directory in it.
+func viewUsable(dir string) bool {
 	info, err := os.Lstat(dir)
 	if err != nil || !info.IsDir() || !ownedAndClosed(info) {
 		return false
 	}
-	walked := 0
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	for _, abs := range etcRun {
+		info, err := os.Lstat(filepath.Join(dir, strings.TrimPrefix(abs, "/etc/")))
+		if err == nil && info.IsDir() && !ownedAndClosed(info) {
+			return false
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if info.Mode()&fs.ModeSymlink == 0 && !ownedAndClosed(info) {
-			return fs.ErrPermission
-		}
-		walked++
-		return nil
-	})
-	if err != nil {
-		return false
 	}
-	entries, err := readView(dir, etcRun, true)
-	// Nothing more than the entries read (the walk counts dir itself).
-	return err == nil && walked == len(entries)+1 && viewDigest(entries) == sum
+	return true
 }
 
 // ownedAndClosed reports whether an entry belongs to this process's user

@@ -68,43 +68,110 @@ func TestEtcViewShowsExactlyTheNamedFilesInOneMount(t *testing.T) {
 	}
 }
 
-// TestEtcViewIsNeverShownStaleOrTampered: a view that no longer matches
-// the host's files, holds one file more, or that another user could write,
-// is never shown; the next launcher makes a fresh one.
-func TestEtcViewIsNeverShownStaleOrTampered(t *testing.T) {
-	cache := t.TempDir()
-	view, _ := etcArgs(t, launcherWithCache(t, cache), Profile{}, t.TempDir())
+// fakeHost is a host /etc with every file etcRun names: files, a link
+// into a system directory, a link read through, a directory of links.
+func fakeHost(t *testing.T) string {
+	t.Helper()
+	host := t.TempDir()
+	for _, f := range etcRun {
+		p := filepath.Join(host, filepath.Base(f))
+		var err error
+		switch filepath.Base(f) {
+		case "alternatives":
+			if err = os.Mkdir(p, 0o755); err == nil {
+				err = os.Symlink("/usr/bin/true", filepath.Join(p, "awk"))
+			}
+		case "localtime":
+			err = os.Symlink("/usr/share/zoneinfo/Etc/UTC", p)
+		case "nsswitch.conf":
+			if err = os.WriteFile(filepath.Join(host, ".real-nsswitch"), []byte("passwd: files\n"), 0o644); err == nil {
+				err = os.Symlink(filepath.Join(host, ".real-nsswitch"), p)
+			}
+		default:
+			err = os.WriteFile(p, []byte(filepath.Base(f)+" content\n"), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return host
+}
+
+// TestEtcViewIsNeverShownStaleOrOpenToOthers: a host file changed since a
+// view was made (rewritten, replaced by a rename, its link's target
+// rewritten) names another view, made afresh with the new content; a view
+// another user could write is never shown, and is made again in its place.
+func TestEtcViewIsNeverShownStaleOrOpenToOthers(t *testing.T) {
+	cache, host := t.TempDir(), fakeHost(t)
+	view := makeView(cache, host)
 	if view == "" {
 		t.Fatal("no view was made")
 	}
-	for name, tamper := range map[string]func() error{
-		"changed": func() error {
-			return os.WriteFile(filepath.Join(view, "passwd"), []byte("root::0:0::/:/bin/sh\n"), 0o644)
-		},
-		"one file more":  func() error { return os.WriteFile(filepath.Join(view, "shadow"), []byte("x"), 0o644) },
-		"group-writable": func() error { return os.Chmod(filepath.Join(view, "group"), 0o664) },
-		"removed":        func() error { return os.Remove(filepath.Join(view, "nsswitch.conf")) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			if err := tamper(); err != nil {
+	if again := makeView(cache, host); again != view {
+		t.Fatalf("an unchanged host names another view: %q, then %q", view, again)
+	}
+	if target, err := os.Readlink(filepath.Join(view, "localtime")); err != nil || target != "/usr/share/zoneinfo/Etc/UTC" {
+		t.Fatalf("localtime: %q, %v: a link into a system directory stays a link", target, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(view, "nsswitch.conf")); err != nil || string(b) != "passwd: files\n" {
+		t.Fatalf("nsswitch.conf: %q, %v: a link elsewhere is read through", b, err)
+	}
+	changes := []struct {
+		name   string
+		change func() error
+		file   string
+		want   string
+	}{
+		{"rewritten", func() error { return os.WriteFile(filepath.Join(host, "passwd"), []byte("new passwd\n"), 0o644) }, "passwd", "new passwd\n"},
+		{"renamed over", func() error {
+			tmp := filepath.Join(host, ".group.new")
+			if err := os.WriteFile(tmp, []byte("new group\n"), 0o644); err != nil {
+				return err
+			}
+			return os.Rename(tmp, filepath.Join(host, "group"))
+		}, "group", "new group\n"},
+		{"link target rewritten", func() error {
+			return os.WriteFile(filepath.Join(host, ".real-nsswitch"), []byte("passwd: files systemd\n"), 0o644)
+		}, "nsswitch.conf", "passwd: files systemd\n"},
+		{"a link added", func() error { return os.Symlink("/usr/bin/false", filepath.Join(host, "alternatives", "nawk")) }, "alternatives/nawk", ""},
+	}
+	seen := map[string]bool{view: true}
+	for _, c := range changes {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.change(); err != nil {
 				t.Fatal(err)
 			}
-			if viewMatches(view, filepath.Base(view)) {
-				t.Fatal("a tampered view matches")
+			fresh := makeView(cache, host)
+			if fresh == "" || seen[fresh] {
+				t.Fatalf("after the change the view is %q (seen before: %v)", fresh, seen[fresh])
 			}
-			again, _ := etcArgs(t, launcherWithCache(t, cache), Profile{}, t.TempDir())
-			if again != view {
-				t.Fatalf("the fresh view is at %q, want %q", again, view)
+			seen[fresh] = true
+			if c.want == "" {
+				if _, err := os.Lstat(filepath.Join(fresh, c.file)); err != nil {
+					t.Fatal(err)
+				}
+				return
 			}
-			entries, err := readView("/etc", etcRun, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sum := viewDigest(entries); !strings.HasPrefix(sum, filepath.Base(view)) || !viewMatches(view, sum) {
-				t.Fatal("the view was not made again from the host's files")
+			if b, err := os.ReadFile(filepath.Join(fresh, c.file)); err != nil || string(b) != c.want {
+				t.Fatalf("%s in the fresh view: %q, %v", c.file, b, err)
 			}
 		})
 	}
+	t.Run("open to others", func(t *testing.T) {
+		view := makeView(cache, host)
+		for _, dir := range []string{filepath.Join(view, "alternatives"), view} {
+			if err := os.Chmod(dir, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if viewUsable(view) {
+				t.Fatalf("a view with %s writable by all is usable", dir)
+			}
+			again := makeView(cache, host)
+			if again != view || !viewUsable(again) {
+				t.Fatalf("the view was not made again in place: %q", again)
+			}
+		}
+	})
 }
 
 // TestEtcViewIsLeftOutWhereTheCallNeedsMore: with network allow (the name
