@@ -37,6 +37,8 @@ func TestApprovalMatrix(t *testing.T) {
 		offDeny  = "[options.shell.sandbox]\nmode = \"off\"\nnetwork = \"deny\"\n"
 		offAllow = "[options.shell.sandbox]\nmode = \"off\"\nnetwork = \"allow\"\n"
 		class    = "[options.approvals]\nshell = \"required\"\n"
+		gated    = "[options.approvals]\nsubagent = \"required\"\n"
+		remote   = "[options.a2a.remotes.reviewer]\ncard_url = \"https://agents.example.com/.well-known/agent-card.json\"\nendpoint = \"https://agents.example.com/a2a\"\n"
 	)
 	read := json.RawMessage(`{"path":"a.txt"}`)
 	cells := []struct {
@@ -63,8 +65,16 @@ func TestApprovalMatrix(t *testing.T) {
 		{"FSEdit", "", authority.FSEdit, json.RawMessage(`{"path":"a.txt","expected_revision":"` + zeroRev + `","old_text":"x","new_text":"y"}`), "", authority.EffectWrite},
 		{"FSWriteShellOff", offDeny, authority.FSWrite, writeTop, "", authority.EffectWrite},
 		{"SkillRead", "[options.skills]\nroots = { team = { base = \"source\", path = \"skills\" } }\nactivate = [\"team/review\"]\n", authority.SkillRead, nil, "", authority.EffectRead},
-		{"SubagentSpawn", "", authority.Subagent, nil, "", authority.EffectDelegate},
-		{"SubagentSpawnRemote", "[options.a2a.remotes.reviewer]\ncard_url = \"https://agents.example.com/.well-known/agent-card.json\"\nendpoint = \"https://agents.example.com/a2a\"\n", authority.Subagent, nil, "", authority.EffectDelegate},
+		{"SubagentSpawn", "", authority.Subagent, spawnArgs, "", authority.EffectDelegate},
+		{"SubagentSpawnRemote", remote, authority.Subagent, spawnRemoteArgs, "", authority.EffectDelegate},
+		{"SubagentInspect", remote, authority.Subagent, inspectArgs, "", authority.EffectDelegate},
+		{"SubagentWait", remote, authority.Subagent, waitArgs, "", authority.EffectDelegate},
+		{"SubagentStop", remote, authority.Subagent, stopArgs, "", authority.EffectDelegate},
+		{"SubagentSpawnClassRequired", remote + gated, authority.Subagent, spawnArgs, "options.approvals.subagent", authority.EffectDelegate},
+		{"SubagentSpawnRemoteClassRequired", remote + gated, authority.Subagent, spawnRemoteArgs, "options.approvals.subagent", authority.EffectDelegate},
+		{"SubagentInspectClassRequired", remote + gated, authority.Subagent, inspectArgs, "", authority.EffectDelegate},
+		{"SubagentWaitClassRequired", remote + gated, authority.Subagent, waitArgs, "", authority.EffectDelegate},
+		{"SubagentStopClassRequired", remote + gated, authority.Subagent, stopArgs, "", authority.EffectDelegate},
 		{"ShellSandboxClassRequired", sbDeny + class, authority.ShellRun, lsCall, "options.approvals.shell", authority.EffectExecute},
 		{"ShellOffLiteralPolicyClassRequired", offDeny + literal + class, authority.ShellRun, lsCall, "options.approvals.shell", authority.EffectNetwork},
 	}
@@ -98,6 +108,15 @@ func TestApprovalMatrix(t *testing.T) {
 		})
 	}
 }
+
+// The subagent tool's arguments of each action, as a model writes them.
+var (
+	spawnArgs       = json.RawMessage(`{"action":"spawn","request":{"input":"review a.txt","capabilities":{"tools":["fs.read"]}}}`)
+	spawnRemoteArgs = json.RawMessage(`{"action":"spawn_remote","remote_request":{"remote":"reviewer","parts":[{"text":"review"}],"accepted_output_modes":["text/plain"]}}`)
+	inspectArgs     = json.RawMessage(`{"action":"inspect","agent_id":"00000000-0000-4000-8000-000000000001"}`)
+	waitArgs        = json.RawMessage(`{"action":"wait","agent_ids":["00000000-0000-4000-8000-000000000001"],"mode":"all","timeout_ms":1000}`)
+	stopArgs        = json.RawMessage(`{"action":"stop","agent_id":"00000000-0000-4000-8000-000000000001"}`)
+)
 
 const zeroRev = "0000000000000000000000000000000000000000000000000000000000000000"
 

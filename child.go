@@ -255,6 +255,21 @@ func (c *subagentCatalog) Call(ctx context.Context, call authority.Call) ledger.
 	return res
 }
 
+// delegates implements delegatingCatalog: a call asks for the approval
+// its capability needs only when it hands work to another agent.
+func (c *subagentCatalog) delegates(call authority.Call) bool {
+	return delegates(call.Arguments, c.Tool.Remotes())
+}
+
+// delegates reports whether subagent arguments args hand work to another
+// agent (spawn, spawn_remote), parsed exactly as the tool parses them.
+// Arguments the tool will refuse are judged as delegating: the question
+// is kept wherever the parse cannot show that nothing is delegated.
+func delegates(args json.RawMessage, remotes []string) bool {
+	a, err := children.ParseArguments(args, remotes)
+	return err != nil || a.Action.Delegates()
+}
+
 // startSupervisor makes the root's supervisor and its subagent tool once
 // the root's other tools are known (v): the parent scope is each of them,
 // the MCP servers and Skills the authority admits, the root's model route

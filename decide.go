@@ -50,6 +50,9 @@ func decideCall(ctx context.Context, contracts *authority.Contracts, owner ToolC
 			d = own
 		}
 	}
+	if dc, ok := owner.(delegatingCatalog); ok && d.NeedsApproval && !dc.delegates(call) {
+		liftForOwnChildren(&d)
+	}
 	if sc, ok := owner.(sandboxedCatalog); ok && d.Allowed {
 		if p, ok := sc.Sandbox(call.Tool); ok {
 			d.Sandbox = p.String()
@@ -63,6 +66,22 @@ func decideCall(ctx context.Context, contracts *authority.Contracts, owner ToolC
 		}
 	}
 	return d, nil
+}
+
+// delegatingCatalog is a catalog (the subagent tool's) only some of whose
+// calls hand work to another agent: an approval of its capability is an
+// approval of that delegation, so a call that delegates nothing (inspect,
+// wait, stop: the caller's own children) never asks.
+type delegatingCatalog interface {
+	delegates(call authority.Call) bool
+}
+
+// liftForOwnChildren clears the approval a subagent call that delegates
+// nothing was marked with: every requirement on the subagent capability
+// (a tools rule, options.approvals.subagent, HostOptions.Ask) is a
+// requirement on delegation, which such a call does not do.
+func liftForOwnChildren(d *authority.Decision) {
+	d.NeedsApproval, d.ApprovalBy = false, nil
 }
 
 // privilegedCatalog is a catalog some of whose calls are privileged by
@@ -172,6 +191,11 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 	}
 	if owner == nil || args == nil {
 		dec := set.Decide(authority.Request{Capability: id})
+		if id == authority.Subagent && args != nil && dec.NeedsApproval && !delegates(args, sortedKeys(d.Options.A2A.Remotes)) {
+			// The subagent tool's catalog opens with a task; its calls
+			// are judged by their action as a task judges them.
+			liftForOwnChildren(&dec)
+		}
 		if pc, ok := owner.(privilegedCatalog); ok && dec.Allowed {
 			// A privileged default asks before every call of the
 			// capability, whatever its arguments.

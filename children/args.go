@@ -26,6 +26,13 @@ const (
 	ActionStop        Action = "stop"
 )
 
+// Delegates reports whether the action hands work to another agent: spawn
+// starts a local child, spawn_remote a remote one. inspect, wait and stop
+// act only on the caller's own children and delegate nothing, so an
+// approval of the subagent tool (an approval of delegation) never asks
+// before them (docs/approvals.md).
+func (a Action) Delegates() bool { return a == ActionSpawn || a == ActionSpawnRemote }
+
 // Arguments are a subagent call's arguments, parsed: the action and the
 // fields it takes.
 type Arguments struct {

@@ -29,6 +29,10 @@ func NewTool(sup Supervisor, remotes []string) *Tool {
 		ID: ToolID, Description: toolDescription, InputSchema: inputSchema(remotes)}}
 }
 
+// Remotes returns the configured remote names the tool offers
+// spawn_remote to, the remotes ParseArguments takes.
+func (t *Tool) Remotes() []string { return append([]string(nil), t.remotes...) }
+
 // Tools returns the one subagent tool's spec.
 func (t *Tool) Tools() []authority.ToolSpec { return []authority.ToolSpec{t.spec} }
 

@@ -1,0 +1,70 @@
+package pablo_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
+)
+
+// TestSubagentActionsThatDelegateNothingNeverAsk: with every call of the
+// subagent tool marked for approval, the spawn asks and the wait, inspect
+// and stop of the caller's own child do not: only an action that hands
+// work to another agent delegates, and an approval of the subagent tool is
+// an approval of delegation.
+func TestSubagentActionsThatDelegateNothingNeverAsk(t *testing.T) {
+	set, err := authority.New(authority.Config{Native: []authority.ID{authority.Subagent}, Host: []authority.ID{"notes.read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := pablo.ParseScript([]byte(`{"turns":[
+		{"tool_calls":[{"id":"s1","name":"subagent","arguments":{"action":"spawn","request":{"input":"read one","capabilities":{"tools":["notes.read"]}}}}]},
+		{"tool_calls":[{"id":"w1","name":"subagent","arguments":{"action":"wait","agent_ids":["{{agent_id:s1}}"],"mode":"all","timeout_ms":60000}}]},
+		{"tool_calls":[{"id":"i1","name":"subagent","arguments":{"action":"inspect","agent_id":"{{agent_id:s1}}"}}]},
+		{"tool_calls":[{"id":"t1","name":"subagent","arguments":{"action":"stop","agent_id":"{{agent_id:s1}}"}}]},
+		{"text":["done"]}],
+		"agents":[{"input":"read one","turns":[{"text":["one"]}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := pablo.NewRuntime(pablo.RuntimeOptions{Model: pablo.NewScriptModel(script), Authority: gate{set, authority.Subagent},
+		Catalogs: []pablo.ToolCatalog{notes{}}, Children: &children.Capacity{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var asked []string
+	task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "go", Approver: approverFunc(func(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, req.CallID+":"+string(req.Effect))
+		return pablo.ApprovalAllowOnce, nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for ev := range task.Events() {
+		if ev.Type == pablo.EventToolFinished {
+			results = append(results, ev.CallID+"="+string(ev.Result))
+		}
+	}
+	if obj := task.Wait(); obj.Outcome.Status != pablo.StatusCompleted {
+		t.Fatalf("outcome %+v", obj.Outcome)
+	}
+	if strings.Join(asked, ",") != "s1:delegate" {
+		t.Errorf("asked %v, want only the spawn s1 (effect delegate)", asked)
+	}
+	if len(results) != 4 {
+		t.Fatalf("results %v", results)
+	}
+	for _, r := range results {
+		if strings.Contains(r, "approval_rejected") || strings.Contains(r, `"action":"error"`) {
+			t.Errorf("result %s", r)
+		}
+	}
+}
