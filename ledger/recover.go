@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 
 	"github.com/pabloagent/pablo/ledger/outcome"
 
@@ -12,6 +13,10 @@ import (
 // tasks in ID order, everything else in record order, empty lists as [].
 type Report struct {
 	Tasks []TaskReport `json:"tasks"`
+	// Live lists the tasks of a [LeaseStore] whose lease is live: their
+	// work is in flight in another process, not abandoned, so [Recover]
+	// reports it apart instead of among Tasks.
+	Live []Lease `json:"live,omitempty"`
 }
 
 // TaskReport is the durable state of one task.
@@ -96,9 +101,9 @@ type CallReport struct {
 // Recover reads every task in store and reports, for each, its completed
 // calls, its unknown outcomes and its retryable operations, plus the terminal
 // outcome when one was recorded. It only reads: nothing is replayed. On a
-// [LeaseStore] it refuses, with a [*LeaseError] matching [ErrLeaseLive],
-// while any task's lease is live: that work is in flight elsewhere, not
-// abandoned.
+// [LeaseStore] shared by a fleet, a task whose lease is live is in flight
+// in another process, not abandoned: it is listed in Report.Live with its
+// lease, and its work is not reported until the lease has expired.
 func Recover(ctx context.Context, store Store) (Report, error) {
 	ids, err := store.Tasks(ctx)
 	if err != nil {
@@ -107,6 +112,10 @@ func Recover(ctx context.Context, store Store) (Report, error) {
 	rep := Report{Tasks: make([]TaskReport, 0, len(ids))}
 	for _, id := range ids {
 		t, err := RecoverTask(ctx, store, id)
+		if le, ok := errors.AsType[*LeaseError](err); ok && !le.Lost {
+			rep.Live = append(rep.Live, le.Lease)
+			continue
+		}
 		if err != nil {
 			return Report{}, err
 		}
@@ -115,7 +124,9 @@ func Recover(ctx context.Context, store Store) (Report, error) {
 	return rep, nil
 }
 
-// RecoverTask reports one task; see [Recover].
+// RecoverTask reports one task; see [Recover]. On a [LeaseStore] it
+// refuses, with a [*LeaseError] matching [ErrLeaseLive], while the task's
+// lease is live.
 func RecoverTask(ctx context.Context, store Store, taskID string) (TaskReport, error) {
 	if err := checkAbandoned(ctx, store, taskID); err != nil {
 		return TaskReport{}, err
