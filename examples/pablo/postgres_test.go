@@ -299,3 +299,38 @@ func (c *laterClock) AfterFunc(time.Duration, func()) clock.Timer { return stopp
 type stopped struct{}
 
 func (stopped) Stop() bool { return true }
+
+// TestCLIRefusesAConnectionStringThatIsNotAURL: a store value meant for
+// PostgreSQL but not a postgres:// URL (a key=value connection string, a
+// misspelt scheme, a URL after a space) is refused as such, never opened
+// or created as a bbolt file of that name, and no output repeats it.
+func TestCLIRefusesAConnectionStringThatIsNotAURL(t *testing.T) {
+	t.Chdir(t.TempDir())
+	const secret = "hunter2-Secret"
+	for _, v := range []string{
+		"host=db.internal user=alice password=" + secret + " dbname=ledger",
+		"  password = '" + secret + "' host=db.internal",
+		"postgress://alice:" + secret + "@db.internal/ledger",
+		" postgres://alice:" + secret + "@db.internal/ledger",
+		"pg://alice:" + secret + "@db.internal/ledger",
+	} {
+		for _, args := range [][]string{{"demo", "--store", v}, {"ledger", "show", "--store", v}, {"ledger", "recover", "--store", v, "--json"}} {
+			code, stdout, stderr := cliEnv(t, nil, args...)
+			if code != 2 || !strings.Contains(stderr, "store") {
+				t.Fatalf("%v %q: exit %d, %s", args[:2], v, code, stderr)
+			}
+			for _, enc := range append(encodings(secret), "alice", "db.internal") {
+				if strings.Contains(stdout+stderr, enc) {
+					t.Fatalf("%v echoes %q: %s%s", args[:2], enc, stdout, stderr)
+				}
+			}
+		}
+		code, _, stderr := cliEnv(t, map[string]string{storeEnv: v}, "ledger", "show")
+		if code != 2 || strings.Contains(stderr, secret) {
+			t.Fatalf("PABLO_STORE %q: exit %d, %s", v, code, stderr)
+		}
+	}
+	if ents, _ := os.ReadDir("."); len(ents) != 0 {
+		t.Fatalf("a connection string was created as a file: %v", ents)
+	}
+}

@@ -30,11 +30,13 @@ func storeValue(h *host, p *parsed) string {
 
 // openStore opens the ledger store named by value: a postgres:// or
 // postgresql:// URL opens the PostgreSQL store (whose password comes from
-// PGPASSWORD or PGPASSFILE, never from the URL), anything else is the
+// PGPASSWORD or PGPASSFILE, never from the URL), any other connection
+// string (a key=value one, a misspelt scheme) is refused without being
+// repeated, anything else is the
 // path of a bbolt database. A read-only open never creates or migrates
 // either. The error never holds the URL's user information or a password.
 func openStore(ctx context.Context, h *host, d *pablo.Deployment, value string, readOnly bool) (ledger.Store, error) {
-	if !postgres.IsURL(value) {
+	if !postgres.IsConnectionString(value) {
 		s, err := ledger.OpenBolt(value, ledger.BoltOptions{ReadOnly: readOnly})
 		if err != nil {
 			return nil, err

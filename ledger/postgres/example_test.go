@@ -58,3 +58,17 @@ func ExampleStore_Claim() {
 	}
 	fmt.Println("fencing token", lease.Token)
 }
+
+// A host told a store value decides whether it names a database or a
+// bbolt file: a connection string that is not an admissible URL is
+// refused, never created as a file of that name.
+func ExampleIsConnectionString() {
+	for _, v := range []string{"/var/lib/pablo/ledger.db", "host=db user=pablo", "postgress://db/ledger", "postgres://db/ledger"} {
+		fmt.Println(postgres.IsConnectionString(v), postgres.CheckURL(v) == nil)
+	}
+	// Output:
+	// false false
+	// true false
+	// true false
+	// true true
+}

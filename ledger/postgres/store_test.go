@@ -127,7 +127,7 @@ func TestBadURLsAreRefusedWithoutEchoingThem(t *testing.T) {
 		{"", false},
 		{"/var/lib/pablo/ledger.db", false},
 		{"mysql://user@host/db", false},
-		{"host=/tmp dbname=x password=" + secret, false},
+		{"host=/tmp dbname=x password=" + secret, true},
 		{"postgres://user:" + secret + "@host/db", true},
 		{"postgresql://user:" + secret + "@host/db", true},
 		{"postgres://user@host/db?password=" + secret, true},

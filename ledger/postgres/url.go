@@ -41,6 +41,36 @@ func IsURL(s string) bool {
 	return scheme == "postgres" || scheme == "postgresql"
 }
 
+// connKeywords are libpq's connection keywords that can begin a key=value
+// connection string.
+var connKeywords = []string{"host", "hostaddr", "port", "dbname", "user", "password", "passfile",
+	"sslmode", "sslpassword", "sslcert", "sslkey", "sslrootcert", "connect_timeout", "service",
+	"application_name", "options", "target_session_attrs"}
+
+// IsConnectionString reports whether s is meant for a database rather than
+// a file path, though it may not be an admissible store URL: a postgres://
+// URL, anything holding "://" (a misspelt scheme, a URL after a space), or
+// a libpq key=value connection string (its first word one of libpq's
+// keywords followed by "="). A store value for which it is true goes to
+// [CheckURL], never to a file: a file of that name would keep whatever
+// password the string carries.
+func IsConnectionString(s string) bool {
+	if IsURL(s) || strings.Contains(s, "://") {
+		return true
+	}
+	key, _, ok := strings.Cut(strings.TrimLeft(s, " \t\r\n"), "=")
+	if !ok {
+		return false
+	}
+	key = strings.ToLower(strings.TrimSpace(key))
+	for _, k := range connKeywords {
+		if key == k {
+			return true
+		}
+	}
+	return false
+}
+
 // maxURL bounds a store URL.
 const maxURL = 4096
 
@@ -53,7 +83,7 @@ func CheckURL(s string) error {
 		return &URLError{Reason: "longer than 4096 bytes"}
 	}
 	if !IsURL(s) {
-		return &URLError{Reason: "must start with postgres:// or postgresql:// (a key=value connection string is not accepted)"}
+		return &URLError{Password: strings.Contains(strings.ToLower(s), "password"), Reason: "must start with postgres:// or postgresql:// (a key=value connection string is not accepted)"}
 	}
 	if strings.ContainsAny(s, "\x00\r\n") {
 		return &URLError{Reason: "contains a NUL or line break"}
@@ -74,7 +104,7 @@ func CheckURL(s string) error {
 		return &URLError{Reason: "its query does not parse (check the escaping of its options)"}
 	}
 	for k := range q {
-		if strings.EqualFold(k, "password") {
+		if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
 			return &URLError{Password: true, Reason: "carries a password option; remove it and supply the password through PGPASSFILE or PGPASSWORD, or a credential for the ledger.store consumer"}
 		}
 	}
