@@ -112,7 +112,7 @@ func (g *approvalGrants) covers(x authority.ApprovalGrant) (allow, found bool) {
 // approver sees them) and its effect. resources are the call's own, which
 // an answer for this task is bound to.
 func (s *step) approvalRequest(ac admittedCall) (req ApprovalRequest, resources []authority.Resource) {
-	args, _ := s.t.rt.opts.secrets.Mask(ac.args)
+	args, _ := s.t.rt.opts.secrets.MaskJSON(ac.args)
 	req = ApprovalRequest{ID: ApprovalRequestID(s.t.root.ID(), s.agent, ac.rec.ID, ac.rec.ArgumentsDigest),
 		TaskID: s.t.root.ID(), AgentID: s.agent, CallID: ac.rec.ID, Tool: ac.id,
 		Arguments: json.RawMessage(args), ArgumentsDigest: ac.rec.ArgumentsDigest,
