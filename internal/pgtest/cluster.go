@@ -2,8 +2,11 @@
 // with initdb in a temporary directory, listening only on a Unix socket in
 // that directory, with fsync on (durability tests need it) and small
 // buffers, and torn down by Stop. PostgreSQL refuses to run as root, so a
-// root test process creates and runs the cluster as the "postgres" user
-// through runuser(1).
+// root test process creates the cluster as the "postgres" user through
+// runuser(1) and runs the server under that user's identity. The server
+// (the postmaster) is the test process's own child with SIGKILL as its
+// parent-death signal: a test binary killed outright takes its server
+// with it, and the server's backends follow their postmaster.
 //
 // Nothing here is a mock: the server is the real one from Debian's
 // postgresql package (scripts/install-peers.sh installs it).
@@ -20,6 +23,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,7 +43,10 @@ type Cluster struct {
 	// authenticates with SCRAM, so a wrong password is refused.
 	Password string
 	bin      string
-	runAs    []string // the command prefix that runs as the cluster's owner
+	runAs    []string            // the command prefix that runs as the cluster's owner
+	cred     *syscall.Credential // the identity the server runs as (nil: ours)
+	server   *exec.Cmd           // the running postmaster
+	exited   chan struct{}       // closed once the postmaster is reaped
 	pid      int
 }
 
@@ -90,6 +97,7 @@ func Start(ctx context.Context) (*Cluster, error) {
 			return nil, err
 		}
 		c.runAs = []string{runuser, "-u", "postgres", "--"}
+		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
 	pwfile := filepath.Join(dir, "pwfile")
 	err = os.WriteFile(pwfile, []byte(c.Password+"\n"), 0o600)
@@ -134,71 +142,109 @@ func (c *Cluster) run(ctx context.Context, prog string, args ...string) ([]byte,
 	return cmd.CombinedOutput()
 }
 
+// start runs the postmaster as this process's child and waits until it
+// says it is ready (the status line of postmaster.pid, as pg_ctl -w does).
 func (c *Cluster) start(ctx context.Context) error {
-	if out, err := c.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", c.data(), "-l", filepath.Join(c.Dir, "log")); err != nil {
-		log, _ := os.ReadFile(filepath.Join(c.Dir, "log"))
-		return fmt.Errorf("pg_ctl start: %v: %s\n%s", err, out, log)
-	}
-	pid, err := c.readPID()
+	logPath := filepath.Join(c.Dir, "log")
+	logf, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
-	c.pid = pid
+	if c.cred != nil {
+		_ = logf.Chown(int(c.cred.Uid), int(c.cred.Gid))
+	}
+	cmd := exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.data())
+	cmd.Dir, cmd.Stdout, cmd.Stderr = c.Dir, logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: c.cred}
+	// Linux sends the parent-death signal when the thread that forked
+	// exits: fork on a locked thread, which the runtime then keeps.
+	runtime.LockOSThread()
+	err = cmd.Start()
+	runtime.UnlockOSThread()
+	logf.Close()
+	if err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	c.server, c.exited, c.pid = cmd, exited, cmd.Process.Pid
+	deadline := time.NewTimer(time.Minute)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !c.ready() {
+		select {
+		case <-exited:
+			log, _ := os.ReadFile(logPath)
+			return fmt.Errorf("postgres exited before it was ready: %s", log)
+		case <-ctx.Done():
+			c.halt()
+			return ctx.Err()
+		case <-deadline.C:
+			c.halt()
+			return errors.New("postgres was not ready within a minute")
+		case <-tick.C:
+		}
+	}
 	return nil
 }
 
-func (c *Cluster) readPID() (int, error) {
+// ready reports whether the postmaster.pid of this server says "ready".
+func (c *Cluster) ready() bool {
 	b, err := os.ReadFile(filepath.Join(c.data(), "postmaster.pid"))
 	if err != nil {
-		return 0, err
+		return false
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	return strconv.Atoi(strings.TrimSpace(line))
+	lines := strings.Split(string(b), "\n")
+	return len(lines) > 7 && strings.TrimSpace(lines[0]) == strconv.Itoa(c.pid) && strings.TrimSpace(lines[7]) == "ready"
+}
+
+// halt shuts the server down at once (SIGQUIT: immediate shutdown, as a
+// crash would leave it) and waits until the postmaster is reaped: it exits
+// only once every backend has.
+func (c *Cluster) halt() {
+	if c.server == nil {
+		return
+	}
+	_ = c.server.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-c.pid, syscall.SIGKILL)
+		<-c.exited
+	}
+	c.server = nil
 }
 
 // PID is the postmaster's process ID.
 func (c *Cluster) PID() int { return c.pid }
 
-// Halt stops the server at once, as a crash would (-m immediate), and
-// leaves it stopped until Resume.
-func (c *Cluster) Halt(ctx context.Context) error {
-	if out, err := c.run(ctx, "pg_ctl", "stop", "-m", "immediate", "-w", "-D", c.data()); err != nil {
-		return fmt.Errorf("pg_ctl stop: %v: %s", err, out)
-	}
+// Halt stops the server at once, as a crash would (immediate shutdown),
+// and leaves it stopped until Resume.
+func (c *Cluster) Halt(context.Context) error {
+	c.halt()
 	return nil
 }
 
 // Resume starts a halted server again on the same data directory.
 func (c *Cluster) Resume(ctx context.Context) error { return c.start(ctx) }
 
-// Restart stops the server at once (as a crash would: -m immediate) and
-// starts it again on the same data directory.
+// Restart stops the server at once (as a crash would) and starts it again
+// on the same data directory.
 func (c *Cluster) Restart(ctx context.Context) error {
-	if out, err := c.run(ctx, "pg_ctl", "stop", "-m", "immediate", "-w", "-D", c.data()); err != nil {
-		return fmt.Errorf("pg_ctl stop: %v: %s", err, out)
-	}
+	c.halt()
 	return c.start(ctx)
 }
 
-// Stop stops the server (-m immediate), checks its postmaster is gone and
+// Stop stops the server at once, waits until its postmaster is reaped and
 // removes the directory.
 func (c *Cluster) Stop() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out, err := c.run(ctx, "pg_ctl", "stop", "-m", "immediate", "-w", "-D", c.data())
-	if err != nil {
-		err = fmt.Errorf("pg_ctl stop: %v: %s", err, out)
-	}
-	// pg_ctl returns once the pid file is gone; the postmaster may still
-	// be exiting (or, reparented, a zombie its new parent has not reaped).
-	for i := 0; c.pid > 0 && Alive(c.pid); i++ {
-		if i == 1000 {
-			return fmt.Errorf("pgtest: postmaster %d outlived pg_ctl stop by 10s", c.pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	c.halt()
 	os.RemoveAll(c.Dir)
-	return err
+	return nil
 }
 
 // Alive reports whether a process with this ID exists (and is not a
