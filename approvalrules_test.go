@@ -174,6 +174,9 @@ func TestApprovalValuesOnlyAdd(t *testing.T) {
 		{"CommandRuleNone", "[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"o.ls\", executable = \"/usr/bin/ls\", args = [], match = \"prefix\", approval = \"none\" }]\n", "approval"},
 		{"DenyRule", "[options.policy.tools]\ndefault = \"allow\"\ndeny = [{ id = \"p.shell\", value = \"shell.run\", approval = \"required\" }]\n", "allow rules only"},
 		{"DenyCommandRule", "[options.shell.commands]\ndefault = \"allow\"\ndeny = [{ id = \"o.ls\", executable = \"/usr/bin/ls\", args = [], match = \"prefix\", approval = \"required\" }]\n", "allow rules only"},
+		{"RemoteEntryNone", remoteEntry(`approval = "none"`), "approval"},
+		{"RemoteEntryFalse", remoteEntry(`approval = false`), "approval"},
+		{"RemoteOption", "[options.a2a.remotes.r]\ncard_url = \"https://agents.example.com/card\"\nendpoint = \"https://agents.example.com/a2a\"\napproval = \"required\"\n", "approval"},
 		{"CWDRoots", "[options.shell.cwd_roots]\ndefault = \"allow\"\nallow = [{ id = \"o.cwd\", value = \"docs\", approval = \"required\" }]\n", "cwd_roots"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -184,6 +187,13 @@ func TestApprovalValuesOnlyAdd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// remoteEntry is remote r configured and admitted by the ops layer's
+// a2a_remotes entry, with extra written into that entry.
+func remoteEntry(extra string) string {
+	return "[options.a2a.remotes.r]\ncard_url = \"https://agents.example.com/card\"\nendpoint = \"https://agents.example.com/a2a\"\n" +
+		"[[authority]]\nid = \"ops\"\n[authority.a2a_remotes]\nr = { card_url = \"https://agents.example.com/card\", endpoint = \"https://agents.example.com/a2a\", " + extra + " }\n"
 }
 
 // TestNoChannelDenialNamesTheRequirement: with no approval channel, a call

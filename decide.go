@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/internal/shell"
@@ -189,13 +190,17 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 			}
 		}
 	}
+	if id == authority.Subagent && owner == nil && d.Options.Children.Enabled && set.Decide(authority.Request{Capability: id}).Allowed {
+		// The subagent tool's catalog opens with a task: its calls are
+		// decided over the same tool spec (the remote a spawn_remote
+		// names) and judged by their action, as a task decides them. A
+		// denied subagent is decided as the capability alone.
+		sc := &subagentCatalog{Tool: children.NewTool(nil, sortedKeys(d.Options.A2A.Remotes))}
+		owner = sc
+		specs = append(specs, sc.Tools()...)
+	}
 	if owner == nil || args == nil {
 		dec := set.Decide(authority.Request{Capability: id})
-		if id == authority.Subagent && args != nil && dec.NeedsApproval && !delegates(args, sortedKeys(d.Options.A2A.Remotes)) {
-			// The subagent tool's catalog opens with a task; its calls
-			// are judged by their action as a task judges them.
-			liftForOwnChildren(&dec)
-		}
 		if pc, ok := owner.(privilegedCatalog); ok && dec.Allowed {
 			// A privileged default asks before every call of the
 			// capability, whatever its arguments.

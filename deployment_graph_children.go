@@ -2,6 +2,7 @@ package pablo
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,6 +95,16 @@ func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authori
 		if r.Bearer != nil {
 			credential(rid, r.Bearer.Credential, authority.ConsumerA2ABearer, r.Endpoint)
 		}
+		if o.Children.Enabled {
+			// Every spawn_remote to it asks when a layer's a2a_remotes
+			// entry for it, or anything gating the subagent tool's
+			// delegations, requires approval.
+			dec, err := d.Decide(ctx, authority.Subagent, spawnRemoteProbe(name))
+			if err != nil {
+				return err
+			}
+			b.gate(rid, dec)
+		}
 		p, ok := probed[name]
 		if !ok {
 			continue
@@ -107,4 +118,12 @@ func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authori
 			Detail: "the fetched Agent Card " + p.Card.Digest + " is admitted (" + strconv.Quote(p.Card.Name) + " " + strconv.Quote(p.Card.Version) + ")"})
 	}
 	return nil
+}
+
+// spawnRemoteProbe is a spawn_remote call to the remote name, as the graph
+// decides it: what the layers and the approvals say of a delegation to it.
+func spawnRemoteProbe(name string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"action": "spawn_remote", "remote_request": map[string]any{
+		"remote": name, "parts": []any{map[string]string{"text": "pablo-graph-probe"}}, "accepted_output_modes": []string{"text/plain"}}})
+	return b
 }

@@ -56,6 +56,9 @@ const (
 	DimMCPLaunchers Dimension = "mcp.launchers"
 	DimToolNames    Dimension = "tool_names"
 	DimCWDRoots     Dimension = "cwd_roots"
+	// DimA2ARemotes holds the A2A remotes a layer admits, by exact name
+	// (an [[authority]] layer's a2a_remotes).
+	DimA2ARemotes Dimension = "a2a_remotes"
 )
 
 // Verdict is the outcome of one rule set on one value.

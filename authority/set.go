@@ -31,6 +31,11 @@ const (
 	ResourceWrite ResourceKind = "write"
 	// ResourceExecutable is an absolute launcher path.
 	ResourceExecutable ResourceKind = "executable"
+	// ResourceRemote is the name of a configured A2A remote a subagent
+	// spawn_remote call delegates to, decided in DimA2ARemotes: a layer
+	// without that dimension adds no constraint (configuration admitted
+	// the remote), one with it must allow the name.
+	ResourceRemote ResourceKind = "a2a_remote"
 )
 
 // Resource is something a request touches.
@@ -199,6 +204,8 @@ func (s *Set) Decide(req Request) Decision {
 			checks = append(checks, check{DimReadRoots, r.Value})
 		case ResourceWrite:
 			checks = append(checks, check{DimWriteRoots, r.Value})
+		case ResourceRemote:
+			checks = append(checks, check{DimA2ARemotes, r.Value})
 		default:
 			// A host-defined resource kind is its own dimension, matched
 			// exactly. With no rule for it anywhere, it fails closed.

@@ -26,7 +26,23 @@ type Tool struct {
 func NewTool(sup Supervisor, remotes []string) *Tool {
 	remotes = append([]string(nil), remotes...)
 	return &Tool{sup: sup, remotes: remotes, spec: authority.ToolSpec{
-		ID: ToolID, Description: toolDescription, InputSchema: inputSchema(remotes)}}
+		ID: ToolID, Description: toolDescription, InputSchema: inputSchema(remotes), Resources: delegatedTo}}
+}
+
+// delegatedTo is the resource a subagent call names: the remote a
+// spawn_remote delegates to (authority.ResourceRemote), which the layers
+// decide and an approval request and its "allow for this task" grant are
+// bound to; no other action names one.
+func delegatedTo(args map[string]any) []authority.Resource {
+	if args["action"] != string(ActionSpawnRemote) {
+		return nil
+	}
+	rr, _ := args["remote_request"].(map[string]any)
+	name, ok := rr["remote"].(string)
+	if !ok {
+		return nil
+	}
+	return []authority.Resource{{Kind: authority.ResourceRemote, Value: name}}
 }
 
 // Remotes returns the configured remote names the tool offers

@@ -269,6 +269,9 @@ func (d *Deployment) Authority() (*authority.Set, error) {
 		}
 		addPolicy(layer.Dimensions, l.Policy)
 		addMCP(layer.Dimensions, l.MCP)
+		if l.Has("a2a_remotes") {
+			layer.Dimensions[authority.DimA2ARemotes] = remoteRules(l.A2ARemotes)
+		}
 		cfg.Layers = append(cfg.Layers, layer)
 	}
 	policy := authority.Layer{ID: LayerPolicy, Kind: authority.KindPolicy, Dimensions: map[authority.Dimension]*authority.Rules{}}
@@ -284,6 +287,22 @@ func (d *Deployment) Authority() (*authority.Set, error) {
 	}
 	return authority.New(cfg)
 }
+
+// remoteRules are the rules of an [[authority]] layer's a2a_remotes: the
+// remotes it admits, by name, each an allow rule "a2a_remotes.NAME" that
+// carries the entry's approval; any other name is denied.
+func remoteRules(remotes map[string]A2ARemote) *authority.Rules {
+	r := &authority.Rules{Default: authority.Deny}
+	for _, name := range sortedKeysOf(remotes) {
+		r.Allow = append(r.Allow, authority.Rule{ID: RemoteRuleID(name), Value: name, Approval: remotes[name].Approval})
+	}
+	return r
+}
+
+// RemoteRuleID is the rule ID of an [[authority]] layer's a2a_remotes
+// entry for the remote name: what a decision on a spawn_remote to it
+// names.
+func RemoteRuleID(name string) string { return "a2a_remotes." + name }
 
 func addPolicy(dims map[authority.Dimension]*authority.Rules, p PolicyOptions) {
 	for dim, r := range map[authority.Dimension]*authority.Rules{

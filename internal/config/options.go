@@ -325,7 +325,11 @@ type A2ARemote struct {
 	CardURL      string `json:"card_url"`
 	Endpoint     string `json:"endpoint"`
 	TraceContext bool   `json:"trace_context"`
-	Bearer       *struct {
+	// Approval, on an [[authority]] layer's a2a_remotes entry only, is
+	// "required" or empty: every spawn_remote to the remote then asks the
+	// task's approver (a Go extension, docs/approvals.md).
+	Approval string `json:"approval,omitempty"`
+	Bearer   *struct {
 		Scheme     string `json:"scheme"`
 		Credential string `json:"credential"`
 	} `json:"bearer,omitempty"`

@@ -581,6 +581,9 @@ func authoritySpec() *spec {
 		"a2a_remotes", mapOf(16, keyRE(remoteRE, "remote name"), table(
 			"card_url", str(1, 4096, nil).with(httpURL),
 			"endpoint", str(1, 4096, nil).with(httpURL),
+			// A Go extension (docs/approvals.md): every spawn_remote to
+			// this remote asks the task's approver.
+			"approval", enum(nil, "required"),
 		).need("card_url", "endpoint")),
 	)
 }
