@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -15,6 +16,7 @@ import (
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/providers"
+	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -394,7 +396,11 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 	}
 	s := &step{t: p.t, agent: id, payloads: p.payloads, ctx: p.base, base: p.base, caller: p.base, traceID: p.hdr.TraceID}
 	s.hdr = p.childHeader(id, children.KindRemote)
-	if o := s.emit(EventData{Type: EventRunStarted}); o != nil {
+	dep, o := s.recordRemoteSnapshot(spec)
+	if o == nil {
+		o = s.emit(EventData{Type: EventRunStarted, Deployment: dep})
+	}
+	if o != nil {
 		s.terminal(o)
 		return nil, fmt.Errorf("pablo: remote child %s: its first event was refused (%s)", id, o.Status)
 	}
@@ -421,6 +427,38 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 		s.terminal(&o)
 	}()
 	return ph, nil
+}
+
+// recordRemoteSnapshot records a remote child's dispatch snapshot: what
+// its proxy was admitted to delegate (the remote, the output modes it
+// accepts), under the deployment's fingerprint; the remote's card digest
+// is the runner's record. It returns the deployment reference run.started
+// carries, with the snapshot's digest.
+func (s *step) recordRemoteSnapshot(spec children.RemoteSpec) (*DeploymentRef, *Outcome) {
+	attrs := map[string]string{}
+	setAttr(attrs, "accepted_output_modes", strings.Join(spec.AcceptedOutputModes, ","))
+	if spec.Stream != nil {
+		attrs["stream"] = strconv.FormatBool(*spec.Stream)
+	}
+	snap := &ledger.Snapshot{Version: ledger.SnapshotVersion, Admitted: []ledger.SnapshotEntry{{ID: "remote:" + spec.Remote, Kind: nodeRemote, Attributes: attrs}}}
+	dep := s.t.rt.opts.Deployment
+	if dep != nil {
+		snap.Fingerprint = dep.Fingerprint
+	}
+	canonical, digest, err := ledger.EncodeSnapshot(snap)
+	if err != nil {
+		return nil, &Outcome{Status: StatusFailed, Code: outcome.FailRemoteTask, Delivery: outcome.NotSent, Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
+	}
+	if err := s.t.root.RecordSnapshot(s.ctx, s.agent, canonical, digest); err != nil {
+		return nil, s.ledgerOutcome(err)
+	}
+	s.snapDigest = string(digest)
+	if dep == nil {
+		return nil, nil
+	}
+	ref := *dep
+	ref.SnapshotDigest = s.snapDigest
+	return &ref, nil
 }
 
 // proxyHandle is a remote child's handle whose Done closes once its proxy

@@ -6,10 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -21,8 +17,14 @@ import (
 	"testing"
 	"time"
 
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/pabloagent/pablo/a2a"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
@@ -236,7 +238,8 @@ func TestSpawnRemoteThroughTheRuntime(t *testing.T) {
 	}
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: &remoteModel{text: "echo:delegated"}, Tracer: tp.Tracer("test")})
+	store := ledger.NewMemoryStore()
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: &remoteModel{text: "echo:delegated"}, Tracer: tp.Tracer("test"), Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,9 +249,13 @@ func TestSpawnRemoteThroughTheRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	var proxy []string
+	var proxyID, proxyDigest string
 	for ev := range task.Events() {
 		if ev.Agent.Kind == "remote_a2a" {
 			proxy = append(proxy, string(ev.Type))
+			if ev.Type == EventRunStarted && ev.Deployment != nil {
+				proxyID, proxyDigest = ev.Agent.AgentID, ev.Deployment.SnapshotDigest
+			}
 			if ev.Agent.Depth != 1 || ev.Agent.ParentAgentID == "" {
 				t.Errorf("the proxy agent's event %s: %+v", ev.Type, ev.Agent)
 			}
@@ -266,6 +273,22 @@ func TestSpawnRemoteThroughTheRuntime(t *testing.T) {
 	// child of the root's, carries its agent.
 	if strings.Join(proxy, " ") != "run.started run.finished" {
 		t.Errorf("the proxy agent's events: %v", proxy)
+	}
+	// A remote spawn is a child spawn: its proxy records its own dispatch
+	// snapshot (the remote it delegates to), whose digest its run.started
+	// carries.
+	rep, err := ledger.RecoverTask(context.Background(), store, *obj.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, sn := range rep.Snapshots {
+		if sn.AgentID == proxyID && sn.Snapshot != nil {
+			found = string(sn.Digest) == proxyDigest && len(sn.Snapshot.Admitted) == 1 && sn.Snapshot.Admitted[0].ID == "remote:fixture" && sn.Snapshot.Fingerprint == d.Fingerprint
+		}
+	}
+	if proxyDigest == "" || !found {
+		t.Errorf("the proxy agent %s (run.started digest %q) has no matching snapshot in %+v", proxyID, proxyDigest, rep.Snapshots)
 	}
 	var root, remote sdktrace.ReadOnlySpan
 	for _, sp := range rec.Ended() {
