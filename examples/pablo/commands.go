@@ -141,6 +141,7 @@ func commands() []command {
 				{name: "read", arg: "PATH", repeat: true, help: "a workspace path the call would read; repeatable"},
 				{name: "write", arg: "PATH", repeat: true, help: "a workspace path the call would write; repeatable"},
 				{name: "shell", arg: "COMMAND", help: "decide a shell.run command line instead of a capability"},
+				{name: "remote", arg: "NAME", help: "decide a subagent spawn_remote to the A2A remote NAME instead of a capability"},
 			})},
 		{path: "mcp probe", schemas: []string{"mcp-probe.schema.json", "error.schema.json"}, summary: "start each configured MCP server: health, version, tools admitted or denied, digests to pin",
 			deployment: true, flags: with([]flag{jsonFlag("print one JSON report")})},

@@ -111,6 +111,16 @@ func policyCalls(p *parsed) (authority.ID, []json.RawMessage, error) {
 		a, _ := json.Marshal(map[string]string{"command": cmd[0], "cwd": "."})
 		return authority.ShellRun, []json.RawMessage{a}, nil
 	}
+	if remote, ok := p.values["remote"]; ok {
+		if len(p.args) > 0 || len(paths) > 0 {
+			return "", nil, usagef("--remote takes the remote's name; give no CAPABILITY_ID, --read, --write or --shell")
+		}
+		// A spawn_remote as a model writes it: what the layers and the
+		// approvals say of a delegation to that remote.
+		a, _ := json.Marshal(map[string]any{"action": "spawn_remote", "remote_request": map[string]any{"remote": remote[0],
+			"parts": []any{map[string]string{"text": "policy check"}}, "accepted_output_modes": []string{"text/plain"}}})
+		return authority.Subagent, []json.RawMessage{a}, nil
+	}
 	if len(p.args) != 1 {
 		return "", nil, usagef("policy check takes exactly one CAPABILITY_ID")
 	}
