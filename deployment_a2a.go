@@ -1,6 +1,8 @@
 package pablo
 
 import (
+	"context"
+	"slices"
 	"sort"
 
 	"github.com/pabloagent/pablo/a2a"
@@ -47,15 +49,29 @@ func (d *Deployment) A2AOptions(host HostOptions) (a2a.Options, error) {
 }
 
 // A2ARunner returns the runner of the deployment's remote children, the
-// children.RemoteRunner the supervisor takes; nil (and no error) when the
-// deployment configures no remote, so spawn_remote is not offered.
-func (d *Deployment) A2ARunner(host HostOptions) (*a2a.Runner, error) {
+// children.RemoteRunner the supervisor takes. It offers only the remotes
+// whose bearer credential (if they have one) resolves now for a2a.bearer
+// at their endpoint: one that does not is the graph's missing grant
+// (`pablo why remote:NAME` says so), and is not offered rather than
+// failing at spawn. It returns nil (and no error) when no remote is left,
+// so spawn_remote is not offered.
+func (d *Deployment) A2ARunner(ctx context.Context, host HostOptions) (*a2a.Runner, error) {
 	if len(d.Options.A2A.Remotes) == 0 {
 		return nil, nil
 	}
 	opts, err := d.A2AOptions(host)
 	if err != nil {
 		return nil, err
+	}
+	opts.Remotes = slices.DeleteFunc(opts.Remotes, func(r a2a.Remote) bool {
+		if r.Bearer == nil {
+			return false
+		}
+		_, err := opts.Resolve(ctx, r.Bearer.Credential, authority.ConsumerA2ABearer, r.Endpoint)
+		return err != nil
+	})
+	if len(opts.Remotes) == 0 {
+		return nil, nil
 	}
 	return a2a.NewRunner(opts)
 }

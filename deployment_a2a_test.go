@@ -116,7 +116,7 @@ func TestA2ARemoteFromTheReferenceBaseEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner, err := d.A2ARunner(HostOptions{})
+	runner, err := d.A2ARunner(context.Background(), HostOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestA2ARunnerOnlyWithRemotes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := d.A2ARunner(HostOptions{})
+	r, err := d.A2ARunner(context.Background(), HostOptions{})
 	if err != nil || r != nil {
 		t.Fatalf("%v, %v", r, err)
 	}

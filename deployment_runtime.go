@@ -95,7 +95,7 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		ro.Children = &children.Capacity{}
 		// Remote children: options.a2a.remotes, through the same
 		// supervisor and capacity.
-		runner, err := d.A2ARunner(opts)
+		runner, err := d.A2ARunner(ctx, opts)
 		if err != nil {
 			return nil, err
 		}

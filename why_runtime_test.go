@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
@@ -81,6 +82,11 @@ func TestWhyAgreesWithWhatTheRuntimeAdmits(t *testing.T) {
 		{"RemoteWithChildren", "remote", "reviewer", func(t *testing.T) *Deployment {
 			return graphDeployment(t, off+"[options.children]\nenabled = true\n"+script+graphRemote, "")
 		}, true},
+		// Its bearer's variable unset: why says missing grant, and the
+		// runtime does not offer it (rather than failing at spawn).
+		{"RemoteMissingItsBearer", "remote", "reviewer", func(t *testing.T) *Deployment {
+			return graphDeployment(t, off+"[options.children]\nenabled = true\n"+script+graphRemote, "")
+		}, false},
 		{"RemoteWithChildrenOff", "remote", "reviewer", func(t *testing.T) *Deployment { return graphDeployment(t, off+script+graphRemote, "") }, false},
 		{"RemoteWithSubagentDenied", "remote", "reviewer", func(t *testing.T) *Deployment {
 			return graphDeployment(t, off+"[options.children]\nenabled = true\n"+script+graphRemote+
@@ -96,11 +102,15 @@ func TestWhyAgreesWithWhatTheRuntimeAdmits(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.d(t)
-			e, err := d.Why(context.Background(), c.capability, GraphOptions{LookupEnv: keys})
+			env := keys
+			if strings.Contains(c.name, "MissingItsBearer") {
+				env = func(name string) (string, bool) { return "key", name != "REVIEWER_TOKEN" }
+			}
+			e, err := d.Why(context.Background(), c.capability, GraphOptions{LookupEnv: env})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := runtimeAdmits(t, d, HostOptions{LookupEnv: keys}, c.kind, c.capability)
+			got := runtimeAdmits(t, d, HostOptions{LookupEnv: env}, c.kind, c.capability)
 			if got != c.want || e.Admitted != got {
 				t.Fatalf("why admitted %t (causes %+v), the runtime %t, want %t", e.Admitted, e.Causes, got, c.want)
 			}
