@@ -126,6 +126,9 @@ func (s *step) approvalRequest(ac admittedCall) (req ApprovalRequest, resources 
 	if len(resources) == 0 {
 		resources = workspaceResources(ac.id, ac.args)
 	}
+	if sc, ok := ac.owner.(*subagentCatalog); ok {
+		req.Delegation = sc.delegation(ac.args)
+	}
 	for _, r := range resources {
 		req.Resources = append(req.Resources, authority.Resource{Kind: r.Kind, Value: s.t.rt.opts.secrets.String(r.Value)})
 	}

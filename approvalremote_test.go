@@ -96,6 +96,9 @@ func TestRemoteApprovalAsksForThatRemoteOnly(t *testing.T) {
 		req := asked[i]
 		want := []authority.Resource{{Kind: authority.ResourceRemote, Value: remote}}
 		by := authority.ApprovalSourceOf(req.Decision)
+		if dl := req.Delegation; dl == nil || dl.Action != "spawn_remote" || dl.Remote != remote || !strings.HasPrefix(dl.InputDigest, "sha256:") || dl.InputBytes == 0 {
+			t.Errorf("request %s delegation %+v, want the remote %s and the parts' digest", req.CallID, dl, remote)
+		}
 		if req.Effect != authority.EffectDelegate || len(req.Resources) != 1 || req.Resources[0] != want[0] || by.Layer != "ops" || by.RuleID != "a2a_remotes."+remote {
 			t.Errorf("request %s: effect %s resources %v required by %+v", req.CallID, req.Effect, req.Resources, by)
 		}

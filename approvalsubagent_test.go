@@ -2,6 +2,8 @@ package pablo_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"sync"
 	"testing"
@@ -38,10 +40,12 @@ func TestSubagentActionsThatDelegateNothingNeverAsk(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var asked []string
+	var delegated *pablo.ApprovalDelegation
 	task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "go", Approver: approverFunc(func(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, req.CallID+":"+string(req.Effect))
+		delegated = req.Delegation
 		return pablo.ApprovalAllowOnce, nil
 	})})
 	if err != nil {
@@ -58,6 +62,13 @@ func TestSubagentActionsThatDelegateNothingNeverAsk(t *testing.T) {
 	}
 	if strings.Join(asked, ",") != "s1:delegate" {
 		t.Errorf("asked %v, want only the spawn s1 (effect delegate)", asked)
+	}
+	// The request says what the spawn delegates: the child's subset and
+	// the digest of its input (as its agent record has it), never more.
+	sum := sha256.Sum256([]byte("read one"))
+	if delegated == nil || delegated.Action != children.ActionSpawn || strings.Join(delegated.Capabilities.Tools, ",") != "notes.read" ||
+		delegated.InputDigest != "sha256:"+hex.EncodeToString(sum[:]) || delegated.InputBytes != len("read one") || delegated.Remote != "" {
+		t.Errorf("delegation %+v", delegated)
 	}
 	if len(results) != 4 {
 		t.Fatalf("results %v", results)

@@ -263,6 +263,29 @@ func (c *subagentCatalog) delegates(call authority.Call) bool {
 	return delegates(call.Arguments, c.Tool.Remotes())
 }
 
+// delegation is what the subagent call args delegates, for its approval
+// request: nil when it delegates nothing or its arguments are refused.
+func (c *subagentCatalog) delegation(args json.RawMessage) *ApprovalDelegation {
+	a, err := children.ParseArguments(args, c.Tool.Remotes())
+	if err != nil || !a.Action.Delegates() {
+		return nil
+	}
+	d := &ApprovalDelegation{Action: a.Action}
+	if a.Action == children.ActionSpawnRemote {
+		parts, _ := json.Marshal(a.Remote.Parts)
+		d.Remote, d.InputDigest, d.InputBytes = a.Remote.Remote, sha256Tag(parts), len(parts)
+		return d
+	}
+	d.Capabilities, d.Handoffs = a.Request.Capabilities, a.Request.Handoffs
+	if c.tree != nil {
+		if s, err := children.Narrow(c.tree.Parent(), children.Scope{Capabilities: a.Request.Capabilities, Ceilings: a.Request.Ceilings}); err == nil {
+			d.Capabilities = s.Capabilities
+		}
+	}
+	d.InputDigest, d.InputBytes = sha256Tag([]byte(a.Request.Input)), len(a.Request.Input)
+	return d
+}
+
 // delegates reports whether subagent arguments args hand work to another
 // agent (spawn, spawn_remote), parsed exactly as the tool parses them.
 // Arguments the tool will refuse are judged as delegating: the question

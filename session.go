@@ -109,6 +109,31 @@ type ApprovalRequest struct {
 	// Decision is the authority's decision that asked for approval: its
 	// layer and rule.
 	Decision authority.Decision
+	// Delegation, on a subagent call that hands work to another agent
+	// (spawn, spawn_remote), is what it delegates; nil on any other call.
+	Delegation *ApprovalDelegation
+}
+
+// ApprovalDelegation is what a subagent call asking for approval hands to
+// another agent: the remote it names, or the capabilities the child would
+// get, and a digest of the work handed over, never its content.
+type ApprovalDelegation struct {
+	// Action is spawn or spawn_remote.
+	Action children.Action
+	// Remote is the A2A remote a spawn_remote delegates to.
+	Remote string
+	// Capabilities are the tools, Skills, MCP servers and route entries a
+	// spawned child would get: its request narrowed from its parent's
+	// (an omitted list inherits the parent's).
+	Capabilities children.Capabilities
+	// Handoffs are the earlier children's results a spawn hands on, by
+	// reference (source agent, result ID, kind).
+	Handoffs []children.Handoff
+	// InputDigest is "sha256:<hex>" of what is handed over — a child's
+	// input, as its agent record in the ledger digests it, or a remote's
+	// parts — and InputBytes its size.
+	InputDigest string
+	InputBytes  int
 }
 
 // SessionOptions configure a [Sessions] handler.
