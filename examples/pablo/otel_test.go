@@ -5,15 +5,17 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"github.com/pabloagent/pablo/internal/endpoint"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pabloagent/pablo/internal/endpoint"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -561,6 +563,59 @@ headers = "otel"
 			}
 			if err != nil && !errors.Is(err, endpoint.ErrPlainHTTP) {
 				t.Fatalf("exporter error kind: %v", err)
+			}
+		})
+	}
+}
+
+// TestOTelBatchSettingsShapeTheExports: options.otel.max_export_batch_size
+// bounds the spans of each export request (1: one request per span), and
+// options.otel.schedule_delay_ms holds spans back until the delay or the
+// final flush (a minute's delay: the run's spans leave together, in the
+// one request its shutdown sends).
+func TestOTelBatchSettingsShapeTheExports(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		settings string
+		oneEach  bool // one span per request; else every span in one
+	}{
+		{"BatchOfOne", "schedule_delay_ms = 10\nmax_export_batch_size = 1\nmax_queue_size = 64\n", true},
+		{"DelayPastTheRun", "schedule_delay_ms = 60000\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rcv := newReceiver(t)
+			cfg, ws := otelDeployment(t, rcv, "")
+			b, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg, bytes.Replace(b, []byte("schedule_delay_ms = 10\n"), []byte(c.settings), 1), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs := runWithEnv(t, map[string]string{"OTEL_TOKEN": "x-api-key=k"}, "run", "What was paid?", "--config", cfg, "--bind", "workspace="+ws)
+			if code != 0 {
+				t.Fatalf("exit %d: %s %s", code, out, errs)
+			}
+			rcv.mu.Lock()
+			defer rcv.mu.Unlock()
+			var spans []int
+			total := 0
+			for _, r := range rcv.reqs {
+				n := 0
+				for _, rs := range r.ResourceSpans {
+					for _, ss := range rs.ScopeSpans {
+						n += len(ss.Spans)
+					}
+				}
+				spans = append(spans, n)
+				total += n
+			}
+			ok := total >= 3 && len(spans) == 1
+			if c.oneEach {
+				ok = total >= 3 && !slices.ContainsFunc(spans, func(n int) bool { return n != 1 })
+			}
+			if !ok {
+				t.Fatalf("spans per export request %v", spans)
 			}
 		})
 	}
