@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,7 +40,8 @@ func (m *readingModel) Generate(_ context.Context, req *pablo.ModelRequest, emit
 }
 
 // pablo/compaction-v1 sends each compaction's start and finish as
-// _pablo/v1/compaction, with its record and the summary as null.
+// _pablo/v1/compaction, with its record and the summary as null; the
+// pablo/v2 correlation carries the same record as its compaction member.
 func TestCompactionExtension(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -87,6 +89,13 @@ func TestCompactionExtension(t *testing.T) {
 		jsonUnmarshal(t, f.Params, &n)
 		if n.Summary != nil || !n.ContentRedacted || n.Compaction.SchemaVersion != "compaction-v1" || len(n.V2) == 0 {
 			t.Fatalf("compaction notification %s", f.raw)
+		}
+		var meta struct {
+			Compaction *pablo.CompactionRecord `json:"compaction"`
+		}
+		jsonUnmarshal(t, n.V2, &meta)
+		if meta.Compaction == nil || !reflect.DeepEqual(*meta.Compaction, n.Compaction) {
+			t.Fatalf("the pablo/v2 correlation lacks the compaction record: %s", f.raw)
 		}
 		types = append(types, n.Type+"/"+n.Compaction.Status)
 		if n.Type == "context.compaction.finished" && n.SummaryBytes != "32" {

@@ -297,7 +297,9 @@ func (p *projector) extension(method string, ev *pablo.Event, skill any) []byte 
 
 // compaction encodes a _pablo/v1/compaction notification: the session,
 // the event's type, its compaction-v1 record and summary_bytes, the
-// summary as null (content is never sent) and the correlation.
+// summary as null (content is never sent: the ACP server has no content
+// capture) and the correlation, whose optional compaction member is the
+// same record.
 func (p *projector) compaction(ev *pablo.Event) []byte {
 	b := p.buf[:0]
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
@@ -346,6 +348,13 @@ func (p *projector) correlation(b []byte, from, to *pablo.Event) []byte {
 	if from.ModelRoute != nil {
 		enc, _ := json.Marshal(from.ModelRoute)
 		b = append(b, `,"model_route":`...)
+		b = append(b, enc...)
+	}
+	if from.Compaction != nil {
+		// The compaction-v1 record, as the reference lists it among the
+		// optional members; it holds no summary text.
+		enc, _ := json.Marshal(from.Compaction)
+		b = append(b, `,"compaction":`...)
 		b = append(b, enc...)
 	}
 	if p.tree || from.Agent.Depth > 0 {
