@@ -10,7 +10,9 @@ import (
 	"sync"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
@@ -127,7 +129,7 @@ func (s *step) approvalRequest(ac admittedCall) (req ApprovalRequest, resources 
 		resources = workspaceResources(ac.id, ac.args)
 	}
 	if sc, ok := ac.owner.(*subagentCatalog); ok {
-		req.Delegation = sc.delegation(ac.args)
+		req.Delegation = maskDelegation(sc.delegation(ac.args), s.t.rt.opts.secrets)
 	}
 	for _, r := range resources {
 		req.Resources = append(req.Resources, authority.Resource{Kind: r.Kind, Value: s.t.rt.opts.secrets.String(r.Value)})
@@ -260,8 +262,63 @@ func (s *step) approvalEvent(req ApprovalRequest, request bool) *EventApproval {
 		a.Arguments = req.Arguments
 		by := authority.ApprovalSourceOf(req.Decision)
 		a.Layer, a.RuleID = by.Layer, by.RuleID
+		a.Delegation = eventDelegation(req.Delegation)
 	}
 	return a
+}
+
+// maskDelegation masks every name d carries (a model wrote them), as the
+// request's resources are: every approver sees the same masked values.
+func maskDelegation(d *ApprovalDelegation, secrets *redact.Set) *ApprovalDelegation {
+	if d == nil {
+		return nil
+	}
+	m := func(v []string) []string {
+		if v == nil {
+			return nil
+		}
+		out := make([]string, len(v))
+		for i, x := range v {
+			out[i] = secrets.String(x)
+		}
+		return out
+	}
+	d.Remote = secrets.String(d.Remote)
+	c := &d.Capabilities
+	c.Tools, c.Skills, c.MCPServers, c.ModelRoute = m(c.Tools), m(c.Skills), m(c.MCPServers), m(c.ModelRoute)
+	hs := make([]children.Handoff, len(d.Handoffs))
+	for i, h := range d.Handoffs {
+		hs[i] = children.Handoff{SourceAgentID: secrets.String(h.SourceAgentID), ResultID: secrets.String(h.ResultID), Kind: h.Kind}
+	}
+	if d.Handoffs == nil {
+		hs = nil
+	}
+	d.Handoffs = hs
+	return d
+}
+
+// eventDelegation is d as the approval.requested event carries it.
+func eventDelegation(d *ApprovalDelegation) *event.ApprovalDelegation {
+	if d == nil {
+		return nil
+	}
+	e := &event.ApprovalDelegation{Action: string(d.Action), Remote: d.Remote, InputDigest: d.InputDigest, InputBytes: d.InputBytes}
+	if d.Action != children.ActionSpawnRemote {
+		c := d.Capabilities
+		e.Capabilities = &event.ApprovalCapabilities{Tools: nonNil(c.Tools), Skills: nonNil(c.Skills), MCPServers: nonNil(c.MCPServers), ModelRoute: nonNil(c.ModelRoute)}
+	}
+	for _, h := range d.Handoffs {
+		e.Handoffs = append(e.Handoffs, event.ApprovalHandoff{SourceAgentID: h.SourceAgentID, ResultID: h.ResultID, Kind: string(h.Kind)})
+	}
+	return e
+}
+
+// nonNil is v, or an empty list for nil, so an event's list is never null.
+func nonNil(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
 }
 
 // eventAnswer is the answer an approval.answered event gives for a ledger

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -52,9 +53,13 @@ func TestSubagentActionsThatDelegateNothingNeverAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	var results []string
+	var requested []*pablo.EventApproval
 	for ev := range task.Events() {
 		if ev.Type == pablo.EventToolFinished {
 			results = append(results, ev.CallID+"="+string(ev.Result))
+		}
+		if ev.Type == pablo.EventApprovalRequested {
+			requested = append(requested, ev.Approval)
 		}
 	}
 	if obj := task.Wait(); obj.Outcome.Status != pablo.StatusCompleted {
@@ -69,6 +74,19 @@ func TestSubagentActionsThatDelegateNothingNeverAsk(t *testing.T) {
 	if delegated == nil || delegated.Action != children.ActionSpawn || strings.Join(delegated.Capabilities.Tools, ",") != "notes.read" ||
 		delegated.InputDigest != "sha256:"+hex.EncodeToString(sum[:]) || delegated.InputBytes != len("read one") || delegated.Remote != "" {
 		t.Errorf("delegation %+v", delegated)
+	}
+	// The approval.requested event carries the same delegation, with the
+	// digest and size of the child's input and never the input itself.
+	if len(requested) != 1 || requested[0].Delegation == nil {
+		t.Fatalf("approval.requested %+v", requested)
+	}
+	d, _ := json.Marshal(requested[0].Delegation)
+	want := `{"action":"spawn","capabilities":{"tools":["notes.read"],"skills":[],"mcp_servers":[],"model_route":[]},"input_digest":"sha256:` + hex.EncodeToString(sum[:]) + `","input_bytes":8}`
+	if string(d) != want {
+		t.Errorf("the event's delegation\n %s\nwant\n %s", d, want)
+	}
+	if strings.Contains(string(d), "read one") {
+		t.Errorf("the event's delegation holds the child's input: %s", d)
 	}
 	if len(results) != 4 {
 		t.Fatalf("results %v", results)

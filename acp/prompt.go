@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -172,7 +173,7 @@ func answerOf(optionID sdk.PermissionOptionId) pablo.ApprovalAnswer {
 // error answer or a lost client is an approver that could not answer.
 // With pablo/v2 the request's _meta carries what the answer is bound to:
 // the request ID, the agent, the capability, the arguments digest and the
-// effect.
+// effect, and on a subagent call what it delegates.
 func (r *promptRun) Approve(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 	select {
 	case <-r.announcement(req.CallID):
@@ -222,8 +223,41 @@ func (r *promptRun) ApprovalChannel() string { return "acp" }
 // arguments are the tool call's rawInput already; the resources, which
 // are not masked on the request, stay out.
 func approvalMeta(req pablo.ApprovalRequest) map[string]any {
-	return map[string]any{"approval": map[string]any{"request_id": req.ID, "agent_id": req.AgentID,
-		"capability": string(req.Tool), "arguments_digest": req.ArgumentsDigest, "effect": string(req.Effect)}}
+	a := map[string]any{"request_id": req.ID, "agent_id": req.AgentID,
+		"capability": string(req.Tool), "arguments_digest": req.ArgumentsDigest, "effect": string(req.Effect)}
+	if d := req.Delegation; d != nil {
+		a["delegation"] = delegationMeta(d)
+	}
+	return map[string]any{"approval": a}
+}
+
+// delegationMeta is what a subagent call delegates, as the
+// approval.requested event's delegation names it: the action, the remote
+// or the child's narrowed capabilities, the handoffs by reference, and
+// the digest and size of what is handed over, never its content.
+func delegationMeta(d *pablo.ApprovalDelegation) map[string]any {
+	m := map[string]any{"action": string(d.Action), "input_digest": d.InputDigest, "input_bytes": d.InputBytes}
+	if d.Action == children.ActionSpawnRemote {
+		m["remote"] = d.Remote
+		return m
+	}
+	list := func(v []string) []string {
+		if v == nil {
+			return []string{}
+		}
+		return v
+	}
+	c := d.Capabilities
+	m["capabilities"] = map[string]any{"tools": list(c.Tools), "skills": list(c.Skills),
+		"mcp_servers": list(c.MCPServers), "model_route": list(c.ModelRoute)}
+	if len(d.Handoffs) > 0 {
+		hs := make([]map[string]any, len(d.Handoffs))
+		for i, h := range d.Handoffs {
+			hs[i] = map[string]any{"source_agent_id": h.SourceAgentID, "result_id": h.ResultID, "kind": string(h.Kind)}
+		}
+		m["handoffs"] = hs
+	}
+	return m
 }
 
 // call sends a request to the client and waits for its answer or ctx.

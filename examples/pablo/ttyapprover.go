@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/children"
 )
 
 // errTerminalClosed is the answer of a terminal that reached its end
@@ -26,7 +27,8 @@ const maxAnswerTries = 5
 
 // ttyApprover is the approver of `pablo run` on a terminal: it shows the
 // exact call that asks (request, agent, capability, effect, masked
-// arguments and resources, the rule that asked) and reads one of the four
+// arguments and resources, what a subagent call delegates, the rule that
+// asked) and reads one of the four
 // answers from the terminal. One question is on the screen at a time: a
 // child asking while another question waits waits its turn (its sibling
 // runs on). Every shown value is escaped, so nothing a model wrote can
@@ -150,6 +152,23 @@ func approvalPrompt(req pablo.ApprovalRequest) string {
 	row("arguments", string(req.Arguments))
 	for _, r := range req.Resources {
 		row("resource", string(r.Kind)+" "+r.Value)
+	}
+	if d := req.Delegation; d != nil {
+		row("delegates", string(d.Action))
+		if d.Remote != "" {
+			row("remote", d.Remote)
+		}
+		if d.Action != children.ActionSpawnRemote {
+			c := d.Capabilities
+			row("tools", strings.Join(c.Tools, ", "))
+			row("skills", strings.Join(c.Skills, ", "))
+			row("servers", strings.Join(c.MCPServers, ", "))
+			row("route", strings.Join(c.ModelRoute, ", "))
+		}
+		for _, h := range d.Handoffs {
+			row("handoff", string(h.Kind)+" "+h.ResultID+" of "+h.SourceAgentID)
+		}
+		row("input", d.InputDigest+" ("+strconv.Itoa(d.InputBytes)+" bytes)")
 	}
 	by := req.Decision.ApprovalBy
 	if by != nil {

@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/children"
 )
 
 // FuzzTerminalAnswer: whatever a terminal sends, the prompt's parser
@@ -50,5 +51,42 @@ func TestPromptShowsTheExactCallEscaped(t *testing.T) {
 		if r != '\n' && r != ' ' && !unicode.IsPrint(r) {
 			t.Errorf("the prompt holds %U raw", r)
 		}
+	}
+}
+
+// TestPromptShowsWhatASpawnDelegatesEscaped: a subagent call's prompt
+// shows what it delegates (the action, the child's capabilities, its
+// handoffs, the digest and size of its input), escaped, and a remote's
+// name for a spawn_remote; never the input itself.
+func TestPromptShowsWhatASpawnDelegatesEscaped(t *testing.T) {
+	req := pablo.ApprovalRequest{ID: "apr_1", AgentID: "root", CallID: "s1", Tool: "subagent", Effect: "delegate",
+		Delegation: &pablo.ApprovalDelegation{Action: children.ActionSpawn,
+			Capabilities: children.Capabilities{Tools: []string{"notes.read", "fs\x1b[2J.write"}, Skills: []string{"repo/review"}},
+			Handoffs:     []children.Handoff{{SourceAgentID: "agent_a", ResultID: "res_1", Kind: children.HandoffArtifact}},
+			InputDigest:  "sha256:" + strings.Repeat("ab", 32), InputBytes: 42}}
+	p := approvalPrompt(req)
+	for _, w := range []string{"delegates  spawn", `tools      notes.read, fs\u001b[2J.write`, "skills     repo/review", "servers    \n", "route      \n",
+		"handoff    artifact res_1 of agent_a", "input      sha256:" + strings.Repeat("ab", 32) + " (42 bytes)"} {
+		if !strings.Contains(p, w) {
+			t.Errorf("the prompt lacks %q:\n%s", w, p)
+		}
+	}
+	if strings.Contains(p, "remote") {
+		t.Errorf("a spawn's prompt names a remote:\n%s", p)
+	}
+	for _, r := range p {
+		if r != '\n' && r != ' ' && !unicode.IsPrint(r) {
+			t.Errorf("the prompt holds %U raw", r)
+		}
+	}
+	req.Delegation = &pablo.ApprovalDelegation{Action: children.ActionSpawnRemote, Remote: "billing\u009b", InputDigest: "sha256:" + strings.Repeat("cd", 32), InputBytes: 7}
+	p = approvalPrompt(req)
+	for _, w := range []string{"delegates  spawn_remote", `remote     billing\u009b`, "input      sha256:" + strings.Repeat("cd", 32) + " (7 bytes)"} {
+		if !strings.Contains(p, w) {
+			t.Errorf("the prompt lacks %q:\n%s", w, p)
+		}
+	}
+	if strings.Contains(p, "tools") {
+		t.Errorf("a spawn_remote's prompt names capabilities:\n%s", p)
 	}
 }

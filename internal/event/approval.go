@@ -29,6 +29,9 @@ type Approval struct {
 	// decision's approval_required_by.
 	Layer  string `json:"layer,omitempty"`
 	RuleID string `json:"rule_id,omitempty"`
+	// Delegation (requested only, a subagent call that hands work to
+	// another agent) is what the call delegates, never the content.
+	Delegation *ApprovalDelegation `json:"delegation,omitempty"`
 	// Answer (answered only) is allow_once, allow_for_task, reject,
 	// reject_for_task, unanswered (the task ended first: a cancel, its
 	// deadline) or no_channel (no approver could be asked, or it failed).
@@ -47,4 +50,41 @@ type Approval struct {
 type ApprovalResource struct {
 	Kind  string `json:"kind"`
 	Value string `json:"value"`
+}
+
+// ApprovalDelegation is what a subagent call asking for approval
+// delegates, as pablo.ApprovalDelegation: the action, the remote a
+// spawn_remote names or the capabilities a spawned child would get, the
+// handoffs by reference, and the digest and size of what is handed over,
+// never its content. Every value is masked.
+type ApprovalDelegation struct {
+	// Action is spawn or spawn_remote.
+	Action string `json:"action"`
+	// Remote is the A2A remote a spawn_remote delegates to.
+	Remote string `json:"remote,omitempty"`
+	// Capabilities are the spawned child's narrowed capabilities (spawn
+	// only).
+	Capabilities *ApprovalCapabilities `json:"capabilities,omitempty"`
+	// Handoffs are the earlier children's results a spawn hands on.
+	Handoffs []ApprovalHandoff `json:"handoffs,omitempty"`
+	// InputDigest is "sha256:<hex>" of the child's input or the remote's
+	// parts, and InputBytes its size.
+	InputDigest string `json:"input_digest"`
+	InputBytes  int    `json:"input_bytes"`
+}
+
+// ApprovalCapabilities are the tools, Skills, MCP servers and route
+// entries a spawned child would get, as children.Capabilities.
+type ApprovalCapabilities struct {
+	Tools      []string `json:"tools"`
+	Skills     []string `json:"skills"`
+	MCPServers []string `json:"mcp_servers"`
+	ModelRoute []string `json:"model_route"`
+}
+
+// ApprovalHandoff is one handoff by reference, as children.Handoff.
+type ApprovalHandoff struct {
+	SourceAgentID string `json:"source_agent_id"`
+	ResultID      string `json:"result_id"`
+	Kind          string `json:"kind"`
 }
