@@ -6,6 +6,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -57,4 +58,41 @@ func ExampleApprovals() {
 	// approval.requested c1 notes.read execute
 	// approval.answered c1 allow_once
 	// c1 N-1 allow_once via review → completed
+}
+
+// A subagent call that asks says what it delegates: the child's
+// capabilities (narrowed from its parent's), its handoffs by reference,
+// and the digest and size of the input it hands over, never the input.
+// The approval.requested event carries the same delegation.
+func ExampleApprovalDelegation() {
+	set, _ := authority.New(authority.Config{Native: []authority.ID{authority.Subagent}, Host: []authority.ID{"notes.read"}})
+	script, _ := pablo.ParseScript([]byte(`{"turns":[
+		{"tool_calls":[{"id":"s1","name":"subagent","arguments":{"action":"spawn","request":{"input":"read N-1","capabilities":{"tools":["notes.read"]}}}}]},
+		{"text":["done"]}],
+		"agents":[{"input":"read N-1","turns":[{"text":["N-1 read"]}]}]}`))
+	rt, _ := pablo.NewRuntime(pablo.RuntimeOptions{
+		Model:     pablo.NewScriptModel(script),
+		Authority: gate{set, authority.Subagent}, // asks before every spawn
+		Catalogs:  []pablo.ToolCatalog{notes{}},
+		Children:  &children.Capacity{},
+	})
+	asked := make(chan *pablo.ApprovalDelegation, 1)
+	approver := approverFunc(func(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+		asked <- req.Delegation
+		return pablo.ApprovalAllowOnce, nil
+	})
+	task, _ := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "delegate", Approver: approver})
+	for ev := range task.Events() {
+		if ev.Type == pablo.EventApprovalRequested && ev.Approval.Delegation != nil {
+			d := ev.Approval.Delegation
+			fmt.Println(ev.Type, d.Action, d.Capabilities.Tools, d.InputBytes)
+		}
+	}
+	fmt.Println(task.Wait().Outcome.Status)
+	d := <-asked
+	fmt.Println(d.Action, d.Capabilities.Tools, d.InputBytes, "bytes", d.InputDigest[:15]+"…")
+	// Output:
+	// approval.requested spawn [notes.read] 8
+	// completed
+	// spawn [notes.read] 8 bytes sha256:08d302c6…
 }
