@@ -47,6 +47,47 @@ func TestDeadlineSettlesAsTimedOut(t *testing.T) {
 	}
 }
 
+// expiringCtx is a caller context whose deadline passes when the test
+// says so: Done closes and Err is context.DeadlineExceeded, as a real
+// deadline's would, without waiting for the clock.
+type expiringCtx struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c *expiringCtx) Done() <-chan struct{} { return c.done }
+func (c *expiringCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// TestCallerDeadlineSettlesAsTimedOut: the deadline of the context a host
+// starts the task with reaches the task as a cancel of its own context,
+// and is still a deadline: the task ends timed_out, not cancelled.
+func TestCallerDeadlineSettlesAsTimedOut(t *testing.T) {
+	m := blockingModel{release: make(chan struct{})}
+	set, _ := authority.New(authority.Config{})
+	rt, _ := NewRuntime(RuntimeOptions{Model: m, Authority: set})
+	ctx := &expiringCtx{Context: context.Background(), done: make(chan struct{})}
+	task, err := rt.Start(ctx, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev := range task.Events() {
+		if ev.Type == EventModelStarted {
+			close(ctx.done)
+		}
+	}
+	if obj := task.Wait(); obj.Outcome.Status != StatusTimedOut {
+		b, _ := json.Marshal(obj)
+		t.Fatalf("outcome: %s", b)
+	}
+}
+
 // TestCancelledShellLeavesNoProcess cancels a task while shell.run is in a
 // long command that forks a grandchild, and requires the marker processes
 // to be gone once the task has settled.
