@@ -29,11 +29,9 @@ func graphCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	opts := pablo.GraphOptions{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap}
-	if p.bools["probe"] {
-		if err := probeGraph(ctx, d, h, &opts); err != nil {
-			return err
-		}
+	opts, err := graphOptions(ctx, d, h, p.bools["probe"])
+	if err != nil {
+		return err
 	}
 	g, err := d.Graph(ctx, opts)
 	if err != nil {
@@ -106,14 +104,20 @@ func probeCards(ctx context.Context, d *pablo.Deployment, h *host) ([]a2a.Probe,
 	return c.Probe(ctx), nil
 }
 
-// probeGraph fills opts with live MCP health and A2A cards.
-func probeGraph(ctx context.Context, d *pablo.Deployment, h *host, opts *pablo.GraphOptions) error {
+// graphOptions are the options `graph` and `why` compute the graph with:
+// the host's environment and bubblewrap, and with probe, live MCP health
+// and A2A cards.
+func graphOptions(ctx context.Context, d *pablo.Deployment, h *host, probe bool) (pablo.GraphOptions, error) {
+	opts := pablo.GraphOptions{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap}
+	if !probe {
+		return opts, nil
+	}
 	var err error
 	if opts.Health, err = probeHealth(ctx, d, h); err != nil {
-		return &exitError{code: 6, err: err}
+		return opts, &exitError{code: 6, err: err}
 	}
 	if opts.Cards, err = probeCards(ctx, d, h); err != nil {
-		return err
+		return opts, err
 	}
-	return nil
+	return opts, nil
 }

@@ -106,11 +106,6 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 // detailed, each dispatch snapshot's entries with snapshots, and each
 // task's approval requests (approvals, by task ID) always.
 func printReport(h *host, report ledger.Report, detailed, snapshots bool, approvals map[string][]pablo.ApprovalRecord) {
-	defer func() {
-		for _, l := range report.Live {
-			fmt.Fprintf(h.stdout, "task %s  in flight: owned by %s until %s (lease live; its work is reported once the lease has expired)\n", l.TaskID, l.Owner, l.Expires.UTC().Format(time.RFC3339))
-		}
-	}()
 	for _, t := range report.Tasks {
 		end := "interrupted (no terminal outcome recorded)"
 		if t.Outcome != nil {
@@ -136,6 +131,9 @@ func printReport(h *host, report ledger.Report, detailed, snapshots bool, approv
 			}
 		}
 		printApprovals(h, approvals[t.TaskID])
+	}
+	for _, l := range report.Live {
+		fmt.Fprintf(h.stdout, "task %s  in flight: owned by %s until %s (lease live; its work is reported once the lease has expired)\n", l.TaskID, l.Owner, l.Expires.UTC().Format(time.RFC3339))
 	}
 }
 

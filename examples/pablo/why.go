@@ -27,11 +27,9 @@ func whyCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	opts := pablo.GraphOptions{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap}
-	if p.bools["probe"] {
-		if err := probeGraph(ctx, d, h, &opts); err != nil {
-			return err
-		}
+	opts, err := graphOptions(ctx, d, h, p.bools["probe"])
+	if err != nil {
+		return err
 	}
 	e, err := d.Why(ctx, p.args[0], opts)
 	if errors.Is(err, pablo.ErrUnknownCapability) {
