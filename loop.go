@@ -379,11 +379,6 @@ func (s *step) interrupted() *Outcome {
 			return &Outcome{Status: StatusTimedOut}
 		}
 	}
-	// The caller's own deadline reaches the task as a cancel of its
-	// context: it is still a deadline, and the task timed out.
-	if errors.Is(s.caller.Err(), context.DeadlineExceeded) {
-		return &Outcome{Status: StatusTimedOut}
-	}
 	return &Outcome{Status: StatusCancelled}
 }
 

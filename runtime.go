@@ -266,9 +266,11 @@ func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error)
 	}
 	// The caller's cancellation reaches the task, but the task owns its own
 	// context so that it can settle and record its outcome after a cancel.
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t.cancel = cancel
-	stop := context.AfterFunc(ctx, cancel)
+	// The cancel carries the caller's cause, so a caller's deadline is
+	// still a deadline to the task (it ends timed_out).
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	t.cancel = func() { cancel(nil) }
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	go func() {
 		defer close(t.finished)
 		defer stop()
