@@ -72,17 +72,17 @@ func a2aFixturePeer(t *testing.T) string {
 	return ready.Base
 }
 
-// presetDir copies the reference presets into a fresh config root with an
+// originalPresets is the original's preset bundle, kept in the repository
+// as a compatibility fixture (testdata/reference/README.md).
+const originalPresets = "testdata/reference/presets"
+
+// presetDir copies the original's presets into a fresh config root with an
 // entry file of body importing one of them.
 func presetDir(t *testing.T, body string) string {
 	t.Helper()
-	src := filepath.Join("..", "shared", "reference", "presets")
-	if _, err := os.Stat(src); err != nil {
-		src = "/work/shared/reference/presets"
-	}
 	dir := t.TempDir()
 	for _, f := range []string{"base.toml", "production.toml"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
+		b, err := os.ReadFile(filepath.Join(originalPresets, f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +334,7 @@ func TestA2ARemoteFromTheReferenceBaseThroughTheRuntime(t *testing.T) {
 	}))
 	t.Cleanup(mcpSrv.Close)
 	dir := presetDir(t, remoteOverride(base, "base.toml")+"\n[options.mcp.servers.evidence]\ntransport = \"http\"\nurl = \""+mcpSrv.URL+"/mcp\"\nheaders = { x-evidence-token = \"evidence\" }\nrequired = true\n")
-	copyDir(t, "/work/shared/reference/presets/skills", filepath.Join(dir, "skills"))
+	copyDir(t, filepath.Join(originalPresets, "skills"), filepath.Join(dir, "skills"))
 	d, err := Load(LoadOptions{Config: filepath.Join(dir, "entry.toml"), Bindings: map[string]string{"workspace": t.TempDir(), "preset": dir}, LoopbackHTTP: true})
 	if err != nil {
 		t.Fatal(err)
@@ -361,9 +361,6 @@ func TestA2ARemoteFromTheReferenceBaseThroughTheRuntime(t *testing.T) {
 // copyDir copies the regular files under src to dst.
 func copyDir(t *testing.T, src, dst string) {
 	t.Helper()
-	if _, err := os.Stat(src); err != nil {
-		src = filepath.Join("..", "shared", "reference", "presets", "skills")
-	}
 	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err

@@ -415,12 +415,13 @@ func TestDiscoveryLimitsAtAndPastTheBoundary(t *testing.T) {
 	})
 }
 
+// TestPresetSkillsDiscoverPresetEvidence: the Skill of the original's
+// preset bundle (a copy in testdata/preset), the same Skill kept with the
+// original's deployment files at the repository's root, and the one Pablo's
+// own presets ship each discover as preset/evidence with no finding.
 func TestPresetSkillsDiscoverPresetEvidence(t *testing.T) {
 	t.Parallel()
-	roots := []string{"testdata/preset"}
-	if _, err := os.Stat("/work/shared/reference/presets/skills"); err == nil {
-		roots = append(roots, "/work/shared/reference/presets/skills")
-	}
+	roots := []string{"testdata/preset", "../testdata/reference/presets/skills", "../presets/skills"}
 	for _, r := range roots {
 		abs, err := filepath.Abs(r)
 		must(t, err)

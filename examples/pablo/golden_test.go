@@ -24,7 +24,8 @@ import (
 
 // goldenCase is one command line. Its arguments may name "$TMP" (the
 // case's scratch directory, shared by the steps of one case) and "$PRESETS"
-// and "$EXAMPLES" (the reference's files).
+// and "$EXAMPLES" (the original's files, kept under testdata/reference at the
+// repository's root).
 type goldenCase struct {
 	name  string
 	steps [][]string
@@ -149,7 +150,7 @@ func goldenCases() []goldenCase {
 // stdout and stderr with the golden.
 func TestCLIOutputsAreByteIdentical(t *testing.T) {
 	presetsDir, _ := filepath.Abs(presets)
-	examplesDir, _ := filepath.Abs(filepath.Join(presets, "..", "examples"))
+	examplesDir, _ := filepath.Abs(filepath.Join(originals, "examples"))
 	for _, c := range goldenCases() {
 		t.Run(c.name, func(t *testing.T) {
 			tmp := t.TempDir()

@@ -91,7 +91,7 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 // envelope says why in a bounded message.
 func TestMissingCredentialHasOneCode(t *testing.T) {
 	pablo := builtPablo(t)
-	args := []string{"--config", filepath.Join("..", "..", "..", "shared", "reference", "examples", "vercel.toml"), "--bind", "workspace=" + t.TempDir()}
+	args := []string{"--config", filepath.Join(originals, "examples", "vercel.toml"), "--bind", "workspace=" + t.TempDir()}
 	code, out, errOut := pablo(append([]string{"run", "x"}, args...)...)
 	if code != 2 || out != "" || strings.Contains(errOut, "pablo: pablo:") || !strings.Contains(errOut, `credential "gateway"`) {
 		t.Errorf("run: exit %d, stdout %q, stderr %q", code, out, errOut)

@@ -13,7 +13,16 @@ import (
 	"time"
 )
 
-const presets = "../../../shared/reference/presets"
+// originals holds the original's deployment files, kept in the repository
+// as compatibility fixtures (testdata/reference/README.md).
+const originals = "../../testdata/reference"
+
+// presets is the original's preset bundle: the goldens and the
+// compatibility tests run on these exact bytes.
+const presets = originals + "/presets"
+
+// shipped is the directory of the presets Pablo ships.
+const shipped = "../../presets"
 
 // cli runs the CLI in-process and returns its exit code and output.
 func cli(t *testing.T, args ...string) (int, string, string) {
@@ -24,39 +33,58 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-func production(t *testing.T) []string {
-	return []string{"--config", filepath.Join(presets, "production.toml"), "--bind", "workspace=" + t.TempDir(), "--bind", "preset=" + presets}
+// production is the original's locked production preset, bound.
+func production(t *testing.T) []string { return productionIn(t, presets) }
+
+// productionIn is the production preset of the bundle in dir, bound.
+func productionIn(t *testing.T, dir string) []string {
+	return []string{"--config", filepath.Join(dir, "production.toml"), "--bind", "workspace=" + t.TempDir(), "--bind", "preset=" + dir}
 }
 
+// TestValidateFingerprintIsStable, on the original's production preset and
+// on the one Pablo ships, which validate to the same fingerprint.
 func TestValidateFingerprintIsStable(t *testing.T) {
-	args := production(t)
-	code, out1, _ := cli(t, append([]string{"config", "validate"}, args...)...)
-	if code != 0 || !strings.HasPrefix(out1, "valid sha256:") {
-		t.Fatalf("exit %d: %q", code, out1)
+	var valid []string
+	for _, dir := range []string{presets, shipped} {
+		args := productionIn(t, dir)
+		code, out1, _ := cli(t, append([]string{"config", "validate"}, args...)...)
+		if code != 0 || !strings.HasPrefix(out1, "valid sha256:") {
+			t.Fatalf("%s: exit %d: %q", dir, code, out1)
+		}
+		_, out2, _ := cli(t, append([]string{"config", "validate"}, args...)...)
+		if out1 != out2 {
+			t.Fatalf("%s: a second run changed the fingerprint", dir)
+		}
+		code, rendered, _ := cli(t, append([]string{"config", "render"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%s: render failed", dir)
+		}
+		p := filepath.Join(t.TempDir(), "rendered.toml")
+		os.WriteFile(p, []byte(rendered), 0o600)
+		_, out3, errs := cli(t, "config", "validate", "--config", p, "--bind", "workspace="+t.TempDir(), "--bind", "preset="+dir)
+		if out3 != out1 {
+			t.Fatalf("%s: render + reload changed the fingerprint: %q vs %q (%s)", dir, out3, out1, errs)
+		}
+		code, explain, _ := cli(t, append([]string{"config", "explain"}, args...)...)
+		var env map[string]any
+		if code != 0 || json.Unmarshal([]byte(explain), &env) != nil || !strings.HasPrefix(out1, "valid "+env["fingerprint"].(string)+"\n") {
+			t.Fatalf("%s: explain: %d %.200s", dir, code, explain)
+		}
+		valid = append(valid, out1)
 	}
-	_, out2, _ := cli(t, append([]string{"config", "validate"}, args...)...)
-	if out1 != out2 {
-		t.Fatal("a second run changed the fingerprint")
-	}
-	code, rendered, _ := cli(t, append([]string{"config", "render"}, args...)...)
-	if code != 0 {
-		t.Fatal("render failed")
-	}
-	p := filepath.Join(t.TempDir(), "rendered.toml")
-	os.WriteFile(p, []byte(rendered), 0o600)
-	_, out3, errs := cli(t, "config", "validate", "--config", p, "--bind", "workspace="+t.TempDir(), "--bind", "preset="+presets)
-	if out3 != out1 {
-		t.Fatalf("render + reload changed the fingerprint: %q vs %q (%s)", out3, out1, errs)
-	}
-	code, explain, _ := cli(t, append([]string{"config", "explain"}, args...)...)
-	var env map[string]any
-	if code != 0 || json.Unmarshal([]byte(explain), &env) != nil || !strings.HasPrefix(out1, "valid "+env["fingerprint"].(string)+"\n") {
-		t.Fatalf("explain: %d %.200s", code, explain)
+	if valid[0] != valid[1] {
+		t.Fatalf("the shipped production preset validates as %q, the original's as %q", valid[1], valid[0])
 	}
 }
 
+// TestPolicyCheckProduction: the original's locked production preset and
+// the one Pablo ships decide alike.
 func TestPolicyCheckProduction(t *testing.T) {
-	args := production(t)
+	t.Run("original", func(t *testing.T) { policyCheckProduction(t, productionIn(t, presets)) })
+	t.Run("shipped", func(t *testing.T) { policyCheckProduction(t, productionIn(t, shipped)) })
+}
+
+func policyCheckProduction(t *testing.T, args []string) {
 	code, out, _ := cli(t, append([]string{"policy", "check", "--json", "mcp/evidence/read_evidence"}, args...)...)
 	if code != 0 || !strings.Contains(out, `"rule_id":"production.evidence_read"`) || !strings.Contains(out, `"rule_id":"preset.evidence_read"`) {
 		t.Fatalf("read_evidence: %d %s", code, out)
@@ -216,9 +244,11 @@ func TestSkillsListAndShow(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("an unknown skill is a lookup failure: exit %d", code)
 	}
-	code, out, _ = cli(t, "skills", "list", "--json", "--config", filepath.Join(presets, "production.toml"), "--bind", "workspace="+t.TempDir(), "--bind", "preset="+presets)
-	if code != 0 || !strings.Contains(out, `"qualified_name":"preset/evidence"`) {
-		t.Fatalf("preset skills: %d %s", code, out)
+	for _, dir := range []string{presets, shipped} {
+		code, out, _ = cli(t, "skills", "list", "--json", "--config", filepath.Join(dir, "production.toml"), "--bind", "workspace="+t.TempDir(), "--bind", "preset="+dir)
+		if code != 0 || !strings.Contains(out, `"qualified_name":"preset/evidence"`) {
+			t.Fatalf("%s: preset skills: %d %s", dir, code, out)
+		}
 	}
 	broken := t.TempDir()
 	os.MkdirAll(filepath.Join(broken, "bad"), 0o700)

@@ -222,7 +222,7 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 	os.MkdirAll(filepath.Join(badSkills, "dialect"), 0o700)
 	write(filepath.Join("skills", "dialect", "SKILL.md"), "---\nname: dialect\ndescription: Written for another agent.\nallowed-tools:\n  - Read\n  - Bash(git log *)\nargument-hint: [file]\nuser-invocable: false\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks: [{type: command, command: ./check.sh}]\n---\nBody.\n")
 	badSkillsDeployment := []string{"--config", filepath.Join("demo", "deployment.toml"), "--bind", "workspace=" + filepath.Join("demo", "work"), "--bind", "skills=" + badSkills}
-	vercel := []string{"--config", filepath.Join("..", "..", "..", "shared", "reference", "examples", "vercel.toml"), "--bind", "workspace=" + ws}
+	vercel := []string{"--config", filepath.Join(originals, "examples", "vercel.toml"), "--bind", "workspace=" + ws}
 	traceOf := func(name string) string { return filepath.Join(dir, name+".jsonl") }
 	a2aCards := a2aCardServer(t)
 	a2aAdmitted := write("a2a.toml", a2aRemotesTOML(a2aCards.URL, "/card", false))

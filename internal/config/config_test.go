@@ -470,21 +470,27 @@ endpoint = "https://agent.example.com/rpc"`,
 	}
 }
 
+// TestProductionPresetIsLockedWithReadOnlyLayer: the original's production
+// preset and the one Pablo ships.
 func TestProductionPresetIsLockedWithReadOnlyLayer(t *testing.T) {
-	d, err := Load(LoadOptions{Config: filepath.Join(sharedRef, "presets/production.toml"),
-		Bindings: map[string]string{"workspace": t.TempDir(), "preset": filepath.Join(sharedRef, "presets")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !d.Locked() {
-		t.Fatal("production must be locked")
-	}
-	layers := d.AuthorityLayers()
-	if len(layers) != 1 || layers[0].ID != "production.read_only" {
-		t.Fatalf("layers: %+v", layers)
-	}
-	if got := d.AllowedRunOverrides(); strings.Join(got, ",") != "input,limits.max_run_duration_ms" {
-		t.Fatalf("overrides: %v", got)
+	for name, dir := range map[string]string{"original": filepath.Join(originals, "presets"), "shipped": shipped} {
+		t.Run(name, func(t *testing.T) {
+			d, err := Load(LoadOptions{Config: filepath.Join(dir, "production.toml"),
+				Bindings: map[string]string{"workspace": t.TempDir(), "preset": dir}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !d.Locked() {
+				t.Fatal("production must be locked")
+			}
+			layers := d.AuthorityLayers()
+			if len(layers) != 1 || layers[0].ID != "production.read_only" {
+				t.Fatalf("layers: %+v", layers)
+			}
+			if got := d.AllowedRunOverrides(); strings.Join(got, ",") != "input,limits.max_run_duration_ms" {
+				t.Fatalf("overrides: %v", got)
+			}
+		})
 	}
 }
 

@@ -12,9 +12,11 @@ import (
 // every failure must be a typed *Error with a known code.
 func FuzzLoad(f *testing.F) {
 	for _, p := range []string{"presets/base.toml", "examples/vercel.toml", "examples/open-responses.toml"} {
-		if b, err := os.ReadFile(filepath.Join(sharedRef, p)); err == nil {
-			f.Add(b)
+		b, err := os.ReadFile(filepath.Join(originals, p))
+		if err != nil {
+			f.Fatal(err)
 		}
+		f.Add(b)
 	}
 	f.Add([]byte("schema_version = 1\n[options.policy.tools]\ndefault = \"deny\"\nallow = { mode = \"append\", items = [{ id = \"a\", value = \"fs.read\" }] }\n"))
 	f.Add([]byte("schema_version = 1\nprofile = \"a\"\n[profiles.a]\nextends = [\"b\"]\n[profiles.b.options.shell]\nenabled = false\n"))
