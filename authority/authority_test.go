@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,6 +189,48 @@ func TestNarrowOnlyRemoves(t *testing.T) {
 	}
 }
 
+// TestNarrowedToolListKeepsExactlyWhatItNames: a non-nil tool list keeps
+// exactly the tools it names. Keeping a server keeps none of its tools the
+// list does not name, whether the narrowing names the servers or passes on
+// every one the parent has (a spawn that omits mcp_servers): an MCP tool
+// outside the list is denied, by the child's own layer.
+func TestNarrowedToolListKeepsExactlyWhatItNames(t *testing.T) {
+	s := mustSet(t, Config{Native: []ID{FSRead, FSList}, MCPServers: map[string]MCPServer{"records": {}, "tickets": {}},
+		Layers: []Layer{{ID: "policy", Kind: KindPolicy, Dimensions: map[Dimension]*Rules{DimMCPTools: AllowAll()}}}})
+	for _, tc := range []struct {
+		name    string
+		n       Narrowing
+		allowed []ID // of fs.read, fs.list, mcp/records/lookup, mcp/records/update, mcp/tickets/open
+	}{
+		{"no tools, servers omitted", Narrowing{Tools: []ID{}}, nil},
+		{"no tools, every server passed on", Narrowing{Tools: []ID{}, MCPServers: []string{"records", "tickets"}}, nil},
+		{"fs.read, servers omitted", Narrowing{Tools: []ID{FSRead}}, []ID{FSRead}},
+		{"fs.read, every server passed on", Narrowing{Tools: []ID{FSRead}, MCPServers: []string{"records", "tickets"}}, []ID{FSRead}},
+		{"fs.read, one server kept", Narrowing{Tools: []ID{FSRead}, MCPServers: []string{"records"}}, []ID{FSRead}},
+		{"one MCP tool named", Narrowing{Tools: []ID{"mcp/records/lookup"}, MCPServers: []string{"records", "tickets"}}, []ID{"mcp/records/lookup"}},
+		{"no tool list, one server kept", Narrowing{MCPServers: []string{"records"}}, []ID{FSRead, FSList, "mcp/records/lookup", "mcp/records/update"}},
+	} {
+		tc.n.ID = "child"
+		child, err := s.NarrowSet(tc.n)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for _, id := range []ID{FSRead, FSList, "mcp/records/lookup", "mcp/records/update", "mcp/tickets/open"} {
+			if !s.Decide(Request{Capability: id}).Allowed {
+				t.Fatalf("the parent denies %s", id)
+			}
+			d := child.Decide(Request{Capability: id})
+			if want := slices.Contains(tc.allowed, id); d.Allowed != want {
+				t.Errorf("%s: %s allowed=%v, want %v (%+v)", tc.name, id, d.Allowed, want, d)
+				continue
+			}
+			if srv, _, mcp := id.MCP(); !d.Allowed && mcp && slices.Contains(child.MCPServers(), srv) && d.Layer != "child" {
+				t.Errorf("%s: %s is denied by layer %q rule %q, want the child's layer", tc.name, id, d.Layer, d.RuleID)
+			}
+		}
+	}
+}
+
 // randomRequest draws a request from a small universe so that hits are
 // frequent.
 func randomRequest(r *rand.Rand) Request {
@@ -240,10 +283,13 @@ func propertySet(t testing.TB) *Set {
 }
 
 // TestNarrowPropertyNeverWidens: for random narrowings and requests, a
-// narrowed authority admits a request only if its parent does.
+// narrowed authority admits a request only if its parent does, and a
+// narrowing with a tool list admits no tool the list does not name,
+// whether it names its MCP servers, keeps none or omits them.
 func TestNarrowPropertyNeverWidens(t *testing.T) {
 	s := propertySet(t)
 	r := rand.New(rand.NewSource(1))
+	kept := 0
 	for i := 0; i < 20000; i++ {
 		n := randomNarrowing(r)
 		child, err := s.Narrow(n)
@@ -254,7 +300,30 @@ func TestNarrowPropertyNeverWidens(t *testing.T) {
 		if child.Decide(req).Allowed && !s.Decide(req).Allowed {
 			t.Fatalf("narrowing %+v widened %+v", n, req)
 		}
+		if err := keepsOnlyNamedTools(n, child, req); err != nil {
+			t.Fatal(err)
+		}
+		if n.Tools != nil && req.Capability.Kind() == KindMCPTool && s.Decide(req).Allowed {
+			kept++
+		}
 	}
+	if kept < 100 {
+		t.Fatalf("only %d draws decided an MCP tool the parent admits under a tool list", kept)
+	}
+}
+
+// keepsOnlyNamedTools checks that child, narrowed by n, admits req's tool
+// only when n has no tool list or its list names the tool.
+func keepsOnlyNamedTools(n Narrowing, child Authority, req Request) error {
+	switch req.Capability.Kind() {
+	case KindNative, KindHost, KindMCPTool:
+	default:
+		return nil
+	}
+	if n.Tools != nil && !slices.Contains(n.Tools, req.Capability) && child.Decide(req).Allowed {
+		return fmt.Errorf("narrowing %+v admits %s, which its tool list does not name", n, req.Capability)
+	}
+	return nil
 }
 
 func FuzzNarrow(f *testing.F) {
@@ -270,6 +339,9 @@ func FuzzNarrow(f *testing.F) {
 		req := randomRequest(rand.New(rand.NewSource(b)))
 		if child.Decide(req).Allowed && !s.Decide(req).Allowed {
 			t.Fatalf("narrowing %+v widened %+v", n, req)
+		}
+		if err := keepsOnlyNamedTools(n, child, req); err != nil {
+			t.Fatal(err)
 		}
 		// Narrowing twice is narrower still.
 		grand, err := child.Narrow(Narrowing{ID: "grand", Tools: n.Tools})

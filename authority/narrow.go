@@ -15,9 +15,13 @@ import (
 type Narrowing struct {
 	// ID names the new layer (for example "child:<agent id>").
 	ID string
-	// Tools keeps only these capability IDs (native or MCP tools).
+	// Tools keeps only these capability IDs (native, host or MCP tools):
+	// a non-nil list keeps exactly what it names, so an empty one keeps
+	// no tool at all. Keeping a server (MCPServers) keeps none of its
+	// tools unless they are named here.
 	Tools []ID
-	// MCPServers keeps only these MCP servers.
+	// MCPServers keeps only these MCP servers. With a nil Tools it keeps
+	// every tool of these servers the parent admits.
 	MCPServers []string
 	// Skills keeps only these Skills.
 	Skills []ID
@@ -80,11 +84,6 @@ func (s *Set) NarrowSet(n Narrowing) (*Set, error) {
 			}
 		}
 		maps.DeleteFunc(out.servers, func(name string, _ MCPServer) bool { return !slices.Contains(n.MCPServers, name) })
-		if _, restricted := child.Dimensions[DimMCPTools]; restricted && len(child.Dimensions[DimMCPTools].Allow) == 0 && len(out.servers) > 0 {
-			// A tool list without MCP tools but with servers admits all
-			// tools of those servers.
-			delete(child.Dimensions, DimMCPTools)
-		}
 	}
 	if n.Skills != nil {
 		for _, sk := range n.Skills {

@@ -81,6 +81,11 @@ type Scope struct {
 //     child does not have is left out; a requested one fails. The
 //     subagent tool is never a child's (depth one): inherited, it is left
 //     out; requested, it fails.
+//   - The server rule: a request that itself names mcp_servers and a tool
+//     list naming no MCP tool keeps, beside the tools it names, every
+//     tool the parent has of those servers. Inherited servers add nothing:
+//     a tool list with mcp_servers omitted keeps exactly what it names, so
+//     {"tools": []} is a child with no tool at all.
 //   - Model route: nil inherits; otherwise a non-empty ordered exact
 //     subsequence of the parent's entries (model_route_order).
 //   - Ceilings: the smaller of the request's and the parent's; a ceiling
@@ -107,6 +112,14 @@ func Narrow(parent, request Scope) (Scope, error) {
 	}
 	// Depth one: the subagent tool never passes to a child.
 	out.Capabilities.Tools = slices.DeleteFunc(out.Capabilities.Tools, func(t string) bool { return t == ToolID })
+	if r.Tools != nil && r.MCPServers != nil && !slices.ContainsFunc(r.Tools, isMCPTool) {
+		// The server rule, only for servers the request names.
+		for _, t := range p.Tools {
+			if srv, ok := mcpServer(t); ok && slices.Contains(out.Capabilities.MCPServers, srv) && !slices.Contains(out.Capabilities.Tools, t) {
+				out.Capabilities.Tools = append(out.Capabilities.Tools, t)
+			}
+		}
+	}
 	// An MCP tool goes with its server: one the request names fails
 	// without it, an inherited one is left out.
 	for _, t := range out.Capabilities.Tools {
@@ -132,6 +145,12 @@ func Narrow(parent, request Scope) (Scope, error) {
 		}
 	}
 	return out, nil
+}
+
+// isMCPTool reports whether tool is a qualified MCP tool ID.
+func isMCPTool(tool string) bool {
+	_, ok := mcpServer(tool)
+	return ok
 }
 
 // mcpServer returns the server of a qualified MCP tool ID mcp/{server}/{tool}.

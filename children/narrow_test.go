@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
@@ -58,6 +59,35 @@ func TestNarrowKeepsExactInheritedNames(t *testing.T) {
 		wantCodeNamed(t, name, err, c.code)
 		if c.code != CodeOutOfRange && !errors.Is(err, authority.ErrWiden) {
 			t.Errorf("%s: a widening matches authority.ErrWiden", name)
+		}
+	}
+}
+
+// TestToolListKeepsExactlyWhatItNamesUnlessTheRequestNamesServers: a
+// tool list with mcp_servers omitted keeps exactly what it names ({"tools":
+// []} keeps no tool, not the inherited servers' tools); the server rule
+// (a list naming no MCP tool keeps every tool of the servers) applies only
+// to servers the request itself names.
+func TestToolListKeepsExactlyWhatItNamesUnlessTheRequestNamesServers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		req  Capabilities
+		want []string
+	}{
+		{Capabilities{Tools: []string{}}, []string{}},
+		{Capabilities{Tools: []string{"fs.read"}}, []string{"fs.read"}},
+		{Capabilities{Tools: []string{"fs.read", "mcp/records/get"}}, []string{"fs.read", "mcp/records/get"}},
+		{Capabilities{Tools: []string{}, MCPServers: []string{}}, []string{}},
+		{Capabilities{Tools: []string{}, MCPServers: []string{"records"}}, []string{"mcp/records/get", "mcp/records/put"}},
+		{Capabilities{Tools: []string{"fs.read"}, MCPServers: []string{"files"}}, []string{"fs.read", "mcp/files/list"}},
+		{Capabilities{Tools: []string{"mcp/records/get"}, MCPServers: []string{"records"}}, []string{"mcp/records/get"}},
+	} {
+		got, err := Narrow(parentScope(), Scope{Capabilities: c.req})
+		if err != nil {
+			t.Fatalf("%+v: %v", c.req, err)
+		}
+		if !slices.Equal(got.Capabilities.Tools, c.want) {
+			t.Errorf("request %+v: tools %q, want %q", c.req, got.Capabilities.Tools, c.want)
 		}
 	}
 }
@@ -128,7 +158,7 @@ func TestNarrowPropertyChildIsInsideParent(t *testing.T) {
 		return Ceilings{limit(), limit(), limit(), limit(), limit(), limit(), limit()}
 	}
 	const cases = 20000
-	accepted := 0
+	accepted, omitted := 0, 0
 	for i := range cases {
 		parent := Scope{Capabilities: Capabilities{Tools: pick(universe["tools"]), Skills: pick(universe["skills"]),
 			MCPServers: pick(universe["servers"]), ModelRoute: pick(universe["route"])}, Ceilings: ceilings()}
@@ -149,7 +179,7 @@ func TestNarrowPropertyChildIsInsideParent(t *testing.T) {
 		accepted++
 		gc, rc := got.Capabilities, req.Capabilities
 		for dim, lists := range map[string][3][]string{
-			"tools":       {gc.Tools, pc.Tools, rc.Tools},
+			"tools":       {gc.Tools, pc.Tools, nil},
 			"skills":      {gc.Skills, pc.Skills, rc.Skills},
 			"mcp_servers": {gc.MCPServers, pc.MCPServers, rc.MCPServers},
 		} {
@@ -160,6 +190,17 @@ func TestNarrowPropertyChildIsInsideParent(t *testing.T) {
 				if lists[2] != nil && !slices.Contains(lists[2], name) {
 					t.Fatalf("case %d: %s %q was not requested", i, dim, name)
 				}
+			}
+		}
+		if want := oracleTools(parent, req); !sameSet(gc.Tools, want) {
+			t.Fatalf("case %d: parent %+v request %+v: tools %v, the oracle says %v", i, pc, rc, gc.Tools, want)
+		}
+		if rc.Tools != nil && rc.MCPServers == nil {
+			// mcp_servers omitted: the tool list keeps exactly what it
+			// names, whatever servers the child inherits.
+			omitted++
+			if !sameSet(gc.Tools, rc.Tools) {
+				t.Fatalf("case %d: tools %v with mcp_servers omitted, requested %v", i, gc.Tools, rc.Tools)
 			}
 		}
 		if slices.Contains(gc.Tools, ToolID) {
@@ -186,6 +227,56 @@ func TestNarrowPropertyChildIsInsideParent(t *testing.T) {
 	if accepted < cases/10 || accepted == cases {
 		t.Fatalf("the draw must both accept and refuse often: %d of %d accepted", accepted, cases)
 	}
+	if omitted < cases/50 {
+		t.Fatalf("only %d accepted draws had a tool list with mcp_servers omitted", omitted)
+	}
+}
+
+// oracleTools says, independently of Narrow, which tools an accepted
+// request keeps: the parent's (less subagent and the MCP tools of servers
+// the child lacks) when it has no tool list; else exactly the list, and,
+// when the request itself names mcp_servers and its list names no MCP
+// tool, every tool the parent has of those servers.
+func oracleTools(parent, req Scope) []string {
+	p, r := parent.Capabilities, req.Capabilities
+	servers := p.MCPServers
+	if r.MCPServers != nil {
+		servers = r.MCPServers
+	}
+	ofServers := func(tool string) bool {
+		srv, ok := strings.CutPrefix(tool, "mcp/")
+		if !ok {
+			return false
+		}
+		srv, _, _ = strings.Cut(srv, "/")
+		return slices.Contains(servers, srv)
+	}
+	var out []string
+	if r.Tools == nil {
+		for _, tool := range p.Tools {
+			if tool != "subagent" && (!strings.HasPrefix(tool, "mcp/") || ofServers(tool)) {
+				out = append(out, tool)
+			}
+		}
+		return out
+	}
+	out = append(out, r.Tools...)
+	if r.MCPServers != nil && !slices.ContainsFunc(r.Tools, func(tool string) bool { return strings.HasPrefix(tool, "mcp/") }) {
+		for _, tool := range p.Tools {
+			if ofServers(tool) {
+				out = append(out, tool)
+			}
+		}
+	}
+	return out
+}
+
+// sameSet reports whether got holds the names of want, each once.
+func sameSet(got, want []string) bool {
+	got, want = slices.Clone(got), slices.Clone(want)
+	slices.Sort(got)
+	slices.Sort(want)
+	return slices.Equal(got, slices.Compact(want))
 }
 
 // oracleRefuses says, independently of Narrow, whether a request asks for
