@@ -69,4 +69,60 @@ func TestRuntimeOpeningAStoreReapsItsSurvivors(t *testing.T) {
 	if err := syscall.Kill(spared.Process.Pid, 0); err != nil {
 		t.Fatalf("a group whose record was forged was killed: %v", err)
 	}
+	// Both recorded groups are ended as recorded (one reaped, one whose
+	// recorded leader no longer exists): the store forgot them, so the
+	// next start reads neither again.
+	for g, err := range ledger.LiveProcessGroups(ctx, store) {
+		t.Errorf("after the reap the store still lists %+v (%v)", g, err)
+	}
+}
+
+// readCounter is a store that counts the tasks whose records are read.
+type readCounter struct {
+	*ledger.MemoryStore
+	reads map[string]int
+}
+
+func (c *readCounter) Records(ctx context.Context, id string) ([]ledger.Record, error) {
+	c.reads[id]++
+	return c.MemoryStore.Records(ctx, id)
+}
+
+// TestStartReadsOnlyWhatNeedsAttention: a runtime's first task looks for
+// the process groups a crashed host left through the store's index: it
+// reads no record of the store's finished tasks, however many.
+func TestStartReadsOnlyWhatNeedsAttention(t *testing.T) {
+	ctx := context.Background()
+	store := &readCounter{MemoryStore: ledger.NewMemoryStore(), reads: map[string]int{}}
+	var old []string
+	for range 20 {
+		r, err := ledger.NewRoot(ctx, ledger.Options{Store: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RecordProcessGroup(ctx, r.RootAgentID(), ledger.ProcessGroupRecord{BootID: "another-boot", Pgid: 4242}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Finish(ctx, r.RootAgentID(), ledger.Finish{Outcome: ledger.Outcome{Status: StatusCompleted}}); err != nil {
+			t.Fatal(err)
+		}
+		old = append(old, r.ID())
+	}
+	s, err := ParseScript([]byte(`{"turns":[{"text":["done"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := authority.New(authority.Config{})
+	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Run(ctx, "go"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range old {
+		if n := store.reads[id]; n > 0 {
+			t.Fatalf("starting a runtime read the records of finished task %s %d times", id, n)
+		}
+	}
 }

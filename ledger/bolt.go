@@ -102,6 +102,9 @@ type encodedRecord struct {
 	key    [8]byte
 	value  []byte
 	result *ResultRecord
+	// index is set on a record that can change the index (see
+	// bolt_index.go): most records, events, cannot.
+	index *indexInfo
 }
 
 // OpenBolt opens or creates the database at path (mode 0600) and starts its
@@ -129,7 +132,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 				return err
 			}
 		}
-		return nil
+		return buildIndex(tx)
 	})
 	if err != nil {
 		db.Close()
@@ -178,12 +181,19 @@ func (b *Bolt) importVolatile(v *volatileSet) error {
 	return b.db.Update(func(tx *bolt.Tx) error {
 		tasks := tx.Bucket([]byte(bucketTasks))
 		results := tx.Bucket([]byte(bucketResults))
+		ix := openIndex(tx)
 		for id := range v.tasks {
-			bk, err := openBucket(tasks, []byte(id))
+			bk, created, err := openTaskBucket(tasks, []byte(id))
 			if err != nil {
 				return err
 			}
-			for _, r := range v.continuing(id, lastN(bk)) {
+			recs := v.continuing(id, lastN(bk))
+			if created && len(recs) > 0 {
+				if err := ix.created([]byte(id)); err != nil {
+					return err
+				}
+			}
+			for _, r := range recs {
 				val, err := encodeRecord(&r)
 				if err != nil {
 					return err
@@ -197,6 +207,15 @@ func (b *Bolt) importVolatile(v *volatileSet) error {
 				}
 				if err := chunk.Put(key[:], val); err != nil {
 					return err
+				}
+				info, err := indexInfoOf(&r)
+				if err != nil {
+					return err
+				}
+				if info != nil {
+					if err := ix.apply([]byte(id), r.N, info); err != nil {
+						return err
+					}
 				}
 				if r.Kind == RecordResult && r.Result != nil && results.Get([]byte(r.Result.ID)) == nil {
 					if err := results.Put([]byte(r.Result.ID), r.Result.Data); err != nil {
@@ -362,6 +381,12 @@ func (b *Bolt) Append(ctx context.Context, recs []Record) error {
 		if r.Kind == RecordResult && r.Result != nil && r.Result.ID != "" {
 			it.result = r.Result
 		}
+		if indexed(r.Kind) {
+			if it.index, err = indexInfoOf(r); err != nil {
+				b.release(req)
+				return &InvalidError{Field: "record", Reason: fmt.Sprintf("task %s record %d does not encode: %v", r.TaskID, r.N, err)}
+			}
+		}
 	}
 	b.mu.RLock()
 	if b.closed {
@@ -455,6 +480,17 @@ func openBucket(parent *bolt.Bucket, name []byte) (*bolt.Bucket, error) {
 	return b, nil
 }
 
+// openTaskBucket is openBucket for a task's bucket in "tasks", and reports
+// whether it was created: the task's first record.
+func openTaskBucket(tasks *bolt.Bucket, name []byte) (*bolt.Bucket, bool, error) {
+	if b := tasks.Bucket(name); b != nil {
+		b.FillPercent = 1
+		return b, false, nil
+	}
+	b, err := openBucket(tasks, name)
+	return b, err == nil, err
+}
+
 // lastN returns the N of the last record of a task's bucket, zero if it
 // holds none.
 func lastN(task *bolt.Bucket) uint64 {
@@ -470,6 +506,7 @@ func lastN(task *bolt.Bucket) uint64 {
 
 func writeBatch(tx *bolt.Tx, batch []*appendReq) error {
 	tasks := tx.Bucket([]byte(bucketTasks))
+	ix := openIndex(tx)
 	var results *bolt.Bucket // opened for the first result only
 	var last []byte
 	var lastChunk [9]byte
@@ -479,8 +516,14 @@ func writeBatch(tx *bolt.Tx, batch []*appendReq) error {
 			it := &r.items[i]
 			var err error
 			if task == nil || string(last) != string(it.task) {
-				if task, err = openBucket(tasks, it.task); err != nil {
+				var created bool
+				if task, created, err = openTaskBucket(tasks, it.task); err != nil {
 					return err
+				}
+				if created {
+					if err := ix.created(it.task); err != nil {
+						return err
+					}
 				}
 				last, chunk = it.task, nil
 			}
@@ -492,6 +535,13 @@ func writeBatch(tx *bolt.Tx, batch []*appendReq) error {
 					return err
 				}
 				lastChunk = ck
+			}
+			if it.index != nil && chunk.Get(it.key[:]) == nil {
+				// A record seen for the first time (a barrier carries
+				// volatile records again) changes the index.
+				if err := ix.apply(it.task, binary.BigEndian.Uint64(it.key[:]), it.index); err != nil {
+					return err
+				}
 			}
 			if err := chunk.Put(it.key[:], it.value); err != nil {
 				return err

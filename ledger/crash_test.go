@@ -76,7 +76,12 @@ func runCrashChild(path string) int {
 
 func crashTask(store Store, rng *rand.Rand, ack func(string, ...any)) error {
 	ctx := context.Background()
-	r, err := NewRoot(ctx, Options{Store: store, FlushEvery: 8})
+	// Some tasks are turns of a session, which the index lists.
+	var session *SessionLink
+	if k := rng.IntN(4); k > 0 {
+		session = &SessionLink{SessionID: fmt.Sprint("crash-session-", k), Turn: rng.Uint64N(9) + 1, Prompt: "p"}
+	}
+	r, err := NewRoot(ctx, Options{Store: store, FlushEvery: 8, Session: session})
 	if err != nil {
 		return err
 	}
@@ -282,6 +287,9 @@ func checkStoreAfterCrash(t *testing.T, path string, acks []string, readOnly boo
 			}
 		}
 	}
+	// The index was written in the records' transactions (the sidecar's
+	// with them): it says what a full scan says.
+	checkIndexMatchesScan(t, store)
 	rank := map[string]int{"A": 1, "D": 2, "S": 3}
 	for _, line := range acks {
 		f := strings.Fields(line)

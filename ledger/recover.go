@@ -105,13 +105,8 @@ type CallReport struct {
 // in another process, not abandoned: it is listed in Report.Live with its
 // lease, and its work is not reported until the lease has expired.
 func Recover(ctx context.Context, store Store) (Report, error) {
-	ids, err := store.Tasks(ctx)
-	if err != nil {
-		return Report{}, err
-	}
-	rep := Report{Tasks: make([]TaskReport, 0, len(ids))}
-	for _, id := range ids {
-		t, err := RecoverTask(ctx, store, id)
+	rep := Report{Tasks: []TaskReport{}}
+	for t, err := range RecoverEach(ctx, store) {
 		if le, ok := errors.AsType[*LeaseError](err); ok && !le.Lost {
 			rep.Live = append(rep.Live, le.Lease)
 			continue

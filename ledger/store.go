@@ -3,8 +3,11 @@ package ledger
 import (
 	"context"
 	"encoding/json"
-	"github.com/pabloagent/pablo/internal/seqlog"
+	"iter"
+	"maps"
 	"slices"
+
+	"github.com/pabloagent/pablo/internal/seqlog"
 	"sync"
 	"time"
 )
@@ -40,6 +43,10 @@ type MemoryStore struct {
 	closed  bool
 	tasks   map[string]*memoryTask
 	results map[ResultRef]json.RawMessage
+	// pending and sessions are its index (see [IndexedStore]): the tasks
+	// not yet terminal, and the tasks of each session by session ID.
+	pending  map[string]*memoryTask
+	sessions map[string][]string
 }
 
 // memoryTask keeps a task's records in a seqlog, so appending never copies
@@ -50,6 +57,8 @@ type memoryTask struct {
 	// lastN is the highest N kept; volatileN the highest one kept by
 	// AppendVolatile, which a later Append carries again.
 	lastN, volatileN uint64
+	// att is what the records say needs attention.
+	att attention
 }
 
 // memRecord is a record as the memory store keeps it. Events, the bulk of
@@ -92,7 +101,8 @@ func (t *memoryTask) record(m *memRecord, taskID string) Record {
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{tasks: map[string]*memoryTask{}, results: map[ResultRef]json.RawMessage{}}
+	return &MemoryStore{tasks: map[string]*memoryTask{}, results: map[ResultRef]json.RawMessage{},
+		pending: map[string]*memoryTask{}, sessions: map[string][]string{}}
 }
 
 // Append implements [Store].
@@ -133,6 +143,7 @@ func (m *MemoryStore) append(recs []Record, volatile bool) error {
 		if t == nil {
 			t = &memoryTask{}
 			m.tasks[r.TaskID] = t
+			m.pending[r.TaskID] = t
 		}
 		switch {
 		case volatile && r.N <= t.lastN:
@@ -143,6 +154,16 @@ func (m *MemoryStore) append(recs []Record, volatile bool) error {
 			continue // kept already, by AppendVolatile
 		}
 		t.add(r)
+		if indexed(r.Kind) {
+			sessions := len(t.att.sessions)
+			t.att.apply(r)
+			if t.att.terminal {
+				delete(m.pending, r.TaskID)
+			}
+			for _, l := range t.att.sessions[sessions:] {
+				m.sessions[l.SessionID] = append(m.sessions[l.SessionID], r.TaskID)
+			}
+		}
 	}
 	return nil
 }
@@ -198,4 +219,115 @@ func (m *MemoryStore) Close() error {
 	defer m.mu.Unlock()
 	m.closed = true
 	return nil
+}
+
+// Pending implements [IndexedStore].
+func (m *MemoryStore) Pending(context.Context) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			yield("", ErrClosed)
+			return
+		}
+		ids := slices.Sorted(maps.Keys(m.pending))
+		m.mu.Unlock()
+		for _, id := range ids {
+			if !yield(id, nil) {
+				return
+			}
+		}
+	}
+}
+
+// ProcessGroups implements [IndexedStore].
+func (m *MemoryStore) ProcessGroups(context.Context) iter.Seq2[TaskProcessGroup, error] {
+	return func(yield func(TaskProcessGroup, error) bool) {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			yield(TaskProcessGroup{}, ErrClosed)
+			return
+		}
+		var out []TaskProcessGroup
+		for _, id := range slices.Sorted(maps.Keys(m.pending)) {
+			out = append(out, m.pending[id].att.groups...)
+		}
+		m.mu.Unlock()
+		for _, g := range out {
+			if !yield(g, nil) {
+				return
+			}
+		}
+	}
+}
+
+// ForgetProcessGroups implements [IndexedStore].
+func (m *MemoryStore) ForgetProcessGroups(_ context.Context, groups []TaskProcessGroup) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	for _, g := range groups {
+		if t := m.pending[g.TaskID]; t != nil {
+			t.att.groups = slices.DeleteFunc(t.att.groups, func(x TaskProcessGroup) bool { return x.N == g.N })
+		}
+	}
+	return nil
+}
+
+// SessionTasks implements [IndexedStore].
+func (m *MemoryStore) SessionTasks(_ context.Context, sessionID string) iter.Seq2[SessionTask, error] {
+	return func(yield func(SessionTask, error) bool) {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			yield(SessionTask{}, ErrClosed)
+			return
+		}
+		var out []SessionTask
+		add := func(sid string) {
+			for i, id := range m.sessions[sid] {
+				if slices.Contains(m.sessions[sid][:i], id) {
+					continue // linked to the session twice: once is enough
+				}
+				t := m.tasks[id]
+				last := t.record(t.log.At(t.log.Len()-1), id)
+				for _, l := range t.att.sessions {
+					if l.SessionID == sid {
+						out = append(out, SessionTask{TaskID: id, Session: l, Updated: last.Time})
+					}
+				}
+			}
+		}
+		if sessionID != "" {
+			add(sessionID)
+		} else {
+			for sid := range m.sessions {
+				add(sid)
+			}
+		}
+		m.mu.Unlock()
+		sortSessionTasks(out)
+		for _, st := range out {
+			if !yield(st, nil) {
+				return
+			}
+		}
+	}
+}
+
+// TasksAfter implements [TaskPager].
+func (m *MemoryStore) TasksAfter(ctx context.Context, after string, limit int) ([]string, error) {
+	ids, err := m.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	i, found := slices.BinarySearch(ids, after)
+	if found {
+		i++
+	}
+	ids = ids[i:]
+	return slices.Clone(ids[:min(len(ids), max(limit, 0))]), nil
 }

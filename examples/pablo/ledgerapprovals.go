@@ -1,37 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
 	"github.com/pabloagent/pablo"
-	"github.com/pabloagent/pablo/ledger"
 )
-
-// shownReport is what `pablo ledger show --json` prints: the ledger report
-// and every approval request of its tasks (pablo.Approvals), absent when
-// there is none.
-type shownReport struct {
-	ledger.Report
-	Approvals []pablo.ApprovalRecord `json:"approvals,omitempty"`
-}
-
-// reportApprovals reads the approval requests of every task of report,
-// by task ID.
-func reportApprovals(ctx context.Context, store ledger.Store, report ledger.Report) (map[string][]pablo.ApprovalRecord, []pablo.ApprovalRecord, error) {
-	by := map[string][]pablo.ApprovalRecord{}
-	all := []pablo.ApprovalRecord{}
-	for _, t := range report.Tasks {
-		recs, err := pablo.Approvals(ctx, store, t.TaskID)
-		if err != nil {
-			return nil, nil, err
-		}
-		by[t.TaskID] = recs
-		all = append(all, recs...)
-	}
-	return by, all, nil
-}
 
 // printApprovals is the text form of a task's approval requests, one line
 // each: who asked about which call, the answer and where it came from, and

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"iter"
 	"slices"
 	"time"
 
@@ -38,31 +41,76 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 		return &exitError{code: 2, err: fmt.Errorf("open the ledger store: %w", err)}
 	}
 	defer store.Close()
-	var report ledger.Report
+	// The tasks are reported one at a time as they are read, so a whole
+	// store costs one task's memory: one task's report, or every task's
+	// in ID order.
+	var each iter.Seq2[ledger.TaskReport, error]
 	if len(p.args) == 1 {
-		var t ledger.TaskReport
-		if t, err = ledger.RecoverTask(ctx, store, p.args[0]); err == nil {
-			report.Tasks = []ledger.TaskReport{t}
+		t, err := ledger.RecoverTask(ctx, store, p.args[0])
+		if errors.Is(err, ledger.ErrLeaseLive) {
+			// Another host runs the task: its work is not abandoned.
+			return &exitError{code: 3, err: err}
 		}
-	} else {
-		report, err = ledger.Recover(ctx, store)
-	}
-	if errors.Is(err, ledger.ErrLeaseLive) {
-		// Another host runs the task: its work is not abandoned.
-		return &exitError{code: 3, err: err}
-	}
-	if err != nil {
-		return err
-	}
-	if args[0] == "show" {
-		byTask, all, err := reportApprovals(ctx, store, report)
 		if err != nil {
 			return err
 		}
-		if p.bools["json"] {
-			writeJSON(h, shownReport{report, all})
+		each = func(yield func(ledger.TaskReport, error) bool) { yield(t, nil) }
+	} else {
+		each = ledger.RecoverEach(ctx, store)
+	}
+	show, jsonOut := args[0] == "show", p.bools["json"]
+	// The JSON is the Report's (then, for show, the approvals; for
+	// recover, the survivors), written element by element.
+	if jsonOut {
+		io.WriteString(h.stdout, `{"tasks":[`)
+	}
+	var live []ledger.Lease
+	approvals := []pablo.ApprovalRecord{}
+	unknown, first := false, true
+	for t, err := range each {
+		if le, ok := errors.AsType[*ledger.LeaseError](err); ok && !le.Lost {
+			live = append(live, le.Lease)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		unknown = unknown || len(t.Unknown) > 0
+		var recs []pablo.ApprovalRecord
+		if show {
+			if recs, err = pablo.Approvals(ctx, store, t.TaskID); err != nil {
+				return err
+			}
+		}
+		if jsonOut {
+			b, _ := json.Marshal(t)
+			if !first {
+				b = append([]byte{','}, b...)
+			}
+			h.stdout.Write(b)
+			approvals = append(approvals, recs...)
 		} else {
-			printReport(h, report, len(p.args) == 1, true, byTask)
+			// show details calls for one task; recover always.
+			printTask(h, t, !show || len(p.args) == 1, show, recs)
+		}
+		first = false
+	}
+	if jsonOut {
+		io.WriteString(h.stdout, "]")
+		if len(live) > 0 {
+			b, _ := json.Marshal(live)
+			fmt.Fprintf(h.stdout, `,"live":%s`, b)
+		}
+	} else {
+		printLive(h, live)
+	}
+	if show {
+		if jsonOut {
+			if len(approvals) > 0 {
+				b, _ := json.Marshal(approvals)
+				fmt.Fprintf(h.stdout, `,"approvals":%s`, b)
+			}
+			io.WriteString(h.stdout, "}\n")
 		}
 		return nil
 	}
@@ -70,19 +118,18 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 	// host, and with --reap kills them.
 	survivors, err := pablo.ProcessGroupSurvivors(ctx, store, p.bools["reap"])
 	if err != nil {
+		if jsonOut {
+			io.WriteString(h.stdout, "}\n")
+		}
 		return fmt.Errorf("process groups: %w", err)
 	}
 	if len(p.args) == 1 {
 		survivors = slices.DeleteFunc(survivors, func(s pablo.SurvivingGroup) bool { return s.TaskID != p.args[0] })
 	}
-	if p.bools["json"] {
-		writeJSON(h, struct {
-			ledger.Report
-			Survivors []pablo.SurvivingGroup `json:"surviving_process_groups"`
-			Reaped    bool                   `json:"reaped"`
-		}{report, survivors, p.bools["reap"]})
+	if jsonOut {
+		b, _ := json.Marshal(survivors)
+		fmt.Fprintf(h.stdout, `,"surviving_process_groups":%s,"reaped":%t}`+"\n", b, p.bools["reap"])
 	} else {
-		printReport(h, report, true, false, nil)
 		verb := "ALIVE "
 		if p.bools["reap"] {
 			verb = "reaped"
@@ -92,12 +139,8 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 		}
 	}
 	// recover exits 1 when any outcome is unknown, so a script can act on it.
-	if args[0] == "recover" {
-		for _, t := range report.Tasks {
-			if len(t.Unknown) > 0 {
-				return &exitError{code: 1}
-			}
-		}
+	if unknown {
+		return &exitError{code: 1}
 	}
 	return nil
 }
@@ -107,32 +150,43 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 // task's approval requests (approvals, by task ID) always.
 func printReport(h *host, report ledger.Report, detailed, snapshots bool, approvals map[string][]pablo.ApprovalRecord) {
 	for _, t := range report.Tasks {
-		end := "interrupted (no terminal outcome recorded)"
-		if t.Outcome != nil {
-			end = string(t.Outcome.Status)
-		}
-		fmt.Fprintf(h.stdout, "task %s  %s\n  fingerprint %s\n", t.TaskID, end, t.Fingerprint)
-		for _, sn := range t.Snapshots {
-			printSnapshot(h, t, sn, snapshots)
-		}
-		fmt.Fprintf(h.stdout, "  %d events, %d completed, %d unknown, %d retryable\n", t.Events, len(t.Completed), len(t.Unknown), len(t.Retryable))
-		if detailed {
-			for _, c := range t.Completed {
-				fmt.Fprintf(h.stdout, "    completed  %-5s %-24s %s%s\n", c.Kind, c.Name, c.Status, decided(c.Decision))
-			}
-			for _, c := range t.Unknown {
-				fmt.Fprintf(h.stdout, "    UNKNOWN    %-5s %-24s %s: do not replay; reconcile%s\n", c.Kind, c.Name, unknownState(c), decided(c.Decision))
-			}
-			for _, c := range t.Retryable {
-				fmt.Fprintf(h.stdout, "    retryable  %-5s %-24s admitted, never dispatched%s\n", c.Kind, c.Name, decided(c.Decision))
-			}
-			for _, d := range t.Decisions {
-				fmt.Fprintf(h.stdout, "    decision   %-30s%s\n", d.Capability, decided(&d.Decision))
-			}
-		}
-		printApprovals(h, approvals[t.TaskID])
+		printTask(h, t, detailed, snapshots, approvals[t.TaskID])
 	}
-	for _, l := range report.Live {
+	printLive(h, report.Live)
+}
+
+// printTask is the text form of one task's report, as printReport gives
+// it, followed by its approval requests.
+func printTask(h *host, t ledger.TaskReport, detailed, snapshots bool, approvals []pablo.ApprovalRecord) {
+	end := "interrupted (no terminal outcome recorded)"
+	if t.Outcome != nil {
+		end = string(t.Outcome.Status)
+	}
+	fmt.Fprintf(h.stdout, "task %s  %s\n  fingerprint %s\n", t.TaskID, end, t.Fingerprint)
+	for _, sn := range t.Snapshots {
+		printSnapshot(h, t, sn, snapshots)
+	}
+	fmt.Fprintf(h.stdout, "  %d events, %d completed, %d unknown, %d retryable\n", t.Events, len(t.Completed), len(t.Unknown), len(t.Retryable))
+	if detailed {
+		for _, c := range t.Completed {
+			fmt.Fprintf(h.stdout, "    completed  %-5s %-24s %s%s\n", c.Kind, c.Name, c.Status, decided(c.Decision))
+		}
+		for _, c := range t.Unknown {
+			fmt.Fprintf(h.stdout, "    UNKNOWN    %-5s %-24s %s: do not replay; reconcile%s\n", c.Kind, c.Name, unknownState(c), decided(c.Decision))
+		}
+		for _, c := range t.Retryable {
+			fmt.Fprintf(h.stdout, "    retryable  %-5s %-24s admitted, never dispatched%s\n", c.Kind, c.Name, decided(c.Decision))
+		}
+		for _, d := range t.Decisions {
+			fmt.Fprintf(h.stdout, "    decision   %-30s%s\n", d.Capability, decided(&d.Decision))
+		}
+	}
+	printApprovals(h, approvals)
+}
+
+// printLive is the text form of the tasks in flight in another process.
+func printLive(h *host, live []ledger.Lease) {
+	for _, l := range live {
 		fmt.Fprintf(h.stdout, "task %s  in flight: owned by %s until %s (lease live; its work is reported once the lease has expired)\n", l.TaskID, l.Owner, l.Expires.UTC().Format(time.RFC3339))
 	}
 }

@@ -49,6 +49,10 @@ func Run(t *testing.T, f Factory) {
 	t.Run("ClosedStoreRefuses", func(t *testing.T) { closed(t, f) })
 	t.Run("VolatileRecordsAreKeptOnce", func(t *testing.T) { volatile(t, f) })
 	t.Run("RecoveryTellsCompletedUnknownAndRetryable", func(t *testing.T) { recovery(t, f) })
+	t.Run("PendingTasksAreThoseNotYetTerminal", func(t *testing.T) { pendingAfterTerminal(t, f) })
+	t.Run("ProcessGroupsAreLiveUntilTheirTaskEndsOrTheyAreReaped", func(t *testing.T) { liveGroupsAfterReaping(t, f) })
+	t.Run("SessionTasksAreListedFromTheirTaskRecords", func(t *testing.T) { sessionsListing(t, f) })
+	t.Run("EveryTaskIsWalkedOnceAPageAtATime", func(t *testing.T) { pagedTasks(t, f) })
 }
 
 var bg = context.Background()
