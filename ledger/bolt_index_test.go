@@ -3,9 +3,9 @@ package ledger
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"testing"
