@@ -53,7 +53,7 @@ type zedSettings struct {
 // binary and a project directory in their place and changes nothing else.
 const (
 	zedExampleBinary  = "/usr/local/bin/pablo"
-	zedExampleProject = "/home/me/project"
+	zedExampleProject = "/path/to/project"
 )
 
 // readmeZedSettings reads the Zed settings block of the README's ACP
