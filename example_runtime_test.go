@@ -105,3 +105,43 @@ func ExampleParseTraceContext() {
 	// 4bf92f3577b34da6a3ce929d0e0e4736
 	// true
 }
+
+// waitingModel answers nothing: each call waits until its context ends,
+// like a slow provider.
+type waitingModel struct{ called chan<- struct{} }
+
+func (waitingModel) Info() pablo.ModelInfo { return pablo.ModelInfo{Provider: "example", Model: "waiting"} }
+
+func (m waitingModel) Generate(ctx context.Context, _ *pablo.ModelRequest, _ func(string) error) (*pablo.ModelResponse, error) {
+	m.called <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A host stopping (on exit, or a signal) shuts its runtime down: no task
+// starts any more, the running ones are cancelled with a reason that names
+// the shutdown, and Shutdown returns once each has settled and the
+// runtime's resources are released.
+func ExampleRuntime_Shutdown() {
+	set, _ := authority.New(authority.Config{})
+	called := make(chan struct{}, 1)
+	rt, _ := pablo.NewRuntime(pablo.RuntimeOptions{Model: waitingModel{called}, Authority: set})
+	task, _ := rt.Start(context.Background(), "Summarize the quarter.")
+	<-called // the task is in its model call
+
+	ctx, cancel := context.WithTimeout(context.Background(), pablo.DefaultShutdownTimeout)
+	defer cancel()
+	if err := rt.Shutdown(ctx); err != nil {
+		fmt.Println(err) // a *ShutdownError names the tasks still running
+		return
+	}
+	out := task.Wait().Outcome
+	fmt.Println(out.Status)
+	fmt.Println(out.Reason)
+	_, err := rt.Start(context.Background(), "One more?")
+	fmt.Println(errors.Is(err, pablo.ErrShutdown))
+	// Output:
+	// cancelled
+	// runtime_shutdown: the host shut the runtime down (Runtime.Shutdown) before the task settled
+	// true
+}

@@ -114,6 +114,13 @@ func (t *Task) run(ctx, caller context.Context) {
 	if err := closeAll(s.catalogs); err != nil && end.Status == StatusCompleted {
 		end = &Outcome{Status: StatusFailed, Code: outcome.FailToolCleanup, Delivery: outcome.ResponseReceived}
 	}
+	if end.Status == StatusCancelled && end.Reason == "" {
+		// However the cancel reached the loop (a tool's or a child's
+		// cancelled result), the outcome says who cancelled.
+		c := *end
+		c.Reason = t.cancelReason()
+		end = &c
+	}
 	t.finish(s, end)
 }
 
@@ -379,7 +386,7 @@ func (s *step) interrupted() *Outcome {
 			return &Outcome{Status: StatusTimedOut}
 		}
 	}
-	return &Outcome{Status: StatusCancelled}
+	return &Outcome{Status: StatusCancelled, Reason: s.t.cancelReason()}
 }
 
 // ledgerFailure is ledgerOutcome for a ledger failure after the call it

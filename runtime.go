@@ -122,7 +122,8 @@ type TaskInfo struct {
 }
 
 // Runtime runs tasks. It is safe for concurrent use: each Start is an
-// independent root task with its own ledger.
+// independent root task with its own ledger. [Runtime.Shutdown] (or Close)
+// stops it: it cancels and joins its tasks, then releases what it opened.
 type Runtime struct {
 	opts   RuntimeOptions
 	tracer trace.Tracer
@@ -141,6 +142,8 @@ type Runtime struct {
 	snapJSON   []byte
 	snapDigest ledger.ResultRef
 	snapErr    error
+
+	life lifecycle // admission, running tasks and shutdown
 }
 
 // NewRuntime checks opts and returns a Runtime.
@@ -184,22 +187,15 @@ func (r *Runtime) startSpan(ctx context.Context, name string) (context.Context, 
 	return r.tracer.Start(ctx, name)
 }
 
-// Close releases what the runtime holds (an opened workspace, for
-// example). Tasks still running keep working until they settle.
-func (r *Runtime) Close() error {
-	var errs []error
-	for _, c := range r.opts.cleanup {
-		errs = append(errs, c())
-	}
-	return errors.Join(errs...)
-}
-
 // Task is one running root task.
 type Task struct {
 	rt     *Runtime
 	root   ledger.Ledger
 	req    TaskRequest
-	cancel context.CancelFunc
+	// own is the task's own context, and stop cancels it with a cause:
+	// nil from Cancel, the shutdown's from Runtime.Shutdown.
+	own  context.Context
+	stop context.CancelCauseFunc
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -236,8 +232,9 @@ func (r *Runtime) Run(ctx context.Context, input string) (*TaskObject, error) {
 }
 
 // Start admits a root task and runs it in the background. Only admission
-// can fail here (the input over its ceiling, a store failure); everything
-// after admission settles into the task object.
+// can fail here (the input over its ceiling, a store failure, a runtime
+// whose Shutdown began: [ErrShutdown]); everything after admission settles
+// into the task object.
 func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 	return r.StartTask(ctx, TaskRequest{Input: input})
 }
@@ -250,6 +247,9 @@ func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error)
 			return nil, fmt.Errorf("pablo: TaskRequest.History[%d]: the history a task continues is user-role task data, not %q messages or tool calls", i, m.Role)
 		}
 	}
+	if err := r.admit(); err != nil {
+		return nil, err
+	}
 	if r.opts.Store != nil {
 		// A store may hold process groups of a host that crashed: they are
 		// ended before this runtime starts anything of its own. Failing to
@@ -259,6 +259,7 @@ func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error)
 	}
 	t, err := r.newTask(ctx, req)
 	if err != nil {
+		r.untrack(nil)
 		return nil, err
 	}
 	if r.opts.OnStart != nil {
@@ -269,9 +270,11 @@ func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error)
 	// The cancel carries the caller's cause, so a caller's deadline is
 	// still a deadline to the task (it ends timed_out).
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	t.cancel = func() { cancel(nil) }
+	t.own, t.stop = runCtx, cancel
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	closing := r.track(t)
 	go func() {
+		defer r.untrack(t)
 		defer close(t.finished)
 		defer stop()
 		t.run(runCtx, ctx)
@@ -279,6 +282,11 @@ func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error)
 			req.settled(t.result)
 		}
 	}()
+	if closing {
+		// Shutdown began while this task was admitted: it starts, is
+		// cancelled, and settles saying so.
+		t.stop(errShutdownCause)
+	}
 	return t, nil
 }
 
@@ -339,7 +347,7 @@ func (t *Task) Ledger() ledger.Ledger { return t.root }
 
 // Cancel asks the task to stop. It settles as cancelled after everything it
 // started has been joined.
-func (t *Task) Cancel() { t.cancel() }
+func (t *Task) Cancel() { t.stop(nil) }
 
 // Wait blocks until the task settles and returns its task object.
 func (t *Task) Wait() *TaskObject {

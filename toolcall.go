@@ -579,7 +579,7 @@ func (s *step) toolOutcome(res ledger.ToolResult) *Outcome {
 		if o := s.interrupted(); o != nil {
 			return o
 		}
-		return &Outcome{Status: StatusCancelled}
+		return &Outcome{Status: StatusCancelled, Reason: s.t.cancelReason()}
 	case outcome.ToolCleanupFailed:
 		return &Outcome{Status: StatusFailed, Code: outcome.FailToolCleanup, Delivery: outcome.ResponseReceived}
 	case outcome.ToolInvalidArguments:

@@ -10,7 +10,8 @@ import (
 // task's. Only the fields of its Status are set:
 //   - policy_denied: Rule (a reference rule enum or a configured rule ID);
 //   - limit_exceeded: Limit;
-//   - failed: Code and Delivery;
+//   - failed: Code and Delivery, optionally Reason;
+//   - cancelled: optionally Reason;
 //   - completed: optionally Result, a reference to the stored output.
 type Outcome struct {
 	Status   outcome.Status      `json:"status"`
@@ -20,7 +21,8 @@ type Outcome struct {
 	Delivery outcome.Delivery    `json:"delivery,omitempty"`
 	Result   ResultRef           `json:"result,omitempty"`
 	// Reason says why a failed task failed where its code alone does not
-	// (which server did not start, and how): masked and bounded by the
+	// (which server did not start, and how), or who cancelled a cancelled
+	// one (the host's shutdown of the runtime): masked and bounded by the
 	// engine to MaxReasonBytes.
 	Reason string `json:"reason,omitempty"`
 }
@@ -34,10 +36,14 @@ func (o Outcome) validate() error {
 	}
 	extra := o.Rule != "" && o.Status != outcome.PolicyDenied ||
 		o.Limit != "" && o.Status != outcome.LimitExceeded ||
-		(o.Code != "" || o.Delivery != "" || o.Reason != "") && o.Status != outcome.Failed ||
+		(o.Code != "" || o.Delivery != "") && o.Status != outcome.Failed ||
+		o.Reason != "" && o.Status != outcome.Failed && o.Status != outcome.Cancelled ||
 		o.Result != "" && o.Status != outcome.Completed
 	if extra {
 		return bad("status " + strconv.Quote(string(o.Status)) + " carries a field that belongs to another status")
+	}
+	if len(o.Reason) > MaxReasonBytes {
+		return bad("a Reason is at most 2048 bytes")
 	}
 	switch o.Status {
 	case outcome.Completed, outcome.Cancelled, outcome.TimedOut:
@@ -52,9 +58,6 @@ func (o Outcome) validate() error {
 	case outcome.Failed:
 		if o.Code == "" || !o.Delivery.Valid() {
 			return bad("failed needs a Code and a Delivery of not_sent, may_have_been_sent or response_received")
-		}
-		if len(o.Reason) > MaxReasonBytes {
-			return bad("a Reason is at most 2048 bytes")
 		}
 	default:
 		return bad("unknown status " + strconv.Quote(string(o.Status)))

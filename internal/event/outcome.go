@@ -26,8 +26,9 @@ type Outcome struct {
 	Code     outcome.FailureCode `json:"code,omitempty"`
 	Delivery outcome.Delivery    `json:"delivery,omitempty"`
 	// Reason says why a failed task failed where Code alone does not (the
-	// MCP server that did not start, and how); masked, at most 2,048 bytes.
-	// A Go extension of the reference's outcome.
+	// MCP server that did not start, and how), or who cancelled a
+	// cancelled one (the host's shutdown of the runtime); masked, at most
+	// 2,048 bytes. A Go extension of the reference's outcome.
 	Reason string `json:"reason,omitempty"`
 }
 
