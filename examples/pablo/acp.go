@@ -92,7 +92,16 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 	src := &acpRuntimes{load: a.load, build: a.build, warn: func(err error) {
 		fmt.Fprintf(h.stderr, "pablo: warning: %s\n", message(err))
 	}}
-	defer src.Close(context.WithoutCancel(ctx))
+	defer func() {
+		// The connection has joined every prompt by now; each runtime's
+		// Shutdown still cancels and joins whatever runs on it before
+		// its workspace closes, within the library's default bound.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pablo.DefaultShutdownTimeout)
+		defer cancel()
+		if err := src.Close(ctx); err != nil {
+			fmt.Fprintf(h.stderr, "pablo: warning: %s\n", message(err))
+		}
+	}()
 	// The first runtime is built before the first frame is read, so a
 	// deployment that cannot run fails here, with exit 2, not at the
 	// client's first prompt. This call starts no task: its lease is
@@ -147,7 +156,8 @@ func (a *acpHost) load(ctx context.Context) (*pablo.Deployment, error) {
 }
 
 // build makes the runtime of d, with the hooks that count its tasks, and
-// returns what closes it and its span pipeline.
+// returns what shuts it down (its tasks joined, then its workspace closed)
+// and flushes its span pipeline.
 func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeHooks) (*pablo.Runtime, func(context.Context) error, error) {
 	if a.model != nil && d.Locked() {
 		return nil, nil, &pablo.ConfigError{Code: config.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
@@ -177,7 +187,7 @@ func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeH
 		obs.Close(ctx)
 		return nil, nil, err
 	}
-	return rt, func(ctx context.Context) error { return errors.Join(rt.Close(), obs.Close(ctx)) }, nil
+	return rt, func(ctx context.Context) error { return errors.Join(rt.Shutdown(ctx), obs.Close(ctx)) }, nil
 }
 
 // ask is --ask as capability IDs.
