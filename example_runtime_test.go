@@ -110,7 +110,9 @@ func ExampleParseTraceContext() {
 // like a slow provider.
 type waitingModel struct{ called chan<- struct{} }
 
-func (waitingModel) Info() pablo.ModelInfo { return pablo.ModelInfo{Provider: "example", Model: "waiting"} }
+func (waitingModel) Info() pablo.ModelInfo {
+	return pablo.ModelInfo{Provider: "example", Model: "waiting"}
+}
 
 func (m waitingModel) Generate(ctx context.Context, _ *pablo.ModelRequest, _ func(string) error) (*pablo.ModelResponse, error) {
 	m.called <- struct{}{}

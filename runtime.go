@@ -189,9 +189,9 @@ func (r *Runtime) startSpan(ctx context.Context, name string) (context.Context, 
 
 // Task is one running root task.
 type Task struct {
-	rt     *Runtime
-	root   ledger.Ledger
-	req    TaskRequest
+	rt   *Runtime
+	root ledger.Ledger
+	req  TaskRequest
 	// own is the task's own context, and stop cancels it with a cause:
 	// nil from Cancel, the shutdown's from Runtime.Shutdown.
 	own  context.Context
