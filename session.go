@@ -398,30 +398,27 @@ type storedTask struct {
 	id      string
 	link    ledger.SessionLink
 	updated time.Time
-	recs    []ledger.Record
+	recs    []ledger.Record // read by Load only
 }
 
-// stored reads the session tasks of the store, and keeps those keep
-// accepts.
-func (s *Sessions) stored(ctx context.Context, keep func(ledger.SessionLink) bool) ([]storedTask, error) {
+// stored reads the tasks of the session sessionID (of every session when
+// it is empty) from the store's index of sessions (see
+// [ledger.SessionTasks]), without their records, in task ID order and then
+// by turn, and keeps those keep accepts.
+func (s *Sessions) stored(ctx context.Context, sessionID string, keep func(ledger.SessionLink) bool) ([]storedTask, error) {
 	if s.opts.Store == nil {
 		return nil, &SessionError{Code: SessionNoStore, Message: "sessions are listed and loaded from a store, and none is configured"}
 	}
-	tasks, err := s.opts.Store.Tasks(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var out []storedTask
-	for _, id := range tasks {
-		recs, err := s.opts.Store.Records(ctx, id)
+	for st, err := range ledger.SessionTasks(ctx, s.opts.Store, sessionID) {
 		if err != nil {
 			return nil, err
 		}
-		if len(recs) == 0 || recs[0].Task == nil || recs[0].Task.Session == nil || !keep(*recs[0].Task.Session) {
-			continue
+		if keep(st.Session) {
+			out = append(out, storedTask{id: st.TaskID, link: st.Session, updated: st.Updated})
 		}
-		out = append(out, storedTask{id: id, link: *recs[0].Task.Session, updated: recs[len(recs)-1].Time, recs: recs})
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].id < out[j].id })
 	sort.SliceStable(out, func(i, j int) bool { return out[i].link.Turn < out[j].link.Turn })
 	return out, nil
 }
@@ -435,7 +432,7 @@ func (s *Sessions) List(ctx context.Context, workspace string) iter.Seq2[Session
 				workspace = ws
 			}
 		}
-		tasks, err := s.stored(ctx, func(l ledger.SessionLink) bool { return workspace == "" || l.Workspace == workspace })
+		tasks, err := s.stored(ctx, "", func(l ledger.SessionLink) bool { return workspace == "" || l.Workspace == workspace })
 		if err != nil {
 			yield(SessionInfo{}, err)
 			return
@@ -475,7 +472,7 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 	if err != nil {
 		return nil, nil, err
 	}
-	tasks, err := s.stored(ctx, func(l ledger.SessionLink) bool { return l.SessionID == id })
+	tasks, err := s.stored(ctx, id, func(l ledger.SessionLink) bool { return l.SessionID == id })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -488,6 +485,9 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 	x := newSession(s, id, ws, servers)
 	var turns []SessionTurn
 	for _, t := range tasks {
+		if t.recs, err = s.opts.Store.Records(ctx, t.id); err != nil {
+			return nil, nil, err
+		}
 		turn, err := replayTurn(ctx, s.opts.Store, t)
 		if err != nil {
 			return nil, nil, err
@@ -507,7 +507,10 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 // replayTurn rebuilds a stored task's events and outcome from its records.
 func replayTurn(ctx context.Context, store ledger.Store, t storedTask) (SessionTurn, error) {
 	turn := SessionTurn{TaskID: t.id, Prompt: t.link.Prompt}
-	root := t.recs[0].Task.RootAgentID
+	var root string
+	if len(t.recs) > 0 && t.recs[0].Task != nil {
+		root = t.recs[0].Task.RootAgentID
+	}
 	for _, r := range t.recs {
 		if r.Kind != ledger.RecordEvent {
 			continue
