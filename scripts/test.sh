@@ -8,8 +8,31 @@
 #   PABLO_SKIP_PEERS=1    opt out of the real-peer tests (no npm needed); the
 #                         closing line says how many tests skipped for it
 #   PABLO_NPM_PREFIX=DIR  where the npm peers live (default .npm-peers/)
+#
+# Its last line, whether it passes or fails, is the count of the Go tests of
+# the race-enabled suite: "N passed, N failed, N skipped" (all zero when it
+# stopped before the suite ran).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The counts are read from the suite's -v log: each result line "--- PASS:",
+# "--- FAIL:" or "--- SKIP:" at a line's start (after its indentation) is one
+# test, so subtests, Examples and fuzz targets' seed runs count one each,
+# as go test reports them. A package that fails with no failing test of its
+# own (it does not build, or the binary panics or times out outside a test's
+# report) counts one failure.
+passed=0 failed=0 skipped=0
+log=$(mktemp)
+trap 'rm -f "$log"; echo "$passed passed, $failed failed, $skipped skipped"' EXIT
+count_tests() {
+	read -r passed failed skipped < <(awk '
+		/^[[:space:]]*--- PASS: / { p++ }
+		/^[[:space:]]*--- SKIP: / { s++ }
+		/^[[:space:]]*--- FAIL: / { f++; mine++ }
+		/^(ok|\?)[[:space:]]/ { mine = 0 }
+		/^FAIL[[:space:]]+[^[:space:]]/ { if (mine == 0) f++; mine = 0 }
+		END { print p + 0, f + 0, s + 0 }' "$log")
+}
 export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH)/bin"
 fuzztime="${FUZZTIME:-5s}"
 staticcheck_version=v0.8.2
@@ -42,14 +65,13 @@ go vet ./...
 echo "== staticcheck"
 staticcheck ./...
 
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-
 echo "== go test -race"
 if ! go test -race -count=1 -timeout 15m -v ./... >"$log" 2>&1; then
+	count_tests
 	grep -vE '^(=== (RUN|PAUSE|CONT|NAME)|\s*--- (PASS|SKIP))' "$log" | tail -n 400
 	echo "go test failed"; exit 1
 fi
+count_tests
 grep -E '^(ok|FAIL|\?)\s' "$log"
 skipped_peers=$(grep -c 'PABLO_SKIP_PEERS=1' "$log" || true)
 
