@@ -123,16 +123,20 @@ func (p *Provider) FirstRequest() time.Time {
 	return time.Unix(0, ns)
 }
 
-// Check ends a sample: it fails unless exactly two requests came and the
-// second carried the shell's real output.
-func (p *Provider) Check() error {
+// Check ends a sample of one task: it fails unless exactly two requests
+// came and the second carried the shell's real output.
+func (p *Provider) Check() error { return p.CheckTasks(1) }
+
+// CheckTasks ends a sample of n tasks: it fails unless exactly 2n requests
+// came and every second one carried the shell's real output.
+func (p *Provider) CheckTasks(n int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.problems) > 0 {
 		return fmt.Errorf("the provider fixture saw: %s", strings.Join(p.problems, "; "))
 	}
-	if n := p.requests.Load(); n != 2 {
-		return fmt.Errorf("the sample made %d model requests, want exactly 2", n)
+	if got := p.requests.Load(); int(got) != 2*n {
+		return fmt.Errorf("%d tasks made %d model requests, want exactly %d", n, got, 2*n)
 	}
 	return nil
 }
