@@ -140,7 +140,10 @@ func BenchmarkEventLatency(b *testing.B) {
 	b.ReportMetric(rank(0.50), "instrument-p50-ns")
 }
 
-// BenchmarkRun1000Events is a whole task of 1,000 events.
+// BenchmarkRun1000Events is the no-trace run of the reference's
+// trace-overhead method: a whole task of 1,000 events from an in-process
+// model (996 text deltas of 16 bytes, where the reference streams 1,000 of
+// 32), the same task as BenchmarkRun1000EventsTraced/no-trace.
 func BenchmarkRun1000Events(b *testing.B) {
 	rt := benchRuntime(b, `{"turns":[{"text":`+deltas(996, "0123456789abcdef")+`}]}`)
 	b.ReportAllocs()
@@ -201,8 +204,11 @@ func BenchmarkRun1000EventsTraced(b *testing.B) {
 	}
 }
 
-// BenchmarkCoreRun is the reference's core run: two model calls and one
-// fs.read, the second answer streamed as 32 deltas of 16 bytes.
+// BenchmarkCoreRun is the engine's part of a core run: two model calls
+// from an in-process scripted model and one fs.read, the second answer
+// streamed as 32 deltas of 16 bytes. It is not the reference's core run,
+// which streams from a loopback provider and runs a real printf:
+// BenchmarkReferenceCoreRun is.
 func BenchmarkCoreRun(b *testing.B) {
 	dir := b.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte(strings.Repeat("evidence line\n", 64)), 0o600)

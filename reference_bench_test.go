@@ -10,31 +10,26 @@ import (
 	"github.com/pabloagent/pablo/internal/measure"
 )
 
-// BenchmarkReferenceCoreRun is the reference's core run (core_run_ms) by
-// its method: the real Chat Completions adapter against the loopback SSE
-// fixture of internal/measure, two model calls, the first a shell.run of
-// one real printf, the second 32 deltas of 16 bytes. The deployment, the
-// provider, the tool catalogs and the runtime are built outside the timer,
-// as the reference builds its provider, tool registry and OTel SDK; the
-// time is Runtime.Run's. Five warm-up tasks are dropped; run it with
-// -benchtime 30x for the reference's 30 samples. It reports nearest-rank
-// p50 and p95 (core-run-p50-ms, core-run-p95-ms), once with the default
-// sandbox (bubblewrap) and once with options.shell.sandbox.mode = "off"
-// under a literal command policy that allows /usr/bin/printf (without one
-// an unsandboxed shell.run waits for an approver).
+// BenchmarkReferenceCoreRun takes the reference's core run (core_run_ms) by
+// the reference's method: the real Chat Completions adapter against the
+// loopback SSE fixture of internal/measure, two model calls, the first a
+// shell.run of one real printf, the second 32 deltas of 16 bytes. The
+// deployment, the provider, the tool catalogs and the runtime are built
+// outside the timer, as the reference builds its provider, tool registry and
+// OTel SDK; the time is Runtime.Run's. Five warm-up tasks are dropped; run
+// it with -benchtime 30x for the reference's 30 samples. It reports
+// nearest-rank p50 and p95 (core-run-p50-ms, core-run-p95-ms), once with the
+// default sandbox (bubblewrap) and once with options.shell.sandbox.mode =
+// "off" under a literal command policy that allows /usr/bin/printf (without
+// one an unsandboxed shell.run waits for an approver).
 func BenchmarkReferenceCoreRun(b *testing.B) {
-	for _, c := range []struct{ name, sandbox string }{
-		{"sandbox=default", ""},
-		{"sandbox=off", measureShellOff},
-	} {
-		b.Run(c.name, func(b *testing.B) {
+	for _, sb := range measure.Sandboxes() {
+		b.Run(sb.Name, func(b *testing.B) {
 			provider := measure.NewProvider()
 			defer provider.Close()
 			dir, ws := b.TempDir(), b.TempDir()
-			doc := "schema_version = 1\n[options.model]\nprovider = \"openai_compatible\"\nid = \"fixture\"\n" +
-				"endpoint = \"https://fixture.invalid/v1/chat/completions\"\n[options.shell]\nenabled = true\n" + c.sandbox
 			cfg := filepath.Join(dir, "deployment.toml")
-			if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+			if err := os.WriteFile(cfg, []byte(measure.Deployment(sb)), 0o600); err != nil {
 				b.Fatal(err)
 			}
 			d, err := Load(LoadOptions{Config: cfg, Bindings: map[string]string{"workspace": ws}})
@@ -75,10 +70,5 @@ func BenchmarkReferenceCoreRun(b *testing.B) {
 		})
 	}
 }
-
-// measureShellOff turns shell.run's sandbox off under the literal command
-// policy that lets the measurement's printf run unasked.
-const measureShellOff = "[options.shell.sandbox]\nmode = \"off\"\n[options.shell.commands]\ndefault = \"deny\"\n" +
-	"allow = [{ id = \"measure.printf\", executable = \"/usr/bin/printf\", args = [], match = \"prefix\" }]\n"
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }

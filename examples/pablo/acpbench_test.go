@@ -22,8 +22,9 @@ func acpBenchSetup(b *testing.B) (bin, cfg, ws string) {
 	return bin, cfg, ws
 }
 
-// BenchmarkACPWarmPrompt measures a warm prompt, as the reference's
-// acp_warm_prompt_ms does: one `pablo acp --stdio` process, warmed by five
+// BenchmarkACPWarmPrompt measures a warm prompt of the engine and the ACP
+// server alone (BenchmarkReferenceACP is the reference's acp_warm_prompt_ms,
+// by its method): one `pablo acp --stdio` process, warmed by five
 // prompts, a scripted one-text reply, from the request's write on the real
 // stdin pipe to its response read from stdout. NewSession prompts a fresh
 // session each time (the reference's independent sessions; the session's
@@ -71,33 +72,4 @@ func BenchmarkACPWarmPrompt(b *testing.B) {
 			b.ReportMetric(float64(percentile(samples, 0.99).Nanoseconds())/1e3, "warm-prompt-p99-us")
 		})
 	}
-}
-
-// BenchmarkACPIdleRSS measures, from outside the process, the memory of a
-// `pablo acp --stdio` process right after it answered initialize (the
-// reference's idle RSS): VmRSS and VmHWM of /proc/PID/status, medians over
-// the processes started (idle-rss-KiB, idle-hwm-KiB).
-func BenchmarkACPIdleRSS(b *testing.B) {
-	bin, cfg, ws := acpBenchSetup(b)
-	var rss, hwm []int64 // KiB
-	for b.Loop() {
-		p := startACP(b, bin, "--config", cfg, "--bind", "workspace="+ws)
-		if _, _, err := p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
-			b.Fatal(err)
-		}
-		r, err := procStatus(p.cmd.Process.Pid, "VmRSS")
-		if err != nil {
-			b.Fatal(err)
-		}
-		h, err := procStatus(p.cmd.Process.Pid, "VmHWM")
-		if err != nil {
-			b.Fatal(err)
-		}
-		rss, hwm = append(rss, r), append(hwm, h)
-		if err := p.close(); err != nil {
-			b.Fatalf("pablo acp after EOF: %v", err)
-		}
-	}
-	b.ReportMetric(float64(percentile(rss, 0.5)), "idle-rss-KiB")
-	b.ReportMetric(float64(percentile(hwm, 0.5)), "idle-hwm-KiB")
 }

@@ -20,16 +20,6 @@ import (
 // reference's 30 samples (5 warm-ups are dropped first); scripts/measure.sh
 // runs them all and adds the binary's size and the load average.
 
-// measureSandboxes are the two deployments every figure is taken with:
-// the default sandbox (bubblewrap) and the sandbox off under a literal
-// command policy that allows the printf (without one an unsandboxed
-// shell.run waits for an approver). The reference has no sandbox.
-var measureSandboxes = []struct{ name, toml string }{
-	{"sandbox=default", ""},
-	{"sandbox=off", "[options.shell.sandbox]\nmode = \"off\"\n[options.shell.commands]\ndefault = \"deny\"\n" +
-		"allow = [{ id = \"measure.printf\", executable = \"/usr/bin/printf\", args = [], match = \"prefix\" }]\n"},
-}
-
 // measureBinary is PABLO_MEASURE_BINARY when set (scripts/measure.sh
 // builds the release binary once), else this tree built with -trimpath.
 func measureBinary(b *testing.B) string {
@@ -43,37 +33,35 @@ func measureBinary(b *testing.B) string {
 	return bin
 }
 
-// measureDeployment writes the measurement's deployment (the model an
-// OpenAI-compatible provider that --fixture-endpoint points at the
-// fixture, shell.run on) and a workspace; it returns both paths.
-func measureDeployment(b *testing.B, sandbox string) (cfg, ws string) {
+// measureDeployment writes the measurement's deployment in the sandbox sb
+// and a workspace; it returns both paths.
+func measureDeployment(b *testing.B, sb measure.Sandbox) (cfg, ws string) {
 	dir := b.TempDir()
 	ws, err := filepath.EvalSymlinks(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg = filepath.Join(dir, "deployment.toml")
-	doc := "schema_version = 1\n[options.model]\nprovider = \"openai_compatible\"\nid = \"fixture\"\n" +
-		"endpoint = \"https://fixture.invalid/v1/chat/completions\"\n[options.shell]\nenabled = true\n" + sandbox
-	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(measure.Deployment(sb)), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	return cfg, ws
 }
 
-// BenchmarkReferenceCLI is the reference's CLI figures: for each sample a
-// whole `pablo run` process, timed from spawn to the first request at the
-// loopback provider (cli_provider_ready_ms: spawn-to-first-request-p50-ms)
-// and to its exit (cli_total_ms: whole-task-p50-ms), its JSON checked
-// (completed, the 512 streamed bytes) and the provider's two requests;
-// and `pablo --version`'s wall time (version_process_ms).
+// BenchmarkReferenceCLI takes the reference's CLI figures by the reference's
+// method: for each sample a whole `pablo run` process, timed from spawn to
+// the first request at the loopback provider (cli_provider_ready_ms:
+// spawn-to-first-request-p50-ms) and to its exit (cli_total_ms:
+// whole-task-p50-ms), its JSON checked (completed, the 512 streamed bytes)
+// and the provider's two requests; and `pablo --version`'s wall time
+// (version_process_ms).
 func BenchmarkReferenceCLI(b *testing.B) {
 	bin := measureBinary(b)
-	for _, sb := range measureSandboxes {
-		b.Run(sb.name, func(b *testing.B) {
+	for _, sb := range measure.Sandboxes() {
+		b.Run(sb.Name, func(b *testing.B) {
 			provider := measure.NewProvider()
 			defer provider.Close()
-			cfg, ws := measureDeployment(b, sb.toml)
+			cfg, ws := measureDeployment(b, sb)
 			want, _ := json.Marshal(measure.FinalText())
 			sample := func() (ready, total time.Duration) {
 				provider.Reset()
@@ -121,21 +109,22 @@ func BenchmarkReferenceCLI(b *testing.B) {
 	})
 }
 
-// BenchmarkReferenceACP is the reference's ACP figures, taken by the
-// official TypeScript client SDK (testdata/acpmeasure.mjs) against `pablo
-// acp --stdio`. Each sample is one fresh process (initialize, idle RSS by
-// `ps -o rss=` 50 ms after initialize, a new session, one prompt, EOF) and
-// one warm prompt (a new session in a process kept for up to 40 sessions
-// after 5 warm-up tasks). It reports acp-initialize, acp-prompt (fresh)
-// and acp-warm-prompt p50 and p95 in ms, and idle-rss-p50-KiB.
+// BenchmarkReferenceACP takes the reference's ACP figures by the reference's
+// method, through the official TypeScript client SDK
+// (testdata/acpmeasure.mjs) against `pablo acp --stdio`. Each sample is one
+// fresh process (initialize, idle RSS by `ps -o rss=` 50 ms after
+// initialize, a new session, one prompt, EOF) and one warm prompt (a new
+// session in a process kept for up to 40 sessions after 5 warm-up tasks). It
+// reports acp-initialize, acp-prompt (fresh) and acp-warm-prompt p50 and p95
+// in ms, and idle-rss-p50-KiB.
 func BenchmarkReferenceACP(b *testing.B) {
 	peers := needACPPeers(b)
 	bin := measureBinary(b)
-	for _, sb := range measureSandboxes {
-		b.Run(sb.name, func(b *testing.B) {
+	for _, sb := range measure.Sandboxes() {
+		b.Run(sb.Name, func(b *testing.B) {
 			provider := measure.NewProvider()
 			defer provider.Close()
-			cfg, ws := measureDeployment(b, sb.toml)
+			cfg, ws := measureDeployment(b, sb)
 			conf, _ := json.Marshal(map[string]any{
 				"sdk": peers.sdk, "bin": bin, "workspace": ws, "text": measure.FinalText(),
 				"args":    []string{"acp", "--stdio", "--config", cfg, "--bind", "workspace=" + ws, "--fixture-endpoint", provider.Endpoint()},

@@ -40,6 +40,31 @@ const (
 	DeltaBytes = 16
 )
 
+// Sandbox is one of the two ways every figure is taken: TOML is what it
+// adds to the deployment.
+type Sandbox struct{ Name, TOML string }
+
+// Sandboxes are the default sandbox (bubblewrap) and the sandbox off under
+// a literal command policy that allows the printf (without one an
+// unsandboxed shell.run waits for an approver). The reference has no
+// sandbox.
+func Sandboxes() []Sandbox {
+	return []Sandbox{
+		{"sandbox=default", ""},
+		{"sandbox=off", "[options.shell.sandbox]\nmode = \"off\"\n[options.shell.commands]\ndefault = \"deny\"\n" +
+			"allow = [{ id = \"measure.printf\", executable = \"/usr/bin/printf\", args = [], match = \"prefix\" }]\n"},
+	}
+}
+
+// Deployment is the measurement's deployment document: the model an
+// OpenAI-compatible provider whose endpoint the host points at the
+// Provider (--fixture-endpoint, HostOptions.FixtureEndpoint), shell.run on
+// in the sandbox sb.
+func Deployment(sb Sandbox) string {
+	return "schema_version = 1\n[options.model]\nprovider = \"openai_compatible\"\nid = \"fixture\"\n" +
+		"endpoint = \"https://fixture.invalid/v1/chat/completions\"\n[options.shell]\nenabled = true\n" + sb.TOML
+}
+
 // Warmups is the number of samples the method drops before it measures.
 const Warmups = 5
 
