@@ -175,7 +175,7 @@ func TestApprovalGatesOneCall(t *testing.T) {
 					t.Fatalf("asked %d times", len(asked))
 				}
 				req := asked[0]
-				if req.CallID != "c1" || req.Tool != "notes.read" || req.TaskID != task.ID() || req.AgentID == "" ||
+				if req.CallID != "call_1_1" || req.Tool != "notes.read" || req.TaskID != task.ID() || req.AgentID == "" ||
 					!strings.HasPrefix(req.ArgumentsDigest, "sha256:") || string(req.Arguments) != `{"note_id":"N-1"}` || !req.Decision.NeedsApproval ||
 					req.Effect != authority.EffectExecute || len(req.Resources) != 1 || req.Resources[0].Value != "N-1" {
 					t.Errorf("request not bound to the call: %+v", req)
@@ -195,7 +195,7 @@ func TestApprovalGatesOneCall(t *testing.T) {
 			tr := rep.Tasks[0]
 			tools := 0
 			for _, c := range tr.Completed {
-				if c.Kind == ledger.ToolCallKind && c.CallID == "c1" {
+				if c.Kind == ledger.ToolCallKind && c.CallID == "call_1_1" {
 					tools++
 				}
 			}

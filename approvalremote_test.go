@@ -55,7 +55,7 @@ func spawnRemote(id, remote string) []ToolCall {
 func TestRemoteApprovalAsksForThatRemoteOnly(t *testing.T) {
 	t.Parallel()
 	d := remoteApprovalDeployment(t)
-	m := &claimModel{turns: [][]ToolCall{spawnRemote("s1", "a"), spawnRemote("s2", "b"), spawnRemote("s3", "a"), spawnRemote("s4", "c")}}
+	m := &claimModel{turns: [][]ToolCall{spawnRemote("call_1_1", "a"), spawnRemote("call_2_1", "b"), spawnRemote("call_3_1", "a"), spawnRemote("call_4_1", "c")}}
 	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: m})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestRemoteApprovalAsksForThatRemoteOnly(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, req)
-		if req.CallID == "s1" {
+		if req.CallID == "call_1_1" {
 			return ApprovalAllowForTask, nil
 		}
 		return ApprovalAllowOnce, nil
@@ -89,8 +89,8 @@ func TestRemoteApprovalAsksForThatRemoteOnly(t *testing.T) {
 	for _, req := range asked {
 		calls = append(calls, req.CallID)
 	}
-	if strings.Join(calls, ",") != "s1,s2" {
-		t.Fatalf("asked about %v, want s1 (remote a) and s2 (remote b: a's grant never covers it); s3 is covered by a's grant, s4's remote c asks nothing", calls)
+	if strings.Join(calls, ",") != "call_1_1,call_2_1" {
+		t.Fatalf("asked about %v, want call_1_1 (remote a) and call_2_1 (remote b: a's grant never covers it); call_3_1 is covered by a's grant, call_4_1's remote c asks nothing", calls)
 	}
 	for i, remote := range []string{"a", "b"} {
 		req := asked[i]
@@ -103,7 +103,7 @@ func TestRemoteApprovalAsksForThatRemoteOnly(t *testing.T) {
 			t.Errorf("request %s: effect %s resources %v required by %+v", req.CallID, req.Effect, req.Resources, by)
 		}
 	}
-	for _, id := range []string{"s1", "s2", "s3", "s4"} {
+	for _, id := range []string{"call_1_1", "call_2_1", "call_3_1", "call_4_1"} {
 		if !strings.Contains(results[id], `"action":"spawn_remote"`) {
 			t.Errorf("%s: %s", id, results[id])
 		}

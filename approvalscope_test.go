@@ -74,12 +74,12 @@ func TestAllowForTaskNeverCoversAnotherCommand(t *testing.T) {
 		return `{"id":"` + id + `","name":"shell_run","arguments":{"command":"` + cmd + `","cwd":"."}}`
 	}
 	asked, done := runScoped(t, "[options.shell]\nenabled = true\n[options.shell.sandbox]\nmode = \"off\"\n",
-		turnsOf(sh("c1", "ls"), sh("c2", "ls"), sh("c3", "touch pwned"), sh("c4", "ls -a")), "c1")
-	if strings.Join(asked, ",") != "c1,c3,c4" {
-		t.Fatalf("asked about %v, want c1, c3 and c4: the grant for ls covered another command", asked)
+		turnsOf(sh("call_1_1", "ls"), sh("call_2_1", "ls"), sh("call_3_1", "touch pwned"), sh("call_4_1", "ls -a")), "call_1_1")
+	if strings.Join(asked, ",") != "call_1_1,call_3_1,call_4_1" {
+		t.Fatalf("asked about %v, want call_1_1, call_3_1 and call_4_1: the grant for ls covered another command", asked)
 	}
-	if !done["c1"] || !done["c2"] || done["c3"] || done["c4"] {
-		t.Errorf("completed %v, want c1 and c2 only", done)
+	if !done["call_1_1"] || !done["call_2_1"] || done["call_3_1"] || done["call_4_1"] {
+		t.Errorf("completed %v, want call_1_1 and call_2_1 only", done)
 	}
 }
 
@@ -91,9 +91,9 @@ func TestAllowForTaskCoversOneResource(t *testing.T) {
 		return `{"id":"` + id + `","name":"fs_write","arguments":{"path":"` + path + `","text":"` + text + `","expected_revision":null}}`
 	}
 	asked, _ := runScoped(t, "[options.filesystem]\nwrite = true\n[options.approvals]\nfilesystem_write = \"required\"\n",
-		turnsOf(w("c1", "a.txt", "one"), w("c2", "./a.txt", "two"), w("c3", "b.txt", "one")), "c1")
-	if strings.Join(asked, ",") != "c1,c3" {
-		t.Fatalf("asked about %v, want c1 and c3: the grant covers a.txt only", asked)
+		turnsOf(w("call_1_1", "a.txt", "one"), w("call_2_1", "./a.txt", "two"), w("call_3_1", "b.txt", "one")), "call_1_1")
+	if strings.Join(asked, ",") != "call_1_1,call_3_1" {
+		t.Fatalf("asked about %v, want call_1_1 and call_3_1: the grant covers a.txt only", asked)
 	}
 }
 

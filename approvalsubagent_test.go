@@ -65,7 +65,7 @@ func TestSubagentActionsThatDelegateNothingNeverAsk(t *testing.T) {
 	if obj := task.Wait(); obj.Outcome.Status != pablo.StatusCompleted {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
-	if strings.Join(asked, ",") != "s1:delegate" {
+	if strings.Join(asked, ",") != "call_1_1:delegate" { // the model's s1
 		t.Errorf("asked %v, want only the spawn s1 (effect delegate)", asked)
 	}
 	// The request says what the spawn delegates: the child's subset and

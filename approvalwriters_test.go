@@ -69,10 +69,15 @@ func TestTwoChildrenWritingOneRevisionInstallOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := map[string]string{}
+	// Each child's one fs.write, by the child's input letter ("a" or
+	// "b"): both are call_1_1, each of its own agent.
+	results, letter := map[string]string{}, map[string]string{}
 	for ev := range task.Events() {
-		if ev.Type == EventToolFinished && (ev.CallID == "a" || ev.CallID == "b") {
-			results[ev.CallID] = string(ev.Result)
+		switch {
+		case ev.Type == EventToolStarted && ev.Call.Name == "fs.write":
+			letter[ev.Agent.AgentID] = strings.TrimPrefix(argumentText(ev.Call.Arguments), "from ")
+		case ev.Type == EventToolFinished && ev.Name == "fs.write":
+			results[ev.Agent.AgentID] = string(ev.Result)
 		}
 	}
 	if obj := task.Wait(); obj.Outcome.Status != StatusCompleted {
@@ -80,7 +85,8 @@ func TestTwoChildrenWritingOneRevisionInstallOnce(t *testing.T) {
 		t.Fatalf("outcome %s", b)
 	}
 	won, lost := "", ""
-	for id, r := range results {
+	for agent, r := range results {
+		id := letter[agent]
 		switch {
 		case strings.Contains(r, `"status":"completed"`):
 			won += id
@@ -96,4 +102,13 @@ func TestTwoChildrenWritingOneRevisionInstallOnce(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(ws, "doc")); string(got) != "from "+won {
 		t.Errorf("doc holds %q, want the winner %s's text", got, won)
 	}
+}
+
+// argumentText is the "text" member of a JSON object of arguments.
+func argumentText(args json.RawMessage) string {
+	var a struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(args, &a)
+	return a.Text
 }

@@ -447,7 +447,7 @@ func TestChildCallsAskTheRootsApproverAndNarrowOnly(t *testing.T) {
 		if ev.Agent.Depth > 0 {
 			childAgents[ev.Agent.AgentID] = true
 		}
-		if ev.Type == pablo.EventToolFinished && ev.CallID == "bad" {
+		if ev.Type == pablo.EventToolFinished && ev.CallID == "call_1_1" && ev.Agent.Depth == 0 { // the model's "bad"
 			refusal = string(ev.Result)
 		}
 	}

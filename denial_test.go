@@ -109,7 +109,7 @@ func TestDeniedCallKeepsTerminalRecord(t *testing.T) {
 			}
 			var denied *ledger.CallReport
 			for i := range rep.Completed {
-				if rep.Completed[i].CallID == "c1" {
+				if rep.Completed[i].CallID == "call_1_1" {
 					denied = &rep.Completed[i]
 				}
 			}

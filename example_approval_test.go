@@ -30,6 +30,8 @@ func ExampleApprovals() {
 			"note": {Default: authority.Deny, Allow: []authority.Rule{{ID: "case.n1", Value: "N-1"}}},
 		}}},
 	})
+	// The model names its call "c1"; Pablo records it as call_1_1, the
+	// first call of the first turn, whatever ID the model wrote.
 	script, _ := pablo.ParseScript([]byte(`{"turns":[
 		{"tool_calls":[{"id":"c1","name":"notes_read","arguments":{"note_id":"N-1"}}]},
 		{"text":["done"]}]}`))
@@ -55,9 +57,9 @@ func ExampleApprovals() {
 		fmt.Println(a.CallID, a.Resources[0].Value, a.Answer, "via", a.Channel, "→", a.CallStatus)
 	}
 	// Output:
-	// approval.requested c1 notes.read execute
-	// approval.answered c1 allow_once
-	// c1 N-1 allow_once via review → completed
+	// approval.requested call_1_1 notes.read execute
+	// approval.answered call_1_1 allow_once
+	// call_1_1 N-1 allow_once via review → completed
 }
 
 // A subagent call that asks says what it delegates: the child's

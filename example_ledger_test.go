@@ -95,7 +95,7 @@ func ExampleRuntimeOptions_newLedger() {
 	// event 3 model.finished
 	// admit notes.read (allowed true by case.n1)
 	// event 4 tool.started
-	// settle tool c1: completed
+	// settle tool call_1_1: completed
 	// event 5 tool.finished
 	// event 6 model.started
 	// event 8 model.finished

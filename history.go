@@ -36,6 +36,9 @@ func (s *step) addHistory(ms ...Message) {
 		if ms[i].Role == RoleAssistant {
 			s.histTurns++
 		}
+		for _, c := range ms[i].ToolCalls {
+			s.noteWireID(c.ID)
+		}
 	}
 	s.history = append(s.history, ms...)
 }

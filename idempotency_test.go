@@ -56,11 +56,11 @@ func TestSideEffectsCarryTheirIdempotencyKey(t *testing.T) {
 			}
 			var result, agent string
 			for _, e := range events {
-				if e.Type == EventToolFinished && e.CallID == "c1" {
+				if e.Type == EventToolFinished && e.CallID == "call_1_1" {
 					result, agent = string(e.Result), e.Agent.AgentID
 				}
 			}
-			want := IdempotencyKey(*obj.RunID, agent, "c1")
+			want := IdempotencyKey(*obj.RunID, agent, "call_1_1")
 			if !strings.Contains(result, want) {
 				t.Errorf("result %s does not carry the key %s", result, want)
 			}
@@ -97,7 +97,7 @@ func TestRetriedCallCarriesTheSameKeyAfterARestart(t *testing.T) {
 			t.Fatalf("outcome %+v", obj.Outcome)
 		}
 		for _, e := range events {
-			if e.Type == EventToolFinished && e.CallID == "c1" {
+			if e.Type == EventToolFinished && e.CallID == "call_1_1" {
 				var res struct {
 					Shell struct {
 						Stdout string `json:"stdout"`
@@ -126,7 +126,7 @@ func TestRetriedCallCarriesTheSameKeyAfterARestart(t *testing.T) {
 	}
 	var recorded string
 	for _, c := range report.Completed {
-		if c.CallID == "c1" {
+		if c.CallID == "call_1_1" {
 			recorded = c.IdempotencyKey
 		}
 	}

@@ -50,6 +50,9 @@ type step struct {
 	history   []Message // append-only: grown by addHistory alone
 	histBytes uint64    // messageBytes of every message of history
 	histTurns int       // the assistant messages the task has added to history (compaction does not lower it)
+	// wireIDs holds every tool-call ID the conversation has used on the
+	// wire (pairCalls keeps the ones it adds unique).
+	wireIDs   map[string]struct{}
 	defsBytes uint64    // the tool descriptors' measure, while defs is toolDefs
 	toolDefs  []ToolDef // the defs defsBytes measures
 	usage     ledger.Usage
@@ -236,11 +239,12 @@ func (s *step) turn() *Outcome {
 	if o := s.modelCallRemains(); o != nil {
 		return o
 	}
-	for _, call := range resp.ToolCalls {
+	turn := s.histTurns // the response is the history's last assistant turn
+	for i, call := range resp.ToolCalls {
 		if o := s.interrupted(); o != nil {
 			return o
 		}
-		if o := s.toolCall(call); o != nil {
+		if o := s.toolCall(call, callID(turn, i)); o != nil {
 			return o
 		}
 	}

@@ -209,6 +209,11 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 	if o != nil {
 		return nil, o
 	}
+	if len(resp.ToolCalls) > 0 {
+		paired := *resp
+		paired.ToolCalls = s.pairCalls(resp.ToolCalls, s.histTurns+1)
+		resp = &paired
+	}
 	s.addHistory(Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 	return resp, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -33,8 +32,11 @@ import (
 //	  ─approve→ ─dispatch→ dispatchedCall ─observe→ observation ─retain→ nil, or the outcome
 //
 // It returns nil when the task goes on.
-func (s *step) toolCall(call ToolCall) *Outcome {
-	rc, o := s.resolve(call)
+//
+// id is Pablo's ID of the call, which every record of it carries; call.ID
+// is the one its result goes back to the model under.
+func (s *step) toolCall(call ToolCall, id string) *Outcome {
+	rc, o := s.resolve(call, id)
 	if o != nil {
 		return o
 	}
@@ -62,11 +64,11 @@ func (s *step) toolCall(call ToolCall) *Outcome {
 // capability its name stands for, the catalog that owns it, its arguments
 // and the record the ledger keeps of it.
 type resolvedCall struct {
-	call  ToolCall // as the model wrote it: its result is returned under call.ID
+	call  ToolCall // as the model wrote it, under its wire ID: its result is returned under call.ID
 	id    authority.ID
 	owner ToolCatalog
 	args  json.RawMessage // the model's arguments; {} when it wrote none
-	rec   ledger.ToolCall // the ledger's record: ID, name, digest, size
+	rec   ledger.ToolCall // the ledger's record: Pablo's call ID, name, digest, size
 }
 
 // checkedCall is a resolved call its contract and its tool's own checks
@@ -103,11 +105,10 @@ type observation struct {
 }
 
 // resolve names a proposed call: the capability its wire name stands for
-// and the ledger record it is admitted or denied under. A name outside the
-// admitted catalog is a model misselection: the call is recorded denied
-// and the task ends.
-func (s *step) resolve(call ToolCall) (resolvedCall, *Outcome) {
-	r := s.t.rt
+// and the ledger record it is admitted or denied under, keyed by callID,
+// Pablo's ID of the call. A name outside the admitted catalog is a model
+// misselection: the call is recorded denied and the task ends.
+func (s *step) resolve(call ToolCall, callID string) (resolvedCall, *Outcome) {
 	id, known := s.byWire[call.Name]
 	if !known {
 		if cand := authority.ID(call.Name); s.owner[cand] != nil {
@@ -118,15 +119,7 @@ func (s *step) resolve(call ToolCall) (resolvedCall, *Outcome) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	rec := ledger.ToolCall{ID: call.ID, Name: string(id), ArgumentsDigest: sha256Tag(args), InputBytes: uint64(len(args))}
-	if _, n := r.opts.secrets.MaskString(rec.ID); n > 0 {
-		// The model wrote the ID: one holding a secret is recorded under
-		// an ID of the loop's own (the model still sees its own).
-		rec.ID = ""
-	}
-	if rec.ID == "" {
-		rec.ID = "call_" + strconv.FormatUint(uint64(len(s.history)), 10)
-	}
+	rec := ledger.ToolCall{ID: callID, Name: string(id), ArgumentsDigest: sha256Tag(args), InputBytes: uint64(len(args))}
 	if !known {
 		return resolvedCall{}, s.denyUnknown(call.Name, rec)
 	}

@@ -138,7 +138,7 @@ func noteCall(args string) ToolCall {
 // recorded denied and never validated, admitted or run.
 func TestToolCallUnknownNameStopsAtResolve(t *testing.T) {
 	ss := newStagedStep(t, ledger.Limits{})
-	_, o := ss.resolve(ToolCall{ID: "c1", Name: "notes_write", Arguments: json.RawMessage(`{}`)})
+	_, o := ss.resolve(ToolCall{ID: "c1", Name: "notes_write", Arguments: json.RawMessage(`{}`)}, "call_1_1")
 	if o == nil || o.Status != StatusPolicyDenied || o.Rule != "tool_unavailable" {
 		t.Fatalf("outcome %+v", o)
 	}
@@ -155,7 +155,7 @@ func TestToolCallUnknownNameStopsAtResolve(t *testing.T) {
 // announced or run.
 func TestToolCallContractRejectionNeverReachesAdmission(t *testing.T) {
 	ss := newStagedStep(t, ledger.Limits{})
-	rc, o := ss.resolve(noteCall(`{"note_id":"N-1","approved":true}`))
+	rc, o := ss.resolve(noteCall(`{"note_id":"N-1","approved":true}`), "call_1_1")
 	if o != nil {
 		t.Fatalf("resolve: %+v", o)
 	}
@@ -175,7 +175,7 @@ func TestToolCallContractRejectionNeverReachesAdmission(t *testing.T) {
 // deciding rule: the call is recorded denied and never charged or run.
 func TestToolCallDenialStopsAtValidate(t *testing.T) {
 	ss := newStagedStep(t, ledger.Limits{})
-	rc, o := ss.resolve(noteCall(`{"note_id":"N-2"}`))
+	rc, o := ss.resolve(noteCall(`{"note_id":"N-2"}`), "call_1_1")
 	if o != nil {
 		t.Fatalf("resolve: %+v", o)
 	}
@@ -195,7 +195,7 @@ func TestToolCallDenialStopsAtValidate(t *testing.T) {
 // the checked call yields no admitted call, and the tool never runs.
 func TestToolCallAdmissionRefusalNeverDispatches(t *testing.T) {
 	ss := newStagedStep(t, ledger.Limits{ToolCalls: ledger.Max(0)})
-	rc, o := ss.resolve(noteCall(`{"note_id":"N-1"}`))
+	rc, o := ss.resolve(noteCall(`{"note_id":"N-1"}`), "call_1_1")
 	if o != nil {
 		t.Fatalf("resolve: %+v", o)
 	}
@@ -217,7 +217,7 @@ func TestToolCallAdmissionRefusalNeverDispatches(t *testing.T) {
 // its result join the history.
 func TestToolCallIsRetainedOnlyByRetain(t *testing.T) {
 	ss := newStagedStep(t, ledger.Limits{})
-	rc, o := ss.resolve(noteCall(`{"note_id":"N-1"}`))
+	rc, o := ss.resolve(noteCall(`{"note_id":"N-1"}`), "call_1_1")
 	if o != nil {
 		t.Fatalf("resolve: %+v", o)
 	}

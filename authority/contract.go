@@ -27,6 +27,9 @@ type ToolSpec struct {
 
 // Call is one proposed tool call.
 type Call struct {
+	// ID is the runtime's own ID of the call ("call_T_I": the I-th call
+	// of the agent's T-th turn), unique within the agent; never the ID
+	// the model's provider gave it.
 	ID        string          `json:"id"`
 	Tool      ID              `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`

@@ -26,9 +26,9 @@ func TestLedgerShowPrintsApprovals(t *testing.T) {
 		want   []string
 		audit  string // answer channel call_status
 	}{
-		{"Approved", []string{"--approve", "fs.write"}, "completed", []string{`rule "approval.requested": call c1 arguments sha256:`, `allowed by layer "approval" rule "approval.allow_once": call c1 arguments sha256:`, "effect write",
-			"call c1 fs.write (write, arguments sha256:", ": allow_once via host; the call settled completed, key idem_"}, "allow_once host completed"},
-		{"NoChannel", nil, "policy_denied", []string{`denied by layer "approval" rule "approval.no_channel": call c1`, ": no_channel via none; the call settled policy_denied"}, "no_channel none policy_denied"},
+		{"Approved", []string{"--approve", "fs.write"}, "completed", []string{`rule "approval.requested": call call_1_1 arguments sha256:`, `allowed by layer "approval" rule "approval.allow_once": call call_1_1 arguments sha256:`, "effect write",
+			"call call_1_1 fs.write (write, arguments sha256:", ": allow_once via host; the call settled completed, key idem_"}, "allow_once host completed"},
+		{"NoChannel", nil, "policy_denied", []string{`denied by layer "approval" rule "approval.no_channel": call call_1_1`, ": no_channel via none; the call settled policy_denied"}, "no_channel none policy_denied"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -65,7 +65,7 @@ func TestLedgerShowPrintsApprovals(t *testing.T) {
 				t.Fatalf("ledger show --json: %v %s", err, js)
 			}
 			a := report.Approvals[0]
-			if a.TaskID != obj.RunID || a.AgentID != report.Tasks[0].RootAgentID || a.CallID != "c1" || a.Capability != "fs.write" ||
+			if a.TaskID != obj.RunID || a.AgentID != report.Tasks[0].RootAgentID || a.CallID != "call_1_1" || a.Capability != "fs.write" ||
 				!strings.HasPrefix(a.ArgumentsDigest, "sha256:") || a.Effect != "write" ||
 				!strings.HasPrefix(a.RequestID, "apr_") || a.RuleID == "" {
 				t.Errorf("the approval is not bound to the call: %+v", a)
@@ -73,7 +73,7 @@ func TestLedgerShowPrintsApprovals(t *testing.T) {
 			if got := a.Answer + " " + a.Channel + " " + a.CallStatus; got != c.audit {
 				t.Errorf("audit %q, want %q", got, c.audit)
 			}
-			if a.IdempotencyKey != pablo.IdempotencyKey(obj.RunID, a.AgentID, "c1") {
+			if a.IdempotencyKey != pablo.IdempotencyKey(obj.RunID, a.AgentID, "call_1_1") {
 				t.Errorf("the call's key %q is not its derivation", a.IdempotencyKey)
 			}
 		})

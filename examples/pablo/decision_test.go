@@ -61,12 +61,12 @@ func runScripted(t *testing.T, deployment []string, tool, args string) (recorded
 		t.Fatalf("recover: %s", rec)
 	}
 	for _, c := range rep.Tasks[0].Completed {
-		if c.CallID == "c1" {
+		if c.CallID == "call_1_1" {
 			_, show, _ := cli(t, "ledger", "show", "--store", store, obj.RunID)
 			return c, show
 		}
 	}
-	t.Fatalf("call c1 is not completed: %s", rec)
+	t.Fatalf("call call_1_1 is not completed: %s", rec)
 	return recordedCall{}, ""
 }
 

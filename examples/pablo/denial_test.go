@@ -127,7 +127,7 @@ func TestDeniedCallKeepsTerminalRecord(t *testing.T) {
 			}
 			found := false
 			for _, call := range task.Completed {
-				if call.CallID == "c1" {
+				if call.CallID == "call_1_1" {
 					found = true
 					if call.Status != "policy_denied" || call.Decision.Allowed || call.Decision.Layer != c.layer || call.Decision.RuleID != c.rule {
 						t.Fatalf("denied call recorded as %+v, want layer %q rule %q", call, c.layer, c.rule)

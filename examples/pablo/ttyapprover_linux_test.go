@@ -180,7 +180,7 @@ func TestRunAsksOnItsTerminal(t *testing.T) {
 				t.Fatalf("exit %d, %s %s, want %s", code, out.String(), errb.String(), c.status)
 			}
 			// The exact call, masked and escaped.
-			for _, w := range []string{"  request    apr_", "  call       c1", "  capability fs.write", "  effect     write",
+			for _, w := range []string{"  request    apr_", "  call       call_1_1", "  capability fs.write", "  effect     write",
 				`  arguments  {"path":"a.txt"`, `\u009b2J`, `\u001b[2J`, "  asked by   options.approvals rule options.approvals.filesystem_write"} {
 				if !strings.Contains(shown, w) {
 					t.Errorf("the prompt does not show %q:\n%s", w, shown)

@@ -113,6 +113,9 @@ type EventData struct {
 
 // Call is the call of a tool.started event.
 type Call struct {
+	// ID is Pablo's own ID of the call ("call_T_I"), the one the ledger,
+	// tool.output, tool.finished and approvals name it by; never the
+	// provider's.
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`

@@ -42,6 +42,10 @@ type Message struct {
 // ToolCall is one tool call a model proposed. Name is the wire name the
 // model saw (for example "fs_read"); the engine maps it back to a capability
 // ID and decides it like any other request. Arguments is a JSON object.
+// ID is the provider's: it only pairs the call with its tool result in the
+// conversation, and may be empty or repeat an earlier one (the engine then
+// sends the call back under one it makes up). The engine records every
+// call under an ID of its own.
 type ToolCall struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
