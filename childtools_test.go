@@ -75,7 +75,7 @@ func TestChildToolListKeepsNoUnnamedMCPTool(t *testing.T) {
 			var call, finished *Event
 			for i, ev := range events {
 				switch {
-				case ev.Type == EventToolFinished && ev.CallID == "m1":
+				case ev.Type == EventToolFinished && ev.CallID == "call_1_1" && ev.Agent.Depth == 1: // the child's m1
 					call = &events[i]
 				case ev.Type == EventRunFinished && ev.Agent.Depth == 1:
 					finished = &events[i]
