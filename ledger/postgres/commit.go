@@ -30,6 +30,11 @@ type item struct {
 	// rootAgent is set on a task record: the agent whose terminal record
 	// releases the lease. finish is set on a finish record.
 	rootAgent, finish string
+	// What the record changes in the index (see index.go): taskRecord is
+	// set on a task record, session on one with a session, group on a
+	// process group record.
+	taskRecord, group, isFinish bool
+	session                     *ledger.SessionLink
 }
 
 // Append implements [ledger.Store]: the records are encoded on the caller's
@@ -77,10 +82,11 @@ func (s *Store) append(ctx context.Context, recs []ledger.Record, volatile bool)
 			it.result = r.Result
 		}
 		if r.Kind == ledger.RecordTask && r.Task != nil {
-			it.rootAgent = r.Task.RootAgentID
+			it.rootAgent, it.taskRecord, it.session = r.Task.RootAgentID, true, r.Task.Session
 		}
+		it.group = r.Kind == ledger.RecordProcessGroup && r.ProcessGroup != nil
 		if r.Kind == ledger.RecordFinish && r.Finish != nil {
-			it.finish = r.Finish.AgentID
+			it.finish, it.isFinish = r.Finish.AgentID, true
 		}
 	}
 	s.mu.RLock()
@@ -282,6 +288,7 @@ func (s *Store) write(ctx context.Context, now time.Time, volatile bool, batch [
 			tw.acquired = tok
 		}
 	}
+	var ix indexWrite
 	var (
 		recTask            []string
 		recN               []int64
@@ -305,6 +312,7 @@ func (s *Store) write(ctx context.Context, now time.Time, volatile bool, batch [
 			recBody = append(recBody, it.body)
 			recDigest = append(recDigest, it.digest)
 			recToken = append(recToken, tw.token)
+			ix.add(it, tw.token == 0)
 			if it.result != nil {
 				resRef = append(resRef, string(it.result.ID))
 				resData = append(resData, it.result.Data)
@@ -326,6 +334,7 @@ func (s *Store) write(ctx context.Context, now time.Time, volatile bool, batch [
 	if len(resRef) > 0 {
 		b.Queue(sqlResults, resRef, resData, resTask, resToken, s.owner, now)
 	}
+	ix.queue(b)
 	if len(relTasks) > 0 {
 		b.Queue(sqlRelease, relTasks, relTokens, s.owner)
 	}

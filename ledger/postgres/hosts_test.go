@@ -17,6 +17,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/pgtest"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/ledgertest"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/ledger/postgres"
 )
@@ -255,6 +256,9 @@ func TestKilledHostKeepsEveryAcknowledgedRecord(t *testing.T) {
 			}
 		}
 	}
+	// The index was written in the records' transactions: after the kill
+	// it still says what a full read says.
+	ledgertest.CheckIndex(t, s)
 	t.Logf("%d acknowledged facts of %d tasks checked after kill -9", len(lines), len(reports))
 }
 

@@ -81,10 +81,47 @@ var migrations = []string{
 		expires_at timestamptz NOT NULL,
 		released boolean NOT NULL DEFAULT false
 	);`,
+	// 2: the index of what needs attention (see index.go), filled from the
+	// records a version 1 store holds. Its rows are keys: what they name
+	// is read from pablo_records, checked against its digest.
+	`CREATE TABLE pablo_pending (
+		task_id text COLLATE "C" PRIMARY KEY,
+		root_agent text COLLATE "C" NOT NULL
+	);
+	CREATE TABLE pablo_groups (
+		task_id text COLLATE "C" NOT NULL,
+		n bigint NOT NULL,
+		PRIMARY KEY (task_id, n)
+	);
+	CREATE TABLE pablo_sessions (
+		session_id text COLLATE "C" NOT NULL,
+		turn bigint NOT NULL,
+		task_id text COLLATE "C" NOT NULL,
+		n bigint NOT NULL,
+		PRIMARY KEY (session_id, turn, task_id, n)
+	);
+	CREATE TEMPORARY TABLE pablo_v1_records ON COMMIT DROP AS
+		SELECT task_id, n, convert_from(body, 'UTF8')::jsonb AS j FROM pablo_records;
+	CREATE TEMPORARY TABLE pablo_v1_roots ON COMMIT DROP AS
+		SELECT DISTINCT ON (task_id) task_id, n, coalesce(j #>> '{task,root_agent_id}', '') AS root
+		FROM pablo_v1_records WHERE j->>'kind' = 'task' AND jsonb_typeof(j->'task') = 'object'
+		ORDER BY task_id, n;
+	INSERT INTO pablo_pending (task_id, root_agent)
+		SELECT t.task_id, coalesce(r.root, '')
+		FROM (SELECT DISTINCT task_id FROM pablo_records) t LEFT JOIN pablo_v1_roots r USING (task_id)
+		WHERE NOT EXISTS (SELECT 1 FROM pablo_v1_records f
+			WHERE f.task_id = t.task_id AND f.j->>'kind' = 'finish' AND jsonb_typeof(f.j->'finish') = 'object'
+			AND coalesce(f.j #>> '{finish,agent_id}', '') = coalesce(r.root, '') AND f.n > coalesce(r.n, 0));
+	INSERT INTO pablo_groups (task_id, n)
+		SELECT g.task_id, g.n FROM pablo_v1_records g JOIN pablo_pending p USING (task_id)
+		WHERE g.j->>'kind' = 'process_group' AND jsonb_typeof(g.j->'process_group') = 'object';
+	INSERT INTO pablo_sessions (session_id, turn, task_id, n)
+		SELECT coalesce(j #>> '{task,session,session_id}', ''), coalesce((j #>> '{task,session,turn}')::bigint, 0), task_id, n
+		FROM pablo_v1_records WHERE j->>'kind' = 'task' AND jsonb_typeof(j #> '{task,session}') = 'object';`,
 }
 
 // SchemaVersion is the schema version this code writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrateLock keys the advisory lock that serializes migrations across
 // every process opening the same database.
