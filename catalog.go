@@ -26,6 +26,13 @@ type ToolCatalog interface {
 	Call(ctx context.Context, call ToolInvocation) ToolResult
 }
 
+// CodeArtifactChanged is the error code of the recoverable result a
+// child's fs.read or fs.search returns when a file it was handed (an
+// artifact handoff) no longer holds the handed revision: none of its bytes
+// is returned, and the result's filesystem.error names the path, the
+// handed_revision and the current_revision.
+const CodeArtifactChanged = outcome.FailureCode(fstools.ArtifactChanged)
+
 // workspaceCatalog adapts the native filesystem tools.
 type workspaceCatalog struct {
 	tools *fstools.Tools
@@ -66,7 +73,13 @@ func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call) ledger
 	var ae *fstools.ArgumentError
 	switch {
 	case errors.As(err, &fe):
-		return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: map[string]any{"filesystem": map[string]any{"error": map[string]any{"code": string(fe.Code), "message": fe.Error()}}}}
+		e := map[string]any{"code": string(fe.Code), "message": fe.Error()}
+		if fe.Code == fstools.ArtifactChanged {
+			// A handed file's bytes changed: say which file and which
+			// revisions, as fields a host or model can act on.
+			e["path"], e["handed_revision"], e["current_revision"] = fe.Path, fe.Handed, fe.Current
+		}
+		return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: map[string]any{"filesystem": map[string]any{"error": e}}}
 	case errors.As(err, &de):
 		return ledger.ToolResult{Status: outcome.ToolPolicyDenied, Rule: de.Decision.RuleID, Decision: de.Decision, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "rule_id": de.Decision.RuleID}}}
 	case errors.As(err, &le):

@@ -15,6 +15,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/eventlog"
+	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
@@ -98,7 +99,7 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 	m := narrowRoute(p.conf.model, spec.Capabilities.ModelRoute)
 	s := &step{t: t, agent: id, modelInfo: m.Info(), payloads: p.payloads, conf: agentConf{
 		model: m, auth: auth, input: spec.Input, context: childContext(spec), approver: p.conf.approver, output: out,
-		child: true, catalogs: childCatalogs(p.catalogs), view: p.view,
+		child: true, catalogs: childCatalogs(p.catalogs), view: p.view, pins: handedPins(spec),
 	}}
 	// The child compacts inside its own context ceiling, which lies
 	// within its parent's.
@@ -134,6 +135,50 @@ func childNarrowing(spec children.Spec) authority.Narrowing {
 		n.Skills = append(n.Skills, authority.ID(sk))
 	}
 	return n
+}
+
+// handedPins are the files spec's artifact handoffs hand the child, at
+// the revisions the supervisor verified right before starting it.
+func handedPins(spec children.Spec) []fstools.Pin {
+	var pins []fstools.Pin
+	for _, h := range spec.Handoffs {
+		if h.Artifact != nil {
+			pins = append(pins, fstools.Pin{Path: h.Artifact.Path, Revision: h.Artifact.Revision})
+		}
+	}
+	return pins
+}
+
+// pinHanded binds the child's workspace tools in v, and in its catalogs,
+// to the files it was handed: the verification at its start is then not
+// the last one, each read of a handed file is checked against the handed
+// revision on the bytes it returns (fstools.Pin). The parent's catalogs
+// are unchanged; the child gets its own pinned copy of the workspace
+// catalog.
+func (s *step) pinHanded(v *toolView) error {
+	if len(s.conf.pins) == 0 {
+		return nil
+	}
+	cats := slices.Clone(s.catalogs)
+	for i, c := range cats {
+		wc, ok := c.(*workspaceCatalog)
+		if !ok {
+			continue
+		}
+		tools, err := wc.tools.WithPins(s.conf.pins)
+		if err != nil {
+			return fmt.Errorf("pablo: child %s: %w", s.agent, err)
+		}
+		mine := &workspaceCatalog{tools: tools, specs: wc.specs}
+		cats[i] = mine
+		for id, owner := range v.owner {
+			if owner == c {
+				v.owner[id] = mine
+			}
+		}
+	}
+	s.catalogs = cats
+	return nil
 }
 
 // childCatalogs are the parent's catalogs without the supervisor's: a

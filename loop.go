@@ -15,6 +15,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/eventlog"
+	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/output"
 	"github.com/pabloagent/pablo/internal/redact"
@@ -302,6 +303,10 @@ func (s *step) openCatalogs() *Outcome {
 		s.view = v
 		if v.err != nil {
 			return &Outcome{Status: StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
+		}
+		if err := s.pinHanded(v); err != nil {
+			return &Outcome{Status: StatusFailed, Code: outcome.FailChildAdmission, Delivery: outcome.NotSent,
+				Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
 		}
 		s.owner, s.byWire, s.refused, s.defs, s.contracts = v.owner, v.byWire, v.refused, v.defs, v.contracts
 		return nil
@@ -658,6 +663,10 @@ type agentConf struct {
 	child    bool
 	catalogs []ToolCatalog
 	view     *toolView // the parent's view, which a child's narrows
+	// pins are the files a child was handed (its artifact handoffs) at
+	// the revisions verified when it started: its workspace reads of
+	// them return those bytes or fail artifact_changed.
+	pins []fstools.Pin
 	// contextBytes is the agent's own context ceiling (a child's lies
 	// within its parent's); zero means none.
 	contextBytes uint64

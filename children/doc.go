@@ -9,7 +9,10 @@
 // [RemoteRunner] (nil: spawn_remote is not offered) starts a remote one
 // from a [RemoteSpec]. An [ArtifactVerifier] re-checks an artifact handoff
 // right before the downstream child starts; [RootVerifier] is the one over
-// an *os.Root of the workspace.
+// an *os.Root of the workspace. The start check is not the last: the
+// runtime binds the child's workspace reads of the handed path to the
+// handed revision, so each read returns those bytes or fails
+// artifact_changed.
 //
 // [Supervisor] is the seam a host can wrap: spawn, spawn_remote, inspect,
 // wait and stop. [New] returns the runtime's implementation, a [*Tree] for

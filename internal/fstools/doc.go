@@ -19,9 +19,9 @@
 // callers that already hold typed arguments.
 //
 // Failures come in four kinds that never mix:
-//   - *Error with a Code (not_found, not_file, ..., io_error): recoverable,
-//     returned to the model. Messages never carry raw operating-system text
-//     or file bytes.
+//   - *Error with a Code (not_found, not_file, ..., io_error, and Pablo's
+//     own artifact_changed): recoverable, returned to the model. Messages
+//     never carry raw operating-system text or file bytes.
 //   - *DeniedError: a policy denial carrying the authority.Decision;
 //     errors.Is(err, authority.ErrDenied) holds.
 //   - *LimitError with a LimitKind (filesystem_work, tool_output_bytes).
@@ -37,6 +37,11 @@
 // replace. Revision checks are optimistic: they detect a file that changed
 // after it was checked by anything that respects the gate, and most external
 // writers, but the workspace is not a transaction.
+//
+// An agent handed files (artifact handoffs) gets its own copy of the Tools
+// with those files pinned ([Tools.WithPins]): its fs.read and fs.search of a
+// pinned path hash the bytes they read and return them only when they are
+// the handed revision, else artifact_changed naming both revisions.
 //
 // fs.search streams each file through a fixed-size buffer instead of reading
 // it whole, so memory stays bounded whatever the file size. Because binary

@@ -11,7 +11,7 @@ import (
 // is itself an error so that errors.Is(err, fstools.Conflict) works.
 type Code string
 
-// The recoverable error codes of the reference.
+// The recoverable error codes: the reference's, and artifact_changed.
 const (
 	NotFound            Code = "not_found"
 	NotFile             Code = "not_file"
@@ -21,6 +21,10 @@ const (
 	Conflict            Code = "conflict"
 	MatchNotUnique      Code = "match_not_unique"
 	IOError             Code = "io_error"
+	// ArtifactChanged is Pablo's own: a read of a file the agent was
+	// handed (a [Pin]) found bytes of another revision than the handed
+	// one, and returned none of them.
+	ArtifactChanged Code = "artifact_changed"
 )
 
 // Error returns the code with the package prefix.
@@ -38,7 +42,10 @@ type Error struct {
 	// Detail says what happened and what to do, in words meant for the
 	// model.
 	Detail string
-	cause  error
+	// Handed and Current are set on ArtifactChanged only: the revision
+	// the file was handed at and the revision of the bytes read now.
+	Handed, Current string
+	cause           error
 }
 
 // Error says what failed and what to change.

@@ -65,6 +65,11 @@ func (t *Tools) Read(ctx context.Context, a ReadArgs) (*ReadResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A handed file's bytes are checked here, after the one read whose
+	// bytes are returned: there is nothing between the check and the use.
+	if err := c.checkPin(rel, data); err != nil {
+		return nil, err
+	}
 	if !utf8.Valid(data) {
 		return nil, &Error{Tool: c.id, Code: UnsupportedEncoding, Path: rel, Detail: "the file is not UTF-8 text"}
 	}
@@ -171,6 +176,9 @@ func (c *call) readOnce(tg *target) (data []byte, stable bool, err error) {
 		n := min(cap(data)-len(data), readChunk)
 		m, rerr := f.Read(data[len(data) : len(data)+n])
 		data = data[:len(data)+m]
+		if h := c.t.hooks.afterReadChunk; h != nil {
+			h(tg.rel)
+		}
 		if max > 0 && int64(len(data)) > max {
 			return nil, false, c.limit("limits.filesystem.max_file_bytes", max)
 		}

@@ -1,8 +1,10 @@
 package fstools
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -41,7 +43,9 @@ type SearchResult struct {
 // streamed through a fixed buffer. Binary files (a NUL byte or invalid UTF-8
 // anywhere), symlinks, special files, entries with non-UTF-8 names and
 // subtrees the agent may not read are skipped silently; skipped entries still
-// count toward MaxEntries. A file larger than MaxFileBytes, or more bytes than
+// count toward MaxEntries. A file the agent was handed ([Pin]) is read whole
+// and searched only when its bytes are the handed revision; otherwise the
+// search fails with artifact_changed. A file larger than MaxFileBytes, or more bytes than
 // MaxScanBytes, or entries deeper than MaxDepth, is a hard limit.
 func (t *Tools) Search(ctx context.Context, a SearchArgs) (*SearchResult, error) {
 	c := t.begin(ctx, authority.FSSearch)
@@ -183,15 +187,31 @@ func (s *search) file(dir *os.Root, p, name string) error {
 	if err := c.regular(tg); err != nil {
 		return err
 	}
-	f, _, err := c.openRegular(tg)
-	if err != nil {
-		return err
+	var r io.Reader
+	if _, pinned := c.t.pins.revision(p); pinned {
+		// A file this agent was handed is searched as fs.read reads it:
+		// one whole snapshot, checked against the handed revision, and
+		// only those bytes scanned.
+		data, err := c.snapshot(tg)
+		if err != nil {
+			return err
+		}
+		if err := c.checkPin(p, data); err != nil {
+			return err
+		}
+		r = bytes.NewReader(data)
+	} else {
+		f, _, err := c.openRegular(tg)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
 	}
-	defer f.Close()
 	var fileBytes int64
 	maxFile, maxScan := c.t.limits.MaxFileBytes, c.t.limits.MaxScanBytes
 	s.sc.reset(int(s.max + 1 - int64(len(s.matches))))
-	text, err := s.sc.scan(f, func(n int) error {
+	text, err := s.sc.scan(r, func(n int) error {
 		fileBytes += int64(n)
 		s.scanned += int64(n)
 		if maxFile > 0 && fileBytes > maxFile {

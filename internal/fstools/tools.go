@@ -58,13 +58,18 @@ type Tools struct {
 	// reserved is Options.Reserved (nil holds nothing).
 	reserved *Reserved
 	maskPage func([]byte, int, int) (string, int)
-	hooks    hooks
+	// pins are the files this agent was handed (WithPins); nil pins none.
+	pins  *pins
+	hooks hooks
 }
 
 // hooks let tests act between steps; all nil in production.
 type hooks struct {
 	betweenCheckAndOpen func(rel, name string)
 	beforeInstall       func(rel string)
+	// afterReadChunk runs after each chunk a whole-file read took, before
+	// the next: a test changes the file in the middle of the read.
+	afterReadChunk func(rel string)
 }
 
 // New builds an agent's Tools.

@@ -191,6 +191,7 @@ func (c *call) mutate(path string, expected *string, kinds []authority.ResourceK
 			return nil, c.ioErr(rel, err)
 		}
 		committed = true
+		c.t.pins.move(rel, res.Revision)
 		if err := tg.parent.Remove(tmp); err != nil {
 			return res, &CleanupError{Tool: c.id, Result: res, cause: err}
 		}
@@ -203,6 +204,9 @@ func (c *call) mutate(path string, expected *string, kinds []authority.ResourceK
 		return nil, c.ioErr(rel, err)
 	}
 	committed = true
+	// The agent's own commit, still under the gate: a file it was handed
+	// is now pinned to what it wrote.
+	c.t.pins.move(rel, res.Revision)
 	return res, nil
 }
 
