@@ -195,9 +195,9 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 		}
 		if h.Version != "" {
 			b.g.Nodes[b.index[id]].Attributes["protocol_version"] = h.Version
-			if !slices.Contains(mcp.SupportedVersions, h.Version) {
+			if !slices.Contains(mcp.SupportedVersions(), h.Version) {
 				b.set(id, Unsupported, GraphReason{Code: "mcp_version_unsupported", Health: string(h.State),
-					Detail: fmt.Sprintf("the server negotiated MCP protocol version %q; this client implements %v", h.Version, mcp.SupportedVersions)})
+					Detail: fmt.Sprintf("the server negotiated MCP protocol version %q; this client implements %v", h.Version, mcp.SupportedVersions())})
 			}
 		}
 		switch h.State {

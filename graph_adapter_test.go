@@ -11,7 +11,7 @@ import (
 func TestGraphMCPVersionTheClientDoesNotImplementIsUnsupported(t *testing.T) {
 	d := graphDeployment(t, "[options.shell]\nenabled = false\n"+graphScriptModel+graphMCPServer, "")
 	env := GraphOptions{LookupEnv: func(string) (string, bool) { return "x", true }}
-	env.Health = []mcp.Health{{Server: "records", State: mcp.Ready, Version: mcp.SupportedVersions[0]}}
+	env.Health = []mcp.Health{{Server: "records", State: mcp.Ready, Version: mcp.SupportedVersions()[0]}}
 	wantState(t, mustGraph(t, d, env), "mcp:records", Ready, "")
 	env.Health = []mcp.Health{{Server: "records", State: mcp.Ready, Version: "1999-01-01"}}
 	wantState(t, mustGraph(t, d, env), "mcp:records", Unsupported, "mcp_version_unsupported")

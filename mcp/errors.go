@@ -109,7 +109,7 @@ type VersionError struct {
 }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("mcp: server %q negotiated protocol version %q; this client implements %v (requested %s)", e.Server, textx.Shorten(e.Got, 64), SupportedVersions, e.Requested)
+	return fmt.Sprintf("mcp: server %q negotiated protocol version %q; this client implements %v (requested %s)", e.Server, textx.Shorten(e.Got, 64), SupportedVersions(), e.Requested)
 }
 
 // Unwrap returns ErrUnsupportedVersion and ErrProtocol.

@@ -21,12 +21,15 @@ const (
 )
 
 // Protocol versions. Initialize always requests ProtocolVersion; a server
-// may answer any of SupportedVersions.
+// may answer any of [SupportedVersions].
 const ProtocolVersion = "2025-11-25"
 
-// SupportedVersions lists the protocol versions this client implements,
-// newest first.
-var SupportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+// SupportedVersions returns the protocol versions this client implements,
+// newest first. Each call returns a fresh slice: the handshake reads its
+// own copy, so a caller that edits the result changes nothing.
+func SupportedVersions() []string {
+	return []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+}
 
 // Reference bounds.
 const (

@@ -135,7 +135,7 @@ func (s *session) initialize(ctx context.Context, name, version string) error {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("%w: initialize result does not decode: %v", ErrProtocol, err)
 	}
-	if !slices.Contains(SupportedVersions, res.ProtocolVersion) {
+	if !slices.Contains(SupportedVersions(), res.ProtocolVersion) {
 		return &VersionError{Server: s.server, Requested: ProtocolVersion, Got: res.ProtocolVersion}
 	}
 	s.version = res.ProtocolVersion
