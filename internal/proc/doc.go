@@ -1,7 +1,9 @@
 // Package proc starts and owns operating-system processes for Pablo.
 //
-// Every process started through [Start] becomes the leader of its own process
-// group. Whatever way the process ends — it exits, the caller's context is
+// Every process started through [Start] becomes the leader of a new session
+// and of its own process group, with no controlling terminal and stdin
+// /dev/null or a pipe: it cannot reach the terminal the host runs in (open
+// /dev/tty, or push input into it with TIOCSTI). Whatever way the process ends — it exits, the caller's context is
 // cancelled or times out, the caller calls [Process.Kill], or captured output
 // overflows its bound — the owner tears down the whole group the same way:
 //

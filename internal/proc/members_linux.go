@@ -104,21 +104,26 @@ func onlyZombies(pgid int) bool {
 	return true
 }
 
-// aliveIn reports whether pid is a live member of group pgid. A PID reused
-// by another process is in another group: every member of pgid is dead
-// once it has been killed, so none can have forked it.
-func aliveIn(pid, pgid int) bool {
+// initAlive reports whether pid, a namespace init the leader of group pgid
+// started, is still alive: in a group of its own (it made a session of its
+// own, as bubblewrap's --new-session does) or, when it was killed before it
+// got there, in the leader's. A PID reused by another process is in
+// neither (every member of pgid is dead once it has been killed, so none
+// can have forked it), but for the rare process that leads its own group,
+// which makes the probe wait for it and report an unproven cleanup: never a
+// group proven gone that is not.
+func initAlive(pid, pgid int) bool {
 	st, ok := readStat(strconv.Itoa(pid))
-	return ok && st.pgid == pgid && st.member.Alive()
+	return ok && (st.pgid == pgid || st.pgid == pid) && st.member.Alive()
 }
 
-// awaitExit waits until pid, a live member of group pgid, has exited or the
-// deadline passes, woken by the kernel through a pidfd rather than by
-// polling: a sandbox's namespace init exits a millisecond or so after
-// bubblewrap, once it has torn its namespaces down, and a probe on a
-// backoff would oversleep that by up to as much again. It reports whether
-// pid is gone; ok is false when no pidfd could be opened (a kernel before
-// 5.3), and the caller polls instead.
+// awaitExit waits until pid, a namespace init the leader of group pgid
+// started (see initAlive), has exited or the deadline passes, woken by the
+// kernel through a pidfd rather than by polling: a sandbox's namespace
+// init exits a millisecond or so after bubblewrap, once it has torn its
+// namespaces down, and a probe on a backoff would oversleep that by up to
+// as much again. It reports whether pid is gone; ok is false when no pidfd
+// could be opened (a kernel before 5.3), and the caller polls instead.
 func awaitExit(pid, pgid int, deadline time.Time) (gone, ok bool) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err == unix.ESRCH {
@@ -128,9 +133,9 @@ func awaitExit(pid, pgid int, deadline time.Time) (gone, ok bool) {
 		return false, false
 	}
 	defer unix.Close(fd)
-	// The pidfd is for whatever process has pid now: if that is no longer
-	// the group's member, the one we wait for is gone already.
-	if !aliveIn(pid, pgid) {
+	// The pidfd is for whatever process has pid now: if that is not the
+	// init, the one we wait for is gone already.
+	if !initAlive(pid, pgid) {
 		return true, true
 	}
 	for {

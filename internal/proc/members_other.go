@@ -14,9 +14,9 @@ func GroupMembers(pgid int) ([]Member, error) {
 // kill(-pgid, 0) alone.
 func onlyZombies(int) bool { return false }
 
-// aliveIn cannot be decided without /proc: it says alive, so the probe
-// relies on kill(-pgid, 0) alone.
-func aliveIn(int, int) bool { return true }
+// initAlive cannot be decided without /proc: it says alive (no sandbox
+// runs outside Linux, so no caller names an init there).
+func initAlive(int, int) bool { return true }
 
 // awaitExit needs a pidfd: outside Linux the probe polls.
 func awaitExit(int, int, time.Time) (gone, ok bool) { return false, false }

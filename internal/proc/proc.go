@@ -78,15 +78,18 @@ type Options struct {
 	// output matters: Wait closes the read end.
 	PipeStdout bool
 
-	// NamespaceInit, when set, says that every member of the group but
-	// the leader lives in one PID namespace, led by the leader's only
-	// child (bubblewrap's sandbox: its init), and returns that init's
-	// PID, or 0 when it cannot tell. It is called once the leader is
-	// reaped. The teardown then proves the group gone by that one process
-	// (gone, a zombie, or its PID in another group) instead of reading
-	// every process of the host: once a namespace's init has exited, the
-	// kernel has killed and reaped every other process in it. With 0 the
-	// whole group is probed as usual.
+	// NamespaceInit, when set, says that every process the leader starts
+	// lives in one PID namespace, led by the leader's only child
+	// (bubblewrap's sandbox: its init), which dies with the leader (its
+	// parent-death signal) and may lead a session of its own, out of the
+	// group (bubblewrap's --new-session); it returns that init's PID, or
+	// 0 when it cannot tell. It is called once the leader is reaped. The
+	// teardown then waits for that one process to be gone (exited, a
+	// zombie, or its PID held by a process in neither its group nor the
+	// leader's) before it probes the group, instead of reading every
+	// process of the host: once a namespace's init has exited, the kernel
+	// has killed and reaped every other process in it. With 0 the whole
+	// group is probed as usual.
 	NamespaceInit func() int
 }
 

@@ -377,8 +377,8 @@ func TestStartRejectsWhatWouldBreakOwnership(t *testing.T) {
 	t.Parallel()
 	withStdout := sh("true")
 	withStdout.Stdout = io.Discard
-	withSetsid := sh("true")
-	withSetsid.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	withTerminal := sh("true")
+	withTerminal.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	started := sh("true")
 	if err := started.Run(); err != nil {
 		t.Fatal(err)
@@ -390,7 +390,7 @@ func TestStartRejectsWhatWouldBreakOwnership(t *testing.T) {
 	}{
 		{"nil command", nil, proc.Options{}},
 		{"caller-owned stdout", withStdout, proc.Options{}},
-		{"setsid leaves the group", withSetsid, proc.Options{}},
+		{"setctty takes a terminal", withTerminal, proc.Options{}},
 		{"already started", started, proc.Options{}},
 		{"negative allowance", sh("true"), proc.Options{CleanupAllowance: -1}},
 		{"negative bound", sh("true"), proc.Options{MaxStdout: -1}},

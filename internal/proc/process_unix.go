@@ -38,10 +38,12 @@ type Process struct {
 	closePipe sync.Once
 }
 
-// Start starts cmd as the leader of a new process group and takes ownership
-// of it. cmd must not have been started and must leave Stdin, Stdout and
-// Stderr nil: the owner connects them as opts says. Start sets
-// cmd.SysProcAttr.Setpgid. When ctx is done the whole group is killed.
+// Start starts cmd as the leader of a new session and of its process
+// group, and takes ownership of it. cmd must not have been started and must
+// leave Stdin, Stdout and Stderr nil: the owner connects them as opts says
+// (stdin is /dev/null or a pipe, never a terminal). Start sets
+// cmd.SysProcAttr.Setsid, so the process has no controlling terminal. When
+// ctx is done the whole group is killed.
 //
 // Under a [Recorder] the command runs nothing before its group is
 // recorded: Start rewrites cmd to start [GateProgram], which waits for a
@@ -81,7 +83,14 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
 	if err := checkAttr(cmd.SysProcAttr); err != nil {
 		return nil, err
 	}
-	cmd.SysProcAttr.Setpgid = true
+	// A new session makes the process the leader of its group (pgid =
+	// pid, as Setpgid would) and leaves it without a controlling
+	// terminal: it cannot open /dev/tty, and the kernel refuses it
+	// TIOCSTI on the host's terminal, whose keystrokes the user's shell
+	// would run once the host exits. (setpgid on a session leader fails,
+	// so Setpgid stays unset.)
+	cmd.SysProcAttr.Setsid = true
+	cmd.SysProcAttr.Setpgid = false
 	cmd.SysProcAttr.Pgid = 0
 	if err := ctx.Err(); err != nil {
 		return nil, &StartError{Path: cmd.Path, Err: err}
@@ -312,23 +321,34 @@ func (p *Process) supervise(ctx context.Context, readersDone, flushDone <-chan s
 }
 
 // groupGone probes the group until kill(-pgid, 0) reports ESRCH (or only
-// zombies remain, or, with initPid, the namespace init that holds every
-// member left is no longer alive in the group) or the deadline passes.
+// zombies remain) or the deadline passes. With initPid, the namespace init
+// that holds every other process the leader started must be gone first.
 func groupGone(pgid, initPid int, deadline time.Time) bool {
 	if initPid > 0 {
-		if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
-			return true
+		// The init leads a session of its own (bubblewrap's
+		// --new-session), out of the group's reach: it dies of its
+		// parent-death signal once the leader is gone, and the kernel
+		// then kills and reaps every process of its namespace before
+		// the init's exit is reported.
+		gone, ok := awaitExit(initPid, pgid, deadline)
+		if !ok {
+			gone = probeUntil(deadline, func() bool { return !initAlive(initPid, pgid) })
 		}
-		if gone, ok := awaitExit(initPid, pgid, deadline); ok {
-			return gone || !aliveIn(initPid, pgid)
+		if !gone {
+			return false
 		}
 	}
+	return probeUntil(deadline, func() bool {
+		return syscall.Kill(-pgid, 0) == syscall.ESRCH || onlyZombies(pgid)
+	})
+}
+
+// probeUntil calls done on a short backoff until it reports true or the
+// deadline passes.
+func probeUntil(deadline time.Time, done func() bool) bool {
 	backoff := 200 * time.Microsecond
 	for {
-		if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
-			return true
-		}
-		if initPid > 0 && !aliveIn(initPid, pgid) || initPid <= 0 && onlyZombies(pgid) {
+		if done() {
 			return true
 		}
 		left := time.Until(deadline)
@@ -402,8 +422,8 @@ func (p *Process) Close() error {
 }
 
 func checkAttr(a *syscall.SysProcAttr) error {
-	if a.Setsid || a.Setctty || a.Foreground {
-		return fmt.Errorf("%w: SysProcAttr.Setsid, Setctty and Foreground would take the process out of its owned group; leave them unset", ErrInvalidOptions)
+	if a.Setctty || a.Foreground {
+		return fmt.Errorf("%w: SysProcAttr.Setctty and Foreground would give the process a terminal; leave them unset (Start makes it lead a new session, with none)", ErrInvalidOptions)
 	}
 	return nil
 }

@@ -17,6 +17,16 @@
 // parent, and when the first process ends the kernel kills every process
 // left in the PID namespace: a setsid or double-forked grandchild included.
 //
+// The command never holds the host's terminal. It runs in a session of its
+// own (bubblewrap's --new-session), so it has no controlling terminal:
+// /dev/tty does not open, and the kernel refuses TIOCSTI (pushing
+// keystrokes into a terminal's input queue, which the user's shell would
+// run once the host exits) on any terminal it might be handed. A seccomp
+// filter (bubblewrap's --seccomp, built once per [Launcher] and handed to
+// each call through a pipe) refuses ioctl TIOCSTI and TIOCLINUX with EPERM
+// on every descriptor as well, under every system call ABI of amd64 and
+// arm64; on other architectures the new session alone holds the line.
+//
 // There is never a silent fallback. Where bubblewrap is missing, cannot
 // create namespaces, or the platform is not Linux, [Launcher.Ready] and
 // [Launcher.Command] fail with an *[UnavailableError]
@@ -27,6 +37,7 @@
 //
 // [Probe] runs live canaries through the sandbox (a write outside the
 // workspace, a read of the host's environment, a connection to a loopback
-// listener) and reports each one blocked or not: `pablo doctor --probe
-// sandbox` and the test suite run it.
+// listener, keystrokes pushed into a terminal of the probe's own) and
+// reports each one blocked or not: `pablo doctor --probe sandbox` and the
+// test suite run it.
 package sandbox

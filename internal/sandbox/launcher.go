@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -38,6 +39,7 @@ type Launcher struct {
 	path   string
 	err    error    // why no sandbox can be made here, when one cannot
 	system []string // the bwrap arguments that show the system directories
+	filter []byte   // the compiled seccomp filter (nil where none is built)
 
 	readyMu   sync.Mutex // held while the live check runs
 	readyDone bool       // the check ran to an outcome of its own
@@ -77,6 +79,10 @@ func NewLauncher(path string) *Launcher {
 		return l
 	}
 	l.path, l.system = real, systemMounts()
+	// An architecture without the filter's numbers runs without it: the
+	// new session is what keeps a command off the terminal, the filter
+	// is the second layer (the package doc says where it exists).
+	l.filter, _ = terminalFilter(runtime.GOARCH)
 	l.cacheDir, _ = os.UserCacheDir()
 	return l
 }
@@ -171,6 +177,7 @@ type Command struct {
 
 	status, statusW *os.File // bubblewrap's JSON status pipe
 	statusRead      []byte   // what was read of it before Finish
+	filter          *os.File // the read end bubblewrap loads the seccomp filter from
 }
 
 // Command builds the command that runs spec under profile p. A profile
@@ -213,6 +220,16 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	if err != nil {
 		return nil, &SetupError{Detail: "status pipe: " + shortErr(err)}
 	}
+	files := []*os.File{w}
+	var filter *os.File
+	if l.filter != nil {
+		if filter, err = filterPipe(l.filter); err != nil {
+			r.Close()
+			w.Close()
+			return nil, &SetupError{Detail: "seccomp filter pipe: " + shortErr(err)}
+		}
+		files = append(files, filter)
+	}
 	env := make([]string, 0, len(spec.Env)+1)
 	for _, kv := range spec.Env {
 		if !strings.HasPrefix(kv, "HOME=") {
@@ -222,8 +239,8 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	env = append(env, "HOME="+Home)
 	// bubblewrap runs with the command's environment, not ours: its init
 	// is PID 1 inside, and /proc/1/environ is readable there.
-	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec), Env: env, ExtraFiles: []*os.File{w}}
-	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w}, nil
+	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec), Env: env, ExtraFiles: files}
+	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w, filter: filter}, nil
 }
 
 // Start starts the command as an owned process group (proc.Start), then
@@ -237,12 +254,17 @@ func (c *Command) Start(ctx context.Context, opts proc.Options) (*proc.Process, 
 	return p, err
 }
 
-// Started closes the parent's copy of the status pipe's write end.
+// Started closes the parent's copies of what only the child needs: the
+// status pipe's write end and the seccomp filter's read end.
 // [Command.Start] calls it.
 func (c *Command) Started() {
 	if c.statusW != nil {
 		c.statusW.Close()
 		c.statusW = nil
+	}
+	if c.filter != nil {
+		c.filter.Close()
+		c.filter = nil
 	}
 }
 
@@ -279,7 +301,9 @@ func (c *Command) Finish(stderr []byte) error {
 // namespaceInit is the PID of the sandbox's init, which bubblewrap writes
 // first on its status pipe once it has created it (0 when it has not).
 // Every process of the sandbox but bubblewrap itself lives in that init's
-// PID namespace, so proc proves the group gone by the init alone.
+// PID namespace, in the session the init leads (--new-session), so the
+// group's kill reaches bubblewrap alone, the init dies of its parent-death
+// signal (--die-with-parent), and proc proves the sandbox gone by the init.
 func (c *Command) namespaceInit() int {
 	// Called once bubblewrap is reaped: what it wrote is in the pipe.
 	_ = c.status.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
@@ -305,7 +329,16 @@ func (l *Launcher) args(p Profile, spec Spec) []string {
 	a = append(a, l.path,
 		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
 		"--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
-		"--die-with-parent", "--cap-drop", "ALL", "--json-status-fd", "3")
+		"--die-with-parent", "--cap-drop", "ALL", "--json-status-fd", "3",
+		// The command gets a session of its own, so no controlling
+		// terminal: it cannot open /dev/tty, and the kernel refuses it
+		// TIOCSTI on a terminal it holds (not its controlling one).
+		"--new-session")
+	if l.filter != nil {
+		// Refuses TIOCSTI and TIOCLINUX on any descriptor (fd 4 is the
+		// filter pipe, ExtraFiles[1]).
+		a = append(a, "--seccomp", "4")
+	}
 	if p.Network == Deny {
 		a = append(a, "--unshare-net")
 	}

@@ -20,10 +20,13 @@ import (
 type Canary struct {
 	// Name is a stable code: "write_outside_workspace",
 	// "read_host_environment", "read_root_only_file", "connect_loopback",
-	// "outlive_the_call".
+	// "outlive_the_call", "type_into_terminal", "terminal_ioctl".
 	Name string `json:"name"`
 	// Blocked is true when the escape failed.
 	Blocked bool `json:"blocked"`
+	// Skipped is true when the escape could not be tried here (Detail
+	// says why); Blocked is then false and means nothing.
+	Skipped bool `json:"skipped,omitempty"`
 	// Detail says what was tried, never what was read.
 	Detail string `json:"detail"`
 }
@@ -35,9 +38,12 @@ const probeAllowance = 10 * time.Second
 // of its own, removed afterwards): a write outside the workspace, a read of
 // the host's environment (every variable of this process that the command
 // was not given), a read of a file only the host's user may read, a TCP
-// connection to a loopback listener of this process, and a `setsid -f`
-// grandchild that tries to outlive the call. It reports each blocked or
-// not; what a canary read is never returned. A profile that is off shows
+// connection to a loopback listener of this process, a `setsid -f`
+// grandchild that tries to outlive the call, and TIOCSTI into a
+// pseudo-terminal of the probe's own given as the sandbox's controlling
+// terminal (see probeTerminal). It reports each blocked or not (or
+// skipped, where it cannot be tried); what a canary read is never
+// returned. A profile that is off shows
 // what the canaries catch unconfined. The error is a setup failure (the
 // launcher's *UnavailableError when no sandbox can be made).
 func Probe(ctx context.Context, l *Launcher, p Profile) ([]Canary, error) {
@@ -119,7 +125,12 @@ func Probe(ctx context.Context, l *Launcher, p Profile) ([]Canary, error) {
 			_ = pr.Kill()
 		}
 	}
-	return out, nil
+
+	terminal, err := probeTerminal(ctx, l, p, ws)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, terminal...), nil
 }
 
 // probeRun runs one canary script and returns its stdout.
