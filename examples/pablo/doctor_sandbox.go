@@ -53,7 +53,8 @@ func (dr *doctor) sandbox(ctx context.Context, d *pablo.Deployment, bwrap string
 
 // probeSandbox runs the live boundary canaries under shell.run's sandbox
 // (the default sandbox when shell.run is off or unconfined) and reports
-// each blocked or not.
+// each blocked or not (skipped where it cannot be tried here: the terminal
+// canaries need perl in the sandbox and a pseudo-terminal).
 func (dr *doctor) probeSandbox(ctx context.Context, d *pablo.Deployment, l *sandbox.Launcher, bwrap string) {
 	if dr.failed() {
 		dr.skip("probe.sandbox", "an earlier check failed; no canary was run")
@@ -72,6 +73,10 @@ func (dr *doctor) probeSandbox(ctx context.Context, d *pablo.Deployment, l *sand
 		return
 	}
 	for _, c := range canaries {
+		if c.Skipped {
+			dr.skip("probe.sandbox."+c.Name, "not tried under "+p.String()+": "+c.Detail)
+			continue
+		}
 		if c.Blocked {
 			dr.ok("probe.sandbox."+c.Name, "blocked under %s: %s", p, c.Detail)
 		} else {

@@ -12,9 +12,11 @@ import (
 // runs the live boundary canaries on this host (a write outside the
 // workspace, a read of the host's environment and of a file only the
 // host's user reads, a loopback connection, a daemon that tries to outlive
-// the call) and the suite holds each one blocked, so a regression of the
-// sandbox cannot pass unnoticed. The doctor also reports the sandbox a
-// call would get.
+// the call, keystrokes pushed into a terminal the probe owns and given to
+// the sandbox as its controlling terminal, the terminal requests the
+// seccomp filter refuses) and the suite holds each one blocked, so a
+// regression of the sandbox cannot pass unnoticed. The doctor also reports
+// the sandbox a call would get.
 func TestDoctorProbeSandboxBlocksEveryCanary(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "work")
@@ -44,7 +46,7 @@ func TestDoctorProbeSandboxBlocksEveryCanary(t *testing.T) {
 			}
 		}
 	}
-	if canaries != 5 {
-		t.Fatalf("%d canaries ran, want 5: %s", canaries, out)
+	if canaries != 7 || !strings.Contains(out, `"probe.sandbox.type_into_terminal"`) || !strings.Contains(out, `"probe.sandbox.terminal_ioctl"`) {
+		t.Fatalf("%d canaries ran, want 7 with the terminal's two: %s", canaries, out)
 	}
 }
