@@ -3,7 +3,9 @@
 // Every process started through [Start] becomes the leader of a new session
 // and of its own process group, with no controlling terminal and stdin
 // /dev/null or a pipe: it cannot reach the terminal the host runs in (open
-// /dev/tty, or push input into it with TIOCSTI). Whatever way the process ends — it exits, the caller's context is
+// /dev/tty, or push input into it with TIOCSTI). A command that makes its
+// own session for what it runs (bubblewrap, [Options.SessionByCommand])
+// leads a new process group only. Whatever way the process ends — it exits, the caller's context is
 // cancelled or times out, the caller calls [Process.Kill], or captured output
 // overflows its bound — the owner tears down the whole group the same way:
 //

@@ -78,18 +78,28 @@ type Options struct {
 	// output matters: Wait closes the read end.
 	PipeStdout bool
 
+	// SessionByCommand says that the command itself starts what it runs
+	// in a session of its own, with no controlling terminal (bubblewrap's
+	// --new-session): Start then makes it the leader of a new process
+	// group in the host's session, not of a new session. A new session
+	// costs more than the terminal: on a kernel with scheduler autogroups
+	// each session is a group of its own, and under load a short-lived
+	// one waits for the CPU (bubblewrap's setup took twice as long at a
+	// load of 20).
+	SessionByCommand bool
+
 	// NamespaceInit, when set, says that every process the leader starts
 	// lives in one PID namespace, led by the leader's only child
 	// (bubblewrap's sandbox: its init), which dies with the leader (its
 	// parent-death signal) and may lead a session of its own, out of the
 	// group (bubblewrap's --new-session); it returns that init's PID, or
 	// 0 when it cannot tell. It is called once the leader is reaped. The
-	// teardown then waits for that one process to be gone (exited, a
+	// teardown then kills that one process through a pidfd (the group
+	// kill may not reach it) and proves the group gone by it (exited, a
 	// zombie, or its PID held by a process in neither its group nor the
-	// leader's) before it probes the group, instead of reading every
-	// process of the host: once a namespace's init has exited, the kernel
-	// has killed and reaped every other process in it. With 0 the whole
-	// group is probed as usual.
+	// leader's) instead of reading every process of the host: once a
+	// namespace's init has exited, the kernel has killed and reaped every
+	// other process in it. With 0 the whole group is probed as usual.
 	NamespaceInit func() int
 }
 

@@ -42,8 +42,9 @@ type Process struct {
 // group, and takes ownership of it. cmd must not have been started and must
 // leave Stdin, Stdout and Stderr nil: the owner connects them as opts says
 // (stdin is /dev/null or a pipe, never a terminal). Start sets
-// cmd.SysProcAttr.Setsid, so the process has no controlling terminal. When
-// ctx is done the whole group is killed.
+// cmd.SysProcAttr.Setsid, so the process has no controlling terminal
+// (with [Options.SessionByCommand], Setpgid instead). When ctx is done the
+// whole group is killed.
 //
 // Under a [Recorder] the command runs nothing before its group is
 // recorded: Start rewrites cmd to start [GateProgram], which waits for a
@@ -89,8 +90,9 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
 	// TIOCSTI on the host's terminal, whose keystrokes the user's shell
 	// would run once the host exits. (setpgid on a session leader fails,
 	// so Setpgid stays unset.)
-	cmd.SysProcAttr.Setsid = true
-	cmd.SysProcAttr.Setpgid = false
+	session := !opts.SessionByCommand || cmd.SysProcAttr.Setsid
+	cmd.SysProcAttr.Setsid = session
+	cmd.SysProcAttr.Setpgid = !session
 	cmd.SysProcAttr.Pgid = 0
 	if err := ctx.Err(); err != nil {
 		return nil, &StartError{Path: cmd.Path, Err: err}
@@ -321,22 +323,20 @@ func (p *Process) supervise(ctx context.Context, readersDone, flushDone <-chan s
 }
 
 // groupGone probes the group until kill(-pgid, 0) reports ESRCH (or only
-// zombies remain) or the deadline passes. With initPid, the namespace init
-// that holds every other process the leader started must be gone first.
+// zombies remain) or the deadline passes. With initPid, the namespace
+// init that holds every other process the leader started is ended and
+// awaited instead: once it has exited, the kernel has killed and reaped
+// every process of its namespace.
 func groupGone(pgid, initPid int, deadline time.Time) bool {
 	if initPid > 0 {
 		// The init leads a session of its own (bubblewrap's
-		// --new-session), out of the group's reach: it dies of its
-		// parent-death signal once the leader is gone, and the kernel
-		// then kills and reaps every process of its namespace before
-		// the init's exit is reported.
-		gone, ok := awaitExit(initPid, pgid, deadline)
-		if !ok {
-			gone = probeUntil(deadline, func() bool { return !initAlive(initPid, pgid) })
+		// --new-session), out of the group kill's reach: it is killed
+		// through a pidfd, as the group kill would have killed it.
+		if gone, ok := endInit(initPid, pgid, deadline); ok {
+			return gone || !initAlive(initPid, pgid)
 		}
-		if !gone {
-			return false
-		}
+		// No pidfd: the init dies of its parent-death signal.
+		return probeUntil(deadline, func() bool { return !initAlive(initPid, pgid) })
 	}
 	return probeUntil(deadline, func() bool {
 		return syscall.Kill(-pgid, 0) == syscall.ESRCH || onlyZombies(pgid)

@@ -248,6 +248,9 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 func (c *Command) Start(ctx context.Context, opts proc.Options) (*proc.Process, error) {
 	if c.status != nil {
 		opts.NamespaceInit = c.namespaceInit
+		// bubblewrap runs the command in a session of its own
+		// (--new-session); bubblewrap itself stays in the host's.
+		opts.SessionByCommand = true
 	}
 	p, err := proc.Start(ctx, c.Cmd, opts)
 	c.Started()
@@ -301,9 +304,10 @@ func (c *Command) Finish(stderr []byte) error {
 // namespaceInit is the PID of the sandbox's init, which bubblewrap writes
 // first on its status pipe once it has created it (0 when it has not).
 // Every process of the sandbox but bubblewrap itself lives in that init's
-// PID namespace, in the session the init leads (--new-session), so the
-// group's kill reaches bubblewrap alone, the init dies of its parent-death
-// signal (--die-with-parent), and proc proves the sandbox gone by the init.
+// PID namespace, in the session the init leads (--new-session): the
+// group's kill reaches bubblewrap alone, so proc kills the init through a
+// pidfd (it would die of its parent-death signal, --die-with-parent, too)
+// and proves the sandbox gone by the init's exit.
 func (c *Command) namespaceInit() int {
 	// Called once bubblewrap is reaped: what it wrote is in the pipe.
 	_ = c.status.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
