@@ -88,7 +88,7 @@ func TestHandedArtifactIsRecheckedAtEachRead(t *testing.T) {
 			}
 			var read string
 			for ev := range task.Events() {
-				if ev.Type == pablo.EventToolFinished && ev.CallID == "r1" {
+				if ev.Type == pablo.EventToolFinished && ev.Name == "fs.read" && ev.Agent.Depth == 1 { // the reader's r1
 					read = string(ev.Result)
 				}
 			}
