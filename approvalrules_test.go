@@ -144,7 +144,7 @@ func TestNoLayerRemovesAnApproval(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gate, err := askGate(set, nil, d.Options.Approvals)
+		gate, err := askGate(set, nil, d.Options().Approvals)
 		if err != nil {
 			t.Fatal(err)
 		}

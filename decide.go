@@ -165,7 +165,7 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 		return authority.Decision{}, err
 	}
 	// The deployment's own approval classes ask here too, as in a task.
-	set, err := askGate(base, nil, d.Options.Approvals)
+	set, err := askGate(base, nil, d.c.Options.Approvals)
 	if err != nil {
 		return authority.Decision{}, err
 	}
@@ -190,12 +190,12 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 			}
 		}
 	}
-	if id == authority.Subagent && owner == nil && d.Options.Children.Enabled && set.Decide(authority.Request{Capability: id}).Allowed {
+	if id == authority.Subagent && owner == nil && d.c.Options.Children.Enabled && set.Decide(authority.Request{Capability: id}).Allowed {
 		// The subagent tool's catalog opens with a task: its calls are
 		// decided over the same tool spec (the remote a spawn_remote
 		// names) and judged by their action, as a task decides them. A
 		// denied subagent is decided as the capability alone.
-		sc := &subagentCatalog{Tool: children.NewTool(nil, sortedKeys(d.Options.A2A.Remotes))}
+		sc := &subagentCatalog{Tool: children.NewTool(nil, sortedKeys(d.c.Options.A2A.Remotes))}
 		owner = sc
 		specs = append(specs, sc.Tools()...)
 	}

@@ -34,15 +34,15 @@ var ErrConfig = config.ErrInvalid
 
 // Deployment is a resolved deployment: every import, profile, environment
 // binding and override applied, every default filled in, every reference
-// checked. It is immutable; its Fingerprint identifies its meaning.
+// checked. It is immutable; its Fingerprint identifies its meaning. What
+// its methods return is the caller's own copy: changing it changes neither
+// the deployment, its fingerprint nor the runtimes built from it.
 type Deployment struct {
 	// Fingerprint is "sha256:" over the canonical resolved configuration.
+	// It is a copy: the runtime records the deployment's own.
 	Fingerprint string
 	// InputFingerprint hashes the ordered sources that produced it.
 	InputFingerprint string
-	// Options is the typed view of the resolved options.* tables; field
-	// names follow the TOML keys.
-	Options config.Options
 
 	c *config.Deployment
 	// reserved holds the trace files this deployment opened: the workspace
@@ -69,8 +69,14 @@ func LoadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Deployment{Fingerprint: c.Fingerprint, InputFingerprint: c.InputFingerprint, Options: c.Options, c: c, reserved: &fstools.Reserved{}}, nil
+	return &Deployment{Fingerprint: c.Fingerprint, InputFingerprint: c.InputFingerprint, c: c, reserved: &fstools.Reserved{}}, nil
 }
+
+// Options returns a copy of the resolved options.* tables, field names
+// following the TOML keys. It is a deep copy: changing any of it (a limit,
+// a map entry, a slice element) changes nothing of the deployment, its
+// fingerprint or what a runtime built from it enforces.
+func (d *Deployment) Options() config.Options { return config.Clone(d.c.Options) }
 
 // Locked reports whether the deployment runs in lock mode.
 func (d *Deployment) Locked() bool { return d.c.Locked() }
@@ -78,8 +84,10 @@ func (d *Deployment) Locked() bool { return d.c.Locked() }
 // AllowedRunOverrides lists what a run may override.
 func (d *Deployment) AllowedRunOverrides() []string { return d.c.AllowedRunOverrides() }
 
-// Credentials returns the credential references by name.
-func (d *Deployment) Credentials() map[string]config.CredentialRef { return d.c.Credentials() }
+// Credentials returns a copy of the credential references by name.
+func (d *Deployment) Credentials() map[string]config.CredentialRef {
+	return config.Clone(d.c.Credentials())
+}
 
 // CanonicalJSON returns the canonical encoding of the resolved configuration
 // (the bytes the fingerprint covers, less the version envelope).
@@ -100,7 +108,7 @@ func (d *Deployment) Render() ([]byte, error) { return d.c.Render() }
 func (d *Deployment) Workspace() (string, error) { return d.c.Workspace() }
 
 // ResolvePath resolves a path object of the deployment (such as
-// d.Options.Trace.Path) to a real absolute path that stays inside its
+// d.Options().Trace.Path) to a real absolute path that stays inside its
 // root, symlinks included. The target need not exist; its deepest existing
 // ancestor must resolve inside the root.
 func (d *Deployment) ResolvePath(p config.PathRef) (string, error) { return d.c.ResolvePath(p) }

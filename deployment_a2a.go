@@ -19,7 +19,7 @@ import (
 // layers' a2a_remotes were checked when the deployment loaded: a remote no
 // layer admits with the same card URL and endpoint never gets here.
 func (d *Deployment) A2AOptions(host HostOptions) (a2a.Options, error) {
-	o := &d.Options
+	o := &d.c.Options
 	names := make([]string, 0, len(o.A2A.Remotes))
 	for name := range o.A2A.Remotes {
 		names = append(names, name)
@@ -56,7 +56,7 @@ func (d *Deployment) A2AOptions(host HostOptions) (a2a.Options, error) {
 // failing at spawn. It returns nil (and no error) when no remote is left,
 // so spawn_remote is not offered.
 func (d *Deployment) A2ARunner(ctx context.Context, host HostOptions) (*a2a.Runner, error) {
-	if len(d.Options.A2A.Remotes) == 0 {
+	if len(d.c.Options.A2A.Remotes) == 0 {
 		return nil, nil
 	}
 	opts, err := d.A2AOptions(host)

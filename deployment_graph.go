@@ -98,7 +98,7 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 	if err != nil {
 		return nil, err
 	}
-	b := &graphBuilder{g: Graph{Fingerprint: d.Fingerprint, Probed: opts.Health != nil || opts.Cards != nil}, index: map[string]int{}}
+	b := &graphBuilder{g: Graph{Fingerprint: d.c.Fingerprint, Probed: opts.Health != nil || opts.Cards != nil}, index: map[string]int{}}
 	credential := func(from, name string, consumer authority.Consumer, dest string) {
 		id := "credential:" + name + "@" + dest
 		b.node(GraphNode{ID: id, Kind: nodeCredential, Attributes: map[string]string{"name": name, "consumer": string(consumer), "destination": dest}})
@@ -144,8 +144,8 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 	for _, h := range opts.Health {
 		health[h.Server] = h
 	}
-	for _, name := range sortedKeys(d.Options.MCP.Servers) {
-		s := d.Options.MCP.Servers[name]
+	for _, name := range sortedKeys(d.c.Options.MCP.Servers) {
+		s := d.c.Options.MCP.Servers[name]
 		id := "mcp:" + name
 		attrs := map[string]string{"transport": s.Transport, "required": strconv.FormatBool(s.Required)}
 		for raw, pin := range s.Pins {
@@ -171,7 +171,7 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 		}
 		if !gd.Allowed {
 			gd = authority.Decision{Allowed: true}
-			if key := d.Options.Approvals.RequiredBy(string(authority.MCPTool(name, "pablo-graph-probe"))); key != "" {
+			if key := d.c.Options.Approvals.RequiredBy(string(authority.MCPTool(name, "pablo-graph-probe"))); key != "" {
 				gd.RequireApproval(config.ApprovalsLayer, key)
 			}
 		}
@@ -240,7 +240,7 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 
 	// The model route, its models and their credentials.
 	route := "model"
-	o := &d.Options
+	o := &d.c.Options
 	if o.ModelRoute != "" {
 		route = "route:" + o.ModelRoute
 		b.node(GraphNode{ID: route, Kind: nodeRoute, Attributes: map[string]string{"required_capabilities": strings.Join(d.c.RouteRequirements(o.ModelRoute), ",")}})
@@ -326,7 +326,7 @@ func (b *graphBuilder) sandbox(ctx context.Context, d *Deployment, from, id stri
 // exist and are admitted, required credentials exist, and the output
 // contract is a usable schema.
 func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority.Set) error {
-	if len(d.Options.Skills.Roots) == 0 {
+	if len(d.c.Options.Skills.Roots) == 0 {
 		return nil
 	}
 	sopts, err := d.SkillOptions()
@@ -339,7 +339,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority
 	}
 	activated := map[string]skills.ActiveSkill{}
 	var activateErr error
-	if selection := skillSelection(d.Options.Skills.Activate, set); len(selection) > 0 {
+	if selection := skillSelection(d.c.Options.Skills.Activate, set); len(selection) > 0 {
 		if act, err := cat.Activate(ctx, selection); err != nil {
 			activateErr = err
 		} else {
@@ -353,7 +353,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority
 		return err == nil && dec.Allowed
 	}
 	servers := func(name string) bool {
-		_, ok := d.Options.MCP.Servers[name]
+		_, ok := d.c.Options.MCP.Servers[name]
 		return ok && admitted(string(authority.MCPTool(name, "pablo-graph-probe")))
 	}
 	for _, f := range cat.Findings() {
@@ -369,7 +369,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority
 			attrs["output_contract"] = string(req.OutputSchema)
 		}
 		b.node(GraphNode{ID: id, Kind: nodeSkill, Capability: s.QualifiedName, Attributes: attrs})
-		if slices.Contains(d.Options.Skills.Activate, s.QualifiedName) {
+		if slices.Contains(d.c.Options.Skills.Activate, s.QualifiedName) {
 			// Selected by its ID: the runtime activates it only when
 			// the authority admits that ID.
 			dec, err := d.Decide(ctx, authority.ID(s.QualifiedName), nil)
@@ -403,7 +403,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority
 				n.Reasons = append(n.Reasons, GraphReason{Code: "authority_claim_flagged",
 					Detail: fmt.Sprintf("the instructions claim authority (%q); instructions are task data and grant nothing", m)})
 			}
-		} else if activateErr != nil && activates(d.Options.Skills.Activate, s) {
+		} else if activateErr != nil && activates(d.c.Options.Skills.Activate, s) {
 			b.set(id, Unsupported, GraphReason{Code: "skill_activation_failed", Detail: activateErr.Error()})
 		}
 	}

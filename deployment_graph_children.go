@@ -20,7 +20,7 @@ import (
 // subagent tool, so it requires the children node; a deployment with
 // remotes and children off leaves them unsupported.
 func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authority.Set, cards []a2a.Probe, credential func(from, name string, consumer authority.Consumer, dest string)) error {
-	o := &d.Options
+	o := &d.c.Options
 	if !o.Children.Enabled && len(o.A2A.Remotes) == 0 {
 		return nil
 	}

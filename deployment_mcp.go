@@ -26,7 +26,7 @@ func (d *Deployment) MCPOptions(host HostOptions) (mcp.Options, error) {
 }
 
 func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Options, error) {
-	o := &d.Options
+	o := &d.c.Options
 	names := make([]string, 0, len(o.MCP.Servers))
 	for name := range o.MCP.Servers {
 		names = append(names, name)
@@ -116,14 +116,14 @@ func (d *Deployment) mcpCatalogs(host HostOptions, set *authority.Set) (func(ctx
 // select them ([SessionOptions].MCPServers): name, command and arguments,
 // or URL.
 func (d *Deployment) SessionMCPServers() []SessionMCPServer {
-	names := make([]string, 0, len(d.Options.MCP.Servers))
-	for name := range d.Options.MCP.Servers {
+	names := make([]string, 0, len(d.c.Options.MCP.Servers))
+	for name := range d.c.Options.MCP.Servers {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	out := make([]SessionMCPServer, 0, len(names))
 	for _, name := range names {
-		s := d.Options.MCP.Servers[name]
+		s := d.c.Options.MCP.Servers[name]
 		out = append(out, SessionMCPServer{Name: name, Command: s.Command, Args: slices.Clone(s.Args), URL: s.URL})
 	}
 	return out

@@ -72,7 +72,7 @@ type modelBuilder struct {
 }
 
 func (b *modelBuilder) build() (Model, error) {
-	o := &b.d.Options
+	o := &b.d.c.Options
 	if o.ModelRoute != "" {
 		return b.route(o.ModelRoute)
 	}
@@ -85,7 +85,7 @@ func (b *modelBuilder) build() (Model, error) {
 
 // route flattens the selected route and builds each entry.
 func (b *modelBuilder) route(name string) (Model, error) {
-	o := &b.d.Options
+	o := &b.d.c.Options
 	rt, ok := o.Routes[name]
 	if !ok {
 		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/model_route", Message: fmt.Sprintf("no route named %q", name)}

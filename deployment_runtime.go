@@ -64,17 +64,17 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 	if err != nil {
 		return nil, err
 	}
-	auth, err := askGate(set, opts.Ask, d.Options.Approvals)
+	auth, err := askGate(set, opts.Ask, d.c.Options.Approvals)
 	if err != nil {
 		return nil, err
 	}
-	o := &d.Options
+	o := &d.c.Options
 	ro := RuntimeOptions{
 		Authority:       auth,
 		Limits:          d.ledgerLimits(),
 		MaxOutputTokens: o.Limits.MaxOutputTokens,
 		Store:           opts.Store,
-		Deployment:      &DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: d.Fingerprint},
+		Deployment:      &DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: d.c.Fingerprint},
 		Sink:            opts.Sink,
 		Tracer:          opts.Tracer,
 		Now:             opts.Now,
@@ -162,7 +162,7 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 // route the smallest window its entries declare (any of them may serve a
 // request). Nil when compaction is off.
 func (d *Deployment) compactionOptions(m Model) *CompactionOptions {
-	c := d.Options.Context
+	c := d.c.Options.Context
 	if !c.Enabled {
 		return nil
 	}
@@ -175,13 +175,13 @@ func (d *Deployment) compactionOptions(m Model) *CompactionOptions {
 	}
 	if rm, ok := m.(*routeModel); ok {
 		for _, e := range rm.r.Options().Entries {
-			if p, ok := d.Options.Models[e.Name]; ok {
+			if p, ok := d.c.Options.Models[e.Name]; ok {
 				window(p.ContextWindowTokens)
 			}
 		}
 		return out
 	}
-	window(d.Options.Model.ContextWindowTokens)
+	window(d.c.Options.Model.ContextWindowTokens)
 	return out
 }
 
@@ -195,7 +195,7 @@ func limitInt(l ledger.Limit) int64 {
 }
 
 func (d *Deployment) ledgerLimits() ledger.Limits {
-	l := d.Options.Limits
+	l := d.c.Options.Limits
 	return ledger.Limits{
 		ModelCalls:      l.MaxModelCalls,
 		ToolCalls:       l.MaxToolCalls,
@@ -213,8 +213,8 @@ func (d *Deployment) ledgerLimits() ledger.Limits {
 
 // configuredModel builds the model the deployment selects.
 func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (Model, error) {
-	m := d.Options.Model
-	if d.Options.ModelRoute != "" {
+	m := d.c.Options.Model
+	if d.c.Options.ModelRoute != "" {
 		return d.httpModel(opts)
 	}
 	switch m.Provider {
@@ -260,7 +260,7 @@ type skillCatalog struct {
 }
 
 func (d *Deployment) activateSkills(ctx context.Context, set *authority.Set) (*skillCatalog, []Message, error) {
-	selection := skillSelection(d.Options.Skills.Activate, set)
+	selection := skillSelection(d.c.Options.Skills.Activate, set)
 	if len(selection) == 0 {
 		return nil, nil, nil
 	}
@@ -280,7 +280,7 @@ func (d *Deployment) activateSkills(ctx context.Context, set *authority.Set) (*s
 	for _, s := range active.Skills() {
 		msgs = append(msgs, Message{Role: RoleUser, Content: s.Message.Text})
 	}
-	return &skillCatalog{active: active, max: int(d.Options.Limits.MaxToolOutputBytes) - 1024}, msgs, nil
+	return &skillCatalog{active: active, max: int(d.c.Options.Limits.MaxToolOutputBytes) - 1024}, msgs, nil
 }
 
 func (c *skillCatalog) Tools() []authority.ToolSpec {
@@ -303,7 +303,7 @@ func (c *skillCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 // enables, deciding paths with set. The caller runs cleanup, also after an
 // error.
 func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set) (cats []ToolCatalog, cleanup []func() error, err error) {
-	o := &d.Options
+	o := &d.c.Options
 	if o.Filesystem.Enabled {
 		dir, err := d.Workspace()
 		if err != nil {

@@ -19,6 +19,13 @@ const graphScriptModel = "[options.model]\nprovider = \"script\"\nscript = { bas
 // holding skill (a SKILL.md, none when empty) and a workspace binding.
 func graphDeployment(t *testing.T, doc, skill string) *Deployment {
 	t.Helper()
+	return skillRootDeployment(t, doc, skill, true)
+}
+
+// skillRootDeployment is graphDeployment whose Skill root holds skill,
+// activated or only discovered.
+func skillRootDeployment(t *testing.T, doc, skill string, activate bool) *Deployment {
+	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "work")
 	os.Mkdir(ws, 0o700)
@@ -29,7 +36,10 @@ func graphDeployment(t *testing.T, doc, skill string) *Deployment {
 		os.MkdirAll(sk, 0o700)
 		os.WriteFile(filepath.Join(sk, "SKILL.md"), []byte(skill), 0o600)
 		binds["skills"] = filepath.Join(dir, "skills")
-		doc += "[options.skills.roots]\nteam = { base = \"binding\", name = \"skills\", path = \".\" }\n[options.skills]\nactivate = [\"team/review\"]\n"
+		doc += "[options.skills.roots]\nteam = { base = \"binding\", name = \"skills\", path = \".\" }\n"
+		if activate {
+			doc += "[options.skills]\nactivate = [\"team/review\"]\n"
+		}
 	}
 	p := filepath.Join(dir, "deployment.toml")
 	os.WriteFile(p, []byte("schema_version = 1\n"+doc), 0o600)

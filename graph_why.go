@@ -181,7 +181,7 @@ func (g *Graph) chain(id string) []GraphNode {
 // when options.skills.activate selects it (by ID or name), the authority
 // admits its ID when selected by ID, and its activation succeeds.
 func (d *Deployment) whySkill(ctx context.Context, n GraphNode, e *Explanation) error {
-	sel := d.Options.Skills.Activate
+	sel := d.c.Options.Skills.Activate
 	_, name, _ := strings.Cut(n.Capability, "/")
 	byID := slices.Contains(sel, n.Capability)
 	selected := byID || slices.Contains(sel, name)

@@ -18,12 +18,12 @@ type OutputRepair = output.Repair
 
 // outputSpec returns the deployment's output validation, or nil.
 func (d *Deployment) outputSpec() *OutputSpec {
-	o := d.Options.Output
+	o := d.c.Options.Output
 	if o.Schema == "" {
 		return nil
 	}
 	return &OutputSpec{Schema: o.Schema, Repair: o.Repair.Enabled, MaxFeedbackBytes: o.Repair.MaxFeedbackBytes,
-		MaxValidationWork: o.MaxValidationWork, MaxOutputBytes: d.Options.Limits.MaxOutputBytes}
+		MaxValidationWork: o.MaxValidationWork, MaxOutputBytes: d.c.Options.Limits.MaxOutputBytes}
 }
 
 // newOutputCheck is output.New with a schema outside the subset reported

@@ -105,7 +105,7 @@ func ChainSinks(sinks ...func(Event) error) func(Event) error {
 // The engine masks known secrets in tool output before it emits events,
 // and events never carry the task input or the instructions.
 func (d *Deployment) TraceSink(sessionID string) (func(Event) error, io.Closer, error) {
-	t := d.Options.Trace
+	t := d.c.Options.Trace
 	if t.Path == nil {
 		return nil, nopCloser{}, nil
 	}

@@ -75,9 +75,7 @@ func TestWhyAgreesWithWhatTheRuntimeAdmits(t *testing.T) {
 			return graphDeployment(t, off+script+"[options.policy.tools]\ndefault = \"allow\"\ndeny = [{ id = \"ops.no-review\", value = \"team/review\" }]\n", skill)
 		}, false},
 		{"SkillOnlyDiscovered", "skill", "team/review", func(t *testing.T) *Deployment {
-			d := graphDeployment(t, off+script, skill)
-			d.Options.Skills.Activate = nil // as if the selection named none
-			return d
+			return skillRootDeployment(t, off+script, skill, false) // discovered, not activated
 		}, false},
 		{"RemoteWithChildren", "remote", "reviewer", func(t *testing.T) *Deployment {
 			return graphDeployment(t, off+"[options.children]\nenabled = true\n"+script+graphRemote, "")

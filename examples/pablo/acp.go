@@ -114,7 +114,7 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 		Runtime:     src.Runtime,
 		Workspace:   workspace,
 		MCPServers:  sessionServers(first),
-		MaxSessions: int(first.Options.Interfaces.ACP.MaxSessions),
+		MaxSessions: int(first.Options().Interfaces.ACP.MaxSessions),
 		Store:       store,
 		Now:         h.now,
 		NewID:       h.newID,
@@ -148,7 +148,7 @@ func (a *acpHost) load(ctx context.Context) (*pablo.Deployment, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.Options.Trace.Path != nil {
+	if d.Options().Trace.Path != nil {
 		return nil, &pablo.ConfigError{Code: config.CodeUnsupportedFeature, Option: "/options/trace/path",
 			Message: "pablo acp does not write the native trace: unset options.trace.path for ACP (OTLP export through options.otel works)"}
 	}
@@ -203,7 +203,7 @@ func (a *acpHost) ask() []authority.ID {
 // them: by name, with the same command and arguments or the same URL.
 func sessionServers(d *pablo.Deployment) []pablo.SessionMCPServer {
 	var out []pablo.SessionMCPServer
-	for name, s := range d.Options.MCP.Servers {
+	for name, s := range d.Options().MCP.Servers {
 		out = append(out, pablo.SessionMCPServer{Name: name, Command: s.Command, Args: append([]string(nil), s.Args...), URL: s.URL})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -205,11 +205,12 @@ func credentialUses(d *pablo.Deployment, fixture bool) []credentialUse {
 			uses = append(uses, credentialUse{what: m.ptr, name: m.opts.Credential, consumer: consumer, destination: endpoint})
 		}
 	}
-	if o := d.Options.OTel; o.Exporter == "otlp" && !o.SDKDisabled && o.Headers != "" {
+	opts := d.Options()
+	if o := opts.OTel; o.Exporter == "otlp" && !o.SDKDisabled && o.Headers != "" {
 		uses = append(uses, credentialUse{what: "/options/otel/headers", name: o.Headers, consumer: authority.ConsumerOTelHeaders, destination: o.Endpoint})
 	}
-	for _, name := range sortedNames(d.Options.MCP.Servers) {
-		s := d.Options.MCP.Servers[name]
+	for _, name := range sortedNames(opts.MCP.Servers) {
+		s := opts.MCP.Servers[name]
 		for _, v := range sortedNames(s.Env) {
 			uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/env/" + v, name: s.Env[v], consumer: authority.ConsumerMCPEnv, destination: "mcp:" + name + ":env:" + v})
 		}
@@ -217,8 +218,8 @@ func credentialUses(d *pablo.Deployment, fixture bool) []credentialUse {
 			uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/headers/" + k, name: s.Headers[k], consumer: authority.ConsumerMCPHeaders, destination: "mcp:" + name + ":header:" + k})
 		}
 	}
-	for _, name := range sortedNames(d.Options.A2A.Remotes) {
-		r := d.Options.A2A.Remotes[name]
+	for _, name := range sortedNames(opts.A2A.Remotes) {
+		r := opts.A2A.Remotes[name]
 		if r.Bearer != nil {
 			uses = append(uses, credentialUse{what: "/options/a2a/remotes/" + name + "/bearer", name: r.Bearer.Credential, consumer: authority.ConsumerA2ABearer, destination: r.Endpoint})
 		}
@@ -262,7 +263,8 @@ func (dr *doctor) credentials(ctx context.Context, d *pablo.Deployment, h *host,
 // skills discovers the configured roots and activates the configured
 // Skills, under the reference's 5 s discovery deadline.
 func (dr *doctor) skills(ctx context.Context, d *pablo.Deployment) {
-	if len(d.Options.Skills.Roots) == 0 {
+	sk := d.Options().Skills
+	if len(sk.Roots) == 0 {
 		dr.ok("skills", "no Skills roots are configured")
 		return
 	}
@@ -278,13 +280,13 @@ func (dr *doctor) skills(ctx context.Context, d *pablo.Deployment) {
 		dr.fail("skills", doctorInvalid, "skills_unavailable", err.Error())
 		return
 	}
-	if len(d.Options.Skills.Activate) > 0 {
-		if _, err := cat.Activate(ctx, d.Options.Skills.Activate); err != nil {
+	if len(sk.Activate) > 0 {
+		if _, err := cat.Activate(ctx, sk.Activate); err != nil {
 			dr.fail("skills", doctorInvalid, "skills_unavailable", err.Error())
 			return
 		}
 	}
-	dr.ok("skills", "%s discovered, %d activated", plural(len(d.Options.Skills.Roots), "root"), len(d.Options.Skills.Activate))
+	dr.ok("skills", "%s discovered, %d activated", plural(len(sk.Roots), "root"), len(sk.Activate))
 }
 
 // policy flags static policy that makes configured work impossible: a
@@ -296,8 +298,9 @@ func (dr *doctor) policy(d *pablo.Deployment) {
 		dr.fail("policy", doctorInvalid, "invalid_configuration", err.Error())
 		return
 	}
-	for _, name := range sortedNames(d.Options.MCP.Servers) {
-		if !d.Options.MCP.Servers[name].Required {
+	servers := d.Options().MCP.Servers
+	for _, name := range sortedNames(servers) {
+		if !servers[name].Required {
 			continue
 		}
 		// A tool name no server would use: what denies it, denies the
@@ -372,7 +375,8 @@ type profile struct {
 // selectedProfiles is the selected model, or every model the selected
 // route flattens to, in route order.
 func selectedProfiles(d *pablo.Deployment) []profile {
-	o := &d.Options
+	opts := d.Options()
+	o := &opts
 	if o.ModelRoute == "" {
 		return []profile{{ptr: "/options/model", opts: o.Model}}
 	}
@@ -518,7 +522,7 @@ func classifyProbe(ctx context.Context, err error) (int, string, string) {
 // probeMCP starts every configured server (none treated as required, so
 // each is reported) and closes them all without calling a tool.
 func (dr *doctor) probeMCP(ctx context.Context, d *pablo.Deployment, h *host) {
-	if len(d.Options.MCP.Servers) == 0 {
+	if len(d.Options().MCP.Servers) == 0 {
 		dr.ok("probe.mcp", "no MCP servers are configured")
 		return
 	}

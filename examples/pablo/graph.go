@@ -63,7 +63,7 @@ func graphCommand(ctx context.Context, args []string, h *host) error {
 // probeHealth starts every configured MCP server, none treated as
 // required, and closes them without calling a tool: their health.
 func probeHealth(ctx context.Context, d *pablo.Deployment, h *host) ([]mcp.Health, error) {
-	if len(d.Options.MCP.Servers) == 0 {
+	if len(d.Options().MCP.Servers) == 0 {
 		return []mcp.Health{}, nil
 	}
 	opts, err := d.MCPOptions(pablo.HostOptions{LookupEnv: h.lookupEnv})
@@ -88,7 +88,7 @@ func probeHealth(ctx context.Context, d *pablo.Deployment, h *host) ([]mcp.Healt
 // (a public GET: no credential is resolved or sent, nothing reaches an
 // endpoint), as `pablo a2a probe` does.
 func probeCards(ctx context.Context, d *pablo.Deployment, h *host) ([]a2a.Probe, error) {
-	if len(d.Options.A2A.Remotes) == 0 {
+	if len(d.Options().A2A.Remotes) == 0 {
 		return []a2a.Probe{}, nil
 	}
 	opts, err := d.A2AOptions(pablo.HostOptions{LookupEnv: h.lookupEnv})

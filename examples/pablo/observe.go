@@ -46,7 +46,7 @@ func openObservability(ctx context.Context, h *host, p *parsed, d *pablo.Deploym
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(h.workDir, path)
 		}
-		t := d.Options.Trace
+		t := d.Options().Trace
 		tw, err := d.OpenTrace(path, pablo.TraceWriterOptions{MaxBytes: t.MaxBytes, CaptureContent: t.CaptureContent})
 		if err != nil {
 			return fail(err)

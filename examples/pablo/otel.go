@@ -45,7 +45,7 @@ type otelPipeline struct {
 // exporter reads no environment at all). The headers credential resolves
 // for consumer otel.headers at exactly the configured endpoint.
 func newOTel(ctx context.Context, d *pablo.Deployment, lookupEnv func(string) (string, bool)) (*otelPipeline, error) {
-	o := d.Options.OTel
+	o := d.Options().OTel
 	if o.Exporter != "otlp" || o.SDKDisabled {
 		return nil, nil
 	}

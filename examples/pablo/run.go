@@ -112,7 +112,7 @@ func incomingTrace(ctx context.Context, p *parsed, d *pablo.Deployment) (context
 	if err != nil {
 		return ctx, usagef("--traceparent/--tracestate: %v", err)
 	}
-	if !slices.Contains(d.Options.OTel.Propagators, "tracecontext") {
+	if !slices.Contains(d.Options().OTel.Propagators, "tracecontext") {
 		return ctx, nil
 	}
 	return trace.ContextWithRemoteSpanContext(ctx, sc), nil
@@ -138,7 +138,7 @@ func writeJSON(h *host, v any) {
 
 // runTask runs one task of a loaded deployment and reports it.
 func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input string) error {
-	jsonOut := p.bools["json"] || d.Options.Interfaces.CLIOutput == "json"
+	jsonOut := p.bools["json"] || d.Options().Interfaces.CLIOutput == "json"
 	ctx, err := incomingTrace(ctx, p, d)
 	if err != nil {
 		return preAdmission(h, p, "invalid_arguments", err)

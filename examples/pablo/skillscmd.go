@@ -48,7 +48,8 @@ func skillsCommand(ctx context.Context, args []string, h *host) error {
 		return err
 	}
 	admitted := func(id string) bool { return set.Decide(authority.Request{Capability: authority.ID(id)}).Allowed }
-	servers := func(name string) bool { _, ok := d.Options.MCP.Servers[name]; return ok }
+	configured := d.Options().MCP.Servers
+	servers := func(name string) bool { _, ok := configured[name]; return ok }
 	if sub == "show" {
 		s, err := cat.Lookup(p.args[0])
 		if err != nil {
