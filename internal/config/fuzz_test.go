@@ -21,6 +21,12 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("schema_version = 1\n[options.policy.tools]\ndefault = \"deny\"\nallow = { mode = \"append\", items = [{ id = \"a\", value = \"fs.read\" }] }\n"))
 	f.Add([]byte("schema_version = 1\nprofile = \"a\"\n[profiles.a]\nextends = [\"b\"]\n[profiles.b.options.shell]\nenabled = false\n"))
 	f.Add([]byte("schema_version = 1\n[[authority]]\nid = \"x\"\ntool_names = []\n"))
+	// The shapes whose decoding grows faster than their size, small.
+	for _, sh := range adversarialShapes() {
+		if doc := sh.doc(4 << 10); len(doc) <= 8<<10 {
+			f.Add([]byte(doc))
+		}
+	}
 	dir := f.TempDir()
 	ws := filepath.Join(dir, "ws")
 	os.Mkdir(ws, 0o700)

@@ -22,7 +22,7 @@ var (
 	nameRE   = pattern{`^[a-z][a-z0-9_-]{0,63}$`, func(s string) bool { return classes(s, 1, 64, isLower, isNameByte) }}
 	envRE    = pattern{`^[A-Za-z_][A-Za-z0-9_]{0,127}$`, func(s string) bool { return classes(s, 1, 128, isEnvFirst, isEnvByte) }}
 	u64RE    = pattern{`^(0|[1-9][0-9]{0,19})$`, func(s string) bool { return s == "0" || classes(s, 1, 20, isNonZeroDigit, isDigit) }}
-	taskEnv  = pattern{`^PABLO_TASK_[A-Za-z0-9_]+$`, matchTaskEnv}
+	taskEnv  = pattern{`^PABLO_TASK_[A-Za-z0-9_]{1,117}$`, matchTaskEnv} // 12..128 bytes, as the reference's shell.environment
 	headerRE = pattern{`^[a-z0-9-]{1,64}$`, func(s string) bool { return classes(s, 1, 64, isHeaderByte, isHeaderByte) }}
 	identRE  = pattern{`^[A-Za-z0-9_.-]{1,32}$`, func(s string) bool { return classes(s, 1, 32, isIdentByte, isIdentByte) }}
 	remoteRE = pattern{`^[A-Za-z0-9_.-]{1,128}$`, func(s string) bool { return classes(s, 1, 128, isIdentByte, isIdentByte) }}
@@ -57,7 +57,7 @@ func isIdentByte(c byte) bool    { return isAlpha(c) || isDigit(c) || c == '_' |
 
 func matchTaskEnv(s string) bool {
 	rest, ok := strings.CutPrefix(s, "PABLO_TASK_")
-	return ok && rest != "" && classes(rest, 1, len(rest), isEnvByte, isEnvByte)
+	return ok && classes(rest, 1, 128-len("PABLO_TASK_"), isEnvByte, isEnvByte)
 }
 
 // isSpace is the regular expressions' \s: ASCII space, \t, \n, \f, \r.

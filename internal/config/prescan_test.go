@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -132,6 +133,14 @@ func TestPrescanBoundsCoverTheSchema(t *testing.T) {
 	}
 	walk(optionsSpec(), "/options")
 	walk(authoritySpec(), "/authority/*")
+	// No key path of the schema is near maxKeyBytes: the longest, with
+	// every map key at the longest its key rule accepts, under a profile.
+	if n := len("/profiles/") + 64 + len("/options") + longestPath(t, optionsSpec()); n > maxKeyBytes/2 {
+		t.Errorf("a path of the schema is %d bytes long", n)
+	}
+	if n := len("/authority/1023") + longestPath(t, authoritySpec()); n > maxKeyBytes/2 {
+		t.Errorf("an authority path is %d bytes long", n)
+	}
 	walk(credentialSpec(), "/credentials/*")
 	walk(deploymentSpec(), "/deployment")
 	for _, n := range []int{maxProfiles, maxNamed, maxLayers, maxImportsPerFile, maxRulesPerDim} {
@@ -139,6 +148,39 @@ func TestPrescanBoundsCoverTheSchema(t *testing.T) {
 			t.Errorf("a resolver bound %d exceeds the pre-scan's", n)
 		}
 	}
+}
+
+// longestPath is the longest key path below s, in bytes, each part with
+// its separator: a map's key at the longest its key rule accepts (probed
+// up to maxKeyBytes), a list's index at 4 digits.
+func longestPath(t *testing.T, s *spec) int {
+	if s == nil {
+		return 0
+	}
+	switch s.kind {
+	case sTable:
+		n := 0
+		for k, f := range s.fields {
+			n = max(n, 1+len(k)+longestPath(t, f))
+		}
+		return n
+	case sMap:
+		key := 0
+		for l := 1; l <= maxKeyBytes; l++ {
+			for _, k := range []string{strings.Repeat("a", l), "PABLO_TASK_" + strings.Repeat("A", max(l-11, 0))} {
+				if len(k) == l && (s.key == nil || s.key(k) == nil) {
+					key = l
+				}
+			}
+		}
+		if key == maxKeyBytes {
+			t.Errorf("a map accepts keys of %d bytes and more", key)
+		}
+		return 1 + key + longestPath(t, s.elem)
+	case sList:
+		return 5 + longestPath(t, s.elem)
+	}
+	return 0
 }
 
 // TestPrescanAcceptsEveryShippedDeployment: the presets Pablo ships, the
@@ -177,6 +219,11 @@ func FuzzPrescan(f *testing.F) {
 	}
 	f.Add([]byte("[[a]]\n[a.b]\nc = 1\n[[a]]\n[a.b]\nc = 2\n"))
 	f.Add([]byte("a.b.c = 1\na.b.d = { e = [1, {f = 2}] }\n[x]\n'q.k' = 1\n\"q.k\" = 2\n"))
+	for _, sh := range adversarialShapes() {
+		if doc := sh.doc(4 << 10); len(doc) <= 8<<10 {
+			f.Add([]byte(doc))
+		}
+	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		_, err := prescan(doc)
 		if err == nil || strings.Contains(err.Message, "lookup steps") {
@@ -189,16 +236,21 @@ func FuzzPrescan(f *testing.F) {
 			return
 		}
 		nodes := 0
-		var wide func(v any) bool
-		wide = func(v any) bool {
+		// wide reports a table too wide, an array too long, a value too
+		// deep or a key path too long: what the schema never accepts.
+		var wide func(v any, depth, bytes int) bool
+		wide = func(v any, depth, bytes int) bool {
 			nodes++
+			if depth > maxNesting || bytes > maxKeyBytes {
+				return true
+			}
 			switch x := v.(type) {
 			case map[string]any:
 				if len(x) > maxTableKeys {
 					return true
 				}
-				for _, e := range x {
-					if wide(e) {
+				for k, e := range x {
+					if wide(e, depth+1, bytes+1+len(k)) {
 						return true
 					}
 				}
@@ -206,15 +258,15 @@ func FuzzPrescan(f *testing.F) {
 				if len(x) > maxArray {
 					return true
 				}
-				for _, e := range x {
-					if wide(e) {
+				for i, e := range x {
+					if wide(e, depth+1, bytes+1+len(strconv.Itoa(i))) {
 						return true
 					}
 				}
 			}
 			return false
 		}
-		if !wide(tree) && nodes <= maxNodes {
+		if !wide(tree, 0, 0) && nodes <= maxNodes {
 			t.Fatalf("refused a document within the bounds: %v", err)
 		}
 	})
