@@ -26,6 +26,12 @@ func FuzzDispatch(f *testing.F) {
 		`{"jsonrpc":"2.0","id":4,"method":"initialize","params":null}`,
 		`{"jsonrpc":"1.0","id":5}`,
 		`{"id":6,"method":"session/close","params":{"sessionId":""}}`,
+		`{"jsonrpc":"2.0","id":7,"id":8,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[]}}`,
+		`{"jsonrpc":"2.0","id":{"a":1},"method":"session/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":9,"ID":[9],"method":"initialize","params":{"protocolVersion":1}}`,
+		`{"jsonrpc":"2.0","id":10,"method":"session/new","method":"session/list","params":{},"params":{}}`,
+		`{"jsonrpc":"1.0","jsonrpc":"2.0","id":11,"result":{},"result":{}}`,
+		`{"jsonrpc":"2.0","method":"session/cancel","paramſ":{},"params":{"sessionId":"x"}}`,
 	} {
 		f.Add([]byte(s + "\n"))
 	}

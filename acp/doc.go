@@ -17,6 +17,13 @@
 // session/prompt, session/cancel and $/cancel_request, session/close, and
 // with a store (Options.Durable) session/load, session/resume and
 // session/list. Anything else is -32601; invalid parameters are -32602.
+// A frame that writes a member JSON-RPC defines (id, jsonrpc, method,
+// params, result, error) twice, under any spelling encoding/json would
+// bind to it ("id" and "ID" are one member), or whose id is not a string,
+// a number or null, is refused -32600 (Invalid Request) with id null and
+// runs nothing, whatever its kind (request, notification or response); the
+// connection goes on. The MCP client refuses such a frame from a server
+// with the same check (ErrProtocol there, as for any broken frame).
 // A prompt's events become session/update notifications (agent_message_chunk,
 // tool_call, tool_call_update), and its task's outcome the stop reason
 // (end_turn, cancelled, refusal, max_tokens, max_turn_requests) or a

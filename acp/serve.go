@@ -15,6 +15,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/internal/jsonrpc"
 )
 
 // Serve serves one ACP v1 connection over newline-delimited JSON-RPC: it
@@ -203,6 +204,15 @@ func (c *conn) handle(frame []byte) error {
 	var m message
 	if err := json.Unmarshal(frame, &m); err != nil {
 		return &FrameError{Rule: FrameMalformed, Detail: "not a JSON-RPC message: " + jsonProblem(err)}
+	}
+	// A member written twice, or an id JSON-RPC does not allow, is an
+	// Invalid Request whose id cannot be trusted: answered with id null,
+	// never with whichever id the decoder kept.
+	if err := jsonrpc.CheckEnvelope(frame); err != nil {
+		if err := c.countSessionless(); err != nil {
+			return err
+		}
+		return c.replyError(nil, sdk.NewInvalidRequest(map[string]any{"error": err.Error()}))
 	}
 	switch {
 	case m.JSONRPC != "2.0":

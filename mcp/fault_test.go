@@ -35,9 +35,13 @@ func TestHangingServerFailsAtStartupTimeout(t *testing.T) {
 // A frame that is not JSON, nested past the decoder's bound, or JSON null
 // (alone or in a batch), ends the session at once with ErrProtocol, at initialize and mid-call alike. The
 // timeouts are an hour: only the test's own deadline would end a wait.
+// So does an answer that breaks JSON-RPC's envelope (twoids: written
+// under two ids, the request's last, which the decoder would have taken
+// as the answer; objectid: under an object id), as ACP's reader refuses
+// it (internal/jsonrpc).
 func TestBrokenFrameFailsTheSessionAtOnce(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"garbage", "deep", "null", "nullbatch"} {
+	for _, mode := range []string{"garbage", "deep", "null", "nullbatch", "twoids", "objectid"} {
 		t.Run(mode+"AtInitialize", func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

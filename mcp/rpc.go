@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/pabloagent/pablo/internal/jsonrpc"
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/textx"
 )
@@ -196,6 +197,12 @@ func decodeMessage(data []byte) (envelope, error) {
 	}
 	if err := json.Unmarshal(data, &e); err != nil {
 		return e, framingError(err)
+	}
+	// A member written twice (a response with two ids would answer
+	// whichever request the decoder kept) or an id JSON-RPC does not
+	// allow: nothing later on the stream can be trusted either.
+	if err := jsonrpc.CheckEnvelope(data); err != nil {
+		return e, &peerError{kind: ErrProtocol, msg: fmt.Sprintf("the server sent a message that breaks JSON-RPC 2.0: %v", err)}
 	}
 	return e, nil
 }

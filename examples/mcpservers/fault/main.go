@@ -13,6 +13,8 @@
 //	            at a tools/call (then it serves "echo")
 //	deep        the same with a frame nested 20,000 levels deep
 //	null        the same with a frame that is JSON null (nullbatch: [null])
+//	twoids      the same with the answer written under two ids, the
+//	            request's last (objectid: under an object id)
 //
 // It speaks stdio by default, or Streamable HTTP on -http ADDR (loopback).
 package main
@@ -74,7 +76,7 @@ func main() {
 	case "version":
 		rawVersionServer()
 		return
-	case "garbage", "deep", "null", "nullbatch":
+	case "garbage", "deep", "null", "nullbatch", "twoids", "objectid":
 		rawBrokenServer(*mode, *at)
 		return
 	case "grandchild", "grandchild-hang":
@@ -237,6 +239,17 @@ func rawBrokenServer(mode, at string) {
 		}
 		switch {
 		case req.Method == "initialize" && at == "initialize", req.Method == "tools/call" && at == "call":
+			result := `{"content":[{"type":"text","text":"answered"}]}`
+			if req.Method == "initialize" {
+				result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"broken","version":"0"}}`
+			}
+			switch mode {
+			case "twoids":
+				// The answer, under a second id the decoder would keep.
+				broken = fmt.Sprintf(`{"jsonrpc":"2.0","id":999,"id":%s,"result":%s}`+"\n", req.ID, result)
+			case "objectid":
+				broken = fmt.Sprintf(`{"jsonrpc":"2.0","id":{"id":%s},"result":%s}`+"\n", req.ID, result)
+			}
 			os.Stdout.WriteString(broken)
 			time.Sleep(time.Hour)
 			return
