@@ -187,6 +187,9 @@ type credentialUse struct {
 	name        string
 	consumer    authority.Consumer
 	destination string
+	// optional: only an optional MCP server uses it, and a run leaves
+	// that server out when it does not resolve.
+	optional bool
 }
 
 // credentialUses lists what a run of d would resolve, in a stable order.
@@ -212,10 +215,10 @@ func credentialUses(d *pablo.Deployment, fixture bool) []credentialUse {
 	for _, name := range sortedNames(opts.MCP.Servers) {
 		s := opts.MCP.Servers[name]
 		for _, v := range sortedNames(s.Env) {
-			uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/env/" + v, name: s.Env[v], consumer: authority.ConsumerMCPEnv, destination: "mcp:" + name + ":env:" + v})
+			uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/env/" + v, name: s.Env[v], consumer: authority.ConsumerMCPEnv, destination: "mcp:" + name + ":env:" + v, optional: !s.Required})
 		}
 		for _, k := range sortedNames(s.Headers) {
-			uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/headers/" + k, name: s.Headers[k], consumer: authority.ConsumerMCPHeaders, destination: "mcp:" + name + ":header:" + k})
+			uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/headers/" + k, name: s.Headers[k], consumer: authority.ConsumerMCPHeaders, destination: "mcp:" + name + ":header:" + k, optional: !s.Required})
 		}
 	}
 	for _, name := range sortedNames(opts.A2A.Remotes) {
@@ -249,15 +252,24 @@ func (dr *doctor) credentials(ctx context.Context, d *pablo.Deployment, h *host,
 		dr.fail("credentials", doctorCredential, "credential_unavailable", err.Error())
 		return
 	}
-	var names []string
+	var names, left []string
 	for _, u := range uses {
 		if _, err := r.Resolve(ctx, u.name, u.consumer, u.destination); err != nil {
+			if u.optional {
+				// The run leaves the optional server out: reported, as
+				// `pablo mcp probe` does, never failed.
+				left = append(left, fmt.Sprintf("%s: %v; the optional server is left out", u.what, err))
+				continue
+			}
 			dr.fail("credentials", doctorCredential, "credential_unavailable", fmt.Sprintf("%s: %v", u.what, err))
 			return
 		}
 		names = append(names, u.name)
 	}
-	dr.ok("credentials", "%d resolvable (values not shown): %s", len(uses), strings.Join(names, ", "))
+	dr.ok("credentials", "%d resolvable (values not shown): %s", len(names), strings.Join(names, ", "))
+	for _, l := range left {
+		dr.skip("credentials", l)
+	}
 }
 
 // skills discovers the configured roots and activates the configured
@@ -520,45 +532,20 @@ func classifyProbe(ctx context.Context, err error) (int, string, string) {
 }
 
 // probeMCP starts every configured server (none treated as required, so
-// each is reported) and closes them all without calling a tool.
+// each is reported) and closes them all without calling a tool; it fails
+// as `pablo mcp probe` exits (mcpProbe.exit).
 func (dr *doctor) probeMCP(ctx context.Context, d *pablo.Deployment, h *host) {
 	if len(d.Options().MCP.Servers) == 0 {
 		dr.ok("probe.mcp", "no MCP servers are configured")
 		return
 	}
-	opts, err := d.MCPOptions(pablo.HostOptions{LookupEnv: h.lookupEnv})
-	if err != nil {
-		dr.fail("probe.mcp", doctorMCP, "mcp_failed", err.Error())
+	probe := probeMCPServers(ctx, d, h)
+	dr.health = probe.health
+	if code, reason, detail := probe.exit(ctx.Err() != nil); code != doctorOK {
+		dr.fail("probe.mcp", code, reason, detail)
 		return
 	}
-	for i := range opts.Servers {
-		opts.Servers[i].Required = false
-	}
-	cat, err := mcp.Open(ctx, opts)
-	if err != nil {
-		if ctx.Err() != nil {
-			dr.fail("probe.mcp", doctorInterrupted, "interrupted", "the probe was interrupted")
-			return
-		}
-		dr.fail("probe.mcp", doctorMCP, "mcp_failed", err.Error())
-		return
-	}
-	health := cat.Health()
-	dr.health = health
-	closeErr := cat.Close()
-	var states []string
-	for _, s := range health {
-		if s.State == mcp.Failed {
-			dr.fail("probe.mcp", doctorMCP, "mcp_failed", fmt.Sprintf("server %q failed: %s", s.Server, oneLine(s.Reason)))
-			return
-		}
-		states = append(states, fmt.Sprintf("%s %s", s.Server, s.State))
-	}
-	if closeErr != nil {
-		dr.fail("probe.mcp", doctorMCP, "mcp_cleanup_failed", fmt.Sprintf("cleanup: %v", closeErr))
-		return
-	}
-	dr.ok("probe.mcp", "%s; all closed, no tool called", strings.Join(states, ", "))
+	dr.ok("probe.mcp", "%s; all closed, no tool called", probe.summary())
 }
 
 func (dr *doctor) print(h *host) {

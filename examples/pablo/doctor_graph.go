@@ -57,6 +57,13 @@ func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixtu
 			dr.skip(name, detail+"; nothing requires it")
 			continue
 		}
+		// An optional server that cannot serve, and a credential only
+		// optional servers use, leave those servers out of a run: as
+		// `pablo mcp probe`, reported, never failed (serverExit).
+		if (n.Kind == "mcp_server" && optional && !required[n.ID]) || (n.Kind == "credential" && onlyOptionalServersNeed(g, n.ID, required)) {
+			dr.skip(name, detail+"; only an optional MCP server needs it, and a run leaves that server out")
+			continue
+		}
 		if r.Code == "model_capability_missing" && n.Kind == "model" && routeReady(g) {
 			dr.skip(name, detail+"; another entry serves the route")
 			continue
@@ -77,6 +84,27 @@ func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixtu
 	if bad == 0 {
 		dr.ok("graph", "%d nodes, %d edges, every required node ready; digest %s", len(g.Nodes), len(g.Edges), g.Digest)
 	}
+}
+
+// onlyOptionalServersNeed reports whether every node that requires id is
+// an optional MCP server nothing else requires.
+func onlyOptionalServersNeed(g *pablo.Graph, id string, required map[string]bool) bool {
+	kinds := map[string]pablo.GraphNode{}
+	for _, n := range g.Nodes {
+		kinds[n.ID] = n
+	}
+	any := false
+	for _, e := range g.Edges {
+		if e.To != id || e.Kind == "offers" {
+			continue
+		}
+		from := kinds[e.From]
+		if from.Kind != "mcp_server" || from.Attributes["required"] == "true" || required[from.ID] {
+			return false
+		}
+		any = true
+	}
+	return any
 }
 
 // routeReady reports whether the graph's model route is ready.

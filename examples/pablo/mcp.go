@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -13,8 +12,12 @@ import (
 // server, show its health, negotiated protocol version, discovered tools
 // (admitted or denied, and why), their definition digests to pin, and the
 // credential references it uses (never values), then close everything.
-// No tool is called. Exit 0 when every server is Ready or Degraded by
-// design, 6 when one failed to start, negotiate or clean up.
+// No tool is called. It exits as `pablo doctor --probe mcp` does for the
+// same servers (serverExit): 0 when every required server is Ready or
+// Degraded by design, 7 when policy denies one, 3 when a credential it
+// needs is missing, 6 when one failed to start or negotiate, a pinned
+// tool's definition changed, or the cleanup failed. An optional server's
+// failure is shown, never fails the probe.
 func mcpCommand(ctx context.Context, args []string, h *host) error {
 	if len(args) == 0 || args[0] != "probe" {
 		return usagef("usage: pablo mcp probe --config F [--bind NAME=DIR]... [--json]")
@@ -30,43 +33,18 @@ func mcpCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	opts, err := d.MCPOptions(pablo.HostOptions{LookupEnv: h.lookupEnv})
-	if err != nil {
-		return err
-	}
-	// A probe shows every server, so none is required while it opens them;
-	// the report still says which ones the deployment requires.
-	required := map[string]bool{}
-	for i := range opts.Servers {
-		required[opts.Servers[i].Name] = opts.Servers[i].Required
-		opts.Servers[i].Required = false
-	}
-	cat, err := mcp.Open(ctx, opts)
-	if err != nil {
-		return &exitError{code: 6, err: err}
-	}
-	health := cat.Health()
-	if health == nil {
-		health = []mcp.Health{}
-	}
-	for i := range health {
-		health[i].Required = required[health[i].Server]
-	}
-	closeErr := cat.Close()
-	if p.bools["json"] {
-		writeJSON(h, struct {
-			Servers []mcp.Health `json:"servers"`
-		}{health})
-	} else {
-		printHealth(h, health)
-	}
-	if closeErr != nil {
-		return &exitError{code: 6, err: fmt.Errorf("MCP cleanup: %w", closeErr)}
-	}
-	for _, s := range health {
-		if s.State == mcp.Failed {
-			return &exitError{code: 6, err: fmt.Errorf("MCP server %q failed: %s", s.Server, s.Reason)}
+	probe := probeMCPServers(ctx, d, h)
+	if probe.err == nil {
+		if p.bools["json"] {
+			writeJSON(h, struct {
+				Servers []mcp.Health `json:"servers"`
+			}{probe.health})
+		} else {
+			printHealth(h, probe.health)
 		}
+	}
+	if code, reason, detail := probe.exit(ctx.Err() != nil); code != doctorOK {
+		return &exitError{code: code, err: fmt.Errorf("mcp probe: %s (%s)", detail, reason)}
 	}
 	return nil
 }
