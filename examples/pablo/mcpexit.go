@@ -103,6 +103,9 @@ func (p mcpProbe) exit(interrupted bool) (int, string, string) {
 	for _, s := range p.health {
 		if code, reason := serverExit(s); code != doctorOK {
 			detail := fmt.Sprintf("required server %q is %s", s.Server, s.State)
+			if s.State == mcp.Failed {
+				detail = fmt.Sprintf("server %q failed", s.Server)
+			}
 			if s.Reason != "" {
 				detail += ": " + oneLine(s.Reason)
 			}
