@@ -26,7 +26,9 @@ type callIDServer struct {
 	reqs  [][]byte
 }
 
-func newCallIDServer(t *testing.T, turns [][]string) *callIDServer {
+// newCallIDServer serves Chat Completions, or with responses the Open
+// Responses event stream.
+func newCallIDServer(t *testing.T, turns [][]string, responses bool) *callIDServer {
 	f := &callIDServer{turns: turns}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -36,6 +38,10 @@ func newCallIDServer(t *testing.T, turns [][]string) *callIDServer {
 		f.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		fl := w.(http.Flusher)
+		if responses {
+			f.responses(w, fl, n)
+			return
+		}
 		send := func(s string) { io.WriteString(w, "data: "+s+"\n\n"); fl.Flush() }
 		send(`{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`)
 		if n < len(f.turns) {
@@ -63,6 +69,69 @@ func newCallIDServer(t *testing.T, turns [][]string) *callIDServer {
 	return f
 }
 
+// responses streams turn n as the Open Responses API does: each call an
+// output item whose arguments arrive in two deltas.
+func (f *callIDServer) responses(w io.Writer, fl http.Flusher, n int) {
+	seq := 0
+	ev := func(typ, fields string) {
+		fmt.Fprintf(w, "event: %s\ndata: {\"type\":%q,\"sequence_number\":%d,%s}\n\n", typ, typ, seq, fields)
+		fl.Flush()
+		seq++
+	}
+	ev("response.created", `"response":{"id":"resp_1","object":"response","status":"in_progress","model":"m","output":[]}`)
+	if n < len(f.turns) {
+		for i, id := range f.turns[n] {
+			ev("response.output_item.added", fmt.Sprintf(`"output_index":%d,"item":{"id":"fc_%d","type":"function_call","status":"in_progress","call_id":"%s","name":"fs_read","arguments":""}`, i, i, id))
+			ev("response.function_call_arguments.delta", fmt.Sprintf(`"item_id":"fc_%d","output_index":%d,"delta":"{\"path\":"`, i, i))
+			ev("response.function_call_arguments.delta", fmt.Sprintf(`"item_id":"fc_%d","output_index":%d,"delta":"\"evidence.md\"}"`, i, i))
+			ev("response.function_call_arguments.done", fmt.Sprintf(`"item_id":"fc_%d","output_index":%d,"arguments":"{\"path\":\"evidence.md\"}"`, i, i))
+			ev("response.output_item.done", fmt.Sprintf(`"output_index":%d,"item":{"id":"fc_%d","type":"function_call","status":"completed","call_id":"%s","name":"fs_read","arguments":"{\"path\":\"evidence.md\"}"}`, i, i, id))
+		}
+	} else {
+		ev("response.output_item.added", `"output_index":0,"item":{"id":"msg_0","type":"message","status":"in_progress","role":"assistant","content":[]}`)
+		ev("response.content_part.added", `"item_id":"msg_0","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}`)
+		ev("response.output_text.delta", `"item_id":"msg_0","output_index":0,"content_index":0,"delta":"done","logprobs":[]`)
+		ev("response.output_text.done", `"item_id":"msg_0","output_index":0,"content_index":0,"text":"done","logprobs":[]`)
+		ev("response.content_part.done", `"item_id":"msg_0","output_index":0,"content_index":0,"part":{"type":"output_text","text":"done","annotations":[]}`)
+		ev("response.output_item.done", `"output_index":0,"item":{"id":"msg_0","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"done","annotations":[]}]}`)
+	}
+	ev("response.completed", `"response":{"id":"resp_1","object":"response","status":"completed","model":"m","usage":{"input_tokens":10,"output_tokens":2,"total_tokens":12}}`)
+}
+
+// wireCalls are the call IDs of a request's conversation in order, and
+// the IDs its tool results answer, in order: Chat Completions messages or
+// Open Responses input items.
+func wireCalls(t *testing.T, body []byte) (calls, answered []string) {
+	t.Helper()
+	var req struct {
+		Messages []wireMessage `json:"messages"`
+		Input    []struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+		} `json:"input"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			calls = append(calls, c.ID)
+		}
+		if m.Role == "tool" {
+			answered = append(answered, m.ToolCallID)
+		}
+	}
+	for _, it := range req.Input {
+		switch it.Type {
+		case "function_call":
+			calls = append(calls, it.CallID)
+		case "function_call_output":
+			answered = append(answered, it.CallID)
+		}
+	}
+	return calls, answered
+}
+
 // wireMessage is a message of a request as the server received it.
 type wireMessage struct {
 	Role       string `json:"role"`
@@ -74,7 +143,8 @@ type wireMessage struct {
 
 // TestProviderCallIDsNeverKeyTheLedger: whatever tool-call IDs an
 // OpenAI-compatible server streams (none, empty, the same every turn, the
-// same for two parallel calls, 10 KB long, not UTF-8), the task completes;
+// same for two parallel calls, 10 KB long, not UTF-8; through the Open
+// Responses adapter, the same every turn or for two calls), the task completes;
 // the ledger, the events and the idempotency keys name each call once
 // under Pablo's own ID (call_T_I); and the history the provider is sent
 // back pairs every tool result with the ID it sent for that call, or, where
@@ -88,20 +158,30 @@ func TestProviderCallIDsNeverKeyTheLedger(t *testing.T) {
 		name  string
 		turns [][]string
 		keep  []string
+		// responses: through the Open Responses adapter, which refuses
+		// an empty or over-long call_id as a malformed stream.
+		responses bool
 	}{
-		{"Missing", [][]string{{"<none>"}, {"<none>"}}, []string{"", ""}},
-		{"Empty", [][]string{{""}, {""}, {""}}, []string{"", "", ""}},
-		{"RepeatedAcrossTurns", [][]string{{"call_0"}, {"call_0"}, {"call_0"}}, []string{"call_0", "", ""}},
-		{"RepeatedWithinAResponse", [][]string{{"dup", "dup"}, {"dup", "other"}}, []string{"dup", "", "", "other"}},
-		{"MadeUpIDTakenByTheProvider", [][]string{{"a"}, {"call_2_2", "call_2_2"}}, []string{"a", "call_2_2", "call_2_2_2"}},
-		{"OverLong", [][]string{{long}, {long}}, []string{"", ""}},
+		{"Missing", [][]string{{"<none>"}, {"<none>"}}, []string{"", ""}, false},
+		{"Empty", [][]string{{""}, {""}, {""}}, []string{"", "", ""}, false},
+		{"RepeatedAcrossTurns", [][]string{{"call_0"}, {"call_0"}, {"call_0"}}, []string{"call_0", "", ""}, false},
+		{"RepeatedWithinAResponse", [][]string{{"dup", "dup"}, {"dup", "other"}}, []string{"dup", "", "", "other"}, false},
+		{"MadeUpIDTakenByTheProvider", [][]string{{"a"}, {"call_2_2", "call_2_2"}}, []string{"a", "call_2_2", "call_2_2_2"}, false},
+		{"OverLong", [][]string{{long}, {long}}, []string{"", ""}, false},
 		// A lone surrogate is how a JSON encoder writes bytes that are not
 		// UTF-8 (Python's json.dumps does); the decoder makes it U+FFFD.
-		{"NotUTF8", [][]string{{`call_\udcff\udcfe`}, {`call_\udcff`}, {"ok"}}, []string{"", "", "ok"}},
+		{"NotUTF8", [][]string{{`call_\udcff\udcfe`}, {`call_\udcff`}, {"ok"}}, []string{"", "", "ok"}, false},
+		{"ResponsesRepeatedAcrossTurns", [][]string{{"call_0"}, {"call_0"}}, []string{"call_0", ""}, true},
+		{"ResponsesRepeatedWithinAResponse", [][]string{{"dup", "dup"}}, []string{"dup", ""}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newCallIDServer(t, tc.turns)
-			body := "[options.limits]\nmax_model_calls = 8\nmax_tool_calls = 8\n" + openAICompatible(f.srv.URL+"/v1/chat/completions")
+			f := newCallIDServer(t, tc.turns, tc.responses)
+			model := openAICompatible(f.srv.URL + "/v1/chat/completions")
+			if tc.responses {
+				model = "[options.model]\nprovider = \"open_responses\"\nid = \"m\"\ncapability_profile = \"open-responses-text-tools-v1\"\ncredential = \"responses\"\nendpoint = \"" + f.srv.URL + "/v1/responses\"\n" +
+					"[credentials.responses]\nconsumer = \"provider.open_responses\"\nsources = [{ kind = \"environment\", name = \"LOCAL_KEY\" }]\n"
+			}
+			body := "[options.limits]\nmax_model_calls = 8\nmax_tool_calls = 8\n" + model
 			d := providerDeployment(t, body, nil)
 			store := ledger.NewMemoryStore()
 			obj, events := runProviderTask(t, d, HostOptions{LookupEnv: lookupKey, Store: store})
@@ -152,21 +232,7 @@ func TestProviderCallIDsNeverKeyTheLedger(t *testing.T) {
 			f.mu.Lock()
 			last := f.reqs[len(f.reqs)-1]
 			f.mu.Unlock()
-			var req struct {
-				Messages []wireMessage `json:"messages"`
-			}
-			if err := json.Unmarshal(last, &req); err != nil {
-				t.Fatal(err)
-			}
-			var wire, answered []string
-			for _, m := range req.Messages {
-				for _, c := range m.ToolCalls {
-					wire = append(wire, c.ID)
-				}
-				if m.Role == "tool" {
-					answered = append(answered, m.ToolCallID)
-				}
-			}
+			wire, answered := wireCalls(t, last)
 			if fmt.Sprint(wire) != fmt.Sprint(answered) || len(wire) != len(tc.keep) {
 				t.Fatalf("the provider was sent calls %q answered as %q", wire, answered)
 			}
