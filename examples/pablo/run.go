@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pabloagent/pablo/internal/config"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -212,30 +213,70 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 
 // progress renders events in text mode: model text to stdout, tool
 // progress to stderr, a live status line when stderr is a terminal.
+//
+// What a model, a tool or a provider wrote reaches a terminal escaped
+// (textx: C0 controls but newline and tab, C1 controls, bidi and other
+// format characters), so an OSC 52 clipboard write or a clear screen in a
+// model's text is shown, never acted on. Off a terminal (a pipe, a file)
+// the text is written exactly as the model wrote it.
 type progress struct {
-	h        *host
-	quiet    bool
-	tty      bool
-	lastText bool
+	h     *host
+	quiet bool
+	// tty: stderr is a terminal (a live status line, escaped); outTTY:
+	// stdout is one (the model's text is escaped).
+	tty, outTTY bool
+	text        textx.TerminalText // the escaper of the text on stdout
+	lastText    bool
+	// statusShown: a live status line is on the terminal, to be cleared
+	// before the model's text goes on (once, not at every delta: stdout
+	// and stderr are often the same terminal, and clearing the line then
+	// would erase the text written on it).
+	statusShown bool
 }
 
 func newProgress(h *host, quiet bool) *progress {
-	pr := &progress{h: h, quiet: quiet}
-	if f, ok := h.stderr.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			pr.tty = true
-		}
+	return &progress{h: h, quiet: quiet, tty: writesToTerminal(h.stderr), outTTY: writesToTerminal(h.stdout)}
+}
+
+// writesToTerminal reports whether w is a terminal, through the count
+// the command keeps of what it writes to stdout.
+func writesToTerminal(w io.Writer) bool {
+	if c, ok := w.(*countingWriter); ok {
+		w = c.w
 	}
-	return pr
+	f, ok := w.(*os.File)
+	return ok && isTerminalOutput(f)
 }
 
 func (pr *progress) status(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	if pr.tty {
-		fmt.Fprintf(pr.h.stderr, "\r\x1b[2K%s", line)
+		fmt.Fprintf(pr.h.stderr, "\r\x1b[2K%s", textx.Printable(line))
+		pr.statusShown = true
 		return
 	}
 	fmt.Fprintln(pr.h.stderr, line)
+}
+
+// clearStatus clears the live status line, if one is shown.
+func (pr *progress) clearStatus() {
+	if pr.statusShown {
+		fmt.Fprint(pr.h.stderr, "\r\x1b[2K")
+		pr.statusShown = false
+	}
+}
+
+// endText ends the model's text on stdout: what an incomplete rune at its
+// end held back is written, and a newline.
+func (pr *progress) endText() {
+	if !pr.lastText {
+		return
+	}
+	if pr.outTTY {
+		pr.h.stdout.Write(pr.text.Flush(nil))
+	}
+	fmt.Fprintln(pr.h.stdout)
+	pr.lastText = false
 }
 
 func (pr *progress) event(ev pablo.Event) error {
@@ -248,19 +289,18 @@ func (pr *progress) event(ev pablo.Event) error {
 	}
 	switch ev.Type {
 	case pablo.EventTextDelta:
-		if pr.tty {
-			fmt.Fprint(pr.h.stderr, "\r\x1b[2K")
-		}
-		_, err := fmt.Fprint(pr.h.stdout, ev.Text)
+		pr.clearStatus()
 		pr.lastText = true
+		if pr.outTTY {
+			_, err := pr.h.stdout.Write(pr.text.Append(nil, ev.Text))
+			return err
+		}
+		_, err := io.WriteString(pr.h.stdout, ev.Text)
 		return err
 	case pablo.EventModelStarted:
 		pr.status("· %s/%s thinking…", ev.Provider, ev.Model)
 	case pablo.EventToolStarted:
-		if pr.lastText {
-			fmt.Fprintln(pr.h.stdout)
-			pr.lastText = false
-		}
+		pr.endText()
 		pr.status("→ %s %s", ev.Call.Name, truncate(string(ev.Call.Arguments), 120))
 	case pablo.EventToolFinished:
 		var r struct {
@@ -286,9 +326,8 @@ func (pr *progress) event(ev pablo.Event) error {
 // printed (its result reaches the root as the subagent tool's).
 func (pr *progress) child(ev pablo.Event) {
 	who := "[child " + textx.Shorten(ev.Agent.AgentID, 8) + "]"
-	if pr.lastText && ev.Type != pablo.EventTextDelta {
-		fmt.Fprintln(pr.h.stdout)
-		pr.lastText = false
+	if ev.Type != pablo.EventTextDelta {
+		pr.endText()
 	}
 	switch ev.Type {
 	case pablo.EventModelStarted:
@@ -321,12 +360,8 @@ func (pr *progress) done() {
 	if pr.quiet {
 		return
 	}
-	if pr.lastText {
-		fmt.Fprintln(pr.h.stdout)
-	}
-	if pr.tty {
-		fmt.Fprint(pr.h.stderr, "\r\x1b[2K")
-	}
+	pr.endText()
+	pr.clearStatus()
 }
 
 func (pr *progress) summary(obj *pablo.TaskObject) {
@@ -344,7 +379,11 @@ func (pr *progress) summary(obj *pablo.TaskObject) {
 	acc := obj.Accounting
 	fmt.Fprintf(pr.h.stderr, "%s%s · run %s · %s · %s\n", o.Status, detail, *obj.RunID, plural(acc.ModelCalls, "model call"), plural(acc.ToolCalls, "tool call"))
 	if o.Reason != "" {
-		fmt.Fprintf(pr.h.stderr, "  why: %s\n", o.Reason)
+		why := o.Reason
+		if pr.tty {
+			why = textx.Printable(why)
+		}
+		fmt.Fprintf(pr.h.stderr, "  why: %s\n", why)
 	}
 }
 

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // errTerminalClosed is the answer of a terminal that reached its end
@@ -82,7 +82,7 @@ func (a *ttyApprover) Approve(ctx context.Context, req pablo.ApprovalRequest) (p
 			return pablo.ApprovalReject, err
 		}
 		if answer, ok := parseAnswer(line); ok {
-			fmt.Fprintf(a.tty, "pablo: %s: %s\n", printable(req.ID), answer)
+			fmt.Fprintf(a.tty, "pablo: %s: %s\n", textx.Printable(req.ID), answer)
 			return answer, nil
 		}
 		io.WriteString(a.tty, "pablo: not an answer. "+answerChoices)
@@ -143,7 +143,7 @@ func parseAnswer(line string) (pablo.ApprovalAnswer, bool) {
 func approvalPrompt(req pablo.ApprovalRequest) string {
 	var b strings.Builder
 	b.WriteString("\npablo: approval needed before this call runs\n")
-	row := func(k, v string) { fmt.Fprintf(&b, "  %-11s%s\n", k, printable(v)) }
+	row := func(k, v string) { fmt.Fprintf(&b, "  %-11s%s\n", k, textx.Printable(v)) }
 	row("request", req.ID)
 	row("agent", req.AgentID)
 	row("call", req.CallID)
@@ -180,19 +180,3 @@ func approvalPrompt(req pablo.ApprovalRequest) string {
 
 // answerChoices ends every question, asked or asked again.
 const answerChoices = "o = allow once, t = allow for this task, r = reject, x = reject for this task: "
-
-// printable escapes every rune of s a terminal could act on (C0 and C1
-// controls such as ESC and CSI, format characters, line and paragraph
-// separators), so what a model wrote is shown and never acted on. An
-// invalid byte reads as U+FFFD.
-func printable(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r == ' ' || unicode.IsPrint(r) {
-			b.WriteRune(r)
-			continue
-		}
-		fmt.Fprintf(&b, `\u%04x`, r)
-	}
-	return b.String()
-}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // FuzzTerminalAnswer: whatever a terminal sends, the prompt's parser
@@ -27,9 +28,9 @@ func FuzzTerminalAnswer(f *testing.F) {
 		if ok != spelled || answer != want {
 			t.Fatalf("parseAnswer(%q) = %q, %v; want %q, %v", line, answer, ok, want, spelled)
 		}
-		for _, r := range printable(line) {
+		for _, r := range textx.Printable(line) {
 			if r != ' ' && !unicode.IsPrint(r) {
-				t.Fatalf("printable(%q) keeps %U", line, r)
+				t.Fatalf("textx.Printable(%q) keeps %U", line, r)
 			}
 		}
 	})

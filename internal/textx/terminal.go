@@ -1,0 +1,88 @@
+package textx
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// Printable returns s as one line a terminal shows and never acts on: every
+// rune that is not printable (C0 and C1 controls such as ESC and CSI, DEL,
+// format characters such as the bidi overrides and isolates, zero-width
+// characters, line and paragraph separators, spaces other than U+0020,
+// surrogates, private-use and unassigned code points; newline and tab
+// too) is written as its escape, \u009b or \U000e0001. An invalid byte
+// reads as U+FFFD. The approval prompt shows every value of a request
+// through it.
+func Printable(s string) string {
+	return string(AppendPrintable(nil, s, false))
+}
+
+// AppendPrintable appends s to dst escaped as [Printable] escapes it. With
+// lines, newlines, tabs and the Unicode space separators are kept, so a
+// text keeps its lines and its spacing: what `pablo run` writes to a
+// terminal of the text a model wrote.
+func AppendPrintable(dst []byte, s string, lines bool) []byte {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		if r == ' ' || unicode.IsPrint(r) || lines && (r == '\n' || r == '\t' || unicode.Is(unicode.Zs, r)) {
+			dst = utf8.AppendRune(dst, r)
+			continue
+		}
+		dst = appendEscape(dst, r)
+	}
+	return dst
+}
+
+// appendEscape writes r as \uXXXX, or \UXXXXXXXX above the BMP.
+func appendEscape(dst []byte, r rune) []byte {
+	const hex = "0123456789abcdef"
+	digits := 4
+	dst = append(dst, '\\', 'u')
+	if r > 0xffff {
+		digits = 8
+		dst[len(dst)-1] = 'U'
+	}
+	for shift := (digits - 1) * 4; shift >= 0; shift -= 4 {
+		dst = append(dst, hex[(r>>shift)&0xf])
+	}
+	return dst
+}
+
+// TerminalText escapes a text that arrives in pieces (a model's stream of
+// deltas) as AppendPrintable with lines does. Escaping goes rune by rune,
+// so a control sequence split across pieces is escaped all the same; a
+// rune whose bytes are split across pieces is held back until the rest
+// arrives, so it is never taken for invalid bytes. Its zero value is ready
+// to use.
+type TerminalText struct {
+	held string // the start of a rune the last piece ended in
+}
+
+// Append appends piece, escaped, to dst. The bytes of an incomplete rune
+// at its end are held for the next piece.
+func (t *TerminalText) Append(dst []byte, piece string) []byte {
+	if t.held != "" {
+		piece, t.held = t.held+piece, ""
+	}
+	// An incomplete rune can only start in the last UTFMax-1 bytes.
+	for back := 1; back < utf8.UTFMax && back <= len(piece); back++ {
+		at := len(piece) - back
+		if !utf8.RuneStart(piece[at]) {
+			continue
+		}
+		if piece[at] >= utf8.RuneSelf && !utf8.FullRuneInString(piece[at:]) {
+			piece, t.held = piece[:at], piece[at:]
+		}
+		break
+	}
+	return AppendPrintable(dst, piece, true)
+}
+
+// Flush appends what is held back, an incomplete rune at the end of the
+// text, as U+FFFD, and empties t.
+func (t *TerminalText) Flush(dst []byte) []byte {
+	held := t.held
+	t.held = ""
+	return AppendPrintable(dst, held, true)
+}
