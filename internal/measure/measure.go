@@ -161,7 +161,7 @@ func (p *Provider) CheckTasks(n int) error {
 		return fmt.Errorf("the provider fixture saw: %s", strings.Join(p.problems, "; "))
 	}
 	if got := p.requests.Load(); int(got) != 2*n {
-		return fmt.Errorf("%d tasks made %d model requests, want exactly %d", n, got, 2*n)
+		return fmt.Errorf("%d model requests for %d task(s), want exactly %d", got, n, 2*n)
 	}
 	return nil
 }
