@@ -515,6 +515,11 @@ func (b *Bolt) TasksAfter(ctx context.Context, after string, limit int) ([]strin
 	}
 	var ids []string
 	err := b.view(func(tx *bolt.Tx) error {
+		if after != "" {
+			// A walk over every task is under way: the pages of the tasks
+			// it read are not needed again.
+			releaseMapped(b.db, tx.Size())
+		}
 		c := tx.Bucket([]byte(bucketTasks)).Cursor()
 		k, _ := c.Seek([]byte(after))
 		if k != nil && string(k) == after {

@@ -84,8 +84,10 @@ type SessionTask struct {
 	Updated time.Time   `json:"updated"`
 }
 
-// pageSize is how many task IDs a walk over a store reads at a time.
-const pageSize = 256
+// pageSize is how many task IDs a walk over a store reads at a time: a
+// bolt store releases the pages of its file the walk has touched between
+// two (see releaseMapped).
+const pageSize = 32
 
 // EachTask yields every task ID of store in ascending order. On a
 // [TaskPager] it reads them a page at a time; otherwise it reads
