@@ -35,6 +35,11 @@
 #
 #   OUT=DIR   where the binaries and measure.txt go (default: a new
 #             temporary directory)
+#   ALL=1     also re-run the other rows whose figures were corrected with
+#             theirs (issue 28), each with the README's command: allocations
+#             per governed and per durable tool call, and the spawn_remote
+#             ratio (10 rounds of 400 pairs; through benchstat when it is
+#             installed)
 set -euo pipefail
 
 samples=${1:-30}
@@ -75,5 +80,18 @@ bench() { # bench DIR PATTERN
 bench . '^BenchmarkReferenceCoreRun$'
 bench ./examples/pablo '^BenchmarkReferenceCLI$'
 bench ./examples/pablo '^BenchmarkReferenceACP$'
+
+if [ "${ALL:-0}" = 1 ]; then
+	rounds() { # rounds DIR PATTERN BENCHTIME COUNT
+		say "## $2 in $1, -benchtime $3 -count $4 (load before $(load))"
+		go test -run '^$' -bench "$2" -benchtime "$3" -count "$4" "$1" | grep -vE '^(goos|goarch|pkg|cpu|PASS)' | tee -a "$report" | tee "$out/rounds.txt"
+		say "(load after $(load))"
+		benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
+		if [ -x "$benchstat" ]; then "$benchstat" "$out/rounds.txt" | tee -a "$report"; fi
+	}
+	rounds . '^BenchmarkGovernancePath$' 1s 3
+	rounds . '^BenchmarkDurableToolCall$/^(nosync|one-turn-nosync)$' 1s 3
+	rounds ./a2a '^BenchmarkSpawnRemoteVsA2AGo$' 400x 10
+fi
 
 say "# report: $report"
