@@ -3,10 +3,13 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"strings"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/sse"
 )
 
 // Bounds of the Streamable HTTP event streams, beside MaxHTTPStreamBytes
@@ -15,9 +18,6 @@ const (
 	// maxEventLine bounds one line of an event stream: a data line holding
 	// a whole frame, and its field name.
 	maxEventLine = MaxFrameBytes + 64
-	// maxEventID bounds an event ID kept for resumption; a longer one is
-	// ignored, as if the server had sent none.
-	maxEventID = 1024
 )
 
 // lineReader reads lines terminated by "\n" (a "\r" before it is dropped)
@@ -86,113 +86,45 @@ func (f *frameReader) next() ([]byte, error) {
 	}
 }
 
-// sseReader parses a text/event-stream (the WHATWG server-sent events
-// format) into events, bounded per line and per event. Lines end with
-// "\n" or "\r\n"; a lone "\r" is not a terminator here (no MCP server
-// sends one). It keeps the last event ID and the retry interval the server
-// asked for, which resuming a stream needs.
+// sseReader reads a Streamable HTTP event stream with the shared reader
+// of internal/sse, bounded per line and per event, and keeps the last
+// event ID and the retry interval the server asked for, which resuming a
+// stream needs.
 type sseReader struct {
-	lines   *lineReader
-	maxData int
-	started bool
-	eof     bool
+	r *sse.Reader
 
-	data   []byte
-	typ    string
-	idBuf  string
-	hasID  bool
-	lastID string
-
+	lastID   string
 	retry    time.Duration
 	hasRetry bool
 }
 
+// newSSEReader bounds each line by maxLine, each event by maxData, and
+// reads through a buffer of size bytes.
 func newSSEReader(r io.Reader, maxLine, maxData, size int) *sseReader {
-	return &sseReader{lines: newLineReader(r, maxLine, size), maxData: maxData}
+	return &sseReader{r: sse.NewReader(r, sse.Options{MaxLine: maxLine, MaxEvent: maxData, BufferSize: size})}
 }
 
 // resume continues on a new stream, keeping the last event ID and retry.
-func (s *sseReader) resume(r io.Reader) {
-	s.lines = newLineReader(r, s.lines.max, s.lines.br.Size())
-	s.started, s.eof = false, false
-	s.data, s.typ, s.idBuf, s.hasID = s.data[:0], "", s.lastID, s.lastID != ""
-}
+func (s *sseReader) resume(r io.Reader) { s.r.Resume(r) }
 
 // next returns the next event with data: its type ("message" when the
 // server named none) and its data, valid until the next call. io.EOF is a
-// stream the server ended; any other error a stream that broke off or
-// passed a bound. An event left unterminated at the end of a stream is
-// still delivered when its lines were complete (servers that omit the
-// final blank line exist), but its ID does not count.
+// stream the server ended at an event boundary; sse.ErrUnterminated one it
+// ended inside an event, which is not delivered (the shared rule: resuming
+// from the last complete event's ID recovers it); an ErrBound error a
+// stream past a bound; any other error a stream that broke off.
 func (s *sseReader) next() (typ string, data []byte, err error) {
-	for {
-		if s.eof {
-			return "", nil, io.EOF
-		}
-		line, err := s.lines.next()
-		if err == io.EOF {
-			s.eof = true
-			if len(s.data) > 0 {
-				return s.dispatch()
-			}
-			return "", nil, io.EOF
-		}
-		if err != nil {
-			return "", nil, err
-		}
-		if !s.started {
-			s.started = true
-			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
-		}
-		if len(line) == 0 {
-			// The event is complete: its ID counts even without data,
-			// which is how a server primes a client to resume.
-			if s.hasID {
-				s.lastID = s.idBuf
-			}
-			if len(s.data) == 0 {
-				s.typ = ""
-				continue
-			}
-			return s.dispatch()
-		}
-		if line[0] == ':' {
-			continue // a comment
-		}
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			value = bytes.TrimPrefix(value, []byte{' '})
-		}
-		switch string(field) {
-		case "data":
-			if len(s.data)+len(value)+1 > s.maxData+1 {
-				return "", nil, fmt.Errorf("%w: an event's data is longer than %d bytes", ErrBound, s.maxData)
-			}
-			s.data = append(s.data, value...)
-			s.data = append(s.data, '\n')
-		case "event":
-			s.typ = string(value)
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 && len(value) <= maxEventID {
-				s.idBuf, s.hasID = string(value), true
-			}
-		case "retry":
-			// Only ASCII digits: ParseUint takes no sign in base 10.
-			if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil {
-				s.retry, s.hasRetry = time.Duration(ms)*time.Millisecond, true
-			}
-		}
+	ev, err := s.r.Next()
+	s.lastID = s.r.LastEventID()
+	s.retry, s.hasRetry = s.r.Retry()
+	if errors.Is(err, sse.ErrBound) {
+		return "", nil, fmt.Errorf("%w: %s", ErrBound, strings.TrimPrefix(err.Error(), "sse: "))
 	}
-}
-
-// dispatch returns the buffered event and clears the buffer.
-func (s *sseReader) dispatch() (string, []byte, error) {
-	typ := s.typ
-	if typ == "" {
-		typ = "message"
+	if err != nil {
+		return "", nil, err
 	}
-	data := s.data[:len(s.data)-1] // the last line's "\n"
-	s.data, s.typ = s.data[:0], ""
-	return typ, data, nil
+	if ev.Type == "" {
+		ev.Type = "message"
+	}
+	return ev.Type, ev.Data, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pabloagent/pablo/internal/httpx"
 	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/internal/sse"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
@@ -265,9 +266,14 @@ func (c *httpConn) readStream(ctx context.Context, body io.Reader, id int64) (re
 		}
 	}()
 	for resumes := 0; ; resumes++ {
+		var ended error
 		for {
 			_, data, err := events.next()
-			if errors.Is(err, io.EOF) {
+			if errors.Is(err, io.EOF) || errors.Is(err, sse.ErrUnterminated) {
+				// A stream cut inside an event ended as one ended at a
+				// boundary does: the cut event is not delivered, and
+				// resuming replays it.
+				ended = err
 				break
 			}
 			if err != nil {
@@ -284,7 +290,11 @@ func (c *httpConn) readStream(ctx context.Context, body io.Reader, id int64) (re
 			}
 		}
 		if events.lastID == "" {
-			return reply{}, fmt.Errorf("%w: the event stream ended without the response and without an event ID to resume from", errStreamEnded)
+			how := "ended"
+			if errors.Is(ended, sse.ErrUnterminated) {
+				how = "ended inside an event"
+			}
+			return reply{}, fmt.Errorf("%w: the event stream %s without the response and without an event ID to resume from", errStreamEnded, how)
 		}
 		if resumes == maxResumes {
 			return reply{}, fmt.Errorf("%w: the event stream was resumed %d times without the response", ErrBound, maxResumes)

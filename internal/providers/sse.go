@@ -1,13 +1,12 @@
 package providers
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"strconv"
 
 	"github.com/pabloagent/pablo/internal/httpx"
+	"github.com/pabloagent/pablo/internal/sse"
 )
 
 // Frame is one server-sent event: its event name (empty means "message")
@@ -23,136 +22,49 @@ var (
 	ErrFrameTooLarge = errors.New("providers: SSE frame exceeds its bound")
 	// ErrTooManyFrames: the stream exceeds MaxFrames frames.
 	ErrTooManyFrames = errors.New("providers: SSE stream exceeds its frame count bound")
-	// ErrTruncated: the stream ended inside a frame.
-	ErrTruncated = errors.New("providers: SSE stream ended inside a frame")
+	// ErrTruncated: the stream ended inside a frame. It is
+	// sse.ErrUnterminated, the shared reader's rule for an event no blank
+	// line completed.
+	ErrTruncated = sse.ErrUnterminated
 )
 
-// SSEReader reads server-sent events with bounded memory. Lines end in LF,
-// CRLF or CR. Comment lines and the id and retry fields are ignored.
-type SSEReader struct {
-	r         *bufio.Reader
-	maxFrame  int
-	maxFrames int
-	frames    int
-	line      []byte
-	data      []byte
-	event     []byte
-	hasData   bool
-	pendingCR bool
-}
+// SSEReader reads a provider's server-sent events with the shared reader
+// of internal/sse (lines in LF, CRLF or CR; comments, id and retry read and
+// ignored here), naming its failures in this package's terms.
+type SSEReader struct{ r *sse.Reader }
 
-// NewSSEReader reads frames from r. maxFrameBytes bounds one frame's
-// retained bytes and any single line; maxFrames bounds the frame count.
+// NewSSEReader reads frames from r. maxFrameBytes bounds one frame (its
+// event name and data) and, with room for a field name, any single line;
+// maxFrames bounds the frame count.
 func NewSSEReader(r io.Reader, maxFrameBytes, maxFrames int) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, 16<<10), maxFrame: maxFrameBytes, maxFrames: maxFrames}
+	return &SSEReader{r: sse.NewReader(r, sse.Options{
+		MaxLine:    maxFrameBytes + len("event: "),
+		MaxEvent:   maxFrameBytes,
+		MaxEvents:  maxFrames,
+		BufferSize: 16 << 10,
+	})}
 }
 
 // Next returns the next frame. It returns io.EOF at a clean end of stream,
 // ErrTruncated when the stream ends inside a frame, and ErrFrameTooLarge or
 // ErrTooManyFrames past a bound. Data is valid until the next call.
 func (s *SSEReader) Next() (Frame, error) {
-	s.data, s.event, s.hasData = s.data[:0], s.event[:0], false
-	for {
-		line, err := s.readLine()
-		if err != nil {
-			if err == io.EOF && (s.hasData || len(s.event) > 0) {
-				return Frame{}, ErrTruncated
-			}
-			return Frame{}, err
+	ev, err := s.r.Next()
+	var be *sse.BoundError
+	if errors.As(err, &be) {
+		if be.Bound == "events" {
+			return Frame{}, ErrTooManyFrames
 		}
-		if len(line) == 0 {
-			if !s.hasData {
-				s.event = s.event[:0]
-				continue
-			}
-			s.frames++
-			if s.frames > s.maxFrames {
-				return Frame{}, ErrTooManyFrames
-			}
-			return Frame{Event: string(s.event), Data: s.data}, nil
-		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		}
-		switch string(field) {
-		case "data":
-			if s.hasData {
-				s.data = append(s.data, '\n')
-			}
-			s.data = append(s.data, value...)
-			s.hasData = true
-		case "event":
-			s.event = append(s.event[:0], value...)
-		}
-		if len(s.data)+len(s.event) > s.maxFrame {
-			return Frame{}, ErrFrameTooLarge
-		}
+		return Frame{}, ErrFrameTooLarge
 	}
-}
-
-// readLine returns one line without its terminator, or io.EOF when the
-// stream ends (a final unterminated line is returned first).
-func (s *SSEReader) readLine() ([]byte, error) {
-	s.line = s.line[:0]
-	for {
-		c, err := s.r.ReadByte()
-		if err != nil {
-			if err == io.EOF && len(s.line) > 0 {
-				// An unterminated last line cannot complete a frame.
-				return nil, ErrTruncated
-			}
-			return nil, err
-		}
-		if s.pendingCR {
-			s.pendingCR = false
-			if c == '\n' {
-				continue
-			}
-		}
-		switch c {
-		case '\n':
-			return s.line, nil
-		case '\r':
-			s.pendingCR = true
-			return s.line, nil
-		}
-		if len(s.line) >= s.maxLine() {
-			return nil, ErrFrameTooLarge
-		}
-		s.line = append(s.line, c)
-		// Read the rest of a long line in bulk.
-		if buf, _ := s.r.Peek(s.r.Buffered()); len(buf) > 0 {
-			n := bytes.IndexAny(buf, "\r\n")
-			if n < 0 {
-				n = len(buf)
-			}
-			if len(s.line)+n > s.maxLine() {
-				n = s.maxLine() - len(s.line) + 1
-				if n > len(buf) {
-					n = len(buf)
-				}
-			}
-			s.line = append(s.line, buf[:n]...)
-			s.r.Discard(n)
-			if len(s.line) > s.maxLine() {
-				return nil, ErrFrameTooLarge
-			}
-		}
+	if err != nil {
+		return Frame{}, err
 	}
+	return Frame{Event: ev.Type, Data: ev.Data}, nil
 }
-
-// maxLine bounds one line: a frame's bound plus its field name ("event: ").
-func (s *SSEReader) maxLine() int { return s.maxFrame + len("event: ") }
 
 // Frames reports how many frames have been returned.
-func (s *SSEReader) Frames() int { return s.frames }
+func (s *SSEReader) Frames() int { return s.r.Events() }
 
 // frameError maps an SSE reader failure to a call failure.
 func frameError(err error, limits Limits) *Error {
