@@ -31,20 +31,24 @@ func callID(turn, i int) string {
 // pairCalls returns the calls of turn turn under the IDs they go back to
 // the provider with: the provider's own where it is usable (see
 // usableWireID) and unique in the conversation, else one made up that is.
-// It records each in s.wireIDs. The model's slice is not modified: a
-// host's model may hand out the same response twice.
+// It records each in s.wireIDs. The model's slice is not modified (a
+// host's model may hand out the same response twice): it is copied when
+// an ID changes.
 func (s *step) pairCalls(calls []ToolCall, turn int) []ToolCall {
-	if len(calls) == 0 {
-		return calls
+	if s.wireIDs == nil {
+		s.wireIDs = make(map[string]struct{}, len(calls))
 	}
-	out := slices.Clone(calls)
-	for i := range out {
-		id := out[i].ID
+	out := calls
+	for i := range calls {
+		id := calls[i].ID
 		if _, used := s.wireIDs[id]; used || !usableWireID(id) {
+			if &out[0] == &calls[0] {
+				out = slices.Clone(calls)
+			}
 			id = s.madeUpWireID(turn, i)
+			out[i].ID = id
 		}
-		out[i].ID = id
-		s.noteWireID(id)
+		s.wireIDs[id] = struct{}{}
 	}
 	return out
 }

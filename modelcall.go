@@ -209,9 +209,9 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 	if o != nil {
 		return nil, o
 	}
-	if len(resp.ToolCalls) > 0 {
+	if calls := s.pairCalls(resp.ToolCalls, s.histTurns+1); len(calls) > 0 && &calls[0] != &resp.ToolCalls[0] {
 		paired := *resp
-		paired.ToolCalls = s.pairCalls(resp.ToolCalls, s.histTurns+1)
+		paired.ToolCalls = calls
 		resp = &paired
 	}
 	s.addHistory(Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
