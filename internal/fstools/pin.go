@@ -12,7 +12,8 @@ import (
 // started. The seeds promise the recheck "immediately before downstream
 // use", so the check is not only made at the start: every fs.read and
 // fs.search of the path hashes the very bytes it read and returns them
-// only when they are that revision; otherwise the call fails with
+// only when they are that revision, and fs.edit, which builds on them,
+// edits only that revision; otherwise the call fails with
 // artifact_changed, naming the path and both revisions. There is no gap
 // between the check and the use: what is returned is what was hashed.
 type Pin struct {

@@ -222,3 +222,37 @@ func TestWithPinsRefusesWhatIsNotAHandedFile(t *testing.T) {
 		}
 	}
 }
+
+// TestHandedFileIsEditedOnlyAtItsHandedRevision: fs.edit builds its new
+// bytes from the file's current ones, so an edit is a use of them. A
+// handed file swapped after the agent started is not edited, even with
+// the swapped revision as expected_revision (which artifact_changed
+// names): the call fails with artifact_changed, the file keeps the
+// swapped bytes, and the pin does not move onto them, so the swap is not
+// laundered into the agent's "own" revision for its later reads.
+func TestHandedFileIsEditedOnlyAtItsHandedRevision(t *testing.T) {
+	t.Parallel()
+	f, agent := pinned(t, Options{Write: true})
+	f.write("report.md", swappedBody)
+	swapped := Revision([]byte(swappedBody))
+	w, err := agent.Edit(bg(), EditArgs{Path: "report.md", ExpectedRevision: swapped, OldText: "line two", NewText: "line 2"})
+	if w != nil {
+		t.Fatalf("an edit of the swapped handed file committed %+v", w)
+	}
+	wantArtifactChanged(t, err, swapped)
+	if got := f.read("report.md"); got != swappedBody {
+		t.Fatalf("the refused edit changed the file to %q", got)
+	}
+	if _, err := agent.Read(bg(), ReadArgs{Path: "report.md"}); err == nil {
+		t.Fatal("after the refused edit, the swapped bytes read as the agent's own")
+	}
+	// A whole replacement uses none of the swapped bytes: it is the
+	// agent's own file, and its pin moves there.
+	mine := "the agent's own report\n"
+	if _, err := agent.Write(bg(), WriteArgs{Path: "report.md", Text: mine, ExpectedRevision: &swapped}); err != nil {
+		t.Fatalf("a replacement of the swapped file: %v", err)
+	}
+	if r, err := agent.Read(bg(), ReadArgs{Path: "report.md"}); err != nil || r.Text != mine {
+		t.Fatalf("after its own replacement: %+v %v", r, err)
+	}
+}

@@ -81,6 +81,11 @@ func (t *Tools) Edit(ctx context.Context, a EditArgs) (*WriteResult, error) {
 	expected := a.ExpectedRevision
 	kinds := []authority.ResourceKind{authority.ResourceWrite, authority.ResourceRead}
 	return c.mutate(a.Path, &expected, kinds, func(rel string, cur []byte) ([]byte, error) {
+		// An edit builds on the current bytes: a file this agent was
+		// handed is edited only at its handed revision, as it is read.
+		if err := c.checkPin(rel, cur); err != nil {
+			return nil, err
+		}
 		if !utf8.Valid(cur) {
 			return nil, &Error{Tool: c.id, Code: UnsupportedEncoding, Path: rel, Detail: "the file is not UTF-8 text"}
 		}
