@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/pabloagent/pablo/internal/schema"
 )
 
 // Metadata keys this package gives a meaning to. Both are optional and
@@ -69,7 +69,8 @@ func mcpServerOf(id string) (server, tool string, ok bool) {
 // Validate checks a Skill's declared requirements against a task (seed
 // "Skill validation"): every required tool must be admitted, every
 // required MCP server must be configured and admitted, and a declared output
-// contract must be a valid JSON Schema. admitted answers for a capability
+// contract must compile in the bounded JSON Schema subset that children's
+// output schemas and the task's output check use. admitted answers for a capability
 // ID; mcpServers for a server name. A nil function admits nothing, as an
 // empty registry grants nothing. The findings carry the Skill's root and
 // name; none of them changes what the task may do.
@@ -98,17 +99,14 @@ func Validate(s Skill, admitted func(capabilityID string) bool, mcpServers func(
 }
 
 // outputContractProblem returns why text is not a usable output contract.
+// A contract is compiled by internal/schema, the one bounded dialect every
+// schema a user writes goes through (a child's output_schema, the task's
+// output schema, tool input schemas), with the same limits a child's
+// output_schema gets, so a Skill's contract is accepted exactly where a
+// child's would be.
 func outputContractProblem(text []byte) string {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(text, &obj); err != nil {
-		return "metadata " + MetadataOutputSchema + " must be a JSON Schema object written as one JSON string"
-	}
-	var schema jsonschema.Schema
-	if err := json.Unmarshal(text, &schema); err != nil {
-		return "metadata " + MetadataOutputSchema + " is not a JSON Schema: " + err.Error()
-	}
-	if _, err := schema.Resolve(nil); err != nil {
-		return "metadata " + MetadataOutputSchema + " does not resolve as a JSON Schema (remote references are not allowed): " + err.Error()
+	if _, err := schema.Compile(text, schema.DefaultLimits()); err != nil {
+		return "metadata " + MetadataOutputSchema + " is not a JSON Schema of the supported subset: " + strings.TrimPrefix(err.Error(), "schema: ")
 	}
 	return ""
 }
