@@ -168,6 +168,9 @@ func TestProviderCallIDsNeverKeyTheLedger(t *testing.T) {
 		{"RepeatedWithinAResponse", [][]string{{"dup", "dup"}, {"dup", "other"}}, []string{"dup", "", "", "other"}, false},
 		{"MadeUpIDTakenByTheProvider", [][]string{{"a"}, {"call_2_2", "call_2_2"}}, []string{"a", "call_2_2", "call_2_2_2"}, false},
 		{"OverLong", [][]string{{long}, {long}}, []string{"", ""}, false},
+		// Bytes that are not UTF-8, raw in the frame: the adapter takes
+		// the ID for a missing one.
+		{"NotUTF8Bytes", [][]string{{"call_\xff\xfe"}, {"call_\xff\xfe"}}, []string{"", ""}, false},
 		// A lone surrogate is how a JSON encoder writes bytes that are not
 		// UTF-8 (Python's json.dumps does); the decoder makes it U+FFFD.
 		{"NotUTF8", [][]string{{`call_\udcff\udcfe`}, {`call_\udcff`}, {"ok"}}, []string{"", "", "ok"}, false},

@@ -287,6 +287,9 @@ func (p *chatStream) frame(data []byte) error {
 		p.done = true
 		return nil
 	}
+	if !utf8.Valid(data) {
+		data = blankInvalidCallIDs(data)
+	}
 	if err := checkShape(data); err != nil {
 		return err
 	}
@@ -321,6 +324,70 @@ func (p *chatStream) frame(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// blankInvalidCallIDs returns data with each tool-call ID whose bytes are
+// not UTF-8 written as "", a missing ID the run loop makes one up for
+// (local servers have sent such IDs), when those IDs hold all of data's
+// invalid bytes. Otherwise it returns data as it is, and checkShape
+// refuses the frame: invalid bytes anywhere else (text, a name, the
+// arguments, a key) stay a malformed stream, never replaced.
+func blankInvalidCallIDs(data []byte) []byte {
+	var c struct {
+		Choices []struct {
+			Delta struct {
+				ToolCalls []struct {
+					ID json.RawMessage `json:"id"`
+				} `json:"tool_calls"`
+			} `json:"delta"`
+		} `json:"choices"`
+	}
+	// The decoder takes invalid bytes; a raw message keeps them.
+	if json.Unmarshal(data, &c) != nil {
+		return data
+	}
+	ids := 0
+	for _, ch := range c.Choices {
+		for _, tc := range ch.Delta.ToolCalls {
+			if !utf8.Valid(tc.ID) {
+				ids++
+			}
+		}
+	}
+	if ids == 0 {
+		return data
+	}
+	// Every invalid ID is a string of its own in data, so when the
+	// strings holding invalid bytes are exactly as many, they are the IDs.
+	out := make([]byte, 0, len(data))
+	blanked := 0
+	for i := 0; i < len(data); i++ {
+		if data[i] != '"' {
+			out = append(out, data[i])
+			continue
+		}
+		j := i + 1
+		for j < len(data) && data[j] != '"' {
+			if data[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(data) {
+			return data
+		}
+		if s := data[i : j+1]; utf8.Valid(s) {
+			out = append(out, s...)
+		} else {
+			out = append(out, '"', '"')
+			blanked++
+		}
+		i = j
+	}
+	if blanked != ids {
+		return data
+	}
+	return out
 }
 
 func (p *chatStream) delta(d *chatDelta) error {
