@@ -89,13 +89,24 @@ func adversarialShapes() []shape {
 			return repeatTo(n, "schema_version = 1\n[options.run]\ninstructions = \"", `\u0041`, "\"\n")
 		}, ""},
 		{"many tables under many parents", func(int) string { return deepProfiles(64) }, "lookup steps"},
+		{"a quoted key holding many dots", func(n int) string { return repeatTo(n, `"`, "a.", `b" = 1`+"\n") }, "1024 bytes"},
+		{"a dotted key of many quoted parts", func(n int) string { return repeatTo(n, "", `"a" . `, "b = 1\n") }, "32 levels"},
+		{"many quoted non-ASCII keys", func(n int) string {
+			return linesTo(n, func(i int) string { return fmt.Sprintf("\"ключ.%d\" = 1\n", i) })
+		}, "256 keys"},
+		{"an array of many inline tables", func(n int) string { return repeatTo(n, "x = [", "{a = 1}, ", "{a = 1}]\n") }, "1024 elements"},
+		{"a multi-line string of line continuations", func(n int) string {
+			return repeatTo(n, "schema_version = 1\n[options.run]\ninstructions = \"\"\"\n", "line \\\n  more\n", "\"\"\"\n")
+		}, ""},
+		{"a comment on every line", func(n int) string { return repeatTo(n, "schema_version = 1\n", "# a comment\n", "") }, ""},
 	}
 }
 
 // TestTOMLKeyPartsAndNestingAreBoundedBeforeDecoding: every shape that
 // grows the decoder's cost faster than its size (a dotted key or header of
-// many parts, deep inline tables and arrays, wide tables, long arrays of
-// tables, long keys, long strings of escapes) fails with a typed error or
+// many parts, quoted or not, deep inline tables and arrays, wide tables,
+// long arrays of tables or inline tables, long keys, long strings of
+// escapes or line continuations, comments) fails with a typed error or
 // loads when written at the 1 MiB cap. The bound is shown as work: where
 // the pre-scan refuses, the quadratic decoder never runs, and the
 // pre-scan's own steps (key parts and elements visited, key bytes hashed)
