@@ -506,7 +506,13 @@ func lastN(task *bolt.Bucket) uint64 {
 
 func writeBatch(tx *bolt.Tx, batch []*appendReq) error {
 	tasks := tx.Bucket([]byte(bucketTasks))
-	ix := openIndex(tx)
+	var ix boltIndex // opened for the first record that changes it
+	index := func() boltIndex {
+		if ix.pending == nil {
+			ix = openIndex(tx)
+		}
+		return ix
+	}
 	var results *bolt.Bucket // opened for the first result only
 	var last []byte
 	var lastChunk [9]byte
@@ -521,7 +527,7 @@ func writeBatch(tx *bolt.Tx, batch []*appendReq) error {
 					return err
 				}
 				if created {
-					if err := ix.created(it.task); err != nil {
+					if err := index().created(it.task); err != nil {
 						return err
 					}
 				}
@@ -539,7 +545,7 @@ func writeBatch(tx *bolt.Tx, batch []*appendReq) error {
 			if it.index != nil && chunk.Get(it.key[:]) == nil {
 				// A record seen for the first time (a barrier carries
 				// volatile records again) changes the index.
-				if err := ix.apply(it.task, binary.BigEndian.Uint64(it.key[:]), it.index); err != nil {
+				if err := index().apply(it.task, binary.BigEndian.Uint64(it.key[:]), it.index); err != nil {
 					return err
 				}
 			}

@@ -85,6 +85,17 @@
 // and [Recover] refuses a task whose lease is live ([ErrLeaseLive]).
 // ledger/ledgertest holds the conformance suite every store passes.
 //
+// # What needs attention
+//
+// Every store here keeps an index of what needs attention (the optional
+// [IndexedStore]): the tasks not yet terminal, the process groups they
+// started that no host has reaped, and each session's tasks, written in the
+// transaction of the records that change it. [LiveProcessGroups] (what a
+// host's start-up reaps), [PendingTasks] and [SessionTasks] read it, and
+// scan every task on a store without one; [RecoverEach] and [EachTask] walk
+// a whole store a page of task IDs at a time (the optional [TaskPager]),
+// holding one task's records at a time.
+//
 // Results are immutable and content-addressed: [Root.PutResult] stores the
 // [Canonical] JSON of a value under "sha256:<hex>".
 //

@@ -45,13 +45,35 @@ demo=examples/pablo/demo
 run=("$out/pablo" run "hi" --json --script "$out/one-turn.json" --config "$demo/deployment.toml"
 	--bind "workspace=$demo/work" --bind "skills=$demo/skills")
 
-# measure_store LABEL STORE: the three measurements of one store.
-measure_store() {
-	local label=$1 store=$2 id
-	id=$("${run[@]}" --store "$store" | sed -n 's/.*"run_id":"\([^"]*\)".*/\1/p')
-	"$out/ledgerscale" measure -runs "$runs" -label "$label: run" -- "${run[@]}" --store "$store" | tee -a "$report"
-	"$out/ledgerscale" measure -runs "$runs" -label "$label: recover TASK_ID" -- "$out/pablo" ledger recover --json --store "$store" "$id" | tee -a "$report"
-	"$out/ledgerscale" measure -runs "$(((runs + 1) / 2))" -label "$label: recover (every task)" -- "$out/pablo" ledger recover --json --store "$store" | tee -a "$report"
+# measure_stores KIND STORE...: the three measurements, each command run
+# round by round on every store (the first is the fresh one), so the load
+# of a shared machine falls on all alike.
+measure_stores() {
+	local kind=$1 labels=() runs_=() recs=() alls=() store id
+	shift
+	for store in "$@"; do
+		id=$("${run[@]}" --store "$store" | sed -n 's/.*"run_id":"\([^"]*\)".*/\1/p')
+		labels+=("$kind, $(label "$store")")
+		runs_+=(::: "${run[@]}" --store "$store")
+		recs+=(::: "$out/pablo" ledger recover --json --store "$store" "$id")
+		alls+=(::: "$out/pablo" ledger recover --json --store "$store")
+	done
+	local ls
+	ls=$(IFS=,; echo "${labels[*]}")
+	echo "## run" | tee -a "$report"
+	"$out/ledgerscale" measure -runs "$runs" -labels "$ls" -- "${runs_[@]:1}" | tee -a "$report"
+	echo "## recover TASK_ID" | tee -a "$report"
+	"$out/ledgerscale" measure -runs "$runs" -labels "$ls" -- "${recs[@]:1}" | tee -a "$report"
+	echo "## recover (every task)" | tee -a "$report"
+	"$out/ledgerscale" measure -runs "$(((runs + 1) / 2))" -labels "$ls" -- "${alls[@]:1}" | tee -a "$report"
+}
+
+# label STORE: what a store holds, for the report.
+label() {
+	case $1 in
+	*fresh*) echo "fresh" ;;
+	*) echo "$(basename "$1" .db | sed 's/^tasks-//') tasks" ;;
+	esac
 }
 
 if [ "${PG:-}" = 1 ] && [ -z "${LEDGERSCALE_PG_URL:-}" ]; then
@@ -60,17 +82,20 @@ if [ "${PG:-}" = 1 ] && [ -z "${LEDGERSCALE_PG_URL:-}" ]; then
 	exit
 fi
 if [ -n "${LEDGERSCALE_PG_URL:-}" ]; then
-	# One database, measured fresh, then filled to 10000 tasks.
-	measure_store "PostgreSQL, fresh" "$LEDGERSCALE_PG_URL"
-	"$out/ledgerscale" fill -store "$LEDGERSCALE_PG_URL" -tasks 10000
-	measure_store "PostgreSQL, 10000 tasks" "$LEDGERSCALE_PG_URL"
+	# Two databases of one cluster: a fresh one, and one of 10000 tasks.
+	fresh="$LEDGERSCALE_PG_FRESH_URL"
+	filled="$LEDGERSCALE_PG_URL"
+	"$out/ledgerscale" fill -store "$filled" -tasks 10000
+	label() { case $1 in "$fresh") echo "fresh" ;; *) echo "10000 tasks" ;; esac }
+	measure_stores PostgreSQL "$fresh" "$filled"
 else
-	measure_store "bbolt, fresh" "$out/fresh.db"
+	stores=("$out/fresh.db")
 	for n in "${sizes[@]}"; do
-		rm -f "$out/tasks-$n.db"
+		rm -f "$out/tasks-$n.db" "$out/tasks-$n.db.volatile"
 		"$out/ledgerscale" fill -nosync -store "$out/tasks-$n.db" -tasks "$n"
-		measure_store "bbolt, $n tasks" "$out/tasks-$n.db"
-		rm -f "$out/tasks-$n.db"
+		stores+=("$out/tasks-$n.db")
 	done
+	measure_stores bbolt "${stores[@]}"
+	rm -f "$out"/tasks-*.db
 fi
 echo "report: $report"

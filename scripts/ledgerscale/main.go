@@ -5,20 +5,22 @@
 // test).
 //
 //	ledgerscale fill -store PATH|URL -tasks N [-workers W] [-nosync]
-//	ledgerscale measure -runs N [-label TEXT] -- COMMAND [ARG...]
+//	ledgerscale measure -runs N -labels A[,B...] -- COMMAND [ARG...] [::: COMMAND [ARG...]]...
 //	ledgerscale with-postgres -- COMMAND [ARG...]
 //
-// fill appends N tasks shaped like a trivial `pablo run` (a task record, a
-// snapshot-sized decision, four events, one model call, the terminal
-// record: 11 records and 3 barriers each) to a bbolt file or a
-// postgres:// URL (the password from PGPASSWORD or PGPASSFILE), W tasks at
-// a time. measure runs the command N times and prints one line: the
-// median and range of its wall time, and of its peak resident set size
+// fill appends N tasks shaped like a trivial `pablo run` (a task record, an
+// agent, a decision, four events, one model call, the terminal
+// record) to a bbolt file or a postgres:// URL (the password from
+// PGPASSWORD or PGPASSFILE), W tasks at a time. measure runs each command
+// N times, round by round (each command once a round, so the load of a
+// shared machine falls on all alike), and prints a line for each: the
+// median and range of its wall time and of its peak resident set size
 // (getrusage of the child: ru_maxrss), with the load average before and
 // after. with-postgres starts a throw-away PostgreSQL cluster (Debian's
 // server, as the tests start it: a temporary directory, a Unix socket
-// only), creates a database, runs the command with LEDGERSCALE_PG_URL
-// naming it and PGPASSWORD set, and stops the cluster.
+// only), creates two databases, runs the command with LEDGERSCALE_PG_URL
+// and LEDGERSCALE_PG_FRESH_URL naming them and PGPASSWORD set, and stops
+// the cluster.
 package main
 
 import (
@@ -65,7 +67,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ledgerscale fill -store PATH|URL -tasks N [-workers W] [-nosync]\n       ledgerscale measure -runs N [-label TEXT] -- COMMAND [ARG...]\n       ledgerscale with-postgres -- COMMAND [ARG...]")
+	fmt.Fprintln(os.Stderr, "usage: ledgerscale fill -store PATH|URL -tasks N [-workers W] [-nosync]\n       ledgerscale measure -runs N -labels A[,B...] -- COMMAND [ARG...] [::: COMMAND [ARG...]]...\n       ledgerscale with-postgres -- COMMAND [ARG...]")
 	os.Exit(2)
 }
 
@@ -149,44 +151,68 @@ func smallTask(ctx context.Context, store ledger.Store) error {
 
 func measure(args []string) error {
 	fs := flag.NewFlagSet("measure", flag.ExitOnError)
-	runs := fs.Int("runs", 5, "how many times to run the command")
-	label := fs.String("label", "", "what the line is about")
+	runs := fs.Int("runs", 5, "how many times to run each command")
+	labels := fs.String("labels", "", "what each command is, comma-separated")
 	fs.Parse(args)
-	cmdline := fs.Args()
-	if len(cmdline) == 0 || *runs <= 0 {
-		return errors.New("measure needs a command and a positive -runs")
+	var cmds [][]string
+	cmd := []string{}
+	for _, a := range fs.Args() {
+		if a == ":::" {
+			cmds, cmd = append(cmds, cmd), []string{}
+			continue
+		}
+		cmd = append(cmd, a)
+	}
+	cmds = append(cmds, cmd)
+	names := strings.Split(*labels, ",")
+	if len(names) != len(cmds) || *runs <= 0 || slices.ContainsFunc(cmds, func(c []string) bool { return len(c) == 0 }) {
+		return errors.New("measure needs a positive -runs, and one label for each command (commands separated by :::)")
 	}
 	before := loadavg()
-	var walls []time.Duration
-	var rss []int64
+	walls := make([][]time.Duration, len(cmds))
+	rss := make([][]int64, len(cmds))
+	// Round by round, each command once: the load a shared machine adds
+	// falls on every command alike.
 	for range *runs {
-		cmd := exec.Command(cmdline[0], cmdline[1:]...)
-		cmd.Stdout, cmd.Stderr = nil, os.Stderr
-		start := time.Now()
-		err := cmd.Run()
-		wall := time.Since(start)
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			return err
-		}
-		if err != nil && ee.ExitCode() > 1 {
-			// 1 is "an outcome is unknown" for ledger recover: still a run.
-			return fmt.Errorf("%s: %v", strings.Join(cmdline, " "), err)
-		}
-		ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		walls = append(walls, wall)
-		if ru != nil {
-			rss = append(rss, ru.Maxrss)
+		for i, c := range cmds {
+			wall, maxrss, err := runOnce(c)
+			if err != nil {
+				return err
+			}
+			walls[i], rss[i] = append(walls[i], wall), append(rss[i], maxrss)
 		}
 	}
-	slices.Sort(walls)
-	slices.Sort(rss)
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
-	mib := func(k int64) string { return fmt.Sprintf("%.1f", float64(k)/1024) }
-	fmt.Printf("%-44s wall ms median %s (%s–%s)  peak RSS MiB median %s (%s–%s)  n=%d  load %s → %s\n",
-		*label, ms(walls[len(walls)/2]), ms(walls[0]), ms(walls[len(walls)-1]),
-		mib(rss[len(rss)/2]), mib(rss[0]), mib(rss[len(rss)-1]), *runs, before, loadavg())
+	after := loadavg()
+	for i := range cmds {
+		w, r := walls[i], rss[i]
+		slices.Sort(w)
+		slices.Sort(r)
+		ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+		mib := func(k int64) string { return fmt.Sprintf("%.1f", float64(k)/1024) }
+		fmt.Printf("%-44s wall ms median %s (%s–%s)  peak RSS MiB median %s (%s–%s)  n=%d  load %s → %s\n",
+			names[i], ms(w[len(w)/2]), ms(w[0]), ms(w[len(w)-1]), mib(r[len(r)/2]), mib(r[0]), mib(r[len(r)-1]), *runs, before, after)
+	}
 	return nil
+}
+
+// runOnce runs a command with its output discarded and returns its wall
+// time and peak RSS in KiB. Exit 1 is a run (ledger recover exits 1 when
+// an outcome is unknown); any other failure is an error.
+func runOnce(cmdline []string) (time.Duration, int64, error) {
+	cmd := exec.Command(cmdline[0], cmdline[1:]...)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	var ee *exec.ExitError
+	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() > 1) {
+		return 0, 0, fmt.Errorf("%s: %v", strings.Join(cmdline, " "), err)
+	}
+	var maxrss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		maxrss = ru.Maxrss
+	}
+	return wall, maxrss, nil
 }
 
 func withPostgres(args []string) error {
@@ -206,9 +232,13 @@ func withPostgres(args []string) error {
 	if err != nil {
 		return err
 	}
+	fresh, err := c.CreateDB(ctx, "fresh")
+	if err != nil {
+		return err
+	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), "LEDGERSCALE_PG_URL="+c.URL(db, "postgres"), "PGPASSWORD="+c.Password)
+	cmd.Env = append(os.Environ(), "LEDGERSCALE_PG_URL="+c.URL(db, "postgres"), "LEDGERSCALE_PG_FRESH_URL="+c.URL(fresh, "postgres"), "PGPASSWORD="+c.Password)
 	return cmd.Run()
 }
 
