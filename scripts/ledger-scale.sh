@@ -59,7 +59,7 @@ measure_stores() {
 		alls+=(::: "$out/pablo" ledger recover --json --store "$store")
 	done
 	local ls
-	ls=$(IFS=,; echo "${labels[*]}")
+	ls=$(IFS=";"; echo "${labels[*]}")
 	echo "## run" | tee -a "$report"
 	"$out/ledgerscale" measure -runs "$runs" -labels "$ls" -- "${runs_[@]:1}" | tee -a "$report"
 	echo "## recover TASK_ID" | tee -a "$report"

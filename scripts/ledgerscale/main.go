@@ -5,7 +5,7 @@
 // test).
 //
 //	ledgerscale fill -store PATH|URL -tasks N [-workers W] [-nosync]
-//	ledgerscale measure -runs N -labels A[,B...] -- COMMAND [ARG...] [::: COMMAND [ARG...]]...
+//	ledgerscale measure -runs N -labels "A[;B...]" -- COMMAND [ARG...] [::: COMMAND [ARG...]]...
 //	ledgerscale with-postgres -- COMMAND [ARG...]
 //
 // fill appends N tasks shaped like a trivial `pablo run` (a task record, an
@@ -67,7 +67,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ledgerscale fill -store PATH|URL -tasks N [-workers W] [-nosync]\n       ledgerscale measure -runs N -labels A[,B...] -- COMMAND [ARG...] [::: COMMAND [ARG...]]...\n       ledgerscale with-postgres -- COMMAND [ARG...]")
+	fmt.Fprintln(os.Stderr, "usage: ledgerscale fill -store PATH|URL -tasks N [-workers W] [-nosync]\n       ledgerscale measure -runs N -labels 'A[;B...]' -- COMMAND [ARG...] [::: COMMAND [ARG...]]...\n       ledgerscale with-postgres -- COMMAND [ARG...]")
 	os.Exit(2)
 }
 
@@ -152,7 +152,7 @@ func smallTask(ctx context.Context, store ledger.Store) error {
 func measure(args []string) error {
 	fs := flag.NewFlagSet("measure", flag.ExitOnError)
 	runs := fs.Int("runs", 5, "how many times to run each command")
-	labels := fs.String("labels", "", "what each command is, comma-separated")
+	labels := fs.String("labels", "", "what each command is, separated by semicolons")
 	fs.Parse(args)
 	var cmds [][]string
 	cmd := []string{}
@@ -164,7 +164,7 @@ func measure(args []string) error {
 		cmd = append(cmd, a)
 	}
 	cmds = append(cmds, cmd)
-	names := strings.Split(*labels, ",")
+	names := strings.Split(*labels, ";")
 	if len(names) != len(cmds) || *runs <= 0 || slices.ContainsFunc(cmds, func(c []string) bool { return len(c) == 0 }) {
 		return errors.New("measure needs a positive -runs, and one label for each command (commands separated by :::)")
 	}
