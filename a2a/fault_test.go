@@ -573,7 +573,7 @@ func TestResultsKeepEveryPartKind(t *testing.T) {
 	if fetched.Load() != 0 {
 		t.Fatal("a result URL was fetched")
 	}
-	var out struct{ Parts []ResultPart }
+	var out struct{ Parts []children.Part }
 	if err := json.Unmarshal([]byte(h.Result().Output), &out); err != nil || len(out.Parts) != 4 {
 		t.Fatalf("output %q", h.Result().Output)
 	}

@@ -69,7 +69,7 @@ type Report struct {
 	UsageClaims   map[string]string `json:"usage_claims,omitempty"`
 	// Parts are the result's parts as kept (text, data, inline files,
 	// inert URLs).
-	Parts []ResultPart `json:"parts,omitempty"`
+	Parts []children.Part `json:"parts,omitempty"`
 }
 
 // Handle is one started remote child: a children.Handle with its
@@ -448,7 +448,7 @@ func failed(d outcome.Delivery, reason string) children.Result {
 
 // maskParts masks every known secret in a result's parts: a peer that
 // echoes the bearer back never gets it into a record.
-func maskParts(set *redact.Set, parts []ResultPart) ([]ResultPart, int) {
+func maskParts(set *redact.Set, parts []children.Part) ([]children.Part, int) {
 	total := 0
 	for i := range parts {
 		p := &parts[i]

@@ -10,6 +10,8 @@ import (
 	"unicode"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/pabloagent/pablo/children"
 )
 
 // ErrOutputLimit is a remote result whose logical bytes pass the parent's
@@ -266,23 +268,14 @@ func (t *tracker) claims(meta map[string]any) {
 	}
 }
 
-// ResultPart is one part of a remote result as Pablo keeps it: exactly one
-// of Text, Data, Raw (an inline file, base64 in JSON) and URL (inert: never
-// fetched). Filename is the peer's label, never a local path.
-type ResultPart struct {
-	Text      *string         `json:"text,omitempty"`
-	Data      json.RawMessage `json:"data,omitempty"`
-	Raw       []byte          `json:"raw,omitempty"`
-	URL       string          `json:"url,omitempty"`
-	MediaType string          `json:"mediaType,omitempty"`
-	Filename  string          `json:"filename,omitempty"`
-}
-
-// resultParts converts the kept parts.
-func resultParts(parts []*sdk.Part) []ResultPart {
-	out := make([]ResultPart, 0, len(parts))
+// resultParts converts the kept parts to the one part type a remote
+// request and result share: exactly one of Text, Data, Raw (an inline file,
+// base64 in JSON) and URL (inert: never fetched); Filename is the peer's
+// label, never a local path.
+func resultParts(parts []*sdk.Part) []children.Part {
+	out := make([]children.Part, 0, len(parts))
 	for _, p := range parts {
-		rp := ResultPart{MediaType: p.MediaType, Filename: p.Filename}
+		rp := children.Part{MediaType: p.MediaType, Filename: p.Filename}
 		switch c := p.Content.(type) {
 		case sdk.Text:
 			s := string(c)
@@ -302,7 +295,7 @@ func resultParts(parts []*sdk.Part) []ResultPart {
 // render is what the parent reads of a result: the text when every part
 // is text, else the parts as JSON; and the structured output when the
 // result is exactly one data part.
-func render(parts []ResultPart) (string, json.RawMessage) {
+func render(parts []children.Part) (string, json.RawMessage) {
 	allText := true
 	text := ""
 	for _, p := range parts {
@@ -320,7 +313,7 @@ func render(parts []ResultPart) (string, json.RawMessage) {
 		return text, structured
 	}
 	b, _ := json.Marshal(struct {
-		Parts []ResultPart `json:"parts"`
+		Parts []children.Part `json:"parts"`
 	}{parts})
 	return string(b), structured
 }

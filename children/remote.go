@@ -29,8 +29,11 @@ type RemoteRequest struct {
 	MaxDurationMillis ledger.Limit `json:"max_duration_ms"`
 }
 
-// Part is one explicit part of a remote request: exactly one of Text,
-// Data, Raw and URL is set.
+// Part is one part of a remote child's exchange, the one type a request
+// and a result share (package a2a keeps a result's parts as Parts):
+// exactly one of Text, Data, Raw (an inline file, base64 in JSON) and URL
+// is set. A result's URL is inert (never fetched) and its Filename is the
+// peer's label, never a local path.
 type Part struct {
 	Text      *string         `json:"text,omitempty"`
 	Data      json.RawMessage `json:"data,omitempty"`
