@@ -30,6 +30,11 @@ func TestTerminalEscapesEveryControl(t *testing.T) {
 				t.Errorf("lines=%v: %q does not show %q", lines, got, w)
 			}
 		}
+		// Every bidi control: embeddings, overrides, isolates, marks.
+		bidi := "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+		if b := string(AppendPrintable(nil, bidi, lines)); b != `\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c` {
+			t.Errorf("lines=%v: the bidi controls show as %q", lines, b)
+		}
 		if lines != strings.Contains(got, "\tok\n\u00a0end") {
 			t.Errorf("lines=%v: newline, tab and no-break space: %q", lines, got)
 		}
