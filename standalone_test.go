@@ -16,7 +16,9 @@ import (
 //
 //  1. The directory this project's checkouts were once developed beside,
 //     reached by climbing out of the tree: ".." and then "shared", as one
-//     slash-separated path or as Go path elements (see the first cases of
+//     slash-separated path, as Go path elements or as strings added
+//     together, or "shared" as an element a path Join adds to a parent
+//     reached some other way (see the first cases of
 //     TestOutsidePathRuleIsPrecise). The original's files the tests need
 //     live in testdata/reference.
 //  2. An absolute path under a top-level directory that belongs to one
@@ -39,7 +41,8 @@ import (
 // forbids.
 
 var (
-	besideCheckout = regexp.MustCompile(`\.\.(?:/|"\s*,\s*")` + "sha" + `red\b`)
+	besideCheckout = regexp.MustCompile(`\.\.(?:/|"\s*[,+]\s*"/?)(?:"\s*\+\s*")?` + "sha" + `red\b` +
+		`|Join\(.*"` + "sha" + `red["/]`)
 	machinePath    = regexp.MustCompile(`(?:^|[\s"'` + "`" + `=(])(/(?:` + "wo" + `rk|ho` + `me|ro` + `ot|Us` + `ers)/)`)
 )
 
@@ -72,6 +75,13 @@ func TestOutsidePathRuleIsPrecise(t *testing.T) {
 		"see `/" + "Us" + "ers/me/pablo`",
 		`export PABLO_NPM_PREFIX=/` + wk + `/main/.npm-peers`,
 		`(/` + hm + `/me/x)`,
+		// The same climb spelled by concatenation, or a parent reached
+		// by other means and joined with the directory's name.
+		`dir := "` + up + `/" + "` + sh + `/reference"`,
+		`dir := "` + up + `" + "/` + sh + `"`,
+		`dir := "` + up + `" + "/" + "` + sh + `/reference"`,
+		`src := filepath.Join(filepath.Dir(filepath.Dir(wd)), "` + sh + `", "reference")`,
+		`src := path.Join(parent, "` + sh + `/reference")`,
 	}
 	for _, s := range flagged {
 		if len(outsidePaths(s)) != 1 {
