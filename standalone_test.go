@@ -43,7 +43,7 @@ import (
 var (
 	besideCheckout = regexp.MustCompile(`\.\.(?:/|"\s*[,+]\s*"/?)(?:"\s*\+\s*")?` + "sha" + `red\b` +
 		`|Join\(.*"` + "sha" + `red["/]`)
-	machinePath    = regexp.MustCompile(`(?:^|[\s"'` + "`" + `=(])(/(?:` + "wo" + `rk|ho` + `me|ro` + `ot|Us` + `ers)/)`)
+	machinePath = regexp.MustCompile(`(?:^|[\s"'` + "`" + `=(])(/(?:` + "wo" + `rk|ho` + `me|ro` + `ot|Us` + `ers)/)`)
 )
 
 var checkedSuffixes = []string{".go", ".sh", ".md", ".toml", ".mjs", ".json", ".txt", ".yml", ".yaml"}
