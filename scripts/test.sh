@@ -11,7 +11,8 @@
 #
 # Its last line, whether it passes or fails, is the count of the Go tests of
 # the race-enabled suite: "N passed, N failed, N skipped" (all zero when it
-# stopped before the suite ran).
+# stopped before the suite ran), with one failure more for a fuzz target
+# that failed after it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -84,11 +85,12 @@ for pkg in $(go list ./...); do
 			# A finding always writes its failing input. Without one, the
 			# failure is the fuzz engine's own (for example its coordinator
 			# missing the fuzztime deadline): run the target once more.
+			# Either way the target failed: it counts one failure.
 			if grep -q "Failing input written" "$log"; then
-				cat "$log"; exit 1
+				failed=$((failed + 1)); cat "$log"; exit 1
 			fi
 			echo "   the fuzz engine stopped without a finding; running $target again"
-			fuzz "$pkg" "$target" || { cat "$log"; exit 1; }
+			fuzz "$pkg" "$target" || { failed=$((failed + 1)); cat "$log"; exit 1; }
 		fi
 	done
 done
