@@ -232,10 +232,8 @@ func (s *step) recordAnswer(req ApprovalRequest, step, late ApprovalAnswer) *Out
 		// A barrier before the wait for a human: a host killed while
 		// the approver thinks leaves the request, the call's admission
 		// and the model response that asked for it durable.
-		if f, ok := s.t.root.(interface{ Flush(context.Context) error }); ok {
-			if err := f.Flush(s.ctx); err != nil {
-				return s.ledgerOutcome(err)
-			}
+		if err := s.t.root.Flush(s.ctx); err != nil {
+			return s.ledgerOutcome(err)
 		}
 		return nil
 	}

@@ -3,7 +3,6 @@ package pablo
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -28,21 +27,6 @@ import (
 // supervisor.
 type childRunner struct {
 	parent *step
-}
-
-// agentStarter is the ledger a task's children need: one that admits
-// agents under the root. ledger.Root is one.
-type agentStarter interface {
-	StartAgent(ctx context.Context, spec ledger.AgentSpec) (string, error)
-}
-
-// agents is the task's ledger as the one that admits its children.
-func (p *step) agents() (agentStarter, error) {
-	starter, ok := p.t.root.(agentStarter)
-	if !ok {
-		return nil, errors.New("pablo: the task's ledger cannot admit agents (a RuntimeOptions.NewLedger ledger without StartAgent)")
-	}
-	return starter, nil
 }
 
 // childHeader is what every event of p's child id, of kind, shares: the
@@ -76,10 +60,6 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 		// nothing (the supervisor settles the child cancelled).
 		return nil, err
 	}
-	starter, err := p.agents()
-	if err != nil {
-		return nil, err
-	}
 	auth, err := p.conf.auth.Narrow(childNarrowing(spec))
 	if err != nil {
 		return nil, fmt.Errorf("pablo: child %s: %w", spec.AgentID, err)
@@ -91,7 +71,7 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 			return nil, fmt.Errorf("pablo: child %s: output schema: %w", spec.AgentID, err)
 		}
 	}
-	id, err := starter.StartAgent(ctx, ledger.AgentSpec{ID: spec.AgentID, ParentID: p.agent, Kind: string(children.KindLocal),
+	id, err := p.t.root.StartAgent(ctx, ledger.AgentSpec{ID: spec.AgentID, ParentID: p.agent, Kind: string(children.KindLocal),
 		Limits: spec.Ceilings.Limits(), InputDigest: sha256Tag([]byte(spec.Input)), InputBytes: uint64(spec.InputBytes())})
 	if err != nil {
 		return nil, err
@@ -452,12 +432,8 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 	if err := p.base.Err(); err != nil {
 		return nil, err
 	}
-	starter, err := p.agents()
-	if err != nil {
-		return nil, err
-	}
 	parts, _ := json.Marshal(spec.Parts)
-	id, err := starter.StartAgent(ctx, ledger.AgentSpec{ID: spec.AgentID, ParentID: p.agent, Kind: string(children.KindRemote),
+	id, err := p.t.root.StartAgent(ctx, ledger.AgentSpec{ID: spec.AgentID, ParentID: p.agent, Kind: string(children.KindRemote),
 		InputDigest: sha256Tag(parts), InputBytes: uint64(len(parts))})
 	if err != nil {
 		return nil, err

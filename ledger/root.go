@@ -42,6 +42,10 @@ type Ledger interface {
 	RootAgentID() string
 	// Deadline returns the earliest deadline that binds agentID.
 	Deadline(agentID string) (time.Time, bool)
+	// StartAgent admits a child agent under spec.ParentID (a supervised
+	// child, local or remote) and returns its ID. Its ceilings are its own
+	// and every ancestor's.
+	StartAgent(ctx context.Context, spec AgentSpec) (string, error)
 	// Append adds an event of type typ with the engine's JSON payload.
 	Append(ctx context.Context, agentID, typ string, payload json.RawMessage) (Event, error)
 	// ReserveModelCall admits a model call and returns its call ID.
@@ -67,6 +71,10 @@ type Ledger interface {
 	Accounting(agentID string) (Accounting, error)
 	// Finish appends the agent's terminal event and records its outcome.
 	Finish(ctx context.Context, agentID string, f Finish) (Event, error)
+	// Flush is a barrier: when it returns, every record accepted before it
+	// is durable. The runtime calls it where an effect or a wait outlives
+	// the process's say (before an approval waits for a person).
+	Flush(ctx context.Context) error
 }
 
 // Options configure [NewRoot].
