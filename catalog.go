@@ -10,6 +10,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/mcp"
 )
 
 // ToolCatalog is a set of admitted tools of one task: native workspace
@@ -24,6 +25,19 @@ type ToolCatalog interface {
 	// contract validated against the tool's schema. Call never panics on bad
 	// input and reports every outcome in the ToolResult.
 	Call(ctx context.Context, call ToolInvocation) ToolResult
+}
+
+// HealthReporter is an optional capability of a ToolCatalog, named as
+// http.Flusher is: a catalog whose tools follow live servers (an
+// [*mcp.Catalog]) reports each server's health and what became of every
+// tool it discovered. The runtime reads it to record the tools such a
+// catalog kept out (and why), to put each MCP tool's live session in the
+// dispatch snapshot, to count the stdio servers a task holds, and to know
+// that the catalog's list may change between tasks. A host that wraps
+// such a catalog forwards Health, or the runtime sees a catalog of plain
+// tools.
+type HealthReporter interface {
+	Health() []mcp.Health
 }
 
 // CodeArtifactChanged is the error code of the recoverable result a

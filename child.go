@@ -322,8 +322,8 @@ func delegates(args json.RawMessage, remotes []string) bool {
 
 // startSupervisor makes the root's supervisor and its subagent tool once
 // the root's other tools are known (v): the parent scope is each of them,
-// the MCP servers and Skills the authority admits, the root's model route
-// and the root's ceilings.
+// the MCP servers they belong to, the activated Skills the authority
+// admits, the root's model route and the root's ceilings.
 func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 	r := s.t.rt
 	var parent children.Scope
@@ -338,10 +338,18 @@ func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 			parent.Capabilities.ModelRoute = append(parent.Capabilities.ModelRoute, e.Name)
 		}
 	}
-	if set, ok := s.conf.auth.(*authority.Set); ok {
-		parent.Capabilities.MCPServers = set.MCPServers()
-		for _, sk := range set.Skills() {
-			parent.Capabilities.Skills = append(parent.Capabilities.Skills, string(sk))
+	// The MCP servers and Skills a child may inherit are what the runtime
+	// admitted for this agent, whatever the authority's type: the servers
+	// of the tools in its view, the activated Skills its authority allows.
+	for id := range v.owner {
+		if srv, _, ok := id.MCP(); ok && !slices.Contains(parent.Capabilities.MCPServers, srv) {
+			parent.Capabilities.MCPServers = append(parent.Capabilities.MCPServers, srv)
+		}
+	}
+	slices.Sort(parent.Capabilities.MCPServers)
+	for _, a := range r.opts.activations {
+		if s.conf.auth.Decide(authority.Request{Capability: authority.ID(a.QualifiedName)}).Allowed {
+			parent.Capabilities.Skills = append(parent.Capabilities.Skills, a.QualifiedName)
 		}
 	}
 	l := r.opts.Limits

@@ -345,7 +345,7 @@ func (s *step) openCatalogs() *Outcome {
 	if r.opts.Children != nil {
 		s.t.procs = make(chan struct{}, children.MaxOwnedProcesses)
 		for _, c := range s.catalogs {
-			h, ok := c.(interface{ Health() []mcp.Health })
+			h, ok := c.(HealthReporter)
 			if !ok {
 				continue
 			}

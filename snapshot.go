@@ -10,7 +10,6 @@ import (
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
-	"github.com/pabloagent/pablo/mcp"
 )
 
 // The dispatch snapshot (issue 19) is taken at every agent's start, the
@@ -39,7 +38,7 @@ func (v *toolView) toolEntries(catalogs []ToolCatalog) []ledger.SnapshotEntry {
 	type session struct{ server, version, transport, digest string }
 	live := map[authority.ID]session{}
 	for _, c := range catalogs {
-		h, ok := c.(interface{ Health() []mcp.Health })
+		h, ok := c.(HealthReporter)
 		if !ok {
 			continue
 		}

@@ -20,7 +20,6 @@ import (
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
-	"github.com/pabloagent/pablo/mcp"
 )
 
 // toolCall takes one proposed call down the path DESIGN.md draws, one
@@ -457,7 +456,7 @@ func (s *step) wireID(name string) (string, bool) {
 				return string(spec.ID), true
 			}
 		}
-		if h, ok := c.(interface{ Health() []mcp.Health }); ok {
+		if h, ok := c.(HealthReporter); ok {
 			for _, srv := range h.Health() {
 				for _, ts := range srv.Tools {
 					if ts.Alias == name && ts.ID != "" {

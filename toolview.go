@@ -76,7 +76,7 @@ func buildToolView(auth authority.Authority, secrets *redact.Set, base *toolView
 // not admit (a drifted pin, task-required execution, a bound, a policy
 // denial), each with the decision the catalog recorded for it.
 func (v *toolView) noteUnavailable(c ToolCatalog) {
-	h, ok := c.(interface{ Health() []mcp.Health })
+	h, ok := c.(HealthReporter)
 	if !ok {
 		return
 	}
@@ -97,16 +97,16 @@ func (v *toolView) noteUnavailable(c ToolCatalog) {
 
 // sharedTools returns the view of the runtime's own catalogs, built at the
 // first task and shared by every task after it. It is nil when the view
-// could change from one task to the next: an authority other than an
-// immutable *authority.Set, or a catalog that reports health (an MCP
+// could change from one task to the next: an authority that is not
+// [authority.Static], or a catalog that is a [HealthReporter] (an MCP
 // catalog, whose tools follow its servers).
 func (r *Runtime) sharedTools() *toolView {
 	r.toolsOnce.Do(func() {
-		if _, ok := r.opts.Authority.(*authority.Set); !ok {
+		if st, ok := r.opts.Authority.(authority.Static); !ok || !st.Static() {
 			return
 		}
 		for _, c := range r.opts.Catalogs {
-			if _, ok := c.(interface{ Health() []mcp.Health }); ok {
+			if _, ok := c.(HealthReporter); ok {
 				return
 			}
 		}

@@ -20,6 +20,18 @@ type Authority interface {
 	Narrow(n Narrowing) (Authority, error)
 }
 
+// Static is an optional capability of an Authority, named as http.Flusher
+// is: an authority that implements it and reports true promises that
+// Decide's answer depends on the request alone, never on time, state or
+// the task asking, so a runtime may decide the tools it offers once and
+// share that decision across tasks. [*Set] is static. A wrapper that keeps
+// the promise forwards Static; one that does not implement it only costs
+// each task its own decision of the tool list.
+type Static interface {
+	Authority
+	Static() bool
+}
+
 // ResourceKind says how a request uses a resource.
 type ResourceKind string
 
@@ -136,6 +148,9 @@ func (s *Set) Native() []ID { return slices.Clone(s.native) }
 
 // Skills returns the configured Skills.
 func (s *Set) Skills() []ID { return slices.Clone(s.skills) }
+
+// Static implements [Static]: a Set never changes once built.
+func (s *Set) Static() bool { return true }
 
 // MCPServers returns the configured MCP server names, sorted.
 func (s *Set) MCPServers() []string {
