@@ -333,7 +333,7 @@ func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 		}
 	}
 	slices.Sort(parent.Capabilities.Tools)
-	if rm, ok := s.conf.model.(*routeModel); ok {
+	if rm, ok := routeOf(s.conf.model); ok {
 		for _, e := range rm.r.Options().Entries {
 			parent.Capabilities.ModelRoute = append(parent.Capabilities.ModelRoute, e.Name)
 		}
@@ -372,7 +372,7 @@ func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 // checked by children.Narrow), a route of those entries alone with the
 // parent route's other options.
 func narrowRoute(m Model, entries []string) Model {
-	rm, ok := m.(*routeModel)
+	rm, ok := routeOf(m)
 	if !ok || entries == nil {
 		return m
 	}

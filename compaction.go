@@ -286,7 +286,7 @@ func (s *step) summarize(ctx context.Context, sp compaction.Span) summary {
 	}}
 	var resp *ModelResponse
 	var o *Outcome
-	if rm, ok := s.conf.model.(routedModel); ok {
+	if rm, ok := routeOf(s.conf.model); ok {
 		if s.route == nil {
 			s.route = &routeSession{}
 		}

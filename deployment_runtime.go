@@ -173,7 +173,7 @@ func (d *Deployment) compactionOptions(m Model) *CompactionOptions {
 			out.ContextWindowTokens = uint64(*w)
 		}
 	}
-	if rm, ok := m.(*routeModel); ok {
+	if rm, ok := routeOf(m); ok {
 		for _, e := range rm.r.Options().Entries {
 			if p, ok := d.c.Options.Models[e.Name]; ok {
 				window(p.ContextWindowTokens)

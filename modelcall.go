@@ -225,7 +225,7 @@ func (s *step) generateTurn() (*ModelResponse, *Outcome) {
 	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
 	model.SetTurn(req, s.histTurns+1)
 	op := &modelOp{s: s, req: req}
-	if rm, ok := s.conf.model.(routedModel); ok {
+	if rm, ok := routeOf(s.conf.model); ok {
 		return op.generateRouted(rm)
 	}
 	return op.generate()
@@ -268,7 +268,7 @@ func (op *modelOp) generate() (*ModelResponse, *Outcome) {
 
 // generateRouted runs the operation on a route: the route's session
 // begins and ends one ledger call per attempt.
-func (op *modelOp) generateRouted(rm routedModel) (*ModelResponse, *Outcome) {
+func (op *modelOp) generateRouted(rm *routeModel) (*ModelResponse, *Outcome) {
 	s := op.s
 	if s.route == nil {
 		s.route = &routeSession{}

@@ -241,9 +241,9 @@ func TestFixtureRouteFallsBackAfter503(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rm, ok := m.(routedModel)
+	rm, ok := routeOf(m)
 	if !ok {
-		t.Fatal("a route builds a routedModel")
+		t.Fatal("a route builds a Router")
 	}
 	var attempts []RouteAttempt
 	s := &routeSession{EndAttempt: func(_ context.Context, a RouteAttempt, _ *ModelResponse, _ error) { attempts = append(attempts, a) }}

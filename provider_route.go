@@ -35,12 +35,29 @@ type routeSession struct {
 	state providers.RouteState
 }
 
-// routedModel is a Model that falls back across an ordered route. Plain
-// Generate runs one operation without stickiness; GenerateRouted keeps a
-// task's selection in s and reports every attempt to its hooks.
-type routedModel interface {
+// Router is an optional capability of a Model, named as http.Flusher is:
+// the model serves a configured route (a deployment's model_route, as
+// [Deployment.NewRuntime] and [Deployment.FixtureModel] build it), which
+// falls back across ordered entries. The runtime drives a route itself: it
+// keeps a task's selection sticky across turns, accounts for each attempt
+// as its own model call, classifies the first request, narrows the route
+// for a child that names entries, and lists the entries in the dispatch
+// snapshot. Only Pablo builds routes, so the interface is sealed; a host
+// that wraps a route embeds the Router it wraps (struct{ pablo.Router }),
+// which forwards the capability, and the runtime sees the route through
+// the wrapper.
+type Router interface {
 	Model
-	GenerateRouted(ctx context.Context, s *routeSession, req *ModelRequest, emit func(string) error) (*ModelResponse, error)
+	route() *routeModel
+}
+
+// routeOf is the route m serves, when m is a [Router].
+func routeOf(m Model) (*routeModel, bool) {
+	r, ok := m.(Router)
+	if !ok {
+		return nil, false
+	}
+	return r.route(), true
 }
 
 // routeError is a routed call's failure: every attempt, and the final
@@ -64,6 +81,8 @@ type routeModel struct {
 	// classifier is the route's complexity router, or nil.
 	classifier *routeClassifier
 }
+
+func (m *routeModel) route() *routeModel { return m }
 
 func (m *routeModel) Info() ModelInfo {
 	// Each attempt names its own provider and model; the route attests no

@@ -71,7 +71,7 @@ func (b *modelBuilder) classifier(name string, rt config.Route, names []string) 
 // (selection_reason "complexity"). Children start at their narrowed
 // route's first entry: only the root classifies.
 func (s *step) classifyRoute() *Outcome {
-	rm, ok := s.conf.model.(*routeModel)
+	rm, ok := routeOf(s.conf.model)
 	if !ok || rm.classifier == nil || s.conf.child {
 		return nil
 	}

@@ -129,8 +129,7 @@ func (s *step) snapshot() *ledger.Snapshot {
 			snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "remote:" + name, Kind: nodeRemote})
 		}
 	}
-	switch m := s.conf.model.(type) {
-	case *routeModel:
+	if m, ok := routeOf(s.conf.model); ok {
 		opts := m.r.Options()
 		names := make([]string, 0, len(opts.Entries))
 		for _, e := range opts.Entries {
@@ -142,7 +141,7 @@ func (s *step) snapshot() *ledger.Snapshot {
 		}
 		snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "route:" + m.name, Kind: nodeRoute,
 			Attributes: map[string]string{"entries": strings.Join(names, ","), "max_attempts": strconv.Itoa(opts.MaxAttempts)}})
-	default:
+	} else {
 		attrs := map[string]string{}
 		setAttr(attrs, "provider", s.modelInfo.Provider)
 		setAttr(attrs, "model", s.modelInfo.Model)
