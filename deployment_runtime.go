@@ -60,13 +60,22 @@ var ErrUnavailable = errors.New("pablo: not available")
 // NewRuntime builds the runtime a deployment describes: its authority, its
 // workspace tools, its activated Skills, its model and its ceilings.
 func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime, error) {
-	set, err := d.Authority()
+	ro, err := d.runtimeOptions(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	return NewRuntime(ro)
+}
+
+// runtimeOptions are the options of the runtime NewRuntime builds.
+func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (RuntimeOptions, error) {
+	set, err := d.Authority()
+	if err != nil {
+		return RuntimeOptions{}, err
+	}
 	auth, err := askGate(set, opts.Ask, d.c.Options.Approvals)
 	if err != nil {
-		return nil, err
+		return RuntimeOptions{}, err
 	}
 	o := &d.c.Options
 	ro := RuntimeOptions{
@@ -87,7 +96,7 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 	for i, expr := range o.Redaction.Patterns {
 		p, err := redact.NewPattern("options.redaction.patterns/"+strconv.Itoa(i), expr)
 		if err != nil {
-			return nil, err // checked when the deployment loaded
+			return RuntimeOptions{}, err // checked when the deployment loaded
 		}
 		ro.secrets.AddPatterns(p)
 	}
@@ -97,7 +106,7 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		// supervisor and capacity.
 		runner, err := d.A2ARunner(ctx, opts)
 		if err != nil {
-			return nil, err
+			return RuntimeOptions{}, err
 		}
 		if runner != nil {
 			ro.Remote = runner
@@ -107,11 +116,11 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 	if o.Run.Instructions != nil {
 		ro.Instructions = *o.Run.Instructions
 	}
-	fail := func(err error) (*Runtime, error) {
+	fail := func(err error) (RuntimeOptions, error) {
 		for _, c := range ro.cleanup {
 			c()
 		}
-		return nil, err
+		return RuntimeOptions{}, err
 	}
 	natives, closers, err := d.nativeCatalogs(set, ro.secrets)
 	ro.cleanup = append(ro.cleanup, closers...)
@@ -154,7 +163,7 @@ func (d *Deployment) NewRuntime(ctx context.Context, opts HostOptions) (*Runtime
 		ro.Model = m
 	}
 	ro.Compaction = d.compactionOptions(ro.Model)
-	return NewRuntime(ro)
+	return ro, nil
 }
 
 // compactionOptions are options.context as the runtime takes them, with
