@@ -35,7 +35,8 @@ type ToolCatalog interface {
 // dispatch snapshot, to count the stdio servers a task holds, and to know
 // that the catalog's list may change between tasks. A host that wraps
 // such a catalog forwards Health, or the runtime sees a catalog of plain
-// tools.
+// tools. A catalog may have other named capabilities ([SandboxReporter],
+// io.Closer); a wrapper forwards each one what it wraps has.
 type HealthReporter interface {
 	Health() []mcp.Health
 }

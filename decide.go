@@ -54,7 +54,7 @@ func decideCall(ctx context.Context, contracts *authority.Contracts, owner ToolC
 	if dc, ok := owner.(delegatingCatalog); ok && d.NeedsApproval && !dc.delegates(call) {
 		liftForOwnChildren(&d)
 	}
-	if sc, ok := owner.(sandboxedCatalog); ok && d.Allowed {
+	if sc, ok := owner.(SandboxReporter); ok && d.Allowed {
 		if p, ok := sc.Sandbox(call.Tool); ok {
 			d.Sandbox = p.String()
 		}
@@ -114,10 +114,14 @@ func (c *shellCatalog) privileged(id authority.ID) string {
 	return ""
 }
 
-// sandboxedCatalog is a catalog whose tools run in processes it starts in
-// a sandbox (shell.run, stdio MCP servers): a call's decision records the
-// sandbox it runs in, "off" included.
-type sandboxedCatalog interface {
+// SandboxReporter is an optional capability of a ToolCatalog, named as
+// http.Flusher is: a catalog whose tools run in processes it starts in a
+// sandbox (shell.run, an [*mcp.Catalog]'s stdio servers) says which
+// sandbox each tool runs in, "off" included. The runtime records it in the
+// call's decision, its tool.started event and the dispatch snapshot. A
+// host that wraps such a catalog forwards Sandbox (embedding the
+// SandboxReporter it wraps does).
+type SandboxReporter interface {
 	Sandbox(id authority.ID) (sandbox.Profile, bool)
 }
 

@@ -63,7 +63,7 @@ func (v *toolView) toolEntries(catalogs []ToolCatalog) []ledger.SnapshotEntry {
 			setAttr(attrs, "definition_digest", s.digest)
 			servers[s.server] = s
 		}
-		if sc, ok := v.owner[id].(sandboxedCatalog); ok {
+		if sc, ok := v.owner[id].(SandboxReporter); ok {
 			if p, ok := sc.Sandbox(id); ok {
 				attrs["sandbox"] = p.String()
 			}

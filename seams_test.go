@@ -1,0 +1,450 @@
+package pablo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// The wrapped-seam differential test. DESIGN.md promises that a host can
+// wrap every seam it supplies (Authority, Ledger, Model, ToolCatalog,
+// Approver, the remote runner) and that the runtime uses each only through
+// its interface and the named optional capabilities (ledger.Ledger,
+// authority.Static, Router, HealthReporter, io.Closer, ApprovalChannel).
+// Each scenario below runs twice on the same deployment: once as built,
+// once with every seam wrapped in a pass-through struct that forwards
+// exactly the interface and the named capabilities of what it wraps, as a
+// careful host's wrapper does. The two runs must produce the same events
+// and the same ledger records.
+//
+// The workspace, shell and Skill catalogs a deployment builds are not
+// wrapped: no host can supply or obtain them (they have no exported
+// constructor), so the runtime may know them by type.
+
+// passAuthority is a host's one-line wrapper of an authority.
+type passAuthority struct{ authority.Authority }
+
+// staticAuthority forwards authority.Static as well.
+type staticAuthority struct{ authority.Static }
+
+func wrapAuthority(a authority.Authority) authority.Authority {
+	if st, ok := a.(authority.Static); ok {
+		return staticAuthority{st}
+	}
+	return passAuthority{a}
+}
+
+// passLedger is a host's one-line wrapper of a task's ledger.
+type passLedger struct{ ledger.Ledger }
+
+// passModel and passRouter are a host's wrappers of a model; a route's
+// wrapper embeds the Router it wraps.
+type (
+	passModel  struct{ Model }
+	passRouter struct{ Router }
+)
+
+func wrapModel(m Model) Model {
+	if r, ok := m.(Router); ok {
+		return passRouter{r}
+	}
+	return passModel{m}
+}
+
+// Catalog wrappers forward the capabilities what they wrap has.
+type (
+	passCatalog        struct{ ToolCatalog }
+	passClosingCatalog struct {
+		ToolCatalog
+		io.Closer
+	}
+	passReportingCatalog struct {
+		ToolCatalog
+		HealthReporter
+		SandboxReporter
+		io.Closer
+	}
+)
+
+func wrapCatalog(c ToolCatalog) ToolCatalog {
+	switch c.(type) {
+	case *workspaceCatalog, *shellCatalog, *skillCatalog:
+		return c // the runtime's own, see above
+	}
+	h, reports := c.(HealthReporter)
+	cl, closes := c.(io.Closer)
+	switch {
+	case reports:
+		if !closes {
+			cl = io.NopCloser(nil)
+		}
+		sr, _ := c.(SandboxReporter)
+		return passReportingCatalog{c, h, sr, cl}
+	case closes:
+		return passClosingCatalog{c, cl}
+	}
+	return passCatalog{c}
+}
+
+// passApprover is a host's wrapper of an approver.
+type passApprover struct{ Approver }
+
+// passRemote is a host's wrapper of the remote runner.
+type passRemote struct{ children.RemoteRunner }
+
+// wrapSeams wraps every host-suppliable seam of ro.
+func wrapSeams(ro *RuntimeOptions) {
+	ro.Authority = wrapAuthority(ro.Authority)
+	ro.Model = wrapModel(ro.Model)
+	for i, c := range ro.Catalogs {
+		ro.Catalogs[i] = wrapCatalog(c)
+	}
+	if open := ro.OpenCatalogs; open != nil {
+		ro.OpenCatalogs = func(ctx context.Context, task TaskInfo) ([]ToolCatalog, error) {
+			cats, err := open(ctx, task)
+			for i, c := range cats {
+				cats[i] = wrapCatalog(c)
+			}
+			return cats, err
+		}
+	}
+	newLedger := ro.NewLedger
+	ro.NewLedger = func(ctx context.Context, opts ledger.Options) (ledger.Ledger, error) {
+		l, err := newLedger(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		return passLedger{l}, nil
+	}
+	if ro.Remote != nil {
+		ro.Remote = passRemote{ro.Remote}
+	}
+}
+
+// seamRun is what one run of a scenario leaves: its events and its ledger
+// records (each as JSON, normalised), and what a scenario observed on the
+// way (the ledger's state mid-approval, for one).
+type seamRun struct {
+	events, records, observed []string
+}
+
+// seamHost runs deployment d's tasks with deterministic IDs and clock;
+// wrapped wraps every seam before the runtime starts.
+type seamHost struct {
+	t       *testing.T
+	wrapped bool
+	store   *ledger.MemoryStore
+	run     seamRun
+	// faultServer builds the fault MCP server, once for the whole test.
+	faultServer func() string
+	// gateway is the compaction gateway, one for the whole test (its
+	// address is in the deployment's fingerprint), reset for each run.
+	gateway func() *compactGateway
+	// start is what the clock reads, the same in both runs (deadlines
+	// are taken from it, so it is this test's real start).
+	start time.Time
+}
+
+func (h *seamHost) runtime(d *Deployment, host HostOptions) *Runtime {
+	h.t.Helper()
+	var mu sync.Mutex
+	n := 0
+	host.NewID = func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
+	}
+	host.Now = func() time.Time { return h.start }
+	h.store = ledger.NewMemoryStore()
+	host.Store = h.store
+	ro, err := d.runtimeOptions(context.Background(), host)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	// Both runs make their ledgers through NewLedger (a task with one is
+	// given payloads to record), so the wrapper is the only difference.
+	ro.NewLedger = func(ctx context.Context, opts ledger.Options) (ledger.Ledger, error) {
+		return ledger.NewRoot(ctx, opts)
+	}
+	if h.wrapped {
+		wrapSeams(&ro)
+	}
+	rt, err := NewRuntime(ro)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+func (h *seamHost) approver(a Approver) Approver {
+	if h.wrapped {
+		return passApprover{a}
+	}
+	return a
+}
+
+// task runs one task to its end and keeps its events and records.
+func (h *seamHost) task(rt *Runtime, req TaskRequest) *TaskObject {
+	h.t.Helper()
+	task, err := rt.StartTask(context.Background(), req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for ev, err := range task.Events() {
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		b, _ := json.Marshal(ev)
+		h.run.events = append(h.run.events, string(b))
+	}
+	obj := task.Wait()
+	recs, err := h.store.Records(context.Background(), task.ID())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, r := range recs {
+		b, _ := json.Marshal(r)
+		h.run.records = append(h.run.records, string(b))
+	}
+	return obj
+}
+
+// seamScenario is one of the engine's suites, run on h.
+type seamScenario struct {
+	name string
+	// concurrent: agents run at once, so the order of their events in
+	// the task's one stream (root_seq) is the scheduler's; each agent's
+	// own order (seq) is compared.
+	concurrent bool
+	run        func(t *testing.T, h *seamHost)
+}
+
+// seamScenarios are the suites the differential test runs.
+func seamScenarios() []seamScenario {
+	return []seamScenario{
+		{name: "approvals and the mid-approval crash", run: func(t *testing.T, h *seamHost) {
+			dir := t.TempDir()
+			ws := filepath.Join(dir, "work")
+			os.Mkdir(ws, 0o700)
+			os.WriteFile(filepath.Join(ws, "a.md"), []byte("INV-1042 paid\n"), 0o600)
+			script := `{"turns":[
+			{"text":["Reading."],"tool_calls":[{"id":"c1","name":"fs_read","arguments":{"path":"a.md"}}]},
+			{"text":["Reading again."],"tool_calls":[{"id":"c2","name":"fs_read","arguments":{"path":"a.md"}}]},
+			{"text":["Paid."]}]}`
+			d := scriptDeployment(t, dir, ws, script, "[options.shell]\nenabled = false\n")
+			rt := h.runtime(d, HostOptions{Ask: []authority.ID{authority.FSRead}})
+			answers := []ApprovalAnswer{ApprovalReject, ApprovalAllowOnce}
+			obj := h.task(rt, TaskRequest{Input: "What was paid?", Approver: h.approver(approverOf(func(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+				// What a host killed now would leave: the store as it is.
+				rep, err := ledger.RecoverTask(ctx, h.store, req.TaskID)
+				if err != nil {
+					return ApprovalReject, err
+				}
+				b, _ := json.Marshal(rep)
+				h.run.observed = append(h.run.observed, string(b))
+				a := answers[0]
+				answers = answers[1:]
+				return a, nil
+			}))})
+			if obj.Outcome.Status != StatusCompleted {
+				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
+			}
+		}},
+		{name: "fan-in with children", concurrent: true, run: func(t *testing.T, h *seamHost) {
+			d, err := Load(LoadOptions{Config: "examples/fanin/deployment.toml", Bindings: map[string]string{"workspace": "examples/fanin/work"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := h.task(h.runtime(d, HostOptions{}), TaskRequest{Input: "Compare the regions."})
+			if obj.Outcome.Status != StatusCompleted {
+				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
+			}
+		}},
+		{name: "compaction", run: func(t *testing.T, h *seamHost) {
+			g := h.gateway()
+			d := compactDeployment(t, g, contextTable(1)+"[options.limits]\nmax_context_bytes = 12000\n", 1000)
+			obj := h.task(h.runtime(d, HostOptions{LookupEnv: lookupKey}), TaskRequest{Input: "Read big.md until told to stop."})
+			if obj.Outcome.Status != StatusCompleted || len(compactionRecordsOf(h.run.events)) == 0 {
+				t.Fatalf("outcome %s, %d compactions", outcomeJSON(obj.Outcome), len(compactionRecordsOf(h.run.events)))
+			}
+		}},
+		{name: "MCP with a child that names its server", concurrent: true, run: func(t *testing.T, h *seamHost) {
+			script := `{"turns":[
+			{"tool_calls":[{"id":"e1","name":"mcp/records/echo","arguments":{"message":"root"}}]},
+			{"tool_calls":[{"id":"s1","name":"subagent","arguments":{"action":"spawn","request":{"input":"use records","capabilities":{"tools":["fs.read"],"mcp_servers":["records"]}}}}]},
+			{"tool_calls":[{"id":"w1","name":"subagent","arguments":{"action":"wait","agent_ids":["{{agent_id:s1}}"],"mode":"all","timeout_ms":60000}}]},
+			{"text":["root done"]}],
+			"agents":[{"input":"use records","turns":[
+				{"tool_calls":[{"id":"m1","name":"mcp/records/echo","arguments":{"message":"hi"}}]},
+				{"text":["child done"]}]}]}`
+			dir := t.TempDir()
+			ws := filepath.Join(dir, "work")
+			os.Mkdir(ws, 0o700)
+			d := scriptDeployment(t, dir, ws, script, "[options.shell]\nenabled = false\n[options.children]\nenabled = true\n"+mcpServerTOML(h.faultServer(), "ok", ""))
+			obj := h.task(h.runtime(d, HostOptions{}), TaskRequest{Input: "go"})
+			if obj.Outcome.Status != StatusCompleted {
+				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
+			}
+			for _, ev := range h.run.events {
+				if strings.Contains(ev, `"type":"run.finished"`) && strings.Contains(ev, `"depth":1`) && !strings.Contains(ev, `"status":"completed"`) {
+					t.Fatalf("the child that names the records server did not complete: %s", ev)
+				}
+			}
+		}},
+	}
+}
+
+type approverOf func(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
+
+func (f approverOf) Approve(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+	return f(ctx, req)
+}
+
+// compactionRecordsOf counts the compaction.finished events of a run.
+func compactionRecordsOf(events []string) []string {
+	var out []string
+	for _, ev := range events {
+		if strings.Contains(ev, `"type":"context.compaction.finished"`) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// normalise makes a run comparable: within concurrent scenarios the
+// interleaving of agents (root_seq, a record's n) is dropped and the lines
+// sorted, and the IDs they draw from the one source replaced (with the
+// digests of call arguments and results that name them); process IDs and start
+// times, which the kernel chooses, and a child's duration
+// ceiling (the time left when it starts) are dropped everywhere.
+func normalise(lines []string, concurrent bool) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		var v any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			out = append(out, l)
+			continue
+		}
+		v = scrub(v, concurrent)
+		b, _ := json.Marshal(v)
+		out = append(out, string(b))
+	}
+	if concurrent {
+		slices.Sort(out)
+	}
+	return out
+}
+
+func isDigest(v any) bool {
+	s, ok := v.(string)
+	return ok && strings.HasPrefix(s, "sha256:")
+}
+
+// generatedID is what the test's ID source makes.
+var generatedID = regexp.MustCompile(`00000000-0000-4000-8000-[0-9]{12}`)
+
+func scrub(v any, concurrent bool) any {
+	switch x := v.(type) {
+	case string:
+		if concurrent {
+			// Agents running at once draw IDs from the one source in
+			// the scheduler's order.
+			return generatedID.ReplaceAllString(x, "<id>")
+		}
+	case map[string]any:
+		for k, e := range x {
+			switch {
+			case k == "pid" || k == "pgid" || k == "leader_start":
+				delete(x, k)
+			case concurrent && (k == "root_seq" || k == "n" || k == "arguments_digest" || k == "idempotency_key"):
+				delete(x, k)
+			case concurrent && isDigest(e) && (k == "result" || k == "ref" || k == "digest" || k == "id"):
+				// The content address of a result that names IDs.
+				delete(x, k)
+			case k == "limits":
+				// A child's duration ceiling is what is left of its
+				// parent's when it starts, on the supervisor's clock.
+				if l, ok := e.(map[string]any); ok {
+					delete(l, "duration_ms")
+				}
+			default:
+				x[k] = scrub(e, concurrent)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = scrub(e, concurrent)
+		}
+	}
+	return v
+}
+
+// TestWrappedSeamsChangeNothing: every seam a host supplies, wrapped in a
+// pass-through struct, leaves the engine's behaviour as it was. Approvals
+// (with the ledger's state while the approver thinks: the durability
+// barrier), fan-in with children, compaction, and MCP with a child naming
+// its server each give the same events and ledger records with every seam
+// wrapped as without.
+func TestWrappedSeamsChangeNothing(t *testing.T) {
+	var once sync.Once
+	var bin string
+	fault := func() string {
+		once.Do(func() { bin = buildFaultServer(t) })
+		return bin
+	}
+	var g *compactGateway
+	gateway := func() *compactGateway {
+		if g == nil {
+			g = newCompactGateway(t, 12)
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.normal, g.sums, g.seen, g.messages, g.summaryModels, g.summaryMaxTokens = nil, nil, nil, nil, nil, nil
+		return g
+	}
+	start := time.Now().UTC().Truncate(time.Millisecond)
+	for _, sc := range seamScenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			runs := [2]seamRun{}
+			for i, wrapped := range []bool{false, true} {
+				h := &seamHost{t: t, wrapped: wrapped, faultServer: fault, gateway: gateway, start: start}
+				sc.run(t, h)
+				runs[i] = seamRun{events: normalise(h.run.events, sc.concurrent), records: normalise(h.run.records, sc.concurrent),
+					observed: normalise(h.run.observed, false)}
+			}
+			for _, part := range []struct {
+				name      string
+				bare, wrp []string
+			}{
+				{"events", runs[0].events, runs[1].events},
+				{"ledger records", runs[0].records, runs[1].records},
+				{"ledger states mid-approval", runs[0].observed, runs[1].observed},
+			} {
+				if len(part.bare) != len(part.wrp) {
+					t.Errorf("%s: %d bare, %d with every seam wrapped", part.name, len(part.bare), len(part.wrp))
+				}
+				for i := range min(len(part.bare), len(part.wrp)) {
+					if part.bare[i] != part.wrp[i] {
+						t.Errorf("%s differ at %d:\nbare:    %s\nwrapped: %s", part.name, i, part.bare[i], part.wrp[i])
+						break
+					}
+				}
+			}
+		})
+	}
+}
