@@ -92,7 +92,7 @@ func TestCardFetchTimesOutOnTheClock(t *testing.T) {
 		_, err := r.Client().FetchCard(context.Background(), "peer")
 		errc <- err
 	}()
-	<-clock.armed
+	<-clock.Armed()
 	clock.Advance(CardFetchTimeout - time.Millisecond)
 	select {
 	case err := <-errc:
@@ -380,9 +380,9 @@ func TestCancelExchangeIsBoundedByTwoSeconds(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitBound(t, h.(*Handle))
-	<-clock.armed // the card fetch's bound
+	<-clock.Armed() // the card fetch's bound
 	h.Cancel()
-	<-clock.armed // the cancel exchange's bound
+	<-clock.Armed() // the cancel exchange's bound
 	<-reached
 	clock.Advance(CancelTimeout - time.Millisecond)
 	select {

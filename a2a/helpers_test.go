@@ -18,70 +18,14 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/internal/clock"
 )
 
-// fakeClock is a Clock whose time moves only when a test advances it.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-	armed  chan struct{}
-}
+// fakeClock is the module's one test clock: time moves only when a test
+// advances it.
+type fakeClock = clock.Manual
 
-type fakeTimer struct {
-	c       *fakeClock
-	at      time.Time
-	f       func()
-	stopped bool
-	fired   bool
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), armed: make(chan struct{}, 64)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
-	c.mu.Lock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	c.mu.Unlock()
-	select {
-	case c.armed <- struct{}{}:
-	default:
-	}
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped && !t.fired
-	t.stopped = true
-	return was
-}
-
-// Advance moves the clock by d and runs every timer due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*fakeTimer
-	for _, t := range c.timers {
-		if !t.stopped && !t.fired && !t.at.After(c.now) {
-			t.fired = true
-			due = append(due, t)
-		}
-	}
-	c.mu.Unlock()
-	for _, t := range due {
-		t.f()
-	}
-}
+func newFakeClock() *fakeClock { return clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 // goodCard is an admissible card for endpoint.
 func goodCard(endpoint string) map[string]any {

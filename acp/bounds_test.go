@@ -47,9 +47,9 @@ func TestTextCoalescesForSixteenMillisecondsOrFourKiB(t *testing.T) {
 		t.Fatalf("first delta: %q %d..%d", text, s, e)
 	}
 	feed.deltas <- "b"
-	clock.waitArmed(acp.DefaultCoalesceWindow, 1)
+	clock.WaitPending(acp.DefaultCoalesceWindow, 1)
 	clock.Advance(acp.DefaultCoalesceWindow - 1)
-	if clock.armed(acp.DefaultCoalesceWindow) != 1 {
+	if clock.Pending(acp.DefaultCoalesceWindow) != 1 {
 		t.Fatal("the window closed before 16 ms")
 	}
 	clock.Advance(1)
@@ -97,9 +97,9 @@ func TestAStalledWriteClosesTheConnectionAndCancelsTheTask(t *testing.T) {
 	p.request(3, "session/prompt", textPrompt(sid, "wait"))
 	// The client reads nothing more: the first update's write blocks.
 	<-fx.tools.started
-	clock.waitArmed(acp.DefaultWriteTimeout, 1)
+	clock.WaitPending(acp.DefaultWriteTimeout, 1)
 	clock.Advance(acp.DefaultWriteTimeout - 1)
-	if clock.armed(acp.DefaultWriteTimeout) != 1 {
+	if clock.Pending(acp.DefaultWriteTimeout) != 1 {
 		t.Fatal("the stall fired early")
 	}
 	clock.Advance(1)

@@ -14,98 +14,14 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/acp"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/clock"
 )
 
-// fakeClock is the injected clock: time moves only when a test advances
-// it, and a test can wait until the connection has armed a timer.
-type fakeClock struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	now    time.Time
-	timers []*fakeTimer
-}
+// fakeClock is the module's one test clock: time moves only when a test
+// advances it, and a test can wait until the connection has armed a timer.
+type fakeClock = clock.Manual
 
-type fakeTimer struct {
-	c    *fakeClock
-	d    time.Duration
-	at   time.Time
-	f    func()
-	done bool // fired or stopped
-}
-
-func newFakeClock() *fakeClock {
-	c := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	c.cond = sync.NewCond(&c.mu)
-	return c
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) acp.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, d: d, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	c.cond.Broadcast()
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.done
-	t.done = true
-	t.c.cond.Broadcast()
-	return was
-}
-
-// armed counts the armed timers of duration d.
-func (c *fakeClock) armedLocked(d time.Duration) int {
-	n := 0
-	for _, t := range c.timers {
-		if !t.done && t.d == d {
-			n++
-		}
-	}
-	return n
-}
-
-// armed counts the armed timers of duration d.
-func (c *fakeClock) armed(d time.Duration) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.armedLocked(d)
-}
-
-// waitArmed blocks until n timers of duration d are armed.
-func (c *fakeClock) waitArmed(d time.Duration, n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for c.armedLocked(d) < n {
-		c.cond.Wait()
-	}
-}
-
-// Advance moves time on and runs the timers that came due, in order.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*fakeTimer
-	for _, t := range c.timers {
-		if !t.done && !t.at.After(c.now) {
-			t.done = true
-			due = append(due, t)
-		}
-	}
-	c.mu.Unlock()
-	for _, t := range due {
-		t.f()
-	}
-}
+func newFakeClock() *fakeClock { return clock.NewManual(time.Unix(1_800_000_000, 0)) }
 
 // frame is one decoded frame the agent wrote.
 type frame struct {

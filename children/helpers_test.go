@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/event"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/ledger"
@@ -126,67 +127,11 @@ func validStructured(out string) Result {
 	return r
 }
 
-// fakeClock is a Clock a test advances by hand.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-	armed  chan struct{}
-}
+// fakeClock is the module's one test clock: time moves only when a test
+// advances it.
+type fakeClock = clock.Manual
 
-type fakeTimer struct {
-	c       *fakeClock
-	at      time.Time
-	f       func()
-	stopped bool
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), armed: make(chan struct{}, 64)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
-	c.mu.Lock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	c.mu.Unlock()
-	select {
-	case c.armed <- struct{}{}:
-	default:
-	}
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-// Advance moves the clock and fires the timers now due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []func()
-	for _, t := range c.timers {
-		if !t.stopped && !t.at.After(c.now) {
-			t.stopped = true
-			due = append(due, t.f)
-		}
-	}
-	c.mu.Unlock()
-	for _, f := range due {
-		f()
-	}
-}
+func newFakeClock() *fakeClock { return clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 // parentScope is a parent with a little of everything.
 func parentScope() Scope {

@@ -20,7 +20,7 @@ func startWait(t *testing.T, tr *Tree, clk *fakeClock, req WaitRequest) chan Wai
 		}
 		out <- res
 	}()
-	<-clk.armed
+	<-clk.Armed()
 	return out
 }
 

@@ -2,33 +2,19 @@ package ledger
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
+	clk "github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/ids"
 )
 
-// fakeClock is a settable clock for deterministic times and deadlines.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// fakeClock is the module's one test clock, for deterministic times and
+// deadlines.
+type fakeClock = clk.Manual
 
 func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 11, 10, 12, 0, 0, 123456789, time.FixedZone("X", 3600))}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+	return clk.NewManual(time.Date(2026, 11, 10, 12, 0, 0, 123456789, time.FixedZone("X", 3600)))
 }
 
 func newRoot(t testing.TB, limits Limits) (*Root, *MemoryStore, *fakeClock) {

@@ -1,9 +1,10 @@
 // Package clock is the one clock interface the time-based rules of the
 // supervisor, ACP and A2A are written against (timeouts, stalls,
 // coalescing windows), and the system clock that serves it. Tests inject
-// a clock they advance by hand, so no rule is ever tested with a sleep.
-// The public packages re-export these types (children.Clock, acp.Clock,
-// a2a.Clock are aliases), so one test clock serves all three.
+// a clock they advance by hand, so no rule is ever tested with a sleep:
+// [Manual], the one test clock of the module. The public packages re-export
+// these types (children.Clock, acp.Clock, a2a.Clock are aliases), so one
+// test clock serves them all.
 package clock
 
 import "time"

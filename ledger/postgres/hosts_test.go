@@ -195,7 +195,7 @@ func (h *host) kill(t *testing.T) {
 func afterExpiry(t *testing.T, opts postgres.Options, d time.Duration) *postgres.Store {
 	t.Helper()
 	c := newTestClock()
-	c.now = time.Now().Add(d)
+	c.Set(time.Now().Add(d))
 	opts.Clock, opts.Owner = c, "recovering-host"
 	return openStore(t, opts)
 }

@@ -54,11 +54,11 @@ func TestRecoverRefusesALiveLeaseAndListsTheWorkOnceItExpired(t *testing.T) {
 		t.Fatalf("Recover with one live task = %+v, %v; want done reported and t listed live", all, err)
 	}
 	// One tick before expiry it is live; at expiry it is not.
-	cb.Advance(ttl - time.Microsecond)
+	cb.Move(ttl - time.Microsecond)
 	if _, err := ledger.RecoverTask(bg, b, "t"); !errors.Is(err, ledger.ErrLeaseLive) {
 		t.Fatalf("RecoverTask a microsecond before expiry = %v, want ErrLeaseLive", err)
 	}
-	cb.Advance(time.Microsecond)
+	cb.Move(time.Microsecond)
 	rep, err := ledger.RecoverTask(bg, b, "t")
 	if err != nil || rep.Events != 1 {
 		t.Fatalf("RecoverTask after expiry = %+v, %v", rep, err)
@@ -78,7 +78,7 @@ func TestALeaseRenewedInTheBackgroundStaysLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 4 { // well past the first expiry, renewed each TTL/3
-		c.Advance(ttl / 3)
+		c.Move(ttl / 3)
 		if n := c.Fire(); n != 2 { // one renewer a store
 			t.Fatalf("%d renewals fired, want 2", n)
 		}
@@ -91,7 +91,7 @@ func TestALeaseRenewedInTheBackgroundStaysLive(t *testing.T) {
 	}
 	// The renewer stops (its host paused): the lease expires, and so do
 	// the owner's writes, by its own clock.
-	c.Advance(ttl)
+	c.Move(ttl)
 	if err := a.Append(bg, []ledger.Record{event("t", 3)}); !errors.Is(err, ledger.ErrLeaseLost) || !errors.Is(err, ledger.ErrStore) {
 		t.Fatalf("a write after expiry = %v, want ErrLeaseLost", err)
 	}
@@ -110,7 +110,7 @@ func TestAStolenLeaseFencesItsOldOwner(t *testing.T) {
 		t.Fatalf("Claim of a live lease = %v, want ErrLeaseLive", err)
 	}
 	old, _ := b.Lease(bg, "t")
-	cb.Advance(ttl)
+	cb.Move(ttl)
 	l, err := b.Claim(bg, "t")
 	if err != nil || l.Token <= old.Token || l.Owner != "host-b" {
 		t.Fatalf("Claim after expiry = %+v, %v; want a newer token than %d", l, err, old.Token)
@@ -177,7 +177,7 @@ func TestCloseReleasesEveryLeaseAndJoinsTheRenewer(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ca.Advance(ttl)
+	ca.Move(ttl)
 	if n := ca.Fire(); n != 0 {
 		t.Fatalf("%d renewals fired after Close", n)
 	}
@@ -196,7 +196,7 @@ func TestAnAppendTouchingAFencedTaskKeepsNothing(t *testing.T) {
 	if err := a.Append(bg, []ledger.Record{taskRecord("lost"), taskRecord("kept")}); err != nil {
 		t.Fatal(err)
 	}
-	cb.Advance(ttl)
+	cb.Move(ttl)
 	if _, err := b.Claim(bg, "lost"); err != nil {
 		t.Fatal(err)
 	}
