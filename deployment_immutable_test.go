@@ -158,3 +158,70 @@ deny = [{ id = "ops.no-write", value = "fs.write" }]
 		}
 	}
 }
+
+// TestMCPOptionsAreTheHostsOwnCopy: the MCP options a Deployment returns
+// share nothing with it. A host that changes a server's arguments, its
+// environment's or headers' credential names, or drops a tool pin from
+// what MCPOptions returned changes neither the deployment's options nor
+// what the next MCPOptions call (and so the next task's MCP sessions)
+// launches, connects with or checks.
+func TestMCPOptionsAreTheHostsOwnCopy(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	d := scriptDeployment(t, dir, ws, `{"turns":[{"text":["done"]}]}`, `[credentials.token]
+consumer = "mcp.env"
+sources = [{ kind = "environment", name = "TOKEN" }]
+[credentials.header]
+consumer = "mcp.headers"
+sources = [{ kind = "environment", name = "HEADER" }]
+[options.mcp.servers.local]
+transport = "stdio"
+command = "/usr/bin/printf"
+args = ["-mode", "ok"]
+env = { TOKEN = "token" }
+pins = { echo = "sha256:`+strings.Repeat("0", 64)+`" }
+[options.mcp.servers.remote]
+transport = "http"
+url = "https://mcp.example.test/mcp"
+headers = { authorization = "header" }
+`)
+	snapshot := func() string {
+		o, err := d.MCPOptions(HostOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(o.Servers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	optsJSON, _ := json.Marshal(d.Options())
+	before := snapshot()
+	host, err := d.MCPOptions(HostOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range host.Servers {
+		s := &host.Servers[i]
+		for j := range s.Args {
+			s.Args[j] = "--changed"
+		}
+		for k := range s.Env {
+			s.Env[k] = "another-credential"
+		}
+		for k := range s.Headers {
+			s.Headers[k] = "another-credential"
+		}
+		for k := range s.Pins {
+			delete(s.Pins, k)
+		}
+	}
+	if after := snapshot(); after != before {
+		t.Errorf("changing the returned MCP options changed the next ones:\nbefore %s\nafter  %s", before, after)
+	}
+	if now, _ := json.Marshal(d.Options()); !bytes.Equal(now, optsJSON) {
+		t.Error("changing the returned MCP options changed the deployment's options")
+	}
+}

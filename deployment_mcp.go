@@ -3,12 +3,13 @@ package pablo
 import (
 	"context"
 	"fmt"
-	"github.com/pabloagent/pablo/internal/config"
+	"maps"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -35,9 +36,11 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 	servers := make([]mcp.Server, 0, len(names))
 	for _, name := range names {
 		s := o.MCP.Servers[name]
+		// The host's own copies: a change to what MCPOptions returned
+		// must not reach the deployment's options (it is immutable).
 		srv := mcp.Server{
-			Name: name, Transport: mcp.Transport(s.Transport), Command: s.Command, Args: s.Args,
-			Env: s.Env, URL: s.URL, Headers: s.Headers, Required: s.Required, Pins: s.Pins,
+			Name: name, Transport: mcp.Transport(s.Transport), Command: s.Command, Args: slices.Clone(s.Args),
+			Env: maps.Clone(s.Env), URL: s.URL, Headers: maps.Clone(s.Headers), Required: s.Required, Pins: maps.Clone(s.Pins),
 			StartupTimeout:   time.Duration(s.StartupTimeoutMS) * time.Millisecond,
 			OperationTimeout: time.Duration(s.OperationTimeoutMS) * time.Millisecond,
 		}
