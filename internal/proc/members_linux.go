@@ -117,16 +117,17 @@ func initAlive(pid, pgid int) bool {
 	return ok && (st.pgid == pgid || st.pgid == pid) && st.member.Alive()
 }
 
-// endInit kills pid, a namespace init the leader of group pgid started
-// (see initAlive), and waits until it has exited or the deadline passes,
-// through a pidfd: the signal cannot reach a process that reused the PID,
-// and the kernel wakes the wait on the exit rather than a probe's next
-// tick (a sandbox's init exits a millisecond or so after bubblewrap, once
-// it has torn its namespaces down, and a probe on a backoff would
-// oversleep that by up to as much again). It reports whether pid is gone;
-// ok is false when no pidfd could be opened (a kernel before 5.3), and the
-// caller polls instead.
-func endInit(pid, pgid int, deadline time.Time) (gone, ok bool) {
+// awaitInit waits until pid, a namespace init the leader of group pgid
+// started (see initAlive), has exited or the deadline passes, woken by the
+// kernel through a pidfd rather than by polling: a sandbox's namespace
+// init exits a millisecond or so after bubblewrap (its parent-death signal
+// ends it, once bubblewrap has reported the command's exit), once it has
+// torn its namespaces down, and a probe on a backoff would oversleep that
+// by up to as much again. It reports whether pid is gone; ok is false when
+// no pidfd could be opened (a kernel before 5.3), and the caller polls
+// instead. It sends no signal: a PID that another process took over is
+// never killed.
+func awaitInit(pid, pgid int, deadline time.Time) (gone, ok bool) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err == unix.ESRCH {
 		return true, true
@@ -140,7 +141,6 @@ func endInit(pid, pgid int, deadline time.Time) (gone, ok bool) {
 	if !initAlive(pid, pgid) {
 		return true, true
 	}
-	_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {

@@ -18,5 +18,5 @@ func onlyZombies(int) bool { return false }
 // runs outside Linux, so no caller names an init there).
 func initAlive(int, int) bool { return true }
 
-// endInit needs a pidfd: outside Linux the probe polls.
-func endInit(int, int, time.Time) (gone, ok bool) { return false, false }
+// awaitInit needs a pidfd: outside Linux the probe polls.
+func awaitInit(int, int, time.Time) (gone, ok bool) { return false, false }

@@ -94,10 +94,11 @@ type Options struct {
 	// parent-death signal) and may lead a session of its own, out of the
 	// group (bubblewrap's --new-session); it returns that init's PID, or
 	// 0 when it cannot tell. It is called once the leader is reaped. The
-	// teardown then kills that one process through a pidfd (the group
-	// kill may not reach it) and proves the group gone by it (exited, a
-	// zombie, or its PID held by a process in neither its group nor the
-	// leader's) instead of reading every process of the host: once a
+	// teardown then waits for that one process (the group kill may not
+	// reach it, its parent-death signal does) and proves the group gone
+	// by it (exited, a zombie, or its PID held by a process in neither
+	// its group nor the leader's) instead of reading every process of the
+	// host: once a
 	// namespace's init has exited, the kernel has killed and reaped every
 	// other process in it. With 0 the whole group is probed as usual.
 	NamespaceInit func() int

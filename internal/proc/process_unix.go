@@ -324,18 +324,17 @@ func (p *Process) supervise(ctx context.Context, readersDone, flushDone <-chan s
 
 // groupGone probes the group until kill(-pgid, 0) reports ESRCH (or only
 // zombies remain) or the deadline passes. With initPid, the namespace
-// init that holds every other process the leader started is ended and
-// awaited instead: once it has exited, the kernel has killed and reaped
-// every process of its namespace.
+// init that holds every other process the leader started is awaited
+// instead: once it has exited, the kernel has killed and reaped every
+// process of its namespace.
 func groupGone(pgid, initPid int, deadline time.Time) bool {
 	if initPid > 0 {
 		// The init leads a session of its own (bubblewrap's
-		// --new-session), out of the group kill's reach: it is killed
-		// through a pidfd, as the group kill would have killed it.
-		if gone, ok := endInit(initPid, pgid, deadline); ok {
+		// --new-session), out of the group kill's reach: it dies of its
+		// parent-death signal, sent when the leader died.
+		if gone, ok := awaitInit(initPid, pgid, deadline); ok {
 			return gone || !initAlive(initPid, pgid)
 		}
-		// No pidfd: the init dies of its parent-death signal.
 		return probeUntil(deadline, func() bool { return !initAlive(initPid, pgid) })
 	}
 	return probeUntil(deadline, func() bool {

@@ -305,9 +305,9 @@ func (c *Command) Finish(stderr []byte) error {
 // first on its status pipe once it has created it (0 when it has not).
 // Every process of the sandbox but bubblewrap itself lives in that init's
 // PID namespace, in the session the init leads (--new-session): the
-// group's kill reaches bubblewrap alone, so proc kills the init through a
-// pidfd (it would die of its parent-death signal, --die-with-parent, too)
-// and proves the sandbox gone by the init's exit.
+// group's kill reaches bubblewrap alone, the init dies of its parent-death
+// signal (--die-with-parent), and proc proves the sandbox gone by the
+// init's exit.
 func (c *Command) namespaceInit() int {
 	// Called once bubblewrap is reaped: what it wrote is in the pipe.
 	_ = c.status.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
