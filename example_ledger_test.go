@@ -14,6 +14,10 @@ import (
 // mirror is a host's wrapper of a task's ledger: every call goes to the
 // Root it wraps, and what the Root accepted is mirrored elsewhere (here, a
 // list of lines; a host would write to its own store or a metrics system).
+// It embeds the ledger.Ledger it wraps, so every method it does not
+// override reaches the Root: the interface is all the runtime calls
+// (StartAgent for children, Flush for the barrier before an approval
+// waits), and the wrapper changes nothing else.
 type mirror struct {
 	ledger.Ledger
 	mu    *sync.Mutex

@@ -35,8 +35,8 @@ const DefaultInstructions = "You are a task-focused agent. Answer concisely. Use
 type RuntimeOptions struct {
 	Model     Model
 	Authority authority.Authority
-	// Catalogs are shared by every task of the runtime. When Authority is an
-	// *authority.Set and no catalog reports MCP health, their tools are
+	// Catalogs are shared by every task of the runtime. When Authority is
+	// [authority.Static] and no catalog is a [HealthReporter], their tools are
 	// listed, decided and compiled once, at the first task, and every task
 	// shares the result: their lists must not change for the runtime's life.
 	Catalogs []ToolCatalog
