@@ -148,11 +148,7 @@ type seamHost struct {
 	wrapped bool
 	store   *ledger.MemoryStore
 	run     seamRun
-	// faultServer builds the fault MCP server, once for the whole test.
-	faultServer func() string
-	// gateway is the compaction gateway, one for the whole test (its
-	// address is in the deployment's fingerprint), reset for each run.
-	gateway func() *compactGateway
+	peers   seamPeers
 	// start is what the clock reads, the same in both runs (deadlines
 	// are taken from it, so it is this test's real start).
 	start time.Time
@@ -224,6 +220,25 @@ func (h *seamHost) task(rt *Runtime, req TaskRequest) *TaskObject {
 	return obj
 }
 
+// seamPeers are the real peers the scenarios talk to: the fault MCP
+// server's binary, the compaction gateway, the complexity router's
+// fixture and the A2A fixture peer's base URL.
+type seamPeers struct {
+	fault   string
+	gateway *compactGateway
+	router  *routerTestFixture
+	a2a     string
+}
+
+// compactGateway is the shared compaction gateway, its counts reset.
+func (h *seamHost) compactGateway() *compactGateway {
+	g := h.peers.gateway
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.normal, g.sums, g.seen, g.messages, g.summaryModels, g.summaryMaxTokens = nil, nil, nil, nil, nil, nil
+	return g
+}
+
 // seamScenario is one of the engine's suites, run on h.
 type seamScenario struct {
 	name string
@@ -276,7 +291,7 @@ func seamScenarios() []seamScenario {
 			}
 		}},
 		{name: "compaction", run: func(t *testing.T, h *seamHost) {
-			g := h.gateway()
+			g := h.compactGateway()
 			d := compactDeployment(t, g, contextTable(1)+"[options.limits]\nmax_context_bytes = 12000\n", 1000)
 			obj := h.task(h.runtime(d, HostOptions{LookupEnv: lookupKey}), TaskRequest{Input: "Read big.md until told to stop."})
 			if obj.Outcome.Status != StatusCompleted || len(compactionRecordsOf(h.run.events)) == 0 {
@@ -295,7 +310,7 @@ func seamScenarios() []seamScenario {
 			dir := t.TempDir()
 			ws := filepath.Join(dir, "work")
 			os.Mkdir(ws, 0o700)
-			d := scriptDeployment(t, dir, ws, script, "[options.shell]\nenabled = false\n[options.children]\nenabled = true\n"+mcpServerTOML(h.faultServer(), "ok", ""))
+			d := scriptDeployment(t, dir, ws, script, "[options.shell]\nenabled = false\n[options.children]\nenabled = true\n"+mcpServerTOML(h.peers.fault, "ok", ""))
 			obj := h.task(h.runtime(d, HostOptions{}), TaskRequest{Input: "go"})
 			if obj.Outcome.Status != StatusCompleted {
 				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
@@ -306,7 +321,44 @@ func seamScenarios() []seamScenario {
 				}
 			}
 		}},
+		{name: "a complexity route", run: func(t *testing.T, h *seamHost) {
+			f := h.peers.router
+			d := routerDeployment(t, f.srv.URL+"/v1/chat/completions", "")
+			obj := h.task(h.runtime(d, HostOptions{Model: routerRuntimeModel(t, d, f), LookupEnv: routerLookup}), TaskRequest{Input: "Was INV-1042 paid?"})
+			if obj.Outcome.Status != StatusCompleted || len(startedRoutesOf(h.run.events)) == 0 {
+				t.Fatalf("outcome %s, route records %v", outcomeJSON(obj.Outcome), startedRoutesOf(h.run.events))
+			}
+		}},
+		{name: "spawn_remote over A2A", concurrent: true, run: func(t *testing.T, h *seamHost) {
+			base := h.peers.a2a
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "deployment.toml")
+			body := "schema_version = 1\n[options.children]\nenabled = true\n[options.a2a.remotes.fixture]\ncard_url = \"" + base + "/.well-known/agent-card.json\"\nendpoint = \"" + base + "/rpc\"\n"
+			if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			d, err := Load(LoadOptions{Config: cfg, Bindings: map[string]string{"workspace": dir}, LoopbackHTTP: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := h.task(h.runtime(d, HostOptions{Model: &remoteModel{text: "echo:delegated"}}), TaskRequest{Input: "delegate the review"})
+			if obj.Outcome.Status != StatusCompleted || !strings.Contains(*obj.Outcome.Output, "delegated") {
+				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
+			}
+		}},
 	}
+}
+
+// startedRoutesOf is the route records of a run's model.started events.
+func startedRoutesOf(events []string) []string {
+	var out []string
+	for _, l := range events {
+		var ev Event
+		if json.Unmarshal([]byte(l), &ev) == nil && ev.Type == EventModelStarted && ev.ModelRoute != nil {
+			out = append(out, ev.ModelRoute.Entry+"/"+ev.ModelRoute.SelectionReason)
+		}
+	}
+	return out
 }
 
 type approverOf func(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
@@ -399,30 +451,19 @@ func scrub(v any, concurrent bool) any {
 // (with the ledger's state while the approver thinks: the durability
 // barrier), fan-in with children, compaction, and MCP with a child naming
 // its server each give the same events and ledger records with every seam
-// wrapped as without.
+// wrapped as without; so do a complexity route and spawn_remote over A2A.
 func TestWrappedSeamsChangeNothing(t *testing.T) {
-	var once sync.Once
-	var bin string
-	fault := func() string {
-		once.Do(func() { bin = buildFaultServer(t) })
-		return bin
-	}
-	var g *compactGateway
-	gateway := func() *compactGateway {
-		if g == nil {
-			g = newCompactGateway(t, 12)
-		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		g.normal, g.sums, g.seen, g.messages, g.summaryModels, g.summaryMaxTokens = nil, nil, nil, nil, nil, nil
-		return g
-	}
+	// The peers are shared by both runs (their addresses are in the
+	// deployments' fingerprints) and started before the subtests.
+	shared := seamPeers{fault: buildFaultServer(t), gateway: newCompactGateway(t, 12),
+		router: newRouterTestFixture(t, chooses("complex")), a2a: a2aFixturePeer(t)}
 	start := time.Now().UTC().Truncate(time.Millisecond)
 	for _, sc := range seamScenarios() {
 		t.Run(sc.name, func(t *testing.T) {
 			runs := [2]seamRun{}
 			for i, wrapped := range []bool{false, true} {
-				h := &seamHost{t: t, wrapped: wrapped, faultServer: fault, gateway: gateway, start: start}
+				t.Logf("run %d: every seam wrapped: %v", i+1, wrapped)
+				h := &seamHost{t: t, wrapped: wrapped, peers: shared, start: start}
 				sc.run(t, h)
 				runs[i] = seamRun{events: normalise(h.run.events, sc.concurrent), records: normalise(h.run.records, sc.concurrent),
 					observed: normalise(h.run.observed, false)}
