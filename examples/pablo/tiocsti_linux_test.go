@@ -34,12 +34,12 @@ func TestNoToolTypesIntoTheUsersTerminal(t *testing.T) {
 			if err := os.Mkdir(ws, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(ws, "inject.sh"), ttycanary.Program)
-			writeFile(t, filepath.Join(ws, "server.sh"), "exec 2>mcp.report\n"+ttycanary.Program)
+			writeCanaryFile(t, filepath.Join(ws, "inject.sh"), ttycanary.Program)
+			writeCanaryFile(t, filepath.Join(ws, "server.sh"), "exec 2>mcp.report\n"+ttycanary.Program)
 			args, _ := json.Marshal(map[string]string{"command": "/bin/sh ./inject.sh 2>shell.report", "cwd": "."})
-			writeFile(t, filepath.Join(dir, mode+".json"), `{"turns":[{"tool_calls":[{"name":"shell_run","arguments":`+string(args)+`}]},{"text":["done"]}]}`)
+			writeCanaryFile(t, filepath.Join(dir, mode+".json"), `{"turns":[{"tool_calls":[{"name":"shell_run","arguments":`+string(args)+`}]},{"text":["done"]}]}`)
 			cfg := filepath.Join(dir, mode+".toml")
-			writeFile(t, cfg, "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \""+mode+".json\" }\n"+
+			writeCanaryFile(t, cfg, "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \""+mode+".json\" }\n"+
 				"[options.filesystem]\nwrite = true\n[options.shell.sandbox]\nmode = \""+mode+"\"\n"+
 				"[options.mcp.servers.typist]\ntransport = \"stdio\"\ncommand = \"/bin/sh\"\nargs = [\""+filepath.Join(ws, "server.sh")+"\"]\n"+
 				"cwd = { base = \"workspace\", path = \".\" }\nrequired = false\n"+
@@ -99,7 +99,7 @@ func TestNoToolTypesIntoTheUsersTerminal(t *testing.T) {
 	})
 }
 
-func writeFile(t *testing.T, name, content string) {
+func writeCanaryFile(t *testing.T, name, content string) {
 	t.Helper()
 	if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
