@@ -341,15 +341,7 @@ func (b *Bolt) Pending(ctx context.Context) iter.Seq2[string, error] {
 			}
 			return
 		}
-		if err != nil {
-			yield("", err)
-			return
-		}
-		for _, id := range ids {
-			if !yield(id, nil) {
-				return
-			}
-		}
+		yieldIDs(yield, ids, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"iter"
@@ -97,35 +98,33 @@ func EachTask(ctx context.Context, store Store) iter.Seq2[string, error] {
 		p, ok := store.(TaskPager)
 		if !ok {
 			ids, err := store.Tasks(ctx)
-			if err != nil {
-				yield("", err)
-				return
-			}
-			for _, id := range ids {
-				if !yield(id, nil) {
-					return
-				}
-			}
+			yieldIDs(yield, ids, err)
 			return
 		}
 		after := ""
 		for {
 			ids, err := p.TasksAfter(ctx, after, pageSize)
-			if err != nil {
-				yield("", err)
-				return
-			}
-			for _, id := range ids {
-				if !yield(id, nil) {
-					return
-				}
-			}
-			if len(ids) < pageSize {
+			if !yieldIDs(yield, ids, err) || len(ids) < pageSize {
 				return
 			}
 			after = ids[len(ids)-1]
 		}
 	}
+}
+
+// yieldIDs yields err alone when it is set, else each of ids; it reports
+// whether the walk goes on (no error, and the consumer wants more).
+func yieldIDs(yield func(string, error) bool, ids []string, err error) bool {
+	if err != nil {
+		yield("", err)
+		return false
+	}
+	for _, id := range ids {
+		if !yield(id, nil) {
+			return false
+		}
+	}
+	return true
 }
 
 // PendingTasks yields the ID of every task of store not yet terminal, in
@@ -330,23 +329,13 @@ func scanSessionTasks(ctx context.Context, store Store, sessionID string) iter.S
 func sortSessionTasks(ts []SessionTask) {
 	slices.SortStableFunc(ts, func(a, b SessionTask) int {
 		if a.Session.SessionID != b.Session.SessionID {
-			return cmpString(a.Session.SessionID, b.Session.SessionID)
+			return cmp.Compare(a.Session.SessionID, b.Session.SessionID)
 		}
 		if a.Session.Turn != b.Session.Turn {
-			return cmpN(a.Session.Turn, b.Session.Turn)
+			return cmp.Compare(a.Session.Turn, b.Session.Turn)
 		}
-		return cmpString(a.TaskID, b.TaskID)
+		return cmp.Compare(a.TaskID, b.TaskID)
 	})
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // RecoverEach yields the report of every task of store in ID order, as

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -112,21 +113,11 @@ func (v *volatileSet) add(recs []Record) {
 			v.tasks[r.TaskID] = append(list, r)
 			continue
 		}
-		j, found := slices.BinarySearchFunc(list, r.N, func(x Record, n uint64) int { return cmpN(x.N, n) })
+		j, found := slices.BinarySearchFunc(list, r.N, func(x Record, n uint64) int { return cmp.Compare(x.N, n) })
 		if !found {
 			v.tasks[r.TaskID] = slices.Insert(list, j, r)
 		}
 	}
-}
-
-func cmpN(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (v *volatileSet) empty() bool { return len(v.tasks) == 0 }

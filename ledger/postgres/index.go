@@ -237,21 +237,13 @@ func (s *Store) SessionTasks(ctx context.Context, sessionID string) iter.Seq2[le
 
 // TasksAfter implements [ledger.TaskPager].
 func (s *Store) TasksAfter(ctx context.Context, after string, limit int) ([]string, error) {
-	if s.isClosed() {
-		return nil, ledger.ErrClosed
-	}
 	if limit <= 0 {
+		if s.isClosed() {
+			return nil, ledger.ErrClosed
+		}
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT task_id FROM pablo_leases WHERE task_id > $1 ORDER BY task_id LIMIT $2`, after, limit)
-	if err != nil {
-		return nil, readError(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, readError(err)
-	}
-	return ids, nil
+	return s.taskIDs(ctx, `SELECT task_id FROM pablo_leases WHERE task_id > $1 ORDER BY task_id LIMIT $2`, after, limit)
 }
 
 // readIndex runs one query of the index and calls each for every row.

@@ -101,10 +101,15 @@ func decodeRecord(taskID string, n uint64, body, digest []byte) (ledger.Record, 
 // Tasks implements [ledger.Store]: every task ID, in ascending (bytewise)
 // order.
 func (s *Store) Tasks(ctx context.Context) ([]string, error) {
+	return s.taskIDs(ctx, `SELECT task_id FROM pablo_leases ORDER BY task_id`)
+}
+
+// taskIDs runs a query whose rows are task IDs and collects them.
+func (s *Store) taskIDs(ctx context.Context, sql string, args ...any) ([]string, error) {
 	if s.isClosed() {
 		return nil, ledger.ErrClosed
 	}
-	rows, err := s.pool.Query(ctx, `SELECT task_id FROM pablo_leases ORDER BY task_id`)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, readError(err)
 	}
