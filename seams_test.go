@@ -20,10 +20,11 @@ import (
 )
 
 // The wrapped-seam differential test. DESIGN.md promises that a host can
-// wrap every seam it supplies (Authority, Ledger, Model, ToolCatalog,
-// Approver, the remote runner) and that the runtime uses each only through
-// its interface and the named optional capabilities (ledger.Ledger,
-// authority.Static, Router, HealthReporter, io.Closer, ApprovalChannel).
+// wrap every seam it supplies (Authority, Ledger and its Store, Model,
+// ToolCatalog, Approver, the remote runner) and that the runtime uses each
+// only through its interface and the named optional capabilities
+// (authority.Static, Router, HealthReporter, SandboxReporter, io.Closer,
+// ledger.IndexedStore, ledger.VolatileStore, ApprovalChannel).
 // Each scenario below runs twice on the same deployment: once as built,
 // once with every seam wrapped in a pass-through struct that forwards
 // exactly the interface and the named capabilities of what it wraps, as a
@@ -99,6 +100,29 @@ func wrapCatalog(c ToolCatalog) ToolCatalog {
 	return passCatalog{c}
 }
 
+// Store wrappers forward the capabilities of the memory store the
+// scenarios use (an index, volatile records).
+type (
+	passStore        struct{ ledger.Store }
+	passIndexedStore struct {
+		ledger.IndexedStore
+		volatile ledger.VolatileStore
+	}
+)
+
+func (s passIndexedStore) AppendVolatile(ctx context.Context, recs []ledger.Record) error {
+	return s.volatile.AppendVolatile(ctx, recs)
+}
+
+func wrapStore(s ledger.Store) ledger.Store {
+	is, indexed := s.(ledger.IndexedStore)
+	vs, volatile := s.(ledger.VolatileStore)
+	if indexed && volatile {
+		return passIndexedStore{is, vs}
+	}
+	return passStore{s}
+}
+
 // passApprover is a host's wrapper of an approver.
 type passApprover struct{ Approver }
 
@@ -108,6 +132,7 @@ type passRemote struct{ children.RemoteRunner }
 // wrapSeams wraps every host-suppliable seam of ro.
 func wrapSeams(ro *RuntimeOptions) {
 	ro.Authority = wrapAuthority(ro.Authority)
+	ro.Store = wrapStore(ro.Store)
 	ro.Model = wrapModel(ro.Model)
 	for i, c := range ro.Catalogs {
 		ro.Catalogs[i] = wrapCatalog(c)
