@@ -218,29 +218,13 @@ func (m *blockingTree) Generate(ctx context.Context, req *pablo.ModelRequest, em
 // terminal event; no goroutine of the tree outlives the task.
 func TestRootCancelJoinsTheTree(t *testing.T) {
 	before := runtime.NumGoroutine()
-	set, _ := authority.New(authority.Config{Native: []authority.ID{authority.Subagent}})
-	m := &blockingTree{n: 3, started: make(chan string, 3)}
-	store := ledger.NewMemoryStore()
-	rt, err := pablo.NewRuntime(pablo.RuntimeOptions{Model: m, Authority: set, Store: store, Children: &children.Capacity{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, err := rt.Start(context.Background(), fanInRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-m.started
-	<-m.started
+	_, task, m, store := startBlockedTree(t)
 	task.Cancel()
 	obj := task.Wait()
 	if obj.Outcome.Status != pablo.StatusCancelled {
 		t.Fatalf("root outcome %+v", obj.Outcome)
 	}
-	select {
-	case in := <-m.started:
-		t.Fatalf("the queued child %q ran after the root was cancelled", in)
-	default:
-	}
+	noQueuedChildRan(t, m)
 	finished := map[string]string{}
 	var last pablo.Event
 	for ev := range task.Events() {
@@ -273,14 +257,51 @@ func TestRootCancelJoinsTheTree(t *testing.T) {
 			t.Errorf("agent %s (%s) has no terminal record", a.AgentID, a.Kind)
 		}
 	}
-	// The task's goroutine returns just after Done closes: give the
-	// goroutines that are leaving a moment to be gone (a leak stays).
-	for end := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > before && time.Now().Before(end); {
+	noGoroutineLeft(t, before)
+}
+
+// startBlockedTree starts a fan-in root of three children under the
+// default capacity: two run and block until cancelled, the third waits in
+// the queue. It returns once the two are running.
+func startBlockedTree(t *testing.T) (*pablo.Runtime, *pablo.Task, *blockingTree, ledger.Store) {
+	t.Helper()
+	set, _ := authority.New(authority.Config{Native: []authority.ID{authority.Subagent}})
+	m := &blockingTree{n: 3, started: make(chan string, 3)}
+	store := ledger.NewMemoryStore()
+	rt, err := pablo.NewRuntime(pablo.RuntimeOptions{Model: m, Authority: set, Store: store, Children: &children.Capacity{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := rt.Start(context.Background(), fanInRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-m.started
+	<-m.started
+	return rt, task, m, store
+}
+
+// noQueuedChildRan fails if the queued child of startBlockedTree started.
+func noQueuedChildRan(t *testing.T, m *blockingTree) {
+	t.Helper()
+	select {
+	case in := <-m.started:
+		t.Fatalf("the queued child %q ran after the tree was stopped", in)
+	default:
+	}
+}
+
+// noGoroutineLeft waits, boundedly, for the goroutines that are leaving
+// (the task's own returns just after Done closes) to be gone, and fails if
+// more than before remain: a leak stays.
+func noGoroutineLeft(t *testing.T, before int) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before && time.Now().Before(end); {
 		time.Sleep(time.Millisecond)
 	}
 	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<16)
-		t.Errorf("%d goroutines after the task, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines left, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }
 

@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pabloagent/pablo"
-	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -21,19 +18,7 @@ import (
 // shutdown, and no goroutine of the tree left.
 func TestShutdownJoinsTheChildren(t *testing.T) {
 	before := runtime.NumGoroutine()
-	set, _ := authority.New(authority.Config{Native: []authority.ID{authority.Subagent}})
-	m := &blockingTree{n: 3, started: make(chan string, 3)}
-	store := ledger.NewMemoryStore()
-	rt, err := pablo.NewRuntime(pablo.RuntimeOptions{Model: m, Authority: set, Store: store, Children: &children.Capacity{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, err := rt.Start(context.Background(), fanInRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-m.started
-	<-m.started
+	rt, task, m, store := startBlockedTree(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound for a broken Shutdown only
 	defer cancel()
 	if err := rt.Shutdown(ctx); err != nil {
@@ -44,11 +29,7 @@ func TestShutdownJoinsTheChildren(t *testing.T) {
 	default:
 		t.Fatal("Shutdown returned before the root settled")
 	}
-	select {
-	case in := <-m.started:
-		t.Fatalf("the queued child %q ran after the shutdown", in)
-	default:
-	}
+	noQueuedChildRan(t, m)
 	rep, err := ledger.RecoverTask(context.Background(), store, task.ID())
 	if err != nil {
 		t.Fatal(err)
@@ -68,11 +49,5 @@ func TestShutdownJoinsTheChildren(t *testing.T) {
 	if cancelled < 2 {
 		t.Errorf("%d children settled cancelled, want the 2 that ran: %+v", cancelled, rep.Agents)
 	}
-	for end := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before && time.Now().Before(end); {
-		time.Sleep(time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines after the shutdown, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
-	}
+	noGoroutineLeft(t, before)
 }
