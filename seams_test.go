@@ -514,3 +514,48 @@ func TestWrappedSeamsChangeNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestChildInheritsMCPServersWhateverTheAuthority: a child's scope is what
+// the runtime admitted for its parent, not what the authority's concrete
+// type can list. Under HostOptions.Ask (the runtime's own approval gate
+// wraps the deployment's authority), a spawn that names the MCP server
+// whose tools the root is offered is admitted and its call completes.
+func TestChildInheritsMCPServersWhateverTheAuthority(t *testing.T) {
+	bin := buildFaultServer(t)
+	script := `{"turns":[
+		{"tool_calls":[{"id":"s1","name":"subagent","arguments":{"action":"spawn","request":{"input":"use records","capabilities":{"tools":[],"mcp_servers":["records"]}}}}]},
+		{"tool_calls":[{"id":"w1","name":"subagent","arguments":{"action":"wait","agent_ids":["{{agent_id:s1}}"],"mode":"all","timeout_ms":60000}}]},
+		{"text":["root done"]}],
+		"agents":[{"input":"use records","turns":[
+			{"tool_calls":[{"id":"m1","name":"mcp/records/echo","arguments":{"message":"hi"}}]},
+			{"text":["child done"]}]}]}`
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	d := scriptDeployment(t, dir, ws, script, "[options.children]\nenabled = true\n"+mcpServerTOML(bin, "ok", ""))
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Ask: []authority.ID{authority.ShellRun}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if _, static := rt.opts.Authority.(authority.Static); static {
+		t.Fatal("the asking gate is a bare *authority.Set: the test proves nothing")
+	}
+	obj, events := runTask(t, rt, "go")
+	var spawn, child *Event
+	for i, ev := range events {
+		switch {
+		case ev.Type == EventToolFinished && ev.Agent.Depth == 0 && spawn == nil:
+			spawn = &events[i]
+		case ev.Type == EventRunFinished && ev.Agent.Depth == 1:
+			child = &events[i]
+		}
+	}
+	if spawn == nil || !strings.Contains(string(spawn.Result), `"status":"completed"`) {
+		t.Fatalf("the spawn naming the records server was refused: %s", resultOf(spawn))
+	}
+	if child == nil || child.Outcome.Status != StatusCompleted || obj.Outcome.Status != StatusCompleted {
+		b, _ := json.Marshal(child)
+		t.Fatalf("the child did not complete its call to the server it named: %s (root %s)", b, outcomeJSON(obj.Outcome))
+	}
+}
