@@ -11,6 +11,7 @@ import (
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/internal/shell"
+	"github.com/pabloagent/pablo/mcp"
 )
 
 // callDecider is a catalog whose tools check what a call names (paths, a
@@ -122,7 +123,7 @@ func (c *shellCatalog) privileged(id authority.ID) string {
 // host that wraps such a catalog forwards Sandbox (embedding the
 // SandboxReporter it wraps does).
 type SandboxReporter interface {
-	Sandbox(id authority.ID) (sandbox.Profile, bool)
+	Sandbox(id authority.ID) (mcp.Sandbox, bool)
 }
 
 // Sandbox is the sandbox shell.run runs in.
