@@ -11,6 +11,7 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -54,7 +55,7 @@ type approvalRun struct {
 	events []string
 }
 
-func runApprovals(t *testing.T, script string, now func() time.Time, limits ledger.Limits, answer func(ctx context.Context, req pablo.ApprovalRequest) pablo.ApprovalAnswer) approvalRun {
+func runApprovals(t *testing.T, script string, clk ledger.Clock, limits ledger.Limits, answer func(ctx context.Context, req pablo.ApprovalRequest) pablo.ApprovalAnswer) approvalRun {
 	t.Helper()
 	set, err := authority.New(authority.Config{
 		Host: []authority.ID{"notes.read"},
@@ -74,7 +75,7 @@ func runApprovals(t *testing.T, script string, now func() time.Time, limits ledg
 	store := ledger.NewMemoryStore()
 	model := pablo.NewScriptModel(sc)
 	rt, err := pablo.NewRuntime(pablo.RuntimeOptions{Model: model, Authority: gate{set, "notes.read"},
-		Catalogs: []pablo.ToolCatalog{countedNotes{mu: &mu, read: &run.read}}, Store: store, Now: now, Limits: limits})
+		Catalogs: []pablo.ToolCatalog{countedNotes{mu: &mu, read: &run.read}}, Store: store, Clock: clk, Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,17 +222,9 @@ func TestRejectionMidTaskThenADifferentCall(t *testing.T) {
 // the task's deadline (on the runtime's injected clock) cannot run the
 // call: the task times out and the call never leaves.
 func TestApprovalAfterTheDeadlineDenies(t *testing.T) {
-	var mu sync.Mutex
-	clock := time.Now()
-	now := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return clock
-	}
-	run := runApprovals(t, calls("call_1_1=N-1"), now, ledger.Limits{DurationMillis: ledger.Max(3_600_000)}, func(_ context.Context, req pablo.ApprovalRequest) pablo.ApprovalAnswer {
-		mu.Lock()
-		clock = clock.Add(2 * time.Hour) // the human answers two hours later
-		mu.Unlock()
+	clk := clock.NewManual(time.Now())
+	run := runApprovals(t, calls("call_1_1=N-1"), clk, ledger.Limits{DurationMillis: ledger.Max(3_600_000)}, func(_ context.Context, req pablo.ApprovalRequest) pablo.ApprovalAnswer {
+		clk.Move(2 * time.Hour) // the human answers two hours later
 		return pablo.ApprovalAllowOnce
 	})
 	if run.obj.Outcome.Status != pablo.StatusTimedOut {

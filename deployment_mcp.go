@@ -76,7 +76,7 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 		Resolve:           resolver.Resolve,
 		AllowLoopbackHTTP: d.c.LoopbackHTTP(),
 		MaxOutputBytes:    int(o.Limits.MaxToolOutputBytes),
-		Now:               host.Now,
+		Clock:             host.Clock,
 		Tracer:            host.Tracer,
 		// Progress reaches the task as tool.output events on the
 		// "progress" stream, bounded like any live output.

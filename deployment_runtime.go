@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/ledger/outcome"
@@ -32,10 +31,11 @@ type HostOptions struct {
 	// LookupEnv and Host resolve credential sources; nil means none.
 	LookupEnv func(string) (string, bool)
 	Host      func(ctx context.Context, name string) (string, bool, error)
-	// Sink, Tracer, Now, NewID and OnStart are passed to the Runtime.
+	// Sink, Tracer, Clock, NewID and OnStart are passed to the Runtime
+	// (Clock to the MCP catalogs too).
 	Sink    func(Event) error
 	Tracer  trace.Tracer
-	Now     func() time.Time
+	Clock   ledger.Clock
 	NewID   func() string
 	OnStart func(TaskInfo)
 	// FixtureEndpoint, when set and Model is nil, points the configured
@@ -86,7 +86,7 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 		Deployment:      &DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: d.c.Fingerprint},
 		Sink:            opts.Sink,
 		Tracer:          opts.Tracer,
-		Now:             opts.Now,
+		Clock:           opts.Clock,
 		NewID:           opts.NewID,
 		OnStart:         opts.OnStart,
 		secrets:         &redact.Set{},

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
-	"time"
 
 	"github.com/pabloagent/pablo/a2a"
+	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -159,9 +159,9 @@ type GraphOptions struct {
 	// Bubblewrap is the bubblewrap executable a required sandbox is
 	// checked with (empty: the default path).
 	Bubblewrap string
-	// Now stamps nothing in the graph; it is accepted so a host passes one
-	// clock everywhere.
-	Now func() time.Time
+	// Clock stamps nothing in the graph; it is accepted so a host passes
+	// one clock everywhere.
+	Clock ledger.Clock
 }
 
 // Node returns the node with id.

@@ -10,7 +10,6 @@ import (
 	"iter"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -73,9 +72,10 @@ type RuntimeOptions struct {
 	// Tracer receives task, model-call and tool-call spans; nil means no
 	// spans.
 	Tracer trace.Tracer
-	// Now is the clock; nil means the system clock, read as the task's
-	// start plus the monotonic time since (see [ledger.Options]).
-	Now func() time.Time
+	// Clock is the clock records and deadlines read; nil means the system
+	// clock, read as the task's start plus the monotonic time since (see
+	// [ledger.Options]).
+	Clock ledger.Clock
 	// NewID, when set, makes the IDs of each task, its agents and its calls
 	// (it must never return the same ID twice); nil means random UUIDv4s.
 	// Tests inject a deterministic series so records compare byte for byte.
@@ -299,7 +299,7 @@ func (r *Runtime) newTask(ctx context.Context, req TaskRequest) (*Task, error) {
 		Limits:      r.opts.Limits,
 		InputDigest: "sha256:" + hex.EncodeToString(sum[:]),
 		InputBytes:  uint64(len(input)),
-		Now:         r.opts.Now,
+		Clock:       r.opts.Clock,
 		IDs:         idFunc(r.opts.NewID),
 		// Every payload is built here, by json.Marshal or by hand around
 		// validated arguments and canonical results.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -189,7 +190,7 @@ func (h *seamHost) runtime(d *Deployment, host HostOptions) *Runtime {
 		n++
 		return fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
 	}
-	host.Now = func() time.Time { return h.start }
+	host.Clock = clock.NewManual(h.start)
 	h.store = ledger.NewMemoryStore()
 	host.Store = h.store
 	ro, err := d.runtimeOptions(context.Background(), host)

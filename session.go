@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/textx"
 
@@ -160,9 +161,9 @@ type SessionOptions struct {
 	// Store, when set, is where sessions are listed and loaded from: the
 	// store the runtime's tasks record in.
 	Store ledger.Store
-	// Now and NewID are the clock and the session ID source; nil means
+	// Clock and NewID are the clock and the session ID source; nil means
 	// the system clock and random UUIDs.
-	Now   func() time.Time
+	Clock ledger.Clock
 	NewID func() string
 }
 
@@ -270,8 +271,8 @@ func NewSessions(opts SessionOptions) (*Sessions, error) {
 	if opts.MaxHistoryBytes <= 0 {
 		opts.MaxHistoryBytes = defaultMaxHistoryBytes
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = clock.System{}
 	}
 	if opts.NewID == nil {
 		opts.NewID = ids.Random{}.NewID

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -150,15 +151,11 @@ func TestDispatchSnapshotAtEveryTaskStart(t *testing.T) {
 	d := snapDeployment(t, snapBase(bin, ""), snapSkill)
 	// The clock starts now: the task's deadline is on it, and the MCP
 	// sessions' health is stamped with it.
-	clock := time.Now().UTC().Truncate(time.Second)
-	var mu sync.Mutex
-	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	clk := clock.NewManual(time.Now().UTC().Truncate(time.Second))
 	store := ledger.NewMemoryStore()
-	rt := snapRuntime(t, d, HostOptions{Store: store, Now: now})
+	rt := snapRuntime(t, d, HostOptions{Store: store, Clock: clk})
 	first := runSnapTask(t, rt, store, "first")
-	mu.Lock()
-	clock = clock.Add(time.Minute)
-	mu.Unlock()
+	clk.Move(time.Minute)
 	second := runSnapTask(t, rt, store, "a different input")
 	if !second.times[0].After(first.times[0].Add(59 * time.Second)) {
 		t.Fatalf("the injected clock did not move: %v then %v", first.times[0], second.times[0])
@@ -204,7 +201,7 @@ func TestDispatchSnapshotAtEveryTaskStart(t *testing.T) {
 		}
 	}
 	b, _ := json.Marshal(s)
-	for _, stamp := range []string{clock.Format("2006-01-02"), strconv.FormatInt(clock.Unix()/1000, 10), "ready", "checked_at"} {
+	for _, stamp := range []string{clk.Now().Format("2006-01-02"), strconv.FormatInt(clk.Now().Unix()/1000, 10), "ready", "checked_at"} {
 		if strings.Contains(string(b), stamp) {
 			t.Errorf("the snapshot holds %q, time or health: %s", stamp, b)
 		}

@@ -284,8 +284,8 @@ func (s *step) afterApproval() *Outcome {
 	}
 	if d, ok := s.t.root.Deadline(s.agent); ok {
 		now := time.Now()
-		if s.t.rt.opts.Now != nil {
-			now = s.t.rt.opts.Now()
+		if s.t.rt.opts.Clock != nil {
+			now = s.t.rt.opts.Clock.Now()
 		}
 		if !now.Before(d) {
 			return &Outcome{Status: StatusTimedOut}

@@ -13,19 +13,27 @@ import (
 	"github.com/pabloagent/pablo/ledger"
 )
 
+// fixedClock is a host's clock that always reads one time: a Clock reads
+// the time and arms timers.
+type fixedClock struct{ at time.Time }
+
+func (c fixedClock) Now() time.Time { return c.at }
+
+func (fixedClock) AfterFunc(d time.Duration, f func()) ledger.Timer { return time.AfterFunc(d, f) }
+
 // Example walks one root task through the engine's per-step path on a memory
 // store, then recovers it as a host would after a restart.
 func Example() {
 	ctx := context.Background()
 	store := ledger.NewMemoryStore()
 	defer store.Close()
-	clock := func() time.Time { return time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC) }
+	clock := fixedClock{time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC)}
 	root, err := ledger.NewRoot(ctx, ledger.Options{
 		Store:       store,
 		Limits:      ledger.Limits{ModelCalls: ledger.Max(4), TotalTokens: ledger.Max(10_000), ToolCalls: ledger.Max(8)},
 		InputDigest: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 		Fingerprint: "sha256:deployment",
-		Now:         clock,
+		Clock:       clock,
 		IDs:         ids.NewSequential(0),
 	})
 	if err != nil {

@@ -22,7 +22,7 @@ func newRoot(t testing.TB, limits Limits) (*Root, *MemoryStore, *fakeClock) {
 	store := NewMemoryStore()
 	clock := newFakeClock()
 	r, err := NewRoot(context.Background(), Options{
-		Store: store, Limits: limits, Now: clock.Now, IDs: ids.NewSequential(0),
+		Store: store, Limits: limits, Clock: clock, IDs: ids.NewSequential(0),
 		InputDigest: "sha256:input", Fingerprint: "sha256:deploy",
 	})
 	if err != nil {

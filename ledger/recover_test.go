@@ -17,7 +17,7 @@ import (
 func scenario(t testing.TB, store Store) string {
 	t.Helper()
 	clock := newFakeClock()
-	r, err := NewRoot(bg, Options{Store: store, Now: clock.Now, IDs: ids.NewSequential(0), InputDigest: "sha256:in", Fingerprint: "sha256:fp"})
+	r, err := NewRoot(bg, Options{Store: store, Clock: clock, IDs: ids.NewSequential(0), InputDigest: "sha256:in", Fingerprint: "sha256:fp"})
 	if err != nil {
 		t.Fatal(err)
 	}

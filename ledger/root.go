@@ -11,6 +11,7 @@ import (
 	"github.com/pabloagent/pablo/ledger/outcome"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/ids"
 )
 
@@ -100,11 +101,12 @@ type Options struct {
 	Fingerprint string
 	// Session, when set, links the task to its session in the task record.
 	Session *SessionLink
-	// Now is the clock; nil means the system clock, read as the task's start
-	// on the wall clock plus the monotonic time since, so times never go
-	// backwards within a task. Times are stored in UTC with microsecond
-	// precision.
-	Now func() time.Time
+	// Clock is the clock records and deadlines read; nil means the system
+	// clock, read as the task's start on the wall clock plus the monotonic
+	// time since, so times never go backwards within a task. Times are
+	// stored in UTC with microsecond precision. (It replaced a Now func
+	// field: one clock idiom across the module.)
+	Clock Clock
 	// IDs makes task, agent and model-call IDs; nil means ids.Random.
 	IDs ids.Source
 	// TrustedPayloads skips the JSON check of event payloads in Append and
@@ -141,6 +143,14 @@ type Finish struct {
 	// when the outcome is completed.
 	OutputBytes uint64
 }
+
+// Clock is the time a ledger reads; [clock.System] serves it, and tests pass
+// a clock they move by hand. It is the Clock of children, acp, a2a and
+// ledger/postgres.
+type Clock = clock.Clock
+
+// Timer is a pending [Clock.AfterFunc] call; *time.Timer is one.
+type Timer = clock.Timer
 
 // Root is the ledger of one root task: the concrete [Ledger].
 type Root struct {
@@ -234,7 +244,7 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 		storeCtx:    context.WithoutCancel(ctx),
 		id:          opts.TaskID,
 		store:       opts.Store,
-		now:         opts.Now,
+		now:         nowOf(opts.Clock),
 		ids:         opts.IDs,
 		flushEvery:  opts.FlushEvery,
 		trusted:     opts.TrustedPayloads,
@@ -300,6 +310,14 @@ func deadlineOf(start time.Time, ms Limit) time.Time {
 		return time.Time{}
 	}
 	return start.Add(time.Duration(n) * time.Millisecond)
+}
+
+// nowOf is c's Now, or nil for no clock.
+func nowOf(c Clock) func() time.Time {
+	if c == nil {
+		return nil
+	}
+	return c.Now
 }
 
 // instant is the time deadlines are checked against.

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/schema"
 	"github.com/pabloagent/pablo/internal/textx"
@@ -64,8 +64,8 @@ type tool struct {
 // (process groups included). An optional one is left out and its Health
 // says why. The catalog must be closed.
 func Open(ctx context.Context, opts Options) (*Catalog, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = clock.System{}
 	}
 	if opts.MaxOutputBytes <= 0 || opts.MaxOutputBytes > MaxResultBytes {
 		opts.MaxOutputBytes = MaxResultBytes
@@ -166,7 +166,7 @@ var errNotStarted = errors.New("mcp: the server was not started")
 // the error is the server's failure when it is required, else
 // errNotStarted.
 func (c *Catalog) admitServer(ctx context.Context, cfg *Server) (int, error) {
-	h := Health{Server: cfg.Name, Transport: cfg.Transport, Required: cfg.Required, State: Unknown, CheckedAt: c.opts.Now()}
+	h := Health{Server: cfg.Name, Transport: cfg.Transport, Required: cfg.Required, State: Unknown, CheckedAt: c.opts.Clock.Now()}
 	for _, v := range sortedKeys(cfg.Env) {
 		h.Credentials = append(h.Credentials, CredentialRef{Kind: "env", Name: v, Credential: cfg.Env[v], Destination: "mcp:" + cfg.Name + ":env:" + v})
 	}
@@ -464,7 +464,7 @@ func (c *Catalog) setHealth(i int, f func(*Health)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f(&c.health[i])
-	c.health[i].CheckedAt = c.opts.Now()
+	c.health[i].CheckedAt = c.opts.Clock.Now()
 }
 
 // scrub masks secrets in an error's text: known values and suspected

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -19,6 +20,11 @@ const (
 	Stdio Transport = "stdio"
 	HTTP  Transport = "http"
 )
+
+// Clock is the time the catalog reads (health reports' CheckedAt). It is
+// the same interface as children.Clock, a2a.Clock and ledger.Clock, so a
+// host passes one clock everywhere.
+type Clock = clock.Clock
 
 // Protocol versions. Initialize always requests ProtocolVersion; a server
 // may answer any of [SupportedVersions].
@@ -143,8 +149,8 @@ type Options struct {
 	// conventions; a tool call's span is a child of the caller's. Nil means
 	// no spans.
 	Tracer trace.Tracer
-	// Now is the clock of health reports; nil means time.Now.
-	Now func() time.Time
+	// Clock is the clock of health reports; nil means the system clock.
+	Clock Clock
 	// ClientName and ClientVersion are sent in initialize.
 	ClientName, ClientVersion string
 }

@@ -116,7 +116,7 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 		MCPServers:  sessionServers(first),
 		MaxSessions: int(first.Options().Interfaces.ACP.MaxSessions),
 		Store:       store,
-		Now:         h.now,
+		Clock:       h.clock,
 		NewID:       h.newID,
 	})
 	if err != nil {
@@ -178,7 +178,7 @@ func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeH
 		LookupEnv:       a.h.lookupEnv,
 		Sink:            obs.sink(counted),
 		Tracer:          obs.otel.Tracer(),
-		Now:             a.h.now,
+		Clock:           a.h.clock,
 		NewID:           a.h.newID,
 		FixtureEndpoint: a.p.one("fixture-endpoint"),
 		Ask:             a.ask(),

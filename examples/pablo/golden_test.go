@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/internal/ids"
+	"github.com/pabloagent/pablo/ledger"
 )
 
 // The goldens under testdata/golden were captured on the code before the
@@ -201,7 +202,7 @@ func runGolden(t *testing.T, c goldenCase, vars map[string]string) string {
 	start := time.Date(2100, 1, 2, 3, 4, 5, 0, time.UTC) // after any real deadline: tasks run
 	var seq ids.Sequential
 	var reads atomic.Int64
-	now := func() time.Time { reads.Add(1); return start }
+	now := countingClock{at: start, reads: &reads}
 	bubblewrap := ""
 	for _, step := range c.steps {
 		args := make([]string, len(step))
@@ -232,7 +233,7 @@ func runGolden(t *testing.T, c goldenCase, vars map[string]string) string {
 		code := run(context.Background(), args, &host{
 			stdout: &out, stderr: &errb,
 			lookupEnv: func(string) (string, bool) { return "", false },
-			workDir:   wd, now: now, newID: seq.NewID, bubblewrap: bubblewrap,
+			workDir:   wd, clock: now, newID: seq.NewID, bubblewrap: bubblewrap,
 		})
 		fmt.Fprintf(&doc, "exit %d\n--- stdout\n%s--- stderr\n%s", code, hide(out.String()), hide(errb.String()))
 	}
@@ -256,3 +257,13 @@ func firstDifference(want, got string) string {
 	}
 	return "(only in length)"
 }
+
+// countingClock always reads one time and counts the reads.
+type countingClock struct {
+	at    time.Time
+	reads *atomic.Int64
+}
+
+func (c countingClock) Now() time.Time { c.reads.Add(1); return c.at }
+
+func (countingClock) AfterFunc(d time.Duration, f func()) ledger.Timer { return time.AfterFunc(d, f) }

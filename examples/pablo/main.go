@@ -18,9 +18,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/ledger"
 )
 
 // Version is the executable version.
@@ -34,9 +34,10 @@ type host struct {
 	stdout, stderr io.Writer
 	lookupEnv      func(string) (string, bool)
 	workDir        string
-	// now and newID, when set, replace the clock and the ID source of the
-	// tasks a command runs: tests make outputs reproducible byte for byte.
-	now   func() time.Time
+	// clock and newID, when set, replace the clock and the ID source of
+	// the tasks a command runs: tests make outputs reproducible byte for
+	// byte.
+	clock ledger.Clock
 	newID func() string
 	// bubblewrap, when set, is the bubblewrap executable doctor, graph
 	// and why check a required sandbox with (tests name one that does
@@ -80,7 +81,7 @@ func run(ctx context.Context, args []string, h *host) int {
 	// wrote nothing to stdout itself, report writes one error document.
 	out := &countingWriter{w: h.stdout}
 	jsonMode := wantsJSON(args)
-	h = &host{stdin: h.stdin, stdout: out, stderr: h.stderr, lookupEnv: h.lookupEnv, workDir: h.workDir, now: h.now, newID: h.newID, bubblewrap: h.bubblewrap}
+	h = &host{stdin: h.stdin, stdout: out, stderr: h.stderr, lookupEnv: h.lookupEnv, workDir: h.workDir, clock: h.clock, newID: h.newID, bubblewrap: h.bubblewrap}
 	var err error
 	switch args[0] {
 	case "version", "--version":

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -364,8 +365,7 @@ func volatile(t *testing.T, f Factory) {
 // a child agent with its own records, and reads it back through Recover.
 func recovery(t *testing.T, f Factory) {
 	s := open(t, f)
-	now := func() time.Time { return at }
-	r, err := ledger.NewRoot(bg, ledger.Options{Store: s, Now: now, TaskID: "task-recovery", RootAgentID: "root", InputDigest: "sha256:in", Fingerprint: "sha256:fp"})
+	r, err := ledger.NewRoot(bg, ledger.Options{Store: s, Clock: clock.NewManual(at), TaskID: "task-recovery", RootAgentID: "root", InputDigest: "sha256:in", Fingerprint: "sha256:fp"})
 	if err != nil {
 		t.Fatal(err)
 	}
