@@ -17,17 +17,24 @@ import (
 // records), a child with tools [] or ["fs.read"] is offered no MCP tool
 // (its dispatch snapshot lists none) and its call to one runs nothing;
 // a child whose request itself names mcp_servers ["records"] keeps that
-// server's tools (the server rule) and its call completes.
+// server's tools (the server rule) and its call completes. A child with
+// mcp_servers [] has no server at all, whatever its tools; a null tool
+// list inherits the parent's, records' tools included.
 func TestChildToolListKeepsNoUnnamedMCPTool(t *testing.T) {
 	bin := buildFaultServer(t)
 	for _, c := range []struct {
 		name         string
 		capabilities string
 		keepsRecords bool
+		// denial is the rule the child's call is denied by.
+		denial string
 	}{
-		{"no tools", `{"tools":[]}`, false},
-		{"fs.read alone", `{"tools":["fs.read"]}`, false},
-		{"fs.read and the records server", `{"tools":["fs.read"],"mcp_servers":["records"]}`, true},
+		{"no tools", `{"tools":[]}`, false, "builtin.mcp.tools."},
+		{"fs.read alone", `{"tools":["fs.read"]}`, false, "builtin.mcp.tools."},
+		{"fs.read and the records server", `{"tools":["fs.read"],"mcp_servers":["records"]}`, true, ""},
+		{"no MCP server", `{"mcp_servers":[]}`, false, "builtin.mcp.unconfigured_server"},
+		{"no tools and no MCP server", `{"tools":[],"mcp_servers":[]}`, false, "builtin.mcp.unconfigured_server"},
+		{"the tools inherited by null", `{"tools":null}`, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			script := `{"turns":[
@@ -97,8 +104,8 @@ func TestChildToolListKeepsNoUnnamedMCPTool(t *testing.T) {
 				b, _ := json.Marshal(finished)
 				t.Fatalf("the child's call to mcp/records/echo was not denied: %s\n%s", resultOf(call), b)
 			}
-			if b, _ := json.Marshal(finished.Outcome); !strings.Contains(string(b), "builtin.mcp.tools.") {
-				t.Errorf("the denial names no MCP tool rule: %s", b)
+			if b, _ := json.Marshal(finished.Outcome); !strings.Contains(string(b), c.denial) {
+				t.Errorf("the denial names no %s rule: %s", c.denial, b)
 			}
 		})
 	}
