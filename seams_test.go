@@ -357,9 +357,9 @@ func seamScenarios() []seamScenario {
 		}},
 		{name: "spawn_remote over A2A", concurrent: true, run: func(t *testing.T, h *seamHost) {
 			base := h.peers.a2a
-		if base == "" {
-			t.Skip("real-peer scenario skipped: PABLO_SKIP_PEERS=1")
-		}
+			if base == "" {
+				t.Skip("real-peer scenario skipped: PABLO_SKIP_PEERS=1")
+			}
 			dir := t.TempDir()
 			cfg := filepath.Join(dir, "deployment.toml")
 			body := "schema_version = 1\n[options.children]\nenabled = true\n[options.a2a.remotes.fixture]\ncard_url = \"" + base + "/.well-known/agent-card.json\"\nendpoint = \"" + base + "/rpc\"\n"
