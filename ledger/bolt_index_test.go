@@ -225,3 +225,47 @@ func TestRecoverEachWalksTheStoreAPageAtATime(t *testing.T) {
 		t.Fatalf("Recover: %v", err)
 	}
 }
+
+// plainStore hides every optional interface of the store it wraps, as a
+// host's wrapper that forwards only Store does.
+type plainStore struct{ Store }
+
+// TestAStoreWithoutTheIndexIsScanned: a store that keeps no index (a
+// host's own, or a wrapper that does not forward IndexedStore) answers
+// PendingTasks, LiveProcessGroups and SessionTasks by reading every task,
+// with what the index answers.
+func TestAStoreWithoutTheIndexIsScanned(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	m := NewMemoryStore()
+	for i, id := range []string{"t1", "t2", "t3"} {
+		recs := []Record{
+			{TaskID: id, N: 1, Kind: RecordTask, Time: at, Task: &TaskRecord{TaskID: id, RootAgentID: "root", Session: &SessionLink{SessionID: "s", Turn: uint64(3 - i)}}},
+			{TaskID: id, N: 2, Kind: RecordProcessGroup, Time: at, ProcessGroup: &ProcessGroupRecord{BootID: "b", Pgid: 100 + i}},
+		}
+		if i == 1 {
+			recs = append(recs, Record{TaskID: id, N: 3, Kind: RecordFinish, Time: at.Add(time.Second), Finish: &FinishRecord{AgentID: "root"}})
+		}
+		if err := m.Append(bg, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := plainStore{m}
+	same := func(what string, got, want any) {
+		t.Helper()
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if string(g) != string(w) {
+			t.Fatalf("%s: the scan says\n%s\nthe index says\n%s", what, g, w)
+		}
+	}
+	same("pending", must(collectSeq(PendingTasks(bg, p))), must(collectSeq(PendingTasks(bg, m))))
+	same("groups", must(collectSeq(LiveProcessGroups(bg, p))), must(collectSeq(LiveProcessGroups(bg, m))))
+	same("sessions", must(collectSeq(SessionTasks(bg, p, "s"))), must(collectSeq(SessionTasks(bg, m, "s"))))
+	if got := must(collectSeq(PendingTasks(bg, p))); !slices.Equal(got, []string{"t1", "t3"}) {
+		t.Fatalf("pending = %q", got)
+	}
+	// Nothing to forget without an index: not an error.
+	if err := ForgetProcessGroups(bg, p, []TaskProcessGroup{{TaskID: "t1", N: 2}}); err != nil {
+		t.Fatal(err)
+	}
+}
