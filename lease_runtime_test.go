@@ -37,17 +37,6 @@ func (s stealTool) Call(ctx context.Context, _ authority.Call) ledger.ToolResult
 	return ledger.ToolResult{Status: outcome.ToolCompleted}
 }
 
-// thiefClock reads a fixed time an hour on; its timers never fire.
-type thiefClock struct{ at time.Time }
-
-func (c thiefClock) Now() time.Time { return c.at }
-
-func (thiefClock) AfterFunc(time.Duration, func()) clock.Timer { return stoppedTimer{} }
-
-type stoppedTimer struct{}
-
-func (stoppedTimer) Stop() bool { return true }
-
 // TestALostLeaseEndsTheTaskWithTheDeliveryItHad: on the PostgreSQL store,
 // another host claims the task's lease while a tool call runs; the
 // next barrier is refused (ledger.ErrLeaseLost), the task fails with the
@@ -74,7 +63,7 @@ func TestALostLeaseEndsTheTaskWithTheDeliveryItHad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	opts.Owner, opts.Clock = "thief", thiefClock{time.Now().Add(time.Hour)}
+	opts.Owner, opts.Clock = "thief", clock.NewManual(time.Now().Add(time.Hour)) // its renewer never fires
 	thief, err := postgres.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +79,7 @@ func TestALostLeaseEndsTheTaskWithTheDeliveryItHad(t *testing.T) {
 	// A host reading after the thief's lease sees the tool call, which ran
 	// but whose settlement was refused, as unknown: never as completed,
 	// never as retryable.
-	opts.Owner, opts.Clock = "reader", thiefClock{time.Now().Add(3 * time.Hour)}
+	opts.Owner, opts.Clock = "reader", clock.NewManual(time.Now().Add(3*time.Hour))
 	reader, err := postgres.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)

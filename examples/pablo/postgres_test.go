@@ -270,7 +270,7 @@ func TestKillDuringToolCallLeavesUnknownOutcomeInPostgres(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(string(out), "lease live") {
 		t.Fatalf("recover %s while the killed host's lease is live: %v, %s; want exit 3", taskID, err, out)
 	}
-	later := &laterClock{at: time.Now().Add(time.Minute)}
+	later := clock.NewManual(time.Now().Add(time.Minute)) // a read-only store renews nothing
 	s, err := postgres.Open(context.Background(), postgres.Options{URL: u, Password: c.Password, ReadOnly: true, Clock: later})
 	if err != nil {
 		t.Fatal(err)
@@ -292,18 +292,6 @@ func TestKillDuringToolCallLeavesUnknownOutcomeInPostgres(t *testing.T) {
 		t.Fatalf("the earlier fs.read is not completed: %+v", task.Completed)
 	}
 }
-
-// laterClock reads a fixed time; its timers never fire (a read-only
-// store renews nothing).
-type laterClock struct{ at time.Time }
-
-func (c *laterClock) Now() time.Time { return c.at }
-
-func (c *laterClock) AfterFunc(time.Duration, func()) clock.Timer { return stopped{} }
-
-type stopped struct{}
-
-func (stopped) Stop() bool { return true }
 
 // TestCLIRefusesAConnectionStringThatIsNotAURL: a store value meant for
 // PostgreSQL but not a postgres:// URL (a key=value connection string, a
