@@ -1,7 +1,6 @@
 package proc_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -47,19 +46,9 @@ func TestOwnedProcessHasNoControllingTerminal(t *testing.T) {
 	defer tty.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTerminalHostHelperProcess$")
 	cmd.Env = append(os.Environ(), "PABLO_TEST_TERMINAL_HOST=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	tty.Attach(cmd)
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("host: %v\n%s", err, stderr.Bytes())
-	}
-	rep, ok := ttycanary.ParseReport(stderr.Bytes())
-	if !ok {
-		t.Fatalf("no report: %q", stderr.String())
-	}
-	typed, err := tty.Typed()
+	rep, typed, err := tty.Run(cmd)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("host: %v", err)
 	}
 	if typed || rep.Typed() || rep["tty"] != "open:ENXIO" || rep["fd0"] != "ENOTTY" {
 		t.Fatalf("report %s, typed %v: want no /dev/tty (ENXIO), stdin not a terminal, nothing typed", rep, typed)

@@ -3,7 +3,6 @@
 package shell
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -49,19 +48,9 @@ func TestShellRunCannotTypeIntoTheHostsTerminal(t *testing.T) {
 		defer tty.Close()
 		cmd := exec.Command(os.Args[0], "-test.run=^TestTerminalHostHelperProcess$")
 		cmd.Env = append(os.Environ(), "PABLO_TEST_TERMINAL_SANDBOX="+string(mode))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		tty.Attach(cmd)
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%s: host: %v\n%s", mode, err, stderr.Bytes())
-		}
-		rep, ok := ttycanary.ParseReport(stderr.Bytes())
-		if !ok {
-			t.Fatalf("%s: no report: %q", mode, stderr.String())
-		}
-		typed, err := tty.Typed()
+		rep, typed, err := tty.Run(cmd)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: host: %v", mode, err)
 		}
 		if typed || rep.Typed() || rep["tty"] != "open:ENXIO" || !strings.HasPrefix(rep["fd0"], "E") {
 			t.Errorf("%s: report %s, typed %v: want no /dev/tty (ENXIO), stdin not a terminal, nothing typed", mode, rep, typed)

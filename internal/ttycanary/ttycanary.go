@@ -15,6 +15,9 @@
 package ttycanary
 
 import (
+	"bytes"
+	"fmt"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,4 +120,23 @@ func (r Report) String() string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// Run runs cmd on t as a user's shell runs a job (Attach), its stderr
+// captured, and returns the report the canary program wrote there and
+// whether the terminal was typed into (Typed). It fails, with what cmd
+// wrote, when cmd fails or writes no report.
+func (t *Terminal) Run(cmd *exec.Cmd) (rep Report, typed bool, err error) {
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	t.Attach(cmd)
+	if err := cmd.Run(); err != nil {
+		return nil, false, fmt.Errorf("%v: %s", err, stderr.Bytes())
+	}
+	rep, ok := ParseReport(stderr.Bytes())
+	if !ok {
+		return nil, false, fmt.Errorf("no report: %q", stderr.String())
+	}
+	typed, err = t.Typed()
+	return rep, typed, err
 }

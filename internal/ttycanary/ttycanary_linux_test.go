@@ -1,7 +1,6 @@
 package ttycanary_test
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"strings"
@@ -23,18 +22,7 @@ func TestProgramTypesIntoItsControllingTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tty.Close()
-	cmd := exec.Command("/bin/sh", "-c", ttycanary.Program)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	tty.Attach(cmd)
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v: %s", err, stderr.Bytes())
-	}
-	rep, ok := ttycanary.ParseReport(stderr.Bytes())
-	if !ok {
-		t.Fatalf("no report: %q", stderr.String())
-	}
-	typed, err := tty.Typed()
+	rep, typed, err := tty.Run(exec.Command("/bin/sh", "-c", ttycanary.Program))
 	if err != nil {
 		t.Fatal(err)
 	}
