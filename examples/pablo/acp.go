@@ -127,7 +127,7 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 		stdin = eofReader{}
 	}
 	dep := &pablo.DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: first.Fingerprint}
-	return serveACP(ctx, sessions, stdin, rawStdout(h.stdout), h.stderr, store != nil, dep)
+	return serveACP(ctx, sessions, stdin, rawOutput(h.stdout), h.stderr, store != nil, dep)
 }
 
 // acpHost is what one `pablo acp` process knows of its command line: how
@@ -208,15 +208,6 @@ func sessionServers(d *pablo.Deployment) []pablo.SessionMCPServer {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// rawStdout is the process's stdout under the CLI's byte counter, so the
-// ACP writer can set write deadlines on the file itself.
-func rawStdout(w io.Writer) io.Writer {
-	if c, ok := w.(*countingWriter); ok {
-		return c.w
-	}
-	return w
 }
 
 // eofReader is an empty stdin.

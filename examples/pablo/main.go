@@ -79,9 +79,13 @@ func run(ctx context.Context, args []string, h *host) int {
 	}
 	// A command asked for --json answers in JSON on failure too: when it
 	// wrote nothing to stdout itself, report writes one error document.
-	out := &countingWriter{w: h.stdout}
+	// Under the count, each stream escapes what reaches a terminal.
 	jsonMode := wantsJSON(args)
-	h = &host{stdin: h.stdin, stdout: out, stderr: h.stderr, lookupEnv: h.lookupEnv, workDir: h.workDir, clock: h.clock, newID: h.newID, bubblewrap: h.bubblewrap}
+	stdout, stderr := newStream(h.stdout, printsJSON(args)), newStream(h.stderr, false)
+	defer stderr.flush()
+	defer stdout.flush()
+	out := &countingWriter{w: stdout}
+	h = &host{stdin: h.stdin, stdout: out, stderr: stderr, lookupEnv: h.lookupEnv, workDir: h.workDir, clock: h.clock, newID: h.newID, bubblewrap: h.bubblewrap}
 	var err error
 	switch args[0] {
 	case "version", "--version":
@@ -146,6 +150,12 @@ func wantsJSON(args []string) bool {
 		}
 	}
 	return false
+}
+
+// printsJSON reports whether a command line prints a JSON document to
+// stdout: --json, or `config explain`, whose envelope is JSON already.
+func printsJSON(args []string) bool {
+	return wantsJSON(args) || len(args) > 1 && args[0] == "config" && args[1] == "explain"
 }
 
 // countingWriter counts what a command wrote to stdout.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/pabloagent/pablo/internal/config"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -140,6 +139,9 @@ func writeJSON(h *host, v any) {
 // runTask runs one task of a loaded deployment and reports it.
 func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input string) error {
 	jsonOut := p.bools["json"] || d.Options().Interfaces.CLIOutput == "json"
+	if s := streamOf(h.stdout); jsonOut && s != nil {
+		s.printsJSON() // the deployment's cli_output, without --json
+	}
 	ctx, err := incomingTrace(ctx, p, d)
 	if err != nil {
 		return preAdmission(h, p, "invalid_arguments", err)
@@ -214,19 +216,17 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 // progress renders events in text mode: model text to stdout, tool
 // progress to stderr, a live status line when stderr is a terminal.
 //
-// What a model, a tool or a provider wrote reaches a terminal escaped
-// (textx: C0 controls but newline and tab, C1 controls, bidi and other
-// format characters), so an OSC 52 clipboard write or a clear screen in a
-// model's text is shown, never acted on. Off a terminal (a pipe, a file)
-// the text is written exactly as the model wrote it.
+// What a model, a tool or a provider wrote reaches a terminal escaped, as
+// everything a command writes does (stream), so an OSC 52 clipboard write
+// or a clear screen in a model's text is shown, never acted on. Off a
+// terminal (a pipe, a file) the text is written exactly as the model
+// wrote it.
 type progress struct {
 	h     *host
 	quiet bool
-	// tty: stderr is a terminal (a live status line, escaped); outTTY:
-	// stdout is one (the model's text is escaped).
-	tty, outTTY bool
-	text        textx.TerminalText // the escaper of the text on stdout
-	lastText    bool
+	// tty: stderr is a terminal, with a live status line.
+	tty      bool
+	lastText bool
 	// statusShown: a live status line is on the terminal, to be cleared
 	// before the model's text goes on (once, not at every delta: stdout
 	// and stderr are often the same terminal, and clearing the line then
@@ -235,23 +235,18 @@ type progress struct {
 }
 
 func newProgress(h *host, quiet bool) *progress {
-	return &progress{h: h, quiet: quiet, tty: writesToTerminal(h.stderr), outTTY: writesToTerminal(h.stdout)}
+	return &progress{h: h, quiet: quiet, tty: onTerminal(h.stderr)}
 }
 
-// writesToTerminal reports whether w is a terminal, through the count
-// the command keeps of what it writes to stdout.
-func writesToTerminal(w io.Writer) bool {
-	if c, ok := w.(*countingWriter); ok {
-		w = c.w
-	}
-	f, ok := w.(*os.File)
-	return ok && isTerminalOutput(f)
-}
+// clearLine is the terminal's carriage return and erase-line: the live
+// status line's reset, the one control sequence `pablo run` writes.
+const clearLine = "\r\x1b[2K"
 
 func (pr *progress) status(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	if pr.tty {
-		fmt.Fprintf(pr.h.stderr, "\r\x1b[2K%s", textx.Printable(line))
+		streamOf(pr.h.stderr).control(clearLine)
+		io.WriteString(pr.h.stderr, oneLine(line))
 		pr.statusShown = true
 		return
 	}
@@ -261,19 +256,15 @@ func (pr *progress) status(format string, args ...any) {
 // clearStatus clears the live status line, if one is shown.
 func (pr *progress) clearStatus() {
 	if pr.statusShown {
-		fmt.Fprint(pr.h.stderr, "\r\x1b[2K")
+		streamOf(pr.h.stderr).control(clearLine)
 		pr.statusShown = false
 	}
 }
 
-// endText ends the model's text on stdout: what an incomplete rune at its
-// end held back is written, and a newline.
+// endText ends the model's text on stdout with a newline.
 func (pr *progress) endText() {
 	if !pr.lastText {
 		return
-	}
-	if pr.outTTY {
-		pr.h.stdout.Write(pr.text.Flush(nil))
 	}
 	fmt.Fprintln(pr.h.stdout)
 	pr.lastText = false
@@ -291,10 +282,6 @@ func (pr *progress) event(ev pablo.Event) error {
 	case pablo.EventTextDelta:
 		pr.clearStatus()
 		pr.lastText = true
-		if pr.outTTY {
-			_, err := pr.h.stdout.Write(pr.text.Append(nil, ev.Text))
-			return err
-		}
 		_, err := io.WriteString(pr.h.stdout, ev.Text)
 		return err
 	case pablo.EventModelStarted:
@@ -379,11 +366,7 @@ func (pr *progress) summary(obj *pablo.TaskObject) {
 	acc := obj.Accounting
 	fmt.Fprintf(pr.h.stderr, "%s%s · run %s · %s · %s\n", o.Status, detail, *obj.RunID, plural(acc.ModelCalls, "model call"), plural(acc.ToolCalls, "tool call"))
 	if o.Reason != "" {
-		why := o.Reason
-		if pr.tty {
-			why = textx.Printable(why)
-		}
-		fmt.Fprintf(pr.h.stderr, "  why: %s\n", why)
+		fmt.Fprintf(pr.h.stderr, "  why: %s\n", o.Reason)
 	}
 }
 

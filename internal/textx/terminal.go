@@ -2,6 +2,7 @@ package textx
 
 import (
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -22,11 +23,22 @@ func Printable(s string) string {
 // text keeps its lines and its spacing: what `pablo run` writes to a
 // terminal of the text a model wrote.
 func AppendPrintable(dst []byte, s string, lines bool) []byte {
+	return appendPrintable(dst, s, lines, false)
+}
+
+// appendPrintable is AppendPrintable; with json, a rune above the BMP is
+// escaped as JSON escapes it, a UTF-16 surrogate pair.
+func appendPrintable(dst []byte, s string, lines, json bool) []byte {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		i += n
 		if r == ' ' || unicode.IsPrint(r) || lines && (r == '\n' || r == '\t' || unicode.Is(unicode.Zs, r)) {
 			dst = utf8.AppendRune(dst, r)
+			continue
+		}
+		if json && r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			dst = appendEscape(appendEscape(dst, r1), r2)
 			continue
 		}
 		dst = appendEscape(dst, r)
@@ -56,6 +68,13 @@ func appendEscape(dst []byte, r rune) []byte {
 // arrives, so it is never taken for invalid bytes. Its zero value is ready
 // to use.
 type TerminalText struct {
+	// JSON writes every escape as a JSON string escape: a rune above the
+	// BMP as its UTF-16 surrogate pair (\udb40\udc01, not \U000e0001). A
+	// JSON document escaped so is the same document, its strings the same
+	// values: every rune escaped can only stand inside a string (JSON's
+	// whitespace as Go writes it, newline and space, passes), and \uXXXX there
+	// means the rune itself.
+	JSON bool
 	held string // the start of a rune the last piece ended in
 }
 
@@ -76,7 +95,7 @@ func (t *TerminalText) Append(dst []byte, piece string) []byte {
 		}
 		break
 	}
-	return AppendPrintable(dst, piece, true)
+	return appendPrintable(dst, piece, true, t.JSON)
 }
 
 // Flush appends what is held back, an incomplete rune at the end of the
@@ -84,5 +103,5 @@ func (t *TerminalText) Append(dst []byte, piece string) []byte {
 func (t *TerminalText) Flush(dst []byte) []byte {
 	held := t.held
 	t.held = ""
-	return AppendPrintable(dst, held, true)
+	return appendPrintable(dst, held, true, t.JSON)
 }

@@ -1,6 +1,8 @@
 package textx
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode"
@@ -90,4 +92,35 @@ func FuzzTerminalText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTerminalTextInJSONKeepsTheDocument: a JSON document escaped with
+// TerminalText.JSON, in any pieces, holds no rune a terminal acts on and
+// decodes to the same values: each escape is a JSON string escape, a rune
+// above the BMP a surrogate pair.
+func TestTerminalTextInJSONKeepsTheDocument(t *testing.T) {
+	value := map[string]any{"text": hostile + "\U000e0001tag\U0010fffd", "list": []any{"\u202e", "plain"}}
+	doc, err := json.MarshalIndent(value, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cut := 0; cut <= len(doc); cut++ {
+		tt := TerminalText{JSON: true}
+		got := tt.Flush(tt.Append(tt.Append(nil, string(doc[:cut])), string(doc[cut:])))
+		for _, r := range string(got) {
+			if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Cs) && r != '\n' {
+				t.Fatalf("cut at %d: %U passed: %s", cut, r, got)
+			}
+		}
+		var back map[string]any
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("cut at %d: %v: %s", cut, err, got)
+		}
+		if !reflect.DeepEqual(back, value) {
+			t.Fatalf("cut at %d: decodes to %q, want %q", cut, back, value)
+		}
+		if cut == 0 && !strings.Contains(string(got), `tag\udbff\udffd`) {
+			t.Errorf("a rune above the BMP is not a surrogate pair: %s", got)
+		}
+	}
 }
