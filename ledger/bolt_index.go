@@ -143,7 +143,7 @@ func buildIndex(tx *bolt.Tx) error {
 	}
 	if v := meta.Get(indexVersionKey); v != nil {
 		if len(v) != 1 || v[0] != boltIndexVersion {
-			return fmt.Errorf("the store's index is version %d, not %d that this code keeps; upgrade Pablo on this host", v, boltIndexVersion)
+			return fmt.Errorf("the store's index is version %x, not %d that this code keeps; upgrade Pablo on this host", v, boltIndexVersion)
 		}
 		return nil
 	}
