@@ -50,17 +50,23 @@ func NewSSEReader(r io.Reader, maxFrameBytes, maxFrames int) *SSEReader {
 // ErrTooManyFrames past a bound. Data is valid until the next call.
 func (s *SSEReader) Next() (Frame, error) {
 	ev, err := s.r.Next()
+	if err != nil {
+		return Frame{}, frameErr(err)
+	}
+	return Frame{Event: ev.Type, Data: ev.Data}, nil
+}
+
+// frameErr names a reader failure in this package's terms. It is apart
+// from Next so the BoundError it inspects is not allocated per frame.
+func frameErr(err error) error {
 	var be *sse.BoundError
 	if errors.As(err, &be) {
 		if be.Bound == "events" {
-			return Frame{}, ErrTooManyFrames
+			return ErrTooManyFrames
 		}
-		return Frame{}, ErrFrameTooLarge
+		return ErrFrameTooLarge
 	}
-	if err != nil {
-		return Frame{}, err
-	}
-	return Frame{Event: ev.Type, Data: ev.Data}, nil
+	return err
 }
 
 // Frames reports how many frames have been returned.
