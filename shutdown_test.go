@@ -399,3 +399,48 @@ func TestCloseJoinsRunningTasks(t *testing.T) {
 		t.Fatalf("outcome %+v", o)
 	}
 }
+
+// shutdownApprover calls its runtime's Shutdown from inside an approval,
+// with the approval's own context, and then allows the call.
+type shutdownApprover struct {
+	rt  **Runtime
+	got chan error
+}
+
+func (a shutdownApprover) Approve(ctx context.Context, _ ApprovalRequest) (ApprovalAnswer, error) {
+	a.got <- (*a.rt).Shutdown(ctx)
+	return ApprovalAllowOnce, nil
+}
+
+// TestShutdownFromTheTasksOwnApproverIsBoundedByItsContext: Shutdown
+// must not be called from a task's own goroutine, which it would wait
+// for; called there with the approval's context, it cancels that context
+// itself and so returns at once with a *ShutdownError naming the task,
+// not never. The call approved after it does not run, the task settles
+// cancelled by the shutdown, and a later Shutdown releases the runtime.
+func TestShutdownFromTheTasksOwnApproverIsBoundedByItsContext(t *testing.T) {
+	store := ledger.NewMemoryStore()
+	marker := filepath.Join(t.TempDir(), "ran")
+	var rt *Runtime
+	rt = shellRuntime(t, "touch "+marker, store)
+	a := shutdownApprover{rt: &rt, got: make(chan error, 1)}
+	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "go", Approver: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *ShutdownError
+	if err := <-a.got; !errors.As(err, &se) || len(se.Running) != 1 || se.Running[0] != task.ID() {
+		t.Fatalf("Shutdown from the approver: %v, want a *ShutdownError naming task %s", err, task.ID())
+	}
+	if o := task.Wait().Outcome; o.Status != StatusCancelled || o.Reason != shutdownReason {
+		t.Fatalf("outcome %+v, want cancelled by the shutdown", o)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the call approved after the shutdown ran")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownBound)
+	defer cancel()
+	if err := rt.Shutdown(ctx); err != nil {
+		t.Fatalf("the later Shutdown: %v", err)
+	}
+}
