@@ -390,7 +390,12 @@ func (c *Catalog) admitTools(ctx context.Context, srv *server, raws []json.RawMe
 			st.Code, st.Reason = code, reason
 			degraded = true
 			statuses = append(statuses, st)
-			c.record(ctx, string(st.ID), authority.Decision{Layer: "mcp/" + srv.cfg.Name, RuleID: "builtin.mcp." + string(code), Reason: reason}, def.digest)
+			// A tool whose name is no tool name has no capability ID to
+			// record a decision under: its refusal is in the health alone,
+			// and must not fail the opening for the server's other tools.
+			if st.ID != "" {
+				c.record(ctx, string(st.ID), authority.Decision{Layer: "mcp/" + srv.cfg.Name, RuleID: "builtin.mcp." + string(code), Reason: reason}, def.digest)
+			}
 		}
 		if !authority.ValidMCPToolName(def.Name) {
 			st.Name = textx.Shorten(def.Name, 64)

@@ -609,3 +609,36 @@ func TestRefusedAdmissionRecordFailsOpen(t *testing.T) {
 		t.Fatalf("Open: %v, want the ledger's error", err)
 	}
 }
+
+// TestAToolWithoutAValidNameCostsOnlyItself: a server that lists a tool
+// whose name is no tool name (here it holds terminal controls) gets that
+// tool refused with mcp_tool_identity and its other tools admitted; the
+// refusal, which has no capability ID to be recorded under, does not fail
+// the catalog's opening for a task with a ledger.
+func TestAToolWithoutAValidNameCostsOnlyItself(t *testing.T) {
+	t.Parallel()
+	srv := faultStdio(t, "h", "hostile")
+	store := ledger.NewMemoryStore()
+	root, err := ledger.NewRoot(context.Background(), ledger.Options{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv), Ledger: root, AgentID: root.RootAgentID()})
+	refused, admitted := false, false
+	for _, ts := range c.Health()[0].Tools {
+		refused = refused || strings.HasPrefix(ts.Name, "peek") && ts.Code == CodeToolIdentity && !ts.Admitted
+	}
+	for _, s := range c.Tools() {
+		admitted = admitted || s.ID == "mcp/h/look"
+	}
+	if !refused || !admitted {
+		t.Fatalf("refused %v, admitted %v: %+v", refused, admitted, c.Health()[0].Tools)
+	}
+	if err := root.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := store.Records(context.Background(), root.ID())
+	if blob := string(mustJSON(recs)); !strings.Contains(blob, "mcp/h/look") {
+		t.Fatalf("the admitted tool's decision is not recorded: %s", blob)
+	}
+}
