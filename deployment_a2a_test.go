@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -334,7 +333,9 @@ func TestA2ARemoteFromTheReferenceBaseThroughTheRuntime(t *testing.T) {
 	}))
 	t.Cleanup(mcpSrv.Close)
 	dir := presetDir(t, remoteOverride(base, "base.toml")+"\n[options.mcp.servers.evidence]\ntransport = \"http\"\nurl = \""+mcpSrv.URL+"/mcp\"\nheaders = { x-evidence-token = \"evidence\" }\nrequired = true\n")
-	copyDir(t, filepath.Join(originalPresets, "skills"), filepath.Join(dir, "skills"))
+	if err := os.CopyFS(filepath.Join(dir, "skills"), os.DirFS(filepath.Join(originalPresets, "skills"))); err != nil {
+		t.Fatal(err)
+	}
 	d, err := Load(LoadOptions{Config: filepath.Join(dir, "entry.toml"), Bindings: map[string]string{"workspace": t.TempDir(), "preset": dir}, LoopbackHTTP: true})
 	if err != nil {
 		t.Fatal(err)
@@ -355,27 +356,5 @@ func TestA2ARemoteFromTheReferenceBaseThroughTheRuntime(t *testing.T) {
 	}
 	if strings.Contains(*obj.Outcome.Output, "evidence-secret") {
 		t.Fatal("the MCP credential reached the answer")
-	}
-}
-
-// copyDir copies the regular files under src to dst.
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if e.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

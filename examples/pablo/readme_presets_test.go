@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +22,9 @@ func TestReadmePresetCommandsRunAsShown(t *testing.T) {
 	}
 	readme := string(raw)
 	dir := t.TempDir()
-	copyTree(t, shipped, filepath.Join(dir, "presets"))
+	if err := os.CopyFS(filepath.Join(dir, "presets"), os.DirFS(shipped)); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Mkdir(filepath.Join(dir, "work"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -111,30 +112,5 @@ func fencedBlocks(md, lang string) []string {
 		}
 		out = append(out, md[:end])
 		md = md[end+3:]
-	}
-}
-
-// copyTree copies the regular files under src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if e.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
