@@ -61,12 +61,16 @@ func ExampleNew() {
 	a, _ := tree.Spawn(ctx, children.Request{Input: "read notes.md"})
 	b, _ := tree.Spawn(ctx, children.Request{Input: "read todo.md"})
 	res, _ := tree.Wait(ctx, children.WaitRequest{AgentIDs: []string{a.AgentID, b.AgentID}, Mode: children.WaitAll, Timeout: children.MaxWaitTimeout})
+	// A settled child draws its result's ID from the same source as the
+	// next spawn, so which number the second child gets depends on whether
+	// the first finished before it was spawned: name them by handle.
+	names := map[string]string{a.AgentID: "a", b.AgentID: "b"}
 	for _, s := range res.Settled {
-		fmt.Println(s.AgentID, s.Outcome.Status, *s.Output)
+		fmt.Println(names[s.AgentID], s.Outcome.Status, *s.Output)
 	}
 	// Output:
-	// 00000000-0000-4000-8000-000000000001 completed READ NOTES.MD
-	// 00000000-0000-4000-8000-000000000002 completed READ TODO.MD
+	// a completed READ NOTES.MD
+	// b completed READ TODO.MD
 }
 
 func ExampleNarrow() {

@@ -77,6 +77,30 @@ func TestNoProcessGroupOutlivesItsHostAfterReap(t *testing.T) {
 			cmd.Process.Kill() // SIGKILL of the host alone
 			cmd.Wait()
 
+			// The leaders die with their host (parent-death signal): the
+			// kernel queues the SIGKILL when the host exits, and the
+			// leader is gone once it is next scheduled, which on a busy
+			// host (a new session is a scheduling group of its own) can
+			// come after the next command has started. Wait for that,
+			// bounded, before asking what survived.
+			listed, err := exec.Command(bin, "ledger", "recover", "--store", store, "--json").Output()
+			if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) {
+				t.Fatalf("recover: %v %s", err, listed)
+			}
+			var recorded struct {
+				Tasks []struct {
+					Groups []struct{ Pgid int } `json:"process_groups"`
+				} `json:"tasks"`
+			}
+			if err := json.Unmarshal(listed, &recorded); err != nil || len(recorded.Tasks) != 1 || len(recorded.Tasks[0].Groups) == 0 {
+				t.Fatalf("no process group was recorded: %v %s", err, listed)
+			}
+			for _, g := range recorded.Tasks[0].Groups {
+				if !leaderGone(t, g.Pgid, 10*time.Second) {
+					t.Errorf("leader %d outlived its host by 10 s", g.Pgid)
+				}
+			}
+
 			out, err := exec.Command(bin, "ledger", "recover", "--store", store, "--reap", "--json").Output()
 			if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) {
 				t.Fatalf("recover: %v %s", err, out)
@@ -325,6 +349,28 @@ func TestSandboxedMCPServerDaemonDiesWithItsHost(t *testing.T) {
 		}
 		if mode == "off" && len(left) == 0 {
 			t.Error("control: with the sandbox off the server's child did not survive its host, so the test cannot catch it")
+		}
+	}
+}
+
+// leaderGone waits up to limit for the process leading group pgid to have
+// exited (gone, or a zombie its new parent has yet to reap).
+func leaderGone(t *testing.T, pgid int, limit time.Duration) bool {
+	t.Helper()
+	for end := time.Now().Add(limit); ; time.Sleep(10 * time.Millisecond) {
+		members, err := proc.GroupMembers(pgid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alive := false
+		for _, m := range members {
+			alive = alive || (m.Pid == pgid && m.Alive())
+		}
+		if !alive {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
 		}
 	}
 }
