@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"github.com/pabloagent/pablo"
-	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // maxErrorMessage bounds the message of a JSON error document.
@@ -47,14 +46,14 @@ func writeErrorJSON(h *host, args []string, err error) {
 		writeJSON(h, pablo.PreAdmissionFailure(code, message(err)))
 		return
 	}
-	doc := errorDoc{Error: errorDetails{Code: "failed", Message: textx.Shorten(err.Error(), maxErrorMessage)}}
+	doc := errorDoc{Error: errorDetails{Code: "failed", Message: shorten(err.Error(), maxErrorMessage)}}
 	var ue *usageError
 	var ce *pablo.ConfigError
 	switch {
 	case errors.As(err, &ue):
 		doc.Error.Code = "invalid_arguments"
 	case errors.As(err, &ce):
-		doc.Error = errorDetails{Code: string(ce.Code), Option: ce.Option, Binding: ce.Binding, Source: ce.Source, Line: ce.Line, Message: textx.Shorten(ce.Message, maxErrorMessage)}
+		doc.Error = errorDetails{Code: string(ce.Code), Option: ce.Option, Binding: ce.Binding, Source: ce.Source, Line: ce.Line, Message: shorten(ce.Message, maxErrorMessage)}
 	case errors.Is(err, pablo.ErrConfig):
 		doc.Error.Code = "invalid_configuration"
 	case errors.Is(err, context.Canceled):

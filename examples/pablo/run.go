@@ -10,13 +10,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/script"
-	"github.com/pabloagent/pablo/internal/textx"
 )
 
 // runOverrides maps run flags to typed deployment overrides.
@@ -312,7 +312,7 @@ func (pr *progress) event(ev pablo.Event) error {
 // child: stdout carries the root's answer alone, so a child's text is not
 // printed (its result reaches the root as the subagent tool's).
 func (pr *progress) child(ev pablo.Event) {
-	who := "[child " + textx.Shorten(ev.Agent.AgentID, 8) + "]"
+	who := "[child " + shorten(ev.Agent.AgentID, 8) + "]"
 	if ev.Type != pablo.EventTextDelta {
 		pr.endText()
 	}
@@ -381,5 +381,18 @@ func plural(n any, noun string) string {
 
 // truncate puts s on one line and shortens it to n bytes.
 func truncate(s string, n int) string {
-	return textx.Shorten(strings.ReplaceAll(s, "\n", " "), n)
+	return shorten(strings.ReplaceAll(s, "\n", " "), n)
+}
+
+// shorten cuts s to at most n bytes on a character boundary and marks the
+// cut with an ellipsis, so a reader can tell a shortened text from a whole
+// one.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

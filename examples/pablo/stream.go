@@ -5,14 +5,14 @@ import (
 	"os"
 	"sync"
 
-	"github.com/pabloagent/pablo/internal/textx"
+	"github.com/pabloagent/pablo/termtext"
 )
 
 // stream is one of the process's output streams, stdout or stderr, chosen
 // once when a command starts. Every command writes its text through it:
 // when the stream is a terminal, what a model, a tool, an MCP server, a
 // Skill file, an Agent Card or a ledger record holds reaches the terminal
-// escaped (textx: C0 controls but newline and tab, DEL, C1 controls, bidi
+// escaped (termtext: C0 controls but newline and tab, DEL, C1 controls, bidi
 // and the other format characters), so an OSC 52 clipboard write or a
 // clear screen is shown, never acted on. Anywhere else (a pipe, a file, a
 // test's buffer) the bytes pass exactly as written.
@@ -25,7 +25,7 @@ type stream struct {
 	mu  sync.Mutex
 	// text escapes across writes: a rune or an escape sequence split
 	// between two writes is escaped all the same.
-	text textx.TerminalText
+	text termtext.Stream
 	buf  []byte
 }
 
@@ -35,7 +35,7 @@ type stream struct {
 // off the terminal gets the same values.
 func newStream(w io.Writer, json bool) *stream {
 	f, ok := w.(*os.File)
-	return &stream{w: w, tty: ok && isTerminalOutput(f), text: textx.TerminalText{JSON: json}}
+	return &stream{w: w, tty: ok && isTerminalOutput(f), text: termtext.Stream{JSON: json}}
 }
 
 func (s *stream) Write(p []byte) (int, error) {

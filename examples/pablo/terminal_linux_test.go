@@ -12,7 +12,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/pabloagent/pablo/internal/textx"
+	"github.com/pabloagent/pablo/termtext"
 )
 
 // TestModelTextReachesATerminalEscapedAndAPipeExactly: the real `pablo run`
@@ -211,7 +211,7 @@ func TestEveryCommandShowsATerminalRecordedTextEscapedAndAPipeItExactly(t *testi
 				if stdout != "" && stderr != "" {
 					t.Fatalf("both streams written: %q %q", stdout, stderr)
 				}
-				if want := string(textx.AppendPrintable(nil, piped, true)); out != want {
+				if want := string(termtext.AppendPrintable(nil, piped, true)); out != want {
 					t.Errorf("the terminal shows\n %q\nwant the pipe's bytes escaped\n %q", out, want)
 				}
 				return

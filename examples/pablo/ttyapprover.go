@@ -13,7 +13,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/children"
-	"github.com/pabloagent/pablo/internal/textx"
+	"github.com/pabloagent/pablo/termtext"
 )
 
 // errTerminalClosed is the answer of a terminal that reached its end
@@ -82,7 +82,7 @@ func (a *ttyApprover) Approve(ctx context.Context, req pablo.ApprovalRequest) (p
 			return pablo.ApprovalReject, err
 		}
 		if answer, ok := parseAnswer(line); ok {
-			fmt.Fprintf(a.tty, "pablo: %s: %s\n", textx.Printable(req.ID), answer)
+			fmt.Fprintf(a.tty, "pablo: %s: %s\n", termtext.Printable(req.ID), answer)
 			return answer, nil
 		}
 		io.WriteString(a.tty, "pablo: not an answer. "+answerChoices)
@@ -143,7 +143,7 @@ func parseAnswer(line string) (pablo.ApprovalAnswer, bool) {
 func approvalPrompt(req pablo.ApprovalRequest) string {
 	var b strings.Builder
 	b.WriteString("\npablo: approval needed before this call runs\n")
-	row := func(k, v string) { fmt.Fprintf(&b, "  %-11s%s\n", k, textx.Printable(v)) }
+	row := func(k, v string) { fmt.Fprintf(&b, "  %-11s%s\n", k, termtext.Printable(v)) }
 	row("request", req.ID)
 	row("agent", req.AgentID)
 	row("call", req.CallID)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/children"
-	"github.com/pabloagent/pablo/internal/textx"
+	"github.com/pabloagent/pablo/termtext"
 )
 
 // FuzzTerminalAnswer: whatever a terminal sends, the prompt's parser
@@ -28,9 +28,9 @@ func FuzzTerminalAnswer(f *testing.F) {
 		if ok != spelled || answer != want {
 			t.Fatalf("parseAnswer(%q) = %q, %v; want %q, %v", line, answer, ok, want, spelled)
 		}
-		for _, r := range textx.Printable(line) {
+		for _, r := range termtext.Printable(line) {
 			if r != ' ' && !unicode.IsPrint(r) {
-				t.Fatalf("textx.Printable(%q) keeps %U", line, r)
+				t.Fatalf("termtext.Printable(%q) keeps %U", line, r)
 			}
 		}
 	})

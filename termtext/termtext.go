@@ -1,4 +1,15 @@
-package textx
+// Package termtext escapes text a terminal shows so the terminal never acts
+// on it: what a model, a tool or a remote peer wrote can carry escape
+// sequences (a clipboard write, a cleared screen, a bidi override that
+// reorders an approval prompt), and a host that prints such text must
+// print it escaped. [Printable] makes one line of a value (an approval
+// prompt's fields); [AppendPrintable] with lines keeps newlines and tabs
+// (a model's answer); [Stream] escapes a text that arrives in pieces, a
+// model's deltas, so a sequence split across pieces is escaped all the same.
+//
+// The reference CLI escapes every byte it writes to a terminal through this
+// package; a host with its own terminal front end uses the same.
+package termtext
 
 import (
 	"unicode"
@@ -61,13 +72,13 @@ func appendEscape(dst []byte, r rune) []byte {
 	return dst
 }
 
-// TerminalText escapes a text that arrives in pieces (a model's stream of
+// Stream escapes a text that arrives in pieces (a model's stream of
 // deltas) as AppendPrintable with lines does. Escaping goes rune by rune,
 // so a control sequence split across pieces is escaped all the same; a
 // rune whose bytes are split across pieces is held back until the rest
 // arrives, so it is never taken for invalid bytes. Its zero value is ready
 // to use.
-type TerminalText struct {
+type Stream struct {
 	// JSON writes every escape as a JSON string escape: a rune above the
 	// BMP as its UTF-16 surrogate pair (\udb40\udc01, not \U000e0001). A
 	// JSON document escaped so is the same document, its strings the same
@@ -80,7 +91,7 @@ type TerminalText struct {
 
 // Append appends piece, escaped, to dst. The bytes of an incomplete rune
 // at its end are held for the next piece.
-func (t *TerminalText) Append(dst []byte, piece string) []byte {
+func (t *Stream) Append(dst []byte, piece string) []byte {
 	if t.held != "" {
 		piece, t.held = t.held+piece, ""
 	}
@@ -100,7 +111,7 @@ func (t *TerminalText) Append(dst []byte, piece string) []byte {
 
 // Flush appends what is held back, an incomplete rune at the end of the
 // text, as U+FFFD, and empties t.
-func (t *TerminalText) Flush(dst []byte) []byte {
+func (t *Stream) Flush(dst []byte) []byte {
 	held := t.held
 	t.held = ""
 	return appendPrintable(dst, held, true, t.JSON)

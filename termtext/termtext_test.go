@@ -1,4 +1,4 @@
-package textx
+package termtext
 
 import (
 	"encoding/json"
@@ -46,16 +46,16 @@ func TestTerminalEscapesEveryControl(t *testing.T) {
 	}
 }
 
-// TestTerminalTextEscapesAcrossPieces: a text cut into pieces anywhere,
-// even inside a rune or an escape sequence, comes out of TerminalText
+// TestStreamEscapesAcrossPieces: a text cut into pieces anywhere,
+// even inside a rune or an escape sequence, comes out of Stream
 // exactly as the whole text escaped at once; a rune left incomplete at the
 // end reads as U+FFFD.
-func TestTerminalTextEscapesAcrossPieces(t *testing.T) {
+func TestStreamEscapesAcrossPieces(t *testing.T) {
 	text := hostile + "\xff\xe2\x28" // invalid bytes stay invalid
 	want := string(AppendPrintable(nil, text, true))
 	for i := 0; i <= len(text); i++ {
 		for j := i; j <= len(text); j++ {
-			var tt TerminalText
+			var tt Stream
 			got := tt.Append(nil, text[:i])
 			got = tt.Append(got, text[i:j])
 			got = tt.Append(got, text[j:])
@@ -65,7 +65,7 @@ func TestTerminalTextEscapesAcrossPieces(t *testing.T) {
 			}
 		}
 	}
-	var tt TerminalText
+	var tt Stream
 	got := tt.Append(nil, "a\xf0\x9f")
 	if string(got) != "a" {
 		t.Fatalf("an incomplete rune was not held: %q", got)
@@ -75,13 +75,13 @@ func TestTerminalTextEscapesAcrossPieces(t *testing.T) {
 	}
 }
 
-func FuzzTerminalText(f *testing.F) {
+func FuzzStream(f *testing.F) {
 	f.Add(hostile, 3)
 	f.Fuzz(func(t *testing.T, s string, cut int) {
 		if cut < 0 || cut > len(s) {
 			cut = len(s) / 2
 		}
-		var tt TerminalText
+		var tt Stream
 		got := tt.Flush(tt.Append(tt.Append(nil, s[:cut]), s[cut:]))
 		if want := AppendPrintable(nil, s, true); string(got) != string(want) {
 			t.Fatalf("%q cut at %d: %q, want %q", s, cut, got, want)
@@ -94,18 +94,18 @@ func FuzzTerminalText(f *testing.F) {
 	})
 }
 
-// TestTerminalTextInJSONKeepsTheDocument: a JSON document escaped with
-// TerminalText.JSON, in any pieces, holds no rune a terminal acts on and
+// TestStreamInJSONKeepsTheDocument: a JSON document escaped with
+// Stream.JSON, in any pieces, holds no rune a terminal acts on and
 // decodes to the same values: each escape is a JSON string escape, a rune
 // above the BMP a surrogate pair.
-func TestTerminalTextInJSONKeepsTheDocument(t *testing.T) {
+func TestStreamInJSONKeepsTheDocument(t *testing.T) {
 	value := map[string]any{"text": hostile + "\U000e0001tag\U0010fffd", "list": []any{"\u202e", "plain"}}
 	doc, err := json.MarshalIndent(value, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for cut := 0; cut <= len(doc); cut++ {
-		tt := TerminalText{JSON: true}
+		tt := Stream{JSON: true}
 		got := tt.Flush(tt.Append(tt.Append(nil, string(doc[:cut])), string(doc[cut:])))
 		for _, r := range string(got) {
 			if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Cs) && r != '\n' {
