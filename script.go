@@ -1,6 +1,10 @@
 package pablo
 
-import "github.com/pabloagent/pablo/internal/script"
+import (
+	"context"
+
+	"github.com/pabloagent/pablo/internal/script"
+)
 
 // Script is a deterministic replay model's script: turn N answers the
 // model request that follows N assistant turns. It reads nothing but
@@ -33,6 +37,15 @@ var ErrScript = script.ErrInvalid
 // of nesting are refused with an error naming the JSON pointer of what is
 // wrong.
 func ParseScript(data []byte) (*Script, error) { return script.Parse(data) }
+
+// LoadScript reads the script file at path and parses it as [ParseScript]
+// does. A FIFO or a device is refused at once, never waited on, ctx ends
+// the read, and a missing file is an error that says so; every error
+// satisfies errors.Is(err, ErrScript). It is what `pablo run --script`
+// reads its script with.
+func LoadScript(ctx context.Context, path string) (*Script, error) {
+	return script.Load(ctx, path)
+}
 
 // NewScriptModel returns a Model that replays s. It is stateless and safe
 // for concurrent use.

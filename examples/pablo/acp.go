@@ -11,7 +11,6 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/config"
-	"github.com/pabloagent/pablo/internal/script"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -66,7 +65,7 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 		if first.Locked() {
 			return &pablo.ConfigError{Code: config.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
 		}
-		s, err := script.Load(ctx, path)
+		s, err := pablo.LoadScript(ctx, path)
 		if err != nil {
 			return usagef("--script: %v", err)
 		}

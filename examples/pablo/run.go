@@ -16,7 +16,6 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/internal/script"
 )
 
 // runOverrides maps run flags to typed deployment overrides.
@@ -154,7 +153,7 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 		if d.Locked() {
 			return preAdmission(h, p, "invalid_configuration", &pablo.ConfigError{Code: config.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"})
 		}
-		s, err := script.Load(ctx, path)
+		s, err := pablo.LoadScript(ctx, path)
 		if err != nil {
 			return preAdmission(h, p, "invalid_arguments", usagef("--script: %v", err))
 		}
