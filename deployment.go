@@ -24,6 +24,35 @@ type Override = config.Override
 // secret value. errors.Is(err, ErrConfig) holds for every one.
 type ConfigError = config.Error
 
+// ConfigCode classifies a [ConfigError]: the reference's config_* codes,
+// as the CLI's --json error documents spell them.
+type ConfigCode = config.Code
+
+// The deployment error codes. A host that refuses a deployment for a
+// reason of its own (a flag that would replace a locked deployment's
+// model, an option it does not serve) raises a ConfigError with one of
+// these, so its callers read one vocabulary.
+const (
+	ConfigSchemaVersion            = config.CodeSchemaVersion
+	ConfigUnknownOption            = config.CodeUnknownOption
+	ConfigUnsupportedFeature       = config.CodeUnsupportedFeature
+	ConfigConflict                 = config.CodeConflict
+	ConfigInvalidValue             = config.CodeInvalidValue
+	ConfigLimit                    = config.CodeLimit
+	ConfigImportPath               = config.CodeImportPath
+	ConfigDuplicateImport          = config.CodeDuplicateImport
+	ConfigImportCycle              = config.CodeImportCycle
+	ConfigInputChanged             = config.CodeInputChanged
+	ConfigProfileCycle             = config.CodeProfileCycle
+	ConfigUnknownProfile           = config.CodeUnknownProfile
+	ConfigDuplicateProfileAncestor = config.CodeDuplicateProfileAncesor
+	ConfigEnvironmentMissing       = config.CodeEnvironmentMissing
+	ConfigEnvironmentValue         = config.CodeEnvironmentValue
+	ConfigAuthorityViolation       = config.CodeAuthorityViolation
+	ConfigOverrideForbidden        = config.CodeOverrideForbidden
+	ConfigBinding                  = config.CodeBinding
+)
+
 // PathError is a path object that cannot be resolved inside its root;
 // Unbound says it names a binding the host did not give.
 type PathError = config.PathError
@@ -77,6 +106,13 @@ func LoadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
 // a map entry, a slice element) changes nothing of the deployment, its
 // fingerprint or what a runtime built from it enforces.
 func (d *Deployment) Options() config.Options { return config.Clone(d.c.Options) }
+
+// Ref is what identifies d to a peer or a record: the schema version, the
+// deployment contract revision this build implements and d's fingerprint.
+// ACP's initialize result and every root task's DeploymentRef carry it.
+func (d *Deployment) Ref() *DeploymentRef {
+	return &DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: d.c.Fingerprint}
+}
 
 // Locked reports whether the deployment runs in lock mode.
 func (d *Deployment) Locked() bool { return d.c.Locked() }

@@ -83,7 +83,7 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 		Limits:          d.ledgerLimits(),
 		MaxOutputTokens: o.Limits.MaxOutputTokens,
 		Store:           opts.Store,
-		Deployment:      &DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: d.c.Fingerprint},
+		Deployment:      d.Ref(),
 		Sink:            opts.Sink,
 		Tracer:          opts.Tracer,
 		Clock:           opts.Clock,

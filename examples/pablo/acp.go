@@ -10,7 +10,6 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -63,7 +62,7 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 	}
 	if path := p.one("script"); path != "" {
 		if first.Locked() {
-			return &pablo.ConfigError{Code: config.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
+			return &pablo.ConfigError{Code: pablo.ConfigInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
 		}
 		s, err := pablo.LoadScript(ctx, path)
 		if err != nil {
@@ -125,7 +124,7 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 	if stdin == nil {
 		stdin = eofReader{}
 	}
-	dep := &pablo.DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: first.Fingerprint}
+	dep := first.Ref()
 	return serveACP(ctx, sessions, stdin, rawOutput(h.stdout), h.stderr, store != nil, dep)
 }
 
@@ -148,7 +147,7 @@ func (a *acpHost) load(ctx context.Context) (*pablo.Deployment, error) {
 		return nil, err
 	}
 	if d.Options().Trace.Path != nil {
-		return nil, &pablo.ConfigError{Code: config.CodeUnsupportedFeature, Option: "/options/trace/path",
+		return nil, &pablo.ConfigError{Code: pablo.ConfigUnsupportedFeature, Option: "/options/trace/path",
 			Message: "pablo acp does not write the native trace: unset options.trace.path for ACP (OTLP export through options.otel works)"}
 	}
 	return d, nil
@@ -159,7 +158,7 @@ func (a *acpHost) load(ctx context.Context) (*pablo.Deployment, error) {
 // and flushes its span pipeline.
 func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeHooks) (*pablo.Runtime, func(context.Context) error, error) {
 	if a.model != nil && d.Locked() {
-		return nil, nil, &pablo.ConfigError{Code: config.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
+		return nil, nil, &pablo.ConfigError{Code: pablo.ConfigInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
 	}
 	obs, _, err := openObservability(ctx, a.h, a.p, d)
 	if err != nil {

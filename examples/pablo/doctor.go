@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pabloagent/pablo/internal/config"
 	"sort"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/a2a"
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/mcp"
 	"github.com/pabloagent/pablo/skills"
 )
@@ -195,17 +193,12 @@ type credentialUse struct {
 // credentialUses lists what a run of d would resolve, in a stable order.
 func credentialUses(d *pablo.Deployment, fixture bool) []credentialUse {
 	var uses []credentialUse
-	declared := d.Credentials()
 	if !fixture {
-		for _, m := range selectedProfiles(d) {
-			consumer, endpoint, _ := m.opts.Target()
-			if consumer == "" {
-				continue
+		for _, m := range d.ModelProfiles() {
+			if m.Consumer == "" || m.Keyless {
+				continue // no request, or a local server without a key
 			}
-			if _, ok := declared[m.opts.Credential]; !ok && m.opts.Provider == "openai_compatible" {
-				continue // a local server without a key
-			}
-			uses = append(uses, credentialUse{what: m.ptr, name: m.opts.Credential, consumer: consumer, destination: endpoint})
+			uses = append(uses, credentialUse{what: m.Option, name: m.Credential, consumer: m.Consumer, destination: m.Endpoint})
 		}
 	}
 	opts := d.Options()
@@ -378,157 +371,39 @@ func layerDeniesEveryTool(l authority.Layer, server string) (string, bool) {
 	return "", false
 }
 
-// profile is one model profile a run may use.
-type profile struct {
-	ptr  string
-	opts config.ModelOptions
-}
-
-// selectedProfiles is the selected model, or every model the selected
-// route flattens to, in route order.
-func selectedProfiles(d *pablo.Deployment) []profile {
-	opts := d.Options()
-	o := &opts
-	if o.ModelRoute == "" {
-		return []profile{{ptr: "/options/model", opts: o.Model}}
-	}
-	// An entry whose model lacks what the route requires is never
-	// selected, so it is not probed either.
-	tools := len(d.NativeTools()) > 0 || len(o.MCP.Servers) > 0
-	entries, _ := o.RouteEntries(o.ModelRoute, tools) // checked when the deployment loaded
-	out := make([]profile, 0, len(entries))
-	for _, e := range entries {
-		if e.Selectable() {
-			out = append(out, profile{ptr: "/options/models/" + e.Model, opts: o.Models[e.Model]})
-		}
-	}
-	return out
-}
-
-// errProbeStreamOpened stops a probe at its first text: the body is not
-// evaluated.
-var errProbeStreamOpened = errors.New("the stream opened")
-
 // probeProvider sends one fixed short request through the first model
 // the run would use (route entry 0 for a route): no tools, a 16-token
 // allowance, a 10 s deadline. A 2xx event stream is success; the body is
 // not evaluated.
 func (dr *doctor) probeProvider(ctx context.Context, d *pablo.Deployment, h *host, fixture string) {
-	profiles := selectedProfiles(d)
-	if len(profiles) == 0 {
-		dr.fail("probe.provider", doctorInvalid, "invalid_configuration", "the selected route has no model")
+	r := d.ProbeProvider(ctx, pablo.ProviderProbeOptions{LookupEnv: h.lookupEnv, Fixture: fixture,
+		MaxOutputTokens: doctorProbeMaxTokens, Timeout: doctorProbeDeadline})
+	msg := r.Detail
+	if r.Target != "" {
+		msg = r.Target + ": " + r.Detail
+	}
+	if r.Code == "" {
+		dr.ok("probe.provider", "%s", msg)
 		return
 	}
-	m := profiles[0]
-	consumer, endpoint, _ := m.opts.Target()
-	if consumer == "" && fixture == "" {
-		dr.ok("probe.provider", "provider %q makes no request; nothing to probe", m.opts.Provider)
-		return
-	}
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, doctorProbeDeadline)
-	defer cancel()
-	stop := func(string) error { return errProbeStreamOpened }
-	var err error
-	target := fmt.Sprintf("%s/%s at %s", m.opts.Provider, m.opts.ID, endpoint)
-	if fixture != "" {
-		target = fmt.Sprintf("%s/%s at fixture %s", m.opts.Provider, m.opts.ID, fixture)
-		var model pablo.Model
-		model, err = d.FixtureModel(fixture)
-		if err != nil {
-			dr.fail("probe.provider", doctorInvalid, "invalid_configuration", err.Error())
-			return
-		}
-		_, err = model.Generate(ctx, &pablo.ModelRequest{Instructions: probeInstructions, MaxOutputTokens: doctorProbeMaxTokens,
-			Messages: []pablo.Message{{Role: pablo.RoleUser, Content: probeInput}}}, stop)
-	} else {
-		var gen providers.Model
-		gen, err = dr.probeModel(ctx, d, h, m.opts, consumer, endpoint)
-		if err != nil {
-			if errors.Is(err, authority.ErrCredential) {
-				dr.fail("probe.provider", doctorCredential, "credential_unavailable", err.Error())
-			} else {
-				dr.fail("probe.provider", doctorInvalid, "invalid_configuration", err.Error())
-			}
-			return
-		}
-		_, err = gen.Generate(ctx, &pablo.ModelRequest{Instructions: probeInstructions, MaxOutputTokens: doctorProbeMaxTokens,
-			Messages: []pablo.Message{{Role: pablo.RoleUser, Content: probeInput}}}, stop)
-	}
-	exit, code, detail := classifyProbe(ctx, err)
-	if exit != doctorOK && parent.Err() != nil {
-		exit, code, detail = doctorInterrupted, "interrupted", "the probe was interrupted"
-	}
-	if exit == doctorOK {
-		dr.ok("probe.provider", "%s: %s", target, detail)
-		return
-	}
-	dr.fail("probe.provider", exit, code, target+": "+detail)
+	dr.fail("probe.provider", probeExit(r.Code), r.Code, msg)
 }
 
-// The fixed probe request.
-const (
-	probeInstructions = "This is a connectivity check. Reply with OK."
-	probeInput        = "OK?"
-)
-
-// probeModel builds the configured provider adapter for one profile with
-// its credential resolved for exactly its consumer and endpoint.
-func (dr *doctor) probeModel(ctx context.Context, d *pablo.Deployment, h *host, m config.ModelOptions, consumer authority.Consumer, endpoint string) (providers.Model, error) {
-	secret := ""
-	if _, declared := d.Credentials()[m.Credential]; declared || m.Provider != "openai_compatible" {
-		r, err := d.Resolver(authority.ResolverOptions{LookupEnv: h.lookupEnv})
-		if err != nil {
-			return nil, err
-		}
-		s, err := r.Resolve(ctx, m.Credential, consumer, endpoint)
-		if err != nil {
-			return nil, err
-		}
-		secret = s.Reveal()
+// probeExit is the doctor's exit code of a provider probe's reason.
+func probeExit(code string) int {
+	switch code {
+	case "invalid_configuration":
+		return doctorInvalid
+	case "credential_unavailable":
+		return doctorCredential
+	case "provider_auth_rejected":
+		return doctorAuthRejected
+	case "provider_request_unsupported":
+		return doctorUnsupported
+	case "interrupted":
+		return doctorInterrupted
 	}
-	client := providers.NewClient(providers.ClientOptions{})
-	if m.Provider == "open_responses" {
-		return providers.NewResponses(client, providers.ResponsesOptions{Endpoint: endpoint, Model: m.ID, Secret: secret,
-			AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, MaxOutputTokens: doctorProbeMaxTokens})
-	}
-	return providers.NewChat(client, providers.ChatOptions{Provider: providers.Provider(m.Provider), Endpoint: endpoint, Model: m.ID,
-		Secret: secret, AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, MaxOutputTokens: doctorProbeMaxTokens})
-}
-
-// classifyProbe maps a probe's result to an exit code, a reason code and
-// a detail (provider errors never hold a credential or a body).
-func classifyProbe(ctx context.Context, err error) (int, string, string) {
-	if err == nil || errors.Is(err, errProbeStreamOpened) {
-		return doctorOK, "", "2xx event stream"
-	}
-	var pe *providers.Error
-	if !errors.As(err, &pe) {
-		if ctx.Err() != nil {
-			return doctorProvider, "provider_transport", "no answer within the probe deadline"
-		}
-		return doctorProvider, "provider_transport", err.Error()
-	}
-	if errors.Is(pe.Err, errProbeStreamOpened) {
-		return doctorOK, "", "2xx event stream"
-	}
-	switch {
-	case pe.Code == providers.CodeRejected && (pe.Status == 401 || pe.Status == 403):
-		return doctorAuthRejected, "provider_auth_rejected", pe.Error()
-	case pe.Code == providers.CodeRejected && (pe.Status == 400 || pe.Status == 404 || pe.Status == 422):
-		return doctorUnsupported, "provider_request_unsupported", pe.Error()
-	case pe.Code == providers.CodeContextTooLarge:
-		return doctorUnsupported, "provider_request_unsupported", pe.Error()
-	case (pe.Code == providers.CodeMalformed || pe.Code == providers.CodeUnsupported) && pe.Status == 0:
-		// A 2xx event stream opened; the reference does not evaluate the
-		// body, so what it held is reported, not failed.
-		return doctorOK, "", "2xx event stream (its body is not evaluated: " + pe.Reason + ")"
-	case pe.Code == providers.CodeRejected:
-		return doctorProvider, "provider_rejected", pe.Error()
-	case pe.Code == providers.CodeTransport:
-		return doctorProvider, "provider_transport", pe.Error()
-	}
-	return doctorProvider, "provider_response", pe.Error()
+	return doctorProvider
 }
 
 // probeMCP starts every configured server (none treated as required, so

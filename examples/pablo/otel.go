@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pabloagent/pablo/internal/config"
 	"net/http"
 	"net/url"
 	"sort"
@@ -73,7 +72,7 @@ func newOTel(ctx context.Context, d *pablo.Deployment, lookupEnv func(string) (s
 		Headers:  headers,
 		Gzip:     o.Compression == "gzip",
 		Timeout:  time.Duration(o.TimeoutMS) * time.Millisecond,
-		Resource: otelResource(o),
+		Resource: otelResource(o.ServiceName, o.ResourceAttributes),
 	})
 	if err != nil {
 		return nil, err
@@ -88,7 +87,7 @@ func newOTel(ctx context.Context, d *pablo.Deployment, lookupEnv func(string) (s
 		sdktrace.WithSampler(sampler),
 		// The exporter sends the configured resource; this one only
 		// keeps the SDK from building its environment-derived default.
-		sdktrace.WithResource(otelResource(o)),
+		sdktrace.WithResource(otelResource(o.ServiceName, o.ResourceAttributes)),
 		sdktrace.WithSpanProcessor(bsp),
 		// Explicit limits, so OTEL_SPAN_* variables have no say.
 		sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{
@@ -126,9 +125,9 @@ func (p *otelPipeline) Shutdown(ctx context.Context) error {
 
 // otelResource is service.name, the configured resource attributes and
 // service.version, which the executable fixes.
-func otelResource(o config.OTelOptions) *sdkresource.Resource {
-	keys := make([]string, 0, len(o.ResourceAttributes))
-	for k := range o.ResourceAttributes {
+func otelResource(serviceName string, resource map[string]string) *sdkresource.Resource {
+	keys := make([]string, 0, len(resource))
+	for k := range resource {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -137,9 +136,9 @@ func otelResource(o config.OTelOptions) *sdkresource.Resource {
 		if k == "service.name" || k == "service.version" {
 			continue
 		}
-		attrs = append(attrs, attribute.String(k, o.ResourceAttributes[k]))
+		attrs = append(attrs, attribute.String(k, resource[k]))
 	}
-	attrs = append(attrs, attribute.String("service.name", o.ServiceName), attribute.String("service.version", Version))
+	attrs = append(attrs, attribute.String("service.name", serviceName), attribute.String("service.version", Version))
 	return sdkresource.NewWithAttributes(otelSchemaURL, attrs...)
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pabloagent/pablo/internal/config"
 	"io"
 	"slices"
 	"strconv"
@@ -151,7 +150,7 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 		// credentials (--fixture-endpoint is refused the same way); the
 		// file is not even opened.
 		if d.Locked() {
-			return preAdmission(h, p, "invalid_configuration", &pablo.ConfigError{Code: config.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"})
+			return preAdmission(h, p, "invalid_configuration", &pablo.ConfigError{Code: pablo.ConfigInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"})
 		}
 		s, err := pablo.LoadScript(ctx, path)
 		if err != nil {

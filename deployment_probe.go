@@ -1,0 +1,223 @@
+package pablo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/providers"
+)
+
+// ModelProfile is one model profile a run of a deployment may use: the
+// selected model, or one entry of the selected route.
+type ModelProfile struct {
+	// Option is the profile's JSON pointer: "/options/model" or
+	// "/options/models/NAME".
+	Option string
+	// Provider and Model are the configured provider and model ID.
+	Provider string
+	Model    string
+	// Credential names the credential the provider is called with.
+	Credential string
+	// Consumer and Endpoint are what the credential resolves for; Consumer
+	// is empty for a provider that makes no request (the script model).
+	Consumer authority.Consumer
+	Endpoint string
+	// Keyless is an openai_compatible server whose credential is not
+	// declared: it is called without a key, and nothing is resolved.
+	Keyless bool
+
+	name string // the entry of options.models, or "" for options.model
+}
+
+// ModelProfiles lists the model profiles a run of d may use, in route
+// order: the selected model, or every entry of the selected route a run
+// can select (one whose model lacks what the route requires is left out).
+func (d *Deployment) ModelProfiles() []ModelProfile {
+	o := &d.c.Options
+	declared := d.Credentials()
+	profile := func(ptr, name string) ModelProfile {
+		m := o.Model
+		if name != "" {
+			m = o.Models[name]
+		}
+		consumer, endpoint, _ := m.Target()
+		_, ok := declared[m.Credential]
+		return ModelProfile{Option: ptr, Provider: m.Provider, Model: m.ID, Credential: m.Credential,
+			Consumer: consumer, Endpoint: endpoint, Keyless: !ok && m.Provider == "openai_compatible", name: name}
+	}
+	if o.ModelRoute == "" {
+		return []ModelProfile{profile("/options/model", "")}
+	}
+	tools := len(d.NativeTools()) > 0 || len(o.MCP.Servers) > 0
+	entries, _ := o.RouteEntries(o.ModelRoute, tools) // checked when the deployment loaded
+	out := make([]ModelProfile, 0, len(entries))
+	for _, e := range entries {
+		if e.Selectable() {
+			out = append(out, profile("/options/models/"+e.Model, e.Model))
+		}
+	}
+	return out
+}
+
+// ProviderProbeOptions configures [Deployment.ProbeProvider].
+type ProviderProbeOptions struct {
+	// LookupEnv reads the environment credentials resolve from (nil:
+	// os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+	// Fixture, when set, probes the configured provider against a host
+	// fixture as [Deployment.FixtureModel] builds it.
+	Fixture string
+	// MaxOutputTokens is the request's allowance (zero: 16).
+	MaxOutputTokens int64
+	// Timeout bounds the probe (zero: 10 s). A probe that ctx ends
+	// before it is reported interrupted; one the timeout ends, a
+	// transport failure.
+	Timeout time.Duration
+}
+
+// ProviderProbe is what [Deployment.ProbeProvider] found.
+type ProviderProbe struct {
+	// Target names what was probed ("openrouter/some-model at URL"), or is
+	// empty when nothing was sent.
+	Target string
+	// Code is empty when the probe passed, else why it did not:
+	// invalid_configuration, credential_unavailable,
+	// provider_auth_rejected (HTTP 401 or 403),
+	// provider_request_unsupported (HTTP 400, 404 or 422, or the context
+	// too large), provider_rejected, provider_transport, provider_response,
+	// or interrupted (ctx ended).
+	Code string
+	// Detail says what happened, in words safe to show: it never holds a
+	// credential or a response body.
+	Detail string
+}
+
+// errProbeStreamOpened stops a probe at its first text: the body is not
+// evaluated.
+var errProbeStreamOpened = errors.New("the stream opened")
+
+// The fixed probe request.
+const (
+	probeInstructions = "This is a connectivity check. Reply with OK."
+	probeInput        = "OK?"
+)
+
+// ProbeProvider sends one fixed short request (no tools, a small output
+// allowance) through the first model a run would use, with its credential
+// resolved for exactly its consumer and endpoint, and reports what came
+// back. A 2xx event stream passes; its body is not evaluated. The caller
+// bounds the probe with ctx. It is `pablo doctor --probe provider`.
+func (d *Deployment) ProbeProvider(ctx context.Context, opts ProviderProbeOptions) ProviderProbe {
+	profiles := d.ModelProfiles()
+	if len(profiles) == 0 {
+		return ProviderProbe{Code: "invalid_configuration", Detail: "the selected route has no model"}
+	}
+	m := profiles[0]
+	if m.Consumer == "" && opts.Fixture == "" {
+		return ProviderProbe{Detail: fmt.Sprintf("provider %q makes no request; nothing to probe", m.Provider)}
+	}
+	maxTokens := opts.MaxOutputTokens
+	if maxTokens <= 0 {
+		maxTokens = 16
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var (
+		model interface {
+			Generate(context.Context, *ModelRequest, func(string) error) (*ModelResponse, error)
+		}
+		err error
+	)
+	target := fmt.Sprintf("%s/%s at %s", m.Provider, m.Model, m.Endpoint)
+	if opts.Fixture != "" {
+		target = fmt.Sprintf("%s/%s at fixture %s", m.Provider, m.Model, opts.Fixture)
+		model, err = d.FixtureModel(opts.Fixture)
+	} else {
+		model, err = d.probeModel(ctx, m, opts.LookupEnv, maxTokens)
+	}
+	if err != nil {
+		if errors.Is(err, authority.ErrCredential) {
+			return ProviderProbe{Code: "credential_unavailable", Detail: err.Error()}
+		}
+		return ProviderProbe{Code: "invalid_configuration", Detail: err.Error()}
+	}
+	stop := func(string) error { return errProbeStreamOpened }
+	_, err = model.Generate(ctx, &ModelRequest{Instructions: probeInstructions, MaxOutputTokens: maxTokens,
+		Messages: []Message{{Role: RoleUser, Content: probeInput}}}, stop)
+	code, detail := classifyProbe(ctx, err)
+	if code != "" && parent.Err() != nil {
+		code, detail = "interrupted", "the probe was interrupted"
+	}
+	return ProviderProbe{Target: target, Code: code, Detail: detail}
+}
+
+// probeModel builds the provider adapter of one profile with its
+// credential resolved for exactly its consumer and endpoint.
+func (d *Deployment) probeModel(ctx context.Context, m ModelProfile, lookupEnv func(string) (string, bool), maxTokens int64) (providers.Model, error) {
+	opts := d.c.Options.Model
+	if m.name != "" {
+		opts = d.c.Options.Models[m.name]
+	}
+	secret := ""
+	if !m.Keyless {
+		r, err := d.Resolver(authority.ResolverOptions{LookupEnv: lookupEnv})
+		if err != nil {
+			return nil, err
+		}
+		s, err := r.Resolve(ctx, m.Credential, m.Consumer, m.Endpoint)
+		if err != nil {
+			return nil, err
+		}
+		secret = s.Reveal()
+	}
+	client := providers.NewClient(providers.ClientOptions{})
+	if m.Provider == "open_responses" {
+		return providers.NewResponses(client, providers.ResponsesOptions{Endpoint: m.Endpoint, Model: m.Model, Secret: secret,
+			AuthHeader: opts.AuthHeader, AuthScheme: opts.AuthScheme, MaxOutputTokens: maxTokens})
+	}
+	return providers.NewChat(client, providers.ChatOptions{Provider: providers.Provider(m.Provider), Endpoint: m.Endpoint, Model: m.Model,
+		Secret: secret, AuthHeader: opts.AuthHeader, AuthScheme: opts.AuthScheme, MaxOutputTokens: maxTokens})
+}
+
+// classifyProbe maps a probe's result to a reason code and a detail
+// (provider errors never hold a credential or a body).
+func classifyProbe(ctx context.Context, err error) (string, string) {
+	if err == nil || errors.Is(err, errProbeStreamOpened) {
+		return "", "2xx event stream"
+	}
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		if ctx.Err() != nil {
+			return "provider_transport", "no answer within the probe deadline"
+		}
+		return "provider_transport", err.Error()
+	}
+	if errors.Is(pe.Err, errProbeStreamOpened) {
+		return "", "2xx event stream"
+	}
+	switch {
+	case pe.Code == providers.CodeRejected && (pe.Status == 401 || pe.Status == 403):
+		return "provider_auth_rejected", pe.Error()
+	case pe.Code == providers.CodeRejected && (pe.Status == 400 || pe.Status == 404 || pe.Status == 422):
+		return "provider_request_unsupported", pe.Error()
+	case pe.Code == providers.CodeContextTooLarge:
+		return "provider_request_unsupported", pe.Error()
+	case (pe.Code == providers.CodeMalformed || pe.Code == providers.CodeUnsupported) && pe.Status == 0:
+		// A 2xx event stream opened; the reference does not evaluate the
+		// body, so what it held is reported, not failed.
+		return "", "2xx event stream (its body is not evaluated: " + pe.Reason + ")"
+	case pe.Code == providers.CodeRejected:
+		return "provider_rejected", pe.Error()
+	case pe.Code == providers.CodeTransport:
+		return "provider_transport", pe.Error()
+	}
+	return "provider_response", pe.Error()
+}
