@@ -18,6 +18,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/otlp"
 )
 
 // otelSchemaURL and otelScope are the reference's OTel mapping identity
@@ -67,12 +68,13 @@ func newOTel(ctx context.Context, d *pablo.Deployment, lookupEnv func(string) (s
 	if err != nil {
 		return nil, err
 	}
-	exp, err := newOTLPExporter(otlpOptions{
-		Endpoint: o.Endpoint,
-		Headers:  headers,
-		Gzip:     o.Compression == "gzip",
-		Timeout:  time.Duration(o.TimeoutMS) * time.Millisecond,
-		Resource: otelResource(o.ServiceName, o.ResourceAttributes),
+	exp, err := otlp.New(otlp.Options{
+		Endpoint:  o.Endpoint,
+		Headers:   headers,
+		Gzip:      o.Compression == "gzip",
+		Timeout:   time.Duration(o.TimeoutMS) * time.Millisecond,
+		Resource:  otelResource(o.ServiceName, o.ResourceAttributes),
+		UserAgent: "pablo/" + Version,
 	})
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pabloagent/pablo/internal/endpoint"
+	"github.com/pabloagent/pablo/otlp"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -87,7 +87,7 @@ func (r *receiver) spans() []*tracepb.Span {
 func TestOTLPEncodingDecodesWithTheOfficialProtos(t *testing.T) {
 	t.Parallel()
 	rcv := newReceiver(t)
-	exp, err := newOTLPExporter(otlpOptions{Endpoint: rcv.srv.URL + "/v1/traces", Gzip: true})
+	exp, err := otlp.New(otlp.Options{Endpoint: rcv.srv.URL + "/v1/traces", Gzip: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,14 +185,14 @@ func TestOTLPExporterRefusesRedirectsAndReportsStatusOnly(t *testing.T) {
 		status    int
 	}{{"RedirectIsNeverFollowed", redirect.URL + "/v1/traces", 307}} {
 		t.Run(c.name, func(t *testing.T) {
-			exp, _ := newOTLPExporter(otlpOptions{Endpoint: c.url, Headers: http.Header{"X-Api-Key": {"otel-secret-value"}}})
+			exp, _ := otlp.New(otlp.Options{Endpoint: c.url, Headers: http.Header{"X-Api-Key": {"otel-secret-value"}}})
 			got := exp.ExportSpans(context.Background(), nil) // empty: nothing sent
 			if got != nil {
 				t.Fatal(got)
 			}
 			ro := captureSpan(t)
 			got = exp.ExportSpans(context.Background(), []sdktrace.ReadOnlySpan{ro})
-			if !errors.Is(got, errOTLPExport) || !strings.Contains(got.Error(), "HTTP 307") || strings.Contains(got.Error(), "otel-secret-value") {
+			if !errors.Is(got, otlp.ErrExport) || !strings.Contains(got.Error(), "HTTP 307") || strings.Contains(got.Error(), "otel-secret-value") {
 				t.Fatalf("err = %v", got)
 			}
 			if followed {
@@ -471,55 +471,6 @@ func TestOTelSampler(t *testing.T) {
 	}
 }
 
-func BenchmarkOTLPEncode(b *testing.B) {
-	var spans []sdktrace.ReadOnlySpan
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder(func(s sdktrace.ReadOnlySpan) { spans = append(spans, s) })))
-	for range 64 {
-		_, s := tp.Tracer("pablo").Start(context.Background(), "chat", trace.WithAttributes(attribute.String("gen_ai.request.model", "m"), attribute.Int("n", 3)))
-		s.End()
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		encodeTraceRequest(spans, nil)
-	}
-}
-
-// BenchmarkOTLPEncodeVsProtobuf is the measured reason for the hand-written
-// encoder beside the binary size it saves: the same 64 spans encoded by ours
-// from the SDK's spans, and by the official protobuf runtime from the
-// decoded request (the same message). The protobuf arm leaves out the
-// conversion from the SDK's spans to the generated types that an exporter
-// on the official protos also pays, so it is a lower bound of its cost.
-//
-//	go test -run '^$' -bench 'OTLPEncodeVsProtobuf$' -count 10 ./examples/pablo > otlp.txt
-//	benchstat -col /encoder otlp.txt
-func BenchmarkOTLPEncodeVsProtobuf(b *testing.B) {
-	var spans []sdktrace.ReadOnlySpan
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder(func(s sdktrace.ReadOnlySpan) { spans = append(spans, s) })))
-	for range 64 {
-		_, s := tp.Tracer("pablo").Start(context.Background(), "chat", trace.WithAttributes(attribute.String("gen_ai.request.model", "m"), attribute.Int("n", 3)))
-		s.End()
-	}
-	var msg tracepb.TracesData
-	if err := proto.Unmarshal(encodeTraceRequest(spans, nil), &msg); err != nil {
-		b.Fatal(err)
-	}
-	b.Run("encoder=pablo", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			encodeTraceRequest(spans, nil)
-		}
-	})
-	b.Run("encoder=protobuf", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := proto.Marshal(&msg); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
 // TestOTLPRequiresHTTPSOutsideLoopback: the OTLP exporter, which carries
 // the otel.headers credential, accepts plain HTTP only to a loopback host,
 // as every other remote endpoint does; the deployment is refused at load
@@ -557,11 +508,11 @@ headers = "otel"
 			if !c.ok && (code != 2 || !strings.Contains(stderr, "config_invalid_value") || !strings.Contains(stderr, "/options/otel/endpoint")) {
 				t.Fatalf("exit %d, stderr %s", code, stderr)
 			}
-			_, err := newOTLPExporter(otlpOptions{Endpoint: c.endpoint, Headers: http.Header{"X-Api-Key": {"otel-secret-value"}}})
+			_, err := otlp.New(otlp.Options{Endpoint: c.endpoint, Headers: http.Header{"X-Api-Key": {"otel-secret-value"}}})
 			if c.ok != (err == nil) {
 				t.Fatalf("exporter: %v", err)
 			}
-			if err != nil && !errors.Is(err, endpoint.ErrPlainHTTP) {
+			if err != nil && !errors.Is(err, otlp.ErrPlainHTTP) {
 				t.Fatalf("exporter error kind: %v", err)
 			}
 		})

@@ -1,4 +1,20 @@
-package main
+// Package otlp is a small OTLP/HTTP (http/protobuf) span exporter for the
+// OpenTelemetry SDK: an [Exporter] posts finished spans to a receiver's
+// traces URL. A host that exports its tasks' spans (the reference CLI does,
+// from options.otel) uses it instead of otlptracehttp for what it leaves
+// out and what it refuses:
+//
+//   - it links no gRPC, grpc-gateway or protobuf runtime (≈10 MB and
+//     ≈1.5 ms of package initialisation on every start), writing the wire
+//     format of ExportTraceServiceRequest by hand;
+//   - it reads no OTEL_EXPORTER_OTLP_* variable: every setting is the
+//     caller's;
+//   - it carries a credential (the headers), so it sends it only over HTTPS,
+//     or plain HTTP to a loopback host, never follows a redirect, never
+//     uses a proxy, never retries and never reads an error body.
+//
+// Its tests decode its output with the official OTLP protos.
+package otlp
 
 import (
 	"bytes"
@@ -24,16 +40,8 @@ import (
 	"github.com/pabloagent/pablo/internal/httpx"
 )
 
-// This file is a small OTLP/HTTP (http/protobuf) span exporter. It writes
-// the protobuf wire format of ExportTraceServiceRequest by hand instead of
-// using otlptracehttp, whose generated collector package links gRPC,
-// grpc-gateway and the protobuf runtime into the binary (≈10 MB and ≈1.5 ms
-// of package initialisation on every start, which the spawn-to-first-request
-// budget cannot afford) and reads OTEL_EXPORTER_OTLP_* from the
-// environment. The tests decode its output with the official OTLP protos.
-
-// otlpOptions configure an otlpExporter.
-type otlpOptions struct {
+// Options configure an [Exporter].
+type Options struct {
 	// Endpoint is the complete traces URL.
 	Endpoint string
 	// Headers are added to every request (the resolved credential).
@@ -47,22 +55,34 @@ type otlpOptions struct {
 	// provider's resource whatever the options say, so a configured
 	// deployment sends its own resource instead.
 	Resource *sdkresource.Resource
+	// UserAgent is every request's User-Agent (empty: "pablo").
+	UserAgent string
 }
 
-// otlpExporter posts finished spans to an OTLP/HTTP receiver. It never
-// follows a redirect, never uses a proxy, never retries and never reads an
-// error body. It is safe for concurrent use.
-type otlpExporter struct {
-	opts   otlpOptions
+// Exporter posts finished spans to an OTLP/HTTP receiver; it implements
+// sdktrace.SpanExporter. It never follows a redirect, never uses a proxy,
+// never retries and never reads an error body. It is safe for concurrent
+// use.
+type Exporter struct {
+	opts   Options
 	client *http.Client
 
 	mu     sync.Mutex
 	closed bool
 }
 
-var _ sdktrace.SpanExporter = (*otlpExporter)(nil)
+var _ sdktrace.SpanExporter = (*Exporter)(nil)
 
-func newOTLPExporter(opts otlpOptions) (*otlpExporter, error) {
+// ErrPlainHTTP is the kind of the error [New] returns for a plain-HTTP
+// endpoint that is not a loopback host: the exporter holds the headers
+// credential, so it admits HTTPS, or HTTP to loopback only.
+var ErrPlainHTTP = endpoint.ErrPlainHTTP
+
+// New returns an exporter that posts to opts.Endpoint. It refuses an
+// endpoint that is not a complete http(s) URL, that carries userinfo, or
+// that is plain HTTP to a host other than loopback (errors.Is(err,
+// ErrPlainHTTP)).
+func New(opts Options) (*Exporter, error) {
 	u, err := url.Parse(opts.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		return nil, fmt.Errorf("otel.endpoint must be a complete http(s) traces URL without userinfo")
@@ -77,7 +97,7 @@ func newOTLPExporter(opts otlpOptions) (*otlpExporter, error) {
 	}
 	// No ambient proxy, no redirect followed (a 3xx is a failed export),
 	// HTTP/1.1, the exchange bounded by the timeout.
-	return &otlpExporter{opts: opts, client: httpx.New(httpx.Options{
+	return &Exporter{opts: opts, client: httpx.New(httpx.Options{
 		ConnectTimeout:      opts.Timeout,
 		MaxIdleConnsPerHost: 2,
 		IdleConnTimeout:     90 * time.Second,
@@ -86,11 +106,13 @@ func newOTLPExporter(opts otlpOptions) (*otlpExporter, error) {
 	})}, nil
 }
 
-// errOTLPExport is the kind of every failed export.
-var errOTLPExport = errors.New("OTLP export failed")
+// ErrExport is the kind of every failed export: errors.Is(err, ErrExport).
+// Its message names the endpoint and the receiver's HTTP status, never a
+// header or a body.
+var ErrExport = errors.New("OTLP export failed")
 
 // ExportSpans implements sdktrace.SpanExporter.
-func (e *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+func (e *Exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
@@ -107,30 +129,34 @@ func (e *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.opts.Endpoint, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("%w: %v", errOTLPExport, err)
+		return fmt.Errorf("%w: %v", ErrExport, err)
 	}
 	for k, v := range e.opts.Headers {
 		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("User-Agent", "pablo/"+Version)
+	ua := e.opts.UserAgent
+	if ua == "" {
+		ua = "pablo"
+	}
+	req.Header.Set("User-Agent", ua)
 	if e.opts.Gzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
 		// The URL error names the endpoint, which holds no credential.
-		return fmt.Errorf("%w: %v", errOTLPExport, err)
+		return fmt.Errorf("%w: %v", ErrExport, err)
 	}
 	httpx.Drain(resp, 64<<10)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("%w: the receiver answered HTTP %d", errOTLPExport, resp.StatusCode)
+		return fmt.Errorf("%w: the receiver answered HTTP %d", ErrExport, resp.StatusCode)
 	}
 	return nil
 }
 
 // Shutdown implements sdktrace.SpanExporter.
-func (e *otlpExporter) Shutdown(ctx context.Context) error {
+func (e *Exporter) Shutdown(ctx context.Context) error {
 	e.mu.Lock()
 	e.closed = true
 	e.mu.Unlock()
