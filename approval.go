@@ -11,7 +11,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
-	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -166,7 +166,7 @@ func workspaceResources(id authority.ID, args json.RawMessage) []authority.Resou
 // digest, effect and resources (masked), the request and, for an answer,
 // its channel, so a host can audit who approved what from the ledger
 // alone. Every step but the request is also an approval.answered event.
-func (s *step) recordApproval(req ApprovalRequest, step ApprovalAnswer) *Outcome {
+func (s *step) recordApproval(req ApprovalRequest, step ApprovalAnswer) *event.Outcome {
 	return s.recordAnswer(req, step, "")
 }
 
@@ -186,7 +186,7 @@ func (s *step) recordUnanswered(req ApprovalRequest, answer ApprovalAnswer, err 
 }
 
 // recordAnswer is recordApproval with the late answer of a "late" step.
-func (s *step) recordAnswer(req ApprovalRequest, step, late ApprovalAnswer) *Outcome {
+func (s *step) recordAnswer(req ApprovalRequest, step, late ApprovalAnswer) *event.Outcome {
 	allowed := step == ApprovalAllowOnce || step == ApprovalAllowForTask || step == approvalGranted
 	channel := ""
 	switch step {
@@ -239,19 +239,19 @@ func (s *step) recordAnswer(req ApprovalRequest, step, late ApprovalAnswer) *Out
 	}
 	a := s.approvalEvent(req, false)
 	a.Answer, a.Channel, a.LateAnswer = eventAnswer(step), channel, string(late)
-	return s.emit(EventData{Type: EventApprovalAnswered, Approval: a})
+	return s.emit(event.EventData{Type: event.ApprovalAnswered, Approval: a})
 }
 
 // emitApprovalRequested is the approval.requested event of req: every
 // call that needs approval has one, then one approval.answered.
-func (s *step) emitApprovalRequested(req ApprovalRequest) *Outcome {
-	return s.emit(EventData{Type: EventApprovalRequested, Approval: s.approvalEvent(req, true)})
+func (s *step) emitApprovalRequested(req ApprovalRequest) *event.Outcome {
+	return s.emit(event.EventData{Type: event.ApprovalRequested, Approval: s.approvalEvent(req, true)})
 }
 
 // approvalEvent is req as its events carry it, masked; the request event
 // also carries the arguments and the rule that asked.
-func (s *step) approvalEvent(req ApprovalRequest, request bool) *EventApproval {
-	a := &EventApproval{RequestID: req.ID, CallID: req.CallID, Capability: string(req.Tool),
+func (s *step) approvalEvent(req ApprovalRequest, request bool) *event.Approval {
+	a := &event.Approval{RequestID: req.ID, CallID: req.CallID, Capability: string(req.Tool),
 		ArgumentsDigest: req.ArgumentsDigest, Effect: string(req.Effect)}
 	for _, r := range req.Resources {
 		a.Resources = append(a.Resources, event.ApprovalResource{Kind: string(r.Kind), Value: s.t.rt.opts.secrets.String(r.Value)})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -88,28 +89,28 @@ func TestApprovalGatesOneCall(t *testing.T) {
 			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 				return pablo.ApprovalAllowOnce, nil
 			})
-		}, pablo.StatusCompleted, `"completed"`},
+		}, event.StatusCompleted, `"completed"`},
 		{"Rejected", func(func()) pablo.Approver {
 			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 				return pablo.ApprovalReject, nil
 			})
-		}, pablo.StatusCompleted, `"recoverable_error"`},
+		}, event.StatusCompleted, `"recoverable_error"`},
 		{"ZeroAnswerRejects", func(func()) pablo.Approver {
 			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) { return "", nil })
-		}, pablo.StatusCompleted, `"recoverable_error"`},
+		}, event.StatusCompleted, `"recoverable_error"`},
 		{"ApproverFails", func(func()) pablo.Approver {
 			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 				return pablo.ApprovalAllowOnce, errors.New("channel closed")
 			})
-		}, pablo.StatusPolicyDenied, `"policy_denied"`},
-		{"NoApprover", func(func()) pablo.Approver { return nil }, pablo.StatusPolicyDenied, `"policy_denied"`},
+		}, event.StatusPolicyDenied, `"policy_denied"`},
+		{"NoApprover", func(func()) pablo.Approver { return nil }, event.StatusPolicyDenied, `"policy_denied"`},
 		{"CancelledWhileWaiting", func(cancel func()) pablo.Approver {
 			return approverFunc(func(ctx context.Context, _ pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
 				cancel()
 				<-ctx.Done()
 				return pablo.ApprovalAllowOnce, nil // too late: the task is over
 			})
-		}, pablo.StatusCancelled, `"cancelled"`},
+		}, event.StatusCancelled, `"cancelled"`},
 	}
 	// What each case's approval.answered event says: the answer, its
 	// channel and an answer that came too late.
@@ -141,10 +142,10 @@ func TestApprovalGatesOneCall(t *testing.T) {
 			var finished json.RawMessage
 			for ev := range task.Events() {
 				types = append(types, string(ev.Type))
-				if ev.Type == pablo.EventApprovalAnswered {
+				if ev.Type == event.ApprovalAnswered {
 					answers[c.name] = strings.TrimSpace(ev.Approval.Answer + " " + ev.Approval.Channel + " " + ev.Approval.LateAnswer)
 				}
-				if ev.Type == pablo.EventToolFinished {
+				if ev.Type == event.ToolFinished {
 					finished = ev.Result
 				}
 			}
@@ -164,7 +165,7 @@ func TestApprovalGatesOneCall(t *testing.T) {
 			if c.result == `"recoverable_error"` && !strings.Contains(string(finished), `"code":"approval_rejected"`) {
 				t.Errorf("tool.finished result %s, want the code approval_rejected", finished)
 			}
-			if c.status == pablo.StatusPolicyDenied {
+			if c.status == event.StatusPolicyDenied {
 				rule, _ := json.Marshal(obj.Outcome.Rule)
 				if string(rule) != `{"configured":{"id":"builtin.approval"}}` {
 					t.Errorf("rule %s", rule)
@@ -182,7 +183,7 @@ func TestApprovalGatesOneCall(t *testing.T) {
 				}
 			}
 			wantCalls := "0"
-			if c.status == pablo.StatusCompleted {
+			if c.status == event.StatusCompleted {
 				wantCalls = "1" // a rejected call counts as dispatched
 			}
 			if obj.Accounting.ToolCalls.String() != wantCalls {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -67,11 +67,11 @@ func Approvals(ctx context.Context, store ledger.Store, taskID string) ([]Approv
 				}
 			}
 		case ledger.RecordEvent:
-			typ := EventType(r.Event.Type)
-			if typ != EventApprovalRequested && typ != EventApprovalAnswered {
+			typ := event.Type(r.Event.Type)
+			if typ != event.ApprovalRequested && typ != event.ApprovalAnswered {
 				continue
 			}
-			var data EventData
+			var data event.EventData
 			if err := json.Unmarshal(r.Event.Payload, &data); err != nil || data.Approval == nil {
 				return nil, fmt.Errorf("pablo: task %s: the %s event at root_seq %d holds no approval", taskID, typ, r.Event.RootSeq)
 			}
@@ -84,7 +84,7 @@ func Approvals(ctx context.Context, store ledger.Store, taskID string) ([]Approv
 				out = append(out, ApprovalRecord{TaskID: taskID, RequestID: a.RequestID, AgentID: r.Event.AgentID, CallID: a.CallID,
 					Capability: a.Capability, ArgumentsDigest: a.ArgumentsDigest, Resources: a.Resources, Effect: a.Effect})
 			}
-			if typ == EventApprovalRequested {
+			if typ == event.ApprovalRequested {
 				out[i].Layer, out[i].RuleID = a.Layer, a.RuleID
 			} else {
 				out[i].Answer, out[i].Channel, out[i].LateAnswer = a.Answer, a.Channel, a.LateAnswer

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/redact"
 )
 
@@ -82,7 +83,7 @@ func TestDelegationInTheTraceHoldsNoContent(t *testing.T) {
 			}
 			b, _ := json.Marshal(ev)
 			all.Write(b)
-			if ev.Type == EventApprovalRequested && ev.Approval.Delegation != nil {
+			if ev.Type == event.ApprovalRequested && ev.Approval.Delegation != nil {
 				delegated++
 				if d := ev.Approval.Delegation; d.InputDigest != sha256Tag([]byte(input)) || d.InputBytes != len(input) || d.Action != "spawn" {
 					t.Errorf("delegation %s", b)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 )
 
@@ -48,7 +49,7 @@ func TestHostAskGatesTheNamedCapabilityOnly(t *testing.T) {
 	statuses := func(task *Task) map[string]string {
 		out := map[string]string{}
 		for ev := range task.Events() {
-			if ev.Type == EventToolFinished {
+			if ev.Type == event.ToolFinished {
 				var r struct {
 					Status string `json:"status"`
 				}

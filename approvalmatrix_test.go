@@ -13,6 +13,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -185,7 +186,7 @@ func TestMCPApprovalMatrix(t *testing.T) {
 				}
 				obj := task.Wait()
 				rt.Close()
-				if obj.Outcome.Status != StatusCompleted {
+				if obj.Outcome.Status != event.StatusCompleted {
 					b, _ := json.Marshal(obj.Outcome)
 					t.Fatalf("gated %v: outcome %s", gated, b)
 				}

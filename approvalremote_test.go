@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/model"
 )
 
 // remoteApprovalDeployment loads a deployment of three remotes on the real
@@ -40,10 +42,10 @@ func remoteApprovalDeployment(t *testing.T) *Deployment {
 }
 
 // spawnRemote is a spawn_remote call of id to remote.
-func spawnRemote(id, remote string) []ToolCall {
+func spawnRemote(id, remote string) []model.ToolCall {
 	args, _ := json.Marshal(map[string]any{"action": "spawn_remote", "remote_request": map[string]any{"remote": remote,
 		"parts": []any{map[string]string{"text": "echo:hello"}}, "accepted_output_modes": []string{"text/plain"}}})
-	return []ToolCall{{ID: id, Name: "subagent", Arguments: args}}
+	return []model.ToolCall{{ID: id, Name: "subagent", Arguments: args}}
 }
 
 // TestRemoteApprovalAsksForThatRemoteOnly: a spawn_remote to a remote whose
@@ -55,7 +57,7 @@ func spawnRemote(id, remote string) []ToolCall {
 func TestRemoteApprovalAsksForThatRemoteOnly(t *testing.T) {
 	t.Parallel()
 	d := remoteApprovalDeployment(t)
-	m := &claimModel{turns: [][]ToolCall{spawnRemote("call_1_1", "a"), spawnRemote("call_2_1", "b"), spawnRemote("call_3_1", "a"), spawnRemote("call_4_1", "c")}}
+	m := &claimModel{turns: [][]model.ToolCall{spawnRemote("call_1_1", "a"), spawnRemote("call_2_1", "b"), spawnRemote("call_3_1", "a"), spawnRemote("call_4_1", "c")}}
 	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: m})
 	if err != nil {
 		t.Fatal(err)
@@ -77,11 +79,11 @@ func TestRemoteApprovalAsksForThatRemoteOnly(t *testing.T) {
 	}
 	results := map[string]string{}
 	for ev := range task.Events() {
-		if ev.Type == EventToolFinished {
+		if ev.Type == event.ToolFinished {
 			results[ev.CallID] = string(ev.Result)
 		}
 	}
-	if obj := task.Wait(); obj.Outcome.Status != StatusCompleted {
+	if obj := task.Wait(); obj.Outcome.Status != event.StatusCompleted {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s", b)
 	}
@@ -116,7 +118,7 @@ func TestRemoteApprovalAsksForThatRemoteOnly(t *testing.T) {
 func TestRemoteApprovalWithNoChannelNamesTheRemotesRule(t *testing.T) {
 	t.Parallel()
 	d := remoteApprovalDeployment(t)
-	m := &claimModel{turns: [][]ToolCall{spawnRemote("s1", "b")}}
+	m := &claimModel{turns: [][]model.ToolCall{spawnRemote("s1", "b")}}
 	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: m})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +132,7 @@ func TestRemoteApprovalWithNoChannelNamesTheRemotesRule(t *testing.T) {
 	}
 	obj := task.Wait()
 	b, _ := json.Marshal(obj.Outcome)
-	if obj.Outcome.Status != StatusPolicyDenied || !strings.Contains(string(b), `"rule":{"configured":{"id":"a2a_remotes.b"}}`) {
+	if obj.Outcome.Status != event.StatusPolicyDenied || !strings.Contains(string(b), `"rule":{"configured":{"id":"a2a_remotes.b"}}`) {
 		t.Fatalf("outcome %s, want policy_denied under a2a_remotes.b", b)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 )
 
 // The pieces of the deployments these tests decide under.
@@ -233,13 +234,13 @@ func TestNoChannelDenialNamesTheRequirement(t *testing.T) {
 			}
 			var finished json.RawMessage
 			for ev := range task.Events() {
-				if ev.Type == EventToolFinished {
+				if ev.Type == event.ToolFinished {
 					finished = ev.Result
 				}
 			}
 			obj := task.Wait()
 			rule, _ := json.Marshal(obj.Outcome.Rule)
-			if obj.Outcome.Status != StatusPolicyDenied || string(rule) != `{"configured":{"id":"`+c.rule+`"}}` {
+			if obj.Outcome.Status != event.StatusPolicyDenied || string(rule) != `{"configured":{"id":"`+c.rule+`"}}` {
 				t.Fatalf("outcome %s rule %s, want policy_denied under %s", obj.Outcome.Status, rule, c.rule)
 			}
 			if !strings.Contains(string(finished), `"policy_denied"`) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 )
 
 // runScoped runs script under doc (a deployment body after its model)
@@ -46,11 +47,11 @@ func runScoped(t *testing.T, body, script string, forTask ...string) (asked []st
 	}
 	completed = map[string]bool{}
 	for ev := range task.Events() {
-		if ev.Type == EventToolFinished && strings.Contains(string(ev.Result), `"status":"completed"`) {
+		if ev.Type == event.ToolFinished && strings.Contains(string(ev.Result), `"status":"completed"`) {
 			completed[ev.CallID] = true
 		}
 	}
-	if obj := task.Wait(); obj.Outcome.Status != StatusCompleted {
+	if obj := task.Wait(); obj.Outcome.Status != event.StatusCompleted {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s", b)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 )
 
 // TestSubagentActionsThatDelegateNothingNeverAsk: with every call of the
@@ -53,16 +54,16 @@ func TestSubagentActionsThatDelegateNothingNeverAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	var results []string
-	var requested []*pablo.EventApproval
+	var requested []*event.Approval
 	for ev := range task.Events() {
-		if ev.Type == pablo.EventToolFinished {
+		if ev.Type == event.ToolFinished {
 			results = append(results, ev.CallID+"="+string(ev.Result))
 		}
-		if ev.Type == pablo.EventApprovalRequested {
+		if ev.Type == event.ApprovalRequested {
 			requested = append(requested, ev.Approval)
 		}
 	}
-	if obj := task.Wait(); obj.Outcome.Status != pablo.StatusCompleted {
+	if obj := task.Wait(); obj.Outcome.Status != event.StatusCompleted {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
 	if strings.Join(asked, ",") != "call_1_1:delegate" { // the model's s1

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/pabloagent/pablo/event"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,13 +75,13 @@ func TestTwoChildrenWritingOneRevisionInstallOnce(t *testing.T) {
 	results, letter := map[string]string{}, map[string]string{}
 	for ev := range task.Events() {
 		switch {
-		case ev.Type == EventToolStarted && ev.Call.Name == "fs.write":
+		case ev.Type == event.ToolStarted && ev.Call.Name == "fs.write":
 			letter[ev.Agent.AgentID] = strings.TrimPrefix(argumentText(ev.Call.Arguments), "from ")
-		case ev.Type == EventToolFinished && ev.Name == "fs.write":
+		case ev.Type == event.ToolFinished && ev.Name == "fs.write":
 			results[ev.Agent.AgentID] = string(ev.Result)
 		}
 	}
-	if obj := task.Wait(); obj.Outcome.Status != StatusCompleted {
+	if obj := task.Wait(); obj.Outcome.Status != event.StatusCompleted {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s", b)
 	}

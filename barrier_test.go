@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -75,7 +76,7 @@ func TestDurableToolCallSpendsTwoBarriers(t *testing.T) {
 	store := &barrierStore{Store: db}
 	rt := benchRuntimeStore(t, store, toolCallScript(calls), noopTool{})
 	before := db.Commits()
-	if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+	if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
 	const modelCalls = calls + 1
@@ -127,7 +128,7 @@ func TestDurableShellCallSpendsTwoBarriers(t *testing.T) {
 	defer rt.Close()
 	before := db.Commits()
 	obj, _ := runTask(t, rt, "go")
-	if obj.Outcome.Status != StatusCompleted || obj.Accounting.ToolCalls.N != calls {
+	if obj.Outcome.Status != event.StatusCompleted || obj.Accounting.ToolCalls.N != calls {
 		t.Fatalf("outcome %+v, %d tool calls", obj.Outcome, obj.Accounting.ToolCalls.N)
 	}
 	const modelCalls = calls + 1
@@ -172,7 +173,7 @@ func TestDurableToolCallAllocatesAtMost30KB(t *testing.T) {
 	for range 4 { // the first run also pays the runtime's one-time work
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 			t.Fatalf("outcome %+v", obj.Outcome)
 		}
 		runtime.ReadMemStats(&after)
@@ -208,7 +209,7 @@ func BenchmarkDurableToolCall(b *testing.B) {
 			commits := db.Commits()
 			b.ReportAllocs()
 			for b.Loop() {
-				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 					b.Fatal(obj.Outcome.Status)
 				}
 			}

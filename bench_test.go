@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
@@ -45,7 +47,7 @@ func benchRuntimeStore(b testing.TB, store ledger.Store, script string, cats ...
 		b.Fatal(err)
 	}
 	set, _ := authority.New(authority.Config{Native: []authority.ID{authority.FSRead}, Host: []authority.ID{"bench.noop"}})
-	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Catalogs: cats, Store: store, Sink: func(Event) error { return nil }})
+	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Catalogs: cats, Store: store, Sink: func(event.Event) error { return nil }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func BenchmarkEventToSink(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 			b.Fatal(obj.Outcome.Status)
 		}
 	}
@@ -84,15 +86,15 @@ type stampModel struct {
 	stamp *time.Time
 }
 
-func (m stampModel) Info() ModelInfo { return ModelInfo{Provider: "bench", Model: "stamp"} }
-func (m stampModel) Generate(_ context.Context, _ *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m stampModel) Info() model.Info { return model.Info{Provider: "bench", Model: "stamp"} }
+func (m stampModel) Generate(_ context.Context, _ *model.Request, emit func(string) error) (*model.Response, error) {
 	for range m.n {
 		*m.stamp = time.Now()
 		if err := emit(m.chunk); err != nil {
 			return nil, err
 		}
 	}
-	return &ModelResponse{Text: "done", FinishReason: FinishStop}, nil
+	return &model.Response{Text: "done", FinishReason: model.FinishStop}, nil
 }
 
 // BenchmarkEventLatency is the reference's event-latency method (REFERENCE
@@ -104,10 +106,10 @@ func BenchmarkEventLatency(b *testing.B) {
 	const chunks = 1000
 	var stamp time.Time
 	samples := make([]time.Duration, 0, 64*chunks)
-	sink := func(e Event) error {
+	sink := func(e event.Event) error {
 		// The clock first, on arrival; then what the event is.
 		d := time.Since(stamp)
-		if e.Type == EventTextDelta {
+		if e.Type == event.TextDelta {
 			samples = append(samples, d)
 		}
 		return nil
@@ -119,7 +121,7 @@ func BenchmarkEventLatency(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 			b.Fatal(obj.Outcome.Status)
 		}
 	}
@@ -166,7 +168,7 @@ func BenchmarkRun1000EventsTraced(b *testing.B) {
 		b.Run(map[bool]string{false: "no-trace", true: "metadata-jsonl"}[traced], func(b *testing.B) {
 			dir := b.TempDir()
 			var tw *TraceWriter
-			sink := func(ev Event) error {
+			sink := func(ev event.Event) error {
 				if tw == nil {
 					return nil
 				}
@@ -186,7 +188,7 @@ func BenchmarkRun1000EventsTraced(b *testing.B) {
 					}
 					b.StartTimer()
 				}
-				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 					b.Fatal(obj.Outcome.Status)
 				}
 				if traced {
@@ -220,7 +222,7 @@ func BenchmarkCoreRun(b *testing.B) {
 	defer rt.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 			b.Fatal(obj.Outcome.Status)
 		}
 	}
@@ -252,7 +254,7 @@ func BenchmarkGovernancePath(b *testing.B) {
 			rt := benchRuntimeStore(b, st, script, noopTool{})
 			b.ReportAllocs()
 			for b.Loop() {
-				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 					b.Fatal(obj.Outcome.Status)
 				}
 			}
@@ -265,13 +267,13 @@ func BenchmarkGovernancePath(b *testing.B) {
 // blockingModel parks every task in its first model call until released.
 type blockingModel struct{ release chan struct{} }
 
-func (m blockingModel) Info() ModelInfo { return ModelInfo{Provider: "bench", Model: "blocking"} }
-func (m blockingModel) Generate(ctx context.Context, _ *ModelRequest, _ func(string) error) (*ModelResponse, error) {
+func (m blockingModel) Info() model.Info { return model.Info{Provider: "bench", Model: "blocking"} }
+func (m blockingModel) Generate(ctx context.Context, _ *model.Request, _ func(string) error) (*model.Response, error) {
 	select {
 	case <-m.release:
-		return &ModelResponse{Text: "ok", FinishReason: FinishStop}, nil
+		return &model.Response{Text: "ok", FinishReason: model.FinishStop}, nil
 	case <-ctx.Done():
-		return nil, &ModelError{Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Err: ctx.Err()}
+		return nil, &model.Error{Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Err: ctx.Err()}
 	}
 }
 
@@ -319,7 +321,7 @@ func BenchmarkConcurrentTasks(b *testing.B) {
 				b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/float64(n), "heap-bytes/idle-task")
 				close(m.release)
 				for _, t := range tasks {
-					if obj := t.Wait(); obj.Outcome.Status != StatusCompleted {
+					if obj := t.Wait(); obj.Outcome.Status != event.StatusCompleted {
 						b.Fatal(obj.Outcome.Status, obj.Outcome.Code)
 					}
 				}

@@ -1,6 +1,7 @@
 package pablo
 
 import (
+	"github.com/pabloagent/pablo/model"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,7 +35,7 @@ func callID(turn, i int) string {
 // It records each in s.wireIDs. The model's slice is not modified (a
 // host's model may hand out the same response twice): it is copied when
 // an ID changes.
-func (s *step) pairCalls(calls []ToolCall, turn int) []ToolCall {
+func (s *step) pairCalls(calls []model.ToolCall, turn int) []model.ToolCall {
 	if s.wireIDs == nil {
 		s.wireIDs = make(map[string]struct{}, len(calls))
 	}

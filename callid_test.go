@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -188,7 +189,7 @@ func TestProviderCallIDsNeverKeyTheLedger(t *testing.T) {
 			d := providerDeployment(t, body, nil)
 			store := ledger.NewMemoryStore()
 			obj, events := runProviderTask(t, d, HostOptions{LookupEnv: lookupKey, Store: store})
-			if obj.Outcome.Status != StatusCompleted {
+			if obj.Outcome.Status != event.StatusCompleted {
 				b, _ := json.Marshal(obj.Outcome)
 				t.Fatalf("outcome %s", b)
 			}
@@ -201,9 +202,9 @@ func TestProviderCallIDsNeverKeyTheLedger(t *testing.T) {
 			var started, finished []string
 			for _, ev := range events {
 				switch {
-				case ev.Type == EventToolStarted:
+				case ev.Type == event.ToolStarted:
 					started = append(started, ev.Call.ID)
-				case ev.Type == EventToolFinished:
+				case ev.Type == event.ToolFinished:
 					finished = append(finished, ev.CallID)
 				}
 			}

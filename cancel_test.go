@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 )
 
 func TestCancelSettlesAsCancelled(t *testing.T) {
@@ -22,12 +23,12 @@ func TestCancelSettlesAsCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for ev := range task.Events() {
-		if ev.Type == EventModelStarted {
+		if ev.Type == event.ModelStarted {
 			cancel()
 		}
 	}
 	obj := task.Wait()
-	if obj.Outcome.Status != StatusCancelled {
+	if obj.Outcome.Status != event.StatusCancelled {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
@@ -41,7 +42,7 @@ func TestDeadlineSettlesAsTimedOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if obj.Outcome.Status != StatusTimedOut {
+	if obj.Outcome.Status != event.StatusTimedOut {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
@@ -78,11 +79,11 @@ func TestCallerDeadlineSettlesAsTimedOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	for ev := range task.Events() {
-		if ev.Type == EventModelStarted {
+		if ev.Type == event.ModelStarted {
 			close(ctx.done)
 		}
 	}
-	if obj := task.Wait(); obj.Outcome.Status != StatusTimedOut {
+	if obj := task.Wait(); obj.Outcome.Status != event.StatusTimedOut {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
@@ -123,7 +124,7 @@ func TestCancelledShellLeavesNoProcess(t *testing.T) {
 	}
 	task.Cancel()
 	obj := task.Wait()
-	if obj.Outcome.Status != StatusCancelled {
+	if obj.Outcome.Status != event.StatusCancelled {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}

@@ -13,12 +13,14 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 )
 
 // childRunner runs a task's local children: each is its own agent on the
@@ -33,7 +35,7 @@ type childRunner struct {
 // root's run, session and trace, and its place in the tree (depth one).
 func (p *step) childHeader(id string, kind children.Kind) *eventlog.Header {
 	return &eventlog.Header{RunID: p.hdr.RunID, SessionID: p.hdr.SessionID, TraceID: p.hdr.TraceID,
-		Agent: AgentRef{AgentID: id, RootRunID: p.hdr.RunID, RootSessionID: p.hdr.SessionID, ParentAgentID: p.agent, Kind: string(kind), Depth: 1}}
+		Agent: event.AgentRef{AgentID: id, RootRunID: p.hdr.RunID, RootSessionID: p.hdr.SessionID, ParentAgentID: p.agent, Kind: string(kind), Depth: 1}}
 }
 
 // childHandle is a started child: the children.Handle of its run.
@@ -176,13 +178,13 @@ func childCatalogs(cats []ToolCatalog) []ToolCatalog {
 // childContext is what a child is given after its input: its overlay, its
 // context strings and its handoffs, each one user-role message. It is data
 // the parent chose to pass; it grants nothing.
-func childContext(spec children.Spec) []Message {
-	var msgs []Message
+func childContext(spec children.Spec) []model.Message {
+	var msgs []model.Message
 	if spec.Overlay != "" {
-		msgs = append(msgs, Message{Role: RoleUser, Content: spec.Overlay})
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: spec.Overlay})
 	}
 	for _, c := range spec.Context {
-		msgs = append(msgs, Message{Role: RoleUser, Content: c})
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: c})
 	}
 	for _, h := range spec.Handoffs {
 		var b strings.Builder
@@ -193,7 +195,7 @@ func childContext(spec children.Spec) []Message {
 		case h.Artifact != nil:
 			fmt.Fprintf(&b, "workspace file %s at revision %s", h.Artifact.Path, h.Artifact.Revision)
 		}
-		msgs = append(msgs, Message{Role: RoleUser, Content: b.String()})
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: b.String()})
 	}
 	return msgs
 }
@@ -229,7 +231,7 @@ func (s *step) runChild(ctx context.Context) children.Result {
 		if rep != nil {
 			res.Repair, _ = json.Marshal(rep)
 		}
-		if o.Status == StatusCompleted && s.check.Valid() && json.Valid([]byte(res.Output)) {
+		if o.Status == event.StatusCompleted && s.check.Valid() && json.Valid([]byte(res.Output)) {
 			res.StructuredOutput = json.RawMessage(res.Output)
 			res.Artifact = artifactOf(res.StructuredOutput)
 		}
@@ -371,7 +373,7 @@ func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 // child names route entries (an ordered exact subsequence of its parent's,
 // checked by children.Narrow), a route of those entries alone with the
 // parent route's other options.
-func narrowRoute(m Model, entries []string) Model {
+func narrowRoute(m model.Model, entries []string) model.Model {
 	rm, ok := routeOf(m)
 	if !ok || entries == nil {
 		return m
@@ -450,7 +452,7 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 	s.hdr = p.childHeader(id, children.KindRemote)
 	dep, o := s.recordRemoteSnapshot(spec)
 	if o == nil {
-		o = s.emit(EventData{Type: EventRunStarted, Deployment: dep})
+		o = s.emit(event.EventData{Type: event.RunStarted, Deployment: dep})
 	}
 	if o != nil {
 		s.terminal(o)
@@ -465,7 +467,7 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 	h, err := r.inner.StartRemote(trace.ContextWithSpan(ctx, span), spec)
 	if err != nil {
 		span.End()
-		s.terminal(&Outcome{Status: StatusFailed, Code: outcome.FailRemoteTask, Delivery: outcome.NotSent})
+		s.terminal(&event.Outcome{Status: event.StatusFailed, Code: outcome.FailRemoteTask, Delivery: outcome.NotSent})
 		return nil, err
 	}
 	ph := &proxyHandle{inner: h, done: make(chan struct{})}
@@ -486,7 +488,7 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 // accepts), under the deployment's fingerprint; the remote's card digest
 // is the runner's record. It returns the deployment reference run.started
 // carries, with the snapshot's digest.
-func (s *step) recordRemoteSnapshot(spec children.RemoteSpec) (*DeploymentRef, *Outcome) {
+func (s *step) recordRemoteSnapshot(spec children.RemoteSpec) (*event.DeploymentRef, *event.Outcome) {
 	attrs := map[string]string{}
 	setAttr(attrs, "accepted_output_modes", strings.Join(spec.AcceptedOutputModes, ","))
 	if spec.Stream != nil {
@@ -499,7 +501,7 @@ func (s *step) recordRemoteSnapshot(spec children.RemoteSpec) (*DeploymentRef, *
 	}
 	canonical, digest, err := ledger.EncodeSnapshot(snap)
 	if err != nil {
-		return nil, &Outcome{Status: StatusFailed, Code: outcome.FailRemoteTask, Delivery: outcome.NotSent, Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
+		return nil, &event.Outcome{Status: event.StatusFailed, Code: outcome.FailRemoteTask, Delivery: outcome.NotSent, Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
 	}
 	if err := s.t.root.RecordSnapshot(s.ctx, s.agent, canonical, digest); err != nil {
 		return nil, s.ledgerOutcome(err)

@@ -11,6 +11,8 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/model"
 )
 
 // spawnClock is a model whose root spawns one child and answers once it
@@ -22,24 +24,24 @@ type spawnClock struct {
 	gaps    []time.Duration
 }
 
-func (m *spawnClock) Info() pablo.ModelInfo {
-	return pablo.ModelInfo{Provider: "test", Model: "spawn-clock"}
+func (m *spawnClock) Info() model.Info {
+	return model.Info{Provider: "test", Model: "spawn-clock"}
 }
 
-func (m *spawnClock) Generate(_ context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+func (m *spawnClock) Generate(_ context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	if req.Messages[0].Content != fanInRoot {
 		m.mu.Lock()
 		m.gaps = append(m.gaps, time.Since(m.spawned))
 		m.mu.Unlock()
-		return &pablo.ModelResponse{Text: "ok", FinishReason: pablo.FinishStop}, emit("ok")
+		return &model.Response{Text: "ok", FinishReason: model.FinishStop}, emit("ok")
 	}
 	if len(req.Messages) > 1 {
-		return &pablo.ModelResponse{Text: "done", FinishReason: pablo.FinishStop}, emit("done")
+		return &model.Response{Text: "done", FinishReason: model.FinishStop}, emit("done")
 	}
 	m.mu.Lock()
 	m.spawned = time.Now()
 	m.mu.Unlock()
-	return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: []pablo.ToolCall{{ID: "s", Name: "subagent",
+	return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: "s", Name: "subagent",
 		Arguments: json.RawMessage(`{"action":"spawn","request":{"input":"child","capabilities":{"tools":[]}}}`)}}}, nil
 }
 
@@ -54,7 +56,7 @@ func BenchmarkSpawnToFirstRequest(b *testing.B) {
 	}
 	for b.Loop() {
 		obj, err := rt.Run(context.Background(), fanInRoot)
-		if err != nil || obj.Outcome.Status != pablo.StatusCompleted {
+		if err != nil || obj.Outcome.Status != event.StatusCompleted {
 			b.Fatal(obj, err)
 		}
 	}
@@ -72,7 +74,7 @@ func BenchmarkFanIn(b *testing.B) {
 	b.Run("Supervised", func(b *testing.B) {
 		rt, _ := pablo.NewRuntime(pablo.RuntimeOptions{Model: &fanInModel{}, Authority: set, Children: &children.Capacity{}})
 		for b.Loop() {
-			if obj, _ := rt.Run(context.Background(), fanInRoot); obj.Outcome.Status != pablo.StatusCompleted {
+			if obj, _ := rt.Run(context.Background(), fanInRoot); obj.Outcome.Status != event.StatusCompleted {
 				b.Fatal(obj.Outcome)
 			}
 		}

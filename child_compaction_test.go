@@ -12,7 +12,9 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/model"
 )
 
 const (
@@ -31,24 +33,24 @@ type siblingModel struct {
 	compacted chan struct{} // closed at the reader's first summary request (or its end)
 }
 
-func (*siblingModel) Info() pablo.ModelInfo {
-	return pablo.ModelInfo{Provider: "test", Model: "siblings"}
+func (*siblingModel) Info() model.Info {
+	return model.Info{Provider: "test", Model: "siblings"}
 }
 
-func (m *siblingModel) Generate(ctx context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+func (m *siblingModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	if len(req.Tools) == 0 { // a summary request
 		m.summaries.Add(1)
 		m.once.Do(func() { close(m.compacted) })
-		return &pablo.ModelResponse{Text: "N-1 says renewal is due 2027-01-01.", FinishReason: pablo.FinishStop}, nil
+		return &model.Response{Text: "N-1 says renewal is due 2027-01-01.", FinishReason: model.FinishStop}, nil
 	}
 	switch req.Messages[0].Content {
 	case compactingChild:
 		n := m.reads.Add(1)
 		if n > 20 {
 			m.once.Do(func() { close(m.compacted) })
-			return &pablo.ModelResponse{Text: "due 2027-01-01", FinishReason: pablo.FinishStop}, nil
+			return &model.Response{Text: "due 2027-01-01", FinishReason: model.FinishStop}, nil
 		}
-		return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: []pablo.ToolCall{{ID: fmt.Sprint("r", n), Name: "notes_read",
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: fmt.Sprint("r", n), Name: "notes_read",
 			Arguments: json.RawMessage(`{"note_id":"N-1"}`)}}}, nil
 	case siblingChild:
 		select {
@@ -56,20 +58,20 @@ func (m *siblingModel) Generate(ctx context.Context, req *pablo.ModelRequest, em
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		return &pablo.ModelResponse{Text: "sibling done", FinishReason: pablo.FinishStop}, nil
+		return &model.Response{Text: "sibling done", FinishReason: model.FinishStop}, nil
 	}
 	var results []string
 	for _, msg := range req.Messages {
-		if msg.Role == pablo.RoleTool {
+		if msg.Role == model.RoleTool {
 			results = append(results, msg.Content)
 		}
 	}
-	call := func(id, args string) pablo.ToolCall {
-		return pablo.ToolCall{ID: id, Name: "subagent", Arguments: json.RawMessage(args)}
+	call := func(id, args string) model.ToolCall {
+		return model.ToolCall{ID: id, Name: "subagent", Arguments: json.RawMessage(args)}
 	}
 	switch len(results) {
 	case 0:
-		return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: []pablo.ToolCall{
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{
 			call("s1", `{"action":"spawn","request":{"input":"`+compactingChild+`","capabilities":{"tools":["notes.read"]},"ceilings":{"max_context_bytes":4000}}}`),
 			call("s2", `{"action":"spawn","request":{"input":"`+siblingChild+`","capabilities":{"tools":["notes.read"]}}}`),
 		}}, nil
@@ -86,10 +88,10 @@ func (m *siblingModel) Generate(ctx context.Context, req *pablo.ModelRequest, em
 			json.Unmarshal([]byte(r), &v)
 			ids = append(ids, `"`+v.Subagent.Agent.AgentID+`"`)
 		}
-		return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: []pablo.ToolCall{
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{
 			call("w1", `{"action":"wait","agent_ids":[`+strings.Join(ids, ",")+`],"mode":"all","timeout_ms":60000}`)}}, nil
 	}
-	return &pablo.ModelResponse{Text: "both done", FinishReason: pablo.FinishStop}, emit("both done")
+	return &model.Response{Text: "both done", FinishReason: model.FinishStop}, emit("both done")
 }
 
 // TestChildCompactsWhileItsSiblingRuns: a child compacts inside its own
@@ -115,22 +117,22 @@ func TestChildCompactsWhileItsSiblingRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	finished := map[string]pablo.Event{}
-	var compactions []pablo.Event
+	finished := map[string]event.Event{}
+	var compactions []event.Event
 	for ev := range task.Events() {
 		switch ev.Type {
-		case pablo.EventCompactionFinished:
+		case event.CompactionFinished:
 			compactions = append(compactions, ev)
-		case pablo.EventRunFinished:
+		case event.RunFinished:
 			finished[ev.Agent.AgentID] = ev
 		}
 	}
 	obj := task.Wait()
-	if obj.Outcome.Status != pablo.StatusCompleted || len(finished) != 3 {
+	if obj.Outcome.Status != event.StatusCompleted || len(finished) != 3 {
 		t.Fatalf("outcome %+v, %d agents finished", obj.Outcome, len(finished))
 	}
 	for id, ev := range finished {
-		if ev.Outcome.Status != pablo.StatusCompleted {
+		if ev.Outcome.Status != event.StatusCompleted {
 			t.Fatalf("agent %s (depth %d) ended %+v", id, ev.Agent.Depth, ev.Outcome)
 		}
 	}

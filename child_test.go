@@ -18,7 +18,9 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/model"
 )
 
 // fanInModel plays the seed's bounded fan-in: the root spawns two
@@ -27,36 +29,36 @@ import (
 // the request, and keeps every request it saw.
 type fanInModel struct {
 	mu   sync.Mutex
-	seen []pablo.ModelRequest
+	seen []model.Request
 }
 
 const fanInRoot = "Compare the two reports."
 
-func (m *fanInModel) Info() pablo.ModelInfo {
-	return pablo.ModelInfo{Provider: "test", Model: "fan-in"}
+func (m *fanInModel) Info() model.Info {
+	return model.Info{Provider: "test", Model: "fan-in"}
 }
 
-func (m *fanInModel) Generate(_ context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+func (m *fanInModel) Generate(_ context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	m.mu.Lock()
 	m.seen = append(m.seen, *req)
 	m.mu.Unlock()
 	first := req.Messages[0].Content
 	if first != fanInRoot {
 		text := "read: " + first
-		return &pablo.ModelResponse{Text: text, FinishReason: pablo.FinishStop}, emit(text)
+		return &model.Response{Text: text, FinishReason: model.FinishStop}, emit(text)
 	}
 	var results []string
 	for _, msg := range req.Messages {
-		if msg.Role == pablo.RoleTool {
+		if msg.Role == model.RoleTool {
 			results = append(results, msg.Content)
 		}
 	}
-	call := func(id, args string) pablo.ToolCall {
-		return pablo.ToolCall{ID: id, Name: "subagent", Arguments: json.RawMessage(args)}
+	call := func(id, args string) model.ToolCall {
+		return model.ToolCall{ID: id, Name: "subagent", Arguments: json.RawMessage(args)}
 	}
 	switch len(results) {
 	case 0:
-		return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: []pablo.ToolCall{
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{
 			call("s1", `{"action":"spawn","request":{"input":"report A","capabilities":{"tools":[]}}}`),
 			call("s2", `{"action":"spawn","request":{"input":"report B","capabilities":{"tools":[]}}}`),
 		}}, nil
@@ -75,12 +77,12 @@ func (m *fanInModel) Generate(_ context.Context, req *pablo.ModelRequest, emit f
 			}
 			ids = append(ids, `"`+v.Subagent.Agent.AgentID+`"`)
 		}
-		return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: []pablo.ToolCall{
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{
 			call("w1", `{"action":"wait","agent_ids":[`+strings.Join(ids, ",")+`],"mode":"all","timeout_ms":60000}`),
 		}}, nil
 	}
 	text := "synthesis of " + results[len(results)-1]
-	return &pablo.ModelResponse{Text: text, FinishReason: pablo.FinishStop}, emit(text)
+	return &model.Response{Text: text, FinishReason: model.FinishStop}, emit(text)
 }
 
 // TestChildrenRunOnTheRootLedger: with children enabled the root model sees
@@ -120,7 +122,7 @@ func TestChildrenRunOnTheRootLedger(t *testing.T) {
 		}
 	}
 	obj := task.Wait()
-	if obj.Outcome.Status != pablo.StatusCompleted || !strings.Contains(*obj.Outcome.Output, "read: report") {
+	if obj.Outcome.Status != event.StatusCompleted || !strings.Contains(*obj.Outcome.Output, "read: report") {
 		t.Fatalf("root outcome %+v", obj.Outcome)
 	}
 	if len(agents) != 3 {
@@ -176,16 +178,16 @@ type blockingTree struct {
 	started chan string
 }
 
-func (m *blockingTree) Info() pablo.ModelInfo {
-	return pablo.ModelInfo{Provider: "test", Model: "blocking"}
+func (m *blockingTree) Info() model.Info {
+	return model.Info{Provider: "test", Model: "blocking"}
 }
 
-func (m *blockingTree) Generate(ctx context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+func (m *blockingTree) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	first := req.Messages[0].Content
 	if first != fanInRoot {
 		m.started <- first
 		<-ctx.Done()
-		return nil, &pablo.ModelError{Code: "provider_transport", Delivery: "may_have_been_sent", Err: ctx.Err()}
+		return nil, &model.Error{Code: "provider_transport", Delivery: "may_have_been_sent", Err: ctx.Err()}
 	}
 	var ids []string
 	for _, msg := range req.Messages {
@@ -196,19 +198,19 @@ func (m *blockingTree) Generate(ctx context.Context, req *pablo.ModelRequest, em
 				} `json:"agent"`
 			} `json:"subagent"`
 		}
-		if msg.Role == pablo.RoleTool && json.Unmarshal([]byte(msg.Content), &v) == nil && v.Subagent.Agent.AgentID != "" {
+		if msg.Role == model.RoleTool && json.Unmarshal([]byte(msg.Content), &v) == nil && v.Subagent.Agent.AgentID != "" {
 			ids = append(ids, `"`+v.Subagent.Agent.AgentID+`"`)
 		}
 	}
 	if len(ids) == 0 {
-		var calls []pablo.ToolCall
+		var calls []model.ToolCall
 		for i := range m.n {
-			calls = append(calls, pablo.ToolCall{ID: fmt.Sprint("s", i), Name: "subagent",
+			calls = append(calls, model.ToolCall{ID: fmt.Sprint("s", i), Name: "subagent",
 				Arguments: json.RawMessage(fmt.Sprintf(`{"action":"spawn","request":{"input":"child %d"}}`, i))})
 		}
-		return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: calls}, nil
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: calls}, nil
 	}
-	return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: []pablo.ToolCall{{ID: "w", Name: "subagent",
+	return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: "w", Name: "subagent",
 		Arguments: json.RawMessage(`{"action":"wait","agent_ids":[` + strings.Join(ids, ",") + `],"mode":"all","timeout_ms":900000}`)}}}, nil
 }
 
@@ -221,19 +223,19 @@ func TestRootCancelJoinsTheTree(t *testing.T) {
 	_, task, m, store := startBlockedTree(t)
 	task.Cancel()
 	obj := task.Wait()
-	if obj.Outcome.Status != pablo.StatusCancelled {
+	if obj.Outcome.Status != event.StatusCancelled {
 		t.Fatalf("root outcome %+v", obj.Outcome)
 	}
 	noQueuedChildRan(t, m)
 	finished := map[string]string{}
-	var last pablo.Event
+	var last event.Event
 	for ev := range task.Events() {
-		if ev.Type == pablo.EventRunFinished {
+		if ev.Type == event.RunFinished {
 			finished[ev.Agent.AgentID] = string(ev.Outcome.Status)
 		}
 		last = ev
 	}
-	if last.Type != pablo.EventRunFinished || last.Agent.Depth != 0 {
+	if last.Type != event.RunFinished || last.Agent.Depth != 0 {
 		t.Fatalf("the last event is %s of %+v, want the root's run.finished", last.Type, last.Agent)
 	}
 	active := 0
@@ -322,22 +324,22 @@ const (
 	artifactBody   = "the report\n"
 )
 
-func (m *artifactModel) Info() pablo.ModelInfo {
-	return pablo.ModelInfo{Provider: "test", Model: "artifact"}
+func (m *artifactModel) Info() model.Info {
+	return model.Info{Provider: "test", Model: "artifact"}
 }
 
-func (m *artifactModel) Generate(_ context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+func (m *artifactModel) Generate(_ context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	first := req.Messages[0].Content
 	m.mu.Lock()
 	m.asked[first]++
 	m.mu.Unlock()
-	call := func(id, name, args string) *pablo.ModelResponse {
-		return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: []pablo.ToolCall{{ID: id, Name: name, Arguments: json.RawMessage(args)}}}
+	call := func(id, name, args string) *model.Response {
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: id, Name: name, Arguments: json.RawMessage(args)}}}
 	}
 	tools := 0
 	var last string
 	for _, msg := range req.Messages {
-		if msg.Role == pablo.RoleTool {
+		if msg.Role == model.RoleTool {
 			tools++
 			last = msg.Content
 		}
@@ -349,10 +351,10 @@ func (m *artifactModel) Generate(_ context.Context, req *pablo.ModelRequest, emi
 		}
 		sum := sha256.Sum256([]byte(artifactBody))
 		text := `{"artifact":{"path":"report.md","revision":"` + hex.EncodeToString(sum[:]) + `"}}`
-		return &pablo.ModelResponse{Text: text, FinishReason: pablo.FinishStop}, emit(text)
+		return &model.Response{Text: text, FinishReason: model.FinishStop}, emit(text)
 	case artifactReader:
 		text := "read it"
-		return &pablo.ModelResponse{Text: text, FinishReason: pablo.FinishStop}, emit(text)
+		return &model.Response{Text: text, FinishReason: model.FinishStop}, emit(text)
 	}
 	id := func(field string) string {
 		var v struct {
@@ -391,7 +393,7 @@ func (m *artifactModel) Generate(_ context.Context, req *pablo.ModelRequest, emi
 	case 3:
 		return call("w2", "subagent", `{"action":"wait","agent_ids":["`+id("agent")+`"],"mode":"all","timeout_ms":60000}`), nil
 	}
-	return &pablo.ModelResponse{Text: last, FinishReason: pablo.FinishStop}, emit(last)
+	return &model.Response{Text: last, FinishReason: model.FinishStop}, emit(last)
 }
 
 // TestArtifactHandoffIsVerifiedBeforeTheReaderStarts: a writer child's
@@ -415,7 +417,7 @@ func TestArtifactHandoffIsVerifiedBeforeTheReaderStarts(t *testing.T) {
 		}
 		obj, err := rt.Run(context.Background(), artifactRoot)
 		rt.Close()
-		if err != nil || obj.Outcome.Status != pablo.StatusCompleted {
+		if err != nil || obj.Outcome.Status != event.StatusCompleted {
 			t.Fatalf("stale=%v: %+v %v", stale, obj.Outcome, err)
 		}
 		out := *obj.Outcome.Output
@@ -468,11 +470,11 @@ func TestChildCallsAskTheRootsApproverAndNarrowOnly(t *testing.T) {
 		if ev.Agent.Depth > 0 {
 			childAgents[ev.Agent.AgentID] = true
 		}
-		if ev.Type == pablo.EventToolFinished && ev.CallID == "call_1_1" && ev.Agent.Depth == 0 { // the model's "bad"
+		if ev.Type == event.ToolFinished && ev.CallID == "call_1_1" && ev.Agent.Depth == 0 { // the model's "bad"
 			refusal = string(ev.Result)
 		}
 	}
-	if obj := task.Wait(); obj.Outcome.Status != pablo.StatusCompleted {
+	if obj := task.Wait(); obj.Outcome.Status != event.StatusCompleted {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
 	if !strings.Contains(refusal, "capability_not_inherited") {

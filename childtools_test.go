@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -55,7 +56,7 @@ func TestChildToolListKeepsNoUnnamedMCPTool(t *testing.T) {
 			}
 			defer rt.Close()
 			obj, events := runTask(t, rt, "go")
-			if obj.Outcome.Status != StatusCompleted {
+			if obj.Outcome.Status != event.StatusCompleted {
 				b, _ := json.Marshal(obj)
 				t.Fatalf("root outcome: %s", b)
 			}
@@ -79,12 +80,12 @@ func TestChildToolListKeepsNoUnnamedMCPTool(t *testing.T) {
 			if c.keepsRecords != (len(mcpEntries) > 0) {
 				t.Errorf("the child's snapshot lists MCP entries %v; want the records server's tools: %v", mcpEntries, c.keepsRecords)
 			}
-			var call, finished *Event
+			var call, finished *event.Event
 			for i, ev := range events {
 				switch {
-				case ev.Type == EventToolFinished && ev.CallID == "call_1_1" && ev.Agent.Depth == 1: // the child's m1
+				case ev.Type == event.ToolFinished && ev.CallID == "call_1_1" && ev.Agent.Depth == 1: // the child's m1
 					call = &events[i]
-				case ev.Type == EventRunFinished && ev.Agent.Depth == 1:
+				case ev.Type == event.RunFinished && ev.Agent.Depth == 1:
 					finished = &events[i]
 				}
 			}
@@ -92,7 +93,7 @@ func TestChildToolListKeepsNoUnnamedMCPTool(t *testing.T) {
 				t.Fatal("the child has no run.finished")
 			}
 			if c.keepsRecords {
-				if call == nil || !strings.Contains(string(call.Result), `"status":"completed"`) || finished.Outcome.Status != StatusCompleted {
+				if call == nil || !strings.Contains(string(call.Result), `"status":"completed"`) || finished.Outcome.Status != event.StatusCompleted {
 					b, _ := json.Marshal(finished)
 					t.Fatalf("the child's call to a tool of the server it named did not complete: %s\n%s", resultOf(call), b)
 				}
@@ -100,7 +101,7 @@ func TestChildToolListKeepsNoUnnamedMCPTool(t *testing.T) {
 			}
 			// The call is denied before it runs: the child ends
 			// policy_denied by its own layer's rule, having called nothing.
-			if call != nil || finished.Outcome.Status != StatusPolicyDenied || finished.Accounting == nil || finished.Accounting.ToolCalls.N != 0 {
+			if call != nil || finished.Outcome.Status != event.StatusPolicyDenied || finished.Accounting == nil || finished.Accounting.ToolCalls.N != 0 {
 				b, _ := json.Marshal(finished)
 				t.Fatalf("the child's call to mcp/records/echo was not denied: %s\n%s", resultOf(call), b)
 			}
@@ -112,7 +113,7 @@ func TestChildToolListKeepsNoUnnamedMCPTool(t *testing.T) {
 }
 
 // resultOf is the result of a tool.finished event, or "no call".
-func resultOf(ev *Event) string {
+func resultOf(ev *event.Event) string {
 	if ev == nil {
 		return "no call"
 	}

@@ -10,10 +10,11 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/compaction"
-	"github.com/pabloagent/pablo/internal/event"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 )
 
 // CompactionOptions turn on context compaction (REFERENCE §5.6,
@@ -117,7 +118,7 @@ func (s *step) bounds() compaction.Bounds {
 
 // measure is the size of the normal request the loop is about to send.
 func (s *step) measure() compaction.Measure {
-	req := ModelRequest{Instructions: s.t.rt.opts.Instructions, Messages: s.history, Tools: s.defs}
+	req := model.Request{Instructions: s.t.rt.opts.Instructions, Messages: s.history, Tools: s.defs}
 	n := s.requestBytes(&req)
 	return compaction.Measure{Bytes: n, Tokens: s.comp.calib.Estimate(s.comp.profile, n, len(s.history)+len(s.defs))}
 }
@@ -127,7 +128,7 @@ func (s *step) measure() compaction.Measure {
 // per-task maximum. It returns the task's outcome when a compaction ended
 // it, nil when the loop goes on (compacted, or with its history kept when
 // the request still fits).
-func (s *step) compactIfDue() *Outcome {
+func (s *step) compactIfDue() *event.Outcome {
 	c := s.comp
 	if c == nil || s.repairing {
 		return nil
@@ -152,8 +153,8 @@ func (s *step) compactIfDue() *Outcome {
 // with one compaction and one retry: an explicit overflow code from the
 // provider (context_overflow with the response received), compaction on,
 // not during an output repair and within the per-task maximum.
-func (s *step) canRecover(o *Outcome) bool {
-	return o != nil && o.Status == StatusFailed && o.Code == outcome.FailContextOverflow && o.Delivery == outcome.ResponseReceived &&
+func (s *step) canRecover(o *event.Outcome) bool {
+	return o != nil && o.Status == event.StatusFailed && o.Code == outcome.FailContextOverflow && o.Delivery == outcome.ResponseReceived &&
 		s.comp != nil && !s.repairing && s.comp.started < s.comp.opts.MaxCompactions
 }
 
@@ -161,7 +162,7 @@ func (s *step) canRecover(o *Outcome) bool {
 // history is replaced at once; on failure it is kept whole, and the loop
 // goes on when the request that was due still fits (a threshold trigger)
 // or ends compaction_failed.
-func (s *step) compact(trigger compaction.Trigger, before compaction.Measure) *Outcome {
+func (s *step) compact(trigger compaction.Trigger, before compaction.Measure) *event.Outcome {
 	r := s.t.rt
 	c := s.comp
 	c.started++
@@ -202,7 +203,7 @@ func (s *step) compact(trigger compaction.Trigger, before compaction.Measure) *O
 	}
 	span.SetStatus(codes.Error, string(res.reason))
 	status := "failed"
-	if res.end != nil && res.end.Status != StatusFailed {
+	if res.end != nil && res.end.Status != event.StatusFailed {
 		status = string(res.end.Status)
 	}
 	if o := s.finishCompaction(rec, res.reason, status, res.summaryBytes); o != nil && res.end == nil {
@@ -218,7 +219,7 @@ func (s *step) compact(trigger compaction.Trigger, before compaction.Measure) *O
 	if res.called {
 		d = outcome.ResponseReceived
 	}
-	return &Outcome{Status: StatusFailed, Code: outcome.FailCompactionFailed, Delivery: d, Reason: "context compaction: " + string(res.reason)}
+	return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailCompactionFailed, Delivery: d, Reason: "context compaction: " + string(res.reason)}
 }
 
 // summary is how one summary call went.
@@ -226,11 +227,11 @@ type summary struct {
 	// span is the part of the history summarized: the chosen span, or
 	// its first half (again) when the summary request would be too large.
 	span         compaction.Span
-	message      Message
+	message      model.Message
 	summaryBytes int
 	reason       compaction.Reason
 	// end is set when the summary call ended the task.
-	end *Outcome
+	end *event.Outcome
 	// called says a summary request was answered.
 	called bool
 }
@@ -259,7 +260,7 @@ func (s *step) summarize(ctx context.Context, sp compaction.Span) summary {
 	}
 	b := s.bounds()
 	b.MaxOutputTokens = uint64(maxTokens)
-	var req ModelRequest
+	var req model.Request
 	for {
 		req = compaction.Request(s.history[sp.From:sp.To], maxTokens)
 		sb := requestBytes(&req)
@@ -284,8 +285,8 @@ func (s *step) summarize(ctx context.Context, sp compaction.Span) summary {
 		text.WriteString(d)
 		return nil
 	}}
-	var resp *ModelResponse
-	var o *Outcome
+	var resp *model.Response
+	var o *event.Outcome
 	if rm, ok := routeOf(s.conf.model); ok {
 		if s.route == nil {
 			s.route = &routeSession{}
@@ -321,15 +322,15 @@ func (s *step) summarize(ctx context.Context, sp compaction.Span) summary {
 // a provider failure is summary_unavailable_or_invalid and leaves the task
 // to decide; anything else (cancelled, timed out, a ceiling, the ledger,
 // the sink) ends the task as o.
-func summaryFailure(o *Outcome) summary {
+func summaryFailure(o *event.Outcome) summary {
 	switch o.Status {
-	case StatusCancelled:
+	case event.StatusCancelled:
 		return summary{reason: compaction.ReasonCancelled, end: o}
-	case StatusTimedOut:
+	case event.StatusTimedOut:
 		return summary{reason: compaction.ReasonTimedOut, end: o}
-	case StatusLimitExceeded:
+	case event.StatusLimitExceeded:
 		return summary{reason: compaction.ReasonLimitExceeded, end: o}
-	case StatusPolicyDenied:
+	case event.StatusPolicyDenied:
 		return summary{reason: compaction.ReasonPolicyDenied, end: o}
 	}
 	switch o.Code {
@@ -343,7 +344,7 @@ func summaryFailure(o *Outcome) summary {
 
 // finishCompaction emits context.compaction.finished with rec ended as
 // status for reason ("" when completed).
-func (s *step) finishCompaction(rec event.Compaction, reason compaction.Reason, status string, summaryBytes int) *Outcome {
+func (s *step) finishCompaction(rec event.Compaction, reason compaction.Reason, status string, summaryBytes int) *event.Outcome {
 	rec.Status = status
 	if reason != "" {
 		r := string(reason)
@@ -353,15 +354,15 @@ func (s *step) finishCompaction(rec event.Compaction, reason compaction.Reason, 
 }
 
 // emitCompaction emits one compaction event with its own copy of rec.
-func (s *step) emitCompaction(typ EventType, rec event.Compaction, summaryBytes int) *Outcome {
+func (s *step) emitCompaction(typ event.Type, rec event.Compaction, summaryBytes int) *event.Outcome {
 	n := compaction.Decimal(uint64(max(summaryBytes, 0)))
-	return s.emit(EventData{Type: typ, Compaction: &rec, Summary: event.NullSummary(), SummaryBytes: &n})
+	return s.emit(event.EventData{Type: typ, Compaction: &rec, Summary: event.NullSummary(), SummaryBytes: &n})
 }
 
 // replaceHistory swaps the agent's history for h, a new slice, and
 // measures it once. The turn count is not reset: it numbers the task's
 // turns, not the messages left.
-func (s *step) replaceHistory(h []Message) {
+func (s *step) replaceHistory(h []model.Message) {
 	var n uint64
 	for i := range h {
 		n += messageBytes(&h[i])
@@ -378,7 +379,7 @@ func (s *step) newID() string {
 }
 
 // historyDigest is the SHA-256 of the canonical JSON of msgs.
-func historyDigest(msgs []Message) string {
+func historyDigest(msgs []model.Message) string {
 	b, err := json.Marshal(msgs)
 	if err != nil {
 		return sha256Tag(nil)

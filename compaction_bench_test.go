@@ -3,6 +3,7 @@ package pablo
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pabloagent/pablo/model"
 	"strings"
 	"testing"
 )
@@ -17,13 +18,13 @@ func BenchmarkRequestMeasure(b *testing.B) {
 			rt := &Runtime{opts: RuntimeOptions{Instructions: DefaultInstructions, MaxOutputTokens: 4096}}
 			s := &step{t: &Task{rt: rt}, conf: agentConf{contextBytes: 1 << 40},
 				comp: &compactor{opts: CompactionOptions{SafetyMarginPercent: 10, ContextWindowTokens: 1 << 29}, profile: "vercel/m"}}
-			s.defs = []ToolDef{{Name: "fs_read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object"}`)}}
-			s.addHistory(Message{Role: RoleUser, Content: "go"})
+			s.defs = []model.ToolDef{{Name: "fs_read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object"}`)}}
+			s.addHistory(model.Message{Role: model.RoleUser, Content: "go"})
 			page := strings.Repeat("x", 200)
 			for i := range turns {
 				id := fmt.Sprint("call_", i)
-				s.addHistory(Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: id, Name: "fs_read", Arguments: json.RawMessage(`{"path":"a"}`)}}},
-					Message{Role: RoleTool, ToolCallID: id, Content: page})
+				s.addHistory(model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: id, Name: "fs_read", Arguments: json.RawMessage(`{"path":"a"}`)}}},
+					model.Message{Role: model.RoleTool, ToolCallID: id, Content: page})
 			}
 			s.comp.calib.Observe("vercel/m", 1000, 3, 900)
 			due := false

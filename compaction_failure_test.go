@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/compaction"
 	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/ledger/outcome"
@@ -43,7 +44,7 @@ func TestSummaryFailuresKeepTheHistory(t *testing.T) {
 			g.summary = tc.mode
 			d := compactDeployment(t, g, contextTable(0)+overCeiling(t), 1000)
 			obj, events := runCompact(t, d, HostOptions{})
-			if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailCompactionFailed {
+			if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != outcome.FailCompactionFailed {
 				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 			}
 			recs := compactionRecords(events)
@@ -91,7 +92,7 @@ func TestCancelledSummary(t *testing.T) {
 	g.mu.Lock()
 	g.onSummary = task.Cancel
 	g.mu.Unlock()
-	var events []Event
+	var events []event.Event
 	for ev, err := range task.Events() {
 		if err != nil {
 			t.Fatal(err)
@@ -99,7 +100,7 @@ func TestCancelledSummary(t *testing.T) {
 		events = append(events, ev)
 	}
 	obj := task.Wait()
-	if obj.Outcome.Status != StatusCancelled {
+	if obj.Outcome.Status != event.StatusCancelled {
 		t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 	}
 	recs := compactionRecords(events)
@@ -121,7 +122,7 @@ func TestOverflowRecovery(t *testing.T) {
 			g.windowBytes = 9000
 			d := compactDeployment(t, g, contextTable(1), 1000)
 			obj, events := runCompact(t, d, HostOptions{})
-			if obj.Outcome.Status != StatusCompleted {
+			if obj.Outcome.Status != event.StatusCompleted {
 				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 			}
 			recs := compactionRecords(events)
@@ -152,7 +153,7 @@ func TestOverflowThatCannotBeRecovered(t *testing.T) {
 	g.overflowFrom = 3
 	d := compactDeployment(t, g, contextTable(0), 1000)
 	obj, events := runCompact(t, d, HostOptions{})
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailContextOverflow || obj.Outcome.Delivery != outcome.ResponseReceived {
+	if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != outcome.FailContextOverflow || obj.Outcome.Delivery != outcome.ResponseReceived {
 		t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 	}
 	if recs := compactionRecords(events); len(recs) != 1 || recs[0].Status != "completed" || recs[0].Trigger != "overflow" {
@@ -165,7 +166,7 @@ func TestOverflowThatCannotBeRecovered(t *testing.T) {
 	g1.windowBytes = 100 // the first request overflows
 	d1 := compactDeployment(t, g1, contextTable(0), 1000)
 	obj, events = runCompact(t, d1, HostOptions{})
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailCompactionFailed {
+	if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != outcome.FailCompactionFailed {
 		t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 	}
 	if recs := compactionRecords(events); len(recs) != 1 || *recs[0].Reason != string(compaction.ReasonNoHistory) {
@@ -175,7 +176,7 @@ func TestOverflowThatCannotBeRecovered(t *testing.T) {
 	g2.windowBytes = 100
 	d2 := compactDeployment(t, g2, "[options.context]\nenabled = false\n", 1000)
 	obj, events = runCompact(t, d2, HostOptions{})
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailContextOverflow {
+	if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != outcome.FailContextOverflow {
 		t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 	}
 	if n, _ := g2.counts(); len(n) != 1 || len(compactionRecords(events)) != 0 {
@@ -201,7 +202,7 @@ func TestOverflowBodyBound(t *testing.T) {
 		d := compactDeployment(t, g, contextTable(1), 1000)
 		obj, _ := runCompact(t, d, HostOptions{})
 		switch {
-		case tc.code == "" && obj.Outcome.Status != StatusCompleted:
+		case tc.code == "" && obj.Outcome.Status != event.StatusCompleted:
 			t.Fatalf("a %d-byte overflow body: outcome %s", tc.n, outcomeJSON(obj.Outcome))
 		case tc.code != "" && obj.Outcome.Code != tc.code:
 			t.Fatalf("a %d-byte overflow body: outcome %s", tc.n, outcomeJSON(obj.Outcome))
@@ -215,14 +216,14 @@ func TestSummaryEventSinkFailure(t *testing.T) {
 	t.Parallel()
 	g := newCompactGateway(t, 100)
 	d := compactDeployment(t, g, contextTable(0)+overCeiling(t), 1000)
-	sink := func(ev Event) error {
-		if ev.Type == EventCompactionStarted {
+	sink := func(ev event.Event) error {
+		if ev.Type == event.CompactionStarted {
 			return errors.New("the host's sink is full")
 		}
 		return nil
 	}
 	obj, events := runCompact(t, d, HostOptions{Sink: sink})
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailEventSinkIO {
+	if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != outcome.FailEventSinkIO {
 		t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 	}
 	recs := compactionRecords(events)
@@ -245,9 +246,9 @@ func TestSummaryBoundsAndBudgets(t *testing.T) {
 		reason      compaction.Reason
 		status      outcome.Status
 	}{
-		{"bounds", contextTable(0) + "[options.limits]\nmax_context_bytes = 12000\nmax_output_tokens = 8\n", compaction.ReasonBoundsUnsupported, StatusFailed},
-		{"budget", contextTable(0) + "[options.limits]\nmax_model_calls = 3\n", compaction.ReasonLimitExceeded, StatusLimitExceeded},
-		{"no_history", contextTable(32) + overCeiling(t), compaction.ReasonNoHistory, StatusFailed},
+		{"bounds", contextTable(0) + "[options.limits]\nmax_context_bytes = 12000\nmax_output_tokens = 8\n", compaction.ReasonBoundsUnsupported, event.StatusFailed},
+		{"budget", contextTable(0) + "[options.limits]\nmax_model_calls = 3\n", compaction.ReasonLimitExceeded, event.StatusLimitExceeded},
+		{"no_history", contextTable(32) + overCeiling(t), compaction.ReasonNoHistory, event.StatusFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -263,7 +264,7 @@ func TestSummaryBoundsAndBudgets(t *testing.T) {
 				b, _ := json.Marshal(recs)
 				t.Fatalf("outcome %s, records %s", outcomeJSON(obj.Outcome), b)
 			}
-			if tc.status == StatusLimitExceeded && obj.Outcome.Limit != outcome.LimitModelCalls {
+			if tc.status == event.StatusLimitExceeded && obj.Outcome.Limit != outcome.LimitModelCalls {
 				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 			}
 		})

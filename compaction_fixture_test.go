@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/compaction"
 )
 
@@ -213,10 +214,10 @@ func compactDeployment(t testing.TB, g *compactGateway, extra string, pageBytes 
 }
 
 // compactionEvents are the task's compaction.finished records.
-func compactionRecords(events []Event) []CompactionRecord {
-	var out []CompactionRecord
+func compactionRecords(events []event.Event) []event.Compaction {
+	var out []event.Compaction
 	for _, ev := range events {
-		if ev.Type == EventCompactionFinished {
+		if ev.Type == event.CompactionFinished {
 			out = append(out, *ev.Compaction)
 		}
 	}

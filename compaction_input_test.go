@@ -6,6 +6,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -30,7 +31,7 @@ func TestSummaryInputTooLarge(t *testing.T) {
 	task, _ := rt.Start(context.Background(), "When is the renewal due?")
 	var reasons []string
 	for ev := range task.Events() {
-		if ev.Type == pablo.EventCompactionFinished {
+		if ev.Type == event.CompactionFinished {
 			r := ev.Compaction.Status
 			if ev.Compaction.Reason != nil {
 				r = *ev.Compaction.Reason
@@ -39,7 +40,7 @@ func TestSummaryInputTooLarge(t *testing.T) {
 		}
 	}
 	o := task.Wait().Outcome
-	if o.Status != pablo.StatusFailed || o.Code != "compaction_failed" || len(reasons) == 0 {
+	if o.Status != event.StatusFailed || o.Code != "compaction_failed" || len(reasons) == 0 {
 		t.Fatalf("outcome %+v, reasons %v", o, reasons)
 	}
 	for _, r := range reasons {

@@ -8,6 +8,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/compaction"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -18,7 +19,7 @@ import (
 // model.context_window_tokens: TestTokenTriggerBoundary.)
 func TestContextKeysHaveTheirEffect(t *testing.T) {
 	t.Parallel()
-	run := func(t *testing.T, g *compactGateway, extra string) (*TaskObject, []CompactionRecord) {
+	run := func(t *testing.T, g *compactGateway, extra string) (*TaskObject, []event.Compaction) {
 		d := compactDeployment(t, g, extra, 1000)
 		obj, events := runCompact(t, d, HostOptions{})
 		return obj, compactionRecords(events)
@@ -27,7 +28,7 @@ func TestContextKeysHaveTheirEffect(t *testing.T) {
 	t.Run("enabled=false", func(t *testing.T) {
 		t.Parallel()
 		obj, recs := run(t, newCompactGateway(t, 100), "[options.context]\nenabled = false\n"+ceiling)
-		if obj.Outcome.Status != StatusLimitExceeded || obj.Outcome.Limit != outcome.LimitContextBytes || len(recs) != 0 {
+		if obj.Outcome.Status != event.StatusLimitExceeded || obj.Outcome.Limit != outcome.LimitContextBytes || len(recs) != 0 {
 			t.Fatalf("outcome %s, %d compactions", outcomeJSON(obj.Outcome), len(recs))
 		}
 	})
@@ -88,7 +89,7 @@ func TestCompactContextSpan(t *testing.T) {
 	g := newCompactGateway(t, 12)
 	d := compactDeployment(t, g, contextTable(0)+"[options.limits]\nmax_context_bytes = 12000\n", 1000)
 	obj, events := runCompact(t, d, HostOptions{Tracer: tp.Tracer("test")})
-	if obj.Outcome.Status != StatusCompleted {
+	if obj.Outcome.Status != event.StatusCompleted {
 		t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 	}
 	recs := compactionRecords(events)

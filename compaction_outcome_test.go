@@ -10,24 +10,26 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/compaction"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 )
 
 // summarizingModel reads big.md on every normal turn; a request with no
 // tools (a compaction's summary) runs onSummary, whose answer it returns.
 type summarizingModel struct {
 	bound     uint64
-	onSummary func(ctx context.Context) (*ModelResponse, error)
+	onSummary func(ctx context.Context) (*model.Response, error)
 	mu        sync.Mutex
 	reads     int
 }
 
-func (m *summarizingModel) Info() ModelInfo {
-	return ModelInfo{Provider: "test", Model: "reader", TokenBound: m.bound}
+func (m *summarizingModel) Info() model.Info {
+	return model.Info{Provider: "test", Model: "reader", TokenBound: m.bound}
 }
 
-func (m *summarizingModel) Generate(ctx context.Context, req *ModelRequest, _ func(string) error) (*ModelResponse, error) {
+func (m *summarizingModel) Generate(ctx context.Context, req *model.Request, _ func(string) error) (*model.Response, error) {
 	if len(req.Tools) == 0 {
 		return m.onSummary(ctx)
 	}
@@ -35,13 +37,13 @@ func (m *summarizingModel) Generate(ctx context.Context, req *ModelRequest, _ fu
 	m.reads++
 	n := m.reads
 	m.mu.Unlock()
-	return &ModelResponse{FinishReason: FinishToolCalls,
-		ToolCalls: []ToolCall{{ID: "call_" + strconv.Itoa(n), Name: "fs_read", Arguments: json.RawMessage(`{"path":"big.md"}`)}}}, nil
+	return &model.Response{FinishReason: model.FinishToolCalls,
+		ToolCalls: []model.ToolCall{{ID: "call_" + strconv.Itoa(n), Name: "fs_read", Arguments: json.RawMessage(`{"path":"big.md"}`)}}}, nil
 }
 
 // runSummarizing runs one task of m on a deployment whose context ceiling
 // a few reads of big.md fill, with extra TOML appended, under ctx.
-func runSummarizing(t *testing.T, ctx context.Context, m *summarizingModel, extra string) (*TaskObject, []Event) {
+func runSummarizing(t *testing.T, ctx context.Context, m *summarizingModel, extra string) (*TaskObject, []event.Event) {
 	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "work")
@@ -58,7 +60,7 @@ func runSummarizing(t *testing.T, ctx context.Context, m *summarizingModel, extr
 	if err != nil {
 		t.Fatal(err)
 	}
-	var events []Event
+	var events []event.Event
 	for ev, err := range task.Events() {
 		if err != nil {
 			t.Fatal(err)
@@ -77,12 +79,12 @@ func runSummarizing(t *testing.T, ctx context.Context, m *summarizingModel, extr
 // waits for it; nothing sleeps.
 func TestSummaryPastTheDeadline(t *testing.T) {
 	t.Parallel()
-	m := &summarizingModel{onSummary: func(c context.Context) (*ModelResponse, error) {
+	m := &summarizingModel{onSummary: func(c context.Context) (*model.Response, error) {
 		<-c.Done()
 		return nil, c.Err()
 	}}
 	obj, events := runSummarizing(t, context.Background(), m, "max_run_duration_ms = 1000\n")
-	if obj.Outcome.Status != StatusTimedOut {
+	if obj.Outcome.Status != event.StatusTimedOut {
 		t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 	}
 	recs := compactionRecords(events)
@@ -100,12 +102,12 @@ func TestSummaryPastTheDeadline(t *testing.T) {
 func TestSummaryOverItsBound(t *testing.T) {
 	t.Parallel()
 	in, over := uint64(100), uint64(5000)
-	m := &summarizingModel{bound: 1000, onSummary: func(context.Context) (*ModelResponse, error) {
-		return &ModelResponse{Text: "Read big.md; every read returned the same page.", FinishReason: FinishStop,
-			Usage: ModelUsage{InputTokens: &in, OutputTokens: &over}, UsageReported: true}, nil
+	m := &summarizingModel{bound: 1000, onSummary: func(context.Context) (*model.Response, error) {
+		return &model.Response{Text: "Read big.md; every read returned the same page.", FinishReason: model.FinishStop,
+			Usage: model.Usage{InputTokens: &in, OutputTokens: &over}, UsageReported: true}, nil
 	}}
 	obj, events := runSummarizing(t, context.Background(), m, "max_total_tokens = \"1000000\"\n")
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailAccountingBoundViolated {
+	if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != outcome.FailAccountingBoundViolated {
 		t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 	}
 	recs := compactionRecords(events)

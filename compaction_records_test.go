@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/model"
 )
 
 // traceSchema resolves docs/schemas/trace-event.schema.json with the
@@ -69,11 +71,11 @@ func TestCompactionKeepsThePinnedAndRecordsNoContent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rt.opts.Context = []Message{{Role: RoleUser, Content: skill}} // as an activated Skill's instructions are
+		rt.opts.Context = []model.Message{{Role: model.RoleUser, Content: skill}} // as an activated Skill's instructions are
 		obj, events := runTask(t, rt, "Read big.md until told to stop.")
 		rt.Close()
 		tw.Close()
-		if obj.Outcome.Status != StatusCompleted {
+		if obj.Outcome.Status != event.StatusCompleted {
 			t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 		}
 		recs := compactionRecords(events)

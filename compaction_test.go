@@ -7,7 +7,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/compaction"
+	"github.com/pabloagent/pablo/model"
 )
 
 // contextTable is an options.context table with keep_recent_turns keep.
@@ -16,7 +18,7 @@ func contextTable(keep int) string {
 }
 
 // runCompact runs one task of d on host.
-func runCompact(t testing.TB, d *Deployment, host HostOptions) (*TaskObject, []Event) {
+func runCompact(t testing.TB, d *Deployment, host HostOptions) (*TaskObject, []event.Event) {
 	t.Helper()
 	if host.LookupEnv == nil {
 		host.LookupEnv = lookupKey
@@ -29,7 +31,7 @@ func runCompact(t testing.TB, d *Deployment, host HostOptions) (*TaskObject, []E
 	return runTask(t, rt, "Read big.md until told to stop.")
 }
 
-func outcomeJSON(o *Outcome) string {
+func outcomeJSON(o *event.Outcome) string {
 	b, _ := json.Marshal(o)
 	return string(b)
 }
@@ -66,13 +68,13 @@ func longTaskCurve(t testing.TB) taskCurve {
 		t.Fatal(err)
 	}
 	var logical []int
-	host := HostOptions{Model: &measuringModel{Model: m, measure: func(req *ModelRequest) {
+	host := HostOptions{Model: &measuringModel{Model: m, measure: func(req *model.Request) {
 		if req.Instructions != compaction.Instructions {
 			logical = append(logical, int(requestBytes(req)))
 		}
 	}}}
 	obj, events := runCompact(t, d, host)
-	if obj.Outcome.Status != StatusCompleted || *obj.Outcome.Output != "done after 200 turns" {
+	if obj.Outcome.Status != event.StatusCompleted || *obj.Outcome.Output != "done after 200 turns" {
 		t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 	}
 	recs := compactionRecords(events)
@@ -115,11 +117,11 @@ func secondRequest(t *testing.T) (bytes uint64, items int) {
 	}
 	var sizes []uint64
 	var counts []int
-	obj, _ := runCompact(t, d, HostOptions{Model: &measuringModel{Model: m, measure: func(req *ModelRequest) {
+	obj, _ := runCompact(t, d, HostOptions{Model: &measuringModel{Model: m, measure: func(req *model.Request) {
 		sizes = append(sizes, requestBytes(req))
 		counts = append(counts, len(req.Messages)+len(req.Tools))
 	}}})
-	if obj.Outcome.Status != StatusCompleted || len(sizes) != 3 {
+	if obj.Outcome.Status != event.StatusCompleted || len(sizes) != 3 {
 		t.Fatalf("outcome %s, %d requests", outcomeJSON(obj.Outcome), len(sizes))
 	}
 	return sizes[1], counts[1]
@@ -151,7 +153,7 @@ func TestByteTriggerBoundary(t *testing.T) {
 		d := compactDeployment(t, g, contextTable(0)+fmt.Sprintf("[options.limits]\nmax_context_bytes = %d\n", ceiling), 500)
 		obj, events := runCompact(t, d, HostOptions{})
 		recs := compactionRecords(events)
-		if obj.Outcome.Status != StatusCompleted {
+		if obj.Outcome.Status != event.StatusCompleted {
 			t.Fatalf("threshold %d (request %d): outcome %s", tc.threshold, b2, outcomeJSON(obj.Outcome))
 		}
 		if got := len(recs) > 0; got != tc.compacts {
@@ -192,7 +194,7 @@ func TestTokenTriggerBoundary(t *testing.T) {
 			fmt.Sprintf("[options.limits]\nmax_output_tokens = %d\n", out), 500)
 		obj, events := runCompact(t, d, HostOptions{})
 		recs := compactionRecords(events)
-		if obj.Outcome.Status != StatusCompleted {
+		if obj.Outcome.Status != event.StatusCompleted {
 			t.Fatalf("window %d: outcome %s", w, outcomeJSON(obj.Outcome))
 		}
 		if got := len(recs) > 0; got != tc.compacts {

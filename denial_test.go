@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
 
 	"github.com/pabloagent/pablo/authority"
@@ -86,14 +87,14 @@ func TestDeniedCallKeepsTerminalRecord(t *testing.T) {
 	for _, c := range denialCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			script := `{"turns":[{"text":["x"],"tool_calls":[{"id":"c1","name":"` + c.tool + `","arguments":` + c.args + `}]},{"text":["done"]}]}`
-			var sunk []Event
-			obj, events, store := runScriptHost(t, c.body, script, nil, HostOptions{Sink: func(e Event) error { sunk = append(sunk, e); return nil }})
-			if obj.Outcome.Status != StatusPolicyDenied {
+			var sunk []event.Event
+			obj, events, store := runScriptHost(t, c.body, script, nil, HostOptions{Sink: func(e event.Event) error { sunk = append(sunk, e); return nil }})
+			if obj.Outcome.Status != event.StatusPolicyDenied {
 				b, _ := json.Marshal(obj)
 				t.Fatalf("outcome: %s", b)
 			}
-			for name, evs := range map[string][]Event{"sink": sunk, "event log": events} {
-				if len(evs) == 0 || evs[len(evs)-1].Type != EventRunFinished || evs[len(evs)-1].Outcome.Status != StatusPolicyDenied {
+			for name, evs := range map[string][]event.Event{"sink": sunk, "event log": events} {
+				if len(evs) == 0 || evs[len(evs)-1].Type != event.RunFinished || evs[len(evs)-1].Outcome.Status != event.StatusPolicyDenied {
 					t.Errorf("%s: the last event is not run.finished policy_denied: %+v", name, evs)
 				}
 			}
@@ -181,7 +182,7 @@ func TestLedgerErrorFailsTheTask(t *testing.T) {
 					}
 					return
 				}
-				if obj.Outcome.Status != StatusFailed || obj.Outcome.Code == "" || obj.Outcome.Delivery == "" {
+				if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code == "" || obj.Outcome.Delivery == "" {
 					b, _ := json.Marshal(obj.Outcome)
 					t.Fatalf("fault at append %d: outcome %s, want a failure with a code", n, b)
 				}

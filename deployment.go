@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/internal/shell"
@@ -110,8 +111,8 @@ func (d *Deployment) Options() config.Options { return config.Clone(d.c.Options)
 // Ref is what identifies d to a peer or a record: the schema version, the
 // deployment contract revision this build implements and d's fingerprint.
 // ACP's initialize result and every root task's DeploymentRef carry it.
-func (d *Deployment) Ref() *DeploymentRef {
-	return &DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: d.c.Fingerprint}
+func (d *Deployment) Ref() *event.DeploymentRef {
+	return &event.DeploymentRef{SchemaVersion: 1, ContractRevision: config.ContractRevision, Fingerprint: d.c.Fingerprint}
 }
 
 // Locked reports whether the deployment runs in lock mode.

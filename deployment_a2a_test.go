@@ -23,8 +23,10 @@ import (
 
 	"github.com/pabloagent/pablo/a2a"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 )
 
 // a2aFixturePeer starts the A2A fixture peer (a2a/testdata/peer, on
@@ -179,17 +181,17 @@ type remoteModel struct {
 	asJSON bool   // answer {"answer": ...}, as an output schema may require
 }
 
-func (m *remoteModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "remote"} }
+func (m *remoteModel) Info() model.Info { return model.Info{Provider: "test", Model: "remote"} }
 
-func (m *remoteModel) Generate(_ context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m *remoteModel) Generate(_ context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	var results []string
 	for _, msg := range req.Messages {
-		if msg.Role == RoleTool {
+		if msg.Role == model.RoleTool {
 			results = append(results, msg.Content)
 		}
 	}
-	call := func(args string) *ModelResponse {
-		return &ModelResponse{FinishReason: FinishToolCalls, ToolCalls: []ToolCall{{ID: "c" + strconv.Itoa(len(results)), Name: "subagent", Arguments: json.RawMessage(args)}}}
+	call := func(args string) *model.Response {
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: "c" + strconv.Itoa(len(results)), Name: "subagent", Arguments: json.RawMessage(args)}}}
 	}
 	switch len(results) {
 	case 0:
@@ -216,7 +218,7 @@ func (m *remoteModel) Generate(_ context.Context, req *ModelRequest, emit func(s
 		b, _ := json.Marshal(map[string]string{"answer": text})
 		text = string(b)
 	}
-	return &ModelResponse{Text: text, FinishReason: FinishStop}, emit(text)
+	return &model.Response{Text: text, FinishReason: model.FinishStop}, emit(text)
 }
 
 // TestSpawnRemoteThroughTheRuntime: a deployment with children enabled and
@@ -252,19 +254,19 @@ func TestSpawnRemoteThroughTheRuntime(t *testing.T) {
 	for ev := range task.Events() {
 		if ev.Agent.Kind == "remote_a2a" {
 			proxy = append(proxy, string(ev.Type))
-			if ev.Type == EventRunStarted && ev.Deployment != nil {
+			if ev.Type == event.RunStarted && ev.Deployment != nil {
 				proxyID, proxyDigest = ev.Agent.AgentID, ev.Deployment.SnapshotDigest
 			}
 			if ev.Agent.Depth != 1 || ev.Agent.ParentAgentID == "" {
 				t.Errorf("the proxy agent's event %s: %+v", ev.Type, ev.Agent)
 			}
-			if ev.Type == EventRunFinished && ev.Outcome.Status != StatusCompleted {
+			if ev.Type == event.RunFinished && ev.Outcome.Status != event.StatusCompleted {
 				t.Errorf("the proxy agent ended %+v", ev.Outcome)
 			}
 		}
 	}
 	obj := task.Wait()
-	if obj.Outcome.Status != StatusCompleted || !strings.Contains(*obj.Outcome.Output, `delegated`) || !strings.Contains(*obj.Outcome.Output, `remote_a2a`) {
+	if obj.Outcome.Status != event.StatusCompleted || !strings.Contains(*obj.Outcome.Output, `delegated`) || !strings.Contains(*obj.Outcome.Output, `remote_a2a`) {
 		t.Fatalf("%+v %v", obj.Outcome, *obj.Outcome.Output)
 	}
 	// The remote child is an agent of the tree: its proxy's run.started
@@ -351,7 +353,7 @@ func TestA2ARemoteFromTheReferenceBaseThroughTheRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if obj.Outcome.Status != StatusCompleted || !strings.Contains(*obj.Outcome.Output, "reviewed through the base preset") {
+	if obj.Outcome.Status != event.StatusCompleted || !strings.Contains(*obj.Outcome.Output, "reviewed through the base preset") {
 		t.Fatalf("%+v", obj.Outcome)
 	}
 	if strings.Contains(*obj.Outcome.Output, "evidence-secret") {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -149,11 +150,11 @@ deny = [{ id = "ops.no-write", value = "fs.write" }]
 	}
 	defer rt.Close()
 	obj, events := runTask(t, rt, "go")
-	if o := obj.Outcome; o.Status != StatusLimitExceeded || o.Limit != outcome.LimitModelCalls || obj.Accounting.ModelCalls.N != 3 {
+	if o := obj.Outcome; o.Status != event.StatusLimitExceeded || o.Limit != outcome.LimitModelCalls || obj.Accounting.ModelCalls.N != 3 {
 		t.Fatalf("outcome %+v after %v model calls: the loaded ceiling of 3 is not in force", o, obj.Accounting.ModelCalls)
 	}
 	for _, ev := range events {
-		if ev.Type == EventRunStarted && (ev.Deployment == nil || ev.Deployment.Fingerprint != fingerprint) {
+		if ev.Type == event.RunStarted && (ev.Deployment == nil || ev.Deployment.Fingerprint != fingerprint) {
 			t.Fatalf("run.started names the deployment %+v, want the fingerprint %s it loaded with", ev.Deployment, fingerprint)
 		}
 	}

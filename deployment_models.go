@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/model"
 	"net"
 	"net/url"
 	"time"
@@ -17,7 +18,7 @@ import (
 const fixtureKey = "pablo-fixture-key"
 
 // httpModel builds the configured HTTP provider model (or route).
-func (d *Deployment) httpModel(opts HostOptions) (Model, error) {
+func (d *Deployment) httpModel(opts HostOptions) (model.Model, error) {
 	r, err := d.Resolver(authority.ResolverOptions{LookupEnv: opts.LookupEnv, Host: opts.Host, Redact: opts.secrets})
 	if err != nil {
 		return nil, err
@@ -30,7 +31,7 @@ func (d *Deployment) httpModel(opts HostOptions) (Model, error) {
 // fixture: every entry talks to endpoint, a literal-loopback plain-HTTP
 // URL, with the fixed fake key "pablo-fixture-key" instead of any
 // configured credential. It is refused under lock and for any other URL.
-func (d *Deployment) FixtureModel(endpoint string) (Model, error) {
+func (d *Deployment) FixtureModel(endpoint string) (model.Model, error) {
 	if d.Locked() {
 		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "--fixture-endpoint", Message: "a fixture endpoint is never allowed under lock"}
 	}
@@ -71,7 +72,7 @@ type modelBuilder struct {
 	routerEndpoint string
 }
 
-func (b *modelBuilder) build() (Model, error) {
+func (b *modelBuilder) build() (model.Model, error) {
 	o := &b.d.c.Options
 	if o.ModelRoute != "" {
 		return b.route(o.ModelRoute)
@@ -80,11 +81,11 @@ func (b *modelBuilder) build() (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &providerModel{info: ModelInfo{Provider: o.Model.Provider, Model: o.Model.ID}, m: m}, nil
+	return &providerModel{info: model.Info{Provider: o.Model.Provider, Model: o.Model.ID}, m: m}, nil
 }
 
 // route flattens the selected route and builds each entry.
-func (b *modelBuilder) route(name string) (Model, error) {
+func (b *modelBuilder) route(name string) (model.Model, error) {
 	o := &b.d.c.Options
 	rt, ok := o.Routes[name]
 	if !ok {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/providers"
+	"github.com/pabloagent/pablo/model"
 )
 
 // ModelProfile is one model profile a run of a deployment may use: the
@@ -131,17 +132,17 @@ func (d *Deployment) ProbeProvider(ctx context.Context, opts ProviderProbeOption
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var (
-		model interface {
-			Generate(context.Context, *ModelRequest, func(string) error) (*ModelResponse, error)
+		probed interface {
+			Generate(context.Context, *model.Request, func(string) error) (*model.Response, error)
 		}
 		err error
 	)
 	target := fmt.Sprintf("%s/%s at %s", m.Provider, m.Model, m.Endpoint)
 	if opts.Fixture != "" {
 		target = fmt.Sprintf("%s/%s at fixture %s", m.Provider, m.Model, opts.Fixture)
-		model, err = d.FixtureModel(opts.Fixture)
+		probed, err = d.FixtureModel(opts.Fixture)
 	} else {
-		model, err = d.probeModel(ctx, m, opts.LookupEnv, maxTokens)
+		probed, err = d.probeModel(ctx, m, opts.LookupEnv, maxTokens)
 	}
 	if err != nil {
 		if errors.Is(err, authority.ErrCredential) {
@@ -150,8 +151,8 @@ func (d *Deployment) ProbeProvider(ctx context.Context, opts ProviderProbeOption
 		return ProviderProbe{Code: "invalid_configuration", Detail: err.Error()}
 	}
 	stop := func(string) error { return errProbeStreamOpened }
-	_, err = model.Generate(ctx, &ModelRequest{Instructions: probeInstructions, MaxOutputTokens: maxTokens,
-		Messages: []Message{{Role: RoleUser, Content: probeInput}}}, stop)
+	_, err = probed.Generate(ctx, &model.Request{Instructions: probeInstructions, MaxOutputTokens: maxTokens,
+		Messages: []model.Message{{Role: model.RoleUser, Content: probeInput}}}, stop)
 	code, detail := classifyProbe(ctx, err)
 	if code != "" && parent.Err() != nil {
 		code, detail = "interrupted", "the probe was interrupted"

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -27,13 +29,13 @@ type HostOptions struct {
 	Store ledger.Store
 	// Model, when set, replaces the configured model (a host's own model,
 	// or a test double).
-	Model Model
+	Model model.Model
 	// LookupEnv and Host resolve credential sources; nil means none.
 	LookupEnv func(string) (string, bool)
 	Host      func(ctx context.Context, name string) (string, bool, error)
 	// Sink, Tracer, Clock, NewID and OnStart are passed to the Runtime
 	// (Clock to the MCP catalogs too).
-	Sink    func(Event) error
+	Sink    func(event.Event) error
 	Tracer  trace.Tracer
 	Clock   ledger.Clock
 	NewID   func() string
@@ -170,7 +172,7 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 // the window of the model m serves: model.context_window_tokens, or for a
 // route the smallest window its entries declare (any of them may serve a
 // request). Nil when compaction is off.
-func (d *Deployment) compactionOptions(m Model) *CompactionOptions {
+func (d *Deployment) compactionOptions(m model.Model) *CompactionOptions {
 	c := d.c.Options.Context
 	if !c.Enabled {
 		return nil
@@ -221,7 +223,7 @@ func (d *Deployment) ledgerLimits() ledger.Limits {
 }
 
 // configuredModel builds the model the deployment selects.
-func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (Model, error) {
+func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (model.Model, error) {
 	m := d.c.Options.Model
 	if d.c.Options.ModelRoute != "" {
 		return d.httpModel(opts)
@@ -268,7 +270,7 @@ type skillCatalog struct {
 	max    int
 }
 
-func (d *Deployment) activateSkills(ctx context.Context, set *authority.Set) (*skillCatalog, []Message, error) {
+func (d *Deployment) activateSkills(ctx context.Context, set *authority.Set) (*skillCatalog, []model.Message, error) {
 	selection := skillSelection(d.c.Options.Skills.Activate, set)
 	if len(selection) == 0 {
 		return nil, nil, nil
@@ -285,9 +287,9 @@ func (d *Deployment) activateSkills(ctx context.Context, set *authority.Set) (*s
 	if err != nil {
 		return nil, nil, err
 	}
-	var msgs []Message
+	var msgs []model.Message
 	for _, s := range active.Skills() {
-		msgs = append(msgs, Message{Role: RoleUser, Content: s.Message.Text})
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: s.Message.Text})
 	}
 	return &skillCatalog{active: active, max: int(d.c.Options.Limits.MaxToolOutputBytes) - 1024}, msgs, nil
 }

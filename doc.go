@@ -30,7 +30,7 @@
 //		return err
 //	}
 //	for ev := range task.Events() { // model text, tool calls, outcome
-//		if ev.Type == pablo.EventTextDelta {
+//		if ev.Type == event.TextDelta {
 //			fmt.Print(ev.Text)
 //		}
 //	}

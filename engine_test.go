@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/output"
@@ -23,14 +25,14 @@ import (
 
 // runScript runs a task against a deployment body and a script in a fresh
 // workspace and returns the task object, its events and its ledger store.
-func runScript(t *testing.T, body, script string, setup func(ws string)) (*TaskObject, []Event, *ledger.MemoryStore) {
+func runScript(t *testing.T, body, script string, setup func(ws string)) (*TaskObject, []event.Event, *ledger.MemoryStore) {
 	t.Helper()
 	return runScriptHost(t, body, script, setup, HostOptions{})
 }
 
 // runScriptHost is runScript with the host's options (its Store is set to
 // a fresh memory store).
-func runScriptHost(t *testing.T, body, script string, setup func(ws string), host HostOptions) (*TaskObject, []Event, *ledger.MemoryStore) {
+func runScriptHost(t *testing.T, body, script string, setup func(ws string), host HostOptions) (*TaskObject, []event.Event, *ledger.MemoryStore) {
 	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "work")
@@ -71,13 +73,13 @@ func scriptDeployment(t testing.TB, dir, ws, script, body string) *Deployment {
 }
 
 // runTask starts one task, collects every event and waits for the task.
-func runTask(t testing.TB, rt *Runtime, input string) (*TaskObject, []Event) {
+func runTask(t testing.TB, rt *Runtime, input string) (*TaskObject, []event.Event) {
 	t.Helper()
 	task, err := rt.Start(context.Background(), input)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var events []Event
+	var events []event.Event
 	for ev, err := range task.Events() {
 		if err != nil {
 			t.Fatal(err)
@@ -92,7 +94,7 @@ func TestDemoCompletes(t *testing.T) {
 	obj, events, _ := runScript(t, "", script, func(ws string) {
 		os.WriteFile(filepath.Join(ws, "evidence.md"), []byte("INV-1042 paid\n"), 0o600)
 	})
-	if obj.Outcome.Status != StatusCompleted || *obj.Outcome.Output != "Paid on time." {
+	if obj.Outcome.Status != event.StatusCompleted || *obj.Outcome.Output != "Paid on time." {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
@@ -133,7 +135,7 @@ func TestReadOutsideWorkspaceIsDenied(t *testing.T) {
 				os.WriteFile(filepath.Join(filepath.Dir(ws), "outside.txt"), []byte("TOP-SECRET-BYTES"), 0o600)
 				os.Symlink(secretDir, filepath.Join(ws, "link"))
 			})
-			if obj.Outcome.Status != StatusPolicyDenied {
+			if obj.Outcome.Status != event.StatusPolicyDenied {
 				b, _ := json.Marshal(obj)
 				t.Fatalf("want policy_denied, got %s", b)
 			}
@@ -153,7 +155,7 @@ func TestReadOutsideWorkspaceIsDenied(t *testing.T) {
 func TestMaxToolCallsStopsAfterOneDispatch(t *testing.T) {
 	script := `{"turns":[{"text":["x"],"tool_calls":[{"name":"fs_list","arguments":{"path":"."}},{"name":"fs_list","arguments":{"path":"."}}]},{"text":["done"]}]}`
 	obj, _, _ := runScript(t, "[options.limits]\nmax_tool_calls = 1\n", script, nil)
-	if obj.Outcome.Status != StatusLimitExceeded || obj.Outcome.Limit != "tool_calls" {
+	if obj.Outcome.Status != event.StatusLimitExceeded || obj.Outcome.Limit != "tool_calls" {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
@@ -165,7 +167,7 @@ func TestMaxToolCallsStopsAfterOneDispatch(t *testing.T) {
 func TestUnknownToolIsDeniedNotExecuted(t *testing.T) {
 	script := `{"turns":[{"text":["x"],"tool_calls":[{"name":"shell_run","arguments":{"command":"id","cwd":"."}}]},{"text":["done"]}]}`
 	obj, _, _ := runScript(t, "", script, nil)
-	if obj.Outcome.Status != StatusPolicyDenied || obj.Outcome.Rule != "tool_unavailable" {
+	if obj.Outcome.Status != event.StatusPolicyDenied || obj.Outcome.Rule != "tool_unavailable" {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
@@ -177,7 +179,7 @@ func TestUnknownToolIsDeniedNotExecuted(t *testing.T) {
 func TestInvalidArgumentsNeverExecute(t *testing.T) {
 	script := `{"turns":[{"text":["x"],"tool_calls":[{"name":"fs_read","arguments":{"path":"a","approved":true}}]},{"text":["done"]}]}`
 	obj, _, _ := runScript(t, "", script, nil)
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != "invalid_tool_arguments" || obj.Outcome.Delivery != "not_sent" {
+	if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != "invalid_tool_arguments" || obj.Outcome.Delivery != "not_sent" {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
@@ -189,7 +191,7 @@ func TestShellRunUnderProductionLikePolicy(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"command": cmd, "cwd": "."})
 		return `{"turns":[{"text":["x"],"tool_calls":[{"name":"shell_run","arguments":` + string(args) + `}]},{"text":["done"]}]}`
 	}
-	run := func(body, cmd string) (*TaskObject, []Event) {
+	run := func(body, cmd string) (*TaskObject, []event.Event) {
 		dir := t.TempDir()
 		ws := filepath.Join(dir, "work")
 		os.Mkdir(ws, 0o700)
@@ -199,20 +201,20 @@ func TestShellRunUnderProductionLikePolicy(t *testing.T) {
 		}
 		defer rt.Close()
 		task, _ := rt.Start(context.Background(), "go")
-		var evs []Event
+		var evs []event.Event
 		for ev := range task.Events() {
 			evs = append(evs, ev)
 		}
 		return task.Wait(), evs
 	}
 	obj, evs := run(policy, "/usr/bin/printf hello")
-	if obj.Outcome.Status != StatusCompleted {
+	if obj.Outcome.Status != event.StatusCompleted {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("allowed printf: %s", b)
 	}
 	var sawOutput bool
 	for _, ev := range evs {
-		if ev.Type == EventToolOutput && ev.Text == "hello" {
+		if ev.Type == event.ToolOutput && ev.Text == "hello" {
 			sawOutput = true
 		}
 	}
@@ -221,7 +223,7 @@ func TestShellRunUnderProductionLikePolicy(t *testing.T) {
 	}
 	for cmd, rule := range map[string]string{"printf hello | sh": "builtin.shell.syntax", "/bin/rm -rf x": "builtin.commands.allowlist_miss", "env": "builtin.commands.allowlist_miss", "/usr/bin/printf $(id)": "builtin.shell.syntax"} {
 		obj, evs := run(policy, cmd)
-		if obj.Outcome.Status != StatusPolicyDenied {
+		if obj.Outcome.Status != event.StatusPolicyDenied {
 			b, _ := json.Marshal(obj)
 			t.Fatalf("%q: %s", cmd, b)
 		}
@@ -247,13 +249,13 @@ func TestSkillTextGrantsNothing(t *testing.T) {
 	obj, events, _ := runScript(t, "[options.skills.roots]\nteam = { base = \"config\", path = \"skills\" }\n[options.skills]\nactivate = [\"team/approver\"]\n", script, func(ws string) {
 		os.Rename(filepath.Join(dir, "skills"), filepath.Join(filepath.Dir(ws), "skills"))
 	})
-	if obj.Outcome.Status != StatusPolicyDenied || obj.Outcome.Rule != "tool_unavailable" {
+	if obj.Outcome.Status != event.StatusPolicyDenied || obj.Outcome.Rule != "tool_unavailable" {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
 	var activated bool
 	for _, ev := range events {
-		if ev.Type == EventSkillActivated && ev.Skill.QualifiedName == "team/approver" {
+		if ev.Type == event.SkillActivated && ev.Skill.QualifiedName == "team/approver" {
 			activated = true
 		}
 	}
@@ -265,7 +267,7 @@ func TestSkillTextGrantsNothing(t *testing.T) {
 func TestOutputValidationWithOneRepair(t *testing.T) {
 	body := "[options.output]\nschema = '{\"type\":\"object\",\"properties\":{\"answer\":{\"type\":\"string\"}},\"required\":[\"answer\"],\"additionalProperties\":false}'\n[options.output.repair]\nenabled = true\n"
 	obj, _, _ := runScript(t, body, `{"turns":[{"text":["not json"]},{"text":["{\"answer\":\"paid\"}"]}]}`, nil)
-	if obj.Outcome.Status != StatusCompleted || *obj.Outcome.Output != `{"answer":"paid"}` || obj.OutputRepair == nil || obj.OutputRepair.Status != output.RepairSucceeded {
+	if obj.Outcome.Status != event.StatusCompleted || *obj.Outcome.Output != `{"answer":"paid"}` || obj.OutputRepair == nil || obj.OutputRepair.Status != output.RepairSucceeded {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("repair: %s", b)
 	}
@@ -274,7 +276,7 @@ func TestOutputValidationWithOneRepair(t *testing.T) {
 		t.Fatalf("records: %s", b)
 	}
 	obj, _, _ = runScript(t, body, `{"turns":[{"text":["not json"]},{"text":["{\"answer\":1}"]}]}`, nil)
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != "output_validation_failed" || obj.OutputRepair.Status != output.RepairFailed {
+	if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != "output_validation_failed" || obj.OutputRepair.Status != output.RepairFailed {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("second invalid answer: %s", b)
 	}
@@ -321,7 +323,7 @@ func readDeltas(t *testing.T, task *Task, name string, n int, stopAfter uint64) 
 			return
 		}
 		last = ev.RootSeq
-		if ev.Type == EventTextDelta {
+		if ev.Type == event.TextDelta {
 			if want := fmt.Sprintf("delta %05d|", deltas); ev.Text != want {
 				t.Errorf("%s: delta %d is %q", name, deltas, ev.Text)
 				return
@@ -344,8 +346,8 @@ type pausingModel struct {
 	half, resumed chan struct{}
 }
 
-func (m pausingModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "pausing"} }
-func (m pausingModel) Generate(_ context.Context, _ *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m pausingModel) Info() model.Info { return model.Info{Provider: "test", Model: "pausing"} }
+func (m pausingModel) Generate(_ context.Context, _ *model.Request, emit func(string) error) (*model.Response, error) {
 	for i := range m.n {
 		if i == m.n/2 {
 			close(m.half)
@@ -355,7 +357,7 @@ func (m pausingModel) Generate(_ context.Context, _ *ModelRequest, emit func(str
 			return nil, err
 		}
 	}
-	return &ModelResponse{FinishReason: FinishStop}, nil
+	return &model.Response{FinishReason: model.FinishStop}, nil
 }
 
 // A reader sees every event, whenever it starts: before the first append,
@@ -391,8 +393,8 @@ func TestReadersJoiningLateSeeEveryEvent(t *testing.T) {
 // that readers come and go between appends.
 type yieldingModel struct{ n int }
 
-func (m yieldingModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "yielding"} }
-func (m yieldingModel) Generate(_ context.Context, _ *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m yieldingModel) Info() model.Info { return model.Info{Provider: "test", Model: "yielding"} }
+func (m yieldingModel) Generate(_ context.Context, _ *model.Request, emit func(string) error) (*model.Response, error) {
 	for i := range m.n {
 		if i%97 == 0 {
 			runtime.Gosched()
@@ -401,7 +403,7 @@ func (m yieldingModel) Generate(_ context.Context, _ *ModelRequest, emit func(st
 			return nil, err
 		}
 	}
-	return &ModelResponse{FinishReason: FinishStop}, nil
+	return &model.Response{FinishReason: model.FinishStop}, nil
 }
 
 // Readers that join and leave at random moments, so that the count of
@@ -436,9 +438,9 @@ func TestReaderChurn(t *testing.T) {
 // confused or hostile model might.
 type brokenArgsModel struct{ args string }
 
-func (m brokenArgsModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "broken-args"} }
-func (m brokenArgsModel) Generate(context.Context, *ModelRequest, func(string) error) (*ModelResponse, error) {
-	return &ModelResponse{FinishReason: FinishToolCalls, ToolCalls: []ToolCall{{ID: "c1", Name: "bench_noop", Arguments: json.RawMessage(m.args)}}}, nil
+func (m brokenArgsModel) Info() model.Info { return model.Info{Provider: "test", Model: "broken-args"} }
+func (m brokenArgsModel) Generate(context.Context, *model.Request, func(string) error) (*model.Response, error) {
+	return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: "c1", Name: "bench_noop", Arguments: json.RawMessage(m.args)}}}, nil
 }
 
 // Arguments that are not JSON never reach an event or the ledger: the
@@ -453,12 +455,12 @@ func TestArgumentsThatAreNotJSONNeverReachTheLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 		obj, _ := rt.Run(context.Background(), "go")
-		if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailInvalidToolArguments {
+		if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != outcome.FailInvalidToolArguments {
 			t.Fatalf("%q: outcome %+v", args, obj.Outcome)
 		}
 		recs, _ := store.Records(context.Background(), *obj.RunID)
 		for _, r := range recs {
-			if r.Kind == ledger.RecordEvent && (r.Event.Type == string(EventToolStarted) || !json.Valid(r.Event.Payload)) {
+			if r.Kind == ledger.RecordEvent && (r.Event.Type == string(event.ToolStarted) || !json.Valid(r.Event.Payload)) {
 				t.Fatalf("%q: event %s with payload %q", args, r.Event.Type, r.Event.Payload)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -45,9 +46,9 @@ func ExampleApprovals() {
 	task, _ := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "read N-1", Approver: reviewer{}})
 	for ev := range task.Events() {
 		switch a := ev.Approval; ev.Type {
-		case pablo.EventApprovalRequested:
+		case event.ApprovalRequested:
 			fmt.Println(ev.Type, a.CallID, a.Capability, a.Effect)
-		case pablo.EventApprovalAnswered:
+		case event.ApprovalAnswered:
 			fmt.Println(ev.Type, a.CallID, a.Answer)
 		}
 	}
@@ -85,7 +86,7 @@ func ExampleApprovalDelegation() {
 	})
 	task, _ := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "delegate", Approver: approver})
 	for ev := range task.Events() {
-		if ev.Type == pablo.EventApprovalRequested && ev.Approval.Delegation != nil {
+		if ev.Type == event.ApprovalRequested && ev.Approval.Delegation != nil {
 			d := ev.Approval.Delegation
 			fmt.Println(ev.Type, d.Action, d.Capabilities.Tools, d.InputBytes)
 		}

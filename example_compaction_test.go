@@ -10,24 +10,26 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/model"
 )
 
 // rereader reads the note twenty times, then answers; asked for a summary (a
 // request that offers no tools) it summarizes.
 type rereader struct{ calls atomic.Int64 }
 
-func (*rereader) Info() pablo.ModelInfo { return pablo.ModelInfo{Provider: "host", Model: "rereader"} }
+func (*rereader) Info() model.Info { return model.Info{Provider: "host", Model: "rereader"} }
 
-func (m *rereader) Generate(_ context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+func (m *rereader) Generate(_ context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	if len(req.Tools) == 0 {
-		return &pablo.ModelResponse{Text: "The note says renewal is due 2027-01-01.", FinishReason: pablo.FinishStop}, nil
+		return &model.Response{Text: "The note says renewal is due 2027-01-01.", FinishReason: model.FinishStop}, nil
 	}
 	n := m.calls.Add(1)
 	if n > 20 {
-		return &pablo.ModelResponse{Text: "Due 2027-01-01.", FinishReason: pablo.FinishStop}, emit("Due 2027-01-01.")
+		return &model.Response{Text: "Due 2027-01-01.", FinishReason: model.FinishStop}, emit("Due 2027-01-01.")
 	}
-	return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: []pablo.ToolCall{{ID: "call_" + strconv.FormatInt(n, 10),
+	return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: "call_" + strconv.FormatInt(n, 10),
 		Name: "notes_read", Arguments: json.RawMessage(`{"note_id":"N-1"}`)}}}, nil
 }
 
@@ -55,7 +57,7 @@ func ExampleCompactionOptions() {
 	}
 	task, _ := rt.Start(context.Background(), "When is the renewal due?")
 	for ev := range task.Events() {
-		if ev.Type == pablo.EventCompactionFinished {
+		if ev.Type == event.CompactionFinished {
 			fmt.Println(ev.Type, ev.Compaction.Trigger, ev.Compaction.Status, "summary:", string(ev.Summary))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/event"
 )
 
 // The whole flow of a host: Load a deployment, build its Runtime, Start a
@@ -37,9 +38,9 @@ func Example() {
 	}
 	for ev := range task.Events() { // typed events: model text, tool calls, outcome
 		switch ev.Type {
-		case pablo.EventTextDelta:
+		case event.TextDelta:
 			fmt.Print(ev.Text)
-		case pablo.EventToolFinished:
+		case event.ToolFinished:
 			fmt.Println("\n[" + ev.Name + "]")
 		}
 	}

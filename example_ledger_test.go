@@ -8,6 +8,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -32,7 +33,7 @@ func (m mirror) note(format string, args ...any) {
 
 func (m mirror) Append(ctx context.Context, agentID, typ string, payload json.RawMessage) (ledger.Event, error) {
 	ev, err := m.Ledger.Append(ctx, agentID, typ, payload)
-	if err == nil && typ != string(pablo.EventTextDelta) {
+	if err == nil && typ != string(event.TextDelta) {
 		m.note("event %d %s", ev.RootSeq, typ)
 	}
 	return ev, err

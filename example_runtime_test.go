@@ -10,6 +10,8 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/model"
 )
 
 // notes is a host's own tool catalog: one read-only lookup, written against
@@ -56,7 +58,7 @@ func ExampleNewRuntime() {
 	})
 	task, _ := rt.Start(context.Background(), "When is the renewal due?")
 	for ev := range task.Events() {
-		if ev.Type == pablo.EventToolFinished {
+		if ev.Type == event.ToolFinished {
 			fmt.Println(ev.Type, ev.Name)
 		}
 	}
@@ -110,11 +112,11 @@ func ExampleParseTraceContext() {
 // like a slow provider.
 type waitingModel struct{ called chan<- struct{} }
 
-func (waitingModel) Info() pablo.ModelInfo {
-	return pablo.ModelInfo{Provider: "example", Model: "waiting"}
+func (waitingModel) Info() model.Info {
+	return model.Info{Provider: "example", Model: "waiting"}
 }
 
-func (m waitingModel) Generate(ctx context.Context, _ *pablo.ModelRequest, _ func(string) error) (*pablo.ModelResponse, error) {
+func (m waitingModel) Generate(ctx context.Context, _ *model.Request, _ func(string) error) (*model.Response, error) {
 	m.called <- struct{}{}
 	<-ctx.Done()
 	return nil, ctx.Err()

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/model"
 )
 
 // readingModel is artifactModel whose reader reads the handed file: its
@@ -26,7 +28,7 @@ type readingModel struct {
 
 const swappedReport = "a swapped report\n"
 
-func (m *readingModel) Generate(ctx context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+func (m *readingModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	if req.Messages[0].Content != artifactReader {
 		return m.artifactModel.Generate(ctx, req, emit)
 	}
@@ -40,9 +42,9 @@ func (m *readingModel) Generate(ctx context.Context, req *pablo.ModelRequest, em
 			// changes before the reader's read.
 			os.WriteFile(filepath.Join(m.ws, "report.md"), []byte(swappedReport), 0o600)
 		}
-		return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls, ToolCalls: []pablo.ToolCall{{ID: "r1", Name: "fs_read", Arguments: json.RawMessage(`{"path":"report.md"}`)}}}, nil
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: "r1", Name: "fs_read", Arguments: json.RawMessage(`{"path":"report.md"}`)}}}, nil
 	}
-	return &pablo.ModelResponse{Text: "read it", FinishReason: pablo.FinishStop}, emit("read it")
+	return &model.Response{Text: "read it", FinishReason: model.FinishStop}, emit("read it")
 }
 
 // TestHandedArtifactIsRecheckedAtEachRead: an artifact handoff is checked
@@ -88,11 +90,11 @@ func TestHandedArtifactIsRecheckedAtEachRead(t *testing.T) {
 			}
 			var read string
 			for ev := range task.Events() {
-				if ev.Type == pablo.EventToolFinished && ev.Name == "fs.read" && ev.Agent.Depth == 1 { // the reader's r1
+				if ev.Type == event.ToolFinished && ev.Name == "fs.read" && ev.Agent.Depth == 1 { // the reader's r1
 					read = string(ev.Result)
 				}
 			}
-			if obj := task.Wait(); obj.Outcome.Status != pablo.StatusCompleted {
+			if obj := task.Wait(); obj.Outcome.Status != event.StatusCompleted {
 				t.Fatalf("root outcome %+v", obj.Outcome)
 			}
 			if m.readerTurns != c.readerTurns {

@@ -1,8 +1,10 @@
 package pablo
 
+import "github.com/pabloagent/pablo/model"
+
 // requestBytes measures a request: instructions, messages and tool
 // descriptors. It walks every message.
-func requestBytes(req *ModelRequest) uint64 {
+func requestBytes(req *model.Request) uint64 {
 	n := uint64(len(req.Instructions))
 	for i := range req.Messages {
 		n += messageBytes(&req.Messages[i])
@@ -11,7 +13,7 @@ func requestBytes(req *ModelRequest) uint64 {
 }
 
 // messageBytes is one message's part of requestBytes.
-func messageBytes(m *Message) uint64 {
+func messageBytes(m *model.Message) uint64 {
 	n := len(m.Content) + len(m.ToolCallID) + 16
 	for _, c := range m.ToolCalls {
 		n += len(c.ID) + len(c.Name) + len(c.Arguments)
@@ -19,7 +21,7 @@ func messageBytes(m *Message) uint64 {
 	return uint64(n)
 }
 
-func toolDefsBytes(defs []ToolDef) uint64 {
+func toolDefsBytes(defs []model.ToolDef) uint64 {
 	n := 0
 	for _, d := range defs {
 		n += len(d.Name) + len(d.Description) + len(d.Parameters)
@@ -30,10 +32,10 @@ func toolDefsBytes(defs []ToolDef) uint64 {
 // addHistory appends to the task's history, which only ever grows, and
 // keeps its running measure, so that measuring a request costs the same at
 // the last turn as at the first.
-func (s *step) addHistory(ms ...Message) {
+func (s *step) addHistory(ms ...model.Message) {
 	for i := range ms {
 		s.histBytes += messageBytes(&ms[i])
-		if ms[i].Role == RoleAssistant {
+		if ms[i].Role == model.RoleAssistant {
 			s.histTurns++
 		}
 		for _, c := range ms[i].ToolCalls {
@@ -46,7 +48,7 @@ func (s *step) addHistory(ms ...Message) {
 // requestBytes is requestBytes(req) from the running measure when req holds
 // the task's history, as every request the loop makes does; any other
 // request is walked (and counted in Task.historyWalks).
-func (s *step) requestBytes(req *ModelRequest) uint64 {
+func (s *step) requestBytes(req *model.Request) uint64 {
 	h := s.history
 	if len(req.Messages) != len(h) || (len(h) > 0 && &req.Messages[0] != &h[0]) {
 		if !s.conf.child {

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/model"
 )
 
 // TestTurnCostDoesNotWalkTheHistory: a task of many turns measures every
@@ -18,7 +19,7 @@ func TestTurnCostDoesNotWalkTheHistory(t *testing.T) {
 	t.Parallel()
 	const turns = 200
 	var sizes []uint64
-	m := &measuringModel{Model: NewScriptModel(mustScript(t, toolCallScript(turns))), measure: func(req *ModelRequest) {
+	m := &measuringModel{Model: NewScriptModel(mustScript(t, toolCallScript(turns))), measure: func(req *model.Request) {
 		sizes = append(sizes, requestBytes(req))
 	}}
 	rt := benchRuntimeStore(t, nil, toolCallScript(turns), noopTool{})
@@ -27,7 +28,7 @@ func TestTurnCostDoesNotWalkTheHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if obj := task.Wait(); obj.Outcome.Status != StatusCompleted {
+	if obj := task.Wait(); obj.Outcome.Status != event.StatusCompleted {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
 	if task.historyWalks != 0 {
@@ -43,14 +44,14 @@ func TestTurnCostDoesNotWalkTheHistory(t *testing.T) {
 func TestScriptModelTakesTheTurnFromTheLoop(t *testing.T) {
 	t.Parallel()
 	m := NewScriptModel(mustScript(t, `{"turns":[{"text":["one"]},{"text":["two"]},{"text":["three"]}]}`))
-	req := &ModelRequest{}
+	req := &model.Request{}
 	model.SetTurn(req, 3)
 	resp, err := m.Generate(context.Background(), req, func(string) error { return nil })
 	if err != nil || resp.Text != "three" {
 		t.Fatalf("got %+v, %v", resp, err)
 	}
 	// A request a host built itself is still counted.
-	resp, err = m.Generate(context.Background(), &ModelRequest{Messages: []Message{{Role: RoleUser}, {Role: RoleAssistant}}}, func(string) error { return nil })
+	resp, err = m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.RoleUser}, {Role: model.RoleAssistant}}}, func(string) error { return nil })
 	if err != nil || resp.Text != "two" {
 		t.Fatalf("got %+v, %v", resp, err)
 	}
@@ -67,11 +68,11 @@ func mustScript(t testing.TB, text string) *Script {
 
 // measuringModel hands each request to measure before the model sees it.
 type measuringModel struct {
-	Model
-	measure func(*ModelRequest)
+	model.Model
+	measure func(*model.Request)
 }
 
-func (m *measuringModel) Generate(ctx context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m *measuringModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	m.measure(req)
 	return m.Model.Generate(ctx, req, emit)
 }
@@ -80,13 +81,13 @@ func (m *measuringModel) Generate(ctx context.Context, req *ModelRequest, emit f
 // set, the heap allocations (bytes and objects) made so far at every
 // memEvery-th turn.
 type turnClockModel struct {
-	Model
+	model.Model
 	at          []time.Time
 	memEvery    int
 	bytes, objs []uint64
 }
 
-func (m *turnClockModel) Generate(ctx context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m *turnClockModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	if m.memEvery > 0 && model.Turn(req)%m.memEvery == 1 {
 		m.readMem()
 	}
@@ -110,7 +111,7 @@ func decileAllocs(tb testing.TB, turns int) (bytes, objs [10]float64) {
 	m := &turnClockModel{Model: NewScriptModel(mustScript(tb, script)), memEvery: turns / 10}
 	rt := benchRuntimeStore(tb, nil, script, noopTool{})
 	rt.opts.Model = m
-	if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+	if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 		tb.Fatal(obj.Outcome.Status)
 	}
 	if len(m.bytes) != 11 { // the last bound is the answering turn
@@ -163,7 +164,7 @@ func BenchmarkLongTask(b *testing.B) {
 			runtime.GC()
 			for b.Loop() {
 				m.at = m.at[:0]
-				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 					b.Fatal(obj.Outcome.Status)
 				}
 				m.at = append(m.at, time.Now())

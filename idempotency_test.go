@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 )
@@ -51,12 +52,12 @@ func TestSideEffectsCarryTheirIdempotencyKey(t *testing.T) {
 			}
 			defer rt.Close()
 			obj, events := runTask(t, rt, "go")
-			if obj.Outcome.Status != StatusCompleted {
+			if obj.Outcome.Status != event.StatusCompleted {
 				t.Fatalf("outcome %+v", obj.Outcome)
 			}
 			var result, agent string
 			for _, e := range events {
-				if e.Type == EventToolFinished && e.CallID == "call_1_1" {
+				if e.Type == event.ToolFinished && e.CallID == "call_1_1" {
 					result, agent = string(e.Result), e.Agent.AgentID
 				}
 			}
@@ -93,11 +94,11 @@ func TestRetriedCallCarriesTheSameKeyAfterARestart(t *testing.T) {
 		}
 		defer rt.Close()
 		obj, events := runTask(t, rt, "go")
-		if obj.Outcome.Status != StatusCompleted {
+		if obj.Outcome.Status != event.StatusCompleted {
 			t.Fatalf("outcome %+v", obj.Outcome)
 		}
 		for _, e := range events {
-			if e.Type == EventToolFinished && e.CallID == "call_1_1" {
+			if e.Type == event.ToolFinished && e.CallID == "call_1_1" {
 				var res struct {
 					Shell struct {
 						Stdout string `json:"stdout"`

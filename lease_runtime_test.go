@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/pgtest"
 	"github.com/pabloagent/pablo/ledger"
@@ -73,7 +74,7 @@ func TestALostLeaseEndsTheTaskWithTheDeliveryItHad(t *testing.T) {
 	obj, _ := rt.Run(context.Background(), "go")
 	// The first barrier after the claim is refused: the one that would
 	// have sent the next model request, which therefore never left.
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailEventSinkIO || obj.Outcome.Delivery != outcome.NotSent {
+	if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != outcome.FailEventSinkIO || obj.Outcome.Delivery != outcome.NotSent {
 		t.Fatalf("a task whose lease was stolen: %+v, want failed, event_sink_io, not_sent", obj.Outcome)
 	}
 	// A host reading after the thief's lease sees the tool call, which ran

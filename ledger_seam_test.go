@@ -8,6 +8,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -78,11 +79,11 @@ func TestHostLedgerSeesEveryEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var read []pablo.Event
+	var read []event.Event
 	for ev := range task.Events() {
 		read = append(read, ev)
 	}
-	if obj := task.Wait(); obj.Outcome.Status != pablo.StatusCompleted {
+	if obj := task.Wait(); obj.Outcome.Status != event.StatusCompleted {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
 	if task.Ledger() != ledger.Ledger(host) || info.Ledger != ledger.Recorder(host) {

@@ -1,6 +1,9 @@
 package pablo
 
-import "github.com/pabloagent/pablo/internal/redact"
+import (
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/internal/redact"
+)
 
 // maxStreamedOutput bounds the live output one tool call streams as
 // tool.output events.
@@ -20,7 +23,7 @@ type liveCall struct {
 	cut bool
 	// failed is the outcome of the first tool.output event the ledger or
 	// the sink refused: the call ends the task once it returns.
-	failed *Outcome
+	failed *event.Outcome
 }
 
 // streamOutput emits a tool's live output as tool.output events, bounded per
@@ -50,7 +53,7 @@ func (s *step) streamOutput(stream string, chunk []byte) {
 		text, masked = s.t.rt.opts.secrets.MaskString(string(chunk))
 	}
 	if text != "" {
-		l.failed = s.emit(EventData{Type: EventToolOutput, CallID: l.id, Name: l.name, Stream: stream, Text: text, Masked: masked})
+		l.failed = s.emit(event.EventData{Type: event.ToolOutput, CallID: l.id, Name: l.name, Stream: stream, Text: text, Masked: masked})
 	}
 }
 
@@ -90,7 +93,7 @@ func (s *step) flushOutput() {
 			text, masked = s.outMasks[i].Flush()
 		}
 		if text != "" && l.failed == nil {
-			l.failed = s.emit(EventData{Type: EventToolOutput, CallID: l.id, Name: l.name, Stream: l.streams[i], Text: text, Masked: masked})
+			l.failed = s.emit(event.EventData{Type: event.ToolOutput, CallID: l.id, Name: l.name, Stream: l.streams[i], Text: text, Masked: masked})
 		}
 	}
 }

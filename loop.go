@@ -6,7 +6,9 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -47,17 +49,17 @@ type step struct {
 	// recorded with the layer and rule that denied it.
 	refused   map[string]authority.Decision
 	contracts *authority.Contracts
-	defs      []ToolDef
-	history   []Message // append-only: grown by addHistory alone
-	histBytes uint64    // messageBytes of every message of history
-	histTurns int       // the assistant messages the task has added to history (compaction does not lower it)
+	defs      []model.ToolDef
+	history   []model.Message // append-only: grown by addHistory alone
+	histBytes uint64          // messageBytes of every message of history
+	histTurns int             // the assistant messages the task has added to history (compaction does not lower it)
 	// wireIDs holds every tool-call ID the conversation has used on the
 	// wire (pairCalls keeps the ones it adds unique).
 	wireIDs   map[string]struct{}
-	defsBytes uint64    // the tool descriptors' measure, while defs is toolDefs
-	toolDefs  []ToolDef // the defs defsBytes measures
+	defsBytes uint64          // the tool descriptors' measure, while defs is toolDefs
+	toolDefs  []model.ToolDef // the defs defsBytes measures
 	usage     ledger.Usage
-	modelInfo ModelInfo
+	modelInfo model.Info
 	traceID   string
 	route     *routeSession
 	check     *output.Check
@@ -111,14 +113,14 @@ func (t *Task) run(ctx, caller context.Context) {
 		s.tree.Close(context.WithoutCancel(s.ctx))
 	}
 	span.SetAttributes(attribute.String("pablo.outcome", string(end.Status)))
-	if end.Status != StatusCompleted {
+	if end.Status != event.StatusCompleted {
 		span.SetStatus(codes.Error, string(end.Status))
 	}
 	span.End()
-	if err := closeAll(s.catalogs); err != nil && end.Status == StatusCompleted {
-		end = &Outcome{Status: StatusFailed, Code: outcome.FailToolCleanup, Delivery: outcome.ResponseReceived}
+	if err := closeAll(s.catalogs); err != nil && end.Status == event.StatusCompleted {
+		end = &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolCleanup, Delivery: outcome.ResponseReceived}
 	}
-	if end.Status == StatusCancelled && end.Reason == "" {
+	if end.Status == event.StatusCancelled && end.Reason == "" {
 		// However the cancel reached the loop (a tool's or a child's
 		// cancelled result), the outcome says who cancelled.
 		c := *end
@@ -138,7 +140,7 @@ func newStep(t *Task, ctx, caller context.Context) *step {
 		conf.contextBytes = n
 	}
 	s := &step{t: t, conf: conf, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info(), payloads: r.opts.Store != nil || r.opts.NewLedger != nil}
-	s.hdr = &eventlog.Header{RunID: t.root.ID(), SessionID: t.req.SessionID, Agent: AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
+	s.hdr = &eventlog.Header{RunID: t.root.ID(), SessionID: t.req.SessionID, Agent: event.AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
 	if s.hdr.SessionID == "" {
 		s.hdr.SessionID = s.hdr.RunID
 	}
@@ -164,7 +166,7 @@ func traceIDOf(span trace.Span, caller context.Context, runID string) string {
 }
 
 // loop runs model turns until an outcome.
-func (s *step) loop() *Outcome {
+func (s *step) loop() *event.Outcome {
 	if o := s.begin(); o != nil {
 		return o
 	}
@@ -177,7 +179,7 @@ func (s *step) loop() *Outcome {
 
 // begin opens the task: run.started, the Skill activations, the catalogs,
 // the output check and the history the first request carries.
-func (s *step) begin() *Outcome {
+func (s *step) begin() *event.Outcome {
 	r := s.t.rt
 	// The dispatch snapshot: the catalogs open (the selections expanded,
 	// the permission review re-run under the agent's authority, only
@@ -194,14 +196,14 @@ func (s *step) begin() *Outcome {
 		ref.SnapshotDigest = s.snapDigest
 		dep = &ref
 	}
-	if o := s.emit(EventData{Type: EventRunStarted, Deployment: dep}); o != nil {
+	if o := s.emit(event.EventData{Type: event.RunStarted, Deployment: dep}); o != nil {
 		return o
 	}
 	for i := range r.opts.activations {
 		if s.conf.child {
 			break // a child's Skills are in its context; their activation is the root's event
 		}
-		if o := s.emit(EventData{Type: EventSkillActivated, Skill: &r.opts.activations[i]}); o != nil {
+		if o := s.emit(event.EventData{Type: event.SkillActivated, Skill: &r.opts.activations[i]}); o != nil {
 			return o
 		}
 	}
@@ -213,7 +215,7 @@ func (s *step) begin() *Outcome {
 	}
 	s.check, _ = newOutputCheck(s.conf.output) // checked by NewRuntime and the child's admission
 	s.addHistory(s.conf.history...)
-	s.addHistory(Message{Role: RoleUser, Content: s.conf.input})
+	s.addHistory(model.Message{Role: model.RoleUser, Content: s.conf.input})
 	s.addHistory(s.conf.context...)
 	if c := s.t.rt.opts.Compaction; c != nil {
 		// The conversation before the task, the task and the Skills'
@@ -225,7 +227,7 @@ func (s *step) begin() *Outcome {
 
 // turn runs one model turn and the tool calls it proposes. It returns the
 // task's outcome, or nil when the loop goes on.
-func (s *step) turn() *Outcome {
+func (s *step) turn() *event.Outcome {
 	if o := s.interrupted(); o != nil {
 		return o
 	}
@@ -255,12 +257,12 @@ func (s *step) turn() *Outcome {
 // final settles a final answer: it validates it against the output schema
 // when one is set, with at most one repair call, during which no tool may
 // run.
-func (s *step) final(text string) *Outcome {
+func (s *step) final(text string) *event.Outcome {
 	if s.check == nil {
 		return s.completed(text)
 	}
 	if s.check.Validate(text) {
-		s.addHistory(Message{Role: RoleUser, Content: s.check.Feedback()})
+		s.addHistory(model.Message{Role: model.RoleUser, Content: s.check.Feedback()})
 		defs := s.defs
 		s.defs = nil
 		s.repairing = true
@@ -273,27 +275,27 @@ func (s *step) final(text string) *Outcome {
 		}
 		if len(resp.ToolCalls) > 0 {
 			s.check.Block()
-			return &Outcome{Status: StatusFailed, Code: outcome.FailMalformedStream, Delivery: outcome.ResponseReceived}
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailMalformedStream, Delivery: outcome.ResponseReceived}
 		}
 		text = resp.Text
 		s.check.Validate(text)
 	}
 	if !s.check.Valid() {
-		return &Outcome{Status: StatusFailed, Code: outcome.FailOutputValidationFailed, Delivery: outcome.ResponseReceived}
+		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailOutputValidationFailed, Delivery: outcome.ResponseReceived}
 	}
 	return s.completed(text)
 }
 
 // completed is the outcome of a final answer: validated as the model
 // wrote it, recorded and returned with its secrets masked.
-func (s *step) completed(text string) *Outcome {
+func (s *step) completed(text string) *event.Outcome {
 	out, masked := s.t.rt.opts.secrets.MaskString(text)
-	return &Outcome{Status: StatusCompleted, Output: &out, Masked: masked, FinishReason: FinishStop, Usage: usageOf(s.usage)}
+	return &event.Outcome{Status: event.StatusCompleted, Output: &out, Masked: masked, FinishReason: model.FinishStop, Usage: usageOf(s.usage)}
 }
 
 // openCatalogs gathers the shared and per-task catalogs and the view of
 // their admitted tools and contracts.
-func (s *step) openCatalogs() *Outcome {
+func (s *step) openCatalogs() *event.Outcome {
 	r := s.t.rt
 	if s.conf.child {
 		// A child calls through its parent's open catalogs, under its own
@@ -302,10 +304,10 @@ func (s *step) openCatalogs() *Outcome {
 		v := s.conf.view.narrow(s.conf.auth)
 		s.view = v
 		if v.err != nil {
-			return &Outcome{Status: StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
 		}
 		if err := s.pinHanded(v); err != nil {
-			return &Outcome{Status: StatusFailed, Code: outcome.FailChildAdmission, Delivery: outcome.NotSent,
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailChildAdmission, Delivery: outcome.NotSent,
 				Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
 		}
 		s.owner, s.byWire, s.refused, s.defs, s.contracts = v.owner, v.byWire, v.refused, v.defs, v.contracts
@@ -326,7 +328,7 @@ func (s *step) openCatalogs() *Outcome {
 			// A required catalog did not start: no tool was offered and
 			// nothing was sent. Say which and why, masked and bounded.
 			reason := textx.Shorten(s.t.rt.opts.secrets.String(err.Error()), ledger.MaxReasonBytes)
-			return &Outcome{Status: StatusFailed, Code: outcome.FailToolStartup, Delivery: outcome.NotSent, Reason: reason}
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolStartup, Delivery: outcome.NotSent, Reason: reason}
 		}
 	}
 	// The runtime's own catalogs are compiled once and shared; a task's
@@ -340,7 +342,7 @@ func (s *step) openCatalogs() *Outcome {
 		v = buildToolView(r.opts.Authority, r.opts.secrets, v, more)
 	}
 	if v.err != nil {
-		return &Outcome{Status: StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
+		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
 	}
 	if r.opts.Children != nil {
 		s.t.procs = make(chan struct{}, children.MaxOwnedProcesses)
@@ -363,12 +365,12 @@ func (s *step) openCatalogs() *Outcome {
 		// the view like a per-task catalog.
 		sup, err := s.startSupervisor(v)
 		if err != nil {
-			return &Outcome{Status: StatusFailed, Code: outcome.FailChildAdmission, Delivery: outcome.NotSent,
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailChildAdmission, Delivery: outcome.NotSent,
 				Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
 		}
 		s.catalogs = append(s.catalogs, sup)
 		if v = v.with(r.subagentView(sup), sup); v.err != nil {
-			return &Outcome{Status: StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
 		}
 		s.tree = sup.tree
 		// A root cancelled or out of time admits no more children at
@@ -386,56 +388,56 @@ func (s *step) openCatalogs() *Outcome {
 }
 
 // interrupted reports cancellation or the deadline as an outcome.
-func (s *step) interrupted() *Outcome {
+func (s *step) interrupted() *event.Outcome {
 	if s.ctx.Err() == nil {
 		return nil
 	}
 	if errors.Is(context.Cause(s.ctx), context.DeadlineExceeded) || errors.Is(s.ctx.Err(), context.DeadlineExceeded) {
 		if s.caller.Err() == nil || errors.Is(s.caller.Err(), context.DeadlineExceeded) {
-			return &Outcome{Status: StatusTimedOut}
+			return &event.Outcome{Status: event.StatusTimedOut}
 		}
 	}
-	return &Outcome{Status: StatusCancelled, Reason: s.t.cancelReason()}
+	return &event.Outcome{Status: event.StatusCancelled, Reason: s.t.cancelReason()}
 }
 
 // ledgerFailure is ledgerOutcome for a ledger failure after the call it
 // concerns reached delivery d: a store or state failure is the task's
 // failure with that delivery.
-func (s *step) ledgerFailure(err error, d outcome.Delivery) *Outcome {
+func (s *step) ledgerFailure(err error, d outcome.Delivery) *event.Outcome {
 	o := s.ledgerOutcome(err)
-	if o.Status == StatusFailed && o.Code == outcome.FailEventSinkIO {
+	if o.Status == event.StatusFailed && o.Code == outcome.FailEventSinkIO {
 		o.Delivery = d
 	}
 	return o
 }
 
 // ledgerOutcome maps a refused admission or a ledger failure to an outcome.
-func (s *step) ledgerOutcome(err error) *Outcome {
+func (s *step) ledgerOutcome(err error) *event.Outcome {
 	var le *ledger.LimitError
 	switch {
 	case errors.As(err, &le) && le.Kind == outcome.LimitDuration:
-		return &Outcome{Status: StatusTimedOut}
+		return &event.Outcome{Status: event.StatusTimedOut}
 	case errors.As(err, &le) && le.NoBound:
-		return &Outcome{Status: StatusFailed, Code: outcome.FailAccountingBoundViolated, Delivery: outcome.NotSent}
+		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailAccountingBoundViolated, Delivery: outcome.NotSent}
 	case errors.As(err, &le):
-		return &Outcome{Status: StatusLimitExceeded, Limit: le.Kind}
+		return &event.Outcome{Status: event.StatusLimitExceeded, Limit: le.Kind}
 	case errors.Is(err, ledger.ErrBoundViolated):
-		return &Outcome{Status: StatusFailed, Code: outcome.FailAccountingBoundViolated, Delivery: outcome.ResponseReceived}
+		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailAccountingBoundViolated, Delivery: outcome.ResponseReceived}
 	case s.ctx.Err() != nil:
 		return s.interrupted()
 	}
-	return &Outcome{Status: StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
+	return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
 }
 
 // emit appends an event to the ledger, publishes it and hands it to the
 // host sink.
-func (s *step) emit(data EventData) *Outcome {
+func (s *step) emit(data event.EventData) *event.Outcome {
 	if !s.payloads {
 		return s.publish(nil, "", &data)
 	}
 	payload, err := json.Marshal(&data)
 	if err != nil {
-		return &Outcome{Status: StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
+		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
 	}
 	return s.publish(payload, "", &data)
 }
@@ -446,7 +448,7 @@ func (s *step) emit(data EventData) *Outcome {
 //
 // The arguments are recorded with their secrets masked; the tool runs with
 // the arguments the model wrote.
-func (s *step) emitToolStarted(id, name string, args json.RawMessage, sandbox string) *Outcome {
+func (s *step) emitToolStarted(id, name string, args json.RawMessage, sandbox string) *event.Outcome {
 	args, masked := s.t.rt.opts.secrets.MaskJSON(args)
 	var buf []byte
 	if s.payloads {
@@ -468,14 +470,14 @@ func (s *step) emitToolStarted(id, name string, args json.RawMessage, sandbox st
 	}
 	// One allocation holds the event and its call.
 	ev := &struct {
-		data EventData
-		call EventCall
-	}{data: EventData{Type: EventToolStarted, Masked: masked}, call: EventCall{ID: id, Name: name, Arguments: args, Sandbox: sandbox}}
+		data event.EventData
+		call event.Call
+	}{data: event.EventData{Type: event.ToolStarted, Masked: masked}, call: event.Call{ID: id, Name: name, Arguments: args, Sandbox: sandbox}}
 	ev.data.Call = &ev.call
 	return s.publish(buf, "", &ev.data)
 }
 
-func (s *step) emitToolFinished(callID, name string, result []byte, masked int) *Outcome {
+func (s *step) emitToolFinished(callID, name string, result []byte, masked int) *event.Outcome {
 	var buf []byte
 	if s.payloads {
 		n := 84 + len(callID) + len(name) + len(result)
@@ -489,7 +491,7 @@ func (s *step) emitToolFinished(callID, name string, result []byte, masked int) 
 		buf = appendMasked(buf, masked)
 		buf = append(buf, '}')
 	}
-	return s.publish(buf, "", &EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: result, Masked: masked})
+	return s.publish(buf, "", &event.EventData{Type: event.ToolFinished, CallID: callID, Name: name, Result: result, Masked: masked})
 }
 
 // appendMasked appends an event's masked member, present only when
@@ -505,9 +507,9 @@ func appendMasked(buf []byte, masked int) []byte {
 // emitDelta is emit for text deltas, with the payload built by hand: it is
 // the hot path of every streamed response. A delta with masks is a full
 // event, to carry its count.
-func (s *step) emitDelta(text string, masked int) *Outcome {
+func (s *step) emitDelta(text string, masked int) *event.Outcome {
 	if masked > 0 {
-		return s.emit(EventData{Type: EventTextDelta, Text: text, Masked: masked})
+		return s.emit(event.EventData{Type: event.TextDelta, Text: text, Masked: masked})
 	}
 	var buf []byte
 	if s.payloads {
@@ -523,8 +525,8 @@ func (s *step) emitDelta(text string, masked int) *Outcome {
 // publish appends one event to the ledger, then to the task's log, then
 // hands it to the host sink. data is nil for a text delta, whose text is
 // all it carries.
-func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
-	typ := EventTextDelta
+func (s *step) publish(payload []byte, text string, data *event.EventData) *event.Outcome {
+	typ := event.TextDelta
 	if data != nil {
 		typ = data.Type
 	}
@@ -541,15 +543,15 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 	if sink := s.t.rt.opts.Sink; sink != nil {
 		// Built here rather than through eventlog.Entry.Event: on this path
 		// every copy counts (BenchmarkEventLatency, about 15 ns).
-		e := Event{SchemaVersion: EventSchemaVersion, Seq: st.Seq, RootSeq: st.RootSeq, TimestampUnixMicros: st.UnixMicros,
+		e := event.Event{SchemaVersion: event.SchemaVersion, Seq: st.Seq, RootSeq: st.RootSeq, TimestampUnixMicros: st.UnixMicros,
 			RunID: s.hdr.RunID, SessionID: s.hdr.SessionID, TraceID: s.hdr.TraceID, Agent: s.hdr.Agent}
 		if data != nil {
 			e.EventData = *data
 		} else {
-			e.Type, e.Text = EventTextDelta, text
+			e.Type, e.Text = event.TextDelta, text
 		}
 		if err := sink(e); err != nil {
-			return &Outcome{Status: StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.ResponseReceived}
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.ResponseReceived}
 		}
 	}
 	if s.t.log.Low() {
@@ -563,12 +565,12 @@ func (s *step) publish(payload []byte, text string, data *EventData) *Outcome {
 // and the task object. A terminal record the ledger refuses is not
 // dropped: the task fails with the ledger's code, and the failure is
 // recorded instead when the ledger still can.
-func (t *Task) finish(s *step, o *Outcome) {
+func (t *Task) finish(s *step, o *event.Outcome) {
 	o, acc := s.terminal(o)
 	id := t.root.ID()
 	trace := s.traceID
 	session := s.hdr.SessionID
-	obj := &TaskObject{SchemaVersion: EventSchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
+	obj := &TaskObject{SchemaVersion: event.SchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
 	obj.SnapshotDigest = s.snapDigest
 	if s.check != nil {
 		rec, rep := s.check.Records()
@@ -582,12 +584,12 @@ func (t *Task) finish(s *step, o *Outcome) {
 // and hands the event to the sink. It returns the outcome as recorded
 // (a refused record turns it into the ledger's failure) and the agent's
 // accounting.
-func (s *step) terminal(o *Outcome) (*Outcome, ledger.Accounting) {
+func (s *step) terminal(o *event.Outcome) (*event.Outcome, ledger.Accounting) {
 	t := s.t
 	acc, _ := t.root.Accounting(s.agent)
 	var en eventlog.Entry
 	record := func() error {
-		data := &EventData{Type: EventRunFinished, Outcome: o, Accounting: &acc}
+		data := &event.EventData{Type: event.RunFinished, Outcome: o, Accounting: &acc}
 		var payload []byte
 		if s.payloads {
 			payload, _ = json.Marshal(data)
@@ -603,15 +605,15 @@ func (s *step) terminal(o *Outcome) (*Outcome, ledger.Accounting) {
 	}
 	err := record()
 	var le *ledger.LimitError
-	if errors.As(err, &le) && o.Status == StatusCompleted {
+	if errors.As(err, &le) && o.Status == event.StatusCompleted {
 		// limit_exceeded carries no output to bound, so this is not
 		// refused for the same reason.
-		o = &Outcome{Status: StatusLimitExceeded, Limit: le.Kind}
+		o = &event.Outcome{Status: event.StatusLimitExceeded, Limit: le.Kind}
 		err = record()
 	}
 	if err != nil {
 		stamped := en.Data != nil
-		o = &Outcome{Status: StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
+		o = &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
 		if !stamped {
 			// Record the failure instead. A store that failed keeps
 			// failing, and then recovery reports the task as interrupted,
@@ -640,7 +642,7 @@ func stampOf(ev ledger.Event) eventlog.Stamp {
 	return eventlog.Stamp{RootSeq: ev.RootSeq, Seq: ev.Seq, UnixMicros: ev.Time.UnixMicro()}
 }
 
-func outputBytes(o *Outcome) uint64 {
+func outputBytes(o *event.Outcome) uint64 {
 	if o.Output == nil {
 		return 0
 	}
@@ -651,11 +653,11 @@ func outputBytes(o *Outcome) uint64 {
 // the runtime and its TaskRequest, a child's from its narrowed spawn
 // request.
 type agentConf struct {
-	model    Model
+	model    model.Model
 	auth     authority.Authority
 	input    string
-	history  []Message // before the input
-	context  []Message // after the input
+	history  []model.Message // before the input
+	context  []model.Message // after the input
 	approver Approver
 	output   *OutputSpec
 	// child: the agent is a supervised child, which runs on its parent's

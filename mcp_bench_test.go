@@ -14,6 +14,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -59,7 +60,7 @@ func BenchmarkMCPToolCallAsATask(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Catalogs: []ToolCatalog{keepOpen{cat}}, Sink: func(Event) error { return nil }})
+	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Catalogs: []ToolCatalog{keepOpen{cat}}, Sink: func(event.Event) error { return nil }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func BenchmarkMCPToolCallAsATask(b *testing.B) {
 		t0 := time.Now()
 		obj, _ := rt.Run(ctx, "go")
 		d := time.Since(t0)
-		if obj.Outcome.Status != StatusCompleted || obj.Accounting.ToolCalls.N != calls {
+		if obj.Outcome.Status != event.StatusCompleted || obj.Accounting.ToolCalls.N != calls {
 			b.Fatalf("outcome %+v, %d tool calls", obj.Outcome, obj.Accounting.ToolCalls.N)
 		}
 		governed = append(governed, d/calls)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 )
@@ -24,7 +25,7 @@ func buildFaultServer(t *testing.T) string {
 }
 
 // runMCPTask runs one task of a deployment with an MCP server and a script.
-func runMCPTask(t *testing.T, body, script string, env map[string]string) (*TaskObject, []Event, []ledger.Record) {
+func runMCPTask(t *testing.T, body, script string, env map[string]string) (*TaskObject, []event.Event, []ledger.Record) {
 	t.Helper()
 	obj, events, store := runScriptHost(t, body, script, nil, HostOptions{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	recs, err := store.Records(context.Background(), *obj.RunID)
@@ -36,7 +37,7 @@ func runMCPTask(t *testing.T, body, script string, env map[string]string) (*Task
 
 // runRecordsTask runs script against the fault server as "records", whose
 // PABLO_TEST_TOKEN is the credential tok-4242-secret.
-func runRecordsTask(t *testing.T, bin, script string) (*TaskObject, []Event, []ledger.Record) {
+func runRecordsTask(t *testing.T, bin, script string) (*TaskObject, []event.Event, []ledger.Record) {
 	body := "[credentials.records]\nconsumer = \"mcp.environment\"\nsources = [{ kind = \"environment\", name = \"RECORDS_TOKEN\" }]\n" +
 		mcpServerTOML(bin, "ok", "env = { PABLO_TEST_TOKEN = \"records\" }\n")
 	return runMCPTask(t, body, script, map[string]string{"RECORDS_TOKEN": "tok-4242-secret"})
@@ -51,13 +52,13 @@ func TestMCPToolCallThroughTheEngine(t *testing.T) {
 	alias := mcp.Alias(authority.MCPTool("records", "env"))
 	script := `{"turns":[{"text":["Checking."],"tool_calls":[{"name":"` + alias + `","arguments":{}}]},{"text":["Found it."]}]}`
 	obj, events, recs := runRecordsTask(t, bin, script)
-	if obj.Outcome.Status != StatusCompleted {
+	if obj.Outcome.Status != event.StatusCompleted {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
-	var finished *Event
+	var finished *event.Event
 	for i := range events {
-		if events[i].Type == EventToolFinished {
+		if events[i].Type == event.ToolFinished {
 			finished = &events[i]
 		}
 	}
@@ -84,7 +85,7 @@ func TestRequiredMCPServerFailureFailsBeforeAnyModelCall(t *testing.T) {
 	bin := buildFaultServer(t)
 	script := `{"turns":[{"text":["never"]}]}`
 	obj, _, _ := runMCPTask(t, mcpServerTOML(bin, "version", ""), script, nil)
-	if obj.Outcome.Status != StatusFailed || obj.Accounting.ModelCalls.N != 0 {
+	if obj.Outcome.Status != event.StatusFailed || obj.Accounting.ModelCalls.N != 0 {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
@@ -97,7 +98,7 @@ func TestMCPToolDeniedByPolicyIsNotShown(t *testing.T) {
 	body := mcpServerTOML(bin, "ok", "") +
 		"[[options.mcp.policies]]\n[options.mcp.policies.tools]\ndefault = \"allow\"\ndeny = [{ id = \"ops.no-echo\", value = \"mcp/records/echo\" }]\n"
 	obj, _, _ := runMCPTask(t, body, script, nil)
-	if obj.Outcome.Status != StatusPolicyDenied || obj.Accounting.ToolCalls.N != 0 {
+	if obj.Outcome.Status != event.StatusPolicyDenied || obj.Accounting.ToolCalls.N != 0 {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
@@ -110,18 +111,18 @@ func TestMCPProgressStreamsAsToolOutput(t *testing.T) {
 	alias := mcp.Alias(authority.MCPTool("records", "work"))
 	script := `{"turns":[{"text":["Working."],"tool_calls":[{"name":"` + alias + `","arguments":{}}]},{"text":["Done."]}]}`
 	obj, events, _ := runRecordsTask(t, bin, script)
-	if obj.Outcome.Status != StatusCompleted {
+	if obj.Outcome.Status != event.StatusCompleted {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
 	var progress []string
 	started, finished := -1, -1
 	for i, ev := range events {
 		switch {
-		case ev.Type == EventToolStarted:
+		case ev.Type == event.ToolStarted:
 			started = i
-		case ev.Type == EventToolFinished:
+		case ev.Type == event.ToolFinished:
 			finished = i
-		case ev.Type == EventToolOutput && ev.Stream == "progress":
+		case ev.Type == event.ToolOutput && ev.Stream == "progress":
 			if ev.Name != "mcp/records/work" || started < 0 || finished >= 0 {
 				t.Fatalf("progress event out of place: %+v", ev)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -11,12 +12,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo/internal/compaction"
-	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/model"
 )
 
-func (s *step) modelCallRemains() *Outcome {
+func (s *step) modelCallRemains() *event.Outcome {
 	lim := s.t.rt.opts.Limits.ModelCalls
 	n, finite := lim.Value()
 	if !finite {
@@ -24,7 +25,7 @@ func (s *step) modelCallRemains() *Outcome {
 	}
 	acc, err := s.t.root.Accounting(s.agent)
 	if err == nil && acc.ModelCalls.N >= n {
-		return &Outcome{Status: StatusLimitExceeded, Limit: outcome.LimitModelCalls}
+		return &event.Outcome{Status: event.StatusLimitExceeded, Limit: outcome.LimitModelCalls}
 	}
 	return nil
 }
@@ -47,23 +48,23 @@ type modelCall struct {
 }
 
 // beginCall reserves and dispatches one model call and emits model.started.
-func (s *step) beginCall(ctx context.Context, provider, model string, route *RouteAttempt, req *ModelRequest) (*modelCall, *Outcome) {
+func (s *step) beginCall(ctx context.Context, provider, mdl string, route *event.RouteAttempt, req *model.Request) (*modelCall, *event.Outcome) {
 	t, r := s.t, s.t.rt
-	id, err := t.root.ReserveModelCall(s.ctx, s.agent, s.modelCallRecord(provider, model, route, req))
+	id, err := t.root.ReserveModelCall(s.ctx, s.agent, s.modelCallRecord(provider, mdl, route, req))
 	if err != nil {
 		return nil, s.ledgerOutcome(err)
 	}
-	call := &modelCall{id: id, profile: provider + "/" + model, bytes: s.requestBytes(req), items: len(req.Messages) + len(req.Tools)}
+	call := &modelCall{id: id, profile: provider + "/" + mdl, bytes: s.requestBytes(req), items: len(req.Messages) + len(req.Tools)}
 	call.text.Reset(r.opts.secrets)
 	if s.comp != nil {
 		s.comp.profile = call.profile // the entry now selected
 	}
-	if o := s.emit(EventData{Type: EventModelStarted, Provider: provider, Model: model, ModelRoute: route}); o != nil {
+	if o := s.emit(event.EventData{Type: event.ModelStarted, Provider: provider, Model: mdl, ModelRoute: route}); o != nil {
 		return nil, s.abandonCall(id, outcome.FailEventSinkIO, o)
 	}
 	_, call.span = r.startSpan(ctx, "chat")
 	if call.span.IsRecording() {
-		call.span.SetAttributes(attribute.String("gen_ai.request.model", model))
+		call.span.SetAttributes(attribute.String("gen_ai.request.model", mdl))
 	}
 	if err := t.root.Dispatch(s.ctx, s.agent, id); err != nil {
 		call.span.End()
@@ -75,8 +76,8 @@ func (s *step) beginCall(ctx context.Context, provider, model string, route *Rou
 
 // modelCallRecord is the ledger's record of a model call about to be
 // reserved: its route, the request's context bytes and the model's bounds.
-func (s *step) modelCallRecord(provider, model string, route *RouteAttempt, req *ModelRequest) ledger.ModelCall {
-	mc := ledger.ModelCall{Route: provider + "/" + model, ContextBytes: s.requestBytes(req)}
+func (s *step) modelCallRecord(provider, mdl string, route *event.RouteAttempt, req *model.Request) ledger.ModelCall {
+	mc := ledger.ModelCall{Route: provider + "/" + mdl, ContextBytes: s.requestBytes(req)}
 	if route != nil {
 		mc.Route = route.Route + "/" + route.Entry
 	}
@@ -92,8 +93,8 @@ func (s *step) modelCallRecord(provider, model string, route *RouteAttempt, req 
 // abandonCall settles a reserved model call that was never sent, with the
 // failure code code, and returns o, the outcome that stopped it, or the
 // ledger's failure when the settlement is refused.
-func (s *step) abandonCall(id string, code outcome.FailureCode, o *Outcome) *Outcome {
-	settle := ledger.ModelSettlement{Status: StatusFailed, Delivery: outcome.NotSent, Error: code}
+func (s *step) abandonCall(id string, code outcome.FailureCode, o *event.Outcome) *event.Outcome {
+	settle := ledger.ModelSettlement{Status: event.StatusFailed, Delivery: outcome.NotSent, Error: code}
 	if err := s.t.root.SettleModelCall(s.ctx, s.agent, id, settle); err != nil {
 		return s.ledgerFailure(err, outcome.NotSent)
 	}
@@ -103,7 +104,7 @@ func (s *step) abandonCall(id string, code outcome.FailureCode, o *Outcome) *Out
 // endCall settles a model call with its response or error, emits
 // model.finished and returns the outcome the failure implies (nil when the
 // call succeeded).
-func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr *Outcome, route *RouteAttempt) *Outcome {
+func (s *step) endCall(call *modelCall, resp *model.Response, err error, sinkErr *event.Outcome, route *event.RouteAttempt) *event.Outcome {
 	t := s.t
 	defer call.span.End()
 	if text, masked := call.text.Flush(); text != "" && sinkErr == nil {
@@ -138,8 +139,8 @@ func (s *step) endCall(call *modelCall, resp *ModelResponse, err error, sinkErr 
 // or failed with err, and the task outcome a failure implies (nil when the
 // call succeeded); sinkErr is set when the ledger or the host's sink
 // refused one of its deltas.
-func (s *step) modelResult(resp *ModelResponse, err error, sinkErr *Outcome, route *RouteAttempt) (ledger.ModelSettlement, *Outcome) {
-	settle := ledger.ModelSettlement{Status: StatusCompleted, Delivery: outcome.ResponseReceived}
+func (s *step) modelResult(resp *model.Response, err error, sinkErr *event.Outcome, route *event.RouteAttempt) (ledger.ModelSettlement, *event.Outcome) {
+	settle := ledger.ModelSettlement{Status: event.StatusCompleted, Delivery: outcome.ResponseReceived}
 	if err == nil {
 		if resp.UsageReported {
 			settle.Reported = true
@@ -151,21 +152,21 @@ func (s *step) modelResult(resp *ModelResponse, err error, sinkErr *Outcome, rou
 		}
 		return settle, nil
 	}
-	var end *Outcome
-	var me *ModelError
+	var end *event.Outcome
+	var me *model.Error
 	switch {
 	case sinkErr != nil:
 		end = sinkErr
-		settle.Status, settle.Error = StatusFailed, outcome.FailEventSinkIO
+		settle.Status, settle.Error = event.StatusFailed, outcome.FailEventSinkIO
 	case s.ctx.Err() != nil:
 		end = s.interrupted()
 		settle.Status, settle.Delivery = end.Status, outcome.MayHaveBeenSent
 	case errors.As(err, &me):
-		end = &Outcome{Status: StatusFailed, Code: me.Code, Delivery: me.Delivery}
-		settle.Status, settle.Delivery, settle.Error = StatusFailed, me.Delivery, me.Code
+		end = &event.Outcome{Status: event.StatusFailed, Code: me.Code, Delivery: me.Delivery}
+		settle.Status, settle.Delivery, settle.Error = event.StatusFailed, me.Delivery, me.Code
 	default:
-		end = &Outcome{Status: StatusFailed, Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent}
-		settle.Status, settle.Delivery, settle.Error = StatusFailed, outcome.MayHaveBeenSent, outcome.FailProviderTransport
+		end = &event.Outcome{Status: event.StatusFailed, Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent}
+		settle.Status, settle.Delivery, settle.Error = event.StatusFailed, outcome.MayHaveBeenSent, outcome.FailProviderTransport
 	}
 	if route != nil && route.Delivery != nil && sinkErr == nil && s.ctx.Err() == nil {
 		settle.Delivery = outcome.Delivery(*route.Delivery)
@@ -174,9 +175,9 @@ func (s *step) modelResult(resp *ModelResponse, err error, sinkErr *Outcome, rou
 }
 
 // modelFinished is the model.finished event of a call settled as settle.
-func modelFinished(call *modelCall, resp *ModelResponse, settle ledger.ModelSettlement, route *RouteAttempt) EventData {
+func modelFinished(call *modelCall, resp *model.Response, settle ledger.ModelSettlement, route *event.RouteAttempt) event.EventData {
 	out := call.outBytes
-	fin := EventData{Type: EventModelFinished, Status: string(settle.Status), OutputBytes: &out, ModelRoute: route}
+	fin := event.EventData{Type: event.ModelFinished, Status: string(settle.Status), OutputBytes: &out, ModelRoute: route}
 	if resp != nil {
 		fin.FinishReason = resp.FinishReason
 		if resp.UsageReported {
@@ -195,7 +196,7 @@ func modelFinished(call *modelCall, resp *ModelResponse, settle ledger.ModelSett
 // code is compacted once and retried once on the same entry; a second
 // overflow, or one that cannot be compacted, ends the task
 // context_overflow.
-func (s *step) modelTurn() (*ModelResponse, *Outcome) {
+func (s *step) modelTurn() (*model.Response, *event.Outcome) {
 	if o := s.compactIfDue(); o != nil {
 		return nil, o
 	}
@@ -214,15 +215,15 @@ func (s *step) modelTurn() (*ModelResponse, *Outcome) {
 		paired.ToolCalls = calls
 		resp = &paired
 	}
-	s.addHistory(Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+	s.addHistory(model.Message{Role: model.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 	return resp, nil
 }
 
 // generateTurn runs the model operation of one turn over the history as
 // it is.
-func (s *step) generateTurn() (*ModelResponse, *Outcome) {
+func (s *step) generateTurn() (*model.Response, *event.Outcome) {
 	r := s.t.rt
-	req := &ModelRequest{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
+	req := &model.Request{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
 	model.SetTurn(req, s.histTurns+1)
 	op := &modelOp{s: s, req: req}
 	if rm, ok := routeOf(s.conf.model); ok {
@@ -235,20 +236,20 @@ func (s *step) generateTurn() (*ModelResponse, *Outcome) {
 // ledger call its deltas belong to and what stopped it.
 type modelOp struct {
 	s   *step
-	req *ModelRequest
+	req *model.Request
 	// ctx, when set, is the context the operation's spans start under
 	// (a summary's compact_context span); nil means the agent's.
 	ctx context.Context
 	// collect, when set, takes the text deltas instead of the event
 	// stream: a summary is content and is never emitted.
 	collect func(string) error
-	current *modelCall // the call streaming now; nil between attempts
-	sinkErr *Outcome   // the first delta the ledger or the sink refused
-	failed  *Outcome   // the ledger stopped a route between attempts
+	current *modelCall     // the call streaming now; nil between attempts
+	sinkErr *event.Outcome // the first delta the ledger or the sink refused
+	failed  *event.Outcome // the ledger stopped a route between attempts
 }
 
 // generate runs the operation as one call of a plain model.
-func (op *modelOp) generate() (*ModelResponse, *Outcome) {
+func (op *modelOp) generate() (*model.Response, *event.Outcome) {
 	s := op.s
 	ctx := op.ctx
 	if ctx == nil {
@@ -268,7 +269,7 @@ func (op *modelOp) generate() (*ModelResponse, *Outcome) {
 
 // generateRouted runs the operation on a route: the route's session
 // begins and ends one ledger call per attempt.
-func (op *modelOp) generateRouted(rm *routeModel) (*ModelResponse, *Outcome) {
+func (op *modelOp) generateRouted(rm *routeModel) (*model.Response, *event.Outcome) {
 	s := op.s
 	if s.route == nil {
 		s.route = &routeSession{}
@@ -290,7 +291,7 @@ func (op *modelOp) generateRouted(rm *routeModel) (*ModelResponse, *Outcome) {
 }
 
 // beginAttempt begins the ledger call of one route attempt.
-func (op *modelOp) beginAttempt(ctx context.Context, a RouteAttempt) error {
+func (op *modelOp) beginAttempt(ctx context.Context, a event.RouteAttempt) error {
 	call, o := op.s.beginCall(ctx, a.Provider, a.Model, &a, op.req)
 	if o != nil {
 		op.failed = o
@@ -301,7 +302,7 @@ func (op *modelOp) beginAttempt(ctx context.Context, a RouteAttempt) error {
 }
 
 // endAttempt settles the ledger call of one route attempt.
-func (op *modelOp) endAttempt(_ context.Context, a RouteAttempt, resp *ModelResponse, err error) {
+func (op *modelOp) endAttempt(_ context.Context, a event.RouteAttempt, resp *model.Response, err error) {
 	if op.current == nil {
 		return
 	}
@@ -341,17 +342,17 @@ func (op *modelOp) delta(delta string) error {
 }
 
 // failureOutcome is the task outcome of a failed model operation.
-func (s *step) failureOutcome(err error, sinkErr *Outcome) *Outcome {
-	var me *ModelError
+func (s *step) failureOutcome(err error, sinkErr *event.Outcome) *event.Outcome {
+	var me *model.Error
 	switch {
 	case sinkErr != nil:
 		return sinkErr
 	case s.ctx.Err() != nil:
 		return s.interrupted()
 	case errors.As(err, &me):
-		return &Outcome{Status: StatusFailed, Code: me.Code, Delivery: me.Delivery}
+		return &event.Outcome{Status: event.StatusFailed, Code: me.Code, Delivery: me.Delivery}
 	}
-	return &Outcome{Status: StatusFailed, Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent}
+	return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent}
 }
 
 var errRouteStopped = errors.New("pablo: route stopped by the ledger")

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -13,13 +15,13 @@ import (
 // countingModel answers "ok" and counts the requests that reach it.
 type countingModel struct{ calls *int }
 
-func (m countingModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "counting"} }
-func (m countingModel) Generate(_ context.Context, _ *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m countingModel) Info() model.Info { return model.Info{Provider: "test", Model: "counting"} }
+func (m countingModel) Generate(_ context.Context, _ *model.Request, emit func(string) error) (*model.Response, error) {
 	*m.calls++
 	if err := emit("ok"); err != nil {
 		return nil, err
 	}
-	return &ModelResponse{Text: "ok", FinishReason: FinishStop}, nil
+	return &model.Response{Text: "ok", FinishReason: model.FinishStop}, nil
 }
 
 // A model call the ledger refuses to reserve (no model call left) never
@@ -27,10 +29,10 @@ func (m countingModel) Generate(_ context.Context, _ *ModelRequest, emit func(st
 func TestModelCallRefusedReservationNeverReachesTheModel(t *testing.T) {
 	ss := stage(t, stageOptions{limits: ledger.Limits{ModelCalls: ledger.Max(0)}})
 	_, o := ss.modelTurn()
-	if o == nil || o.Status != StatusLimitExceeded || o.Limit != outcome.LimitModelCalls {
+	if o == nil || o.Status != event.StatusLimitExceeded || o.Limit != outcome.LimitModelCalls {
 		t.Fatalf("outcome %+v", o)
 	}
-	if *ss.model.calls != 0 || slices.Contains(ss.events, string(EventModelStarted)) || len(ss.history) != 1 {
+	if *ss.model.calls != 0 || slices.Contains(ss.events, string(event.ModelStarted)) || len(ss.history) != 1 {
 		t.Fatalf("model calls %d, events %v, history %d", *ss.model.calls, ss.events, len(ss.history))
 	}
 }
@@ -39,9 +41,9 @@ func TestModelCallRefusedReservationNeverReachesTheModel(t *testing.T) {
 // dispatched: the ledger settles it as never sent, and the model is never
 // asked.
 func TestModelCallSinkRefusalNeverDispatches(t *testing.T) {
-	ss := stage(t, stageOptions{refuse: EventModelStarted})
+	ss := stage(t, stageOptions{refuse: event.ModelStarted})
 	_, o := ss.modelTurn()
-	if o == nil || o.Status != StatusFailed || o.Code != outcome.FailEventSinkIO {
+	if o == nil || o.Status != event.StatusFailed || o.Code != outcome.FailEventSinkIO {
 		t.Fatalf("outcome %+v", o)
 	}
 	if got, want := ss.callStates(t, ledger.ModelCallKind), []string{"admitted:", "settled:failed"}; !slices.Equal(got, want) {
@@ -64,11 +66,11 @@ func TestModelTurnSettlesBeforeTheAnswerJoinsTheHistory(t *testing.T) {
 	if got, want := ss.callStates(t, ledger.ModelCallKind), []string{"admitted:", "dispatched:", "settled:completed"}; !slices.Equal(got, want) {
 		t.Fatalf("ledger states %v, want %v", got, want)
 	}
-	want := []string{string(EventRunStarted), string(EventModelStarted), string(EventTextDelta), string(EventModelFinished)}
+	want := []string{string(event.RunStarted), string(event.ModelStarted), string(event.TextDelta), string(event.ModelFinished)}
 	if !slices.Equal(ss.events, want) || *ss.model.calls != 1 {
 		t.Fatalf("events %v, want %v; model calls %d", ss.events, want, *ss.model.calls)
 	}
-	if last := ss.history[len(ss.history)-1]; last.Role != RoleAssistant || last.Content != "ok" {
+	if last := ss.history[len(ss.history)-1]; last.Role != model.RoleAssistant || last.Content != "ok" {
 		t.Fatalf("history ends with %+v", last)
 	}
 }

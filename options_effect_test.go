@@ -3,6 +3,8 @@ package pablo
 import (
 	"context"
 	"encoding/json"
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/model"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,16 +21,16 @@ type toolListModel struct {
 	tools []string
 }
 
-func (m *toolListModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "tools"} }
+func (m *toolListModel) Info() model.Info { return model.Info{Provider: "test", Model: "tools"} }
 
-func (m *toolListModel) Generate(_ context.Context, req *ModelRequest, _ func(string) error) (*ModelResponse, error) {
+func (m *toolListModel) Generate(_ context.Context, req *model.Request, _ func(string) error) (*model.Response, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.tools = m.tools[:0]
 	for _, d := range req.Tools {
 		m.tools = append(m.tools, d.Name)
 	}
-	return &ModelResponse{Text: "done", FinishReason: FinishStop}, nil
+	return &model.Response{Text: "done", FinishReason: model.FinishStop}, nil
 }
 
 // options.filesystem.enabled and options.shell.enabled decide which native
@@ -46,7 +48,7 @@ func TestFilesystemAndShellEnabledDecideTheTools(t *testing.T) {
 			d := optionsEffectDeployment(t, c.sh, c.body)
 			m := &toolListModel{}
 			obj, _ := runProviderTask(t, d, HostOptions{Model: m})
-			if obj.Outcome.Status != StatusCompleted {
+			if obj.Outcome.Status != event.StatusCompleted {
 				t.Fatalf("outcome %+v", obj.Outcome)
 			}
 			got := strings.Join(m.tools, " ")
@@ -121,7 +123,7 @@ func TestAuthHeaderSchemeAndOutputAllowanceReachTheWire(t *testing.T) {
 		"[options.routes.main]\nentries = [{ model = \"m\" }]\n[options]\nmodel_route = \"main\"\n"
 	d := providerDeployment(t, body, nil)
 	obj, _ := runProviderTask(t, d, HostOptions{LookupEnv: lookupKey})
-	if obj.Outcome.Status != StatusFailed || len(h.header) != 1 {
+	if obj.Outcome.Status != event.StatusFailed || len(h.header) != 1 {
 		t.Fatalf("outcome %+v, %d requests", obj.Outcome, len(h.header))
 	}
 	if got := h.header[0].Get("X-Team-Api-Key"); got != providerTestKey || h.header[0].Get("Authorization") != "" {
@@ -141,10 +143,10 @@ func TestAuthHeaderSchemeAndOutputAllowanceReachTheWire(t *testing.T) {
 // (options.models.NAME.context_window_tokens); enabled = false turns the
 // engine off.
 func TestContextKeysReachTheCompactionEngine(t *testing.T) {
-	model := func(name, window string) string {
+	mdl := func(name, window string) string {
 		return "[options.models." + name + "]\nprovider = \"openai_compatible\"\nid = \"" + name + "\"\ncredential = \"local\"\nendpoint = \"http://127.0.0.1:1/v1\"\ncontext_window_tokens = " + window + "\n"
 	}
-	body := model("a", "9000") + model("b", "7000") + "[options.routes.main]\nentries = [{ model = \"a\" }, { model = \"b\" }]\n[options]\nmodel_route = \"main\"\n" +
+	body := mdl("a", "9000") + mdl("b", "7000") + "[options.routes.main]\nentries = [{ model = \"a\" }, { model = \"b\" }]\n[options]\nmodel_route = \"main\"\n" +
 		"[options.context]\nsafety_margin_percent = 20\nmax_summary_tokens = 300\nmax_summary_bytes = 4000\nkeep_recent_turns = 3\n"
 	d := providerDeployment(t, body, nil)
 	m, err := d.FixtureModel("http://127.0.0.1:1/v1")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/proc"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -103,7 +104,7 @@ func TestStartReadsOnlyWhatNeedsAttention(t *testing.T) {
 		if err := r.RecordProcessGroup(ctx, r.RootAgentID(), ledger.ProcessGroupRecord{BootID: "another-boot", Pgid: 4242}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.Finish(ctx, r.RootAgentID(), ledger.Finish{Outcome: ledger.Outcome{Status: StatusCompleted}}); err != nil {
+		if _, err := r.Finish(ctx, r.RootAgentID(), ledger.Finish{Outcome: ledger.Outcome{Status: event.StatusCompleted}}); err != nil {
 			t.Fatal(err)
 		}
 		old = append(old, r.ID())

@@ -16,7 +16,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 )
 
 const providerTestKey = "sk-provider-test-0123456789"
@@ -142,7 +144,7 @@ func openAICompatible(endpoint string) string {
 	return "[options.model]\nprovider = \"openai_compatible\"\nid = \"local-model\"\ncredential = \"local\"\nendpoint = \"" + endpoint + "\"\n"
 }
 
-func runProviderTask(t testing.TB, d *Deployment, host HostOptions) (*TaskObject, []Event) {
+func runProviderTask(t testing.TB, d *Deployment, host HostOptions) (*TaskObject, []event.Event) {
 	t.Helper()
 	rt, err := d.NewRuntime(context.Background(), host)
 	if err != nil {
@@ -158,7 +160,7 @@ func TestProviderTaskThroughRuntime(t *testing.T) {
 	f := newChatFixture(t, false)
 	d := providerDeployment(t, openAICompatible(f.srv.URL+"/v1/chat/completions"), nil)
 	obj, events := runProviderTask(t, d, HostOptions{LookupEnv: lookupKey})
-	if obj.Outcome.Status != StatusCompleted || *obj.Outcome.Output != strings.Join(finalDeltas(), "") {
+	if obj.Outcome.Status != event.StatusCompleted || *obj.Outcome.Output != strings.Join(finalDeltas(), "") {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
@@ -172,9 +174,9 @@ func TestProviderTaskThroughRuntime(t *testing.T) {
 	var toolResult string
 	for _, ev := range events {
 		switch ev.Type {
-		case EventTextDelta:
+		case event.TextDelta:
 			deltas++
-		case EventToolFinished:
+		case event.ToolFinished:
 			toolResult = string(ev.Result)
 		}
 	}
@@ -198,7 +200,7 @@ func TestLockedTokenCeilingWithoutBoundSendsNothing(t *testing.T) {
 		t.Fatal("the deployment must be locked")
 	}
 	obj, _ := runProviderTask(t, d, HostOptions{LookupEnv: lookupKey})
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailAccountingBoundViolated || obj.Outcome.Delivery != outcome.NotSent {
+	if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != outcome.FailAccountingBoundViolated || obj.Outcome.Delivery != outcome.NotSent {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s", b)
 	}
@@ -245,9 +247,11 @@ func TestFixtureRouteFallsBackAfter503(t *testing.T) {
 	if !ok {
 		t.Fatal("a route builds a Router")
 	}
-	var attempts []RouteAttempt
-	s := &routeSession{EndAttempt: func(_ context.Context, a RouteAttempt, _ *ModelResponse, _ error) { attempts = append(attempts, a) }}
-	resp, err := rm.GenerateRouted(context.Background(), s, &ModelRequest{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, func(string) error { return nil })
+	var attempts []event.RouteAttempt
+	s := &routeSession{EndAttempt: func(_ context.Context, a event.RouteAttempt, _ *model.Response, _ error) {
+		attempts = append(attempts, a)
+	}}
+	resp, err := rm.GenerateRouted(context.Background(), s, &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}, func(string) error { return nil })
 	if err != nil || len(resp.ToolCalls) != 1 {
 		t.Fatalf("resp %+v err %v", resp, err)
 	}
@@ -265,7 +269,7 @@ func TestFixtureRouteFallsBackAfter503(t *testing.T) {
 	f2.fail503["first-id"] = true
 	m2, _ := d.FixtureModel(f2.srv.URL + "/v1/chat/completions")
 	obj, events := runProviderTask(t, d, HostOptions{Model: m2})
-	if obj.Outcome.Status != StatusCompleted {
+	if obj.Outcome.Status != event.StatusCompleted {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s", b)
 	}
@@ -277,7 +281,7 @@ func TestFixtureRouteFallsBackAfter503(t *testing.T) {
 	}
 	var reasons []string
 	for _, ev := range events {
-		if ev.Type == EventModelFinished && ev.ModelRoute != nil {
+		if ev.Type == event.ModelFinished && ev.ModelRoute != nil {
 			reasons = append(reasons, ev.ModelRoute.SelectionReason+"/"+ev.Status)
 		}
 	}
@@ -299,7 +303,7 @@ func TestNoFallbackAfterADelta(t *testing.T) {
 	d := providerDeployment(t, body, nil)
 	m, _ := d.FixtureModel(f.srv.URL + "/v1/chat/completions")
 	obj, _ := runProviderTask(t, d, HostOptions{Model: m})
-	if obj.Outcome.Status != StatusFailed || obj.Accounting.ModelCalls.N != 1 {
+	if obj.Outcome.Status != event.StatusFailed || obj.Accounting.ModelCalls.N != 1 {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("want one failed attempt and no fallback: %s", b)
 	}
@@ -329,7 +333,7 @@ func BenchmarkProviderTask(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		obj, err := rt.Run(context.Background(), "Was INV-1042 paid?")
-		if err != nil || obj.Outcome.Status != StatusCompleted {
+		if err != nil || obj.Outcome.Status != event.StatusCompleted {
 			b.Fatalf("%v %+v", err, obj)
 		}
 	}

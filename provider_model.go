@@ -5,21 +5,22 @@ import (
 	"errors"
 
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 
 	"github.com/pabloagent/pablo/internal/providers"
 )
 
 // providerModel is an HTTP provider model as a Model: the provider takes
 // and returns the engine's own request and response, so all it adds is the
-// model's info and its failures as a *ModelError.
+// model's info and its failures as a *model.Error.
 type providerModel struct {
-	info ModelInfo
+	info model.Info
 	m    providers.Model
 }
 
-func (p *providerModel) Info() ModelInfo { return p.info }
+func (p *providerModel) Info() model.Info { return p.info }
 
-func (p *providerModel) Generate(ctx context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (p *providerModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	resp, err := p.m.Generate(ctx, req, emit)
 	if err != nil {
 		return nil, toModelError(err)
@@ -27,16 +28,16 @@ func (p *providerModel) Generate(ctx context.Context, req *ModelRequest, emit fu
 	return resp, nil
 }
 
-// toModelError maps a provider failure to a *ModelError, keeping the
+// toModelError maps a provider failure to a *model.Error, keeping the
 // provider error (and its cause) in the chain.
 func toModelError(err error) error {
-	var me *ModelError
+	var me *model.Error
 	if errors.As(err, &me) {
 		return err
 	}
 	var pe *providers.Error
 	if errors.As(err, &pe) {
-		return &ModelError{Code: outcome.FailureCode(pe.Code), Delivery: outcome.Delivery(pe.Delivery), RetryClass: string(pe.RetryClass), Err: err}
+		return &model.Error{Code: outcome.FailureCode(pe.Code), Delivery: outcome.Delivery(pe.Delivery), RetryClass: string(pe.RetryClass), Err: err}
 	}
-	return &ModelError{Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Err: err}
+	return &model.Error{Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Err: err}
 }

@@ -6,14 +6,10 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/providers"
+	"github.com/pabloagent/pablo/model"
 )
-
-// RouteAttempt is one attempt of a routed model call, in the shape of the
-// model_route record of events: which entry served, why it was selected,
-// and how the attempt ended.
-type RouteAttempt = event.RouteAttempt
 
 // routeSession is one task's use of a routed model: it keeps the sticky
 // selection across the task's model turns and lets the engine account for
@@ -23,10 +19,10 @@ type routeSession struct {
 	// BeginAttempt, when set, runs before each attempt is dispatched (the
 	// engine reserves a model call and emits model.started with the
 	// record). An error stops the route and is returned as is.
-	BeginAttempt func(ctx context.Context, a RouteAttempt) error
+	BeginAttempt func(ctx context.Context, a event.RouteAttempt) error
 	// EndAttempt, when set, runs after each attempt with its response or
 	// error (the engine settles that call and emits model.finished).
-	EndAttempt func(ctx context.Context, a RouteAttempt, resp *ModelResponse, err error)
+	EndAttempt func(ctx context.Context, a event.RouteAttempt, resp *model.Response, err error)
 	// NoFallback, when set, runs the next operations on the currently
 	// selected entry alone (a compaction's summary call): a failure there
 	// is the operation's, never a reason to move on.
@@ -47,12 +43,12 @@ type routeSession struct {
 // which forwards the capability, and the runtime sees the route through
 // the wrapper.
 type Router interface {
-	Model
+	model.Model
 	route() *routeModel
 }
 
 // routeOf is the route m serves, when m is a [Router].
-func routeOf(m Model) (*routeModel, bool) {
+func routeOf(m model.Model) (*routeModel, bool) {
 	r, ok := m.(Router)
 	if !ok {
 		return nil, false
@@ -61,9 +57,9 @@ func routeOf(m Model) (*routeModel, bool) {
 }
 
 // routeError is a routed call's failure: every attempt, and the final
-// error (a *ModelError, or a hook's error) in the chain.
+// error (a *model.Error, or a hook's error) in the chain.
 type routeError struct {
-	Attempts []RouteAttempt
+	Attempts []event.RouteAttempt
 	Err      error
 }
 
@@ -84,17 +80,17 @@ type routeModel struct {
 
 func (m *routeModel) route() *routeModel { return m }
 
-func (m *routeModel) Info() ModelInfo {
+func (m *routeModel) Info() model.Info {
 	// Each attempt names its own provider and model; the route attests no
 	// bound, like its entries.
-	return ModelInfo{Provider: "route", Model: m.name}
+	return model.Info{Provider: "route", Model: m.name}
 }
 
-func (m *routeModel) Generate(ctx context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m *routeModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	return m.GenerateRouted(ctx, &routeSession{}, req, emit)
 }
 
-func (m *routeModel) GenerateRouted(ctx context.Context, s *routeSession, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m *routeModel) GenerateRouted(ctx context.Context, s *routeSession, req *model.Request, emit func(string) error) (*model.Response, error) {
 	hooks := providers.AttemptHooks{}
 	if s.BeginAttempt != nil {
 		hooks.Begin = func(ctx context.Context, a *providers.Attempt) error {
@@ -102,7 +98,7 @@ func (m *routeModel) GenerateRouted(ctx context.Context, s *routeSession, req *M
 		}
 	}
 	if s.EndAttempt != nil {
-		hooks.End = func(ctx context.Context, a *providers.Attempt, resp *ModelResponse, err error) {
+		hooks.End = func(ctx context.Context, a *providers.Attempt, resp *model.Response, err error) {
 			if err != nil {
 				err = toModelError(err)
 			}
@@ -129,21 +125,21 @@ func (m *routeModel) GenerateRouted(ctx context.Context, s *routeSession, req *M
 	return resp, nil
 }
 
-func routeAttempt(a *providers.Attempt, phase string) RouteAttempt {
+func routeAttempt(a *providers.Attempt, phase string) event.RouteAttempt {
 	str := func(s string) *string {
 		if s == "" {
 			return nil
 		}
 		return &s
 	}
-	out := RouteAttempt{SchemaVersion: event.RouteSchemaVersion, Route: a.Route, Entry: a.Entry, EntryIndex: a.EntryIndex,
+	out := event.RouteAttempt{SchemaVersion: event.RouteSchemaVersion, Route: a.Route, Entry: a.Entry, EntryIndex: a.EntryIndex,
 		Provider: string(a.Provider), Model: a.Model, Operation: strconv.FormatUint(a.Operation, 10), Attempt: a.Number,
 		SelectionReason: a.SelectionReason, Phase: phase, Dispatched: phase == "finished" && a.Dispatched}
 	if phase == "finished" {
 		out.Delivery = str(string(a.Delivery))
-		status := string(StatusCompleted)
+		status := string(event.StatusCompleted)
 		if a.Failed {
-			status = string(StatusFailed)
+			status = string(event.StatusFailed)
 			out.FailureCode, out.RetryClass = str(string(a.Failure)), str(string(a.RetryClass))
 		}
 		out.Status = &status

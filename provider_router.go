@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/providers"
+	"github.com/pabloagent/pablo/model"
 )
 
 // routeClassifier is a route's complexity router (options.routes.NAME.router)
@@ -70,26 +72,26 @@ func (b *modelBuilder) classifier(name string, rt config.Route, names []string) 
 // whose chosen category selects the entry the first operation starts at
 // (selection_reason "complexity"). Children start at their narrowed
 // route's first entry: only the root classifies.
-func (s *step) classifyRoute() *Outcome {
+func (s *step) classifyRoute() *event.Outcome {
 	rm, ok := routeOf(s.conf.model)
 	if !ok || rm.classifier == nil || s.conf.child {
 		return nil
 	}
 	instructions := s.t.rt.opts.Instructions
-	req := &ModelRequest{Instructions: instructions, Messages: []Message{{Role: RoleUser, Content: s.conf.input}}}
+	req := &model.Request{Instructions: instructions, Messages: []model.Message{{Role: model.RoleUser, Content: s.conf.input}}}
 	call, o := s.beginCall(s.ctx, string(providers.Vercel), providers.RouterModel, nil, req)
 	if o != nil {
 		return o
 	}
 	c, err := rm.classifier.r.Classify(s.ctx, s.conf.input, instructions)
-	var resp *ModelResponse
+	var resp *model.Response
 	if err != nil {
 		err = toModelError(err)
 	} else {
-		resp = &ModelResponse{}
+		resp = &model.Response{}
 		if c.InputTokens != nil || c.OutputTokens != nil {
 			resp.UsageReported = true
-			resp.Usage = ModelUsage{InputTokens: c.InputTokens, OutputTokens: c.OutputTokens}
+			resp.Usage = model.Usage{InputTokens: c.InputTokens, OutputTokens: c.OutputTokens}
 		}
 	}
 	if o := s.endCall(call, resp, err, nil, nil); o != nil {

@@ -14,9 +14,11 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 )
 
 const routerTestSecret = "sk-router-secret-0123456789abcdef"
@@ -84,10 +86,10 @@ func loadProviderDeployment(t *testing.T, body string) (*Deployment, error) {
 // routerDeploymentBody is the reference's jev-router example over two
 // openai_compatible models at endpoint.
 func routerDeploymentBody(endpoint string) string {
-	model := func(name string) string {
+	mdl := func(name string) string {
 		return "[options.models." + name + "]\nprovider = \"openai_compatible\"\nid = \"" + name + "-id\"\ncredential = \"local\"\nendpoint = \"" + endpoint + "\"\n"
 	}
-	body := model("fast") + model("deep") +
+	body := mdl("fast") + mdl("deep") +
 		"[options]\nmodel_route = \"complexity\"\n" +
 		"[options.run]\ninstructions = \"Answer from evidence.\"\n" +
 		"[options.routes.complexity]\nentries = [{ model = \"fast\" }, { model = \"deep\" }]\n" +
@@ -109,7 +111,7 @@ func routerLookup(name string) (string, bool) {
 // routerRuntimeModel builds the deployment's route as production does (its
 // credentials resolved for their consumers and fixed destinations) with
 // only the router's endpoint moved to the fixture.
-func routerRuntimeModel(t *testing.T, d *Deployment, f *routerTestFixture) Model {
+func routerRuntimeModel(t *testing.T, d *Deployment, f *routerTestFixture) model.Model {
 	t.Helper()
 	r, err := d.Resolver(authority.ResolverOptions{LookupEnv: routerLookup})
 	if err != nil {
@@ -123,10 +125,10 @@ func routerRuntimeModel(t *testing.T, d *Deployment, f *routerTestFixture) Model
 	return m
 }
 
-func startedRoutes(events []Event) []string {
+func startedRoutes(events []event.Event) []string {
 	var out []string
 	for _, ev := range events {
-		if ev.Type == EventModelStarted && ev.ModelRoute != nil {
+		if ev.Type == event.ModelStarted && ev.ModelRoute != nil {
 			out = append(out, ev.ModelRoute.Entry+"/"+ev.ModelRoute.SelectionReason)
 		}
 	}
@@ -144,7 +146,7 @@ func TestRouterCategorySelectsItsEntry(t *testing.T) {
 			f := newRouterTestFixture(t, chooses(category))
 			d := routerDeployment(t, f.srv.URL+"/v1/chat/completions", "")
 			obj, events := runProviderTask(t, d, HostOptions{Model: routerRuntimeModel(t, d, f), LookupEnv: routerLookup})
-			if obj.Outcome.Status != StatusCompleted {
+			if obj.Outcome.Status != event.StatusCompleted {
 				b, _ := json.Marshal(obj.Outcome)
 				t.Fatalf("outcome %s", b)
 			}
@@ -164,7 +166,7 @@ func TestRouterCategorySelectsItsEntry(t *testing.T) {
 			}
 			first := events[0]
 			for _, ev := range events {
-				if ev.Type == EventModelStarted {
+				if ev.Type == event.ModelStarted {
 					first = ev
 					break
 				}
@@ -178,7 +180,7 @@ func TestRouterCategorySelectsItsEntry(t *testing.T) {
 			}
 			all, _ := json.Marshal(struct {
 				O *TaskObject
-				E []Event
+				E []event.Event
 			}{obj, events})
 			if strings.Contains(string(all), routerTestSecret) {
 				t.Fatal("a record holds the router's credential")
@@ -217,7 +219,7 @@ func TestRouterFailureEndsTheTask(t *testing.T) {
 			d := routerDeployment(t, f.srv.URL+"/v1/chat/completions", "")
 			obj, _ := runProviderTask(t, d, HostOptions{Model: routerRuntimeModel(t, d, f), LookupEnv: routerLookup})
 			o := obj.Outcome
-			if o.Status != StatusFailed || o.Code != c.code || o.Delivery != c.delivery {
+			if o.Status != event.StatusFailed || o.Code != c.code || o.Delivery != c.delivery {
 				b, _ := json.Marshal(o)
 				t.Fatalf("outcome %s", b)
 			}
@@ -236,13 +238,13 @@ func TestRouterSlowAnswer(t *testing.T) {
 	f := newRouterTestFixture(t, hang)
 	d := providerDeployment(t, strings.Replace(routerDeploymentBody(f.srv.URL+"/v1/chat/completions"), "timeout_ms = 10000", "timeout_ms = 30", 1), nil)
 	obj, _ := runProviderTask(t, d, HostOptions{Model: routerRuntimeModel(t, d, f), LookupEnv: routerLookup})
-	if o := obj.Outcome; o.Status != StatusFailed || o.Code != outcome.FailModelAttemptTimedOut || o.Delivery != outcome.MayHaveBeenSent {
+	if o := obj.Outcome; o.Status != event.StatusFailed || o.Code != outcome.FailModelAttemptTimedOut || o.Delivery != outcome.MayHaveBeenSent {
 		b, _ := json.Marshal(o)
 		t.Fatalf("router timeout: %s", b)
 	}
 	d = routerDeployment(t, f.srv.URL+"/v1/chat/completions", "[options.limits]\nmax_run_duration_ms = 40\n")
 	obj, _ = runProviderTask(t, d, HostOptions{Model: routerRuntimeModel(t, d, f), LookupEnv: routerLookup})
-	if obj.Outcome.Status != StatusTimedOut {
+	if obj.Outcome.Status != event.StatusTimedOut {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("task deadline: %s", b)
 	}
@@ -262,7 +264,7 @@ func TestRouterOversizedBodyIsNotSent(t *testing.T) {
 	}
 	defer rt.Close()
 	obj, _ := runTask(t, rt, strings.Repeat("x", providers.MaxRouterRequestBytes))
-	if o := obj.Outcome; o.Status != StatusFailed || o.Code != outcome.FailContextOverflow || o.Delivery != outcome.NotSent {
+	if o := obj.Outcome; o.Status != event.StatusFailed || o.Code != outcome.FailContextOverflow || o.Delivery != outcome.NotSent {
 		b, _ := json.Marshal(o)
 		t.Fatalf("outcome %s", b)
 	}
@@ -277,7 +279,7 @@ func TestFixtureServesTheRouter(t *testing.T) {
 	f := newRouterTestFixture(t, chooses("complex"))
 	d := routerDeployment(t, "https://models.example/v1/chat/completions", "")
 	obj, events := runProviderTask(t, d, HostOptions{FixtureEndpoint: f.srv.URL + "/v1/chat/completions"})
-	if obj.Outcome.Status != StatusCompleted || strings.Join(startedRoutes(events), " ") != "deep/complexity deep/sticky" {
+	if obj.Outcome.Status != event.StatusCompleted || strings.Join(startedRoutes(events), " ") != "deep/complexity deep/sticky" {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s routes %v", b, startedRoutes(events))
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/measure"
 )
 
@@ -50,7 +51,7 @@ func BenchmarkReferenceCoreRun(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if obj.Outcome.Status != StatusCompleted || obj.Outcome.Output == nil || *obj.Outcome.Output != want {
+				if obj.Outcome.Status != event.StatusCompleted || obj.Outcome.Output == nil || *obj.Outcome.Output != want {
 					b.Fatalf("the task ended %s with output %v, want completed with the 512 streamed bytes: %+v", obj.Outcome.Status, obj.Outcome.Output, obj.Outcome)
 				}
 				if err := provider.Check(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 )
 
@@ -34,7 +35,7 @@ func TestRouteNeverSelectsAnEntryLackingARequiredCapability(t *testing.T) {
 		t.Fatal(err)
 	}
 	obj, _ := runProviderTask(t, d, HostOptions{Model: m})
-	if obj.Outcome.Status != StatusCompleted {
+	if obj.Outcome.Status != event.StatusCompleted {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
 	for _, model := range f.models {

@@ -16,10 +16,12 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/model"
 	"github.com/pabloagent/pablo/skills"
 )
 
@@ -32,7 +34,7 @@ const DefaultInstructions = "You are a task-focused agent. Answer concisely. Use
 // RuntimeOptions assemble a Runtime by hand: no file, process or network is
 // needed. Model and Authority are required.
 type RuntimeOptions struct {
-	Model     Model
+	Model     model.Model
 	Authority authority.Authority
 	// Catalogs are shared by every task of the runtime. When Authority is
 	// [authority.Static] and no catalog is a [HealthReporter], their tools are
@@ -47,7 +49,7 @@ type RuntimeOptions struct {
 	Instructions string
 	// Context is task data added after the input (Skill activations, for
 	// example). It is user-role data and grants nothing.
-	Context []Message
+	Context []model.Message
 	// Limits are each task's root ceilings.
 	Limits ledger.Limits
 	// MaxOutputTokens is the per-request output allowance (0: 65,536).
@@ -65,10 +67,10 @@ type RuntimeOptions struct {
 	// record even without a Store.
 	NewLedger func(ctx context.Context, opts ledger.Options) (ledger.Ledger, error)
 	// Deployment identifies the configuration, for events and the ledger.
-	Deployment *DeploymentRef
+	Deployment *event.DeploymentRef
 	// Sink, when set, receives every event inline, before the model stream
 	// advances. An error from it fails the task with event_sink_io.
-	Sink func(Event) error
+	Sink func(event.Event) error
 	// Tracer receives task, model-call and tool-call spans; nil means no
 	// spans.
 	Tracer trace.Tracer
@@ -243,7 +245,7 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 // background, as Start does.
 func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error) {
 	for i, m := range req.History {
-		if m.Role != RoleUser || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+		if m.Role != model.RoleUser || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
 			return nil, fmt.Errorf("pablo: TaskRequest.History[%d]: the history a task continues is user-role task data, not %q messages or tool calls", i, m.Role)
 		}
 	}
@@ -361,8 +363,8 @@ func (t *Task) Done() <-chan struct{} { return t.finished }
 // Events yields every event of the task in order, from the first, and ends
 // after the terminal event. Several readers may iterate at once; each sees
 // every event.
-func (t *Task) Events() iter.Seq2[Event, error] {
-	return func(yield func(Event, error) bool) {
+func (t *Task) Events() iter.Seq2[event.Event, error] {
+	return func(yield func(event.Event, error) bool) {
 		log := t.log.Reader()
 		defer log.Close()
 		for i := 0; ; i++ {

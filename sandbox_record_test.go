@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 )
@@ -41,12 +42,12 @@ func TestEveryCallRecordsItsSandbox(t *testing.T) {
 			}
 			defer rt.Close()
 			obj, events := runTask(t, rt, "go")
-			if obj.Outcome.Status != StatusCompleted {
+			if obj.Outcome.Status != event.StatusCompleted {
 				t.Fatalf("outcome %+v", obj.Outcome)
 			}
 			var started string
 			for _, e := range events {
-				if e.Type == EventToolStarted && e.Call != nil {
+				if e.Type == event.ToolStarted && e.Call != nil {
 					started = e.Call.Sandbox
 				}
 			}

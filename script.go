@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/pabloagent/pablo/internal/script"
+	"github.com/pabloagent/pablo/model"
 )
 
 // Script is a deterministic replay model's script: turn N answers the
@@ -49,4 +50,4 @@ func LoadScript(ctx context.Context, path string) (*Script, error) {
 
 // NewScriptModel returns a Model that replays s. It is stateless and safe
 // for concurrent use.
-func NewScriptModel(s *Script) Model { return script.NewModel(s) }
+func NewScriptModel(s *Script) model.Model { return script.NewModel(s) }

@@ -16,8 +16,10 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/model"
 )
 
 // The wrapped-seam differential test. DESIGN.md promises that a host can
@@ -55,11 +57,11 @@ type passLedger struct{ ledger.Ledger }
 // passModel and passRouter are a host's wrappers of a model; a route's
 // wrapper embeds the Router it wraps.
 type (
-	passModel  struct{ Model }
+	passModel  struct{ model.Model }
 	passRouter struct{ Router }
 )
 
-func wrapModel(m Model) Model {
+func wrapModel(m model.Model) model.Model {
 	if r, ok := m.(Router); ok {
 		return passRouter{r}
 	}
@@ -302,7 +304,7 @@ func seamScenarios() []seamScenario {
 				answers = answers[1:]
 				return a, nil
 			}))})
-			if obj.Outcome.Status != StatusCompleted {
+			if obj.Outcome.Status != event.StatusCompleted {
 				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 			}
 		}},
@@ -312,7 +314,7 @@ func seamScenarios() []seamScenario {
 				t.Fatal(err)
 			}
 			obj := h.task(h.runtime(d, HostOptions{}), TaskRequest{Input: "Compare the regions."})
-			if obj.Outcome.Status != StatusCompleted {
+			if obj.Outcome.Status != event.StatusCompleted {
 				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 			}
 		}},
@@ -320,7 +322,7 @@ func seamScenarios() []seamScenario {
 			g := h.compactGateway()
 			d := compactDeployment(t, g, contextTable(1)+"[options.limits]\nmax_context_bytes = 12000\n", 1000)
 			obj := h.task(h.runtime(d, HostOptions{LookupEnv: lookupKey}), TaskRequest{Input: "Read big.md until told to stop."})
-			if obj.Outcome.Status != StatusCompleted || len(compactionRecordsOf(h.run.events)) == 0 {
+			if obj.Outcome.Status != event.StatusCompleted || len(compactionRecordsOf(h.run.events)) == 0 {
 				t.Fatalf("outcome %s, %d compactions", outcomeJSON(obj.Outcome), len(compactionRecordsOf(h.run.events)))
 			}
 		}},
@@ -338,7 +340,7 @@ func seamScenarios() []seamScenario {
 			os.Mkdir(ws, 0o700)
 			d := scriptDeployment(t, dir, ws, script, "[options.shell]\nenabled = false\n[options.children]\nenabled = true\n"+mcpServerTOML(h.peers.fault, "ok", ""))
 			obj := h.task(h.runtime(d, HostOptions{}), TaskRequest{Input: "go"})
-			if obj.Outcome.Status != StatusCompleted {
+			if obj.Outcome.Status != event.StatusCompleted {
 				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 			}
 			for _, ev := range h.run.events {
@@ -351,7 +353,7 @@ func seamScenarios() []seamScenario {
 			f := h.peers.router
 			d := routerDeployment(t, f.srv.URL+"/v1/chat/completions", "")
 			obj := h.task(h.runtime(d, HostOptions{Model: routerRuntimeModel(t, d, f), LookupEnv: routerLookup}), TaskRequest{Input: "Was INV-1042 paid?"})
-			if obj.Outcome.Status != StatusCompleted || len(startedRoutesOf(h.run.events)) == 0 {
+			if obj.Outcome.Status != event.StatusCompleted || len(startedRoutesOf(h.run.events)) == 0 {
 				t.Fatalf("outcome %s, route records %v", outcomeJSON(obj.Outcome), startedRoutesOf(h.run.events))
 			}
 		}},
@@ -371,7 +373,7 @@ func seamScenarios() []seamScenario {
 				t.Fatal(err)
 			}
 			obj := h.task(h.runtime(d, HostOptions{Model: &remoteModel{text: "echo:delegated"}}), TaskRequest{Input: "delegate the review"})
-			if obj.Outcome.Status != StatusCompleted || !strings.Contains(*obj.Outcome.Output, "delegated") {
+			if obj.Outcome.Status != event.StatusCompleted || !strings.Contains(*obj.Outcome.Output, "delegated") {
 				t.Fatalf("outcome %s", outcomeJSON(obj.Outcome))
 			}
 		}},
@@ -382,8 +384,8 @@ func seamScenarios() []seamScenario {
 func startedRoutesOf(events []string) []string {
 	var out []string
 	for _, l := range events {
-		var ev Event
-		if json.Unmarshal([]byte(l), &ev) == nil && ev.Type == EventModelStarted && ev.ModelRoute != nil {
+		var ev event.Event
+		if json.Unmarshal([]byte(l), &ev) == nil && ev.Type == event.ModelStarted && ev.ModelRoute != nil {
 			out = append(out, ev.ModelRoute.Entry+"/"+ev.ModelRoute.SelectionReason)
 		}
 	}
@@ -551,19 +553,19 @@ func TestChildInheritsMCPServersWhateverTheAuthority(t *testing.T) {
 		t.Fatal("the asking gate is a bare *authority.Set: the test proves nothing")
 	}
 	obj, events := runTask(t, rt, "go")
-	var spawn, child *Event
+	var spawn, child *event.Event
 	for i, ev := range events {
 		switch {
-		case ev.Type == EventToolFinished && ev.Agent.Depth == 0 && spawn == nil:
+		case ev.Type == event.ToolFinished && ev.Agent.Depth == 0 && spawn == nil:
 			spawn = &events[i]
-		case ev.Type == EventRunFinished && ev.Agent.Depth == 1:
+		case ev.Type == event.RunFinished && ev.Agent.Depth == 1:
 			child = &events[i]
 		}
 	}
 	if spawn == nil || !strings.Contains(string(spawn.Result), `"status":"completed"`) {
 		t.Fatalf("the spawn naming the records server was refused: %s", resultOf(spawn))
 	}
-	if child == nil || child.Outcome.Status != StatusCompleted || obj.Outcome.Status != StatusCompleted {
+	if child == nil || child.Outcome.Status != event.StatusCompleted || obj.Outcome.Status != event.StatusCompleted {
 		b, _ := json.Marshal(child)
 		t.Fatalf("the child did not complete its call to the server it named: %s (root %s)", b, outcomeJSON(obj.Outcome))
 	}

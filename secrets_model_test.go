@@ -3,6 +3,7 @@ package pablo
 import (
 	"encoding/json"
 	"errors"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ func TestLiveOutputCutByItsBoundReleasesNoPieceOfASecret(t *testing.T) {
 	script := `{"turns":[{"text":["Saying."],"tool_calls":[{"name":"test.say","arguments":{"chunks":[]}}]},{"text":["Done."]}]}`
 	r := runRecordedOpts(t, RuntimeOptions{Authority: set, Catalogs: []ToolCatalog{tool}}, script, knownSecret)
 	assertNoLeak(t, r, knownSecret)
-	out, _, masked := r.streamText(EventToolOutput)
+	out, _, masked := r.streamText(event.ToolOutput)
 	if out != pad+"[redacted]" || masked != 1 {
 		t.Fatalf("streamed %q… with %d masks", out[len(out)-min(len(out), 20):], masked)
 	}
@@ -33,7 +34,7 @@ func TestLiveOutputCutByItsBoundReleasesNoPieceOfASecret(t *testing.T) {
 func TestModelWrittenToolNameIsRecordedMasked(t *testing.T) {
 	script := `{"turns":[{"text":["Calling."],"tool_calls":[{"name":"x` + knownSecret + `-` + awsKey + `","arguments":{}}]},{"text":["Done."]}]}`
 	r := runRecorded(t, "[options.shell]\nenabled = false\n", script, nil, nil, knownSecret)
-	if r.obj.Outcome.Status != StatusPolicyDenied {
+	if r.obj.Outcome.Status != event.StatusPolicyDenied {
 		b, _ := json.Marshal(r.obj)
 		t.Fatalf("outcome %s", b)
 	}
@@ -47,7 +48,7 @@ func TestModelWrittenToolNameIsRecordedMasked(t *testing.T) {
 func TestModelWrittenCallIDHoldingASecretIsNotRecorded(t *testing.T) {
 	script := `{"turns":[{"text":["Calling."],"tool_calls":[{"id":"` + awsKey + `","name":"fs_read","arguments":{"path":"a.txt"}}]},{"text":["Done."]}]}`
 	r := runRecorded(t, "[options.shell]\nenabled = false\n", script, func(ws string) { os.WriteFile(filepath.Join(ws, "a.txt"), []byte("x"), 0o600) }, nil)
-	if r.obj.Outcome.Status != StatusCompleted || len(r.requests) != 2 || !strings.Contains(r.requests[1], awsKey) {
+	if r.obj.Outcome.Status != event.StatusCompleted || len(r.requests) != 2 || !strings.Contains(r.requests[1], awsKey) {
 		b, _ := json.Marshal(r.obj)
 		t.Fatalf("outcome %s after %d requests", b, len(r.requests))
 	}
@@ -64,7 +65,7 @@ func TestMCPToolDefinitionsReachTheModelMasked(t *testing.T) {
 	body := "[options.shell]\nenabled = false\n" + mcpServerTOML(bin, "drift", "")
 	body = strings.Replace(body, `"drift"]`, `"drift", "-desc", "Echoes. Token `+knownSecret+`, key `+awsKey+`."]`, 1)
 	r := runRecorded(t, body, script, nil, nil, knownSecret)
-	if r.obj.Outcome.Status != StatusCompleted || len(r.requests) != 1 {
+	if r.obj.Outcome.Status != event.StatusCompleted || len(r.requests) != 1 {
 		b, _ := json.Marshal(r.obj)
 		t.Fatalf("outcome %s after %d requests", b, len(r.requests))
 	}
@@ -102,17 +103,17 @@ func TestOutputCutByTheCaptureBoundReleasesNoPieceOfASecret(t *testing.T) {
 	r := runRecorded(t, "[options.shell]\nenabled = true\n", script, func(ws string) {
 		os.WriteFile(filepath.Join(ws, "out.txt"), []byte(strings.Repeat(" ", 1018)+knownSecret+"\n"), 0o600)
 	}, nil, knownSecret)
-	if r.obj.Outcome.Status != StatusLimitExceeded {
+	if r.obj.Outcome.Status != event.StatusLimitExceeded {
 		b, _ := json.Marshal(r.obj)
 		t.Fatalf("outcome %s", b)
 	}
 	assertNoLeak(t, r, knownSecret)
-	out, _, _ := r.streamText(EventToolOutput)
+	out, _, _ := r.streamText(event.ToolOutput)
 	if out != strings.Repeat(" ", 1018)+"[redacted]" {
 		t.Fatalf("streamed %q", out[max(0, len(out)-20):])
 	}
 	for _, ev := range r.events {
-		if ev.Type == EventToolFinished && (ev.Masked != 1 || !strings.Contains(string(ev.Result), `[redacted]","stderr"`)) {
+		if ev.Type == event.ToolFinished && (ev.Masked != 1 || !strings.Contains(string(ev.Result), `[redacted]","stderr"`)) {
 			t.Fatalf("tool.finished %d masks: %s", ev.Masked, ev.Result)
 		}
 	}
@@ -128,14 +129,14 @@ func TestPagedReadLeavesNoPieceOfASecret(t *testing.T) {
 	r := runRecorded(t, "[options.shell]\nenabled = false\n", script, func(ws string) {
 		os.WriteFile(filepath.Join(ws, "k.txt"), []byte("key: "+knownSecret+" id "+awsKey+"\n"), 0o600)
 	}, nil, knownSecret)
-	if r.obj.Outcome.Status != StatusCompleted {
+	if r.obj.Outcome.Status != event.StatusCompleted {
 		b, _ := json.Marshal(r.obj)
 		t.Fatalf("outcome %s", b)
 	}
 	assertNoLeak(t, r, knownSecret, awsKey)
 	var texts []string
 	for _, ev := range r.events {
-		if ev.Type == EventToolFinished {
+		if ev.Type == event.ToolFinished {
 			var res struct{ Filesystem struct{ Text string } }
 			json.Unmarshal(ev.Result, &res)
 			texts = append(texts, res.Filesystem.Text)
@@ -158,13 +159,13 @@ func TestSearchLineCutLeavesNoPieceOfASecret(t *testing.T) {
 		line := "needle " + strings.Repeat("x", 8192-7-10) + " " + knownSecret + " and " + awsKey + "\n"
 		os.WriteFile(filepath.Join(ws, "k.txt"), []byte(line), 0o600)
 	}, nil, knownSecret)
-	if r.obj.Outcome.Status != StatusCompleted {
+	if r.obj.Outcome.Status != event.StatusCompleted {
 		b, _ := json.Marshal(r.obj)
 		t.Fatalf("outcome %s", b)
 	}
 	assertNoLeak(t, r, knownSecret, awsKey)
 	for _, ev := range r.events {
-		if ev.Type == EventToolFinished && ev.Masked < 1 {
+		if ev.Type == event.ToolFinished && ev.Masked < 1 {
 			t.Errorf("%.200s counts no mask", ev.Result)
 		}
 	}

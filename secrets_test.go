@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/model"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,14 +21,14 @@ import (
 
 // recordingModel replays a script and keeps every request it was sent.
 type recordingModel struct {
-	inner Model
+	inner model.Model
 	mu    sync.Mutex
 	reqs  []string
 }
 
-func (m *recordingModel) Info() ModelInfo { return m.inner.Info() }
+func (m *recordingModel) Info() model.Info { return m.inner.Info() }
 
-func (m *recordingModel) Generate(ctx context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m *recordingModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	b, _ := json.Marshal(req)
 	m.mu.Lock()
 	m.reqs = append(m.reqs, string(b))
@@ -38,7 +40,7 @@ func (m *recordingModel) Generate(ctx context.Context, req *ModelRequest, emit f
 // the captured trace file, the bbolt store file and the model's requests.
 type recorded struct {
 	obj      *TaskObject
-	events   []Event
+	events   []event.Event
 	trace    string
 	store    string
 	requests []string
@@ -89,7 +91,7 @@ func runRecorded(t *testing.T, body, script string, setup func(ws string), env m
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := &recordingModel{inner: NewScriptModel(s)}
+	mdl := &recordingModel{inner: NewScriptModel(s)}
 	store, err := ledger.OpenBolt(filepath.Join(dir, "ledger.db"), ledger.BoltOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +100,7 @@ func runRecorded(t *testing.T, body, script string, setup func(ws string), env m
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: model, Store: store, Sink: tw.Write,
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: mdl, Store: store, Sink: tw.Write,
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +108,7 @@ func runRecorded(t *testing.T, body, script string, setup func(ws string), env m
 	for _, v := range known {
 		rt.opts.secrets.Add(v)
 	}
-	return finishRecorded(t, dir, rt, tw, store, model)
+	return finishRecorded(t, dir, rt, tw, store, mdl)
 }
 
 // runRecordedOpts is runRecorded for a runtime assembled by hand.
@@ -117,7 +119,7 @@ func runRecordedOpts(t *testing.T, opts RuntimeOptions, script string, known ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := &recordingModel{inner: NewScriptModel(s)}
+	mdl := &recordingModel{inner: NewScriptModel(s)}
 	store, err := ledger.OpenBolt(filepath.Join(dir, "ledger.db"), ledger.BoltOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +128,7 @@ func runRecordedOpts(t *testing.T, opts RuntimeOptions, script string, known ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Model, opts.Store, opts.Sink = model, store, tw.Write
+	opts.Model, opts.Store, opts.Sink = mdl, store, tw.Write
 	opts.secrets = &redact.Set{}
 	for _, v := range known {
 		opts.secrets.Add(v)
@@ -135,10 +137,10 @@ func runRecordedOpts(t *testing.T, opts RuntimeOptions, script string, known ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	return finishRecorded(t, dir, rt, tw, store, model)
+	return finishRecorded(t, dir, rt, tw, store, mdl)
 }
 
-func finishRecorded(t *testing.T, dir string, rt *Runtime, tw *TraceWriter, store *ledger.Bolt, model *recordingModel) *recorded {
+func finishRecorded(t *testing.T, dir string, rt *Runtime, tw *TraceWriter, store *ledger.Bolt, mdl *recordingModel) *recorded {
 	t.Helper()
 	obj, events := runTask(t, rt, "What was paid?")
 	rt.Close()
@@ -146,7 +148,7 @@ func finishRecorded(t *testing.T, dir string, rt *Runtime, tw *TraceWriter, stor
 	store.Close()
 	trace, _ := os.ReadFile(filepath.Join(dir, "trace.jsonl"))
 	db, _ := os.ReadFile(filepath.Join(dir, "ledger.db"))
-	return &recorded{obj: obj, events: events, trace: string(trace), store: string(db), requests: model.reqs}
+	return &recorded{obj: obj, events: events, trace: string(trace), store: string(db), requests: mdl.reqs}
 }
 
 // leaks returns a piece of secret (5 bytes or more) found in text.
@@ -162,7 +164,7 @@ func leaks(text, secret string) string {
 }
 
 // streamText concatenates the text of consecutive events of one kind.
-func (r *recorded) streamText(typ EventType) (string, int, int) {
+func (r *recorded) streamText(typ event.Type) (string, int, int) {
 	var b strings.Builder
 	events, masked := 0, 0
 	for _, ev := range r.events {
@@ -227,12 +229,12 @@ func TestSecretStraddlingTheChunkBoundaryIsMaskedWhole(t *testing.T) {
 	r := runRecorded(t, "[options.shell]\nenabled = true\n", script, func(ws string) {
 		os.WriteFile(filepath.Join(ws, "out.txt"), []byte(strings.Repeat(" ", 4090)+knownSecret+" and "+awsKey+"\n"), 0o600)
 	}, nil, knownSecret)
-	if r.obj.Outcome.Status != StatusCompleted {
+	if r.obj.Outcome.Status != event.StatusCompleted {
 		b, _ := json.Marshal(r.obj)
 		t.Fatalf("outcome %s", b)
 	}
 	assertNoLeak(t, r, knownSecret, awsKey)
-	out, events, masked := r.streamText(EventToolOutput)
+	out, events, masked := r.streamText(event.ToolOutput)
 	if want := strings.Repeat(" ", 4090) + "[redacted] and [redacted]\n"; out != want || events < 2 || masked != 2 {
 		t.Fatalf("%d tool.output events with %d masks: %q", events, masked, out[4000:])
 	}
@@ -247,13 +249,13 @@ func TestSecretPrintedInTwoWritesIsMaskedWhole(t *testing.T) {
 	script := `{"turns":[{"text":["Saying."],"tool_calls":[{"name":"test.say","arguments":{"chunks":[]}}]},{"text":["Done."]}]}`
 	r := runRecordedOpts(t, RuntimeOptions{Authority: set, Catalogs: []ToolCatalog{tool}}, script, knownSecret)
 	assertNoLeak(t, r, knownSecret, awsKey)
-	out, _, masked := r.streamText(EventToolOutput)
+	out, _, masked := r.streamText(event.ToolOutput)
 	if out != "first line\nkey [redacted] and [redacted]\ntail" || masked != 2 {
 		t.Fatalf("streamed %q with %d masks", out, masked)
 	}
 	var first string
 	for _, ev := range r.events {
-		if ev.Type == EventToolOutput {
+		if ev.Type == event.ToolOutput {
 			first = ev.Text
 			break
 		}
@@ -274,7 +276,7 @@ func TestModelOutputIsMasked(t *testing.T) {
 		`"tool_calls":[{"name":"test.say","arguments":{"chunks":["use ` + knownSecret + `"]}}]},` +
 		`{"text":["Final: ` + knownSecret + `"]}]}`
 	r := runRecordedOpts(t, RuntimeOptions{Authority: set, Catalogs: []ToolCatalog{tool}}, script, knownSecret)
-	if r.obj.Outcome.Status != StatusCompleted || *r.obj.Outcome.Output != "Final: [redacted]" || r.obj.Outcome.Masked != 1 {
+	if r.obj.Outcome.Status != event.StatusCompleted || *r.obj.Outcome.Output != "Final: [redacted]" || r.obj.Outcome.Masked != 1 {
 		b, _ := json.Marshal(r.obj)
 		t.Fatalf("task object %s", b)
 	}
@@ -282,16 +284,16 @@ func TestModelOutputIsMasked(t *testing.T) {
 	// goes back to it as it wrote it.
 	r.requests = nil
 	assertNoLeak(t, r, knownSecret, awsKey)
-	text, _, masked := r.streamText(EventTextDelta)
+	text, _, masked := r.streamText(event.TextDelta)
 	if text != "The key is [redacted], the id [redacted].Final: [redacted]" || masked != 3 {
 		t.Fatalf("deltas %q with %d masks", text, masked)
 	}
-	var started, finished *Event
+	var started, finished *event.Event
 	for i := range r.events {
 		switch r.events[i].Type {
-		case EventToolStarted:
+		case event.ToolStarted:
 			started = &r.events[i]
-		case EventRunFinished:
+		case event.RunFinished:
 			finished = &r.events[i]
 		}
 	}
@@ -317,7 +319,7 @@ func TestOutputValidationJudgesTheAnswerAsWritten(t *testing.T) {
 	schema := `{"type":"object","properties":{"key":{"type":"string","const":"` + awsKey + `"}},"required":["key"]}`
 	script := `{"turns":[{"text":["{\"key\":\"` + awsKey + `\"}"]}]}`
 	r := runRecorded(t, "[options.shell]\nenabled = false\n[options.output]\nschema = '"+schema+"'\n", script, nil, nil)
-	if r.obj.Outcome.Status != StatusCompleted || *r.obj.Outcome.Output != `{"key":"[redacted]"}` || r.obj.Outcome.Masked != 1 {
+	if r.obj.Outcome.Status != event.StatusCompleted || *r.obj.Outcome.Output != `{"key":"[redacted]"}` || r.obj.Outcome.Masked != 1 {
 		b, _ := json.Marshal(r.obj)
 		t.Fatalf("task object %s", b)
 	}
@@ -343,7 +345,7 @@ func TestEscapedSecretIsMaskedEverywhere(t *testing.T) {
 	r := runRecorded(t, body, script, func(ws string) {
 		os.WriteFile(filepath.Join(ws, "creds.txt"), []byte("token: "+escapedSecret+"\n"), 0o600)
 	}, map[string]string{"RECORDS_TOKEN": escapedSecret})
-	if r.obj.Outcome.Status != StatusCompleted || len(r.requests) != 2 {
+	if r.obj.Outcome.Status != event.StatusCompleted || len(r.requests) != 2 {
 		b, _ := json.Marshal(r.obj)
 		t.Fatalf("outcome %s after %d requests", b, len(r.requests))
 	}
@@ -358,7 +360,7 @@ func TestEscapedSecretIsMaskedEverywhere(t *testing.T) {
 	}
 	masked := 0
 	for _, ev := range r.events {
-		if ev.Type == EventToolFinished {
+		if ev.Type == event.ToolFinished {
 			masked += ev.Masked
 		}
 	}
@@ -384,7 +386,7 @@ func TestSuspectedSecretsAreMaskedEverywhere(t *testing.T) {
 	r := runRecorded(t, body, script, func(ws string) {
 		os.WriteFile(filepath.Join(ws, "env.txt"), []byte("AWS_ACCESS_KEY_ID="+awsKey+"\nOPENAI_API_KEY="+openaiKey+"\nACME="+acmeKey+"\nBUILD=3f786850e387550fdab836ed7e6dc881de23001b\n"), 0o600)
 	}, nil)
-	if r.obj.Outcome.Status != StatusCompleted {
+	if r.obj.Outcome.Status != event.StatusCompleted {
 		b, _ := json.Marshal(r.obj)
 		t.Fatalf("outcome %s", b)
 	}
@@ -393,7 +395,7 @@ func TestSuspectedSecretsAreMaskedEverywhere(t *testing.T) {
 		t.Fatal("a git SHA was masked")
 	}
 	for _, ev := range r.events {
-		if ev.Type == EventToolFinished && ev.Masked != 3 {
+		if ev.Type == event.ToolFinished && ev.Masked != 3 {
 			t.Fatalf("tool.finished counts %d masks, want 3", ev.Masked)
 		}
 	}

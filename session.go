@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/textx"
+	"github.com/pabloagent/pablo/model"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
@@ -32,7 +34,7 @@ type TaskRequest struct {
 	// History is the conversation this task continues: earlier prompts
 	// and final answers, user-role task data placed before Input. It
 	// grants nothing, and it is never an earlier task's tool transcript.
-	History []Message
+	History []model.Message
 	// SessionID names the conversation the task belongs to: its events'
 	// session_id and the ledger's link from task to session. Empty means
 	// the task is its own session (its run ID).
@@ -202,8 +204,8 @@ type SessionRequest struct {
 type SessionTurn struct {
 	TaskID  string
 	Prompt  string
-	Events  []Event
-	Outcome *Outcome
+	Events  []event.Event
+	Outcome *event.Outcome
 	Unknown []ledger.CallReport
 }
 
@@ -516,9 +518,9 @@ func replayTurn(ctx context.Context, store ledger.Store, t storedTask) (SessionT
 		if r.Kind != ledger.RecordEvent {
 			continue
 		}
-		ev := Event{SchemaVersion: EventSchemaVersion, Seq: r.Event.Seq, RootSeq: r.Event.RootSeq, TimestampUnixMicros: r.Event.Time.UnixMicro(),
+		ev := event.Event{SchemaVersion: event.SchemaVersion, Seq: r.Event.Seq, RootSeq: r.Event.RootSeq, TimestampUnixMicros: r.Event.Time.UnixMicro(),
 			RunID: t.id, SessionID: t.link.SessionID,
-			Agent: AgentRef{AgentID: r.Event.AgentID, RootRunID: t.id, RootSessionID: t.link.SessionID, ParentAgentID: r.Event.ParentID, Kind: "root"}}
+			Agent: event.AgentRef{AgentID: r.Event.AgentID, RootRunID: t.id, RootSessionID: t.link.SessionID, ParentAgentID: r.Event.ParentID, Kind: "root"}}
 		if r.Event.AgentID != root {
 			ev.Agent.Kind, ev.Agent.Depth = string(children.KindLocal), 1
 		}
@@ -527,8 +529,8 @@ func replayTurn(ctx context.Context, store ledger.Store, t storedTask) (SessionT
 				return turn, fmt.Errorf("pablo: session task %s: event %d: %w", t.id, r.Event.RootSeq, err)
 			}
 		}
-		ev.Type = EventType(r.Event.Type)
-		if ev.Type == EventRunFinished && ev.Outcome != nil && ev.Agent.AgentID == root {
+		ev.Type = event.Type(r.Event.Type)
+		if ev.Type == event.RunFinished && ev.Outcome != nil && ev.Agent.AgentID == root {
 			turn.Outcome = ev.Outcome
 		}
 		turn.Events = append(turn.Events, ev)
@@ -544,11 +546,11 @@ func replayTurn(ctx context.Context, store ledger.Store, t storedTask) (SessionT
 }
 
 // answerOf is the answer a later prompt sees for a turn that ended in o.
-func answerOf(o *Outcome) string {
+func answerOf(o *event.Outcome) string {
 	switch {
 	case o == nil:
 		return "(no answer: the task was cut off)"
-	case o.Status == StatusCompleted && o.Output != nil:
+	case o.Status == event.StatusCompleted && o.Output != nil:
 		return *o.Output
 	}
 	return "(no answer: the task ended " + string(o.Status) + ")"
@@ -631,9 +633,9 @@ func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (
 
 // history is the conversation a new prompt carries: the latest turns that
 // fit MaxHistoryBytes, oldest first, each one user-role message.
-func (x *Session) history() []Message {
+func (x *Session) history() []model.Message {
 	budget := x.s.opts.MaxHistoryBytes
-	var msgs []Message
+	var msgs []model.Message
 	for i := len(x.turns) - 1; i >= 0; i-- {
 		t := x.turns[i]
 		text := "Earlier in this conversation (turn " + strconv.Itoa(i+1) + ") the user asked:\n" + t.prompt +
@@ -642,7 +644,7 @@ func (x *Session) history() []Message {
 			break
 		}
 		budget -= len(text)
-		msgs = append(msgs, Message{Role: RoleUser, Content: text})
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: text})
 	}
 	slices.Reverse(msgs)
 	return msgs

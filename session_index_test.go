@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -50,7 +51,7 @@ func TestSessionListingReadsTheIndexNotTheStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.Finish(ctx, r.RootAgentID(), ledger.Finish{Outcome: ledger.Outcome{Status: pablo.StatusCompleted}}); err != nil {
+		if _, err := r.Finish(ctx, r.RootAgentID(), ledger.Finish{Outcome: ledger.Outcome{Status: event.StatusCompleted}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,7 +12,9 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/model"
 )
 
 // echoModel answers every request with the text of its last message and
@@ -20,38 +22,38 @@ import (
 // until the test lets it go or the task is cancelled.
 type echoModel struct {
 	mu    sync.Mutex
-	seen  [][]pablo.Message
+	seen  [][]model.Message
 	block chan struct{}
 }
 
-func (m *echoModel) Info() pablo.ModelInfo { return pablo.ModelInfo{Provider: "test", Model: "echo"} }
+func (m *echoModel) Info() model.Info { return model.Info{Provider: "test", Model: "echo"} }
 
-func (m *echoModel) Generate(ctx context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+func (m *echoModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	m.mu.Lock()
-	m.seen = append(m.seen, append([]pablo.Message(nil), req.Messages...))
+	m.seen = append(m.seen, append([]model.Message(nil), req.Messages...))
 	block := m.block
 	m.mu.Unlock()
 	if block != nil {
 		select {
 		case <-block:
 		case <-ctx.Done():
-			return nil, &pablo.ModelError{Code: "provider_transport", Delivery: "may_have_been_sent"}
+			return nil, &model.Error{Code: "provider_transport", Delivery: "may_have_been_sent"}
 		}
 	}
 	text := "re: " + req.Messages[len(req.Messages)-1].Content
 	if err := emit(text); err != nil {
 		return nil, err
 	}
-	return &pablo.ModelResponse{Text: text, FinishReason: pablo.FinishStop}, nil
+	return &model.Response{Text: text, FinishReason: model.FinishStop}, nil
 }
 
-func (m *echoModel) requests() [][]pablo.Message {
+func (m *echoModel) requests() [][]model.Message {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.seen
 }
 
-func sessionHandler(t *testing.T, m pablo.Model, store ledger.Store, mod func(*pablo.SessionOptions)) (*pablo.Sessions, string) {
+func sessionHandler(t *testing.T, m model.Model, store ledger.Store, mod func(*pablo.SessionOptions)) (*pablo.Sessions, string) {
 	t.Helper()
 	set, err := authority.New(authority.Config{})
 	if err != nil {
@@ -147,7 +149,7 @@ func TestSessionIsAConversation(t *testing.T) {
 			}
 		}
 		obj := task.Wait()
-		if *obj.SessionID != x.ID() || *obj.RunID == x.ID() || obj.Outcome.Status != pablo.StatusCompleted {
+		if *obj.SessionID != x.ID() || *obj.RunID == x.ID() || obj.Outcome.Status != event.StatusCompleted {
 			t.Fatalf("task object %+v", obj)
 		}
 		runIDs = append(runIDs, *obj.RunID)
@@ -158,7 +160,7 @@ func TestSessionIsAConversation(t *testing.T) {
 		t.Fatalf("third prompt's request holds %d messages, want 2 earlier turns and the prompt", len(last))
 	}
 	for i, msg := range last {
-		if msg.Role != pablo.RoleUser {
+		if msg.Role != model.RoleUser {
 			t.Errorf("message %d is %s: the history is user-role data", i, msg.Role)
 		}
 	}
@@ -228,7 +230,7 @@ func TestSessionRunsOnePromptAtATime(t *testing.T) {
 	_, err = c.Prompt(ctx, "one", nil)
 	wantSessionError(t, err, pablo.SessionLimit)
 	a.Cancel()
-	if obj := ta.Wait(); obj.Outcome.Status != pablo.StatusCancelled {
+	if obj := ta.Wait(); obj.Outcome.Status != event.StatusCancelled {
 		t.Fatalf("cancelled prompt: %+v", obj.Outcome)
 	}
 	tc, err := c.Prompt(ctx, "one", nil)

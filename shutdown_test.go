@@ -15,19 +15,21 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 )
 
 // heldModel blocks every Generate until its context ends, and says when a
 // call has begun.
 type heldModel struct{ entered chan struct{} }
 
-func (m heldModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "held"} }
-func (m heldModel) Generate(ctx context.Context, _ *ModelRequest, _ func(string) error) (*ModelResponse, error) {
+func (m heldModel) Info() model.Info { return model.Info{Provider: "test", Model: "held"} }
+func (m heldModel) Generate(ctx context.Context, _ *model.Request, _ func(string) error) (*model.Response, error) {
 	m.entered <- struct{}{}
 	<-ctx.Done()
-	return nil, &ModelError{Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Err: ctx.Err()}
+	return nil, &model.Error{Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Err: ctx.Err()}
 }
 
 // heldTool is a host tool, hold.wait, whose every call blocks until its
@@ -132,7 +134,7 @@ func shutDown(t *testing.T, rt *Runtime, task *Task, store *ledger.MemoryStore, 
 		t.Fatal("Shutdown returned before the task settled")
 	}
 	obj := task.Wait()
-	if obj.Outcome.Status != StatusCancelled || obj.Outcome.Reason != shutdownReason {
+	if obj.Outcome.Status != event.StatusCancelled || obj.Outcome.Reason != shutdownReason {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s, want cancelled with the shutdown's reason", b)
 	}
@@ -217,7 +219,7 @@ func TestShutdownReapsTheProcessesOfAShellCall(t *testing.T) {
 	}
 	var pids []int
 	for ev := range task.Events() {
-		if ev.Type == EventToolOutput && ev.Stream == "stdout" {
+		if ev.Type == event.ToolOutput && ev.Stream == "stdout" {
 			for _, f := range strings.Fields(ev.Text) {
 				n, _ := strconv.Atoi(f)
 				pids = append(pids, n)
@@ -327,7 +329,7 @@ func TestShutdownIsIdempotentAndConcurrent(t *testing.T) {
 	if n := released.Load(); n != 1 {
 		t.Errorf("released %d times, want once", n)
 	}
-	if st := task.Wait().Outcome.Status; st != StatusCancelled {
+	if st := task.Wait().Outcome.Status; st != event.StatusCancelled {
 		t.Errorf("the task ended %s", st)
 	}
 }
@@ -372,7 +374,7 @@ func TestShutdownPastItsContextNamesWhatStillRuns(t *testing.T) {
 	if released.Load() != 1 {
 		t.Fatal("the runtime was not released once its last task settled")
 	}
-	if o := task.Wait().Outcome; o.Status != StatusCancelled || o.Reason != shutdownReason {
+	if o := task.Wait().Outcome; o.Status != event.StatusCancelled || o.Reason != shutdownReason {
 		t.Fatalf("outcome %+v", o)
 	}
 }
@@ -395,7 +397,7 @@ func TestCloseJoinsRunningTasks(t *testing.T) {
 	default:
 		t.Fatal("Close returned while the task still ran")
 	}
-	if o := task.Wait().Outcome; o.Status != StatusCancelled || o.Reason != shutdownReason {
+	if o := task.Wait().Outcome; o.Status != event.StatusCancelled || o.Reason != shutdownReason {
 		t.Fatalf("outcome %+v", o)
 	}
 }
@@ -432,7 +434,7 @@ func TestShutdownFromTheTasksOwnApproverIsBoundedByItsContext(t *testing.T) {
 	if err := <-a.got; !errors.As(err, &se) || len(se.Running) != 1 || se.Running[0] != task.ID() {
 		t.Fatalf("Shutdown from the approver: %v, want a *ShutdownError naming task %s", err, task.ID())
 	}
-	if o := task.Wait().Outcome; o.Status != StatusCancelled || o.Reason != shutdownReason {
+	if o := task.Wait().Outcome; o.Status != event.StatusCancelled || o.Reason != shutdownReason {
 		t.Fatalf("outcome %+v, want cancelled by the shutdown", o)
 	}
 	if _, err := os.Stat(marker); err == nil {

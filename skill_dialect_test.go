@@ -2,6 +2,7 @@ package pablo
 
 import (
 	"encoding/json"
+	"github.com/pabloagent/pablo/event"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,13 +20,13 @@ func TestSkillDialectKeysGrantNothing(t *testing.T) {
 	obj, events, _ := runScript(t, "[options.skills.roots]\nteam = { base = \"config\", path = \"skills\" }\n[options.skills]\nactivate = [\"team/committer\"]\n", script, func(ws string) {
 		os.Rename(filepath.Join(dir, "skills"), filepath.Join(filepath.Dir(ws), "skills"))
 	})
-	if obj.Outcome.Status != StatusPolicyDenied || obj.Outcome.Rule != "tool_unavailable" {
+	if obj.Outcome.Status != event.StatusPolicyDenied || obj.Outcome.Rule != "tool_unavailable" {
 		b, _ := json.Marshal(obj)
 		t.Fatalf("outcome: %s", b)
 	}
 	var activated bool
 	for _, ev := range events {
-		if ev.Type == EventSkillActivated && ev.Skill.QualifiedName == "team/committer" {
+		if ev.Type == event.SkillActivated && ev.Skill.QualifiedName == "team/committer" {
 			activated = true
 		}
 	}

@@ -6,10 +6,12 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 )
 
 // The dispatch snapshot (issue 19) is taken at every agent's start, the
@@ -85,7 +87,7 @@ func (v *toolView) toolEntries(catalogs []ToolCatalog) []ledger.SnapshotEntry {
 // definitionDigest is "sha256:" over a tool's definition as the model is
 // shown it: {"description","name","parameters"}, the strings in canonical
 // escaping and the parameters schema as offered.
-func definitionDigest(def ToolDef) string {
+func definitionDigest(def model.ToolDef) string {
 	b := make([]byte, 0, 48+len(def.Name)+len(def.Description)+len(def.Parameters))
 	b = append(b, `{"description":`...)
 	b = jsonx.AppendString(b, def.Description)
@@ -155,7 +157,7 @@ func (s *step) snapshot() *ledger.Snapshot {
 // ledger before the agent's first event. A root task whose tools are the
 // runtime's shared ones has the same snapshot every time: it is encoded
 // once per runtime.
-func (s *step) recordSnapshot() *Outcome {
+func (s *step) recordSnapshot() *event.Outcome {
 	r := s.t.rt
 	var canonical []byte
 	var digest ledger.ResultRef
@@ -168,7 +170,7 @@ func (s *step) recordSnapshot() *Outcome {
 	}
 	if err != nil {
 		// Out of its bounds: nothing was offered or sent.
-		return &Outcome{Status: StatusFailed, Code: outcome.FailToolStartup, Delivery: outcome.NotSent, Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
+		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolStartup, Delivery: outcome.NotSent, Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
 	}
 	if err := s.t.root.RecordSnapshot(s.ctx, s.agent, canonical, digest); err != nil {
 		return s.ledgerOutcome(err)

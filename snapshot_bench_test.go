@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkTaskStartSnapshot(b *testing.B) {
 			defer rt.Close()
 			b.ReportAllocs()
 			for b.Loop() {
-				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+				if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 					b.Fatal(obj.Outcome.Status)
 				}
 			}

@@ -15,9 +15,11 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 )
 
 // snapDeployment writes a deployment of body (after schema_version and a
@@ -48,22 +50,22 @@ const snapSkill = "---\nname: review\ndescription: Review things.\n---\nRead the
 // offeredModel answers "done" and keeps the tools each request offered.
 type offeredModel struct {
 	mu      sync.Mutex
-	offered [][]ToolDef
+	offered [][]model.ToolDef
 }
 
-func (m *offeredModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "offered"} }
+func (m *offeredModel) Info() model.Info { return model.Info{Provider: "test", Model: "offered"} }
 
-func (m *offeredModel) Generate(_ context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m *offeredModel) Generate(_ context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	m.mu.Lock()
 	m.offered = append(m.offered, slices.Clone(req.Tools))
 	m.mu.Unlock()
-	return &ModelResponse{Text: "done", FinishReason: FinishStop}, emit("done")
+	return &model.Response{Text: "done", FinishReason: model.FinishStop}, emit("done")
 }
 
 // snapTask is what one task left of its dispatch snapshot.
 type snapTask struct {
 	obj       *TaskObject
-	started   []Event // every run.started, the root's first
+	started   []event.Event // every run.started, the root's first
 	snapshots []ledger.SnapshotReport
 	times     []time.Time // the ledger's event times
 }
@@ -77,7 +79,7 @@ func runSnapTask(t *testing.T, rt *Runtime, store *ledger.MemoryStore, input str
 	}
 	var st snapTask
 	for ev := range task.Events() {
-		if ev.Type == EventRunStarted {
+		if ev.Type == event.RunStarted {
 			st.started = append(st.started, ev)
 		}
 	}
@@ -161,7 +163,7 @@ func TestDispatchSnapshotAtEveryTaskStart(t *testing.T) {
 		t.Fatalf("the injected clock did not move: %v then %v", first.times[0], second.times[0])
 	}
 	for i, st := range []snapTask{first, second} {
-		if st.obj.Outcome.Status != StatusCompleted {
+		if st.obj.Outcome.Status != event.StatusCompleted {
 			t.Fatalf("task %d: outcome %+v", i, st.obj.Outcome)
 		}
 		if len(st.snapshots) != 1 {
@@ -397,9 +399,9 @@ type spawnModel struct {
 	seen  map[string][]string
 }
 
-func (m *spawnModel) Info() ModelInfo { return ModelInfo{Provider: "test", Model: "spawn"} }
+func (m *spawnModel) Info() model.Info { return model.Info{Provider: "test", Model: "spawn"} }
 
-func (m *spawnModel) Generate(_ context.Context, req *ModelRequest, emit func(string) error) (*ModelResponse, error) {
+func (m *spawnModel) Generate(_ context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	first := req.Messages[0].Content
 	m.mu.Lock()
 	if m.seen[first] == nil {
@@ -410,17 +412,17 @@ func (m *spawnModel) Generate(_ context.Context, req *ModelRequest, emit func(st
 	}
 	m.mu.Unlock()
 	if first != "root" {
-		return &ModelResponse{Text: "child done", FinishReason: FinishStop}, emit("child done")
+		return &model.Response{Text: "child done", FinishReason: model.FinishStop}, emit("child done")
 	}
 	var results []string
 	for _, msg := range req.Messages {
-		if msg.Role == RoleTool {
+		if msg.Role == model.RoleTool {
 			results = append(results, msg.Content)
 		}
 	}
 	switch len(results) {
 	case 0:
-		return &ModelResponse{FinishReason: FinishToolCalls, ToolCalls: []ToolCall{{ID: "s1", Name: "subagent",
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: "s1", Name: "subagent",
 			Arguments: json.RawMessage(`{"action":"spawn","request":{"input":"child","capabilities":{"tools":` + m.tools + `}}}`)}}}, nil
 	case 1:
 		var v struct {
@@ -433,10 +435,10 @@ func (m *spawnModel) Generate(_ context.Context, req *ModelRequest, emit func(st
 		if err := json.Unmarshal([]byte(results[0]), &v); err != nil || v.Subagent.Agent.AgentID == "" {
 			return nil, errors.New("no spawned agent in " + results[0])
 		}
-		return &ModelResponse{FinishReason: FinishToolCalls, ToolCalls: []ToolCall{{ID: "w1", Name: "subagent",
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: "w1", Name: "subagent",
 			Arguments: json.RawMessage(`{"action":"wait","agent_ids":["` + v.Subagent.Agent.AgentID + `"],"mode":"all","timeout_ms":60000}`)}}}, nil
 	}
-	return &ModelResponse{Text: "root done", FinishReason: FinishStop}, emit("root done")
+	return &model.Response{Text: "root done", FinishReason: model.FinishStop}, emit("root done")
 }
 
 // TestChildSpawnRecordsItsOwnSnapshot: a child's spawn records the child's
@@ -452,13 +454,13 @@ func TestChildSpawnRecordsItsOwnSnapshot(t *testing.T) {
 	m := &spawnModel{tools: `["host.one"]`, seen: map[string][]string{}}
 	store := ledger.NewMemoryStore()
 	rt, err := NewRuntime(RuntimeOptions{Model: m, Authority: set, Store: store, Children: &children.Capacity{},
-		Deployment: &DeploymentRef{SchemaVersion: 1, ContractRevision: "test", Fingerprint: "sha256:" + strings.Repeat("0", 64)},
+		Deployment: &event.DeploymentRef{SchemaVersion: 1, ContractRevision: "test", Fingerprint: "sha256:" + strings.Repeat("0", 64)},
 		Catalogs:   []ToolCatalog{&describedCatalog{id: "host.one", desc: "One."}, &describedCatalog{id: "host.two", desc: "Two."}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := runSnapTask(t, rt, store, "root")
-	if st.obj.Outcome.Status != StatusCompleted || len(st.snapshots) != 2 || len(st.started) != 2 {
+	if st.obj.Outcome.Status != event.StatusCompleted || len(st.snapshots) != 2 || len(st.started) != 2 {
 		t.Fatalf("outcome %+v, %d snapshots, %d run.started", st.obj.Outcome, len(st.snapshots), len(st.started))
 	}
 	tools := func(s *ledger.Snapshot) []string {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -18,7 +18,7 @@ type TaskObject struct {
 	RunID         *string            `json:"run_id"`
 	SessionID     *string            `json:"session_id"`
 	TraceID       *string            `json:"trace_id"`
-	Outcome       *Outcome           `json:"outcome"`
+	Outcome       *event.Outcome     `json:"outcome"`
 	Accounting    *ledger.Accounting `json:"accounting"`
 	Error         *TaskError         `json:"error"`
 	// OutputValidation is the output-validation-v1 record, present when an
@@ -50,28 +50,10 @@ const MaxErrorMessage = 2048
 // PreAdmissionFailure returns the envelope of a task that was never
 // admitted.
 func PreAdmissionFailure(code, message string) *TaskObject {
-	return &TaskObject{SchemaVersion: EventSchemaVersion, Error: &TaskError{Code: code, Message: textx.Shorten(message, MaxErrorMessage)}}
+	return &TaskObject{SchemaVersion: event.SchemaVersion, Error: &TaskError{Code: code, Message: textx.Shorten(message, MaxErrorMessage)}}
 }
 
-// Outcome is how a task ended, tagged by Status: completed, cancelled,
-// timed_out, policy_denied (with Rule), limit_exceeded (with Limit) or failed
-// (with Code and Delivery).
-type Outcome = event.Outcome
-
-// OutcomeUsage is the usage of a completed task as JSON integers or null.
-type OutcomeUsage = event.OutcomeUsage
-
-// The outcome statuses.
-const (
-	StatusCompleted     = event.StatusCompleted
-	StatusCancelled     = event.StatusCancelled
-	StatusTimedOut      = event.StatusTimedOut
-	StatusPolicyDenied  = event.StatusPolicyDenied
-	StatusLimitExceeded = event.StatusLimitExceeded
-	StatusFailed        = event.StatusFailed
-)
-
-func usageOf(u ledger.Usage) *OutcomeUsage {
+func usageOf(u ledger.Usage) *event.OutcomeUsage {
 	f := func(c ledger.Count) *uint64 {
 		if c.Unknown {
 			return nil
@@ -79,7 +61,7 @@ func usageOf(u ledger.Usage) *OutcomeUsage {
 		n := c.N
 		return &n
 	}
-	return &OutcomeUsage{InputTokens: f(u.InputTokens), OutputTokens: f(u.OutputTokens), CacheReadTokens: f(u.CacheReadTokens), CacheWriteTokens: f(u.CacheWriteTokens)}
+	return &event.OutcomeUsage{InputTokens: f(u.InputTokens), OutputTokens: f(u.OutputTokens), CacheReadTokens: f(u.CacheReadTokens), CacheWriteTokens: f(u.CacheWriteTokens)}
 }
 
 // ruleOf maps a decision's rule ID to the outcome's rule field.
@@ -92,7 +74,7 @@ func ruleOf(ruleID string) any {
 }
 
 // ledgerOutcome converts an outcome for the ledger's terminal record.
-func ledgerOutcome(o *Outcome) ledger.Outcome {
+func ledgerOutcome(o *event.Outcome) ledger.Outcome {
 	lo := ledger.Outcome{Status: o.Status, Limit: o.Limit, Code: o.Code, Delivery: o.Delivery, Reason: o.Reason}
 	switch r := o.Rule.(type) {
 	case string:

@@ -10,7 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -34,7 +36,7 @@ import (
 //
 // id is Pablo's ID of the call, which every record of it carries; call.ID
 // is the one its result goes back to the model under.
-func (s *step) toolCall(call ToolCall, id string) *Outcome {
+func (s *step) toolCall(call model.ToolCall, id string) *event.Outcome {
 	rc, o := s.resolve(call, id)
 	if o != nil {
 		return o
@@ -63,7 +65,7 @@ func (s *step) toolCall(call ToolCall, id string) *Outcome {
 // capability its name stands for, the catalog that owns it, its arguments
 // and the record the ledger keeps of it.
 type resolvedCall struct {
-	call  ToolCall // as the model wrote it, under its wire ID: its result is returned under call.ID
+	call  model.ToolCall // as the model wrote it, under its wire ID: its result is returned under call.ID
 	id    authority.ID
 	owner ToolCatalog
 	args  json.RawMessage // the model's arguments; {} when it wrote none
@@ -88,7 +90,7 @@ type admittedCall struct {
 type dispatchedCall struct {
 	admittedCall
 	res          ledger.ToolResult
-	streamFailed *Outcome
+	streamFailed *event.Outcome
 	// counted: the call never left but counts as a dispatched one (an
 	// approval rejection), charged when it settles.
 	counted bool
@@ -107,7 +109,7 @@ type observation struct {
 // and the ledger record it is admitted or denied under, keyed by callID,
 // Pablo's ID of the call. A name outside the admitted catalog is a model
 // misselection: the call is recorded denied and the task ends.
-func (s *step) resolve(call ToolCall, callID string) (resolvedCall, *Outcome) {
+func (s *step) resolve(call model.ToolCall, callID string) (resolvedCall, *event.Outcome) {
 	id, known := s.byWire[call.Name]
 	if !known {
 		if cand := authority.ID(call.Name); s.owner[cand] != nil {
@@ -129,7 +131,7 @@ func (s *step) resolve(call ToolCall, callID string) (resolvedCall, *Outcome) {
 // admitted catalog. A tool some layer kept out is recorded with the
 // decision that did; any other name is the mandatory tool_unavailable
 // denial.
-func (s *step) denyUnknown(name string, rec ledger.ToolCall) *Outcome {
+func (s *step) denyUnknown(name string, rec ledger.ToolCall) *event.Outcome {
 	if d, listed := s.refused[name]; listed {
 		rec.Name = name
 		if w, isWire := s.wireID(name); isWire {
@@ -149,7 +151,7 @@ func (s *step) denyUnknown(name string, rec ledger.ToolCall) *Outcome {
 // validate asks the contract and the owning catalog's own checks (a path,
 // a command) whether the call may run. A denial or a contract rejection is
 // recorded and ends the task.
-func (s *step) validate(rc resolvedCall) (checkedCall, *Outcome) {
+func (s *step) validate(rc resolvedCall) (checkedCall, *event.Outcome) {
 	d, err := decideCall(s.ctx, s.contracts, rc.owner, authority.Call{ID: rc.rec.ID, Tool: rc.id, Arguments: rc.args})
 	if err != nil {
 		return checkedCall{}, s.reject(rc, contractError(err))
@@ -164,7 +166,7 @@ func (s *step) validate(rc resolvedCall) (checkedCall, *Outcome) {
 // resource outside the scope is a denial; arguments that do not fit the
 // schema are the failure invalid_tool_arguments, under the authority's
 // decision on the tool, which admits it.
-func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *Outcome {
+func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *event.Outcome {
 	switch ce.Kind {
 	case authority.ContractUnknownTool, authority.ContractUnauthorizedResource:
 		d := authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable}
@@ -178,14 +180,14 @@ func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *Outcome {
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	fail := &Outcome{Status: StatusFailed, Code: outcome.FailInvalidToolArguments, Delivery: outcome.NotSent}
+	fail := &event.Outcome{Status: event.StatusFailed, Code: outcome.FailInvalidToolArguments, Delivery: outcome.NotSent}
 	return s.settleUnsent(rec.ID, outcome.ToolInvalidArguments, string(ce.Kind), fail)
 }
 
 // admit records a checked call as admitted, which charges it against the
 // ceilings, and emits tool.started. A refused admission ends the task
 // before anything runs.
-func (s *step) admit(cc checkedCall) (admittedCall, *Outcome) {
+func (s *step) admit(cc checkedCall) (admittedCall, *event.Outcome) {
 	rec := cc.rec
 	rec.Decision = cc.decision
 	// The key the call's side effect carries is on its admission record,
@@ -278,7 +280,7 @@ func (s *step) rejected(ac admittedCall, req ApprovalRequest, step ApprovalAnswe
 // approver thought: a cancel, or its deadline, which an answer arriving
 // after it cannot beat. The deadline is read on the runtime's clock (the
 // ledger's), so an injected clock decides it as the ledger would.
-func (s *step) afterApproval() *Outcome {
+func (s *step) afterApproval() *event.Outcome {
 	if o := s.interrupted(); o != nil {
 		return o
 	}
@@ -288,7 +290,7 @@ func (s *step) afterApproval() *Outcome {
 			now = s.t.rt.opts.Clock.Now()
 		}
 		if !now.Before(d) {
-			return &Outcome{Status: StatusTimedOut}
+			return &event.Outcome{Status: event.StatusTimedOut}
 		}
 	}
 	return nil
@@ -296,11 +298,11 @@ func (s *step) afterApproval() *Outcome {
 
 // approvalStopped is the never-sent result of a call whose approval o
 // ended: the task's interruption, or the ledger's failure.
-func (s *step) approvalStopped(o *Outcome) ledger.ToolResult {
+func (s *step) approvalStopped(o *event.Outcome) ledger.ToolResult {
 	switch o.Status {
-	case StatusTimedOut:
+	case event.StatusTimedOut:
 		return ledger.ToolResult{Status: outcome.ToolTimedOut, Delivery: outcome.NotSent}
-	case StatusCancelled:
+	case event.StatusCancelled:
 		return ledger.ToolResult{Status: outcome.ToolCancelled, Delivery: outcome.NotSent}
 	}
 	return ledger.ToolResult{Status: outcome.ToolAdmissionFailed, Code: o.Code, Delivery: outcome.NotSent}
@@ -328,7 +330,7 @@ func rejectedResult(req ApprovalRequest) ledger.ToolResult {
 
 // dispatch marks an admitted call as leaving on the ledger and runs it on
 // its catalog, inside an execute_tool span, streaming its live output.
-func (s *step) dispatch(ac admittedCall) (dispatchedCall, *Outcome) {
+func (s *step) dispatch(ac admittedCall) (dispatchedCall, *event.Outcome) {
 	callID := ac.rec.ID
 	ctx, span := s.t.rt.startSpan(s.ctx, "execute_tool")
 	if span.IsRecording() {
@@ -384,7 +386,7 @@ func (s *step) observe(dc dispatchedCall) observation {
 // retain stores the result, settles the call on the ledger and emits
 // tool.finished. A terminal result ends the task; any other joins the
 // history, and retain returns nil.
-func (s *step) retain(ob observation) *Outcome {
+func (s *step) retain(ob observation) *event.Outcome {
 	t, callID, name := s.t, ob.rec.ID, string(ob.id)
 	settle := ob.settle
 	ref, putErr := t.root.PutResult(s.ctx, json.RawMessage(ob.result))
@@ -394,7 +396,7 @@ func (s *step) retain(ob observation) *Outcome {
 	if err := t.root.SettleToolCall(s.ctx, s.agent, callID, settle); err != nil {
 		var le *ledger.LimitError
 		if errors.As(err, &le) {
-			if o := s.emit(EventData{Type: EventToolFinished, CallID: callID, Name: name, Result: json.RawMessage(`{"status":"output_limit","policy_rule":null,"shell":null}`)}); o != nil {
+			if o := s.emit(event.EventData{Type: event.ToolFinished, CallID: callID, Name: name, Result: json.RawMessage(`{"status":"output_limit","policy_rule":null,"shell":null}`)}); o != nil {
 				return o
 			}
 		}
@@ -412,7 +414,7 @@ func (s *step) retain(ob observation) *Outcome {
 	if ob.res.Terminal() {
 		return s.toolOutcome(ob.res)
 	}
-	s.addHistory(Message{Role: RoleTool, ToolCallID: ob.call.ID, Content: string(ob.result)})
+	s.addHistory(model.Message{Role: model.RoleTool, ToolCallID: ob.call.ID, Content: string(ob.result)})
 	return nil
 }
 
@@ -428,19 +430,19 @@ func contractError(err error) *authority.ContractError {
 
 // deny records a denied call with the decision that denied it and returns
 // the policy_denied outcome naming rule: a denial is terminal.
-func (s *step) deny(lc ledger.ToolCall, d authority.Decision, rule string) *Outcome {
+func (s *step) deny(lc ledger.ToolCall, d authority.Decision, rule string) *event.Outcome {
 	lc.Decision = authority.Decision{Allowed: false, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason}
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	return s.settleUnsent(lc.ID, outcome.ToolPolicyDenied, d.RuleID, &Outcome{Status: StatusPolicyDenied, Rule: ruleOf(rule)})
+	return s.settleUnsent(lc.ID, outcome.ToolPolicyDenied, d.RuleID, &event.Outcome{Status: event.StatusPolicyDenied, Rule: ruleOf(rule)})
 }
 
 // settleUnsent settles a tool call that never left the process and returns
 // o, the outcome that ended it, or the ledger's failure when the
 // settlement is refused: a call the ledger still holds open would keep the
 // task from its terminal record.
-func (s *step) settleUnsent(callID string, status outcome.ToolStatus, code string, o *Outcome) *Outcome {
+func (s *step) settleUnsent(callID string, status outcome.ToolStatus, code string, o *event.Outcome) *event.Outcome {
 	err := s.t.root.SettleToolCall(s.ctx, s.agent, callID, ledger.ToolSettlement{Status: status, Delivery: outcome.NotSent, Error: code})
 	if err != nil {
 		return s.ledgerFailure(err, outcome.NotSent)
@@ -555,27 +557,27 @@ func appendJSONValue(buf []byte, v any) []byte {
 }
 
 // toolOutcome maps a terminal tool status to the task outcome.
-func (s *step) toolOutcome(res ledger.ToolResult) *Outcome {
+func (s *step) toolOutcome(res ledger.ToolResult) *event.Outcome {
 	switch res.Status {
 	case outcome.ToolPolicyDenied:
-		return &Outcome{Status: StatusPolicyDenied, Rule: ruleOf(res.Rule)}
+		return &event.Outcome{Status: event.StatusPolicyDenied, Rule: ruleOf(res.Rule)}
 	case outcome.ToolWorkLimit, outcome.ToolOutputLimit:
 		limit := res.Limit
 		if limit == "" {
 			limit = outcome.LimitToolOutputBytes
 		}
-		return &Outcome{Status: StatusLimitExceeded, Limit: limit}
+		return &event.Outcome{Status: event.StatusLimitExceeded, Limit: limit}
 	case outcome.ToolTimedOut:
-		return &Outcome{Status: StatusTimedOut}
+		return &event.Outcome{Status: event.StatusTimedOut}
 	case outcome.ToolCancelled:
 		if o := s.interrupted(); o != nil {
 			return o
 		}
-		return &Outcome{Status: StatusCancelled, Reason: s.t.cancelReason()}
+		return &event.Outcome{Status: event.StatusCancelled, Reason: s.t.cancelReason()}
 	case outcome.ToolCleanupFailed:
-		return &Outcome{Status: StatusFailed, Code: outcome.FailToolCleanup, Delivery: outcome.ResponseReceived}
+		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolCleanup, Delivery: outcome.ResponseReceived}
 	case outcome.ToolInvalidArguments:
-		return &Outcome{Status: StatusFailed, Code: outcome.FailInvalidToolArguments, Delivery: outcome.NotSent}
+		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailInvalidToolArguments, Delivery: outcome.NotSent}
 	}
 	code := res.Code
 	if code == "" {
@@ -585,5 +587,5 @@ func (s *step) toolOutcome(res ledger.ToolResult) *Outcome {
 	if d == "" {
 		d = outcome.ResponseReceived
 	}
-	return &Outcome{Status: StatusFailed, Code: code, Delivery: d}
+	return &event.Outcome{Status: event.StatusFailed, Code: code, Delivery: d}
 }

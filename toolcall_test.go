@@ -8,7 +8,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
@@ -48,7 +50,7 @@ type stagedStep struct {
 // sink refuses.
 type stageOptions struct {
 	limits ledger.Limits
-	refuse EventType
+	refuse event.Type
 }
 
 func newStagedStep(t *testing.T, limits ledger.Limits) *stagedStep {
@@ -72,7 +74,7 @@ func stage(t *testing.T, o stageOptions) *stagedStep {
 	rt, err := NewRuntime(RuntimeOptions{
 		Model: ss.model, Authority: set, Catalogs: []ToolCatalog{countedNotes{calls: &ss.calls}},
 		Store: ss.store, Limits: o.limits,
-		Sink: func(ev Event) error {
+		Sink: func(ev event.Event) error {
 			if ev.Type == o.refuse {
 				return errors.New("the sink refuses " + string(ev.Type))
 			}
@@ -130,22 +132,22 @@ func (ss *stagedStep) dispatched(t *testing.T) uint64 {
 	return acc.ToolCalls.N
 }
 
-func noteCall(args string) ToolCall {
-	return ToolCall{ID: "c1", Name: "notes_read", Arguments: json.RawMessage(args)}
+func noteCall(args string) model.ToolCall {
+	return model.ToolCall{ID: "c1", Name: "notes_read", Arguments: json.RawMessage(args)}
 }
 
 // A name outside the admitted catalog stops at resolve: the call is
 // recorded denied and never validated, admitted or run.
 func TestToolCallUnknownNameStopsAtResolve(t *testing.T) {
 	ss := newStagedStep(t, ledger.Limits{})
-	_, o := ss.resolve(ToolCall{ID: "c1", Name: "notes_write", Arguments: json.RawMessage(`{}`)}, "call_1_1")
-	if o == nil || o.Status != StatusPolicyDenied || o.Rule != "tool_unavailable" {
+	_, o := ss.resolve(model.ToolCall{ID: "c1", Name: "notes_write", Arguments: json.RawMessage(`{}`)}, "call_1_1")
+	if o == nil || o.Status != event.StatusPolicyDenied || o.Rule != "tool_unavailable" {
 		t.Fatalf("outcome %+v", o)
 	}
 	if got, want := ss.states(t), []string{"admitted:", "settled:policy_denied"}; !slices.Equal(got, want) {
 		t.Fatalf("ledger states %v, want %v", got, want)
 	}
-	if ss.calls != 0 || ss.dispatched(t) != 0 || slices.Contains(ss.events, string(EventToolStarted)) {
+	if ss.calls != 0 || ss.dispatched(t) != 0 || slices.Contains(ss.events, string(event.ToolStarted)) {
 		t.Fatalf("calls %d, dispatched %d, events %v", ss.calls, ss.dispatched(t), ss.events)
 	}
 }
@@ -160,13 +162,13 @@ func TestToolCallContractRejectionNeverReachesAdmission(t *testing.T) {
 		t.Fatalf("resolve: %+v", o)
 	}
 	_, o = ss.validate(rc)
-	if o == nil || o.Status != StatusFailed || o.Code != outcome.FailInvalidToolArguments || o.Delivery != outcome.NotSent {
+	if o == nil || o.Status != event.StatusFailed || o.Code != outcome.FailInvalidToolArguments || o.Delivery != outcome.NotSent {
 		t.Fatalf("outcome %+v", o)
 	}
 	if got, want := ss.states(t), []string{"admitted:", "settled:invalid_arguments"}; !slices.Equal(got, want) {
 		t.Fatalf("ledger states %v, want %v", got, want)
 	}
-	if ss.calls != 0 || ss.dispatched(t) != 0 || slices.Contains(ss.events, string(EventToolStarted)) {
+	if ss.calls != 0 || ss.dispatched(t) != 0 || slices.Contains(ss.events, string(event.ToolStarted)) {
 		t.Fatalf("calls %d, dispatched %d, events %v", ss.calls, ss.dispatched(t), ss.events)
 	}
 }
@@ -180,13 +182,13 @@ func TestToolCallDenialStopsAtValidate(t *testing.T) {
 		t.Fatalf("resolve: %+v", o)
 	}
 	_, o = ss.validate(rc)
-	if o == nil || o.Status != StatusPolicyDenied || !reflect.DeepEqual(o.Rule, ruleOf("builtin.note.allowlist_miss")) {
+	if o == nil || o.Status != event.StatusPolicyDenied || !reflect.DeepEqual(o.Rule, ruleOf("builtin.note.allowlist_miss")) {
 		t.Fatalf("outcome %+v", o)
 	}
 	if got, want := ss.states(t), []string{"admitted:", "settled:policy_denied"}; !slices.Equal(got, want) {
 		t.Fatalf("ledger states %v, want %v", got, want)
 	}
-	if ss.calls != 0 || ss.dispatched(t) != 0 || slices.Contains(ss.events, string(EventToolStarted)) {
+	if ss.calls != 0 || ss.dispatched(t) != 0 || slices.Contains(ss.events, string(event.ToolStarted)) {
 		t.Fatalf("calls %d, dispatched %d, events %v", ss.calls, ss.dispatched(t), ss.events)
 	}
 }
@@ -204,10 +206,10 @@ func TestToolCallAdmissionRefusalNeverDispatches(t *testing.T) {
 		t.Fatalf("validate: %+v, decision %+v", o, cc.decision)
 	}
 	_, o = ss.admit(cc)
-	if o == nil || o.Status != StatusLimitExceeded || o.Limit != outcome.LimitToolCalls {
+	if o == nil || o.Status != event.StatusLimitExceeded || o.Limit != outcome.LimitToolCalls {
 		t.Fatalf("outcome %+v", o)
 	}
-	if ss.calls != 0 || ss.dispatched(t) != 0 || slices.Contains(ss.events, string(EventToolStarted)) {
+	if ss.calls != 0 || ss.dispatched(t) != 0 || slices.Contains(ss.events, string(event.ToolStarted)) {
 		t.Fatalf("calls %d, dispatched %d, events %v", ss.calls, ss.dispatched(t), ss.events)
 	}
 }
@@ -229,7 +231,7 @@ func TestToolCallIsRetainedOnlyByRetain(t *testing.T) {
 	if o != nil {
 		t.Fatalf("admit: %+v", o)
 	}
-	if ss.calls != 0 || !slices.Contains(ss.events, string(EventToolStarted)) {
+	if ss.calls != 0 || !slices.Contains(ss.events, string(event.ToolStarted)) {
 		t.Fatalf("after admit: calls %d, events %v", ss.calls, ss.events)
 	}
 	dc, o := ss.dispatch(ac)
@@ -244,7 +246,7 @@ func TestToolCallIsRetainedOnlyByRetain(t *testing.T) {
 		t.Fatalf("ledger states before retain %v, want %v", got, want)
 	}
 	history := len(ss.history)
-	if slices.Contains(ss.events, string(EventToolFinished)) {
+	if slices.Contains(ss.events, string(event.ToolFinished)) {
 		t.Fatalf("tool.finished before retain: %v", ss.events)
 	}
 	if o := ss.retain(ob); o != nil {
@@ -253,7 +255,7 @@ func TestToolCallIsRetainedOnlyByRetain(t *testing.T) {
 	if got, want := ss.states(t), []string{"admitted:", "dispatched:", "settled:completed"}; !slices.Equal(got, want) {
 		t.Fatalf("ledger states after retain %v, want %v", got, want)
 	}
-	if !slices.Contains(ss.events, string(EventToolFinished)) || len(ss.history) != history+1 || ss.history[history].ToolCallID != "c1" {
+	if !slices.Contains(ss.events, string(event.ToolFinished)) || len(ss.history) != history+1 || ss.history[history].ToolCallID != "c1" {
 		t.Fatalf("after retain: events %v, history %d → %d", ss.events, history, len(ss.history))
 	}
 }

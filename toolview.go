@@ -9,6 +9,7 @@ import (
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
+	"github.com/pabloagent/pablo/model"
 )
 
 // toolView is what a task's loop needs of its catalogs: the tools shown to
@@ -20,7 +21,7 @@ type toolView struct {
 	owner     map[authority.ID]ToolCatalog
 	byWire    map[string]authority.ID
 	refused   map[string]authority.Decision
-	defs      []ToolDef
+	defs      []model.ToolDef
 	contracts *authority.Contracts
 	err       error // a schema outside the supported subset
 	// decided holds the decision that admitted each offered tool, for
@@ -61,7 +62,7 @@ func buildToolView(auth authority.Authority, secrets *redact.Set, base *toolView
 			w := wireName(spec.ID)
 			v.byWire[w] = spec.ID
 			params, _ := secrets.MaskJSON(spec.InputSchema)
-			v.defs = append(v.defs, ToolDef{Name: w, Description: secrets.String(spec.Description), Parameters: params})
+			v.defs = append(v.defs, model.ToolDef{Name: w, Description: secrets.String(spec.Description), Parameters: params})
 		}
 	}
 	if base == nil {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
 
 	"github.com/pabloagent/pablo/authority"
@@ -51,7 +52,7 @@ func TestRuntimeCompilesToolSchemasOnce(t *testing.T) {
 	}
 	const tasks = 3
 	for range tasks {
-		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != StatusCompleted {
+		if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 			t.Fatalf("outcome %+v", obj.Outcome)
 		}
 	}

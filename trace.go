@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/tracefile"
 )
 
@@ -74,14 +75,14 @@ func (d *Deployment) OpenTrace(path string, opts TraceWriterOptions) (*TraceWrit
 //	...
 //	defer closer.Close()
 //	opts.Sink = pablo.ChainSinks(trace, mySink)
-func ChainSinks(sinks ...func(Event) error) func(Event) error {
-	var live []func(Event) error
+func ChainSinks(sinks ...func(event.Event) error) func(event.Event) error {
+	var live []func(event.Event) error
 	for _, s := range sinks {
 		if s != nil {
 			live = append(live, s)
 		}
 	}
-	return func(ev Event) error {
+	return func(ev event.Event) error {
 		for _, s := range live {
 			if err := s(ev); err != nil {
 				return err
@@ -104,7 +105,7 @@ func ChainSinks(sinks ...func(Event) error) func(Event) error {
 //
 // The engine masks known secrets in tool output before it emits events,
 // and events never carry the task input or the instructions.
-func (d *Deployment) TraceSink(sessionID string) (func(Event) error, io.Closer, error) {
+func (d *Deployment) TraceSink(sessionID string) (func(event.Event) error, io.Closer, error) {
 	t := d.c.Options.Trace
 	if t.Path == nil {
 		return nil, nopCloser{}, nil
@@ -143,7 +144,7 @@ type lazyTrace struct {
 	err error
 }
 
-func (l *lazyTrace) Write(ev Event) error {
+func (l *lazyTrace) Write(ev event.Event) error {
 	l.mu.Lock()
 	if l.tw == nil && l.err == nil {
 		l.tw, l.err = l.open(ev.SessionID)

@@ -2,6 +2,7 @@ package pablo
 
 import (
 	"context"
+	"github.com/pabloagent/pablo/event"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,8 +72,8 @@ path = { base = "workspace", path = "trace.jsonl" }
 		if err != nil {
 			t.Fatal(err)
 		}
-		collect := func(ev Event) error {
-			if ev.Type == EventToolFinished {
+		collect := func(ev event.Event) error {
+			if ev.Type == event.ToolFinished {
 				results = append(results, string(ev.Result))
 			}
 			return nil

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
 
 	"github.com/pabloagent/pablo/authority"
@@ -42,7 +43,7 @@ func traceRun(t *testing.T, opts TraceWriterOptions) ([]map[string]any, []byte) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if obj.Outcome.Status != StatusCompleted {
+	if obj.Outcome.Status != event.StatusCompleted {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
 	if err := tw.Close(); err != nil {
@@ -189,7 +190,7 @@ max_bytes = 65536
 			t.Fatal(err)
 		}
 		var seen int
-		count := func(Event) error { seen++; return nil }
+		count := func(event.Event) error { seen++; return nil }
 		rt, err := d.NewRuntime(context.Background(), HostOptions{Sink: ChainSinks(sink, nil, count)})
 		if err != nil {
 			t.Fatal(err)
@@ -222,7 +223,7 @@ func TestTraceSinkFailureFailsTheTask(t *testing.T) {
 	script, _ := ParseScript([]byte(traceScript))
 	rt, _ := NewRuntime(RuntimeOptions{Model: NewScriptModel(script), Authority: set, Catalogs: []ToolCatalog{fakeRead{}}, Sink: tw.Write})
 	obj, _ := rt.Run(context.Background(), "x")
-	if obj.Outcome.Status != StatusFailed || obj.Outcome.Code != outcome.FailEventSinkIO {
+	if obj.Outcome.Status != event.StatusFailed || obj.Outcome.Code != outcome.FailEventSinkIO {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
 }
@@ -240,7 +241,7 @@ func ExampleOpenTrace() {
 	script, _ := ParseScript([]byte(`{"turns":[{"text":["Done."]}]}`))
 	set, _ := authority.New(authority.Config{})
 	var kinds []string
-	mine := func(ev Event) error { kinds = append(kinds, string(ev.Type)); return nil }
+	mine := func(ev event.Event) error { kinds = append(kinds, string(ev.Type)); return nil }
 	rt, _ := NewRuntime(RuntimeOptions{Model: NewScriptModel(script), Authority: set, Sink: ChainSinks(tw.Write, mine)})
 	obj, _ := rt.Run(context.Background(), "Say done.")
 	tw.Close()

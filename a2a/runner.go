@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/pabloagent/pablo/children"
-	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/acp"
+	"github.com/pabloagent/pablo/event"
 )
 
 // The first delta of a model operation goes out at once; later text
@@ -82,8 +83,8 @@ func TestAStalledWriteClosesTheConnectionAndCancelsTheTask(t *testing.T) {
 	var outcomes []string
 	fx := newFixture(t, fixtureOptions{script: `{"turns":[{"text":["x"],"tool_calls":[{"name":"test.wait","arguments":{}}]}]}`,
 		runtime: func(o *pablo.RuntimeOptions) {
-			o.Sink = func(ev pablo.Event) error {
-				if ev.Type == pablo.EventRunFinished {
+			o.Sink = func(ev event.Event) error {
+				if ev.Type == event.RunFinished {
 					mu.Lock()
 					outcomes = append(outcomes, string(ev.Outcome.Status))
 					mu.Unlock()

@@ -13,6 +13,8 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/acp"
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/model"
 )
 
 // readingModel reads evidence.md until its turns are spent, then answers;
@@ -22,21 +24,21 @@ type readingModel struct {
 	calls atomic.Int64 // the normal requests so far, which number the calls
 }
 
-func (m *readingModel) Info() pablo.ModelInfo {
-	return pablo.ModelInfo{Provider: "test", Model: "reader"}
+func (m *readingModel) Info() model.Info {
+	return model.Info{Provider: "test", Model: "reader"}
 }
 
-func (m *readingModel) Generate(_ context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+func (m *readingModel) Generate(_ context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	if len(req.Tools) == 0 {
-		return &pablo.ModelResponse{Text: "SUMMARY-TEXT: the page was read.", FinishReason: pablo.FinishStop}, nil
+		return &model.Response{Text: "SUMMARY-TEXT: the page was read.", FinishReason: model.FinishStop}, nil
 	}
 	reads := int(m.calls.Add(1)) - 1
 	if reads >= m.turns {
 		emit("paid")
-		return &pablo.ModelResponse{Text: "paid", FinishReason: pablo.FinishStop}, nil
+		return &model.Response{Text: "paid", FinishReason: model.FinishStop}, nil
 	}
-	return &pablo.ModelResponse{FinishReason: pablo.FinishToolCalls,
-		ToolCalls: []pablo.ToolCall{{ID: "call_" + strconv.Itoa(reads), Name: "fs_read", Arguments: json.RawMessage(`{"path":"evidence.md"}`)}}}, nil
+	return &model.Response{FinishReason: model.FinishToolCalls,
+		ToolCalls: []model.ToolCall{{ID: "call_" + strconv.Itoa(reads), Name: "fs_read", Arguments: json.RawMessage(`{"path":"evidence.md"}`)}}}, nil
 }
 
 // pablo/compaction-v1 sends each compaction's start and finish as
@@ -79,19 +81,19 @@ func TestCompactionExtension(t *testing.T) {
 			continue
 		}
 		var n struct {
-			Type            string                 `json:"type"`
-			Compaction      pablo.CompactionRecord `json:"compaction"`
-			Summary         *string                `json:"summary"`
-			SummaryBytes    string                 `json:"summary_bytes"`
-			ContentRedacted bool                   `json:"content_redacted"`
-			V2              json.RawMessage        `json:"pablo/v2"`
+			Type            string           `json:"type"`
+			Compaction      event.Compaction `json:"compaction"`
+			Summary         *string          `json:"summary"`
+			SummaryBytes    string           `json:"summary_bytes"`
+			ContentRedacted bool             `json:"content_redacted"`
+			V2              json.RawMessage  `json:"pablo/v2"`
 		}
 		jsonUnmarshal(t, f.Params, &n)
 		if n.Summary != nil || !n.ContentRedacted || n.Compaction.SchemaVersion != "compaction-v1" || len(n.V2) == 0 {
 			t.Fatalf("compaction notification %s", f.raw)
 		}
 		var meta struct {
-			Compaction *pablo.CompactionRecord `json:"compaction"`
+			Compaction *event.Compaction `json:"compaction"`
 		}
 		jsonUnmarshal(t, n.V2, &meta)
 		if meta.Compaction == nil || !reflect.DeepEqual(*meta.Compaction, n.Compaction) {

@@ -15,6 +15,7 @@ import (
 	"github.com/pabloagent/pablo/acp"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/clock"
+	"github.com/pabloagent/pablo/model"
 )
 
 // fakeClock is the module's one test clock: time moves only when a test
@@ -287,15 +288,15 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 
 // recordModel wraps a model and keeps the last user message it was given.
 type recordModel struct {
-	pablo.Model
+	model.Model
 	mu   sync.Mutex
 	last string
 }
 
-func (m *recordModel) Generate(ctx context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+func (m *recordModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	m.mu.Lock()
 	for _, msg := range req.Messages {
-		if msg.Role == pablo.RoleUser {
+		if msg.Role == model.RoleUser {
 			m.last = msg.Content
 		}
 	}
@@ -314,15 +315,15 @@ type feedModel struct {
 	deltas chan string
 }
 
-func (m *feedModel) Info() pablo.ModelInfo { return pablo.ModelInfo{Provider: "feed", Model: "feed"} }
+func (m *feedModel) Info() model.Info { return model.Info{Provider: "feed", Model: "feed"} }
 
-func (m *feedModel) Generate(ctx context.Context, req *pablo.ModelRequest, emit func(string) error) (*pablo.ModelResponse, error) {
+func (m *feedModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	var text strings.Builder
 	for {
 		select {
 		case d := <-m.deltas:
 			if d == "" {
-				return &pablo.ModelResponse{Text: text.String(), FinishReason: pablo.FinishStop}, nil
+				return &model.Response{Text: text.String(), FinishReason: model.FinishStop}, nil
 			}
 			if err := emit(d); err != nil {
 				return nil, err

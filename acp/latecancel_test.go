@@ -6,6 +6,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/acp"
+	"github.com/pabloagent/pablo/event"
 )
 
 // A cancel that arrives after the task settled, before its answer is
@@ -14,8 +15,8 @@ func TestALateCancelAnswersCancelledWithTheRealOutcome(t *testing.T) {
 	t.Parallel()
 	settled := make(chan struct{})
 	fx := newFixture(t, fixtureOptions{script: `{"turns":[{"text":["done"]}]}`, runtime: func(o *pablo.RuntimeOptions) {
-		o.Sink = func(ev pablo.Event) error {
-			if ev.Type == pablo.EventRunFinished {
+		o.Sink = func(ev event.Event) error {
+			if ev.Type == event.RunFinished {
 				close(settled)
 			}
 			return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/acp"
+	"github.com/pabloagent/pablo/event"
 )
 
 type correlation struct {
@@ -42,7 +43,7 @@ func metaOf(t *testing.T, raw json.RawMessage) correlation {
 func TestNegotiatedExtensionsCorrelateEveryUpdate(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, fixtureOptions{script: toolScript})
-	dep := &pablo.DeploymentRef{SchemaVersion: 1, ContractRevision: "c3.33", Fingerprint: "sha256:" + strings.Repeat("ab", 32)}
+	dep := &event.DeploymentRef{SchemaVersion: 1, ContractRevision: "c3.33", Fingerprint: "sha256:" + strings.Repeat("ab", 32)}
 	p := serve(t, fx.sessions, acp.Options{Clock: newFakeClock(), Deployment: dep})
 	p.initialize(acp.ExtV2, acp.ExtTaskV2, acp.ExtModelRoute)
 	sid := p.newSession(2, fx.ws)
@@ -72,7 +73,7 @@ func TestNegotiatedExtensionsCorrelateEveryUpdate(t *testing.T) {
 		if run == "" {
 			run = c.RunID
 		}
-		if c.RunID != run || c.SessionID != sid || c.TraceID != traceID || c.SchemaVersion != pablo.EventSchemaVersion ||
+		if c.RunID != run || c.SessionID != sid || c.TraceID != traceID || c.SchemaVersion != event.SchemaVersion ||
 			c.SeqStart > c.SeqEnd || c.SeqStart <= lastEnd || !strings.Contains(string(c.Deployment), dep.Fingerprint) {
 			t.Fatalf("correlation %+v after seq %d: %s", c, lastEnd, f.raw)
 		}
@@ -87,7 +88,7 @@ func TestNegotiatedExtensionsCorrelateEveryUpdate(t *testing.T) {
 	term := metaOf(t, answer.Result)
 	var task pablo.TaskObject
 	jsonUnmarshal(t, term.Task, &task)
-	if term.RunID != run || task.Outcome == nil || task.Outcome.Status != pablo.StatusCompleted || *task.RunID != run || term.Outcome != nil {
+	if term.RunID != run || task.Outcome == nil || task.Outcome.Status != event.StatusCompleted || *task.RunID != run || term.Outcome != nil {
 		t.Fatalf("terminal %s", answer.raw)
 	}
 }

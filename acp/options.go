@@ -4,9 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/clock"
-
-	"github.com/pabloagent/pablo"
 )
 
 // The transport bounds of the reference (REFERENCE §3.3), the defaults of
@@ -68,7 +67,7 @@ type Options struct {
 	// session/close: set it when the session handler has a store.
 	Durable bool
 	// Deployment identifies the deployment in the pablo/v2 metadata.
-	Deployment *pablo.DeploymentRef
+	Deployment *event.DeploymentRef
 }
 
 // Implementation is the name and version an agent reports.

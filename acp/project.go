@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
@@ -41,14 +41,14 @@ type projector struct {
 	tree     bool // a child's event was seen: metadata names agents
 	text     []byte
 	pending  bool
-	from, to pablo.Event // the first and last event of the pending text (metadata only)
+	from, to event.Event // the first and last event of the pending text (metadata only)
 
 	started    map[string]bool // calls whose tool_call went out
 	inProgress map[string]bool // calls whose in_progress went out
 	buf        []byte
 }
 
-func newProjector(sessionID string, ext extensions, dep *pablo.DeploymentRef, maxBytes int) *projector {
+func newProjector(sessionID string, ext extensions, dep *event.DeploymentRef, maxBytes int) *projector {
 	p := &projector{sessionID: sessionID, ext: ext, maxBytes: maxBytes, fresh: true,
 		started: map[string]bool{}, inProgress: map[string]bool{}}
 	if dep != nil {
@@ -67,7 +67,7 @@ type emitFunc func(frame []byte) error
 
 // event projects ev. It reports whether text is left pending, for the
 // forwarder to time.
-func (p *projector) event(ev *pablo.Event, emit emitFunc) error {
+func (p *projector) event(ev *event.Event, emit emitFunc) error {
 	if ev.Agent.Depth > 0 {
 		// A supervised child's event. A generic client sees the root's
 		// subagent call and its result only; a pablo/v2 client also sees
@@ -89,7 +89,7 @@ func (p *projector) event(ev *pablo.Event, emit emitFunc) error {
 		if c.CallID != "" {
 			c.CallID = c.Agent.AgentID + "/" + c.CallID
 		}
-		if c.Type == pablo.EventTextDelta {
+		if c.Type == event.TextDelta {
 			// Never coalesced with the root's text: each chunk is one
 			// agent's.
 			if c.Text == "" {
@@ -97,34 +97,34 @@ func (p *projector) event(ev *pablo.Event, emit emitFunc) error {
 			}
 			return emit(p.chunk(&c, &c, c.Text))
 		}
-		if c.Type == pablo.EventModelStarted {
+		if c.Type == event.ModelStarted {
 			defer func(fresh bool) { p.fresh = fresh }(p.fresh) // the root's text keeps its own
 		}
 		ev = &c
 	}
-	if ev.Type == pablo.EventTextDelta {
+	if ev.Type == event.TextDelta {
 		return p.delta(ev, emit)
 	}
 	if err := p.flush(emit); err != nil {
 		return err
 	}
 	switch ev.Type {
-	case pablo.EventModelStarted, pablo.EventModelFinished:
-		if ev.Type == pablo.EventModelStarted {
+	case event.ModelStarted, event.ModelFinished:
+		if ev.Type == event.ModelStarted {
 			p.fresh = true
 		}
 		if p.ext.route {
 			return emit(p.extension(MethodModelAttempt, ev, nil))
 		}
-	case pablo.EventSkillActivated:
+	case event.SkillActivated:
 		if p.ext.skills {
 			return emit(p.extension(MethodSkill, ev, ev.Skill))
 		}
-	case pablo.EventCompactionStarted, pablo.EventCompactionFinished:
+	case event.CompactionStarted, event.CompactionFinished:
 		if p.ext.compaction && ev.Compaction != nil {
 			return emit(p.compaction(ev))
 		}
-	case pablo.EventToolStarted:
+	case event.ToolStarted:
 		if ev.Call == nil {
 			return nil
 		}
@@ -135,7 +135,7 @@ func (p *projector) event(ev *pablo.Event, emit emitFunc) error {
 			u.RawInput = p.raw(ev.Call.Arguments, "")
 		}
 		return emit(p.update(ev, ev, u))
-	case pablo.EventToolOutput:
+	case event.ToolOutput:
 		if p.inProgress[ev.CallID] || !p.started[ev.CallID] {
 			return nil
 		}
@@ -143,7 +143,7 @@ func (p *projector) event(ev *pablo.Event, emit emitFunc) error {
 		u := sdk.SessionToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallId: sdk.ToolCallId(ev.CallID),
 			Status: sdk.Ptr(sdk.ToolCallStatusInProgress)}
 		return emit(p.update(ev, ev, u))
-	case pablo.EventToolFinished:
+	case event.ToolFinished:
 		status := sdk.ToolCallStatusFailed
 		var r struct {
 			Status string `json:"status"`
@@ -196,7 +196,7 @@ func toolKind(name string) sdk.ToolKind {
 	return sdk.ToolKindOther
 }
 
-func (p *projector) delta(ev *pablo.Event, emit emitFunc) error {
+func (p *projector) delta(ev *event.Event, emit emitFunc) error {
 	if ev.Text == "" {
 		return nil
 	}
@@ -230,7 +230,7 @@ func (p *projector) flush(emit emitFunc) error {
 // the bytes the SDK's encoder produces (its keys sorted, HTML escaped),
 // which spends two encoding passes and a map per update
 // (TestChunkEncodingMatchesTheSDK holds the two equal).
-func (p *projector) chunk(from, to *pablo.Event, text string) []byte {
+func (p *projector) chunk(from, to *event.Event, text string) []byte {
 	b := p.head()
 	b = append(b, `{"content":{"text":`...)
 	b = appendJSONString(b, text)
@@ -239,7 +239,7 @@ func (p *projector) chunk(from, to *pablo.Event, text string) []byte {
 }
 
 // update encodes any other update.
-func (p *projector) update(from, to *pablo.Event, u any) []byte {
+func (p *projector) update(from, to *event.Event, u any) []byte {
 	b := p.head()
 	enc, err := json.Marshal(u)
 	if err != nil {
@@ -257,7 +257,7 @@ func (p *projector) head() []byte {
 	return append(b, `,"update":`...)
 }
 
-func (p *projector) tail(b []byte, from, to *pablo.Event) []byte {
+func (p *projector) tail(b []byte, from, to *event.Event) []byte {
 	if p.ext.v2 {
 		b = append(b, `,"_meta":{"pablo/v2":`...)
 		b = p.correlation(b, from, to)
@@ -272,7 +272,7 @@ func (p *projector) tail(b []byte, from, to *pablo.Event) []byte {
 
 // extension encodes a _pablo/v1/* notification: the session, the
 // correlation and the event's own record.
-func (p *projector) extension(method string, ev *pablo.Event, skill any) []byte {
+func (p *projector) extension(method string, ev *event.Event, skill any) []byte {
 	b := p.buf[:0]
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
 	b = appendJSONString(b, method)
@@ -300,7 +300,7 @@ func (p *projector) extension(method string, ev *pablo.Event, skill any) []byte 
 // summary as null (content is never sent: the ACP server has no content
 // capture) and the correlation, whose optional compaction member is the
 // same record.
-func (p *projector) compaction(ev *pablo.Event) []byte {
+func (p *projector) compaction(ev *event.Event) []byte {
 	b := p.buf[:0]
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
 	b = appendJSONString(b, MethodCompaction)
@@ -326,9 +326,9 @@ func (p *projector) compaction(ev *pablo.Event) []byte {
 
 // correlation appends the pablo/v2 correlation metadata of the events
 // from..to.
-func (p *projector) correlation(b []byte, from, to *pablo.Event) []byte {
+func (p *projector) correlation(b []byte, from, to *event.Event) []byte {
 	b = append(b, `{"schema_version":`...)
-	b = appendJSONString(b, pablo.EventSchemaVersion)
+	b = appendJSONString(b, event.SchemaVersion)
 	b = append(b, `,"run_id":`...)
 	b = appendJSONString(b, from.RunID)
 	b = append(b, `,"session_id":`...)

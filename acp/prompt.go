@@ -14,6 +14,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -377,7 +378,7 @@ func traceContext(ctx context.Context, meta map[string]any) (context.Context, *s
 func (r *promptRun) forward() {
 	c := r.c
 	defer c.prompts.Done()
-	events := make(chan pablo.Event, c.opts.Queue)
+	events := make(chan event.Event, c.opts.Queue)
 	stop := make(chan struct{})
 	pulled := make(chan struct{})
 	go func() {
@@ -414,7 +415,7 @@ func (r *promptRun) forward() {
 			timer = nil
 		}
 	}
-	var last pablo.Event
+	var last event.Event
 	for done := false; !done; {
 		select {
 		case ev, ok := <-events:
@@ -424,7 +425,7 @@ func (r *promptRun) forward() {
 			}
 			last = ev
 			_ = p.event(&ev, emit)
-			if ev.Type == pablo.EventToolStarted && ev.Call != nil {
+			if ev.Type == event.ToolStarted && ev.Call != nil {
 				r.announce(ev.Call.ID)
 			}
 			switch {
@@ -529,14 +530,14 @@ func stopReason(obj *pablo.TaskObject, cancelled bool) (sdk.StopReason, *sdk.Req
 // pablo/task-v2 (output_validation and output_repair only with their
 // extensions). A task never admitted has no event: its metadata names no
 // run.
-func terminal(p *projector, last *pablo.Event, obj *pablo.TaskObject, ext extensions) []byte {
+func terminal(p *projector, last *event.Event, obj *pablo.TaskObject, ext extensions) []byte {
 	var b []byte
 	if last.RunID != "" {
 		b = p.correlation(nil, last, last)
 		b = b[:len(b)-1]
 	} else {
 		b = append(b, `{"schema_version":`...)
-		b = appendJSONString(b, pablo.EventSchemaVersion)
+		b = appendJSONString(b, event.SchemaVersion)
 	}
 	if ext.task {
 		t := *obj

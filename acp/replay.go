@@ -6,6 +6,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/event"
 )
 
 // replay sends a loaded session's earlier turns as updates, oldest first:
@@ -24,11 +25,11 @@ func (c *conn) replay(sessionID string, ext extensions, turns []pablo.SessionTur
 			b = append(b, `{"content":{"text":`...)
 			b = appendJSONString(b, turn.Prompt)
 			b = append(b, `,"type":"text"},"sessionUpdate":"user_message_chunk"}`...)
-			var first *pablo.Event
+			var first *event.Event
 			if len(turn.Events) > 0 {
 				first = &turn.Events[0]
 			} else {
-				first = &pablo.Event{RunID: turn.TaskID, SessionID: sessionID}
+				first = &event.Event{RunID: turn.TaskID, SessionID: sessionID}
 			}
 			if err := c.emit(p.tail(b, first, first)); err != nil {
 				return err
@@ -46,7 +47,7 @@ func (c *conn) replay(sessionID string, ext extensions, turns []pablo.SessionTur
 			raw, _ := json.Marshal(map[string]any{"status": "unknown_outcome", "delivery": u.Delivery, "name": u.Name})
 			upd := sdk.SessionToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallId: sdk.ToolCallId(u.CallID),
 				Status: sdk.Ptr(sdk.ToolCallStatusFailed), RawOutput: json.RawMessage(raw)}
-			ev := &pablo.Event{RunID: turn.TaskID, SessionID: sessionID}
+			ev := &event.Event{RunID: turn.TaskID, SessionID: sessionID}
 			if !p.started[u.CallID] {
 				p.started[u.CallID] = true
 				tc := sdk.SessionUpdateToolCall{SessionUpdate: "tool_call", ToolCallId: sdk.ToolCallId(u.CallID), Title: u.Name,

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )

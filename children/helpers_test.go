@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/clock"
-	"github.com/pabloagent/pablo/internal/event"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"

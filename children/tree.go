@@ -10,7 +10,7 @@ import (
 
 	"github.com/pabloagent/pablo/internal/clock"
 
-	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
 

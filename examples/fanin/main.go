@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/event"
 )
 
 func main() {
@@ -60,14 +61,14 @@ func run(ctx context.Context, dir string, w io.Writer) error {
 			names[ev.Agent.AgentID] = name
 		}
 		switch ev.Type {
-		case pablo.EventToolStarted:
+		case event.ToolStarted:
 			fmt.Fprintf(w, "%3d %-8s %s %s\n", ev.RootSeq, name, ev.Type, ev.Call.Name)
-		case pablo.EventRunFinished:
+		case event.RunFinished:
 			fmt.Fprintf(w, "%3d %-8s %s %s\n", ev.RootSeq, name, ev.Type, ev.Outcome.Status)
 		}
 	}
 	obj := task.Wait()
-	if obj.Outcome.Status != pablo.StatusCompleted {
+	if obj.Outcome.Status != event.StatusCompleted {
 		return fmt.Errorf("the root ended %s", obj.Outcome.Status)
 	}
 	fmt.Fprintf(w, "answer: %s\nmodel calls %s, tool calls %s\n", *obj.Outcome.Output, obj.Accounting.ModelCalls, obj.Accounting.ToolCalls)

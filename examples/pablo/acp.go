@@ -10,7 +10,9 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/model"
 )
 
 // acpFlags are the flags of `pablo acp` after the deployment's: --stdio and
@@ -134,7 +136,7 @@ type acpHost struct {
 	h         *host
 	p         *parsed
 	overrides []pablo.Override
-	model     pablo.Model // --script, or nil for the configured model
+	model     model.Model // --script, or nil for the configured model
 	store     ledger.Store
 }
 
@@ -164,8 +166,8 @@ func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeH
 	if err != nil {
 		return nil, nil, err
 	}
-	counted := func(ev pablo.Event) error {
-		if ev.Type == pablo.EventRunFinished && ev.Agent.Depth == 0 {
+	counted := func(ev event.Event) error {
+		if ev.Type == event.RunFinished && ev.Agent.Depth == 0 {
 			hooks.finished()
 		}
 		return nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/event"
 )
 
 // TestACPRuntimeIsReusedUntilTheDeploymentChanges: every prompt re-reads
@@ -69,7 +70,7 @@ func TestACPRuntimeIsReusedUntilTheDeploymentChanges(t *testing.T) {
 	settle := func(task *pablo.Task) {
 		t.Helper()
 		task.Cancel()
-		if obj := task.Wait(); obj.Outcome.Status != pablo.StatusCancelled {
+		if obj := task.Wait(); obj.Outcome.Status != event.StatusCancelled {
 			t.Fatalf("the task ended %s: %s", obj.Outcome.Status, obj.Outcome.Reason)
 		}
 	}
@@ -104,7 +105,7 @@ func TestACPRuntimeIsReusedUntilTheDeploymentChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.Type == pablo.EventToolStarted {
+		if ev.Type == event.ToolStarted {
 			break
 		}
 	}

@@ -9,13 +9,14 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 )
 
 // observability is what a run records besides its own output: the native
 // JSONL trace (--trace PATH, or options.trace.path) and OTLP span export
 // (options.otel).
 type observability struct {
-	trace  func(pablo.Event) error
+	trace  func(event.Event) error
 	closer io.Closer
 	otel   *otelPipeline
 }
@@ -64,7 +65,7 @@ func openObservability(ctx context.Context, h *host, p *parsed, d *pablo.Deploym
 
 // sink chains the trace before the host's own sink, so the trace holds
 // every event the host saw.
-func (o *observability) sink(own func(pablo.Event) error) func(pablo.Event) error {
+func (o *observability) sink(own func(event.Event) error) func(event.Event) error {
 	return pablo.ChainSinks(o.trace, own)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
 )
 
 // runOverrides maps run flags to typed deployment overrides.
@@ -203,9 +204,9 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 		view.summary(obj)
 	}
 	switch {
-	case obj.Outcome.Status == pablo.StatusCompleted:
+	case obj.Outcome.Status == event.StatusCompleted:
 		return nil
-	case obj.Outcome.Status == pablo.StatusCancelled && ctx.Err() != nil:
+	case obj.Outcome.Status == event.StatusCancelled && ctx.Err() != nil:
 		return &exitError{code: 130}
 	}
 	return &exitError{code: 1}
@@ -268,7 +269,7 @@ func (pr *progress) endText() {
 	pr.lastText = false
 }
 
-func (pr *progress) event(ev pablo.Event) error {
+func (pr *progress) event(ev event.Event) error {
 	if pr.quiet {
 		return nil
 	}
@@ -277,25 +278,25 @@ func (pr *progress) event(ev pablo.Event) error {
 		return nil
 	}
 	switch ev.Type {
-	case pablo.EventTextDelta:
+	case event.TextDelta:
 		pr.clearStatus()
 		pr.lastText = true
 		_, err := io.WriteString(pr.h.stdout, ev.Text)
 		return err
-	case pablo.EventModelStarted:
+	case event.ModelStarted:
 		pr.status("· %s/%s thinking…", ev.Provider, ev.Model)
-	case pablo.EventToolStarted:
+	case event.ToolStarted:
 		pr.endText()
 		pr.status("→ %s %s", ev.Call.Name, truncate(string(ev.Call.Arguments), 120))
-	case pablo.EventToolFinished:
+	case event.ToolFinished:
 		var r struct {
 			Status string `json:"status"`
 		}
 		json.Unmarshal(ev.Result, &r)
 		pr.status("← %s %s", ev.Name, r.Status)
-	case pablo.EventSkillActivated:
+	case event.SkillActivated:
 		pr.status("skill %s activated", ev.Skill.QualifiedName)
-	case pablo.EventToolOutput:
+	case event.ToolOutput:
 		// Live output: its last line, so a long call shows it is moving.
 		// Off a terminal only progress messages (at most 64 a call) are
 		// worth a line each.
@@ -309,23 +310,23 @@ func (pr *progress) event(ev pablo.Event) error {
 // child renders a supervised child's event as a status line naming the
 // child: stdout carries the root's answer alone, so a child's text is not
 // printed (its result reaches the root as the subagent tool's).
-func (pr *progress) child(ev pablo.Event) {
+func (pr *progress) child(ev event.Event) {
 	who := "[child " + shorten(ev.Agent.AgentID, 8) + "]"
-	if ev.Type != pablo.EventTextDelta {
+	if ev.Type != event.TextDelta {
 		pr.endText()
 	}
 	switch ev.Type {
-	case pablo.EventModelStarted:
+	case event.ModelStarted:
 		pr.status("  %s · %s/%s thinking…", who, ev.Provider, ev.Model)
-	case pablo.EventToolStarted:
+	case event.ToolStarted:
 		pr.status("  %s → %s %s", who, ev.Call.Name, truncate(string(ev.Call.Arguments), 100))
-	case pablo.EventToolFinished:
+	case event.ToolFinished:
 		var r struct {
 			Status string `json:"status"`
 		}
 		json.Unmarshal(ev.Result, &r)
 		pr.status("  %s ← %s %s", who, ev.Name, r.Status)
-	case pablo.EventRunFinished:
+	case event.RunFinished:
 		pr.status("  %s %s", who, ev.Outcome.Status)
 	}
 }
@@ -353,12 +354,12 @@ func (pr *progress) summary(obj *pablo.TaskObject) {
 	o := obj.Outcome
 	detail := ""
 	switch o.Status {
-	case pablo.StatusPolicyDenied:
+	case event.StatusPolicyDenied:
 		b, _ := json.Marshal(o.Rule)
 		detail = " rule " + string(b)
-	case pablo.StatusLimitExceeded:
+	case event.StatusLimitExceeded:
 		detail = " limit " + string(o.Limit)
-	case pablo.StatusFailed:
+	case event.StatusFailed:
 		detail = " " + string(o.Code) + " (" + string(o.Delivery) + ")"
 	}
 	acc := obj.Accounting

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/model"
 )
 
 func TestEstimateIsTheReferenceFormula(t *testing.T) {

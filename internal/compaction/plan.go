@@ -1,6 +1,6 @@
 package compaction
 
-import "github.com/pabloagent/pablo/internal/model"
+import "github.com/pabloagent/pablo/model"
 
 // MaxPerTask is the most compactions one agent's loop starts (threshold
 // and overflow together). The reference summarizes once per task; Pablo

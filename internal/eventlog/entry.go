@@ -1,6 +1,6 @@
 package eventlog
 
-import "github.com/pabloagent/pablo/internal/event"
+import "github.com/pabloagent/pablo/event"
 
 // Stamp is what the ledger gave an event: its numbers and its time. A zero
 // RootSeq means the ledger appended nothing.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/model"
 )
 
 // BenchmarkParse32Deltas parses a Chat Completions stream of 32 deltas of

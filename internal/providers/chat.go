@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/internal/textx"
+	"github.com/pabloagent/pablo/model"
 )
 
 // MaxToolCalls bounds the tool calls of one response.

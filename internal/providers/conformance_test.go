@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/model"
 )
 
 // adapter is one provider under the shared conformance table.

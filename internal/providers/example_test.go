@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/internal/providers"
+	"github.com/pabloagent/pablo/model"
 )
 
 // A Chat Completions model against a local server (an Ollama, vLLM or

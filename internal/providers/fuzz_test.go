@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/model"
 )
 
 // parseChat runs the SSE reader and the Chat Completions state machine over

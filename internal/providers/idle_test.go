@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/model"
 )
 
 // fakeTimer is an idle timer the test fires by hand: no sleep, no clock.

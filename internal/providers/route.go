@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/model"
 )
 
 // RouteEntry is one flattened entry of a route.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/model"
 )
 
 func chatEntry(t *testing.T, name, endpoint string) RouteEntry {

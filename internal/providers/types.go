@@ -3,7 +3,7 @@ package providers
 import (
 	"context"
 
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/model"
 )
 
 // Model is one configured model behind one wire protocol. Generate calls

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/model"
 )
 
 // TestAgentScriptsAreCheckedAndCounted: an agent script needs its input,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/pabloagent/pablo/ledger/outcome"
 
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/model"
 )
 
 // Model replays a Script. It is stateless and safe for concurrent use.

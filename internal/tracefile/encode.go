@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/jsonx"
 )
 

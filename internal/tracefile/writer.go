@@ -26,7 +26,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/pabloagent/pablo/internal/event"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/jsonx"
 )
 

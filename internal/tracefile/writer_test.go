@@ -13,9 +13,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pabloagent/pablo/internal/event"
-	"github.com/pabloagent/pablo/internal/model"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/model"
 )
 
 func parseLines(t *testing.T, raw []byte) []map[string]any {

@@ -3,11 +3,10 @@
 // [ToolCall], [Usage], [FinishReason]), the [Model] seam that proposes, and
 // the [Error] a failed call settles with.
 //
-// The pablo root re-exports every type here under its public name
-// (pablo.ModelRequest is [Request], pablo.ModelResponse is [Response], ...),
-// and the HTTP providers in internal/providers take and return the same
-// values, so a request crosses from the run loop to the wire with no copy
-// and no adapter.
+// A host implements [Model] to plug in its own model, or wraps one the
+// runtime built; the HTTP providers in internal/providers take and return
+// the same values, so a request crosses from the run loop to the wire with
+// no copy and no adapter.
 package model
 
 import (

@@ -1,8 +1,8 @@
 package event
 
 import (
-	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
 )
 
 // Outcome is how a task ended, tagged by Status: completed, cancelled,

@@ -6,17 +6,16 @@
 // carries the task's [Outcome]; a routed model call's events carry its
 // [RouteAttempt].
 //
-// The pablo root re-exports every name here under its public one
-// (pablo.Event, pablo.EventData, pablo.EventTextDelta, pablo.Outcome, ...):
-// the run loop builds these values, the event log retains them and the
-// trace writer encodes them, each in its own package.
+// A host reads these values from a task's event stream (pablo.Task.Events)
+// and from a task object's outcome; the run loop builds them, the event log
+// retains them and the trace writer encodes them, each in its own package.
 package event
 
 import (
 	"encoding/json"
 
-	"github.com/pabloagent/pablo/internal/model"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/model"
 	"github.com/pabloagent/pablo/skills"
 )
 
