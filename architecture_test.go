@@ -381,3 +381,25 @@ func TestReadmeDependencyTableMatchesGoMod(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceCLIUsesOnlyThePublicAPI: the reference CLI imports no
+// internal package of the module (non-test imports, as `go list -f
+// '{{join .Imports " "}}' ./examples/pablo` reports them), so whatever it
+// does, another host can do with the same public API.
+func TestReferenceCLIUsesOnlyThePublicAPI(t *testing.T) {
+	module, edges := goListImports(t)
+	cli := module + "/examples/pablo"
+	imports, ok := edges[cli]
+	if !ok {
+		t.Fatalf("go list reports no package %s", cli)
+	}
+	for _, imp := range imports {
+		if !strings.HasPrefix(imp, module+"/") {
+			continue
+		}
+		rel := relPath(module, imp)
+		if rel == "internal" || strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/") || strings.HasSuffix(rel, "/internal") {
+			t.Errorf("examples/pablo imports %s: the reference CLI uses the public API only; make what it needs public (documented, with an Example) or move the work into the library", rel)
+		}
+	}
+}

@@ -157,10 +157,10 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 	dr.credentials(ctx, d, h, fixture != "")
 	dr.skills(ctx, d)
 	dr.policy(d)
-	launcher := dr.sandbox(ctx, d, h.bubblewrap)
+	dr.sandbox(ctx, d, h.bubblewrap)
 	switch probe {
 	case "sandbox":
-		dr.probeSandbox(ctx, d, launcher, h.bubblewrap)
+		dr.probeSandbox(ctx, d, h.bubblewrap)
 	case "provider":
 		if dr.failed() {
 			dr.skip("probe.provider", "an earlier check failed; nothing was sent")
