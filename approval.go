@@ -63,18 +63,25 @@ func channelOf(ap Approver) string {
 // by a NUL byte), so a request names exactly one call and its answer,
 // carrying the same ID, can be bound to nothing else.
 func ApprovalRequestID(taskID, agentID, callID, argumentsDigest string) string {
-	return "apr_" + digest16(taskID, agentID, callID, argumentsDigest)
+	return digest16("apr_", taskID, agentID, callID, argumentsDigest)
 }
 
-// digest16 is the hex of the first 16 bytes of SHA-256 over parts, each
-// followed by a NUL byte.
-func digest16(parts ...string) string {
-	h := sha256.New()
+// digest16 is prefix (at most 16 bytes) and the hex of the first 16 bytes
+// of SHA-256 over parts, each followed by a NUL byte.
+func digest16(prefix string, parts ...string) string {
+	// One allocation, the string: the parts are hashed from a stack
+	// buffer when they fit (IDs do), every tool call derives one.
+	var in [256]byte
+	b := in[:0]
 	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
+		b = append(b, p...)
+		b = append(b, 0)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	sum := sha256.Sum256(b)
+	var out [16 + 32]byte
+	n := copy(out[:], prefix)
+	hex.Encode(out[n:], sum[:16])
+	return string(out[:n+32])
 }
 
 // approvalGrants are the "allow for this task" answers of one task, shared
@@ -343,5 +350,5 @@ func eventAnswer(step ApprovalAnswer) string {
 // mcp.IdempotencyMetaKey ("io.github.pabloagent/idempotency-key");
 // shell.run in the environment variable PABLO_IDEMPOTENCY_KEY.
 func IdempotencyKey(taskID, agentID, callID string) string {
-	return "idem_" + digest16(taskID, agentID, callID)
+	return digest16("idem_", taskID, agentID, callID)
 }

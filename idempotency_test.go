@@ -2,6 +2,8 @@ package pablo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -28,6 +30,35 @@ func TestIdempotencyKeyIsStableAndPerCall(t *testing.T) {
 		if other == k {
 			t.Errorf("a different call has the key %q", k)
 		}
+	}
+}
+
+// TestCallKeysAreTheDocumentedDigestInOneAllocation: the idempotency key
+// and the approval request ID are their prefix and the hex of the first 16
+// bytes of SHA-256 over their parts, each followed by a NUL byte, for IDs
+// of any length; every tool call derives a key, so for IDs of ordinary
+// length that string is the one allocation.
+func TestCallKeysAreTheDocumentedDigestInOneAllocation(t *testing.T) {
+	want := func(prefix string, parts ...string) string {
+		var b []byte
+		for _, p := range parts {
+			b = append(append(b, p...), 0)
+		}
+		sum := sha256.Sum256(b)
+		return prefix + hex.EncodeToString(sum[:16])
+	}
+	long := strings.Repeat("x", 300)
+	for _, ids := range [][3]string{{"task", "agent", "c1"}, {long, "agent", long}} {
+		if got, w := IdempotencyKey(ids[0], ids[1], ids[2]), want("idem_", ids[:]...); got != w {
+			t.Errorf("IdempotencyKey = %q, want %q", got, w)
+		}
+		if got, w := ApprovalRequestID(ids[0], ids[1], ids[2], "sha256:ab"), want("apr_", ids[0], ids[1], ids[2], "sha256:ab"); got != w {
+			t.Errorf("ApprovalRequestID = %q, want %q", got, w)
+		}
+	}
+	task, agent, call := "0193b0a2-8c4e-7d1a-9f3b-2a6c1e5d7f90", "root", "call_0001"
+	if n := testing.AllocsPerRun(100, func() { _ = IdempotencyKey(task, agent, call) }); n != 1 {
+		t.Errorf("IdempotencyKey allocates %v times, want 1", n)
 	}
 }
 
