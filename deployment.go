@@ -121,9 +121,45 @@ func (d *Deployment) Locked() bool { return d.c.Locked() }
 // AllowedRunOverrides lists what a run may override.
 func (d *Deployment) AllowedRunOverrides() []string { return d.c.AllowedRunOverrides() }
 
-// Credentials returns a copy of the credential references by name.
-func (d *Deployment) Credentials() map[string]config.CredentialRef {
-	return config.Clone(d.c.Credentials())
+// Credential is one declared credential: the consumer it may be resolved
+// for and where its value is read from, in order; never the value.
+type Credential struct {
+	Consumer authority.Consumer `json:"consumer"`
+	Sources  []CredentialSource `json:"sources"`
+}
+
+// CredentialSource is one place a credential's value is read from.
+type CredentialSource struct {
+	// Kind is the source's kind, as the deployment writes it
+	// ("environment", "file", ...).
+	Kind string `json:"kind"`
+	// Name is an environment variable's name.
+	Name string `json:"name,omitempty"`
+	// Path is a file's path object as diagnostics write it:
+	// "binding:NAME:PATH" or "BASE:PATH".
+	Path string `json:"path,omitempty"`
+	// Encoding and Key say how the value is read out of the source.
+	Encoding string `json:"encoding,omitempty"`
+	Key      string `json:"key,omitempty"`
+}
+
+// Credentials returns the declared credentials by name, the caller's own
+// copy.
+func (d *Deployment) Credentials() map[string]Credential {
+	refs := d.c.Credentials()
+	out := make(map[string]Credential, len(refs))
+	for name, ref := range refs {
+		c := Credential{Consumer: ref.Consumer, Sources: make([]CredentialSource, 0, len(ref.Sources))}
+		for _, src := range ref.Sources {
+			cs := CredentialSource{Kind: src.Kind, Name: src.Name, Encoding: src.Encoding, Key: src.Key}
+			if src.Path != nil {
+				cs.Path = src.Path.String()
+			}
+			c.Sources = append(c.Sources, cs)
+		}
+		out[name] = c
+	}
+	return out
 }
 
 // CanonicalJSON returns the canonical encoding of the resolved configuration
@@ -144,11 +180,11 @@ func (d *Deployment) Render() ([]byte, error) { return d.c.Render() }
 // Workspace resolves run.workspace to a real absolute directory.
 func (d *Deployment) Workspace() (string, error) { return d.c.Workspace() }
 
-// ResolvePath resolves a path object of the deployment (such as
-// d.Options().Trace.Path) to a real absolute path that stays inside its
+// resolvePath resolves a path object of the deployment (such as
+// options.trace.path) to a real absolute path that stays inside its
 // root, symlinks included. The target need not exist; its deepest existing
 // ancestor must resolve inside the root.
-func (d *Deployment) ResolvePath(p config.PathRef) (string, error) { return d.c.ResolvePath(p) }
+func (d *Deployment) resolvePath(p config.PathRef) (string, error) { return d.c.ResolvePath(p) }
 
 // CheckPaths resolves every path object of the deployment against its
 // bindings, as a runtime would, reading, starting and sending nothing, so
@@ -171,7 +207,37 @@ func (d *Deployment) Resolver(opts authority.ResolverOptions) (*authority.Resolv
 	return d.c.Resolver(opts)
 }
 
-// ShellPolicy returns the literal command policy of this deployment: the
+// shellPolicy returns the literal command policy of this deployment: the
 // ordinary shell.commands and every authority layer's, each of which must
 // allow. It is nil when no layer configures commands.
-func (d *Deployment) ShellPolicy() (*shell.Policy, error) { return d.c.ShellPolicy() }
+func (d *Deployment) shellPolicy() (*shell.Policy, error) { return d.c.ShellPolicy() }
+
+// ShellCommand is what the literal command policy of a deployment makes of
+// one command line, without running it: [Deployment.ParseShellCommand].
+type ShellCommand struct {
+	// Argv is the parsed command, when it parsed.
+	Argv []string `json:"argv,omitempty"`
+	// Executable is the program that would run (the absolute path given,
+	// or the /usr/bin or /bin entry a bare name was found at), and
+	// Canonical that path with every symlink resolved; both empty when it
+	// did not resolve.
+	Executable string `json:"executable,omitempty"`
+	Canonical  string `json:"canonical,omitempty"`
+}
+
+// ParseShellCommand parses and resolves command as shell.run's literal
+// command policy does, without running anything; ok is false when no
+// policy configures commands. Whether the command is allowed is
+// [Deployment.Decide]'s answer (with its rule), not this.
+func (d *Deployment) ParseShellCommand(command string) (c ShellCommand, ok bool) {
+	pol, err := d.c.ShellPolicy()
+	if err != nil || pol == nil {
+		return ShellCommand{}, false
+	}
+	dec := pol.Check(command)
+	c.Argv = dec.Argv
+	if dec.Executable != nil {
+		c.Executable, c.Canonical = dec.Executable.Path, dec.Executable.Canonical
+	}
+	return c, true
+}

@@ -128,13 +128,13 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 		}
 		b.node(GraphNode{ID: "shell.rules", Kind: nodeShellRules})
 		b.edge(id, "shell.rules", edgeRequires)
-		if _, err := d.ShellPolicy(); err != nil {
+		if _, err := d.shellPolicy(); err != nil {
 			b.set("shell.rules", Unsupported, GraphReason{Code: "shell_rules_invalid", Detail: err.Error()})
 		} else if err := d.c.CheckShellExamples(); err != nil {
 			b.set("shell.rules", Unsupported, GraphReason{Code: "rule_example_failed", Detail: err.Error()})
 		}
 		n, narrowed := d.c.ShellSandboxNarrowing()
-		if err := b.sandbox(ctx, d, id, "sandbox:shell.run", d.ShellSandbox(), n, narrowed, opts.Bubblewrap); err != nil {
+		if err := b.sandbox(ctx, d, id, "sandbox:shell.run", d.shellSandbox(), n, narrowed, opts.Bubblewrap); err != nil {
 			return nil, err
 		}
 	}

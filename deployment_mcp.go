@@ -49,14 +49,14 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 			if s.CWD != nil {
 				cwd = *s.CWD
 			}
-			dir, err := d.ResolvePath(cwd)
+			dir, err := d.resolvePath(cwd)
 			if err != nil {
 				return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: resolve cwd %s: %w", name, cwd, err)
 			}
 			srv.Dir = dir
 			profile, reads := d.c.MCPSandbox(name)
 			for _, ref := range reads {
-				p, err := d.ResolvePath(ref)
+				p, err := d.resolvePath(ref)
 				if err != nil {
 					return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: resolve sandbox read path %s: %w", name, ref, err)
 				}

@@ -230,7 +230,7 @@ func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (mod
 	}
 	switch m.Provider {
 	case "script":
-		p, err := d.ResolvePath(*m.Script)
+		p, err := d.resolvePath(*m.Script)
 		if err != nil {
 			return nil, err
 		}

@@ -101,6 +101,6 @@ func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 	return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution}
 }
 
-// ShellSandbox is the sandbox every shell.run command of this deployment
+// shellSandbox is the sandbox every shell.run command of this deployment
 // runs in: options.shell.sandbox narrowed by every authority layer.
-func (d *Deployment) ShellSandbox() sandbox.Profile { return d.c.ShellSandbox() }
+func (d *Deployment) shellSandbox() sandbox.Profile { return d.c.ShellSandbox() }

@@ -118,7 +118,7 @@ func (d *Deployment) TraceSink(sessionID string) (func(event.Event) error, io.Cl
 			return nil, err
 		}
 		ref.Path = p
-		abs, err := d.ResolvePath(ref)
+		abs, err := d.resolvePath(ref)
 		if err != nil {
 			return nil, &TraceError{Path: ref.String(), Reason: "the path does not resolve inside its root", Err: err}
 		}

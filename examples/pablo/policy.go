@@ -159,14 +159,16 @@ type shellDetail struct {
 }
 
 func shellDetails(d *pablo.Deployment, command string) *shellDetail {
-	pol, err := d.ShellPolicy()
-	if err != nil || pol == nil {
+	c, ok := d.ParseShellCommand(command)
+	if !ok {
 		return nil
 	}
-	dec := pol.Check(command)
-	sd := &shellDetail{Argv: dec.Argv}
-	if dec.Executable != nil {
-		sd.Executable = dec.Executable
+	sd := &shellDetail{Argv: c.Argv}
+	if c.Executable != "" {
+		sd.Executable = struct {
+			Path      string `json:"path"`
+			Canonical string `json:"canonical"`
+		}{c.Executable, c.Canonical}
 	}
 	return sd
 }
