@@ -423,8 +423,7 @@ func (a shutdownApprover) Approve(ctx context.Context, _ ApprovalRequest) (Appro
 func TestShutdownFromTheTasksOwnApproverIsBoundedByItsContext(t *testing.T) {
 	store := ledger.NewMemoryStore()
 	marker := filepath.Join(t.TempDir(), "ran")
-	var rt *Runtime
-	rt = shellRuntime(t, "touch "+marker, store)
+	rt := shellRuntime(t, "touch "+marker, store)
 	a := shutdownApprover{rt: &rt, got: make(chan error, 1)}
 	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "go", Approver: a})
 	if err != nil {
