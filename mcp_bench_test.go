@@ -28,7 +28,8 @@ import (
 // its two model turns and its settlement spread over them), the same
 // number of raw calls, and the same number of Catalog.Call calls alone (no
 // decision, contract, ledger or events: what the governance costs beyond
-// the catalog). The three alternate, their order flipping every round, so
+// the catalog), and a task without a tool call, its time divided by 50 (the
+// task's own part of each governed call). The four alternate, their order flipping every round, so
 // all see the same machine. It reports the median per call of each arm
 // over the rounds and governed/raw (target: ≤ 1.05).
 func BenchmarkMCPToolCallAsATask(b *testing.B) {
@@ -100,6 +101,26 @@ func BenchmarkMCPToolCallAsATask(b *testing.B) {
 		}
 		raw = append(raw, time.Since(t0)/calls)
 	}
+	// The task's own part: a task with no tool call (its start, one
+	// scripted answer, its settlement), spread over as many calls.
+	s0, err := ParseScript([]byte(`{"turns":[{"text":["done"]}]}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt0, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s0), Authority: set, Catalogs: []ToolCatalog{keepOpen{cat}}, Sink: func(event.Event) error { return nil }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var empty []time.Duration
+	e := func() {
+		t0 := time.Now()
+		obj, _ := rt0.Run(ctx, "go")
+		d := time.Since(t0)
+		if obj.Outcome.Status != event.StatusCompleted {
+			b.Fatalf("outcome %+v", obj.Outcome)
+		}
+		empty = append(empty, d/calls)
+	}
 	var direct []time.Duration
 	dc := authority.Call{ID: "x", Tool: authority.MCPTool("bench", "echo"), Arguments: []byte(`{"message":"hello"}`)}
 	c := func() {
@@ -123,7 +144,9 @@ func BenchmarkMCPToolCallAsATask(b *testing.B) {
 			g()
 			r()
 			c()
+			e()
 		} else {
+			e()
 			c()
 			r()
 			g()
@@ -139,6 +162,7 @@ func BenchmarkMCPToolCallAsATask(b *testing.B) {
 	b.ReportMetric(rm, "raw-ns/call")
 	b.ReportMetric(gm/rm, "governed/raw")
 	b.ReportMetric(med(direct), "catalog-ns/call")
+	b.ReportMetric(med(empty), "task-ns/call")
 }
 
 // keepOpen shares one open catalog across the tasks of a benchmark: the
