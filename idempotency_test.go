@@ -57,7 +57,7 @@ func TestCallKeysAreTheDocumentedDigestInOneAllocation(t *testing.T) {
 		}
 	}
 	task, agent, call := "0193b0a2-8c4e-7d1a-9f3b-2a6c1e5d7f90", "root", "call_0001"
-	if n := testing.AllocsPerRun(100, func() { _ = IdempotencyKey(task, agent, call) }); n != 1 {
+	if n := testing.AllocsPerRun(100, func() { _ = IdempotencyKey(task, agent, call) }); n != 1 && !raceEnabled {
 		t.Errorf("IdempotencyKey allocates %v times, want 1", n)
 	}
 }

@@ -511,3 +511,29 @@ func TestLauncherRulesMatchTheCanonicalFile(t *testing.T) {
 		}
 	}
 }
+
+// TestAnAllowedCallsContractCheckAllocatesNothing: every tool call of a
+// task passes its contract; an allowed call whose arguments hold no string
+// to copy costs no allocation, and a denial still carries its decision.
+func TestAnAllowedCallsContractCheckAllocatesNothing(t *testing.T) {
+	s := mustSet(t, Config{Native: []ID{FSRead}})
+	c, err := NewContracts(s, []ToolSpec{{ID: FSRead, InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := Call{Tool: FSRead, Arguments: json.RawMessage(`{"n":1}`)}
+	if d, err := c.Decide(call); err != nil || !d.Allowed {
+		t.Fatalf("decision %+v, %v", d, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = c.Decide(call) }); n != 0 && !raceEnabled {
+		t.Errorf("an allowed call's contract check allocates %v times, want 0", n)
+	}
+	denied, err := NewContracts(mustSet(t, Config{}), []ToolSpec{{ID: FSRead, InputSchema: json.RawMessage(`{"type":"object"}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *ContractError
+	if _, err := denied.Decide(call); !errors.As(err, &ce) || ce.Decision == nil || ce.Decision.Allowed {
+		t.Fatalf("a denial without its decision: %v", err)
+	}
+}

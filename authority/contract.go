@@ -201,9 +201,12 @@ func (c *Contracts) Decide(call Call) (Decision, error) {
 	if !ok {
 		return Decision{}, &ContractError{Kind: ContractUnknownTool, Tool: call.Tool}
 	}
+	// The decision escapes only in a denial's copy, so an allowed call
+	// does not move it to the heap.
 	d := c.auth.Decide(Request{Capability: call.Tool})
 	if !d.Allowed {
-		return Decision{}, &ContractError{Kind: ContractUnknownTool, Tool: call.Tool, Decision: &d}
+		denied := d
+		return Decision{}, &ContractError{Kind: ContractUnknownTool, Tool: call.Tool, Decision: &denied}
 	}
 	args := call.Arguments
 	if len(args) == 0 {
@@ -230,7 +233,8 @@ func (c *Contracts) Decide(call Call) (Decision, error) {
 		}
 		if res := k.spec.Resources(decoded); len(res) > 0 {
 			if d = c.auth.Decide(Request{Capability: call.Tool, Resources: res}); !d.Allowed {
-				return Decision{}, &ContractError{Kind: ContractUnauthorizedResource, Tool: call.Tool, Decision: &d}
+				denied := d
+				return Decision{}, &ContractError{Kind: ContractUnauthorizedResource, Tool: call.Tool, Decision: &denied}
 			}
 		}
 	}
