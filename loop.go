@@ -82,6 +82,10 @@ type step struct {
 	// without a store (a private root) keeps no event record, so none
 	// are built; a host's own ledger (RuntimeOptions.NewLedger) gets them.
 	payloads bool
+	// opened are the catalogs the task opened itself (OpenCatalogs'
+	// sessions, the supervisor): the ones it closes when it settles. The
+	// host's RuntimeOptions.Catalogs are never among them.
+	opened []ToolCatalog
 }
 
 // run is the task's loop: model proposes → authority and contract validate
@@ -117,7 +121,7 @@ func (t *Task) run(ctx, caller context.Context) {
 		span.SetStatus(codes.Error, string(end.Status))
 	}
 	span.End()
-	if err := closeAll(s.catalogs); err != nil && end.Status == event.StatusCompleted {
+	if err := closeAll(s.opened); err != nil && end.Status == event.StatusCompleted {
 		end = &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolCleanup, Delivery: outcome.ResponseReceived}
 	}
 	if end.Status == event.StatusCancelled && end.Reason == "" {
@@ -320,6 +324,7 @@ func (s *step) openCatalogs() *event.Outcome {
 		opened, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers})
 		more = append(more, opened...)
 		s.catalogs = append(s.catalogs, opened...)
+		s.opened = append(s.opened, opened...)
 		if err != nil && (errors.Is(err, ledger.ErrStore) || errors.Is(err, ledger.ErrClosed)) {
 			// The ledger refused a catalog's admission records.
 			return s.ledgerOutcome(err)
@@ -369,6 +374,7 @@ func (s *step) openCatalogs() *event.Outcome {
 				Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
 		}
 		s.catalogs = append(s.catalogs, sup)
+		s.opened = append(s.opened, sup)
 		if v = v.with(r.subagentView(sup), sup); v.err != nil {
 			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
 		}

@@ -61,7 +61,7 @@ func BenchmarkMCPToolCallAsATask(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Catalogs: []ToolCatalog{keepOpen{cat}}, Sink: func(event.Event) error { return nil }})
+	rt, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s), Authority: set, Catalogs: []ToolCatalog{cat}, Sink: func(event.Event) error { return nil }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func BenchmarkMCPToolCallAsATask(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rt0, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s0), Authority: set, Catalogs: []ToolCatalog{keepOpen{cat}}, Sink: func(event.Event) error { return nil }})
+	rt0, err := NewRuntime(RuntimeOptions{Model: NewScriptModel(s0), Authority: set, Catalogs: []ToolCatalog{cat}, Sink: func(event.Event) error { return nil }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -163,14 +163,4 @@ func BenchmarkMCPToolCallAsATask(b *testing.B) {
 	b.ReportMetric(gm/rm, "governed/raw")
 	b.ReportMetric(med(direct), "catalog-ns/call")
 	b.ReportMetric(med(empty), "task-ns/call")
-}
-
-// keepOpen shares one open catalog across the tasks of a benchmark: the
-// runtime closes a catalog that is an io.Closer when a task settles.
-type keepOpen struct{ c *mcp.Catalog }
-
-func (k keepOpen) Tools() []ToolSpec    { return k.c.Tools() }
-func (k keepOpen) Health() []mcp.Health { return k.c.Health() }
-func (k keepOpen) Call(ctx context.Context, call ToolInvocation) ToolResult {
-	return k.c.Call(ctx, call)
 }

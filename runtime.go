@@ -40,10 +40,16 @@ type RuntimeOptions struct {
 	// [authority.Static] and no catalog is a [HealthReporter], their tools are
 	// listed, decided and compiled once, at the first task, and every task
 	// shares the result: their lists must not change for the runtime's life.
+	//
+	// The host owns them: neither a task nor [Runtime.Shutdown] closes
+	// one, even when it implements io.Closer (an mcp.Catalog the host
+	// opened once serves every task). The host closes them after
+	// Shutdown returns.
 	Catalogs []ToolCatalog
 	// OpenCatalogs, when set, opens fresh catalogs for one task (MCP
-	// sessions, for example). Catalogs that implement io.Closer are closed
-	// when the task settles.
+	// sessions, for example). The task owns what it returns: catalogs
+	// that implement io.Closer are closed when the task settles, also when
+	// OpenCatalogs returns them with an error.
 	OpenCatalogs func(ctx context.Context, task TaskInfo) ([]ToolCatalog, error)
 	// Instructions is the trusted prefix; empty means DefaultInstructions.
 	Instructions string
@@ -411,7 +417,8 @@ func (t *Task) settle(obj *TaskObject) {
 	t.cond.Broadcast()
 }
 
-// closeAll closes catalogs that hold resources.
+// closeAll closes the catalogs of cats that hold resources: the ones a
+// task opened itself, never the host's (RuntimeOptions.Catalogs).
 func closeAll(cats []ToolCatalog) error {
 	var errs []error
 	for _, c := range cats {
