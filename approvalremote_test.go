@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"encoding/json"
+	"github.com/pabloagent/pablo/graph"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,12 +158,12 @@ func TestRemoteApprovalInThePolicyAndTheGraph(t *testing.T) {
 			t.Errorf("spawn_remote to %s: %+v, want approval by %q", remote, dec, rule)
 		}
 	}
-	g, err := d.Graph(context.Background(), GraphOptions{})
+	g, err := d.Graph(context.Background(), graph.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range g.Nodes {
-		want := map[string]Readiness{"remote:a": ApprovalGated, "remote:b": ApprovalGated, "remote:c": Ready}[n.ID]
+		want := map[string]graph.Readiness{"remote:a": graph.ApprovalGated, "remote:b": graph.ApprovalGated, "remote:c": graph.Ready}[n.ID]
 		if want != "" && n.State != want {
 			t.Errorf("%s is %s, want %s: %+v", n.ID, n.State, want, n.Reasons)
 		}

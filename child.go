@@ -14,6 +14,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/internal/providers"
@@ -494,7 +495,7 @@ func (s *step) recordRemoteSnapshot(spec children.RemoteSpec) (*event.Deployment
 	if spec.Stream != nil {
 		attrs["stream"] = strconv.FormatBool(*spec.Stream)
 	}
-	snap := &ledger.Snapshot{Version: ledger.SnapshotVersion, Admitted: []ledger.SnapshotEntry{{ID: "remote:" + spec.Remote, Kind: nodeRemote, Attributes: attrs}}}
+	snap := &ledger.Snapshot{Version: ledger.SnapshotVersion, Admitted: []ledger.SnapshotEntry{{ID: "remote:" + spec.Remote, Kind: graph.KindRemote, Attributes: attrs}}}
 	dep := s.t.rt.opts.Deployment
 	if dep != nil {
 		snap.Fingerprint = dep.Fingerprint

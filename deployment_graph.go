@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/mcp"
@@ -21,62 +22,11 @@ import (
 // on: instructions are task data, and only the host's layers grant.
 var authorityClaim = regexp.MustCompile(`(?i)\b(you (are|have been) (granted|authori[sz]ed|permitted)|grants? you|approval[- ]mode|bypass(es)? (the )?(policy|approvals?|sandbox)|ignore (the |all )?(policy|previous instructions))\b`)
 
-// graphBuilder accumulates nodes and edges.
+// graphBuilder is the graph's Builder and the one sandbox launcher every
+// required sandbox is checked with (one bubblewrap run).
 type graphBuilder struct {
-	g     Graph
-	index map[string]int
-	// launcher checks every required sandbox with one bubblewrap run.
+	*graph.Builder
 	launcher *sandbox.Launcher
-}
-
-func (b *graphBuilder) node(n GraphNode) *GraphNode {
-	if i, ok := b.index[n.ID]; ok {
-		return &b.g.Nodes[i]
-	}
-	if n.State == "" {
-		n.State = Ready
-	}
-	if n.Reasons == nil {
-		n.Reasons = []GraphReason{}
-	}
-	b.index[n.ID] = len(b.g.Nodes)
-	b.g.Nodes = append(b.g.Nodes, n)
-	return &b.g.Nodes[len(b.g.Nodes)-1]
-}
-
-func (b *graphBuilder) edge(from, to, kind string) {
-	b.g.Edges = append(b.g.Edges, GraphEdge{From: from, To: to, Kind: kind})
-}
-
-func (b *graphBuilder) set(id string, state Readiness, r GraphReason) {
-	n := &b.g.Nodes[b.index[id]]
-	// The first state that is not ready stays; a gate gives way to any
-	// reason the node cannot be used at all.
-	if n.State == Ready || (n.State == ApprovalGated && state != ApprovalGated) {
-		n.State = state
-	}
-	n.Reasons = append(n.Reasons, r)
-}
-
-// deny records a policy denial on node id when d does not allow, and the
-// approval gate when it allows only behind an approval.
-func (b *graphBuilder) deny(id string, d authority.Decision) {
-	if !d.Allowed {
-		b.set(id, Denied, GraphReason{Code: "policy_denied", Layer: d.Layer, Rule: d.RuleID, Detail: d.Reason})
-		return
-	}
-	b.gate(id, d)
-}
-
-// gate records on node id that every call waits for the task's approver
-// when d needs approval, naming what requires it.
-func (b *graphBuilder) gate(id string, d authority.Decision) {
-	if !d.Allowed || !d.NeedsApproval {
-		return
-	}
-	src := authority.ApprovalSourceOf(d)
-	b.set(id, ApprovalGated, GraphReason{Code: "approval_required", Layer: src.Layer, Rule: src.RuleID,
-		Detail: fmt.Sprintf("every call waits for the task's approver (required by layer %q rule %q); with no approval channel it is denied", src.Layer, src.RuleID)})
 }
 
 // Graph computes the deployment's capability requirement graph: the tool
@@ -89,7 +39,7 @@ func (b *graphBuilder) gate(id string, d authority.Decision) {
 // and `pablo policy check` use. It reads credential sources to learn
 // whether they resolve, never records a value, and starts no MCP server;
 // a required sandbox is checked with one bubblewrap run.
-func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, error) {
+func (d *Deployment) Graph(ctx context.Context, opts graph.Options) (*graph.Graph, error) {
 	set, err := d.Authority()
 	if err != nil {
 		return nil, err
@@ -98,40 +48,39 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 	if err != nil {
 		return nil, err
 	}
-	b := &graphBuilder{g: Graph{Fingerprint: d.c.Fingerprint, Probed: opts.Health != nil || opts.Cards != nil}, index: map[string]int{}}
+	b := &graphBuilder{Builder: graph.NewBuilder(d.c.Fingerprint, opts.Health != nil || opts.Cards != nil)}
 	credential := func(from, name string, consumer authority.Consumer, dest string) {
 		id := "credential:" + name + "@" + dest
-		b.node(GraphNode{ID: id, Kind: nodeCredential, Attributes: map[string]string{"name": name, "consumer": string(consumer), "destination": dest}})
-		b.edge(from, id, edgeRequires)
+		b.Node(graph.Node{ID: id, Kind: graph.KindCredential, Attributes: map[string]string{"name": name, "consumer": string(consumer), "destination": dest}})
+		b.Edge(from, id, graph.EdgeRequires)
 		if _, err := resolver.Resolve(ctx, name, consumer, dest); err != nil {
-			n := &b.g.Nodes[b.index[id]]
-			if n.State == Ready {
-				b.set(id, MissingGrant, GraphReason{Code: "credential_unavailable", Credential: name, Consumer: string(consumer), Destination: dest,
+			if b.Lookup(id).State == graph.Ready {
+				b.Set(id, graph.MissingGrant, graph.Reason{Code: "credential_unavailable", Credential: name, Consumer: string(consumer), Destination: dest,
 					Detail: fmt.Sprintf("credential %q does not resolve for %s at %s: %v", name, consumer, dest, err)})
 			}
 		}
 	}
 
 	// The tool profile.
-	b.node(GraphNode{ID: "tools", Kind: nodeToolProfile})
+	b.Node(graph.Node{ID: "tools", Kind: graph.KindToolProfile})
 	for _, t := range d.NativeTools() {
 		id := "tool:" + string(t)
-		b.node(GraphNode{ID: id, Kind: nodeTool, Capability: string(t)})
-		b.edge("tools", id, edgeOffers)
+		b.Node(graph.Node{ID: id, Kind: graph.KindTool, Capability: string(t)})
+		b.Edge("tools", id, graph.EdgeOffers)
 		dec, err := d.Decide(ctx, t, nil)
 		if err != nil {
 			return nil, err
 		}
-		b.deny(id, dec)
+		b.Deny(id, dec)
 		if t != authority.ShellRun {
 			continue
 		}
-		b.node(GraphNode{ID: "shell.rules", Kind: nodeShellRules})
-		b.edge(id, "shell.rules", edgeRequires)
+		b.Node(graph.Node{ID: "shell.rules", Kind: graph.KindShellRules})
+		b.Edge(id, "shell.rules", graph.EdgeRequires)
 		if _, err := d.shellPolicy(); err != nil {
-			b.set("shell.rules", Unsupported, GraphReason{Code: "shell_rules_invalid", Detail: err.Error()})
+			b.Set("shell.rules", graph.Unsupported, graph.Reason{Code: "shell_rules_invalid", Detail: err.Error()})
 		} else if err := d.c.CheckShellExamples(); err != nil {
-			b.set("shell.rules", Unsupported, GraphReason{Code: "rule_example_failed", Detail: err.Error()})
+			b.Set("shell.rules", graph.Unsupported, graph.Reason{Code: "rule_example_failed", Detail: err.Error()})
 		}
 		n, narrowed := d.c.ShellSandboxNarrowing()
 		if err := b.sandbox(ctx, d, id, "sandbox:shell.run", d.shellSandbox(), n, narrowed, opts.Bubblewrap); err != nil {
@@ -151,13 +100,13 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 		for raw, pin := range s.Pins {
 			attrs["pin:"+raw] = pin
 		}
-		b.node(GraphNode{ID: id, Kind: nodeMCPServer, Capability: "mcp/" + name, Attributes: attrs})
+		b.Node(graph.Node{ID: id, Kind: graph.KindMCPServer, Capability: "mcp/" + name, Attributes: attrs})
 		// A tool name no server uses: what denies it denies the server.
 		dec := set.Decide(authority.Request{Capability: authority.MCPTool(name, "pablo-graph-probe")})
 		if !dec.Allowed {
 			for _, st := range dec.Trail {
 				if !st.Allowed && (st.Dimension == authority.DimMCPServers || st.Dimension == authority.DimMCPLaunchers || st.Dimension == authority.DimExecutables) {
-					b.deny(id, dec)
+					b.Deny(id, dec)
 					break
 				}
 			}
@@ -175,7 +124,7 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 				gd.RequireApproval(config.ApprovalsLayer, key)
 			}
 		}
-		b.gate(id, gd)
+		b.Gate(id, gd)
 		for _, v := range sortedKeys(s.Env) {
 			credential(id, s.Env[v], authority.ConsumerMCPEnv, "mcp:"+name+":env:"+v)
 		}
@@ -194,38 +143,37 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 			continue
 		}
 		if h.Version != "" {
-			b.g.Nodes[b.index[id]].Attributes["protocol_version"] = h.Version
+			b.Lookup(id).Attributes["protocol_version"] = h.Version
 			if !slices.Contains(mcp.SupportedVersions(), h.Version) {
-				b.set(id, Unsupported, GraphReason{Code: "mcp_version_unsupported", Health: string(h.State),
+				b.Set(id, graph.Unsupported, graph.Reason{Code: "mcp_version_unsupported", Health: string(h.State),
 					Detail: fmt.Sprintf("the server negotiated MCP protocol version %q; this client implements %v", h.Version, mcp.SupportedVersions())})
 			}
 		}
 		switch h.State {
 		case mcp.Failed:
-			b.set(id, Unhealthy, GraphReason{Code: "mcp_failed", Health: string(h.State), Detail: oneLineReason(h.Reason)})
+			b.Set(id, graph.Unhealthy, graph.Reason{Code: "mcp_failed", Health: string(h.State), Detail: oneLineReason(h.Reason)})
 		case mcp.Degraded:
-			n := &b.g.Nodes[b.index[id]]
-			n.Reasons = append(n.Reasons, GraphReason{Code: "mcp_degraded", Health: string(h.State), Detail: oneLineReason(h.Reason)})
+			b.Note(id, graph.Reason{Code: "mcp_degraded", Health: string(h.State), Detail: oneLineReason(h.Reason)})
 		case mcp.Denied:
-			r := GraphReason{Code: "policy_denied", Health: string(h.State), Detail: oneLineReason(h.Reason)}
+			r := graph.Reason{Code: "policy_denied", Health: string(h.State), Detail: oneLineReason(h.Reason)}
 			if h.Decision != nil {
 				r.Layer, r.Rule = h.Decision.Layer, h.Decision.RuleID
 			}
-			b.set(id, Denied, r)
+			b.Set(id, graph.Denied, r)
 		}
 		for _, t := range h.Tools {
 			tid := "tool:" + string(t.ID)
-			b.node(GraphNode{ID: tid, Kind: nodeMCPTool, Capability: string(t.ID), Attributes: map[string]string{"digest": t.Digest}})
-			b.edge(id, tid, edgeOffers)
+			b.Node(graph.Node{ID: tid, Kind: graph.KindMCPTool, Capability: string(t.ID), Attributes: map[string]string{"digest": t.Digest}})
+			b.Edge(id, tid, graph.EdgeOffers)
 			if !t.Admitted {
-				b.set(tid, Denied, GraphReason{Code: string(t.Code), Layer: t.Layer, Rule: t.RuleID, Detail: oneLineReason(t.Reason)})
+				b.Set(tid, graph.Denied, graph.Reason{Code: string(t.Code), Layer: t.Layer, Rule: t.RuleID, Detail: oneLineReason(t.Reason)})
 				continue
 			}
 			td, err := d.Decide(ctx, t.ID, nil)
 			if err != nil {
 				return nil, err
 			}
-			b.gate(tid, td)
+			b.Gate(tid, td)
 		}
 	}
 
@@ -243,16 +191,16 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 	o := &d.c.Options
 	if o.ModelRoute != "" {
 		route = "route:" + o.ModelRoute
-		b.node(GraphNode{ID: route, Kind: nodeRoute, Attributes: map[string]string{"required_capabilities": strings.Join(d.c.RouteRequirements(o.ModelRoute), ",")}})
+		b.Node(graph.Node{ID: route, Kind: graph.KindRoute, Attributes: map[string]string{"required_capabilities": strings.Join(d.c.RouteRequirements(o.ModelRoute), ",")}})
 		entries, _ := d.c.RouteEntries(o.ModelRoute) // checked when the deployment loaded
 		for _, e := range entries {
 			n := e.Model
 			id := "model:" + n
 			m := o.Models[n]
-			b.node(GraphNode{ID: id, Kind: nodeModel, Attributes: map[string]string{"provider": m.Provider, "model": m.ID, "capabilities": strings.Join(m.Supports(), ",")}})
-			b.edge(route, id, edgeAlternative)
+			b.Node(graph.Node{ID: id, Kind: graph.KindModel, Attributes: map[string]string{"provider": m.Provider, "model": m.ID, "capabilities": strings.Join(m.Supports(), ",")}})
+			b.Edge(route, id, graph.EdgeAlternative)
 			if len(e.Missing) > 0 {
-				b.set(id, Unsupported, GraphReason{Code: "model_capability_missing",
+				b.Set(id, graph.Unsupported, graph.Reason{Code: "model_capability_missing",
 					Detail: fmt.Sprintf("model %q lacks %s, which route %q requires; the route never selects it", n, strings.Join(e.Missing, ", "), o.ModelRoute)})
 			}
 			if !e.Selectable() {
@@ -264,13 +212,13 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 					// The runtime resolves every selectable entry's
 					// credential when it starts: one that does not
 					// resolve stops the route, not just its entry.
-					b.edge(route, "credential:"+m.Credential+"@"+endpoint, edgeRequires)
+					b.Edge(route, "credential:"+m.Credential+"@"+endpoint, graph.EdgeRequires)
 				}
 			}
 		}
 	} else {
 		m := o.Model
-		b.node(GraphNode{ID: route, Kind: nodeModel, Attributes: map[string]string{"provider": m.Provider, "model": m.ID}})
+		b.Node(graph.Node{ID: route, Kind: graph.KindModel, Attributes: map[string]string{"provider": m.Provider, "model": m.ID}})
 		if consumer, endpoint, _ := m.Target(); consumer != "" && !opts.HostModel {
 			if _, declared := d.Credentials()[m.Credential]; declared || m.Provider != "openai_compatible" {
 				credential(route, m.Credential, consumer, endpoint)
@@ -278,10 +226,7 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 		}
 	}
 
-	b.g.settle()
-	b.g.sortGraph()
-	b.g.Digest = b.g.digest()
-	return &b.g, nil
+	return b.Graph(), nil
 }
 
 // sandbox adds the sandbox node of a process-running capability: off is
@@ -291,13 +236,13 @@ func (d *Deployment) Graph(ctx context.Context, opts GraphOptions) (*Graph, erro
 // where fs.write is denied), and must be buildable here.
 func (b *graphBuilder) sandbox(ctx context.Context, d *Deployment, from, id string, p sandbox.Profile, narrowed config.SandboxNarrowing, isNarrowed bool, bwrap string) error {
 	p = p.Normalized()
-	b.node(GraphNode{ID: id, Kind: nodeSandbox, Attributes: map[string]string{"profile": p.String()}})
-	b.edge(from, id, edgeRequires)
+	b.Node(graph.Node{ID: id, Kind: graph.KindSandbox, Attributes: map[string]string{"profile": p.String()}})
+	b.Edge(from, id, graph.EdgeRequires)
 	if p.Mode == sandbox.Off {
 		return nil
 	}
 	if isNarrowed {
-		b.set(id, Unsupported, GraphReason{Code: "sandbox_narrowed", Layer: narrowed.Layer,
+		b.Set(id, graph.Unsupported, graph.Reason{Code: "sandbox_narrowed", Layer: narrowed.Layer,
 			Detail: fmt.Sprintf("the deployment asks for %s and authority layer %q lowers it to %s, so what needs the difference fails; ask for what the layer allows", narrowed.Requested, narrowed.Layer, narrowed.Effective)})
 	}
 	if p.Filesystem == sandbox.WorkspaceWrite {
@@ -306,7 +251,7 @@ func (b *graphBuilder) sandbox(ctx context.Context, d *Deployment, from, id stri
 			return err
 		}
 		if !dec.Allowed {
-			b.set(id, Unsupported, GraphReason{Code: "sandbox_policy_incompatible", Layer: dec.Layer, Rule: dec.RuleID,
+			b.Set(id, graph.Unsupported, graph.Reason{Code: "sandbox_policy_incompatible", Layer: dec.Layer, Rule: dec.RuleID,
 				Detail: "the sandbox lets the process write the workspace (filesystem = workspace-write) while policy denies fs.write: " + dec.Reason + `; use filesystem = "read-only" or grant fs.write`})
 		}
 	}
@@ -314,7 +259,7 @@ func (b *graphBuilder) sandbox(ctx context.Context, d *Deployment, from, id stri
 		b.launcher = sandbox.NewLauncher(bwrap)
 	}
 	if err := b.launcher.Ready(ctx); err != nil {
-		b.set(id, Unsupported, GraphReason{Code: "sandbox_unavailable", Detail: err.Error()})
+		b.Set(id, graph.Unsupported, graph.Reason{Code: "sandbox_unavailable", Detail: err.Error()})
 	}
 	return nil
 }
@@ -358,8 +303,8 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority
 	}
 	for _, f := range cat.Findings() {
 		id := "skill:" + f.Root + "/" + f.Dir
-		b.node(GraphNode{ID: id, Kind: nodeSkill})
-		b.set(id, Unsupported, GraphReason{Code: string(f.Code), Detail: f.Reason})
+		b.Node(graph.Node{ID: id, Kind: graph.KindSkill})
+		b.Set(id, graph.Unsupported, graph.Reason{Code: string(f.Code), Detail: f.Reason})
 	}
 	for _, s := range cat.Skills() {
 		id := "skill:" + s.QualifiedName
@@ -368,7 +313,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority
 		if req.OutputSchema != nil {
 			attrs["output_contract"] = string(req.OutputSchema)
 		}
-		b.node(GraphNode{ID: id, Kind: nodeSkill, Capability: s.QualifiedName, Attributes: attrs})
+		b.Node(graph.Node{ID: id, Kind: graph.KindSkill, Capability: s.QualifiedName, Attributes: attrs})
 		if slices.Contains(d.c.Options.Skills.Activate, s.QualifiedName) {
 			// Selected by its ID: the runtime activates it only when
 			// the authority admits that ID.
@@ -376,35 +321,34 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority
 			if err != nil {
 				return err
 			}
-			b.deny(id, dec)
+			b.Deny(id, dec)
 		}
 		for _, t := range req.Tools {
 			tid := "tool:" + t
-			if _, ok := b.index[tid]; ok {
-				b.edge(id, tid, edgeRequires)
+			if b.Lookup(tid) != nil {
+				b.Edge(id, tid, graph.EdgeRequires)
 			}
 		}
 		for _, m := range req.MCPServers {
-			if _, ok := b.index["mcp:"+m]; ok {
-				b.edge(id, "mcp:"+m, edgeRequires)
+			if b.Lookup("mcp:"+m) != nil {
+				b.Edge(id, "mcp:"+m, graph.EdgeRequires)
 			}
 		}
 		for _, f := range skills.Validate(s, admitted, servers) {
-			state := Denied
+			state := graph.Denied
 			if f.Code == skills.CodeInvalidOutputContract || f.Code == skills.CodeMCPServerMissing {
-				state = Unsupported
+				state = graph.Unsupported
 			}
-			b.set(id, state, GraphReason{Code: string(f.Code), Detail: f.Reason})
+			b.Set(id, state, graph.Reason{Code: string(f.Code), Detail: f.Reason})
 		}
 		if a, ok := activated[s.QualifiedName]; ok {
 			attrs["instructions_sha256"] = sha256Tag([]byte(a.Instructions))
 			if m := authorityClaim.FindString(a.Instructions); m != "" {
-				n := &b.g.Nodes[b.index[id]]
-				n.Reasons = append(n.Reasons, GraphReason{Code: "authority_claim_flagged",
+				b.Note(id, graph.Reason{Code: "authority_claim_flagged",
 					Detail: fmt.Sprintf("the instructions claim authority (%q); instructions are task data and grant nothing", m)})
 			}
 		} else if activateErr != nil && activates(d.c.Options.Skills.Activate, s) {
-			b.set(id, Unsupported, GraphReason{Code: "skill_activation_failed", Detail: activateErr.Error()})
+			b.Set(id, graph.Unsupported, graph.Reason{Code: "skill_activation_failed", Detail: activateErr.Error()})
 		}
 	}
 	return nil

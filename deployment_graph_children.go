@@ -10,6 +10,7 @@ import (
 	"github.com/pabloagent/pablo/a2a"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/graph"
 )
 
 // children adds the children node — what a child may be given at most:
@@ -42,7 +43,7 @@ func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authori
 		}
 		var servers []string
 		for _, s := range set.MCPServers() {
-			if n, ok := b.index["mcp:"+s]; ok && b.g.Nodes[n].State != Denied {
+			if n := b.Lookup("mcp:" + s); n != nil && n.State != graph.Denied {
 				servers = append(servers, s)
 			}
 		}
@@ -69,12 +70,12 @@ func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authori
 		attrs["max_active"] = strconv.Itoa(children.MaxActive)
 		attrs["max_total"] = strconv.Itoa(children.MaxTotal)
 	}
-	b.node(GraphNode{ID: id, Kind: nodeChildren, Capability: string(authority.Subagent), Attributes: attrs})
+	b.Node(graph.Node{ID: id, Kind: graph.KindChildren, Capability: string(authority.Subagent), Attributes: attrs})
 	if o.Children.Enabled {
-		b.edge("tool:"+string(authority.Subagent), id, edgeOffers)
-		b.edge(id, "tool:"+string(authority.Subagent), edgeRequires)
+		b.Edge("tool:"+string(authority.Subagent), id, graph.EdgeOffers)
+		b.Edge(id, "tool:"+string(authority.Subagent), graph.EdgeRequires)
 	} else {
-		b.set(id, Unsupported, GraphReason{Code: "children_disabled",
+		b.Set(id, graph.Unsupported, graph.Reason{Code: "children_disabled",
 			Detail: "options.children.enabled is false, so the subagent tool and its spawn_remote are not offered and no remote can be reached; set options.children.enabled = true or remove the remotes"})
 	}
 
@@ -89,9 +90,9 @@ func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authori
 		if r.Bearer != nil {
 			ra["bearer_scheme"], ra["bearer_credential"] = r.Bearer.Scheme, r.Bearer.Credential
 		}
-		b.node(GraphNode{ID: rid, Kind: nodeRemote, Capability: name, Attributes: ra})
-		b.edge(id, rid, edgeOffers)
-		b.edge(rid, id, edgeRequires)
+		b.Node(graph.Node{ID: rid, Kind: graph.KindRemote, Capability: name, Attributes: ra})
+		b.Edge(id, rid, graph.EdgeOffers)
+		b.Edge(rid, id, graph.EdgeRequires)
 		if r.Bearer != nil {
 			credential(rid, r.Bearer.Credential, authority.ConsumerA2ABearer, r.Endpoint)
 		}
@@ -103,18 +104,17 @@ func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authori
 			if err != nil {
 				return err
 			}
-			b.gate(rid, dec)
+			b.Gate(rid, dec)
 		}
 		p, ok := probed[name]
 		if !ok {
 			continue
 		}
 		if !p.Admitted {
-			b.set(rid, Unhealthy, GraphReason{Code: "card_" + string(p.Reason), Health: "refused", Detail: oneLineReason(p.Detail)})
+			b.Set(rid, graph.Unhealthy, graph.Reason{Code: "card_" + string(p.Reason), Health: "refused", Detail: oneLineReason(p.Detail)})
 			continue
 		}
-		n := &b.g.Nodes[b.index[rid]]
-		n.Reasons = append(n.Reasons, GraphReason{Code: "card_admitted", Health: "admitted", Digest: p.Card.Digest,
+		b.Note(rid, graph.Reason{Code: "card_admitted", Health: "admitted", Digest: p.Card.Digest,
 			Detail: "the fetched Agent Card " + p.Card.Digest + " is admitted (" + strconv.Quote(p.Card.Name) + " " + strconv.Quote(p.Card.Version) + ")"})
 	}
 	return nil

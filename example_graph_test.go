@@ -3,6 +3,7 @@ package pablo_test
 import (
 	"context"
 	"fmt"
+	"github.com/pabloagent/pablo/graph"
 	"os"
 	"path/filepath"
 
@@ -31,11 +32,11 @@ sources = [{ kind = "environment", name = "RECORDS_TOKEN" }]
 		fmt.Println(err)
 		return
 	}
-	g, _ := d.Graph(context.Background(), pablo.GraphOptions{})
+	g, _ := d.Graph(context.Background(), graph.Options{})
 	for _, n := range g.NotReady() {
 		fmt.Println(n.ID, n.State)
 	}
-	e, _ := d.Why(context.Background(), "records", pablo.GraphOptions{})
+	e, _ := d.Why(context.Background(), "records", graph.Options{})
 	c := e.Causes[0]
 	fmt.Println(e.Admitted, c.Code, c.Credential, c.Consumer, c.Destination)
 	// Output:

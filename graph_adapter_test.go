@@ -1,6 +1,7 @@
 package pablo
 
 import (
+	"github.com/pabloagent/pablo/graph"
 	"testing"
 
 	"github.com/pabloagent/pablo/mcp"
@@ -10,11 +11,11 @@ import (
 // implement is unsupported (the adapter check for MCP).
 func TestGraphMCPVersionTheClientDoesNotImplementIsUnsupported(t *testing.T) {
 	d := graphDeployment(t, "[options.shell]\nenabled = false\n"+graphScriptModel+graphMCPServer, "")
-	env := GraphOptions{LookupEnv: func(string) (string, bool) { return "x", true }}
+	env := graph.Options{LookupEnv: func(string) (string, bool) { return "x", true }}
 	env.Health = []mcp.Health{{Server: "records", State: mcp.Ready, Version: mcp.SupportedVersions()[0]}}
-	wantState(t, mustGraph(t, d, env), "mcp:records", Ready, "")
+	wantState(t, mustGraph(t, d, env), "mcp:records", graph.Ready, "")
 	env.Health = []mcp.Health{{Server: "records", State: mcp.Ready, Version: "1999-01-01"}}
-	wantState(t, mustGraph(t, d, env), "mcp:records", Unsupported, "mcp_version_unsupported")
+	wantState(t, mustGraph(t, d, env), "mcp:records", graph.Unsupported, "mcp_version_unsupported")
 }
 
 // A Skill's required credentials are its required servers': a Skill that
@@ -23,10 +24,10 @@ func TestGraphMCPVersionTheClientDoesNotImplementIsUnsupported(t *testing.T) {
 func TestGraphSkillRequiringAServerWithAMissingCredential(t *testing.T) {
 	skill := "---\nname: review\ndescription: Review things.\nallowed-tools: mcp/records/lookup\n---\nLook the invoice up.\n"
 	d := graphDeployment(t, "[options.shell]\nenabled = false\n"+graphScriptModel+graphMCPServer, skill)
-	g := mustGraph(t, d, GraphOptions{})
-	wantState(t, g, "skill:team/review", MissingGrant, "credential_unavailable")
+	g := mustGraph(t, d, graph.Options{})
+	wantState(t, g, "skill:team/review", graph.MissingGrant, "credential_unavailable")
 	if c := g.Causes("skill:team/review")[0]; c.Credential != "records" || c.Consumer != "mcp.headers" {
 		t.Fatalf("cause %+v", c)
 	}
-	wantState(t, mustGraph(t, d, GraphOptions{LookupEnv: func(string) (string, bool) { return "x", true }}), "skill:team/review", Ready, "")
+	wantState(t, mustGraph(t, d, graph.Options{LookupEnv: func(string) (string, bool) { return "x", true }}), "skill:team/review", graph.Ready, "")
 }

@@ -2,6 +2,7 @@ package pablo
 
 import (
 	"context"
+	"github.com/pabloagent/pablo/graph"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,14 +22,14 @@ func TestGraphShowsApprovalGatedCapabilities(t *testing.T) {
 		name, doc   string
 		bwrap       string
 		node        string
-		state       Readiness
+		state       graph.Readiness
 		layer, rule string
 	}{
-		{"ToolRule", "[[authority]]\nid = \"ops\"\n[authority.policy.tools]\ndefault = \"allow\"\nallow = [{ id = \"ops.write\", value = \"fs.write\", approval = \"required\" }, { id = \"ops.read\", value = \"fs.read\" }]\n", "", "tool:fs.write", ApprovalGated, "ops", "ops.write"},
-		{"ClassKey", "[options.approvals]\nfilesystem_write = \"required\"\n", "", "tool:fs.edit", ApprovalGated, "options.approvals", "options.approvals.filesystem_write"},
-		{"PrivilegedDefault", "[options.shell]\nenabled = true\n[options.shell.sandbox]\nmode = \"off\"\n", "", "tool:shell.run", ApprovalGated, authority.LayerDefaults, authority.RuleApprovalUnconfinedShell},
-		{"NotGated", "[options.shell]\nenabled = true\n[options.shell.sandbox]\nmode = \"off\"\n[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"t.ls\", executable = \"/usr/bin/ls\", args = [], match = \"prefix\" }]\n", "", "tool:shell.run", Ready, "", ""},
-		{"GatedButSandboxMissing", "[options.shell]\nenabled = true\n[options.shell.sandbox]\nnetwork = \"allow\"\n", "/nonexistent/bwrap", "tool:shell.run", Unsupported, "", ""},
+		{"ToolRule", "[[authority]]\nid = \"ops\"\n[authority.policy.tools]\ndefault = \"allow\"\nallow = [{ id = \"ops.write\", value = \"fs.write\", approval = \"required\" }, { id = \"ops.read\", value = \"fs.read\" }]\n", "", "tool:fs.write", graph.ApprovalGated, "ops", "ops.write"},
+		{"ClassKey", "[options.approvals]\nfilesystem_write = \"required\"\n", "", "tool:fs.edit", graph.ApprovalGated, "options.approvals", "options.approvals.filesystem_write"},
+		{"PrivilegedDefault", "[options.shell]\nenabled = true\n[options.shell.sandbox]\nmode = \"off\"\n", "", "tool:shell.run", graph.ApprovalGated, authority.LayerDefaults, authority.RuleApprovalUnconfinedShell},
+		{"NotGated", "[options.shell]\nenabled = true\n[options.shell.sandbox]\nmode = \"off\"\n[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"t.ls\", executable = \"/usr/bin/ls\", args = [], match = \"prefix\" }]\n", "", "tool:shell.run", graph.Ready, "", ""},
+		{"GatedButSandboxMissing", "[options.shell]\nenabled = true\n[options.shell.sandbox]\nnetwork = \"allow\"\n", "/nonexistent/bwrap", "tool:shell.run", graph.Unsupported, "", ""},
 	}
 	for _, c := range cells {
 		t.Run(c.name, func(t *testing.T) {
@@ -40,7 +41,7 @@ func TestGraphShowsApprovalGatedCapabilities(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := d.Graph(context.Background(), GraphOptions{Bubblewrap: c.bwrap})
+			g, err := d.Graph(context.Background(), graph.Options{Bubblewrap: c.bwrap})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,16 +49,16 @@ func TestGraphShowsApprovalGatedCapabilities(t *testing.T) {
 			if !ok || n.State != c.state {
 				t.Fatalf("%s: %+v, want %s", c.node, n, c.state)
 			}
-			if sk, _ := g.Node("skill:team/review"); c.state.usable() && sk.State != Ready {
+			if sk, _ := g.Node("skill:team/review"); c.state.Usable() && sk.State != graph.Ready {
 				t.Errorf("a Skill requiring %s is %s: an approval gate does not block what requires it", c.node, sk.State)
 			}
 			for _, nr := range g.NotReady() {
-				if nr.ID == c.node && c.state.usable() {
+				if nr.ID == c.node && c.state.Usable() {
 					t.Errorf("%s is listed not ready", c.node)
 				}
 			}
-			if c.state != ApprovalGated {
-				if len(g.ApprovalGated()) != 0 && c.state == Ready {
+			if c.state != graph.ApprovalGated {
+				if len(g.ApprovalGated()) != 0 && c.state == graph.Ready {
 					t.Errorf("gated nodes %+v, want none", g.ApprovalGated())
 				}
 				return
@@ -65,7 +66,7 @@ func TestGraphShowsApprovalGatedCapabilities(t *testing.T) {
 			if len(n.Reasons) != 1 || n.Reasons[0].Code != "approval_required" || n.Reasons[0].Layer != c.layer || n.Reasons[0].Rule != c.rule {
 				t.Errorf("reasons %+v, want approval_required by layer %q rule %q", n.Reasons, c.layer, c.rule)
 			}
-			e, err := d.Why(context.Background(), n.Capability, GraphOptions{Bubblewrap: c.bwrap})
+			e, err := d.Why(context.Background(), n.Capability, graph.Options{Bubblewrap: c.bwrap})
 			if err != nil {
 				t.Fatal(err)
 			}

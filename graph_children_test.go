@@ -1,6 +1,7 @@
 package pablo
 
 import (
+	"github.com/pabloagent/pablo/graph"
 	"strings"
 	"testing"
 
@@ -21,19 +22,19 @@ func TestGraphChildrenAndRemotesShowTheirSubsetsAndCards(t *testing.T) {
 	doc := "[options.shell]\nenabled = false\n[options.children]\nenabled = true\n" + graphScriptModel + graphRemote +
 		"[options.policy.tools]\ndefault = \"allow\"\ndeny = [{ id = \"ops.no-search\", value = \"fs.search\" }]\n"
 	d := graphDeployment(t, doc, "")
-	env := GraphOptions{LookupEnv: func(k string) (string, bool) { return "tok", k == "REVIEWER_TOKEN" }}
+	env := graph.Options{LookupEnv: func(k string) (string, bool) { return "tok", k == "REVIEWER_TOKEN" }}
 	g := mustGraph(t, d, env)
-	n := wantState(t, g, "children", Ready, "")
+	n := wantState(t, g, "children", graph.Ready, "")
 	if n.Attributes["tools"] != "fs.list,fs.read" || n.Attributes["max_active"] != "2" || n.Attributes["max_total"] != "16" {
 		t.Fatalf("children attributes %v", n.Attributes)
 	}
-	r := wantState(t, g, "remote:reviewer", Ready, "")
+	r := wantState(t, g, "remote:reviewer", graph.Ready, "")
 	if r.Attributes["card_url"] != "https://agents.example/.well-known/agent-card.json" || r.Attributes["endpoint"] != "https://agents.example/rpc" || r.Attributes["bearer_credential"] != "reviewer" {
 		t.Fatalf("remote attributes %v", r.Attributes)
 	}
 	// No bearer: a missing grant naming the consumer and the endpoint.
-	missing := mustGraph(t, d, GraphOptions{})
-	wantState(t, missing, "remote:reviewer", MissingGrant, "credential_unavailable")
+	missing := mustGraph(t, d, graph.Options{})
+	wantState(t, missing, "remote:reviewer", graph.MissingGrant, "credential_unavailable")
 	if c := missing.Causes("remote:reviewer")[0]; c.Consumer != "a2a.bearer" || c.Destination != "https://agents.example/rpc" {
 		t.Fatalf("cause %+v", c)
 	}
@@ -41,7 +42,7 @@ func TestGraphChildrenAndRemotesShowTheirSubsetsAndCards(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("c", 64)
 	env.Cards = []a2a.Probe{{Remote: "reviewer", Admitted: true, Card: &a2a.Card{Remote: "reviewer", Digest: digest, Name: "Reviewer", Version: "1"}}}
 	probed := mustGraph(t, d, env)
-	r = wantState(t, probed, "remote:reviewer", Ready, "")
+	r = wantState(t, probed, "remote:reviewer", graph.Ready, "")
 	if len(r.Reasons) != 1 || r.Reasons[0].Code != "card_admitted" || r.Reasons[0].Digest != digest {
 		t.Fatalf("reasons %+v", r.Reasons)
 	}
@@ -49,17 +50,17 @@ func TestGraphChildrenAndRemotesShowTheirSubsetsAndCards(t *testing.T) {
 		t.Fatalf("a fetched card changed the graph digest")
 	}
 	env.Cards = []a2a.Probe{{Remote: "reviewer", Reason: a2a.CardEndpointMismatch, Detail: "the card's interface is not the configured endpoint"}}
-	wantState(t, mustGraph(t, d, env), "remote:reviewer", Unhealthy, "card_endpoint_mismatch")
+	wantState(t, mustGraph(t, d, env), "remote:reviewer", graph.Unhealthy, "card_endpoint_mismatch")
 	// A denied subagent tool takes the children and the remote with it.
 	denied := graphDeployment(t, strings.Replace(doc, `value = "fs.search"`, `value = "subagent"`, 1), "")
 	env.Cards = nil
-	wantState(t, mustGraph(t, denied, env), "remote:reviewer", Denied, "policy_denied")
+	wantState(t, mustGraph(t, denied, env), "remote:reviewer", graph.Denied, "policy_denied")
 }
 
 // Remotes with children off are unreachable: no subagent tool offers
 // spawn_remote.
 func TestGraphRemoteWithChildrenOffIsUnsupported(t *testing.T) {
 	d := graphDeployment(t, "[options.shell]\nenabled = false\n"+graphScriptModel+graphRemote, "")
-	g := mustGraph(t, d, GraphOptions{LookupEnv: func(string) (string, bool) { return "tok", true }})
-	wantState(t, g, "remote:reviewer", Unsupported, "children_disabled")
+	g := mustGraph(t, d, graph.Options{LookupEnv: func(string) (string, bool) { return "tok", true }})
+	wantState(t, g, "remote:reviewer", graph.Unsupported, "children_disabled")
 }

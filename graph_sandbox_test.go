@@ -1,6 +1,7 @@
 package pablo
 
 import (
+	"github.com/pabloagent/pablo/graph"
 	"strings"
 	"testing"
 )
@@ -14,34 +15,34 @@ func TestGraphSandboxMustBeCompatibleWithPolicy(t *testing.T) {
 	t.Run("NetworkAskedForAndLowered", func(t *testing.T) {
 		d := graphDeployment(t, shell+graphScriptModel+"[options.shell.sandbox]\nnetwork = \"allow\"\n"+
 			"[[authority]]\nid = \"host.offline\"\n[authority.shell.sandbox]\nnetwork = \"deny\"\n", "")
-		g := mustGraph(t, d, GraphOptions{})
-		n := wantState(t, g, "sandbox:shell.run", Unsupported, "sandbox_narrowed")
+		g := mustGraph(t, d, graph.Options{})
+		n := wantState(t, g, "sandbox:shell.run", graph.Unsupported, "sandbox_narrowed")
 		r := n.Reasons[0]
 		if r.Layer != "host.offline" || !strings.Contains(r.Detail, "network=allow") || !strings.Contains(r.Detail, "network=deny") {
 			t.Fatalf("reason %+v", r)
 		}
-		wantState(t, g, "tool:shell.run", Unsupported, "sandbox_narrowed")
+		wantState(t, g, "tool:shell.run", graph.Unsupported, "sandbox_narrowed")
 	})
 	t.Run("NetworkAskedForAndAllowed", func(t *testing.T) {
 		d := graphDeployment(t, shell+graphScriptModel+"[options.shell.sandbox]\nnetwork = \"allow\"\n", "")
-		wantState(t, mustGraph(t, d, GraphOptions{}), "sandbox:shell.run", Ready, "")
+		wantState(t, mustGraph(t, d, graph.Options{}), "sandbox:shell.run", graph.Ready, "")
 	})
 	t.Run("WritableWorkspaceWhereFSWriteIsDenied", func(t *testing.T) {
 		d := graphDeployment(t, shell+graphScriptModel+"[options.filesystem]\nwrite = true\n[options.shell.sandbox]\nfilesystem = \"workspace-write\"\n"+
 			"[options.policy.tools]\ndefault = \"allow\"\ndeny = [{ id = \"ops.no-write\", value = \"fs.write\" }]\n", "")
-		g := mustGraph(t, d, GraphOptions{})
-		n := wantState(t, g, "sandbox:shell.run", Unsupported, "sandbox_policy_incompatible")
+		g := mustGraph(t, d, graph.Options{})
+		n := wantState(t, g, "sandbox:shell.run", graph.Unsupported, "sandbox_policy_incompatible")
 		if r := n.Reasons[0]; r.Rule != "ops.no-write" || r.Layer == "" {
 			t.Fatalf("reason %+v", r)
 		}
 	})
 	t.Run("WritableWorkspaceWithFSWrite", func(t *testing.T) {
 		d := graphDeployment(t, shell+graphScriptModel+"[options.filesystem]\nwrite = true\n[options.shell.sandbox]\nfilesystem = \"workspace-write\"\n", "")
-		wantState(t, mustGraph(t, d, GraphOptions{}), "sandbox:shell.run", Ready, "")
+		wantState(t, mustGraph(t, d, graph.Options{}), "sandbox:shell.run", graph.Ready, "")
 	})
 	t.Run("LayerTurningTheSandboxOnLowersNothingAsked", func(t *testing.T) {
 		d := graphDeployment(t, shell+graphScriptModel+"[options.shell.sandbox]\nmode = \"off\"\n"+
 			"[[authority]]\nid = \"host.boxed\"\n[authority.shell.sandbox]\nnetwork = \"deny\"\n", "")
-		wantState(t, mustGraph(t, d, GraphOptions{}), "sandbox:shell.run", Ready, "")
+		wantState(t, mustGraph(t, d, graph.Options{}), "sandbox:shell.run", graph.Ready, "")
 	})
 }

@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"errors"
+	"github.com/pabloagent/pablo/graph"
 	"strings"
 	"testing"
 
@@ -43,10 +44,10 @@ func TestRouteNeverSelectsAnEntryLackingARequiredCapability(t *testing.T) {
 			t.Fatalf("the provider saw %q; only second-id may be selected (requests %v)", model, f.models)
 		}
 	}
-	g := mustGraph(t, d, GraphOptions{HostModel: true})
-	wantState(t, g, "model:first", Unsupported, "model_capability_missing")
-	wantState(t, g, "model:second", Ready, "")
-	wantState(t, g, "route:main", Ready, "")
+	g := mustGraph(t, d, graph.Options{HostModel: true})
+	wantState(t, g, "model:first", graph.Unsupported, "model_capability_missing")
+	wantState(t, g, "model:second", graph.Ready, "")
+	wantState(t, g, "route:main", graph.Ready, "")
 	if n, _ := g.Node("route:main"); n.Attributes["required_capabilities"] != "text_streaming,tool_calls" {
 		t.Fatalf("route attributes %v", n.Attributes)
 	}
@@ -86,8 +87,8 @@ func TestRouteWithNoSatisfiableEntryIsRefused(t *testing.T) {
 			t.Errorf("the message %q does not say %s", ce.Message, want)
 		}
 	}
-	g := mustGraph(t, providerDeployment(t, noTools, nil), GraphOptions{LookupEnv: keys})
-	wantState(t, g, "route:main", Unsupported, "model_capability_missing")
+	g := mustGraph(t, providerDeployment(t, noTools, nil), graph.Options{LookupEnv: keys})
+	wantState(t, g, "route:main", graph.Unsupported, "model_capability_missing")
 	// Asking only for text streaming, the same models serve.
 	if ce := refusal(t, strings.Replace(noTools, "entries = [{ model = \"first\" }, { model = \"second\" }]\n", "entries = [{ model = \"first\" }, { model = \"second\" }]\nrequired_capabilities = [\"text_streaming\"]\n", 1)); ce != nil {
 		t.Fatalf("text_streaming alone is satisfiable: %v", ce)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
@@ -58,9 +59,9 @@ func (v *toolView) toolEntries(catalogs []ToolCatalog) []ledger.SnapshotEntry {
 		id := v.byWire[def.Name]
 		d := v.decided[id]
 		attrs := map[string]string{"name": def.Name, "digest": definitionDigest(def)}
-		e := ledger.SnapshotEntry{ID: "tool:" + string(id), Kind: nodeTool, Layer: d.Layer, Rule: d.RuleID, Attributes: attrs}
+		e := ledger.SnapshotEntry{ID: "tool:" + string(id), Kind: graph.KindTool, Layer: d.Layer, Rule: d.RuleID, Attributes: attrs}
 		if s, ok := live[id]; ok {
-			e.Kind = nodeMCPTool
+			e.Kind = graph.KindMCPTool
 			attrs["server"] = s.server
 			setAttr(attrs, "definition_digest", s.digest)
 			servers[s.server] = s
@@ -79,7 +80,7 @@ func (v *toolView) toolEntries(catalogs []ToolCatalog) []ledger.SnapshotEntry {
 		attrs := map[string]string{}
 		setAttr(attrs, "protocol_version", s.version)
 		setAttr(attrs, "transport", s.transport)
-		out = append(out, ledger.SnapshotEntry{ID: "mcp:" + name, Kind: nodeMCPServer, Attributes: attrs})
+		out = append(out, ledger.SnapshotEntry{ID: "mcp:" + name, Kind: graph.KindMCPServer, Attributes: attrs})
 	}
 	return out
 }
@@ -123,12 +124,12 @@ func (s *step) snapshot() *ledger.Snapshot {
 		if !d.Allowed {
 			continue // a child whose Skills were narrowed away
 		}
-		snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "skill:" + a.QualifiedName, Kind: nodeSkill, Layer: d.Layer, Rule: d.RuleID,
+		snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "skill:" + a.QualifiedName, Kind: graph.KindSkill, Layer: d.Layer, Rule: d.RuleID,
 			Attributes: map[string]string{"path": a.RelativePath, "metadata_sha256": a.MetadataSHA256, "instruction_sha256": a.InstructionSHA256}})
 	}
 	if _, ok := s.owner[authority.Subagent]; ok && r.opts.Remote != nil {
 		for _, name := range r.opts.Remote.Remotes() {
-			snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "remote:" + name, Kind: nodeRemote})
+			snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "remote:" + name, Kind: graph.KindRemote})
 		}
 	}
 	if m, ok := routeOf(s.conf.model); ok {
@@ -138,16 +139,16 @@ func (s *step) snapshot() *ledger.Snapshot {
 			attrs := map[string]string{}
 			setAttr(attrs, "provider", string(e.Provider))
 			setAttr(attrs, "model", e.Model)
-			snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "model:" + e.Name, Kind: nodeModel, Attributes: attrs})
+			snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "model:" + e.Name, Kind: graph.KindModel, Attributes: attrs})
 			names = append(names, e.Name)
 		}
-		snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "route:" + m.name, Kind: nodeRoute,
+		snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "route:" + m.name, Kind: graph.KindRoute,
 			Attributes: map[string]string{"entries": strings.Join(names, ","), "max_attempts": strconv.Itoa(opts.MaxAttempts)}})
 	} else {
 		attrs := map[string]string{}
 		setAttr(attrs, "provider", s.modelInfo.Provider)
 		setAttr(attrs, "model", s.modelInfo.Model)
-		snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "model", Kind: nodeModel, Attributes: attrs})
+		snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "model", Kind: graph.KindModel, Attributes: attrs})
 	}
 	slices.SortFunc(snap.Admitted, func(a, b ledger.SnapshotEntry) int { return strings.Compare(a.ID, b.ID) })
 	return snap

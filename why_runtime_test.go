@@ -2,6 +2,7 @@ package pablo
 
 import (
 	"context"
+	"github.com/pabloagent/pablo/graph"
 	"slices"
 	"strings"
 	"testing"
@@ -104,7 +105,7 @@ func TestWhyAgreesWithWhatTheRuntimeAdmits(t *testing.T) {
 			if strings.Contains(c.name, "MissingItsBearer") {
 				env = func(name string) (string, bool) { return "key", name != "REVIEWER_TOKEN" }
 			}
-			e, err := d.Why(context.Background(), c.capability, GraphOptions{LookupEnv: env})
+			e, err := d.Why(context.Background(), c.capability, graph.Options{LookupEnv: env})
 			if err != nil {
 				t.Fatal(err)
 			}

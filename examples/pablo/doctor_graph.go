@@ -5,19 +5,20 @@ import (
 	"fmt"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/graph"
 )
 
 // readinessExit maps a graph node's readiness to the doctor exit code
 // that names its cause (REFERENCE §2): a missing grant is a credential
 // failure, a denial a policy one, an unhealthy server an MCP one, and
 // what cannot work here is unsupported.
-func readinessExit(r pablo.Readiness) int {
+func readinessExit(r graph.Readiness) int {
 	switch r {
-	case pablo.MissingGrant:
+	case graph.MissingGrant:
 		return doctorCredential
-	case pablo.Denied:
+	case graph.Denied:
 		return doctorPolicyDenied
-	case pablo.Unhealthy:
+	case graph.Unhealthy:
 		return doctorMCP
 	}
 	return doctorUnsupported
@@ -29,7 +30,7 @@ func readinessExit(r pablo.Readiness) int {
 // node policy turned off on purpose (a denied tool or optional server
 // nothing requires) is reported, never failed.
 func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixture bool) {
-	g, err := d.Graph(ctx, pablo.GraphOptions{LookupEnv: h.lookupEnv, Health: dr.health, Cards: dr.cards, HostModel: fixture, Bubblewrap: h.bubblewrap})
+	g, err := d.Graph(ctx, graph.Options{LookupEnv: h.lookupEnv, Health: dr.health, Cards: dr.cards, HostModel: fixture, Bubblewrap: h.bubblewrap})
 	if err != nil {
 		dr.fail("graph", doctorInvalid, "invalid_configuration", err.Error())
 		return
@@ -53,7 +54,7 @@ func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixtu
 			detail += fmt.Sprintf(" (layer %q rule %q)", r.Layer, r.Rule)
 		}
 		optional := n.Kind == "tool" || n.Kind == "mcp_tool" || (n.Kind == "mcp_server" && n.Attributes["required"] != "true")
-		if n.State == pablo.Denied && optional && !required[n.ID] {
+		if n.State == graph.Denied && optional && !required[n.ID] {
 			dr.skip(name, detail+"; nothing requires it")
 			continue
 		}
@@ -88,8 +89,8 @@ func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixtu
 
 // onlyOptionalServersNeed reports whether every node that requires id is
 // an optional MCP server nothing else requires.
-func onlyOptionalServersNeed(g *pablo.Graph, id string, required map[string]bool) bool {
-	kinds := map[string]pablo.GraphNode{}
+func onlyOptionalServersNeed(g *graph.Graph, id string, required map[string]bool) bool {
+	kinds := map[string]graph.Node{}
 	for _, n := range g.Nodes {
 		kinds[n.ID] = n
 	}
@@ -108,10 +109,10 @@ func onlyOptionalServersNeed(g *pablo.Graph, id string, required map[string]bool
 }
 
 // routeReady reports whether the graph's model route is ready.
-func routeReady(g *pablo.Graph) bool {
+func routeReady(g *graph.Graph) bool {
 	for _, n := range g.Nodes {
 		if n.Kind == "model_route" {
-			return n.State == pablo.Ready
+			return n.State == graph.Ready
 		}
 	}
 	return false

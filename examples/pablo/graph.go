@@ -6,6 +6,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/a2a"
+	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -40,14 +41,14 @@ func graphCommand(ctx context.Context, args []string, h *host) error {
 	if p.bools["json"] {
 		writeJSON(h, struct {
 			SchemaVersion int `json:"schema_version"`
-			*pablo.Graph
+			*graph.Graph
 		}{graphReportVersion, g})
 		return nil
 	}
 	fmt.Fprintf(h.stdout, "graph %s (%d nodes, %d edges, probed %t)\n", g.Digest, len(g.Nodes), len(g.Edges), g.Probed)
 	for _, n := range g.Nodes {
 		fmt.Fprintf(h.stdout, "%-13s %-12s %s", n.State, n.Kind, n.ID)
-		if n.State != pablo.Ready && len(n.Reasons) > 0 {
+		if n.State != graph.Ready && len(n.Reasons) > 0 {
 			fmt.Fprintf(h.stdout, ": %s", oneLine(n.Reasons[0].Detail))
 		}
 		fmt.Fprintln(h.stdout)
@@ -107,8 +108,8 @@ func probeCards(ctx context.Context, d *pablo.Deployment, h *host) ([]a2a.Probe,
 // graphOptions are the options `graph` and `why` compute the graph with:
 // the host's environment and bubblewrap, and with probe, live MCP health
 // and A2A cards.
-func graphOptions(ctx context.Context, d *pablo.Deployment, h *host, probe bool) (pablo.GraphOptions, error) {
-	opts := pablo.GraphOptions{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap}
+func graphOptions(ctx context.Context, d *pablo.Deployment, h *host, probe bool) (graph.Options, error) {
+	opts := graph.Options{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap}
 	if !probe {
 		return opts, nil
 	}

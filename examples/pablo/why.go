@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/graph"
 )
 
 // whyReportVersion is the version of `pablo why --json`.
@@ -32,7 +32,7 @@ func whyCommand(ctx context.Context, args []string, h *host) error {
 		return err
 	}
 	e, err := d.Why(ctx, p.args[0], opts)
-	if errors.Is(err, pablo.ErrUnknownCapability) {
+	if errors.Is(err, graph.ErrUnknownCapability) {
 		return usagef("%v", err)
 	}
 	if err != nil {
@@ -41,7 +41,7 @@ func whyCommand(ctx context.Context, args []string, h *host) error {
 	if p.bools["json"] {
 		writeJSON(h, struct {
 			SchemaVersion int `json:"schema_version"`
-			*pablo.Explanation
+			*graph.Explanation
 		}{whyReportVersion, e})
 	} else {
 		verdict := "not admitted"

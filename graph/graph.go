@@ -1,7 +1,16 @@
-package pablo
+// Package graph is a deployment's capability requirement graph (seed
+// 002): the nodes a deployment's tools, sandboxes, MCP servers, Skills,
+// children, A2A remotes, model routes and credentials are, the edges
+// between them, each node's readiness and the reasons for it, and the
+// answer to why a capability is enabled or not. A host computes one with
+// pablo's Deployment.Graph and Deployment.Why and reads it here; the
+// Builder is how those methods assemble it.
+package graph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"sort"
 
@@ -40,39 +49,39 @@ const (
 	ApprovalGated Readiness = "approval_gated"
 )
 
-// usable reports whether a node in state r can be used: ready, or ready
+// Usable reports whether a node in state r can be used: ready, or ready
 // behind an approval.
-func (r Readiness) usable() bool { return r == Ready || r == ApprovalGated }
+func (r Readiness) Usable() bool { return r == Ready || r == ApprovalGated }
 
-// The node kinds of a Graph.
+// The node kinds of a Graph (Node.Kind).
 const (
-	nodeToolProfile = "tool_profile"
-	nodeTool        = "tool"
-	nodeShellRules  = "shell_rules"
-	nodeSandbox     = "sandbox"
-	nodeMCPServer   = "mcp_server"
-	nodeMCPTool     = "mcp_tool"
-	nodeSkill       = "skill"
-	nodeRemote      = "remote"
-	nodeChildren    = "children"
-	nodeRoute       = "model_route"
-	nodeModel       = "model"
-	nodeCredential  = "credential"
+	KindToolProfile = "tool_profile"
+	KindTool        = "tool"
+	KindShellRules  = "shell_rules"
+	KindSandbox     = "sandbox"
+	KindMCPServer   = "mcp_server"
+	KindMCPTool     = "mcp_tool"
+	KindSkill       = "skill"
+	KindRemote      = "remote"
+	KindChildren    = "children"
+	KindRoute       = "model_route"
+	KindModel       = "model"
+	KindCredential  = "credential"
 )
 
-// The edge kinds of a Graph: a node is ready only when every node it
-// requires is; a route is ready when one of its alternatives is; what a
-// node offers (a tool profile's tools, a server's tools) does not make it
-// unready.
+// The edge kinds of a Graph (Edge.Kind): a node is ready only when every
+// node it requires is; a route is ready when one of its alternatives is;
+// what a node offers (a tool profile's tools, a server's tools) does not
+// make it unready.
 const (
-	edgeRequires    = "requires"
-	edgeAlternative = "alternative"
-	edgeOffers      = "offers"
+	EdgeRequires    = "requires"
+	EdgeAlternative = "alternative"
+	EdgeOffers      = "offers"
 )
 
-// GraphReason is one reason for a node's readiness state. Only the fields
+// Reason is one reason for a node's readiness state. Only the fields
 // that apply are set; none ever holds a credential value.
-type GraphReason struct {
+type Reason struct {
 	// Code is a stable, machine-readable reason (policy_denied,
 	// credential_unavailable, mcp_failed, sandbox_unavailable, ...).
 	Code string `json:"code"`
@@ -96,8 +105,8 @@ type GraphReason struct {
 	Detail string `json:"detail"`
 }
 
-// GraphNode is one capability or requirement of a deployment.
-type GraphNode struct {
+// Node is one capability or requirement of a deployment.
+type Node struct {
 	// ID is unique in its graph: "tool:fs.read", "mcp:records",
 	// "skill:skills/invoices", "credential:NAME@DESTINATION", ...
 	ID string `json:"id"`
@@ -108,16 +117,16 @@ type GraphNode struct {
 	// Capability is the capability ID policy decides, when the node has one.
 	Capability string `json:"capability,omitempty"`
 	// State and Reasons are its readiness.
-	State   Readiness     `json:"state"`
-	Reasons []GraphReason `json:"reasons"`
+	State   Readiness `json:"state"`
+	Reasons []Reason  `json:"reasons"`
 	// Attributes describe the node (transport, sandbox profile, definition
 	// digest, protocol version, credential references by name). They hold
 	// nothing time- or health-dependent: the graph digest covers them.
 	Attributes map[string]string `json:"attributes,omitempty"`
 }
 
-// GraphEdge is one requirement: From needs (or offers) To.
-type GraphEdge struct {
+// Edge is one requirement: From needs (or offers) To.
+type Edge struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 	// Kind is requires, alternative or offers.
@@ -135,13 +144,13 @@ type Graph struct {
 	// probed graph of one deployment.
 	Digest string `json:"digest"`
 	// Probed says whether live MCP health is included.
-	Probed bool        `json:"probed"`
-	Nodes  []GraphNode `json:"nodes"`
-	Edges  []GraphEdge `json:"edges"`
+	Probed bool   `json:"probed"`
+	Nodes  []Node `json:"nodes"`
+	Edges  []Edge `json:"edges"`
 }
 
-// GraphOptions are what computing a graph may use besides the deployment.
-type GraphOptions struct {
+// Options are what computing a graph may use besides the deployment.
+type Options struct {
 	// LookupEnv and Host resolve credential sources, as for a run; nil
 	// means none (every credential is then a missing grant).
 	LookupEnv func(string) (string, bool)
@@ -165,22 +174,22 @@ type GraphOptions struct {
 }
 
 // Node returns the node with id.
-func (g *Graph) Node(id string) (GraphNode, bool) {
+func (g *Graph) Node(id string) (Node, bool) {
 	for _, n := range g.Nodes {
 		if n.ID == id {
 			return n, true
 		}
 	}
-	return GraphNode{}, false
+	return Node{}, false
 }
 
 // NotReady lists the nodes that are not ready, in graph order. An
 // approval-gated node is usable, so it is not listed: ApprovalGated
 // lists those.
-func (g *Graph) NotReady() []GraphNode {
-	var out []GraphNode
+func (g *Graph) NotReady() []Node {
+	var out []Node
 	for _, n := range g.Nodes {
-		if !n.State.usable() {
+		if !n.State.Usable() {
 			out = append(out, n)
 		}
 	}
@@ -188,8 +197,8 @@ func (g *Graph) NotReady() []GraphNode {
 }
 
 // ApprovalGated lists the approval-gated nodes, in graph order.
-func (g *Graph) ApprovalGated() []GraphNode {
-	var out []GraphNode
+func (g *Graph) ApprovalGated() []Node {
+	var out []Node
 	for _, n := range g.Nodes {
 		if n.State == ApprovalGated {
 			out = append(out, n)
@@ -199,8 +208,8 @@ func (g *Graph) ApprovalGated() []GraphNode {
 }
 
 // requirements lists the edges leaving id.
-func (g *Graph) requirements(id string) []GraphEdge {
-	var out []GraphEdge
+func (g *Graph) requirements(id string) []Edge {
+	var out []Edge
 	for _, e := range g.Edges {
 		if e.From == id {
 			out = append(out, e)
@@ -218,15 +227,16 @@ func (g *Graph) digest() string {
 		Attributes map[string]string `json:"attributes,omitempty"`
 	}
 	v := struct {
-		Fingerprint string      `json:"fingerprint"`
-		Nodes       []node      `json:"nodes"`
-		Edges       []GraphEdge `json:"edges"`
+		Fingerprint string `json:"fingerprint"`
+		Nodes       []node `json:"nodes"`
+		Edges       []Edge `json:"edges"`
 	}{Fingerprint: g.Fingerprint, Edges: g.Edges}
 	for _, n := range g.Nodes {
 		v.Nodes = append(v.Nodes, node{n.ID, n.Kind, n.Capability, n.Attributes})
 	}
 	b, _ := json.Marshal(v) // maps marshal with sorted keys
-	return sha256Tag(b)
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // settle propagates readiness along requires and alternative edges until
@@ -240,10 +250,10 @@ func (g *Graph) settle() {
 		changed = false
 		for i := range g.Nodes {
 			n := &g.Nodes[i]
-			if !n.State.usable() {
+			if !n.State.Usable() {
 				continue
 			}
-			var alts, blocked []GraphNode
+			var alts, blocked []Node
 			anyReady := false
 			for _, e := range g.requirements(n.ID) {
 				j, ok := index[e.To]
@@ -252,19 +262,19 @@ func (g *Graph) settle() {
 				}
 				req := g.Nodes[j]
 				switch e.Kind {
-				case edgeRequires:
-					if !req.State.usable() {
+				case EdgeRequires:
+					if !req.State.Usable() {
 						blocked = append(blocked, req)
 					}
-				case edgeAlternative:
+				case EdgeAlternative:
 					alts = append(alts, req)
-					anyReady = anyReady || req.State.usable()
+					anyReady = anyReady || req.State.Usable()
 				}
 			}
 			if len(alts) > 0 && !anyReady {
 				n.State = Unsupported
 				for _, a := range alts {
-					n.Reasons = append(n.Reasons, GraphReason{Code: "route_unsatisfiable", Node: a.ID, Detail: "no entry of the route is ready: " + a.ID + " is " + string(a.State)})
+					n.Reasons = append(n.Reasons, Reason{Code: "route_unsatisfiable", Node: a.ID, Detail: "no entry of the route is ready: " + a.ID + " is " + string(a.State)})
 				}
 				changed = true
 				continue
@@ -272,7 +282,7 @@ func (g *Graph) settle() {
 			if len(blocked) > 0 {
 				n.State = blocked[0].State
 				for _, b := range blocked {
-					n.Reasons = append(n.Reasons, GraphReason{Code: "requirement_not_ready", Node: b.ID, Detail: "requires " + b.ID + ", which is " + string(b.State)})
+					n.Reasons = append(n.Reasons, Reason{Code: "requirement_not_ready", Node: b.ID, Detail: "requires " + b.ID + ", which is " + string(b.State)})
 				}
 				changed = true
 			}
@@ -282,8 +292,8 @@ func (g *Graph) settle() {
 
 // sortGraph orders nodes by kind rank then ID, and edges by endpoints.
 func (g *Graph) sortGraph() {
-	rank := map[string]int{nodeToolProfile: 0, nodeTool: 1, nodeShellRules: 2, nodeSandbox: 3, nodeMCPServer: 4, nodeMCPTool: 5,
-		nodeSkill: 6, nodeChildren: 7, nodeRemote: 8, nodeRoute: 9, nodeModel: 10, nodeCredential: 11}
+	rank := map[string]int{KindToolProfile: 0, KindTool: 1, KindShellRules: 2, KindSandbox: 3, KindMCPServer: 4, KindMCPTool: 5,
+		KindSkill: 6, KindChildren: 7, KindRemote: 8, KindRoute: 9, KindModel: 10, KindCredential: 11}
 	sort.SliceStable(g.Nodes, func(i, j int) bool {
 		a, b := g.Nodes[i], g.Nodes[j]
 		if rank[a.Kind] != rank[b.Kind] {
@@ -303,8 +313,8 @@ func (g *Graph) sortGraph() {
 // Causes returns the root causes of node id's state: its own reasons
 // and, for a reason that comes from a required node, that node's causes,
 // followed down the graph. A ready node has none.
-func (g *Graph) Causes(id string) []GraphReason {
-	var out []GraphReason
+func (g *Graph) Causes(id string) []Reason {
+	var out []Reason
 	seen := map[string]bool{}
 	var walk func(id string)
 	walk = func(id string) {
