@@ -101,6 +101,16 @@ func (p *peer) notify(method string, params any) {
 	p.send(`{"jsonrpc":"2.0","method":"` + method + `","params":` + string(enc) + `}`)
 }
 
+// handled returns once Serve has handled every line sent before it. The
+// reader loop handles one frame at a time and reads the next only after
+// the last one is handled; an unbuffered pipe write returns only once it
+// is read. So an ignored notification sent after them is read, and its
+// write returns, only after they are handled: no sleep, no hook.
+func (p *peer) handled() {
+	p.t.Helper()
+	p.notify("$/test_barrier", map[string]any{})
+}
+
 // next reads the next frame: it must be one JSON-RPC 2.0 object on one
 // line, nothing else ever reaches the output.
 func (p *peer) next() (frame, bool) {

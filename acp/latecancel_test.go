@@ -30,6 +30,10 @@ func TestALateCancelAnswersCancelledWithTheRealOutcome(t *testing.T) {
 	p.request(3, "session/prompt", textPrompt(sid, "x"))
 	<-settled
 	p.notify("session/cancel", map[string]any{"sessionId": sid})
+	// The notification's write returns once the reader has read it, not
+	// once it is handled: until it is, reading the first update would let
+	// the answer be decided before the cancel arrives.
+	p.handled()
 	_, answer := p.until(3)
 	if stopReasonOf(t, answer) != "cancelled" {
 		t.Fatalf("answer %s", answer.raw)
