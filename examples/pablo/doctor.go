@@ -76,7 +76,43 @@ func (dr *doctor) fail(name string, exit int, code, detail string) {
 	}
 }
 
-func (dr *doctor) failed() bool { return dr.report.ExitCode != doctorOK }
+// failedAmong names the first of the checks called names that failed, or
+// "" when none did. A probe is gated on the checks it needs, not on every
+// earlier one: the sandbox's canaries use no credential, so a missing
+// provider key must not hide them.
+func (dr *doctor) failedAmong(names ...string) string {
+	for _, c := range dr.report.Checks {
+		if c.Status != "failed" {
+			continue
+		}
+		for _, n := range names {
+			if c.Name == n {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// probeNeeds lists the checks probe needs to pass before it runs; config
+// always precedes them (nothing runs without a loaded deployment).
+func probeNeeds(probe string) []string {
+	switch probe {
+	case "provider":
+		// One request with the model's credential; nothing else it does
+		// depends on the offline checks.
+		return []string{"credentials"}
+	case "mcp":
+		// Every server starts in the workspace, with its credentials,
+		// under its sandbox, as policy admits it.
+		return []string{"workspace", "credentials", "policy", "sandbox"}
+	case "sandbox":
+		// The canaries run under bubblewrap with the workspace's sandbox;
+		// they resolve no credential and start no server.
+		return []string{"workspace", "sandbox"}
+	}
+	return nil
+}
 
 // doctorCommand implements `pablo doctor [--json] --config F --bind ...
 // [--probe provider|mcp]`. Without a probe it checks offline: the
@@ -85,7 +121,9 @@ func (dr *doctor) failed() bool { return dr.report.ExitCode != doctorOK }
 // policy makes a required MCP server useless. --probe provider sends one
 // fixed short request (no tools, a 16-token allowance, a 10 s deadline);
 // --probe mcp starts the configured servers and closes them without calling
-// a tool; --probe sandbox runs the sandbox's live boundary canaries.
+// a tool; --probe sandbox runs the sandbox's live boundary canaries. A
+// probe runs when the checks it needs passed (probeNeeds), whatever the
+// others found.
 func doctorCommand(ctx context.Context, args []string, h *host) error {
 	var help *helpRequest
 	if _, err := parseArgs(args, "doctor"); errors.As(err, &help) {
@@ -162,14 +200,14 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 	case "sandbox":
 		dr.probeSandbox(ctx, d, h.bubblewrap)
 	case "provider":
-		if dr.failed() {
-			dr.skip("probe.provider", "an earlier check failed; nothing was sent")
+		if n := dr.failedAmong(probeNeeds("provider")...); n != "" {
+			dr.skip("probe.provider", "the "+n+" check failed; nothing was sent")
 		} else {
 			dr.probeProvider(ctx, d, h, fixture)
 		}
 	case "mcp":
-		if dr.failed() {
-			dr.skip("probe.mcp", "an earlier check failed; no server was started")
+		if n := dr.failedAmong(probeNeeds("mcp")...); n != "" {
+			dr.skip("probe.mcp", "the "+n+" check failed; no server was started")
 		} else {
 			dr.probeMCP(ctx, d, h)
 		}

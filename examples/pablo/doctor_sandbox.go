@@ -32,8 +32,8 @@ func (dr *doctor) sandbox(ctx context.Context, d *pablo.Deployment, bwrap string
 // each blocked or not (skipped where it cannot be tried here: the terminal
 // canaries need perl in the sandbox and a pseudo-terminal).
 func (dr *doctor) probeSandbox(ctx context.Context, d *pablo.Deployment, bwrap string) {
-	if dr.failed() {
-		dr.skip("probe.sandbox", "an earlier check failed; no canary was run")
+	if n := dr.failedAmong(probeNeeds("sandbox")...); n != "" {
+		dr.skip("probe.sandbox", "the "+n+" check failed; no canary was run")
 		return
 	}
 	probe, err := d.ProbeSandbox(ctx, bwrap)

@@ -284,6 +284,7 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		{"doctor missing credential", append([]string{"doctor", "--json"}, vercel...), 3, ""},
 		{"doctor probe mcp failed", []string{"doctor", "--json", "--probe", "mcp", "--config", brokenRun, "--bind", "workspace=" + ws}, 6, ""},
 		{"doctor probe sandbox", append([]string{"doctor", "--json", "--probe", "sandbox"}, demo...), 0, ""},
+		{"doctor probe sandbox missing credential", append([]string{"doctor", "--json", "--probe", "sandbox"}, vercel...), 3, ""},
 		{"graph", append([]string{"graph", "--json"}, demo...), 0, ""},
 		{"graph probe", []string{"graph", "--json", "--probe", "--config", servers, "--bind", "workspace=" + ws}, 0, ""},
 		{"graph bad config", append([]string{"graph", "--json"}, bad...), 2, ""},
