@@ -264,10 +264,13 @@ func (c *conn) closeSession(m *message) error {
 	}
 	c.mu.Lock()
 	run := st.run
+	if run != nil {
+		run.cancelled.Store(true)
+	}
 	delete(c.sessions, st.id)
 	c.mu.Unlock()
 	if run != nil {
-		run.cancel(true)
+		run.stop()
 	}
 	// Close cancels the running prompt and waits for it; its forwarder
 	// still answers it.
@@ -289,9 +292,12 @@ func (c *conn) cancel(m *message) error {
 	}
 	c.mu.Lock()
 	run := st.run
+	if run != nil {
+		run.cancelled.Store(true)
+	}
 	c.mu.Unlock()
 	if run != nil {
-		run.cancel(true)
+		run.stop()
 	}
 	return nil
 }
@@ -318,11 +324,14 @@ func (c *conn) cancelRequest(m *message) error {
 		return c.countSessionless()
 	}
 	err := c.count(st)
+	if err == nil {
+		run.cancelled.Store(true)
+	}
 	c.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	run.cancel(true)
+	run.stop()
 	return nil
 }
 

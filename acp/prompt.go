@@ -107,11 +107,12 @@ type promptRun struct {
 	forwarded chan struct{}            // closed when the forwarder stops sending
 }
 
-// cancel cancels the task; byClient marks the answer cancelled.
-func (r *promptRun) cancel(byClient bool) {
-	if byClient {
-		r.cancelled.Store(true)
-	}
+// stop cancels the task. A client's cancel also marks the answer
+// cancelled, and does so while it holds the connection's lock, in the same
+// critical section where it found the prompt running: the prompt clears
+// itself from its session under that lock before it reads the mark, so a
+// cancel that found the prompt running is always seen by its answer.
+func (r *promptRun) stop() {
 	if r.task != nil {
 		r.task.Cancel()
 	}

@@ -191,7 +191,7 @@ func (c *conn) shutdown() {
 	c.mu.Lock()
 	for _, st := range c.sessions {
 		if st.run != nil {
-			st.run.cancel(false)
+			st.run.stop()
 		}
 	}
 	c.mu.Unlock()
