@@ -123,9 +123,12 @@ func (c *conn) newSession(m *message) error {
 		return c.replyError(m.ID, sessionError(err))
 	}
 	c.mu.Lock()
-	c.sessions[s.ID()] = &session{s: s, id: s.ID(), messages: 1}
+	c.sessions[s.ID()] = &session{s: s, id: s.ID(), cwd: req.Cwd, messages: 1}
 	c.mu.Unlock()
-	return c.reply(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID())})
+	if err := c.reply(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID())}); err != nil {
+		return err
+	}
+	return c.commands(s.ID())
 }
 
 // loadSession reopens a session from the store; with replay its earlier
@@ -175,16 +178,22 @@ func (c *conn) loadSession(m *message, replay bool) error {
 		st = &session{id: s.ID(), messages: 1}
 		c.sessions[s.ID()] = st
 	}
-	st.s = s
+	st.s, st.cwd = s, cwd
 	ext := c.ext
 	c.mu.Unlock()
 	if replay {
-		if err := c.replay(s.ID(), ext, events); err != nil {
+		if err := c.replay(s.ID(), cwd, ext, events); err != nil {
 			return err
 		}
-		return c.reply(m.ID, sdk.LoadSessionResponse{})
+		if err := c.reply(m.ID, sdk.LoadSessionResponse{}); err != nil {
+			return err
+		}
+		return c.commands(s.ID())
 	}
-	return c.reply(m.ID, sdk.ResumeSessionResponse{})
+	if err := c.reply(m.ID, sdk.ResumeSessionResponse{}); err != nil {
+		return err
+	}
+	return c.commands(s.ID())
 }
 
 // emit writes a projected frame, unless it is over the frame bound: then

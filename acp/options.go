@@ -68,6 +68,10 @@ type Options struct {
 	Durable bool
 	// Deployment identifies the deployment in the pablo/v2 metadata.
 	Deployment *event.DeploymentRef
+	// Commands are the slash commands offered to every session (an
+	// available_commands_update after session/new, load and resume): the
+	// deployment's activated Skills. None sends no update.
+	Commands []Command
 }
 
 // Implementation is the name and version an agent reports.

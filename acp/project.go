@@ -36,6 +36,9 @@ type projector struct {
 	// past it the update carries what was left out instead, so the frame
 	// stays under the line bound and the call still settles.
 	maxRaw int
+	// cwd is the session's working directory as the client sent it: the
+	// base of the locations and diff paths a tool call carries.
+	cwd string
 
 	fresh    bool // the next delta is the first of a model operation
 	tree     bool // a child's event was seen: metadata names agents
@@ -43,14 +46,15 @@ type projector struct {
 	pending  bool
 	from, to event.Event // the first and last event of the pending text (metadata only)
 
-	started    map[string]bool // calls whose tool_call went out
-	inProgress map[string]bool // calls whose in_progress went out
+	started    map[string]bool   // calls whose tool_call went out
+	inProgress map[string]bool   // calls whose in_progress went out
+	names      map[string]string // the capability of each call started
 	buf        []byte
 }
 
 func newProjector(sessionID string, ext extensions, dep *event.DeploymentRef, maxBytes int) *projector {
 	p := &projector{sessionID: sessionID, ext: ext, maxBytes: maxBytes, fresh: true,
-		started: map[string]bool{}, inProgress: map[string]bool{}}
+		started: map[string]bool{}, inProgress: map[string]bool{}, names: map[string]string{}}
 	if dep != nil {
 		p.deployment, _ = json.Marshal(dep)
 	}
@@ -129,10 +133,15 @@ func (p *projector) event(ev *event.Event, emit emitFunc) error {
 			return nil
 		}
 		p.started[ev.Call.ID] = true
+		p.names[ev.Call.ID] = ev.Call.Name
 		u := sdk.SessionUpdateToolCall{SessionUpdate: "tool_call", ToolCallId: sdk.ToolCallId(ev.Call.ID),
 			Title: ev.Call.Name, Kind: toolKind(ev.Call.Name), Status: sdk.ToolCallStatusPending}
 		if len(ev.Call.Arguments) > 0 {
 			u.RawInput = p.raw(ev.Call.Arguments, "")
+			u.Locations, u.Content = startRender(p.cwd, ev.Call.Name, ev.Call.Arguments)
+			if p.over(ev.Call.Arguments) {
+				u.Content = nil // the arguments alone fill the frame
+			}
 		}
 		return emit(p.update(ev, ev, u))
 	case event.ToolOutput:
@@ -165,6 +174,13 @@ func (p *projector) event(ev *event.Event, emit emitFunc) error {
 		}
 		u := sdk.SessionToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallId: sdk.ToolCallId(ev.CallID),
 			Status: sdk.Ptr(status), RawOutput: raw}
+		if !p.over(ev.Result) {
+			name := p.names[ev.CallID]
+			if name == "" {
+				name = ev.Name
+			}
+			u.Locations, u.Content = finishRender(p.cwd, name, ev.Result)
+		}
 		return emit(p.update(ev, ev, u))
 	}
 	return nil
@@ -182,6 +198,10 @@ func (p *projector) raw(v json.RawMessage, status string) any {
 	}
 	return cut
 }
+
+// over reports whether v alone is past maxRaw: then the update carries no
+// content rendered from it either, so the frame stays under the bound.
+func (p *projector) over(v json.RawMessage) bool { return p.maxRaw > 0 && len(v) > p.maxRaw/2 }
 
 // toolKind is the ACP kind of a capability.
 func toolKind(name string) sdk.ToolKind {

@@ -94,6 +94,7 @@ func promptText(blocks []sdk.ContentBlock) (string, *sdk.RequestError) {
 type promptRun struct {
 	c    *conn
 	st   *session
+	cwd  string          // the session's working directory, as the client sent it
 	id   json.RawMessage // the session/prompt request's ID
 	task *pablo.Task
 	ext  extensions
@@ -325,7 +326,7 @@ func (c *conn) prompt(m *message) error {
 	}
 	c.mu.Lock()
 	busy := st.run != nil
-	ext := c.ext
+	ext, cwd := c.ext, st.cwd
 	c.mu.Unlock()
 	if busy {
 		return c.replyError(m.ID, invalidParams("the session is running a prompt: wait for its answer or cancel it"))
@@ -337,7 +338,7 @@ func (c *conn) prompt(m *message) error {
 			return c.replyError(m.ID, e)
 		}
 	}
-	run := &promptRun{c: c, st: st, id: append(json.RawMessage(nil), m.ID...), ext: ext,
+	run := &promptRun{c: c, st: st, cwd: cwd, id: append(json.RawMessage(nil), m.ID...), ext: ext,
 		announced: map[string]chan struct{}{}, forwarded: make(chan struct{})}
 	task, err := st.s.Prompt(ctx, text, run)
 	if err != nil {
@@ -398,7 +399,7 @@ func (r *promptRun) forward() {
 	}()
 
 	p := newProjector(r.st.id, r.ext, c.opts.Deployment, c.opts.CoalesceBytes)
-	p.maxRaw = c.opts.MaxLine - rawMargin
+	p.maxRaw, p.cwd = c.opts.MaxLine-rawMargin, r.cwd
 	var werr error
 	emit := func(frame []byte) error {
 		if werr == nil {

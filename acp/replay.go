@@ -14,9 +14,9 @@ import (
 // as they were when it ran. A turn cut off by a crash ends with its calls
 // of unknown outcome, each a failed tool_call_update whose rawOutput says
 // the outcome is unknown: they are reported, never replayed.
-func (c *conn) replay(sessionID string, ext extensions, turns []pablo.SessionTurn) error {
+func (c *conn) replay(sessionID, cwd string, ext extensions, turns []pablo.SessionTurn) error {
 	p := newProjector(sessionID, ext, c.opts.Deployment, c.opts.CoalesceBytes)
-	p.maxRaw = c.opts.MaxLine - rawMargin
+	p.maxRaw, p.cwd = c.opts.MaxLine-rawMargin, cwd
 	for i := range turns {
 		turn := &turns[i]
 		p.fresh = true

@@ -72,6 +72,7 @@ type conn struct {
 type session struct {
 	s        *pablo.Session
 	id       string
+	cwd      string // the working directory the client opened it with
 	messages int
 	run      *promptRun // the running prompt, or nil
 }

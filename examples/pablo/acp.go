@@ -9,10 +9,12 @@ import (
 	"sort"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/acp"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/model"
+	"github.com/pabloagent/pablo/skills"
 )
 
 // acpFlags are the flags of `pablo acp` after the deployment's: --stdio and
@@ -126,8 +128,50 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 	if stdin == nil {
 		stdin = eofReader{}
 	}
+	commands, err := skillCommands(ctx, first)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
 	dep := first.Ref()
-	return serveACP(ctx, sessions, stdin, rawOutput(h.stdout), h.stderr, store != nil, dep)
+	return serveACP(ctx, sessions, stdin, rawOutput(h.stdout), h.stderr, store != nil, dep, commands)
+}
+
+// skillCommands are the slash commands an editor is offered: the
+// deployment's activated Skills its authority admits, by short name (or
+// ROOT/NAME where the short name is ambiguous) with their descriptions.
+func skillCommands(ctx context.Context, d *pablo.Deployment) ([]acp.Command, error) {
+	activate := d.Options().Skills.Activate
+	if len(activate) == 0 {
+		return nil, nil
+	}
+	set, err := d.Authority()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := d.SkillOptions()
+	if err != nil {
+		return nil, err
+	}
+	cat, err := skills.Discover(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	var out []acp.Command
+	for _, name := range activate {
+		s, err := cat.Lookup(name)
+		if err != nil {
+			continue // the runtime's activation reports it
+		}
+		if !set.Decide(authority.Request{Capability: authority.ID(s.QualifiedName)}).Allowed {
+			continue
+		}
+		cmd := s.Name
+		if s.QualifiedOnly {
+			cmd = s.QualifiedName
+		}
+		out = append(out, acp.Command{Name: cmd, Description: s.Description, Hint: "what to do with the " + s.Name + " Skill"})
+	}
+	return out, nil
 }
 
 // acpHost is what one `pablo acp` process knows of its command line: how

@@ -1,0 +1,39 @@
+package acp
+
+import (
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// Command is a slash command the agent offers the editor: an activated
+// Skill, by its short name and its description. A prompt that starts with
+// "/name" reaches the model as the user wrote it; the Skill's
+// instructions are in every task's context already, so the command names
+// work and grants nothing.
+type Command struct {
+	// Name is the command without its slash: the Skill's name.
+	Name string
+	// Description says what the command does: the Skill's description.
+	Description string
+	// Hint, when set, is the placeholder an editor shows for the text
+	// typed after the command.
+	Hint string
+}
+
+// commands sends the session's available_commands_update, after the
+// response that opened it, when there are commands to offer.
+func (c *conn) commands(sessionID string) error {
+	if len(c.opts.Commands) == 0 {
+		return nil
+	}
+	u := sdk.SessionAvailableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: make([]sdk.AvailableCommand, 0, len(c.opts.Commands))}
+	for _, cmd := range c.opts.Commands {
+		ac := sdk.AvailableCommand{Name: cmd.Name, Description: cmd.Description}
+		if cmd.Hint != "" {
+			ac.Input = &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: cmd.Hint}}
+		}
+		u.AvailableCommands = append(u.AvailableCommands, ac)
+	}
+	p := newProjector(sessionID, extensions{}, nil, 0)
+	b := p.update(nil, nil, u)
+	return c.emit(b)
+}
