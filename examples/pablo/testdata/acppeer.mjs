@@ -354,6 +354,36 @@ scenarios.zed = async () => {
   return { stopReason: r.stopReason };
 };
 
+// render: what an editor renders. The activated Skills arrive as slash
+// commands (available_commands_update) after session/new; an fs.edit's
+// tool_call carries the file as a location and the edit as a diff; the
+// settled update carries the same location.
+scenarios.render = async () => {
+  const r = start("render", cfg.bin, cfg.render.args, { cwd: cfg.render.workspace });
+  await initialize(r, { durable: false });
+  const s = await newSession(r, cfg.render.workspace);
+  const cmds = await within("render: available_commands_update", waitForUpdate(r, s, (u) => u.sessionUpdate === "available_commands_update"));
+  const names = cmds.availableCommands.map((c) => c.name);
+  expect(JSON.stringify(names) === JSON.stringify(cfg.render.commands), `render: commands ${JSON.stringify(names)}, want ${JSON.stringify(cfg.render.commands)}`);
+  expect(cmds.availableCommands.every((c) => typeof c.description === "string" && c.description.length > 0), `render: a command without a description: ${JSON.stringify(cmds)}`);
+  const res = await r.prompt(s, "/" + names[0] + " fix the greeting");
+  expect(res.stopReason === "end_turn", `render: stopped ${res.stopReason}`);
+  const ups = r.updates.get(s) ?? [];
+  const call = ups.find((u) => u.sessionUpdate === "tool_call" && u.title === "fs.edit");
+  const file = cfg.render.workspace + "/" + cfg.render.file;
+  if (expect(call, `render: no fs.edit tool_call in ${JSON.stringify(ups).slice(0, 600)}`)) {
+    expect(call.kind === "edit", `render: fs.edit's kind is ${call.kind}`);
+    expect(JSON.stringify(call.locations) === JSON.stringify([{ path: file }]), `render: fs.edit's locations ${JSON.stringify(call.locations)}, want ${file}`);
+    const diff = (call.content ?? []).find((c) => c.type === "diff");
+    expect(diff && diff.path === file && diff.oldText === cfg.render.oldText && diff.newText === cfg.render.newText, `render: fs.edit's content ${JSON.stringify(call.content)}`);
+    const done = ups.find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call.toolCallId && u.status === "completed");
+    expect(done, `render: the fs.edit did not complete: ${JSON.stringify(ups).slice(0, 600)}`);
+  }
+  const exit = await r.close();
+  expect(exit.code === 0, `render: EOF ended pablo with ${JSON.stringify(exit)}: ${r.stderr()}`);
+  return { commands: names, locations: call?.locations?.length ?? 0 };
+};
+
 // selfcheck proves the checks above fire: each case runs pablo behind a
 // wrapper that first writes one bad stdout line, and the problem the case
 // wants must be reported. Those problems are then taken back.
