@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -73,16 +74,24 @@ func (m *ChatModel) Generate(ctx context.Context, req *model.Request, emit func(
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.c.post(ctx, m.opts.Endpoint, authHeader(m.opts.AuthHeader, m.opts.AuthScheme, m.opts.Secret), body, m.opts.StreamIdleTimeout)
+	resp, err := m.c.post(ctx, m.opts.Endpoint, m.opts.Secret, authHeader(m.opts.AuthHeader, m.opts.AuthScheme, m.opts.Secret), body, m.opts.StreamIdleTimeout)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	p := newChatStream(m.opts.Provider, emit)
+	p.secret = m.opts.Secret
 	r := NewSSEReader(resp.Body, m.c.limits.MaxFrameBytes, m.c.limits.MaxFrames)
 	for !p.done {
 		f, err := r.Next()
 		if err != nil {
+			if errors.Is(err, io.EOF) && p.finish != "" {
+				// A stream that ends cleanly after its finish reason is
+				// complete: local servers (and some gateways) never send
+				// the [DONE] terminator. An event cut mid-way is still a
+				// cut stream (ErrTruncated, not io.EOF).
+				break
+			}
 			return nil, p.fail(ctx, frameError(err, m.c.limits))
 		}
 		if err := p.frame(f.Data); err != nil {
@@ -249,10 +258,11 @@ type chatUsage struct {
 // each frame's data and calls emit for each text delta.
 type chatStream struct {
 	provider Provider
+	secret   string // masked out of the provider's words
 	emit     func(string) error
 	text     strings.Builder
 	calls    []model.ToolCall
-	args     []strings.Builder
+	args     [][]byte // each call's arguments, as streamed
 	byIndex  map[int]int
 	finish   string
 	usage    *model.Usage
@@ -298,8 +308,10 @@ func (p *chatStream) frame(data []byte) error {
 		return malformed("a chunk is not valid JSON of the Chat Completions shape")
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
-		// An in-stream error: its text is never read or repeated.
-		return rejected("the provider reported an error inside the stream")
+		// An in-stream error: its message is kept masked and bounded;
+		// before any output it may be retried (overloaded, rate limit).
+		pe, _ := parseProviderError([]byte(`{"error":` + string(c.Error) + `}`))
+		return streamError("an error", pe, p.secret, p.escaped)
 	}
 	if c.Usage != nil {
 		u, err := p.mapUsage(c.Usage)
@@ -437,12 +449,12 @@ func (p *chatStream) delta(d *chatDelta) error {
 			pos = len(p.calls)
 			p.byIndex[idx] = pos
 			p.calls = append(p.calls, model.ToolCall{ID: id, Name: tc.Function.Name})
-			p.args = append(p.args, strings.Builder{})
+			p.args = append(p.args, nil)
 			p.escaped = true
 		} else if tc.ID != "" && tc.ID != p.calls[pos].ID || tc.Function.Name != "" && tc.Function.Name != p.calls[pos].Name {
 			return malformed("a tool call changed its ID or name mid-stream")
 		}
-		p.args[pos].WriteString(tc.Function.Arguments)
+		p.args[pos] = append(p.args[pos], tc.Function.Arguments...)
 	}
 	return nil
 }
@@ -479,17 +491,21 @@ func (p *chatStream) result() (*model.Response, error) {
 	case "tool_calls":
 		r.FinishReason = model.FinishToolCalls
 	case "content_filter":
-		return nil, &Error{Code: CodeRejected, Delivery: ResponseReceived, Escaped: p.escaped, Reason: "the provider filtered the content"}
+		return nil, &Error{Code: CodeRejected, Delivery: ResponseReceived, Escaped: p.escaped, Reason: "the provider's content filter stopped the answer (finish_reason content_filter)"}
 	default:
 		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: p.escaped, Reason: fmt.Sprintf("unknown finish reason %q", textx.Cut(p.finish, 32))}
 	}
 	for i := range p.calls {
-		args := strings.TrimSpace(p.args[i].String())
+		args := strings.TrimSpace(string(p.args[i]))
 		if args == "" {
 			args = "{}"
 		}
 		if !json.Valid([]byte(args)) || args[0] != '{' {
-			return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: true, Reason: fmt.Sprintf("tool call %d's arguments are not a JSON object", i)}
+			reason := fmt.Sprintf("tool call %d (%s)'s arguments are not a JSON object", i, textx.Cut(p.calls[i].Name, 64))
+			if p.finish == "length" {
+				reason = fmt.Sprintf("the output limit (finish_reason length) cut tool call %d (%s) off mid-arguments; raise the model's max_output_tokens", i, textx.Cut(p.calls[i].Name, 64))
+			}
+			return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: true, Reason: reason}
 		}
 		p.calls[i].Arguments = json.RawMessage(args)
 	}

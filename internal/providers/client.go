@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/pabloagent/pablo/internal/httpx"
@@ -127,7 +128,10 @@ func (c *Client) CloseIdle() { c.hc.CloseIdleConnections() }
 // (DefaultStreamIdleTimeout when zero) the call ends as
 // model_attempt_timed_out: before the response, delivery may have happened
 // (or not, without a connection); after it, the provider had the request.
-func (c *Client) post(ctx context.Context, endpoint string, header http.Header, body []byte, idle time.Duration) (*http.Response, error) {
+//
+// secret is the call's credential, masked out of any provider words an
+// error keeps.
+func (c *Client) post(ctx context.Context, endpoint, secret string, header http.Header, body []byte, idle time.Duration) (*http.Response, error) {
 	if int64(len(body)) > c.limits.MaxRequestBytes {
 		return nil, &Error{Code: CodeContextTooLarge, Delivery: NotSent,
 			Reason: "the request body exceeds the " + strconv.FormatInt(c.limits.MaxRequestBytes, 10) + "-byte bound"}
@@ -162,28 +166,43 @@ func (c *Client) post(ctx context.Context, endpoint string, header http.Header, 
 			}
 			return nil, e
 		}
-		return nil, transportError(ctx, err, connected.Load())
+		return nil, transportError(ctx, err, connected.Load(), endpoint)
 	}
 	w.timer.Reset(idle)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		// Error bodies are never kept or logged: they may echo the
-		// request. A 400 or 413 body is read up to MaxOverflowBodyBytes
-		// for one thing only, the explicit context-overflow code.
-		overflow := false
-		if resp.StatusCode == 400 || resp.StatusCode == 413 {
-			overflow = readOverflowCode(resp.Body)
-		}
+		// An error body is read up to MaxOverflowBodyBytes for two
+		// things: the explicit context-overflow code, and the provider's
+		// message, kept masked (the call's credential) and bounded. The
+		// body itself is never kept or logged: it may echo the request.
+		buf := readErrorBody(resp.Body)
 		resp.Body.Close()
 		w.close()
-		if overflow {
+		if (resp.StatusCode == 400 || resp.StatusCode == 413) && OverflowCode(buf) {
 			return nil, overflowError(resp.StatusCode)
 		}
-		return nil, statusError(resp.StatusCode)
+		var message string
+		if len(buf) <= MaxOverflowBodyBytes {
+			if pe, ok := parseProviderError(buf); ok {
+				message = said(pe.message, secret)
+			}
+		}
+		e := statusError(resp.StatusCode, message)
+		if e.RetryClass != "" {
+			e.RetryAfter = retryAfter(resp.Header, time.Now())
+		}
+		return nil, e
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt != "text/event-stream" {
+		// Some servers answer 200 with a JSON error document instead of
+		// a stream: say what they said.
+		buf := readErrorBody(resp.Body)
 		resp.Body.Close()
 		w.close()
+		if pe, ok := parseProviderError(buf); ok && len(buf) <= MaxOverflowBodyBytes {
+			return nil, &Error{Code: CodeRejected, Delivery: ResponseReceived, Status: resp.StatusCode,
+				Reason: withSaid("the provider answered with an error document instead of an event stream", said(pe.message, secret))}
+		}
 		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Status: resp.StatusCode,
 			Reason: "the response is not an event stream (Content-Type must be text/event-stream)"}
 	}
@@ -245,8 +264,9 @@ func (b *idleBody) Close() error {
 
 // transportError classifies a failure below HTTP. Without a connection the
 // request cannot have left; with one, it may have. The message names a
-// category, never the library's text (which could hold a URL or address).
-func transportError(ctx context.Context, err error, connected bool) *Error {
+// category and the endpoint (scheme, host and path: never its query or
+// userinfo), never the library's text.
+func transportError(ctx context.Context, err error, connected bool, endpoint string) *Error {
 	e := &Error{Code: CodeTransport, Delivery: MayHaveBeenSent, RetryClass: RetryTransportUncertain}
 	if !connected {
 		e.Delivery, e.RetryClass = NotSent, RetryNotSent
@@ -259,17 +279,22 @@ func transportError(ctx context.Context, err error, connected bool) *Error {
 	var opErr *net.OpError
 	var tlsErr *tls.RecordHeaderError
 	var certErr *tls.CertificateVerificationError
+	to := " to " + endpointName(endpoint)
 	switch {
 	case errors.As(err, &dnsErr):
-		e.Reason = "the endpoint's host name did not resolve"
+		e.Reason = "the host name did not resolve" + to
 	case errors.As(err, &certErr), errors.As(err, &tlsErr):
-		e.Reason = "the TLS handshake failed"
+		e.Reason = "the TLS handshake failed" + to
+	case errors.Is(err, syscall.ECONNREFUSED):
+		e.Reason = "connection refused" + to
+	case errors.Is(err, syscall.ECONNRESET):
+		e.Reason = "connection reset" + to
 	case errors.As(err, &opErr) && opErr.Op == "dial":
-		e.Reason = "the connection was refused or could not be made"
+		e.Reason = "the connection could not be made" + to
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		e.Reason = "the connection closed before a response arrived"
+		e.Reason = "the connection closed before a response arrived" + to
 	default:
-		e.Reason = "the request failed below HTTP"
+		e.Reason = "the request failed below HTTP" + to
 	}
 	return e
 }

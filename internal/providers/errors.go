@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Code is a failure code; the values are the ledger's failure codes.
@@ -72,6 +73,9 @@ type Error struct {
 	RetryClass RetryClass
 	// Status is the HTTP status, when one arrived.
 	Status int
+	// RetryAfter is how long the provider asked the caller to wait before
+	// retrying (its Retry-After header), zero when it did not say.
+	RetryAfter time.Duration
 	// Escaped says a text delta or a tool-call start already reached the
 	// caller: a route never falls back after that.
 	Escaped bool
@@ -126,20 +130,47 @@ func rejected(format string, args ...any) *Error {
 	return &Error{Code: CodeRejected, Delivery: ResponseReceived, Reason: fmt.Sprintf(format, args...)}
 }
 
-// statusError maps a non-success HTTP status. Error bodies are never read.
-func statusError(status int) *Error {
+// statusError maps a non-success HTTP status, with the provider's own
+// words (message, already masked and bounded by said) where its error body
+// had them.
+func statusError(status int, message string) *Error {
 	e := &Error{Code: CodeRejected, Delivery: ResponseReceived, Status: status}
 	switch {
 	case status == 429:
 		e.RetryClass, e.Reason = RetryRateLimited, "rate limited"
 	case status == 502 || status == 503 || status == 504:
 		e.RetryClass, e.Reason = RetryServiceUnavailable, "service unavailable"
+	case status == 529:
+		e.RetryClass, e.Reason = RetryServiceUnavailable, "the provider is overloaded"
 	case status >= 300 && status < 400:
 		e.Reason = "the endpoint answered with a redirect, which is never followed; configure the final URL"
 	case status == 401 || status == 403:
-		e.Reason = "the provider refused the credential"
+		e.Reason = "authentication failed: the provider refused the credential"
+	case status == 404:
+		e.Reason = "the endpoint or the model was not found"
 	default:
 		e.Reason = "the provider refused the request"
+	}
+	e.Reason = withSaid(e.Reason, message)
+	return e
+}
+
+// streamError is the failure of an in-stream error event: rejected, with
+// the provider's words, and — when nothing of the answer reached the
+// caller yet — the retry class its type or code names (overloaded or
+// unavailable: service_unavailable; a rate limit: rate_limited).
+func streamError(what string, pe providerError, secret string, escaped bool) *Error {
+	e := rejected("the provider reported %s inside the stream", what)
+	e.Reason = withSaid(e.Reason, said(pe.message, secret))
+	if escaped {
+		return e
+	}
+	k := pe.kind + " " + strings.ToLower(pe.message)
+	switch {
+	case strings.Contains(k, "rate_limit") || strings.Contains(k, "rate limit") || strings.Contains(k, "429"):
+		e.RetryClass = RetryRateLimited
+	case strings.Contains(k, "overloaded") || strings.Contains(k, "unavailable") || strings.Contains(k, "529") || strings.Contains(k, "503"):
+		e.RetryClass = RetryServiceUnavailable
 	}
 	return e
 }

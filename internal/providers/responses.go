@@ -165,12 +165,13 @@ func (m *ResponsesModel) Generate(ctx context.Context, req *model.Request, emit 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.c.post(ctx, m.opts.Endpoint, authHeader(m.opts.AuthHeader, m.opts.AuthScheme, m.opts.Secret), body, m.opts.StreamIdleTimeout)
+	resp, err := m.c.post(ctx, m.opts.Endpoint, m.opts.Secret, authHeader(m.opts.AuthHeader, m.opts.AuthScheme, m.opts.Secret), body, m.opts.StreamIdleTimeout)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	p := newResponsesStream(emit)
+	p.secret = m.opts.Secret
 	r := NewSSEReader(resp.Body, m.c.limits.MaxFrameBytes, m.c.limits.MaxFrames)
 	for {
 		f, err := r.Next()
@@ -256,6 +257,7 @@ type respItemState struct {
 // responsesStream is the Open Responses event state machine.
 type responsesStream struct {
 	emit     func(string) error
+	secret   string // masked out of the provider's words
 	seq      uint64
 	seqSeen  bool
 	created  bool
@@ -390,12 +392,27 @@ func (p *responsesStream) frame(event string, data []byte) error {
 		if ev.Response == nil || ev.Response.IncompleteDetails == nil {
 			return malformed("response.incomplete without incomplete_details")
 		}
-		if ev.Response.IncompleteDetails.Reason != "max_output_tokens" {
-			return rejected("the response is incomplete for a reason other than max_output_tokens")
+		if r := ev.Response.IncompleteDetails.Reason; r != "max_output_tokens" {
+			if r == "content_filter" {
+				return rejected("the provider's content filter stopped the answer (incomplete: content_filter)")
+			}
+			return rejected("the response is incomplete (%s)", textx.Cut(r, 64))
 		}
 		return p.completed(&ev, model.FinishLength)
-	case "response.failed", "error":
-		return rejected("the provider reported %s", ev.Type)
+	case "error":
+		pe, _ := parseProviderError(data)
+		return streamError("an error event", pe, p.secret, p.escaped)
+	case "response.failed":
+		var f struct {
+			Response struct {
+				Error json.RawMessage `json:"error"`
+			} `json:"response"`
+		}
+		var pe providerError
+		if json.Unmarshal(data, &f) == nil && len(f.Response.Error) > 0 {
+			pe, _ = parseProviderError([]byte(`{"error":` + string(f.Response.Error) + `}`))
+		}
+		return streamError("response.failed", pe, p.secret, p.escaped)
 	}
 	return unsupported("event %q is not in the %s profile", textx.Cut(ev.Type, 64), CapabilityProfile)
 }
@@ -430,8 +447,10 @@ func (p *responsesStream) itemAdded(ev *respEvent) error {
 			return malformed("output_item.added carries content")
 		}
 	case "function_call":
-		if it.CallID == "" || it.Name == "" || len(it.CallID) > maxCallIDBytes || len(it.Name) > maxCallIDBytes {
-			return malformed("a function call needs a call_id and a name of 1..%d bytes", maxCallIDBytes)
+		// An empty or missing call_id is taken (local servers omit it):
+		// the run loop makes one up that is unique in the conversation.
+		if it.Name == "" || len(it.CallID) > maxCallIDBytes || len(it.Name) > maxCallIDBytes {
+			return malformed("a function call needs a name of 1..%d bytes and a call_id of at most %d", maxCallIDBytes, maxCallIDBytes)
 		}
 		p.calls++
 		if p.calls > MaxToolCalls {
@@ -613,7 +632,11 @@ func (p *responsesStream) result() (*model.Response, error) {
 			args = "{}"
 		}
 		if !json.Valid([]byte(args)) || args[0] != '{' {
-			return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: true, Reason: "a function call's arguments are not a JSON object"}
+			reason := fmt.Sprintf("function call %s's arguments are not a JSON object", textx.Cut(it.name, 64))
+			if p.finish == model.FinishLength {
+				reason = fmt.Sprintf("the output limit (incomplete: max_output_tokens) cut function call %s off mid-arguments; raise the model's max_output_tokens", textx.Cut(it.name, 64))
+			}
+			return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: true, Reason: reason}
 		}
 		r.ToolCalls = append(r.ToolCalls, model.ToolCall{ID: it.callID, Name: it.name, Arguments: json.RawMessage(args)})
 	}

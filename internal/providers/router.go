@@ -168,12 +168,19 @@ func (r *Router) post(ctx context.Context, body []byte) ([]byte, error) {
 	req.Header.Set("Ai-Gateway-Auth-Method", "api-key")
 	resp, err := r.c.hc.Do(req)
 	if err != nil {
-		return nil, transportError(ctx, err, connected.Load())
+		return nil, transportError(ctx, err, connected.Load(), r.opts.Endpoint)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		// Error bodies are never read: they may echo the request.
-		return nil, statusError(resp.StatusCode)
+		// The error body is read, bounded, for the router's message
+		// alone, masked; it is never kept.
+		var message string
+		if buf := readErrorBody(resp.Body); len(buf) <= MaxOverflowBodyBytes {
+			if pe, ok := parseProviderError(buf); ok {
+				message = said(pe.message, r.opts.Secret)
+			}
+		}
+		return nil, statusError(resp.StatusCode, message)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
 		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Status: resp.StatusCode,
@@ -181,7 +188,7 @@ func (r *Router) post(ctx context.Context, body []byte) ([]byte, error) {
 	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxRouterResponseBytes+1))
 	if err != nil {
-		e := transportError(ctx, err, true)
+		e := transportError(ctx, err, true, r.opts.Endpoint)
 		e.Delivery, e.RetryClass = ResponseReceived, ""
 		return nil, e
 	}
