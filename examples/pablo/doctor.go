@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -193,6 +195,9 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 		dr.ok("workspace", "%s", ws)
 	}
 	dr.credentials(ctx, d, h, fixture != "")
+	if fixture == "" {
+		dr.localModels(d)
+	}
 	dr.skills(ctx, d)
 	dr.policy(d)
 	dr.sandbox(ctx, d, h.bubblewrap)
@@ -215,6 +220,22 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 		dr.probeA2A(ctx, d, h)
 	}
 	dr.graph(ctx, d, h, fixture != "")
+}
+
+// localModels notes each model endpoint that is plain http to this host's
+// loopback interface: a local model server, allowed without a host switch
+// because its traffic never leaves the host.
+func (dr *doctor) localModels(d *pablo.Deployment) {
+	for _, m := range d.ModelProfiles() {
+		u, err := url.Parse(m.Endpoint)
+		if err != nil || u.Scheme != "http" {
+			continue
+		}
+		ip := net.ParseIP(u.Hostname())
+		if u.Hostname() == "localhost" || ip != nil && ip.IsLoopback() {
+			dr.ok("model.local", "%s: %s is a local model server over plain http on this host's loopback interface; its traffic never leaves the host", m.Option, m.Endpoint)
+		}
+	}
 }
 
 // credentialUse is one credential the configuration will resolve.

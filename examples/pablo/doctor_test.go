@@ -331,3 +331,26 @@ func TestDoctorProbeSkippedAfterAFailure(t *testing.T) {
 		t.Fatalf("exit %d, last %+v, %d requests", code, last, f.hits)
 	}
 }
+
+// TestDoctorNotesALocalModelServer: a model on plain http to this host's
+// loopback interface needs no --loopback-http; doctor says the endpoint is
+// a local server whose traffic never leaves the host, and probes it.
+func TestDoctorNotesALocalModelServer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 200, "text/event-stream")
+	endpoint := f.srv.URL + "/v1/chat/completions"
+	cfg, ws := writeConfig(t, "[options.model]\nprovider = \"openai_compatible\"\nid = \"llama3.1\"\nendpoint = \""+endpoint+"\"\n")
+	code, rep, all := doctorJSON(t, nil, "--config", cfg, "--bind", "workspace="+ws, "--probe", "provider")
+	if code != 0 {
+		t.Fatalf("exit %d: %+v\n%s", code, rep, all)
+	}
+	c := namedCheck(rep, "model.local")
+	if c.Status != "ok" || !strings.Contains(c.Detail, endpoint) || !strings.Contains(c.Detail, "never leaves the host") {
+		t.Fatalf("no note of the local server: %+v", rep.Checks)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.body["model"] != "llama3.1" {
+		t.Fatalf("the probe did not reach the local server: %v", f.body)
+	}
+}

@@ -3,11 +3,13 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/endpoint"
 )
 
 // The fixed gateway endpoints of the reference's providers.
@@ -228,10 +230,42 @@ func (d *Deployment) checkModel(ptr string, m ModelOptions) error {
 		}
 	}
 	if m.Endpoint != "" {
-		return d.checkRemote(ptr+"/endpoint", m.Endpoint)
+		return d.checkModelEndpoint(ptr+"/endpoint", m.Endpoint)
 	}
 	return nil
 }
+
+// checkModelEndpoint requires a model endpoint to be https, or plain http
+// to this host's loopback interface (a local model server: Ollama, vLLM,
+// llama.cpp; the traffic never leaves the host). No host switch is needed
+// for that; a locked deployment accepts it only where an [[authority]]
+// layer's provider_endpoints lists that exact endpoint, so lock still
+// names every destination. A refusal says what would allow the endpoint.
+func (d *Deployment) checkModelEndpoint(ptr, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return invalid(ptr, "not a URL")
+	}
+	if endpoint.CheckScheme(u, true) != nil {
+		return invalid(ptr, "%s: a model endpoint must use https; plain http is allowed only to this host's loopback interface (http://127.0.0.1, http://[::1], http://localhost)", endpoint.ErrPlainHTTP.Error())
+	}
+	if u.Scheme == "https" || !d.locked || d.loopbackListed(raw) {
+		return nil
+	}
+	return invalid(ptr, "a locked deployment sends to a plain-http loopback endpoint only where an [[authority]] layer's provider_endpoints lists it: add %q to provider_endpoints, or use https", raw)
+}
+
+// loopbackListed reports whether some authority layer lists endpoint in
+// its provider_endpoints.
+func (d *Deployment) loopbackListed(raw string) bool {
+	for _, l := range d.layers {
+		if l.Has("provider_endpoints") && slices.Contains(l.ProviderEndpoints, raw) {
+			return true
+		}
+	}
+	return false
+}
+
 
 // modelCredential is the credential reference of an HTTP provider's
 // profile, bound to the provider's consumer and endpoint.

@@ -1,0 +1,56 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+const localModel = "schema_version = 1\n[options.model]\nprovider = \"openai_compatible\"\nid = \"llama3.1\"\nendpoint = %q\n"
+
+func localDoc(endpoint string, extra string) string {
+	return strings.Replace(localModel, "%q", `"`+endpoint+`"`, 1) + extra
+}
+
+// TestLocalModelServerOverLoopbackHTTP: a model endpoint over plain http
+// to this host's loopback interface (a local model server) loads without
+// any host switch, in each of its three spellings.
+func TestLocalModelServerOverLoopbackHTTP(t *testing.T) {
+	for _, ep := range []string{"http://127.0.0.1:11434/v1/chat/completions", "http://[::1]:8000/v1/chat/completions", "http://localhost:8080/v1/chat/completions"} {
+		if _, err := loadString(t, localDoc(ep, "")); err != nil {
+			t.Fatalf("%s: %v", ep, err)
+		}
+	}
+}
+
+// TestPlainHTTPModelEndpointOffTheHostIsRefused: plain http anywhere but
+// the loopback interface is refused, and the refusal says what is allowed.
+func TestPlainHTTPModelEndpointOffTheHostIsRefused(t *testing.T) {
+	for _, ep := range []string{"http://10.0.0.5:11434/v1/chat/completions", "http://llm.example.test/v1/chat/completions", "http://localhost.example.test/v1"} {
+		_, err := loadString(t, localDoc(ep, ""))
+		ce := wantCode(t, err, CodeInvalidValue, "/options/model/endpoint")
+		if !strings.Contains(ce.Error(), "https") || !strings.Contains(ce.Error(), "loopback") {
+			t.Fatalf("%s: the refusal does not say what is allowed: %v", ep, ce)
+		}
+	}
+}
+
+// TestLockedLocalModelNeedsProviderEndpoints: under lock a loopback
+// endpoint loads only where an [[authority]] layer's provider_endpoints
+// lists it exactly; the refusal names the key to add it to.
+func TestLockedLocalModelNeedsProviderEndpoints(t *testing.T) {
+	ep := "http://127.0.0.1:11434/v1/chat/completions"
+	locked := "[deployment]\nlocked = true\n"
+	_, err := loadString(t, localDoc(ep, locked))
+	ce := wantCode(t, err, CodeInvalidValue, "/options/model/endpoint")
+	if !strings.Contains(ce.Error(), "provider_endpoints") || !strings.Contains(ce.Error(), ep) {
+		t.Fatalf("the refusal does not say what would allow it: %v", ce)
+	}
+	// Another layer listing another endpoint does not count.
+	_, err = loadString(t, localDoc(ep, locked+"[[authority]]\nid = \"other\"\nprovider_endpoints = [\"http://127.0.0.1:9999/v1/chat/completions\"]\n"))
+	if err == nil {
+		t.Fatal("a layer listing another endpoint admitted this one")
+	}
+	if _, err := loadString(t, localDoc(ep, locked+"[[authority]]\nid = \"local-model\"\nprovider_endpoints = [\""+ep+"\"]\n")); err != nil {
+		t.Fatal(err)
+	}
+}
