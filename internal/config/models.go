@@ -266,7 +266,6 @@ func (d *Deployment) loopbackListed(raw string) bool {
 	return false
 }
 
-
 // modelCredential is the credential reference of an HTTP provider's
 // profile, bound to the provider's consumer and endpoint.
 func modelCredential(ptr string, m ModelOptions, explicit bool) (credUse, bool) {
