@@ -1,0 +1,5 @@
+package memory
+
+import "slices"
+
+func sortStrings(s []string) { slices.Sort(s) }
