@@ -2,17 +2,11 @@ package pablo
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"path"
-	"strings"
-	"sync"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
-	"github.com/pabloagent/pablo/event"
-	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
@@ -20,18 +14,90 @@ import (
 // its approver rejected returns to the model.
 const CodeApprovalRejected outcome.FailureCode = "approval_rejected"
 
-// The ledger's approval rules beyond the answers themselves: a request
-// sent, a call an earlier "allow for this task" answer covered, a request
-// the task ended before it was answered, and a call denied because no one
-// could be asked.
+// Approver answers approval requests. Each request is bound to one call;
+// an answer never authorizes a different call. It may block until a human
+// answers; ctx ends when the task is cancelled or times out, and the call
+// is then denied. An error means the approver could not answer: the call
+// is denied as if there were no approver.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
+}
+
+// ApprovalAnswer is an approver's answer to one request. The zero value
+// rejects.
+type ApprovalAnswer string
+
+// The answers to an approval request.
 const (
-	approvalAsked      ApprovalAnswer = "requested"
-	approvalGranted    ApprovalAnswer = "covered_by_task_grant"
-	approvalRefused    ApprovalAnswer = "rejected_by_task_grant"
-	approvalUnanswered ApprovalAnswer = "unanswered"
-	approvalLate       ApprovalAnswer = "late"
-	approvalNoChannel  ApprovalAnswer = "no_channel"
+	// ApprovalReject keeps the call from running: the model gets the
+	// recoverable result approval_rejected and may choose another way.
+	ApprovalReject ApprovalAnswer = "reject"
+	// ApprovalAllowOnce runs this one call: the same capability with
+	// other arguments asks again.
+	ApprovalAllowOnce ApprovalAnswer = "allow_once"
+	// ApprovalAllowForTask runs this call and, for the rest of the task,
+	// every call of the same capability and effect over the same
+	// resources (the same arguments, when the call names none): an
+	// [authority.ApprovalGrant] recorded in the ledger.
+	ApprovalAllowForTask ApprovalAnswer = "allow_for_task"
+	// ApprovalRejectForTask rejects this call and, for the rest of the
+	// task, every call the same grant would cover, without asking.
+	ApprovalRejectForTask ApprovalAnswer = "reject_for_task"
 )
+
+// ApprovalRequest is one call that needs approval before it runs: the
+// capability, its arguments (masked, as the events show them) and their
+// digest, the resources it names, its effect and the agent that asks.
+type ApprovalRequest struct {
+	// ID names this request ([ApprovalRequestID]): bound to the task, the
+	// agent, the call ID and the arguments digest, it is what the
+	// approval events and the ledger's records of the request carry.
+	ID     string
+	TaskID string
+	// AgentID is the agent whose call it is: the root's, or a child's.
+	AgentID string
+	CallID  string
+	Tool    authority.ID
+	// Arguments are the call's arguments with every secret masked.
+	Arguments json.RawMessage
+	// ArgumentsDigest is "sha256:<hex>" of the arguments as the model
+	// wrote them: what the answer is bound to.
+	ArgumentsDigest string
+	// Resources are the resources the call names (paths, hosts), from its
+	// tool's contract, each value masked; nil when it names none.
+	Resources []authority.Resource
+	// Effect is what the call does: read, write, execute, network or
+	// delegate.
+	Effect authority.CallEffect
+	// Decision is the authority's decision that asked for approval: its
+	// layer and rule.
+	Decision authority.Decision
+	// Delegation, on a subagent call that hands work to another agent
+	// (spawn, spawn_remote), is what it delegates; nil on any other call.
+	Delegation *ApprovalDelegation
+}
+
+// ApprovalDelegation is what a subagent call asking for approval hands to
+// another agent: the remote it names, or the capabilities the child would
+// get, and a digest of the work handed over, never its content.
+type ApprovalDelegation struct {
+	// Action is spawn or spawn_remote.
+	Action children.Action
+	// Remote is the A2A remote a spawn_remote delegates to.
+	Remote string
+	// Capabilities are the tools, Skills, MCP servers and route entries a
+	// spawned child would get: its request narrowed from its parent's
+	// (an omitted list inherits the parent's).
+	Capabilities children.Capabilities
+	// Handoffs are the earlier children's results a spawn hands on, by
+	// reference (source agent, result ID, kind).
+	Handoffs []children.Handoff
+	// InputDigest is "sha256:<hex>" of what is handed over — a child's
+	// input, as its agent record in the ledger digests it, or a remote's
+	// parts — and InputBytes its size.
+	InputDigest string
+	InputBytes  int
+}
 
 // ApprovalChannel is what an [Approver] may also implement to name the
 // channel its answers come from ("acp", "tty", "host"): the channel of
@@ -40,305 +106,13 @@ type ApprovalChannel interface {
 	ApprovalChannel() string
 }
 
-// The channels an answer comes from besides an approver's own.
-const (
-	channelApprover  = "approver"
-	channelTaskGrant = "task_grant"
-	channelNone      = "none"
-)
-
-// channelOf names the channel of ap's answers.
-func channelOf(ap Approver) string {
-	if c, ok := ap.(ApprovalChannel); ok {
-		if name := c.ApprovalChannel(); name != "" {
-			return name
-		}
-	}
-	return channelApprover
-}
-
 // ApprovalRequestID is the ID of the approval request bound to one call:
 // derived from the root task, the agent, the call ID and the arguments
 // digest ("apr_" and 32 hex digits of SHA-256 over the four, each followed
 // by a NUL byte), so a request names exactly one call and its answer,
 // carrying the same ID, can be bound to nothing else.
 func ApprovalRequestID(taskID, agentID, callID, argumentsDigest string) string {
-	return digest16("apr_", taskID, agentID, callID, argumentsDigest)
-}
-
-// digest16 is prefix (at most 16 bytes) and the hex of the first 16 bytes
-// of SHA-256 over parts, each followed by a NUL byte.
-func digest16(prefix string, parts ...string) string {
-	// One allocation, the string: the parts are hashed from a stack
-	// buffer when they fit (IDs do), every tool call derives one.
-	var in [256]byte
-	b := in[:0]
-	for _, p := range parts {
-		b = append(b, p...)
-		b = append(b, 0)
-	}
-	sum := sha256.Sum256(b)
-	var out [16 + 32]byte
-	n := copy(out[:], prefix)
-	hex.Encode(out[n:], sum[:16])
-	return string(out[:n+32])
-}
-
-// approvalGrants are the "allow for this task" answers of one task, shared
-// by its root and its children: a narrowing rule of the task's own that
-// lets a later call of exactly the same shape skip the question.
-type approvalGrants struct {
-	mu     sync.Mutex
-	grants []taskGrant
-}
-
-// taskGrant is one "for this task" answer: allowed or rejected.
-type taskGrant struct {
-	authority.ApprovalGrant
-	allow bool
-}
-
-func (g *approvalGrants) add(x authority.ApprovalGrant, allow bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.grants = append(g.grants, taskGrant{x, allow})
-}
-
-// covers returns the earliest "for this task" answer covering x, if any.
-func (g *approvalGrants) covers(x authority.ApprovalGrant) (allow, found bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, have := range g.grants {
-		if have.Covers(x) {
-			return have.allow, true
-		}
-	}
-	return false, false
-}
-
-// approvalRequest is the request bound to one admitted call: its masked
-// arguments, digest, the resources its contract names (masked, as every
-// approver sees them) and its effect. resources are the call's own, which
-// an answer for this task is bound to.
-func (s *step) approvalRequest(ac admittedCall) (req ApprovalRequest, resources []authority.Resource) {
-	args, _ := s.t.rt.opts.secrets.MaskJSON(ac.args)
-	req = ApprovalRequest{ID: ApprovalRequestID(s.t.root.ID(), s.agent, ac.rec.ID, ac.rec.ArgumentsDigest),
-		TaskID: s.t.root.ID(), AgentID: s.agent, CallID: ac.rec.ID, Tool: ac.id,
-		Arguments: json.RawMessage(args), ArgumentsDigest: ac.rec.ArgumentsDigest,
-		Effect: authority.EffectOf(ac.id, ac.decision), Decision: ac.decision}
-	if spec, ok := s.contracts.Spec(ac.id); ok && spec.Resources != nil {
-		var decoded map[string]any
-		if json.Unmarshal(ac.args, &decoded) == nil {
-			resources = spec.Resources(decoded)
-		}
-	}
-	if len(resources) == 0 {
-		resources = workspaceResources(ac.id, ac.args)
-	}
-	if sc, ok := ac.owner.(*subagentCatalog); ok {
-		req.Delegation = maskDelegation(sc.delegation(ac.args), s.t.rt.opts.secrets)
-	}
-	for _, r := range resources {
-		req.Resources = append(req.Resources, authority.Resource{Kind: r.Kind, Value: s.t.rt.opts.secrets.String(r.Value)})
-	}
-	return req, resources
-}
-
-// workspaceResources is the path a workspace tool's call names, as the
-// resource its approval request is bound to: a write of fs.write and
-// fs.edit, a read of fs.read, fs.list and fs.search, cleaned so "./a.txt"
-// and "a.txt" are one resource. The tool itself confines the path; this
-// only names it for the human and for an "allow for this task" grant.
-func workspaceResources(id authority.ID, args json.RawMessage) []authority.Resource {
-	kind := authority.ResourceRead
-	switch id {
-	case authority.FSWrite, authority.FSEdit:
-		kind = authority.ResourceWrite
-	case authority.FSRead, authority.FSList, authority.FSSearch:
-	default:
-		return nil
-	}
-	var a struct {
-		Path *string `json:"path"`
-	}
-	if json.Unmarshal(args, &a) != nil || a.Path == nil {
-		return nil
-	}
-	return []authority.Resource{{Kind: kind, Value: path.Clean(*a.Path)}}
-}
-
-// recordApproval records one step of an approval in the ledger, as a
-// decision on the call's capability under the layer "approval": the rule
-// is "approval.<step>" and the reason names the call it is bound to, its
-// digest, effect and resources (masked), the request and, for an answer,
-// its channel, so a host can audit who approved what from the ledger
-// alone. Every step but the request is also an approval.answered event.
-func (s *step) recordApproval(req ApprovalRequest, step ApprovalAnswer) *event.Outcome {
-	return s.recordAnswer(req, step, "")
-}
-
-// recordUnanswered records a request the task ended before its answer
-// counted (a cancel, the deadline): "late" with the answer that came too
-// late, which grants nothing, or "unanswered" when none came. The task
-// has ended, so it is recorded on a context that is not.
-func (s *step) recordUnanswered(req ApprovalRequest, answer ApprovalAnswer, err error) {
-	saved := s.ctx
-	s.ctx = context.WithoutCancel(saved)
-	defer func() { s.ctx = saved }()
-	if err == nil && answer != "" {
-		_ = s.recordAnswer(req, approvalLate, answer)
-		return
-	}
-	_ = s.recordAnswer(req, approvalUnanswered, "")
-}
-
-// recordAnswer is recordApproval with the late answer of a "late" step.
-func (s *step) recordAnswer(req ApprovalRequest, step, late ApprovalAnswer) *event.Outcome {
-	allowed := step == ApprovalAllowOnce || step == ApprovalAllowForTask || step == approvalGranted
-	channel := ""
-	switch step {
-	case approvalAsked:
-	case approvalGranted, approvalRefused:
-		channel = channelTaskGrant
-	case approvalNoChannel:
-		channel = channelNone
-		if s.conf.approver != nil {
-			channel = channelOf(s.conf.approver) // it failed to answer
-		}
-	default:
-		channel = channelOf(s.conf.approver)
-	}
-	var b strings.Builder
-	b.WriteString("call ")
-	b.WriteString(req.CallID)
-	b.WriteString(" arguments ")
-	b.WriteString(req.ArgumentsDigest)
-	b.WriteString(" effect ")
-	b.WriteString(string(req.Effect))
-	for _, r := range req.Resources {
-		b.WriteString(" ")
-		b.WriteString(string(r.Kind))
-		b.WriteString("=")
-		b.WriteString(s.t.rt.opts.secrets.String(r.Value))
-	}
-	b.WriteString(" request ")
-	b.WriteString(req.ID)
-	if channel != "" {
-		b.WriteString(" channel ")
-		b.WriteString(channel)
-	}
-	if late != "" {
-		b.WriteString(" late answer ")
-		b.WriteString(string(late))
-	}
-	d := authority.Decision{Allowed: allowed, Layer: "approval", RuleID: "approval." + string(step), Reason: b.String()}
-	if err := s.t.root.RecordDecision(s.ctx, s.agent, string(req.Tool), d); err != nil {
-		return s.ledgerOutcome(err)
-	}
-	if step == approvalAsked {
-		// A barrier before the wait for a human: a host killed while
-		// the approver thinks leaves the request, the call's admission
-		// and the model response that asked for it durable.
-		if err := s.t.root.Flush(s.ctx); err != nil {
-			return s.ledgerOutcome(err)
-		}
-		return nil
-	}
-	a := s.approvalEvent(req, false)
-	a.Answer, a.Channel, a.LateAnswer = eventAnswer(step), channel, string(late)
-	return s.emit(event.EventData{Type: event.ApprovalAnswered, Approval: a})
-}
-
-// emitApprovalRequested is the approval.requested event of req: every
-// call that needs approval has one, then one approval.answered.
-func (s *step) emitApprovalRequested(req ApprovalRequest) *event.Outcome {
-	return s.emit(event.EventData{Type: event.ApprovalRequested, Approval: s.approvalEvent(req, true)})
-}
-
-// approvalEvent is req as its events carry it, masked; the request event
-// also carries the arguments and the rule that asked.
-func (s *step) approvalEvent(req ApprovalRequest, request bool) *event.Approval {
-	a := &event.Approval{RequestID: req.ID, CallID: req.CallID, Capability: string(req.Tool),
-		ArgumentsDigest: req.ArgumentsDigest, Effect: string(req.Effect)}
-	for _, r := range req.Resources {
-		a.Resources = append(a.Resources, event.ApprovalResource{Kind: string(r.Kind), Value: s.t.rt.opts.secrets.String(r.Value)})
-	}
-	if request {
-		a.Arguments = req.Arguments
-		by := authority.ApprovalSourceOf(req.Decision)
-		a.Layer, a.RuleID = by.Layer, by.RuleID
-		a.Delegation = eventDelegation(req.Delegation)
-	}
-	return a
-}
-
-// maskDelegation masks every name d carries (a model wrote them), as the
-// request's resources are: every approver sees the same masked values.
-func maskDelegation(d *ApprovalDelegation, secrets *redact.Set) *ApprovalDelegation {
-	if d == nil {
-		return nil
-	}
-	m := func(v []string) []string {
-		if v == nil {
-			return nil
-		}
-		out := make([]string, len(v))
-		for i, x := range v {
-			out[i] = secrets.String(x)
-		}
-		return out
-	}
-	d.Remote = secrets.String(d.Remote)
-	c := &d.Capabilities
-	c.Tools, c.Skills, c.MCPServers, c.ModelRoute = m(c.Tools), m(c.Skills), m(c.MCPServers), m(c.ModelRoute)
-	hs := make([]children.Handoff, len(d.Handoffs))
-	for i, h := range d.Handoffs {
-		hs[i] = children.Handoff{SourceAgentID: secrets.String(h.SourceAgentID), ResultID: secrets.String(h.ResultID), Kind: h.Kind}
-	}
-	if d.Handoffs == nil {
-		hs = nil
-	}
-	d.Handoffs = hs
-	return d
-}
-
-// eventDelegation is d as the approval.requested event carries it.
-func eventDelegation(d *ApprovalDelegation) *event.ApprovalDelegation {
-	if d == nil {
-		return nil
-	}
-	e := &event.ApprovalDelegation{Action: string(d.Action), Remote: d.Remote, InputDigest: d.InputDigest, InputBytes: d.InputBytes}
-	if d.Action != children.ActionSpawnRemote {
-		c := d.Capabilities
-		e.Capabilities = &event.ApprovalCapabilities{Tools: nonNil(c.Tools), Skills: nonNil(c.Skills), MCPServers: nonNil(c.MCPServers), ModelRoute: nonNil(c.ModelRoute)}
-	}
-	for _, h := range d.Handoffs {
-		e.Handoffs = append(e.Handoffs, event.ApprovalHandoff{SourceAgentID: h.SourceAgentID, ResultID: h.ResultID, Kind: string(h.Kind)})
-	}
-	return e
-}
-
-// nonNil is v, or an empty list for nil, so an event's list is never null.
-func nonNil(v []string) []string {
-	if v == nil {
-		return []string{}
-	}
-	return v
-}
-
-// eventAnswer is the answer an approval.answered event gives for a ledger
-// step: an earlier answer for this task is that answer, and a late answer
-// leaves the request unanswered.
-func eventAnswer(step ApprovalAnswer) string {
-	switch step {
-	case approvalGranted:
-		return string(ApprovalAllowForTask)
-	case approvalRefused:
-		return string(ApprovalRejectForTask)
-	case approvalLate:
-		return string(approvalUnanswered)
-	}
-	return string(step)
+	return engine.ApprovalRequestID(taskID, agentID, callID, argumentsDigest)
 }
 
 // IdempotencyKey is the stable key of one side-effecting call: derived
@@ -350,5 +124,38 @@ func eventAnswer(step ApprovalAnswer) string {
 // mcp.IdempotencyMetaKey ("io.github.pabloagent/idempotency-key");
 // shell.run in the environment variable PABLO_IDEMPOTENCY_KEY.
 func IdempotencyKey(taskID, agentID, callID string) string {
-	return digest16("idem_", taskID, agentID, callID)
+	return engine.IdempotencyKey(taskID, agentID, callID)
 }
+
+// engineApprover adapts a host's Approver to the engine's; nil stays nil. The
+// adapter forwards ApprovalChannel, so the engine sees the channel the
+// host's approver names.
+func engineApprover(ap Approver) engine.Approver {
+	if ap == nil {
+		return nil
+	}
+	if c, ok := ap.(ApprovalChannel); ok {
+		return channelApprover{approver{ap}, c}
+	}
+	return approver{ap}
+}
+
+type approver struct{ ap Approver }
+
+func (a approver) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalAnswer, error) {
+	r := ApprovalRequest{ID: req.ID, TaskID: req.TaskID, AgentID: req.AgentID, CallID: req.CallID, Tool: req.Tool,
+		Arguments: req.Arguments, ArgumentsDigest: req.ArgumentsDigest, Resources: req.Resources, Effect: req.Effect, Decision: req.Decision}
+	if d := req.Delegation; d != nil {
+		r.Delegation = &ApprovalDelegation{Action: d.Action, Remote: d.Remote, Capabilities: d.Capabilities, Handoffs: d.Handoffs,
+			InputDigest: d.InputDigest, InputBytes: d.InputBytes}
+	}
+	answer, err := a.ap.Approve(ctx, r)
+	return engine.ApprovalAnswer(answer), err
+}
+
+type channelApprover struct {
+	approver
+	c ApprovalChannel
+}
+
+func (a channelApprover) ApprovalChannel() string { return a.c.ApprovalChannel() }

@@ -67,6 +67,7 @@ func TestDelegationInTheTraceHoldsNoContent(t *testing.T) {
 		}
 		rt.opts.secrets = &redact.Set{}
 		rt.opts.secrets.Add(secret)
+		reopen(t, rt)
 		var asked []ApprovalRequest
 		task, err := rt.StartTask(context.Background(), TaskRequest{Input: "go", Approver: secretApprover(func(_ context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
 			asked = append(asked, req)

@@ -11,6 +11,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/engine"
 )
 
 // approveWith answers every approval request with ok and counts them.
@@ -82,7 +83,7 @@ func TestHostAskGatesTheNamedCapabilityOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := askGate(set, []authority.ID{"fs.read"}, config.ApprovalOptions{})
+	gate, err := engine.AskGate(set, []authority.ID{"fs.read"}, config.ApprovalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/internal/engine"
 )
 
 // The pieces of the deployments these tests decide under.
@@ -145,7 +146,7 @@ func TestNoLayerRemovesAnApproval(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gate, err := askGate(set, nil, d.Options().Approvals)
+		gate, err := engine.AskGate(set, nil, d.Options().Approvals)
 		if err != nil {
 			t.Fatal(err)
 		}

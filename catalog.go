@@ -2,14 +2,11 @@ package pablo
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 
 	"github.com/pabloagent/pablo/ledger/outcome"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/fstools"
-	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -48,73 +45,13 @@ type HealthReporter interface {
 // handed_revision and the current_revision.
 const CodeArtifactChanged = outcome.FailureCode(fstools.ArtifactChanged)
 
-// workspaceCatalog adapts the native filesystem tools.
-type workspaceCatalog struct {
-	tools *fstools.Tools
-	specs []authority.ToolSpec
-}
-
-func newWorkspaceCatalog(t *fstools.Tools) *workspaceCatalog {
-	c := &workspaceCatalog{tools: t}
-	for _, s := range t.Specs() {
-		c.specs = append(c.specs, authority.ToolSpec{ID: s.ID, Description: s.Description, InputSchema: json.RawMessage(s.Schema)})
-	}
-	return c
-}
-
-func (c *workspaceCatalog) Tools() []authority.ToolSpec { return c.specs }
-
-func (c *workspaceCatalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
-	payload, err := c.tools.Call(ctx, call.Tool, call.Arguments)
-	if err == nil {
-		masked := 0
-		switch r := payload.(type) {
-		case *fstools.ReadResult:
-			masked = r.Masked
-		case *fstools.SearchResult:
-			masked = r.Masked
-		}
-		return ledger.ToolResult{Status: outcome.ToolCompleted, Output: map[string]any{"filesystem": payload}, Masked: masked}
-	}
-	var ce *fstools.CleanupError
-	if errors.As(err, &ce) {
-		// The mutation committed, then cleanup failed: report the commit
-		// and end the run with tool_cleanup.
-		return ledger.ToolResult{Status: outcome.ToolCleanupFailed, Code: outcome.FailToolCleanup, Output: map[string]any{"filesystem": ce.Result}}
-	}
-	var fe *fstools.Error
-	var de *fstools.DeniedError
-	var le *fstools.LimitError
-	var ae *fstools.ArgumentError
-	switch {
-	case errors.As(err, &fe):
-		e := map[string]any{"code": string(fe.Code), "message": fe.Error()}
-		if fe.Code == fstools.ArtifactChanged {
-			// A handed file's bytes changed: say which file and which
-			// revisions, as fields a host or model can act on.
-			e["path"], e["handed_revision"], e["current_revision"] = fe.Path, fe.Handed, fe.Current
-		}
-		return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: map[string]any{"filesystem": map[string]any{"error": e}}}
-	case errors.As(err, &de):
-		return ledger.ToolResult{Status: outcome.ToolPolicyDenied, Rule: de.Decision.RuleID, Decision: de.Decision, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "rule_id": de.Decision.RuleID}}}
-	case errors.As(err, &le):
-		status := outcome.ToolWorkLimit
-		kind := outcome.LimitFilesystemWork
-		if le.Kind == fstools.ToolOutputBytes {
-			status, kind = outcome.ToolOutputLimit, outcome.LimitToolOutputBytes
-		}
-		r := ledger.ToolResult{Status: status, Limit: kind}
-		if payload != nil {
-			// A committed write whose result did not fit: still say so.
-			r.Output = map[string]any{"filesystem": map[string]any{"committed": true}}
-		}
-		return r
-	case errors.As(err, &ae):
-		return ledger.ToolResult{Status: outcome.ToolInvalidArguments, Code: outcome.FailInvalidToolArguments}
-	case errors.Is(err, context.DeadlineExceeded):
-		return ledger.ToolResult{Status: outcome.ToolTimedOut}
-	case errors.Is(err, context.Canceled):
-		return ledger.ToolResult{Status: outcome.ToolCancelled}
-	}
-	return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution}
+// SandboxReporter is an optional capability of a ToolCatalog, named as
+// http.Flusher is: a catalog whose tools run in processes it starts in a
+// sandbox (shell.run, an [*mcp.Catalog]'s stdio servers) says which
+// sandbox each tool runs in, "off" included. The runtime records it in the
+// call's decision, its tool.started event and the dispatch snapshot. A
+// host that wraps such a catalog forwards Sandbox (embedding the
+// SandboxReporter it wraps does).
+type SandboxReporter interface {
+	Sandbox(id authority.ID) (mcp.Sandbox, bool)
 }

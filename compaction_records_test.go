@@ -72,6 +72,7 @@ func TestCompactionKeepsThePinnedAndRecordsNoContent(t *testing.T) {
 			t.Fatal(err)
 		}
 		rt.opts.Context = []model.Message{{Role: model.RoleUser, Content: skill}} // as an activated Skill's instructions are
+		reopen(t, rt)
 		obj, events := runTask(t, rt, "Read big.md until told to stop.")
 		rt.Close()
 		tw.Close()

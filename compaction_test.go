@@ -9,6 +9,7 @@ import (
 
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/compaction"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/model"
 )
 
@@ -70,7 +71,7 @@ func longTaskCurve(t testing.TB) taskCurve {
 	var logical []int
 	host := HostOptions{Model: &measuringModel{Model: m, measure: func(req *model.Request) {
 		if req.Instructions != compaction.Instructions {
-			logical = append(logical, int(requestBytes(req)))
+			logical = append(logical, int(engine.RequestBytes(req)))
 		}
 	}}}
 	obj, events := runCompact(t, d, host)
@@ -118,7 +119,7 @@ func secondRequest(t *testing.T) (bytes uint64, items int) {
 	var sizes []uint64
 	var counts []int
 	obj, _ := runCompact(t, d, HostOptions{Model: &measuringModel{Model: m, measure: func(req *model.Request) {
-		sizes = append(sizes, requestBytes(req))
+		sizes = append(sizes, engine.RequestBytes(req))
 		counts = append(counts, len(req.Messages)+len(req.Tools))
 	}}})
 	if obj.Outcome.Status != event.StatusCompleted || len(sizes) != 3 {

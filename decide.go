@@ -8,100 +8,19 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/internal/shell"
-	"github.com/pabloagent/pablo/mcp"
 )
 
-// callDecider is a catalog whose tools check what a call names (paths, a
-// command) themselves: it answers, without running anything, what the
-// tool would decide. ok is false when it has nothing to add to the
-// contract's decision (arguments the tool will reject, say).
-type callDecider interface {
-	decideCall(ctx context.Context, call authority.Call) (d authority.Decision, ok bool)
-}
-
-// decideCall is the decision on one proposed call before it is admitted:
-// the contract (the tool is admitted, its arguments fit its schema, the
-// authority allows the capability and the resources the contract reads),
-// then the owning catalog's own checks (workspace confinement, symlinks,
-// read and write roots, the literal command policy). A denial is returned
-// as a decision; a contract error (unknown tool, bad arguments, a resource
-// outside the scope) as the *authority.ContractError. The run loop and
-// Deployment.Decide, which `pablo policy check` prints, both ask it.
-func decideCall(ctx context.Context, contracts *authority.Contracts, owner ToolCatalog, call authority.Call) (authority.Decision, error) {
-	d, err := contracts.Decide(call)
-	if err != nil {
-		return d, err
-	}
-	if dc, ok := owner.(callDecider); ok {
-		if own, ok := dc.decideCall(ctx, call); ok && (!own.Allowed || own.Layer != "") {
-			// A tool's own check can deny more, never lift an approval
-			// the authority asked for; a requirement of its own (a
-			// command rule's) comes after the authority's.
-			if d.NeedsApproval {
-				src := authority.ApprovalSourceOf(d)
-				mine := own.ApprovalBy
-				own.ApprovalBy = nil
-				own.RequireApproval(src.Layer, src.RuleID)
-				if mine != nil {
-					own.RequireApproval(mine.Layer, mine.RuleID)
-				}
-			}
-			d = own
-		}
-	}
-	if dc, ok := owner.(delegatingCatalog); ok && d.NeedsApproval && !dc.delegates(call) {
-		liftForOwnChildren(&d)
-	}
-	if sc, ok := owner.(SandboxReporter); ok && d.Allowed {
-		if p, ok := sc.Sandbox(call.Tool); ok {
-			d.Sandbox = p.String()
-		}
-	}
-	if pc, ok := owner.(privilegedCatalog); ok && d.Allowed {
-		if rule := pc.privileged(call.Tool); rule != "" {
-			// The privileged defaults (docs/approvals.md) only add a
-			// question; nothing here can lift one a layer asked for.
-			d.RequireApproval(authority.LayerDefaults, rule)
-		}
-	}
-	return d, nil
-}
-
-// delegatingCatalog is a catalog (the subagent tool's) only some of whose
-// calls hand work to another agent: an approval of its capability is an
-// approval of that delegation, so a call that delegates nothing (inspect,
-// wait, stop: the caller's own children) never asks.
-type delegatingCatalog interface {
-	delegates(call authority.Call) bool
-}
-
-// liftForOwnChildren clears the approval a subagent call that delegates
-// nothing was marked with: every requirement on the subagent capability
-// (a tools rule, options.approvals.subagent, HostOptions.Ask) is a
-// requirement on delegation, which such a call does not do.
-func liftForOwnChildren(d *authority.Decision) {
-	d.NeedsApproval, d.ApprovalBy = false, nil
-}
-
-// privilegedCatalog is a catalog some of whose calls are privileged by
-// default: they need approval unless something else bounds them
-// (docs/approvals.md, the defaults matrix).
-type privilegedCatalog interface {
-	// privileged is the rule that makes a call of id need approval by
-	// default, or empty.
-	privileged(id authority.ID) string
-}
-
-// privileged says whether a shell.run needs approval by default: one
+// Privileged says whether a shell.run needs approval by default: one
 // that runs with the sandbox off and no literal command policy (anything
 // may run, touching anything), or one whose sandbox allows the network. A
 // sandboxed call without the network is bounded by its sandbox, and an
 // unsandboxed one under a literal command policy by the policy: neither
 // asks.
-func (c *shellCatalog) privileged(id authority.ID) string {
+func (c *shellCatalog) Privileged(id authority.ID) string {
 	if id != authority.ShellRun {
 		return ""
 	}
@@ -115,28 +34,13 @@ func (c *shellCatalog) privileged(id authority.ID) string {
 	return ""
 }
 
-// SandboxReporter is an optional capability of a ToolCatalog, named as
-// http.Flusher is: a catalog whose tools run in processes it starts in a
-// sandbox (shell.run, an [*mcp.Catalog]'s stdio servers) says which
-// sandbox each tool runs in, "off" included. The runtime records it in the
-// call's decision, its tool.started event and the dispatch snapshot. A
-// host that wraps such a catalog forwards Sandbox (embedding the
-// SandboxReporter it wraps does).
-type SandboxReporter interface {
-	Sandbox(id authority.ID) (mcp.Sandbox, bool)
-}
-
 // Sandbox is the sandbox shell.run runs in.
 func (c *shellCatalog) Sandbox(id authority.ID) (sandbox.Profile, bool) {
 	return c.runner.Sandbox(), id == authority.ShellRun
 }
 
-func (c *workspaceCatalog) decideCall(ctx context.Context, call authority.Call) (authority.Decision, bool) {
-	d, err := c.tools.Decide(ctx, call.Tool, call.Arguments)
-	return d, err == nil
-}
-
-func (c *shellCatalog) decideCall(ctx context.Context, call authority.Call) (authority.Decision, bool) {
+// DecideCall decides a shell.run over the literal command policy.
+func (c *shellCatalog) DecideCall(ctx context.Context, call authority.Call) (authority.Decision, bool) {
 	var req shell.Request
 	dec := json.NewDecoder(bytes.NewReader(call.Arguments))
 	dec.DisallowUnknownFields()
@@ -170,7 +74,7 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 		return authority.Decision{}, err
 	}
 	// The deployment's own approval classes ask here too, as in a task.
-	set, err := askGate(base, nil, d.c.Options.Approvals)
+	set, err := engine.AskGate(base, nil, d.c.Options.Approvals)
 	if err != nil {
 		return authority.Decision{}, err
 	}
@@ -200,16 +104,16 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 		// decided over the same tool spec (the remote a spawn_remote
 		// names) and judged by their action, as a task decides them. A
 		// denied subagent is decided as the capability alone.
-		sc := &subagentCatalog{Tool: children.NewTool(nil, sortedKeys(d.c.Options.A2A.Remotes))}
+		sc := engine.NewSubagentCatalog(children.NewTool(nil, sortedKeys(d.c.Options.A2A.Remotes)))
 		owner = sc
 		specs = append(specs, sc.Tools()...)
 	}
 	if owner == nil || args == nil {
 		dec := set.Decide(authority.Request{Capability: id})
-		if pc, ok := owner.(privilegedCatalog); ok && dec.Allowed {
+		if pc, ok := owner.(engine.PrivilegedCatalog); ok && dec.Allowed {
 			// A privileged default asks before every call of the
 			// capability, whatever its arguments.
-			if rule := pc.privileged(id); rule != "" {
+			if rule := pc.Privileged(id); rule != "" {
 				dec.RequireApproval(authority.LayerDefaults, rule)
 			}
 		}
@@ -219,7 +123,7 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 	if err != nil {
 		return authority.Decision{}, err
 	}
-	dec, err := decideCall(ctx, contracts, owner, authority.Call{Tool: id, Arguments: args})
+	dec, err := engine.DecideCall(ctx, contracts, owner, authority.Call{Tool: id, Arguments: args})
 	var ce *authority.ContractError
 	if errors.As(err, &ce) && ce.Decision != nil {
 		return *ce.Decision, nil

@@ -3,11 +3,13 @@ package pablo
 import (
 	"context"
 	"fmt"
-	"github.com/pabloagent/pablo/internal/config"
-	"github.com/pabloagent/pablo/model"
 	"net"
 	"net/url"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/engine"
+	"github.com/pabloagent/pablo/model"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/providers"
@@ -81,7 +83,7 @@ func (b *modelBuilder) build() (model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &providerModel{info: model.Info{Provider: o.Model.Provider, Model: o.Model.ID}, m: m}, nil
+	return engine.NewProviderModel(model.Info{Provider: o.Model.Provider, Model: o.Model.ID}, m), nil
 }
 
 // route flattens the selected route and builds each entry.
@@ -124,17 +126,17 @@ func (b *modelBuilder) route(name string) (model.Model, error) {
 	if err != nil {
 		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/routes/" + name, Message: err.Error()}
 	}
-	rm := &routeModel{name: name, r: r}
+	var cls *engine.Classifier
 	if rt.Router != nil {
 		kept := make([]string, len(ropts.Entries))
 		for i, e := range ropts.Entries {
 			kept[i] = e.Name
 		}
-		if rm.classifier, err = b.classifier(name, rt, kept); err != nil {
+		if cls, err = b.classifier(name, rt, kept); err != nil {
 			return nil, err
 		}
 	}
-	return rm, nil
+	return routed{engine.NewRoute(name, r, cls)}, nil
 }
 
 // profile builds one model profile: its endpoint, its credential (or the

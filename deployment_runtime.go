@@ -9,6 +9,7 @@ import (
 
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
 
@@ -75,7 +76,7 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 	if err != nil {
 		return RuntimeOptions{}, err
 	}
-	auth, err := askGate(set, opts.Ask, d.c.Options.Approvals)
+	auth, err := engine.AskGate(set, opts.Ask, d.c.Options.Approvals)
 	if err != nil {
 		return RuntimeOptions{}, err
 	}
@@ -185,8 +186,8 @@ func (d *Deployment) compactionOptions(m model.Model) *CompactionOptions {
 		}
 	}
 	if rm, ok := routeOf(m); ok {
-		for _, e := range rm.r.Options().Entries {
-			if p, ok := d.c.Options.Models[e.Name]; ok {
+		for _, name := range rm.EntryNames() {
+			if p, ok := d.c.Options.Models[name]; ok {
 				window(p.ContextWindowTokens)
 			}
 		}
@@ -347,7 +348,7 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set) (ca
 		if err != nil {
 			return cats, cleanup, err
 		}
-		cats = append(cats, newWorkspaceCatalog(tools))
+		cats = append(cats, engine.NewWorkspaceCatalog(tools))
 	}
 	if o.Shell.Enabled {
 		dir, err := d.Workspace()

@@ -466,3 +466,15 @@ func TestArgumentsThatAreNotJSONNeverReachTheLedger(t *testing.T) {
 		}
 	}
 }
+
+// reopen rebuilds rt's engine from its options, after a test changed them
+// (a measuring model, a secret to mask): the engine copies its options
+// when it is built.
+func reopen(t testing.TB, rt *Runtime) {
+	t.Helper()
+	e, err := newEngine(rt.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.e = e
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/model"
 )
 
@@ -20,10 +21,11 @@ func TestTurnCostDoesNotWalkTheHistory(t *testing.T) {
 	const turns = 200
 	var sizes []uint64
 	m := &measuringModel{Model: NewScriptModel(mustScript(t, toolCallScript(turns))), measure: func(req *model.Request) {
-		sizes = append(sizes, requestBytes(req))
+		sizes = append(sizes, engine.RequestBytes(req))
 	}}
 	rt := benchRuntimeStore(t, nil, toolCallScript(turns), noopTool{})
 	rt.opts.Model = m
+	reopen(t, rt)
 	task, err := rt.Start(context.Background(), "go")
 	if err != nil {
 		t.Fatal(err)
@@ -31,8 +33,8 @@ func TestTurnCostDoesNotWalkTheHistory(t *testing.T) {
 	if obj := task.Wait(); obj.Outcome.Status != event.StatusCompleted {
 		t.Fatalf("outcome %+v", obj.Outcome)
 	}
-	if task.historyWalks != 0 {
-		t.Errorf("%d model requests of %d walked the history to be measured", task.historyWalks, turns+1)
+	if task.t.HistoryWalks() != 0 {
+		t.Errorf("%d model requests of %d walked the history to be measured", task.t.HistoryWalks(), turns+1)
 	}
 	if len(sizes) != turns+1 || sizes[turns] <= sizes[0] {
 		t.Fatalf("measured %d requests, %v", len(sizes), sizes)
@@ -111,6 +113,7 @@ func decileAllocs(tb testing.TB, turns int) (bytes, objs [10]float64) {
 	m := &turnClockModel{Model: NewScriptModel(mustScript(tb, script)), memEvery: turns / 10}
 	rt := benchRuntimeStore(tb, nil, script, noopTool{})
 	rt.opts.Model = m
+	reopen(tb, rt)
 	if obj, _ := rt.Run(context.Background(), "go"); obj.Outcome.Status != event.StatusCompleted {
 		tb.Fatal(obj.Outcome.Status)
 	}
@@ -160,6 +163,7 @@ func BenchmarkLongTask(b *testing.B) {
 			m := &turnClockModel{Model: NewScriptModel(mustScript(b, script)), at: make([]time.Time, 0, turns+2)}
 			rt := benchRuntimeStore(b, nil, script, noopTool{})
 			rt.opts.Model = m
+			reopen(b, rt)
 			var deciles [10][]time.Duration // per tenth, one sample a task
 			runtime.GC()
 			for b.Loop() {

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
 )
@@ -248,7 +249,7 @@ func TestFixtureRouteFallsBackAfter503(t *testing.T) {
 		t.Fatal("a route builds a Router")
 	}
 	var attempts []event.RouteAttempt
-	s := &routeSession{EndAttempt: func(_ context.Context, a event.RouteAttempt, _ *model.Response, _ error) {
+	s := &engine.RouteSession{EndAttempt: func(_ context.Context, a event.RouteAttempt, _ *model.Response, _ error) {
 		attempts = append(attempts, a)
 	}}
 	resp, err := rm.GenerateRouted(context.Background(), s, &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}, func(string) error { return nil })

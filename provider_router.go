@@ -8,18 +8,10 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/internal/providers"
-	"github.com/pabloagent/pablo/model"
 )
-
-// routeClassifier is a route's complexity router (options.routes.NAME.router)
-// and, for each of its categories, the route entry the category selects.
-type routeClassifier struct {
-	r     *providers.Router
-	entry map[string]int
-}
 
 // routerPath is where a fixture serves the evaluation-model endpoint.
 const routerPath = "/v4/ai/evaluation-model"
@@ -29,7 +21,7 @@ const routerPath = "/v4/ai/evaluation-model"
 // requires): its credential is the Vercel credential, resolved for exactly the
 // evaluation-model endpoint (a fixture gets the fixed fake key, at the
 // fixture's own origin).
-func (b *modelBuilder) classifier(name string, rt config.Route, names []string) (*routeClassifier, error) {
+func (b *modelBuilder) classifier(name string, rt config.Route, names []string) (*engine.Classifier, error) {
 	r := rt.Router
 	ptr := "/options/routes/" + name + "/router"
 	endpoint, secret := b.routerEndpoint, fixtureKey
@@ -46,7 +38,7 @@ func (b *modelBuilder) classifier(name string, rt config.Route, names []string) 
 		}
 		secret = s.Reveal()
 	}
-	c := &routeClassifier{entry: map[string]int{}}
+	c := &engine.Classifier{Entry: map[string]int{}}
 	opts := providers.RouterOptions{Endpoint: endpoint, Secret: secret, Instructions: r.Instructions,
 		Timeout: time.Duration(r.TimeoutMS) * time.Millisecond}
 	for _, cat := range sortedKeys(r.Categories) {
@@ -56,50 +48,12 @@ func (b *modelBuilder) classifier(name string, rt config.Route, names []string) 
 			return nil, &ConfigError{Code: config.CodeInvalidValue, Option: ptr + "/categories/" + cat + "/model",
 				Message: fmt.Sprintf("model %q is not an entry of route %q that has the route's required capabilities", rc.Model, name)}
 		}
-		c.entry[cat] = i
+		c.Entry[cat] = i
 		opts.Categories = append(opts.Categories, providers.RouterCategory{Name: cat, Description: rc.Description})
 	}
 	var err error
-	if c.r, err = providers.NewRouter(b.client, opts); err != nil {
+	if c.Router, err = providers.NewRouter(b.client, opts); err != nil {
 		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: ptr, Message: err.Error()}
 	}
 	return c, nil
-}
-
-// classifyRoute runs the task's complexity router, when its model is a
-// route with one: one classification call at task start, on the ledger as
-// a model call of the classifier (its usage spends the root's budgets),
-// whose chosen category selects the entry the first operation starts at
-// (selection_reason "complexity"). Children start at their narrowed
-// route's first entry: only the root classifies.
-func (s *step) classifyRoute() *event.Outcome {
-	rm, ok := routeOf(s.conf.model)
-	if !ok || rm.classifier == nil || s.conf.child {
-		return nil
-	}
-	instructions := s.t.rt.opts.Instructions
-	req := &model.Request{Instructions: instructions, Messages: []model.Message{{Role: model.RoleUser, Content: s.conf.input}}}
-	call, o := s.beginCall(s.ctx, string(providers.Vercel), providers.RouterModel, nil, req)
-	if o != nil {
-		return o
-	}
-	c, err := rm.classifier.r.Classify(s.ctx, s.conf.input, instructions)
-	var resp *model.Response
-	if err != nil {
-		err = toModelError(err)
-	} else {
-		resp = &model.Response{}
-		if c.InputTokens != nil || c.OutputTokens != nil {
-			resp.UsageReported = true
-			resp.Usage = model.Usage{InputTokens: c.InputTokens, OutputTokens: c.OutputTokens}
-		}
-	}
-	if o := s.endCall(call, resp, err, nil, nil); o != nil {
-		return o
-	}
-	if s.route == nil {
-		s.route = &routeSession{}
-	}
-	s.route.state.Select(rm.classifier.entry[c.Category], providers.SelectComplexity)
-	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/clock"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/model"
 )
@@ -85,7 +86,7 @@ type (
 
 func wrapCatalog(c ToolCatalog) ToolCatalog {
 	switch c.(type) {
-	case *workspaceCatalog, *shellCatalog, *skillCatalog:
+	case *engine.WorkspaceCatalog, *shellCatalog, *skillCatalog:
 		return c // the runtime's own, see above
 	}
 	h, reports := c.(HealthReporter)

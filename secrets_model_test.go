@@ -3,12 +3,14 @@ package pablo
 import (
 	"encoding/json"
 	"errors"
-	"github.com/pabloagent/pablo/event"
-	"github.com/pabloagent/pablo/internal/config"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/engine"
 
 	"github.com/pabloagent/pablo/authority"
 )
@@ -17,7 +19,7 @@ import (
 // no piece of it: the held-back start is masked, not released in clear,
 // while the output before it streams unchanged.
 func TestLiveOutputCutByItsBoundReleasesNoPieceOfASecret(t *testing.T) {
-	pad := strings.Repeat(" ", maxStreamedOutput-6)
+	pad := strings.Repeat(" ", engine.MaxStreamedOutput-6)
 	tool := &sayTool{own: []string{pad, knownSecret + "\n"}}
 	set, _ := authority.New(authority.Config{Host: []authority.ID{"test.say"}})
 	script := `{"turns":[{"text":["Saying."],"tool_calls":[{"name":"test.say","arguments":{"chunks":[]}}]},{"text":["Done."]}]}`

@@ -22,7 +22,6 @@ import (
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/model"
 
-	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -52,91 +51,6 @@ type TaskRequest struct {
 
 	turn    uint64            // the prompt's number in its session, from Sessions
 	settled func(*TaskObject) // called once the task settled, before Done closes
-}
-
-// Approver answers approval requests. Each request is bound to one call;
-// an answer never authorizes a different call. It may block until a human
-// answers; ctx ends when the task is cancelled or times out, and the call
-// is then denied. An error means the approver could not answer: the call
-// is denied as if there were no approver.
-type Approver interface {
-	Approve(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
-}
-
-// ApprovalAnswer is an approver's answer to one request. The zero value
-// rejects.
-type ApprovalAnswer string
-
-// The answers to an approval request.
-const (
-	// ApprovalReject keeps the call from running: the model gets the
-	// recoverable result approval_rejected and may choose another way.
-	ApprovalReject ApprovalAnswer = "reject"
-	// ApprovalAllowOnce runs this one call: the same capability with
-	// other arguments asks again.
-	ApprovalAllowOnce ApprovalAnswer = "allow_once"
-	// ApprovalAllowForTask runs this call and, for the rest of the task,
-	// every call of the same capability and effect over the same
-	// resources (the same arguments, when the call names none): an
-	// [authority.ApprovalGrant] recorded in the ledger.
-	ApprovalAllowForTask ApprovalAnswer = "allow_for_task"
-	// ApprovalRejectForTask rejects this call and, for the rest of the
-	// task, every call the same grant would cover, without asking.
-	ApprovalRejectForTask ApprovalAnswer = "reject_for_task"
-)
-
-// ApprovalRequest is one call that needs approval before it runs: the
-// capability, its arguments (masked, as the events show them) and their
-// digest, the resources it names, its effect and the agent that asks.
-type ApprovalRequest struct {
-	// ID names this request ([ApprovalRequestID]): bound to the task, the
-	// agent, the call ID and the arguments digest, it is what the
-	// approval events and the ledger's records of the request carry.
-	ID     string
-	TaskID string
-	// AgentID is the agent whose call it is: the root's, or a child's.
-	AgentID string
-	CallID  string
-	Tool    authority.ID
-	// Arguments are the call's arguments with every secret masked.
-	Arguments json.RawMessage
-	// ArgumentsDigest is "sha256:<hex>" of the arguments as the model
-	// wrote them: what the answer is bound to.
-	ArgumentsDigest string
-	// Resources are the resources the call names (paths, hosts), from its
-	// tool's contract, each value masked; nil when it names none.
-	Resources []authority.Resource
-	// Effect is what the call does: read, write, execute, network or
-	// delegate.
-	Effect authority.CallEffect
-	// Decision is the authority's decision that asked for approval: its
-	// layer and rule.
-	Decision authority.Decision
-	// Delegation, on a subagent call that hands work to another agent
-	// (spawn, spawn_remote), is what it delegates; nil on any other call.
-	Delegation *ApprovalDelegation
-}
-
-// ApprovalDelegation is what a subagent call asking for approval hands to
-// another agent: the remote it names, or the capabilities the child would
-// get, and a digest of the work handed over, never its content.
-type ApprovalDelegation struct {
-	// Action is spawn or spawn_remote.
-	Action children.Action
-	// Remote is the A2A remote a spawn_remote delegates to.
-	Remote string
-	// Capabilities are the tools, Skills, MCP servers and route entries a
-	// spawned child would get: its request narrowed from its parent's
-	// (an omitted list inherits the parent's).
-	Capabilities children.Capabilities
-	// Handoffs are the earlier children's results a spawn hands on, by
-	// reference (source agent, result ID, kind).
-	Handoffs []children.Handoff
-	// InputDigest is "sha256:<hex>" of what is handed over — a child's
-	// input, as its agent record in the ledger digests it, or a remote's
-	// parts — and InputBytes its size.
-	InputDigest string
-	InputBytes  int
 }
 
 // SessionOptions configure a [Sessions] handler.

@@ -4,32 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/engine"
 )
 
 // ErrShutdown is the kind of the error [Runtime.Start], [Runtime.StartTask]
 // and a session's Prompt return once the runtime's Shutdown (or Close) has
 // begun: errors.Is(err, pablo.ErrShutdown). Build a new runtime to run more
 // tasks.
-var ErrShutdown = errors.New("pablo: the runtime is shut down")
+var ErrShutdown = engine.ErrShutdown
 
 // DefaultShutdownTimeout is how long [Runtime.Close] lets the runtime's
 // tasks settle after cancelling them. It covers the longest cleanup a
 // cancelled task performs: a process group's 2 s, a remote child's 2 s
 // cancel exchange, an MCP HTTP session's 5 s close.
 const DefaultShutdownTimeout = 10 * time.Second
-
-// shutdownReason is the reason on the outcome of a task the runtime's
-// shutdown cancelled: its terminal event, its task object and the ledger's
-// terminal record say why it stopped.
-const shutdownReason = "runtime_shutdown: the host shut the runtime down (Runtime.Shutdown) before the task settled"
-
-// errShutdownCause is the cause the runtime's shutdown cancels each task
-// with; the task's outcome reads it back (Task.cancelReason).
-var errShutdownCause = fmt.Errorf("%w: cancelled by Runtime.Shutdown", ErrShutdown)
 
 // ShutdownError is what [Runtime.Shutdown] returns when its context ended
 // before every task was joined: the tasks still running, and what the
@@ -48,71 +39,6 @@ func (e *ShutdownError) Error() string {
 }
 
 func (e *ShutdownError) Unwrap() error { return e.Err }
-
-// lifecycle is a runtime's admission and shutdown state.
-type lifecycle struct {
-	mu      sync.Mutex
-	closing bool
-	// active counts the StartTask calls past admission and the tasks
-	// not yet settled; tasks holds the started ones, to cancel.
-	active int
-	tasks  map[*Task]struct{}
-	// idle is made when the shutdown begins and closed once nothing is
-	// active and the runtime's resources are released; releaseErr is
-	// set before it closes.
-	idle       chan struct{}
-	releaseErr error
-}
-
-// admit counts a task in, unless the shutdown began.
-func (r *Runtime) admit() error {
-	r.life.mu.Lock()
-	defer r.life.mu.Unlock()
-	if r.life.closing {
-		return fmt.Errorf("%w: Start after Shutdown or Close; build a new runtime to run more tasks", ErrShutdown)
-	}
-	r.life.active++
-	return nil
-}
-
-// track records t as running; it reports whether the shutdown began
-// since t was admitted, so the caller cancels it as it starts.
-func (r *Runtime) track(t *Task) (closing bool) {
-	r.life.mu.Lock()
-	defer r.life.mu.Unlock()
-	if r.life.tasks == nil {
-		r.life.tasks = map[*Task]struct{}{}
-	}
-	r.life.tasks[t] = struct{}{}
-	return r.life.closing
-}
-
-// untrack counts out an admission (t nil: it started no task) or a task
-// that settled. The last one out after the shutdown began releases the
-// runtime.
-func (r *Runtime) untrack(t *Task) {
-	r.life.mu.Lock()
-	if t != nil {
-		delete(r.life.tasks, t)
-	}
-	r.life.active--
-	last := r.life.closing && r.life.active == 0
-	r.life.mu.Unlock()
-	if last {
-		r.release()
-	}
-}
-
-// release closes what the runtime opened (its workspace, its remote
-// client's idle connections) once, when nothing runs any more.
-func (r *Runtime) release() {
-	var errs []error
-	for _, c := range r.opts.cleanup {
-		errs = append(errs, c())
-	}
-	r.life.releaseErr = errors.Join(errs...)
-	close(r.life.idle)
-}
 
 // Shutdown stops the runtime: it admits no more tasks (Start, StartTask
 // and a session's prompt fail with [ErrShutdown]), cancels every running
@@ -135,42 +61,12 @@ func (r *Runtime) release() {
 // called from a task's own goroutine (its sink, approver or a catalog's
 // call), which it would wait for until ctx ends.
 func (r *Runtime) Shutdown(ctx context.Context) error {
-	r.life.mu.Lock()
-	first := !r.life.closing
-	if first {
-		r.life.closing = true
-		r.life.idle = make(chan struct{})
+	err := r.e.Shutdown(ctx)
+	var se *engine.ShutdownError
+	if errors.As(err, &se) {
+		return &ShutdownError{Running: se.Running, Err: se.Err}
 	}
-	running := make([]*Task, 0, len(r.life.tasks))
-	for t := range r.life.tasks {
-		running = append(running, t)
-	}
-	idle, releaseNow := r.life.idle, first && r.life.active == 0
-	r.life.mu.Unlock()
-	if releaseNow {
-		r.release()
-	}
-	for _, t := range running {
-		t.stop(errShutdownCause)
-	}
-	select {
-	case <-idle:
-		return r.life.releaseErr
-	case <-ctx.Done():
-	}
-	select {
-	case <-idle: // both ready: the work is done
-		return r.life.releaseErr
-	default:
-	}
-	r.life.mu.Lock()
-	ids := make([]string, 0, len(r.life.tasks))
-	for t := range r.life.tasks {
-		ids = append(ids, t.ID())
-	}
-	r.life.mu.Unlock()
-	slices.Sort(ids)
-	return &ShutdownError{Running: ids, Err: context.Cause(ctx)}
+	return err
 }
 
 // Close is Shutdown with a deadline of [DefaultShutdownTimeout]: it
@@ -179,13 +75,4 @@ func (r *Runtime) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownTimeout)
 	defer cancel()
 	return r.Shutdown(ctx)
-}
-
-// cancelReason is the reason on a cancelled outcome of t's: the shutdown's
-// when the runtime's shutdown cancelled the task first, else none.
-func (t *Task) cancelReason() string {
-	if t.own != nil && errors.Is(context.Cause(t.own), ErrShutdown) {
-		return shutdownReason
-	}
-	return ""
 }

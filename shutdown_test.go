@@ -16,6 +16,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
@@ -134,7 +135,7 @@ func shutDown(t *testing.T, rt *Runtime, task *Task, store *ledger.MemoryStore, 
 		t.Fatal("Shutdown returned before the task settled")
 	}
 	obj := task.Wait()
-	if obj.Outcome.Status != event.StatusCancelled || obj.Outcome.Reason != shutdownReason {
+	if obj.Outcome.Status != event.StatusCancelled || obj.Outcome.Reason != engine.ShutdownReason {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s, want cancelled with the shutdown's reason", b)
 	}
@@ -142,7 +143,7 @@ func shutDown(t *testing.T, rt *Runtime, task *Task, store *ledger.MemoryStore, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := rep.Outcome; o == nil || o.Status != outcome.Cancelled || o.Reason != shutdownReason {
+	if o := rep.Outcome; o == nil || o.Status != outcome.Cancelled || o.Reason != engine.ShutdownReason {
 		t.Fatalf("the ledger's terminal record: %+v, want cancelled by the shutdown", o)
 	}
 	for _, a := range rep.Agents {
@@ -374,7 +375,7 @@ func TestShutdownPastItsContextNamesWhatStillRuns(t *testing.T) {
 	if released.Load() != 1 {
 		t.Fatal("the runtime was not released once its last task settled")
 	}
-	if o := task.Wait().Outcome; o.Status != event.StatusCancelled || o.Reason != shutdownReason {
+	if o := task.Wait().Outcome; o.Status != event.StatusCancelled || o.Reason != engine.ShutdownReason {
 		t.Fatalf("outcome %+v", o)
 	}
 }
@@ -397,7 +398,7 @@ func TestCloseJoinsRunningTasks(t *testing.T) {
 	default:
 		t.Fatal("Close returned while the task still ran")
 	}
-	if o := task.Wait().Outcome; o.Status != event.StatusCancelled || o.Reason != shutdownReason {
+	if o := task.Wait().Outcome; o.Status != event.StatusCancelled || o.Reason != engine.ShutdownReason {
 		t.Fatalf("outcome %+v", o)
 	}
 }
@@ -433,7 +434,7 @@ func TestShutdownFromTheTasksOwnApproverIsBoundedByItsContext(t *testing.T) {
 	if err := <-a.got; !errors.As(err, &se) || len(se.Running) != 1 || se.Running[0] != task.ID() {
 		t.Fatalf("Shutdown from the approver: %v, want a *ShutdownError naming task %s", err, task.ID())
 	}
-	if o := task.Wait().Outcome; o.Status != event.StatusCancelled || o.Reason != shutdownReason {
+	if o := task.Wait().Outcome; o.Status != event.StatusCancelled || o.Reason != engine.ShutdownReason {
 		t.Fatalf("outcome %+v, want cancelled by the shutdown", o)
 	}
 	if _, err := os.Stat(marker); err == nil {

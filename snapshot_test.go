@@ -17,6 +17,7 @@ import (
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/clock"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
@@ -222,7 +223,7 @@ func TestDispatchSnapshotIsWhatTheModelIsOffered(t *testing.T) {
 	s := st.rootSnapshot(t)
 	offered := map[string]string{}
 	for _, def := range m.offered[0] {
-		offered[def.Name] = definitionDigest(def)
+		offered[def.Name] = engine.DefinitionDigest(def)
 	}
 	listed := map[string]string{}
 	for _, e := range s.Admitted {

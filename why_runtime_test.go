@@ -2,10 +2,11 @@ package pablo
 
 import (
 	"context"
-	"github.com/pabloagent/pablo/graph"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pabloagent/pablo/graph"
 
 	"github.com/pabloagent/pablo/authority"
 )
@@ -24,8 +25,7 @@ func runtimeAdmits(t *testing.T, d *Deployment, host HostOptions, kind, name str
 	defer rt.Close()
 	switch kind {
 	case "tool":
-		_, ok := rt.sharedTools().owner[authority.ID(name)]
-		return ok
+		return rt.e.SharedTool(authority.ID(name))
 	case "skill":
 		for _, a := range rt.opts.activations {
 			if a.QualifiedName == name {
@@ -37,16 +37,11 @@ func runtimeAdmits(t *testing.T, d *Deployment, host HostOptions, kind, name str
 		return rt.opts.Children != nil && rt.opts.Remote != nil && slices.Contains(rt.opts.Remote.Remotes(), name) &&
 			rt.opts.Authority.Decide(authority.Request{Capability: authority.Subagent}).Allowed
 	case "model":
-		rm, ok := rt.opts.Model.(*routeModel)
+		rm, ok := routeOf(rt.opts.Model)
 		if !ok {
 			t.Fatal("not a route")
 		}
-		for _, e := range rm.r.Options().Entries {
-			if e.Name == name {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(rm.EntryNames(), name)
 	}
 	t.Fatalf("unknown kind %s", kind)
 	return false

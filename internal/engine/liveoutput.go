@@ -1,13 +1,13 @@
-package pablo
+package engine
 
 import (
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/redact"
 )
 
-// maxStreamedOutput bounds the live output one tool call streams as
+// MaxStreamedOutput bounds the live output one tool call streams as
 // tool.output events.
-const maxStreamedOutput = 64 << 10
+const MaxStreamedOutput = 64 << 10
 
 // liveCall is the tool call whose live output streams now. Tools run one at
 // a time, so one per task suffices; the task context carries streamOutput
@@ -33,12 +33,12 @@ func (s *step) streamOutput(stream string, chunk []byte) {
 	if l.id == "" || len(chunk) == 0 {
 		return
 	}
-	if l.streamed >= maxStreamedOutput {
+	if l.streamed >= MaxStreamedOutput {
 		l.cut = true
 		return
 	}
-	if len(chunk) > maxStreamedOutput-l.streamed {
-		chunk = chunk[:maxStreamedOutput-l.streamed]
+	if len(chunk) > MaxStreamedOutput-l.streamed {
+		chunk = chunk[:MaxStreamedOutput-l.streamed]
 		l.cut = true
 	}
 	l.streamed += len(chunk)
@@ -50,7 +50,7 @@ func (s *step) streamOutput(stream string, chunk []byte) {
 	if m := s.outMask(stream); m != nil {
 		text, masked = m.Write(chunk)
 	} else {
-		text, masked = s.t.rt.opts.secrets.MaskString(string(chunk))
+		text, masked = s.t.rt.opts.Secrets.MaskString(string(chunk))
 	}
 	if text != "" {
 		l.failed = s.emit(event.EventData{Type: event.ToolOutput, CallID: l.id, Name: l.name, Stream: stream, Text: text, Masked: masked})
@@ -74,7 +74,7 @@ func (s *step) outMask(stream string) *redact.Stream {
 		return nil
 	}
 	m := &s.outMasks[l.nstreams]
-	m.Reset(s.t.rt.opts.secrets)
+	m.Reset(s.t.rt.opts.Secrets)
 	l.streams[l.nstreams] = stream
 	l.nstreams++
 	return m

@@ -1,4 +1,4 @@
-package pablo
+package engine
 
 import (
 	"bytes"
@@ -67,7 +67,7 @@ func (s *step) toolCall(call model.ToolCall, id string) *event.Outcome {
 type resolvedCall struct {
 	call  model.ToolCall // as the model wrote it, under its wire ID: its result is returned under call.ID
 	id    authority.ID
-	owner ToolCatalog
+	owner Catalog
 	args  json.RawMessage // the model's arguments; {} when it wrote none
 	rec   ledger.ToolCall // the ledger's record: Pablo's call ID, name, digest, size
 }
@@ -140,7 +140,7 @@ func (s *step) denyUnknown(name string, rec ledger.ToolCall) *event.Outcome {
 		return s.deny(rec, d, unavailableRule(d))
 	}
 	// The model wrote the name: it is recorded masked, then bounded.
-	rec.Name = textx.Shorten(s.t.rt.opts.secrets.String(name), 256)
+	rec.Name = textx.Shorten(s.t.rt.opts.Secrets.String(name), 256)
 	if !utf8.ValidString(rec.Name) {
 		rec.Name = "invalid"
 	}
@@ -152,7 +152,7 @@ func (s *step) denyUnknown(name string, rec ledger.ToolCall) *event.Outcome {
 // a command) whether the call may run. A denial or a contract rejection is
 // recorded and ends the task.
 func (s *step) validate(rc resolvedCall) (checkedCall, *event.Outcome) {
-	d, err := decideCall(s.ctx, s.contracts, rc.owner, authority.Call{ID: rc.rec.ID, Tool: rc.id, Arguments: rc.args})
+	d, err := DecideCall(s.ctx, s.contracts, rc.owner, authority.Call{ID: rc.rec.ID, Tool: rc.id, Arguments: rc.args})
 	if err != nil {
 		return checkedCall{}, s.reject(rc, contractError(err))
 	}
@@ -530,7 +530,7 @@ func (s *step) resultJSON(res ledger.ToolResult) ([]byte, int) {
 	if cap(buf) <= maxResultScratch {
 		s.scratch = buf[:0]
 	}
-	masked, maskedN := s.t.rt.opts.secrets.MaskJSON(buf)
+	masked, maskedN := s.t.rt.opts.Secrets.MaskJSON(buf)
 	if &masked[0] == &buf[0] {
 		// The result is kept (history, events, ledger) at its own size,
 		// not in a buffer sized for the largest result so far.

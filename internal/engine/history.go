@@ -1,4 +1,4 @@
-package pablo
+package engine
 
 import "github.com/pabloagent/pablo/model"
 
@@ -60,4 +60,15 @@ func (s *step) requestBytes(req *model.Request) uint64 {
 		s.toolDefs, s.defsBytes = req.Tools, toolDefsBytes(req.Tools)
 	}
 	return uint64(len(req.Instructions)) + s.histBytes + s.defsBytes
+}
+
+// RequestBytes is the measure of req the ledger's context_bytes ceiling
+// counts, walked over its messages and tools.
+func RequestBytes(req *model.Request) uint64 { return requestBytes(req) }
+
+// HistoryWalks is how many of the settled task's model requests were
+// measured by walking their messages; the loop's own never are.
+func (t *Task) HistoryWalks() int {
+	<-t.finished
+	return t.historyWalks
 }

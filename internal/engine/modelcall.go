@@ -1,4 +1,4 @@
-package pablo
+package engine
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func (s *step) beginCall(ctx context.Context, provider, mdl string, route *event
 		return nil, s.ledgerOutcome(err)
 	}
 	call := &modelCall{id: id, profile: provider + "/" + mdl, bytes: s.requestBytes(req), items: len(req.Messages) + len(req.Tools)}
-	call.text.Reset(r.opts.secrets)
+	call.text.Reset(r.opts.Secrets)
 	if s.comp != nil {
 		s.comp.profile = call.profile // the entry now selected
 	}
@@ -226,7 +226,7 @@ func (s *step) generateTurn() (*model.Response, *event.Outcome) {
 	req := &model.Request{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
 	model.SetTurn(req, s.histTurns+1)
 	op := &modelOp{s: s, req: req}
-	if rm, ok := routeOf(s.conf.model); ok {
+	if rm, ok := s.conf.route, s.conf.route != nil; ok {
 		return op.generateRouted(rm)
 	}
 	return op.generate()
@@ -269,10 +269,10 @@ func (op *modelOp) generate() (*model.Response, *event.Outcome) {
 
 // generateRouted runs the operation on a route: the route's session
 // begins and ends one ledger call per attempt.
-func (op *modelOp) generateRouted(rm *routeModel) (*model.Response, *event.Outcome) {
+func (op *modelOp) generateRouted(rm *Route) (*model.Response, *event.Outcome) {
 	s := op.s
 	if s.route == nil {
-		s.route = &routeSession{}
+		s.route = &RouteSession{}
 	}
 	s.route.BeginAttempt = op.beginAttempt
 	s.route.EndAttempt = op.endAttempt
@@ -332,7 +332,7 @@ func (op *modelOp) delta(delta string) error {
 			return nil
 		}
 	} else {
-		delta, masked = op.s.t.rt.opts.secrets.MaskString(delta)
+		delta, masked = op.s.t.rt.opts.Secrets.MaskString(delta)
 	}
 	if o := op.s.emitDelta(delta, masked); o != nil {
 		op.sinkErr = o

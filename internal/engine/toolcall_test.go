@@ -1,4 +1,4 @@
-package pablo
+package engine
 
 import (
 	"context"
@@ -71,8 +71,8 @@ func stage(t *testing.T, o stageOptions) *stagedStep {
 	}
 	ss := &stagedStep{store: ledger.NewMemoryStore()}
 	ss.model.calls = new(int)
-	rt, err := NewRuntime(RuntimeOptions{
-		Model: ss.model, Authority: set, Catalogs: []ToolCatalog{countedNotes{calls: &ss.calls}},
+	rt, err := New(Options{
+		Model: ss.model, Authority: set, Catalogs: []Catalog{countedNotes{calls: &ss.calls}},
 		Store: ss.store, Limits: o.limits,
 		Sink: func(ev event.Event) error {
 			if ev.Type == o.refuse {
@@ -85,7 +85,7 @@ func stage(t *testing.T, o stageOptions) *stagedStep {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task, err := rt.newTask(context.Background(), TaskRequest{Input: "When is the renewal due?"})
+	task, err := rt.newTask(context.Background(), Request{Input: "When is the renewal due?"})
 	if err != nil {
 		t.Fatal(err)
 	}

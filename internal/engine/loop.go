@@ -1,4 +1,4 @@
-package pablo
+package engine
 
 import (
 	"context"
@@ -41,8 +41,8 @@ type step struct {
 	caller        context.Context
 	agent         string
 	hdr           *eventlog.Header
-	catalogs      []ToolCatalog
-	owner         map[authority.ID]ToolCatalog
+	catalogs      []Catalog
+	owner         map[authority.ID]Catalog
 	byWire        map[string]authority.ID
 	// refused holds, by wire name and by capability ID, the decision that
 	// kept a listed tool out of the admitted catalog, so a call to it is
@@ -61,7 +61,7 @@ type step struct {
 	usage     ledger.Usage
 	modelInfo model.Info
 	traceID   string
-	route     *routeSession
+	route     *RouteSession
 	check     *output.Check
 	live      liveCall
 	// outMasks mask the live output of the call that streams now, one
@@ -80,12 +80,12 @@ type step struct {
 	snapDigest string
 	// payloads: the ledger records event payloads. A task's ledger
 	// without a store (a private root) keeps no event record, so none
-	// are built; a host's own ledger (RuntimeOptions.NewLedger) gets them.
+	// are built; a host's own ledger (Options.NewLedger) gets them.
 	payloads bool
 	// opened are the catalogs the task opened itself (OpenCatalogs'
 	// sessions, the supervisor): the ones it closes when it settles. The
-	// host's RuntimeOptions.Catalogs are never among them.
-	opened []ToolCatalog
+	// host's Options.Catalogs are never among them.
+	opened []Catalog
 }
 
 // run is the task's loop: model proposes → authority and contract validate
@@ -138,7 +138,7 @@ func (t *Task) run(ctx, caller context.Context) {
 // task's own context, caller the one its host started it with.
 func newStep(t *Task, ctx, caller context.Context) *step {
 	r := t.rt
-	conf := agentConf{model: r.opts.Model, auth: r.opts.Authority, input: t.req.Input, history: t.req.History, context: r.opts.Context,
+	conf := agentConf{model: r.opts.Model, route: r.opts.Route, auth: r.opts.Authority, input: t.req.Input, history: t.req.History, context: r.opts.Context,
 		approver: t.req.Approver, output: r.opts.Output}
 	if n, finite := r.opts.Limits.ContextBytes.Value(); finite {
 		conf.contextBytes = n
@@ -203,11 +203,11 @@ func (s *step) begin() *event.Outcome {
 	if o := s.emit(event.EventData{Type: event.RunStarted, Deployment: dep}); o != nil {
 		return o
 	}
-	for i := range r.opts.activations {
+	for i := range r.opts.Activations {
 		if s.conf.child {
 			break // a child's Skills are in its context; their activation is the root's event
 		}
-		if o := s.emit(event.EventData{Type: event.SkillActivated, Skill: &r.opts.activations[i]}); o != nil {
+		if o := s.emit(event.EventData{Type: event.SkillActivated, Skill: &r.opts.Activations[i]}); o != nil {
 			return o
 		}
 	}
@@ -217,7 +217,7 @@ func (s *step) begin() *event.Outcome {
 	if o := s.classifyRoute(); o != nil {
 		return o
 	}
-	s.check, _ = newOutputCheck(s.conf.output) // checked by NewRuntime and the child's admission
+	s.check, _ = output.New(s.conf.output) // checked by NewRuntime and the child's admission
 	s.addHistory(s.conf.history...)
 	s.addHistory(model.Message{Role: model.RoleUser, Content: s.conf.input})
 	s.addHistory(s.conf.context...)
@@ -293,7 +293,7 @@ func (s *step) final(text string) *event.Outcome {
 // completed is the outcome of a final answer: validated as the model
 // wrote it, recorded and returned with its secrets masked.
 func (s *step) completed(text string) *event.Outcome {
-	out, masked := s.t.rt.opts.secrets.MaskString(text)
+	out, masked := s.t.rt.opts.Secrets.MaskString(text)
 	return &event.Outcome{Status: event.StatusCompleted, Output: &out, Masked: masked, FinishReason: model.FinishStop, Usage: usageOf(s.usage)}
 }
 
@@ -318,7 +318,7 @@ func (s *step) openCatalogs() *event.Outcome {
 		return nil
 	}
 	s.catalogs = append(s.catalogs, r.opts.Catalogs...)
-	var more []ToolCatalog
+	var more []Catalog
 	if r.opts.OpenCatalogs != nil {
 		var err error
 		opened, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers})
@@ -332,7 +332,7 @@ func (s *step) openCatalogs() *event.Outcome {
 		if err != nil {
 			// A required catalog did not start: no tool was offered and
 			// nothing was sent. Say which and why, masked and bounded.
-			reason := textx.Shorten(s.t.rt.opts.secrets.String(err.Error()), ledger.MaxReasonBytes)
+			reason := textx.Shorten(s.t.rt.opts.Secrets.String(err.Error()), ledger.MaxReasonBytes)
 			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolStartup, Delivery: outcome.NotSent, Reason: reason}
 		}
 	}
@@ -342,9 +342,9 @@ func (s *step) openCatalogs() *event.Outcome {
 	s.shared = v != nil && len(more) == 0
 	switch {
 	case v == nil:
-		v = buildToolView(r.opts.Authority, r.opts.secrets, nil, s.catalogs)
+		v = buildToolView(r.opts.Authority, r.opts.Secrets, nil, s.catalogs)
 	case len(more) > 0:
-		v = buildToolView(r.opts.Authority, r.opts.secrets, v, more)
+		v = buildToolView(r.opts.Authority, r.opts.Secrets, v, more)
 	}
 	if v.err != nil {
 		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
@@ -455,7 +455,7 @@ func (s *step) emit(data event.EventData) *event.Outcome {
 // The arguments are recorded with their secrets masked; the tool runs with
 // the arguments the model wrote.
 func (s *step) emitToolStarted(id, name string, args json.RawMessage, sandbox string) *event.Outcome {
-	args, masked := s.t.rt.opts.secrets.MaskJSON(args)
+	args, masked := s.t.rt.opts.Secrets.MaskJSON(args)
 	var buf []byte
 	if s.payloads {
 		n := 84 + len(id) + len(name) + len(args)
@@ -576,7 +576,7 @@ func (t *Task) finish(s *step, o *event.Outcome) {
 	id := t.root.ID()
 	trace := s.traceID
 	session := s.hdr.SessionID
-	obj := &TaskObject{SchemaVersion: event.SchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
+	obj := &Result{SchemaVersion: event.SchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
 	obj.SnapshotDigest = s.snapDigest
 	if s.check != nil {
 		rec, rep := s.check.Records()
@@ -656,20 +656,22 @@ func outputBytes(o *event.Outcome) uint64 {
 }
 
 // agentConf is what one agent's run loop runs with: the root's comes from
-// the runtime and its TaskRequest, a child's from its narrowed spawn
+// the runtime and its Request, a child's from its narrowed spawn
 // request.
 type agentConf struct {
-	model    model.Model
+	model model.Model
+	// route is the route model serves, when it is one.
+	route    *Route
 	auth     authority.Authority
 	input    string
 	history  []model.Message // before the input
 	context  []model.Message // after the input
 	approver Approver
-	output   *OutputSpec
+	output   *output.Spec
 	// child: the agent is a supervised child, which runs on its parent's
 	// catalogs and records no Skill activation of its own.
 	child    bool
-	catalogs []ToolCatalog
+	catalogs []Catalog
 	view     *toolView // the parent's view, which a child's narrows
 	// pins are the files a child was handed (its artifact handoffs) at
 	// the revisions verified when it started: its workspace reads of

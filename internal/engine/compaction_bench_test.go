@@ -1,11 +1,12 @@
-package pablo
+package engine
 
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/pabloagent/pablo/model"
 	"strings"
 	"testing"
+
+	"github.com/pabloagent/pablo/model"
 )
 
 // BenchmarkRequestMeasure is the compaction check of one turn (measuring
@@ -15,7 +16,7 @@ import (
 func BenchmarkRequestMeasure(b *testing.B) {
 	for _, turns := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprint(turns, "-turns"), func(b *testing.B) {
-			rt := &Runtime{opts: RuntimeOptions{Instructions: DefaultInstructions, MaxOutputTokens: 4096}}
+			rt := &Runtime{opts: Options{Instructions: DefaultInstructions, MaxOutputTokens: 4096}}
 			s := &step{t: &Task{rt: rt}, conf: agentConf{contextBytes: 1 << 40},
 				comp: &compactor{opts: CompactionOptions{SafetyMarginPercent: 10, ContextWindowTokens: 1 << 29}, profile: "vercel/m"}}
 			s.defs = []model.ToolDef{{Name: "fs_read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object"}`)}}

@@ -1,4 +1,4 @@
-package pablo
+package engine
 
 import (
 	"slices"
@@ -26,7 +26,7 @@ import (
 // snapshotTools are the tool entries of v over catalogs (the catalogs v
 // was built from), computed once per view: a view the runtime shares
 // across tasks costs its digests once.
-func (v *toolView) snapshotTools(catalogs []ToolCatalog) []ledger.SnapshotEntry {
+func (v *toolView) snapshotTools(catalogs []Catalog) []ledger.SnapshotEntry {
 	v.snapOnce.Do(func() { v.snapTools = v.toolEntries(catalogs) })
 	return v.snapTools
 }
@@ -37,7 +37,7 @@ func (v *toolView) snapshotTools(catalogs []ToolCatalog) []ledger.SnapshotEntry 
 // sandbox it runs in and, for an MCP tool, its server's live session (the
 // definition digest a pin compares, the negotiated protocol version).
 // Each MCP server one of them belongs to has its own entry.
-func (v *toolView) toolEntries(catalogs []ToolCatalog) []ledger.SnapshotEntry {
+func (v *toolView) toolEntries(catalogs []Catalog) []ledger.SnapshotEntry {
 	type session struct{ server, version, transport, digest string }
 	live := map[authority.ID]session{}
 	for _, c := range catalogs {
@@ -58,7 +58,7 @@ func (v *toolView) toolEntries(catalogs []ToolCatalog) []ledger.SnapshotEntry {
 	for _, def := range v.defs {
 		id := v.byWire[def.Name]
 		d := v.decided[id]
-		attrs := map[string]string{"name": def.Name, "digest": definitionDigest(def)}
+		attrs := map[string]string{"name": def.Name, "digest": DefinitionDigest(def)}
 		e := ledger.SnapshotEntry{ID: "tool:" + string(id), Kind: graph.KindTool, Layer: d.Layer, Rule: d.RuleID, Attributes: attrs}
 		if s, ok := live[id]; ok {
 			e.Kind = graph.KindMCPTool
@@ -85,10 +85,10 @@ func (v *toolView) toolEntries(catalogs []ToolCatalog) []ledger.SnapshotEntry {
 	return out
 }
 
-// definitionDigest is "sha256:" over a tool's definition as the model is
+// DefinitionDigest is "sha256:" over a tool's definition as the model is
 // shown it: {"description","name","parameters"}, the strings in canonical
 // escaping and the parameters schema as offered.
-func definitionDigest(def model.ToolDef) string {
+func DefinitionDigest(def model.ToolDef) string {
 	b := make([]byte, 0, 48+len(def.Name)+len(def.Description)+len(def.Parameters))
 	b = append(b, `{"description":`...)
 	b = jsonx.AppendString(b, def.Description)
@@ -119,7 +119,7 @@ func (s *step) snapshot() *ledger.Snapshot {
 	if r.opts.Deployment != nil {
 		snap.Fingerprint = r.opts.Deployment.Fingerprint
 	}
-	for _, a := range r.opts.activations {
+	for _, a := range r.opts.Activations {
 		d := s.conf.auth.Decide(authority.Request{Capability: authority.ID(a.QualifiedName)})
 		if !d.Allowed {
 			continue // a child whose Skills were narrowed away
@@ -132,7 +132,7 @@ func (s *step) snapshot() *ledger.Snapshot {
 			snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "remote:" + name, Kind: graph.KindRemote})
 		}
 	}
-	if m, ok := routeOf(s.conf.model); ok {
+	if m, ok := s.conf.route, s.conf.route != nil; ok {
 		opts := m.r.Options()
 		names := make([]string, 0, len(opts.Entries))
 		for _, e := range opts.Entries {

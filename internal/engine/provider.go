@@ -1,4 +1,4 @@
-package pablo
+package engine
 
 import (
 	"context"
@@ -13,6 +13,12 @@ import (
 // providerModel is an HTTP provider model as a Model: the provider takes
 // and returns the engine's own request and response, so all it adds is the
 // model's info and its failures as a *model.Error.
+// NewProviderModel is the HTTP provider model m as a model.Model, with
+// its info.
+func NewProviderModel(info model.Info, m providers.Model) model.Model {
+	return &providerModel{info: info, m: m}
+}
+
 type providerModel struct {
 	info model.Info
 	m    providers.Model

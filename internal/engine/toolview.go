@@ -1,4 +1,4 @@
-package pablo
+package engine
 
 import (
 	"maps"
@@ -18,7 +18,7 @@ import (
 // the view of its own catalogs once and every task shares it, so an idle
 // task holds no compiled schema of its own.
 type toolView struct {
-	owner     map[authority.ID]ToolCatalog
+	owner     map[authority.ID]Catalog
 	byWire    map[string]authority.ID
 	refused   map[string]authority.Decision
 	defs      []model.ToolDef
@@ -38,8 +38,8 @@ type toolView struct {
 // are masked with secrets (an MCP server writes its tools' descriptions
 // and schemas, and may write a credential it was given into them); the
 // contracts check the schemas as the catalog declared them.
-func buildToolView(auth authority.Authority, secrets *redact.Set, base *toolView, catalogs []ToolCatalog) *toolView {
-	v := &toolView{owner: map[authority.ID]ToolCatalog{}, byWire: map[string]authority.ID{}, refused: map[string]authority.Decision{}, decided: map[authority.ID]authority.Decision{}}
+func buildToolView(auth authority.Authority, secrets *redact.Set, base *toolView, catalogs []Catalog) *toolView {
+	v := &toolView{owner: map[authority.ID]Catalog{}, byWire: map[string]authority.ID{}, refused: map[string]authority.Decision{}, decided: map[authority.ID]authority.Decision{}}
 	if base != nil {
 		v.owner, v.byWire, v.refused, v.decided = maps.Clone(base.owner), maps.Clone(base.byWire), maps.Clone(base.refused), maps.Clone(base.decided)
 		v.defs = slices.Clip(base.defs)
@@ -76,7 +76,7 @@ func buildToolView(auth authority.Authority, secrets *redact.Set, base *toolView
 // noteUnavailable remembers the tools an MCP catalog discovered and did
 // not admit (a drifted pin, task-required execution, a bound, a policy
 // denial), each with the decision the catalog recorded for it.
-func (v *toolView) noteUnavailable(c ToolCatalog) {
+func (v *toolView) noteUnavailable(c Catalog) {
 	h, ok := c.(HealthReporter)
 	if !ok {
 		return
@@ -111,9 +111,20 @@ func (r *Runtime) sharedTools() *toolView {
 				return
 			}
 		}
-		r.tools = buildToolView(r.opts.Authority, r.opts.secrets, nil, r.opts.Catalogs)
+		r.tools = buildToolView(r.opts.Authority, r.opts.Secrets, nil, r.opts.Catalogs)
 	})
 	return r.tools
+}
+
+// SharedTool reports whether the runtime's shared view (built at its
+// first task) admits tool id; false when it shares none.
+func (r *Runtime) SharedTool(id authority.ID) bool {
+	v := r.sharedTools()
+	if v == nil {
+		return false
+	}
+	_, ok := v.owner[id]
+	return ok
 }
 
 // narrow is the view of a child of the agent whose view v is: the tools of
@@ -122,7 +133,7 @@ func (r *Runtime) sharedTools() *toolView {
 // deciding under auth. A child never compiles a schema of its own, and
 // never sees a tool its parent was not shown.
 func (v *toolView) narrow(auth authority.Authority) *toolView {
-	out := &toolView{owner: map[authority.ID]ToolCatalog{}, byWire: map[string]authority.ID{}, refused: maps.Clone(v.refused), decided: map[authority.ID]authority.Decision{}, err: v.err}
+	out := &toolView{owner: map[authority.ID]Catalog{}, byWire: map[string]authority.ID{}, refused: maps.Clone(v.refused), decided: map[authority.ID]authority.Decision{}, err: v.err}
 	for w, id := range v.byWire {
 		if id == authority.Subagent {
 			continue
@@ -148,7 +159,7 @@ func (v *toolView) narrow(auth authority.Authority) *toolView {
 // with is v plus the tools of w, a view compiled apart, each owned by c
 // instead of w's catalog: w's compiled contracts are shared, not compiled
 // again. v and w are unchanged.
-func (v *toolView) with(w *toolView, c ToolCatalog) *toolView {
+func (v *toolView) with(w *toolView, c Catalog) *toolView {
 	out := &toolView{owner: maps.Clone(v.owner), byWire: maps.Clone(v.byWire), refused: maps.Clone(v.refused), decided: maps.Clone(v.decided), defs: slices.Clip(v.defs), err: v.err}
 	maps.Copy(out.decided, w.decided)
 	if out.err == nil {
@@ -169,9 +180,9 @@ func (v *toolView) with(w *toolView, c ToolCatalog) *toolView {
 // subagentView is the view of the subagent tool (sup's: its spec depends
 // on the runtime's remotes alone), built and compiled at the first task
 // with children and shared by every task after it.
-func (r *Runtime) subagentView(sup ToolCatalog) *toolView {
+func (r *Runtime) subagentView(sup Catalog) *toolView {
 	r.subagentOnce.Do(func() {
-		r.subagent = buildToolView(r.opts.Authority, r.opts.secrets, nil, []ToolCatalog{sup})
+		r.subagent = buildToolView(r.opts.Authority, r.opts.Secrets, nil, []Catalog{sup})
 	})
 	return r.subagent
 }

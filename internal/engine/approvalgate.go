@@ -1,4 +1,4 @@
-package pablo
+package engine
 
 import (
 	"fmt"
@@ -48,10 +48,10 @@ func (a askFirst) Narrow(n authority.Narrowing) (authority.Authority, error) {
 	return askFirst{Authority: inner, ask: a.ask, class: a.class}, nil
 }
 
-// askGate wraps set when the host (ask) or the deployment
+// AskGate wraps set when the host (ask) or the deployment
 // (options.approvals) asks for approvals. Each name must be a valid
 // capability ID.
-func askGate(set *authority.Set, ask []authority.ID, class config.ApprovalOptions) (authority.Authority, error) {
+func AskGate(set *authority.Set, ask []authority.ID, class config.ApprovalOptions) (authority.Authority, error) {
 	if len(ask) == 0 && class == (config.ApprovalOptions{}) {
 		return set, nil
 	}

@@ -1,11 +1,12 @@
-package pablo
+package engine
 
 import (
-	"github.com/pabloagent/pablo/model"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pabloagent/pablo/model"
 )
 
 // A tool call has two identities. Pablo's own call ID names it in the

@@ -1,4 +1,4 @@
-package pablo
+package engine
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/fstools"
+	"github.com/pabloagent/pablo/internal/output"
 	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
@@ -67,10 +68,10 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 	if err != nil {
 		return nil, fmt.Errorf("pablo: child %s: %w", spec.AgentID, err)
 	}
-	var out *OutputSpec
+	var out *output.Spec
 	if len(spec.OutputSchema) > 0 {
-		out = &OutputSpec{Schema: string(spec.OutputSchema)}
-		if _, err := newOutputCheck(out); err != nil {
+		out = &output.Spec{Schema: string(spec.OutputSchema)}
+		if _, err := output.New(out); err != nil {
 			return nil, fmt.Errorf("pablo: child %s: output schema: %w", spec.AgentID, err)
 		}
 	}
@@ -79,9 +80,12 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 	if err != nil {
 		return nil, err
 	}
-	m := narrowRoute(p.conf.model, spec.Capabilities.ModelRoute)
+	m, route := p.conf.model, narrowRoute(p.conf.route, spec.Capabilities.ModelRoute)
+	if route != p.conf.route {
+		m = route
+	}
 	s := &step{t: t, agent: id, modelInfo: m.Info(), payloads: p.payloads, conf: agentConf{
-		model: m, auth: auth, input: spec.Input, context: childContext(spec), approver: p.conf.approver, output: out,
+		model: m, route: route, auth: auth, input: spec.Input, context: childContext(spec), approver: p.conf.approver, output: out,
 		child: true, catalogs: childCatalogs(p.catalogs), view: p.view, pins: handedPins(spec),
 	}}
 	// The child compacts inside its own context ceiling, which lies
@@ -144,7 +148,7 @@ func (s *step) pinHanded(v *toolView) error {
 	}
 	cats := slices.Clone(s.catalogs)
 	for i, c := range cats {
-		wc, ok := c.(*workspaceCatalog)
+		wc, ok := c.(*WorkspaceCatalog)
 		if !ok {
 			continue
 		}
@@ -152,7 +156,7 @@ func (s *step) pinHanded(v *toolView) error {
 		if err != nil {
 			return fmt.Errorf("pablo: child %s: %w", s.agent, err)
 		}
-		mine := &workspaceCatalog{tools: tools, specs: wc.specs}
+		mine := &WorkspaceCatalog{tools: tools, specs: wc.specs}
 		cats[i] = mine
 		for id, owner := range v.owner {
 			if owner == c {
@@ -166,8 +170,8 @@ func (s *step) pinHanded(v *toolView) error {
 
 // childCatalogs are the parent's catalogs without the supervisor's: a
 // child cannot spawn.
-func childCatalogs(cats []ToolCatalog) []ToolCatalog {
-	out := make([]ToolCatalog, 0, len(cats))
+func childCatalogs(cats []Catalog) []Catalog {
+	out := make([]Catalog, 0, len(cats))
 	for _, c := range cats {
 		if _, sup := c.(*subagentCatalog); !sup {
 			out = append(out, c)
@@ -267,6 +271,11 @@ func agentAttributes(h *eventlog.Header) []attribute.KeyValue {
 	}
 }
 
+// NewSubagentCatalog is the subagent tool's catalog over tool, with no
+// supervisor behind it: what Deployment.Decide decides a subagent call
+// against.
+func NewSubagentCatalog(tool *children.Tool) Catalog { return &subagentCatalog{Tool: tool} }
+
 // subagentCatalog is the root's subagent tool: the children package's
 // catalog over the task's supervisor.
 type subagentCatalog struct {
@@ -336,7 +345,7 @@ func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 		}
 	}
 	slices.Sort(parent.Capabilities.Tools)
-	if rm, ok := routeOf(s.conf.model); ok {
+	if rm, ok := s.conf.route, s.conf.route != nil; ok {
 		for _, e := range rm.r.Options().Entries {
 			parent.Capabilities.ModelRoute = append(parent.Capabilities.ModelRoute, e.Name)
 		}
@@ -350,7 +359,7 @@ func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 		}
 	}
 	slices.Sort(parent.Capabilities.MCPServers)
-	for _, a := range r.opts.activations {
+	for _, a := range r.opts.Activations {
 		if s.conf.auth.Decide(authority.Request{Capability: authority.ID(a.QualifiedName)}).Allowed {
 			parent.Capabilities.Skills = append(parent.Capabilities.Skills, a.QualifiedName)
 		}
@@ -374,10 +383,9 @@ func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 // child names route entries (an ordered exact subsequence of its parent's,
 // checked by children.Narrow), a route of those entries alone with the
 // parent route's other options.
-func narrowRoute(m model.Model, entries []string) model.Model {
-	rm, ok := routeOf(m)
-	if !ok || entries == nil {
-		return m
+func narrowRoute(rm *Route, entries []string) *Route {
+	if rm == nil || entries == nil {
+		return rm
 	}
 	opts := rm.r.Options()
 	kept := opts.Entries[:0:0]
@@ -387,14 +395,14 @@ func narrowRoute(m model.Model, entries []string) model.Model {
 		}
 	}
 	if len(kept) == 0 || len(kept) == len(opts.Entries) {
-		return m
+		return rm
 	}
 	opts.Entries, opts.MaxAttempts = kept, min(opts.MaxAttempts, len(kept))
 	r, err := providers.NewRoute(opts)
 	if err != nil {
-		return m
+		return rm
 	}
-	return &routeModel{name: rm.name, r: r}
+	return &Route{name: rm.name, r: r}
 }
 
 // artifactVerifier re-checks artifact handoffs in the workspace the
@@ -402,7 +410,7 @@ func narrowRoute(m model.Model, entries []string) model.Model {
 // policy; nil (every artifact handoff refused) without workspace tools.
 func (s *step) artifactVerifier() children.ArtifactVerifier {
 	for _, c := range s.catalogs {
-		wc, ok := c.(*workspaceCatalog)
+		wc, ok := c.(*WorkspaceCatalog)
 		if !ok {
 			continue
 		}

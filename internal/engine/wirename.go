@@ -1,4 +1,4 @@
-package pablo
+package engine
 
 import "github.com/pabloagent/pablo/authority"
 
