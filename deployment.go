@@ -79,6 +79,9 @@ type Deployment struct {
 	// tools of its runtimes never read, write or list them. It is the one
 	// mutable part of a Deployment, and safe for concurrent use.
 	reserved *fstools.Reserved
+	// clientSecrets are the values of a client's MCP servers, by their
+	// reserved credential names (WithClientMCPServers).
+	clientSecrets map[string]clientSecret
 }
 
 // Load reads, composes and resolves a deployment. It reads no credential,

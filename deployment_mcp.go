@@ -71,9 +71,13 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 		return mcp.Options{}, err
 	}
 	return mcp.Options{
-		Servers:           servers,
-		Authority:         set,
-		Resolve:           resolver.Resolve,
+		Servers:   servers,
+		Authority: set,
+		Resolve: d.clientResolve(resolver.Resolve, func(v string) {
+			if host.secrets != nil {
+				host.secrets.Add(v)
+			}
+		}),
 		AllowLoopbackHTTP: d.c.LoopbackHTTP(),
 		MaxOutputBytes:    int(o.Limits.MaxToolOutputBytes),
 		Clock:             host.Clock,

@@ -66,6 +66,22 @@ type SessionOptions struct {
 	// MCPServers are the host-approved MCP server definitions a session
 	// may select from.
 	MCPServers []SessionMCPServer
+	// ClientMCPServers admits MCP servers a client defines itself (an
+	// editor's, with its own environment): a server in a session request
+	// that is not one of MCPServers is then the session's own, run by
+	// SessionRuntime under the deployment's policy and sandbox. False
+	// refuses it, naming options.interfaces.acp.client_mcp_servers.
+	ClientMCPServers bool
+	// WorkspaceRoots are the canonical directories a session's working
+	// directory may be in (each root included), beside Workspace itself.
+	// A session in another directory than Workspace runs on the runtime
+	// SessionRuntime returns for it.
+	WorkspaceRoots []string
+	// SessionRuntime returns the runtime the next prompt of a session
+	// runs on when the session is not the deployment's own: another
+	// workspace, or MCP servers of its client. Like Runtime it is called
+	// at every prompt. Nil refuses such sessions.
+	SessionRuntime func(ctx context.Context, spec SessionSpec) (*Runtime, error)
 	// MaxSessions bounds the sessions whose prompts run at once (0: 4).
 	// A prompt past it is refused, never queued.
 	MaxSessions int
@@ -93,12 +109,35 @@ const (
 // SessionMCPServer is an MCP server definition as a session names it: by
 // name, with the command and arguments of a stdio server or the URL of an
 // HTTP one. A client's definition selects a host-approved server only when
-// every field is equal.
+// every field is equal and it sets no Env or Headers; any other is the
+// client's own server (SessionOptions.ClientMCPServers).
 type SessionMCPServer struct {
 	Name    string
 	Command string
 	Args    []string
 	URL     string
+	// Env are a client's stdio server's environment values and Headers
+	// its HTTP server's header values: the user's own, treated as secrets
+	// (masked in every event, record and error). A host-approved server
+	// takes its environment from the host, so a selection sets neither.
+	Env     map[string]string
+	Headers map[string]string
+}
+
+// SessionSpec is what a session needs of its runtime beyond the
+// deployment's own: its workspace and its client's MCP servers.
+type SessionSpec struct {
+	// Workspace is the session's canonical working directory.
+	Workspace string
+	// ClientMCPServers are the servers its client defined, to be run as
+	// the deployment's own under its policy and sandbox.
+	ClientMCPServers []SessionMCPServer
+}
+
+// own reports whether spec is the deployment's own session: its bound
+// workspace and no server of the client's.
+func (spec SessionSpec) own(workspace string) bool {
+	return len(spec.ClientMCPServers) == 0 && (workspace == "" || spec.Workspace == workspace)
 }
 
 // SessionRequest opens a session.
@@ -211,6 +250,7 @@ type Session struct {
 	id        string
 	workspace string
 	servers   []string // nil: every configured server
+	spec      SessionSpec
 
 	mu        sync.Mutex
 	turns     []sessionTurn
@@ -222,8 +262,8 @@ type Session struct {
 	closed    bool
 }
 
-func newSession(s *Sessions, id, workspace string, servers []string) *Session {
-	x := &Session{s: s, id: id, workspace: workspace, servers: servers}
+func newSession(s *Sessions, id string, spec SessionSpec, servers []string) *Session {
+	x := &Session{s: s, id: id, workspace: spec.Workspace, servers: servers, spec: spec}
 	x.idle = sync.NewCond(&x.mu)
 	return x
 }
@@ -255,42 +295,83 @@ func canonicalDir(dir string) (string, error) {
 }
 
 // check validates a session request: its working directory and the MCP
-// servers it selects. It returns the canonical workspace and the selected
-// server names (nil: every server).
-func (s *Sessions) check(req SessionRequest) (string, []string, error) {
+// servers it selects or defines. It returns the session's spec and the
+// selected configured server names (nil: every server).
+func (s *Sessions) check(req SessionRequest) (SessionSpec, []string, error) {
 	ws, err := canonicalDir(req.Cwd)
 	if err != nil {
-		return "", nil, err
+		return SessionSpec{}, nil, err
 	}
-	if s.workspace != "" && ws != s.workspace {
-		return "", nil, invalid("the working directory %q is not the deployment's workspace", textx.Shorten(req.Cwd, 256))
+	if err := s.checkWorkspace(ws, req.Cwd); err != nil {
+		return SessionSpec{}, nil, err
 	}
+	spec := SessionSpec{Workspace: ws}
 	if len(req.MCPServers) == 0 {
-		return ws, nil, nil
+		return spec, nil, s.checkOwn(spec)
 	}
-	names := make([]string, 0, len(req.MCPServers))
+	var names, seen []string
 	for _, c := range req.MCPServers {
-		if slices.Contains(names, c.Name) {
-			return "", nil, invalid("the MCP server %q is selected twice", textx.Shorten(c.Name, 64))
+		if slices.Contains(seen, c.Name) {
+			return SessionSpec{}, nil, invalid("the MCP server %q is named twice", textx.Shorten(c.Name, 64))
 		}
+		seen = append(seen, c.Name)
 		i := slices.IndexFunc(s.opts.MCPServers, func(h SessionMCPServer) bool {
 			return h.Name == c.Name && h.Command == c.Command && slices.Equal(h.Args, c.Args) && h.URL == c.URL
 		})
-		if i < 0 {
-			return "", nil, invalid("the MCP server %q is not one the host approved (same name, command, arguments and URL)", textx.Shorten(c.Name, 64))
+		if i >= 0 && len(c.Env) == 0 && len(c.Headers) == 0 {
+			names = append(names, c.Name)
+			continue
 		}
-		names = append(names, c.Name)
+		if !s.opts.ClientMCPServers {
+			return SessionSpec{}, nil, invalid("the MCP server %q is not one the host configured, and this deployment runs no client's servers "+
+				"(set options.interfaces.acp.client_mcp_servers = true to run them under its policy and sandbox)", textx.Shorten(c.Name, 64))
+		}
+		if err := checkClientServer(c, s.opts.MCPServers); err != nil {
+			return SessionSpec{}, nil, err
+		}
+		spec.ClientMCPServers = append(spec.ClientMCPServers, cloneServer(c))
 	}
-	return ws, names, nil
+	if names == nil {
+		// Only the client's own servers: the configured ones are not
+		// selected away by naming none of them.
+		return spec, nil, s.checkOwn(spec)
+	}
+	return spec, names, s.checkOwn(spec)
+}
+
+// checkWorkspace accepts a canonical working directory that is the
+// deployment's workspace or inside one of the workspace roots.
+func (s *Sessions) checkWorkspace(ws, asked string) error {
+	if s.workspace == "" || ws == s.workspace {
+		return nil
+	}
+	for _, root := range s.opts.WorkspaceRoots {
+		if ws == root || strings.HasPrefix(ws, root+string(filepath.Separator)) {
+			return nil
+		}
+	}
+	if len(s.opts.WorkspaceRoots) == 0 {
+		return invalid("the working directory %q is not the deployment's workspace (options.interfaces.acp.workspace_roots admits others)", textx.Shorten(asked, 256))
+	}
+	return invalid("the working directory %q is neither the deployment's workspace nor inside one of its workspace roots", textx.Shorten(asked, 256))
+}
+
+// checkOwn refuses a session that is not the deployment's own when the
+// host gave no runtime for such sessions.
+func (s *Sessions) checkOwn(spec SessionSpec) error {
+	if spec.own(s.workspace) || s.opts.SessionRuntime != nil {
+		return nil
+	}
+	return invalid("this host runs sessions in its bound workspace with its configured MCP servers only")
 }
 
 // New opens a session.
 func (s *Sessions) New(ctx context.Context, req SessionRequest) (*Session, error) {
-	ws, servers, err := s.check(req)
+	spec, servers, err := s.check(req)
 	if err != nil {
 		return nil, err
 	}
-	x := newSession(s, s.opts.NewID(), ws, servers)
+	x := newSession(s, s.opts.NewID(), spec, servers)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.open[x.id]; dup {
@@ -385,10 +466,11 @@ func (s *Sessions) List(ctx context.Context, workspace string) iter.Seq2[Session
 // task cut off by a crash is reported with its unknown calls, never
 // replayed; the conversation continues from the turns that settled.
 func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Session, []SessionTurn, error) {
-	ws, servers, err := s.check(req)
+	spec, servers, err := s.check(req)
 	if err != nil {
 		return nil, nil, err
 	}
+	ws := spec.Workspace
 	tasks, err := s.stored(ctx, id, func(l ledger.SessionLink) bool { return l.SessionID == id })
 	if err != nil {
 		return nil, nil, err
@@ -399,7 +481,7 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 	if tasks[0].link.Workspace != ws {
 		return nil, nil, invalid("session %q ran in another workspace", textx.Shorten(id, 128))
 	}
-	x := newSession(s, id, ws, servers)
+	x := newSession(s, id, spec, servers)
 	var turns []SessionTurn
 	for _, t := range tasks {
 		if t.recs, err = s.opts.Store.Records(ctx, t.id); err != nil {
@@ -520,7 +602,13 @@ func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (
 		s.running--
 		s.mu.Unlock()
 	}
-	rt, err := s.opts.Runtime(ctx)
+	var rt *Runtime
+	var err error
+	if x.spec.own(s.workspace) {
+		rt, err = s.opts.Runtime(ctx)
+	} else {
+		rt, err = s.opts.SessionRuntime(ctx, x.spec)
+	}
 	if err != nil {
 		release(nil)
 		return nil, err

@@ -60,9 +60,11 @@ func (c *conn) initialize(m *message) error {
 	})
 }
 
-// sessionRequest converts a client's cwd and MCP servers. The client may
-// select host-approved servers only, and never give them its own
-// environment or headers.
+// sessionRequest converts a client's cwd and MCP servers. A server equal
+// to a host-approved one (no env, no headers) selects it; any other is the
+// client's own, which the session handler runs only when the deployment
+// admits a client's servers (options.interfaces.acp.client_mcp_servers),
+// with the client's env and header values as secrets.
 func sessionRequest(cwd string, servers []sdk.McpServer, dirs []string) (pablo.SessionRequest, *sdk.RequestError) {
 	req := pablo.SessionRequest{Cwd: cwd}
 	if cwd == "" {
@@ -75,17 +77,31 @@ func sessionRequest(cwd string, servers []sdk.McpServer, dirs []string) (pablo.S
 		at := "mcpServers[" + strconv.Itoa(i) + "]"
 		switch {
 		case s.Stdio != nil:
-			if len(s.Stdio.Env) > 0 {
-				return req, invalidParams(at + ": env must be empty: a server's environment is the host's")
+			srv := pablo.SessionMCPServer{Name: s.Stdio.Name, Command: s.Stdio.Command, Args: s.Stdio.Args}
+			for _, e := range s.Stdio.Env {
+				if srv.Env == nil {
+					srv.Env = map[string]string{}
+				}
+				if _, dup := srv.Env[e.Name]; dup {
+					return req, invalidParams(at + ": env names " + strconv.Quote(cut(e.Name, 64)) + " twice")
+				}
+				srv.Env[e.Name] = e.Value
 			}
-			req.MCPServers = append(req.MCPServers, pablo.SessionMCPServer{Name: s.Stdio.Name, Command: s.Stdio.Command, Args: s.Stdio.Args})
+			req.MCPServers = append(req.MCPServers, srv)
 		case s.Http != nil:
-			if len(s.Http.Headers) > 0 {
-				return req, invalidParams(at + ": headers must be empty: a server's credentials are the host's")
+			srv := pablo.SessionMCPServer{Name: s.Http.Name, URL: s.Http.Url}
+			for _, h := range s.Http.Headers {
+				if srv.Headers == nil {
+					srv.Headers = map[string]string{}
+				}
+				if _, dup := srv.Headers[h.Name]; dup {
+					return req, invalidParams(at + ": headers name " + strconv.Quote(cut(h.Name, 64)) + " twice")
+				}
+				srv.Headers[h.Name] = h.Value
 			}
-			req.MCPServers = append(req.MCPServers, pablo.SessionMCPServer{Name: s.Http.Name, URL: s.Http.Url})
+			req.MCPServers = append(req.MCPServers, srv)
 		default:
-			return req, invalidParams(at + ": only stdio and http servers can be selected")
+			return req, invalidParams(at + ": only stdio and http servers are supported (this agent does not advertise sse)")
 		}
 	}
 	return req, nil

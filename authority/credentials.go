@@ -328,3 +328,9 @@ func validEnvName(s string) bool {
 // ValidEnvName reports whether s is an environment variable name:
 // ^[A-Za-z_][A-Za-z0-9_]*$, 1..128 bytes.
 func ValidEnvName(s string) bool { return validEnvName(s) }
+
+// NewSecret wraps a value a host obtained itself, not through a
+// [Resolver] (an ACP client's environment values for its own MCP
+// servers), so it travels as every credential does: masked wherever it is
+// printed or encoded.
+func NewSecret(v string) Secret { return Secret{v: v} }

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/acp"
@@ -112,14 +116,29 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 		return &exitError{code: 2, err: err}
 	}
 	src.release()
+	roots, err := first.WorkspaceRoots()
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	others := &sessionRuntimes{a: a, bySpec: map[string]*acpRuntimes{}}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pablo.DefaultShutdownTimeout)
+		defer cancel()
+		if err := others.Close(ctx); err != nil {
+			fmt.Fprintf(h.stderr, "pablo: warning: %s\n", message(err))
+		}
+	}()
 	sessions, err := pablo.NewSessions(pablo.SessionOptions{
-		Runtime:     src.Runtime,
-		Workspace:   workspace,
-		MCPServers:  sessionServers(first),
-		MaxSessions: int(first.Options().Interfaces.ACP.MaxSessions),
-		Store:       store,
-		Clock:       h.clock,
-		NewID:       h.newID,
+		Runtime:          src.Runtime,
+		Workspace:        workspace,
+		MCPServers:       sessionServers(first),
+		ClientMCPServers: first.Options().Interfaces.ACP.ClientMCPServers,
+		WorkspaceRoots:   roots,
+		SessionRuntime:   others.Runtime,
+		MaxSessions:      int(first.Options().Interfaces.ACP.MaxSessions),
+		Store:            store,
+		Clock:            h.clock,
+		NewID:            h.newID,
 	})
 	if err != nil {
 		return err
@@ -232,6 +251,70 @@ func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeH
 		return nil, nil, err
 	}
 	return rt, func(ctx context.Context) error { return errors.Join(rt.Shutdown(ctx), obs.Close(ctx)) }, nil
+}
+
+// sessionRuntimes are the runtimes of the sessions that are not the
+// deployment's own: one in another project directory (a workspace root's)
+// or with its client's MCP servers. Each spec gets a runtime source of
+// its own, built from the deployment loaded with the session's workspace
+// bound as the workspace and the client's servers added, and re-read at
+// every prompt as the deployment's own is.
+type sessionRuntimes struct {
+	a *acpHost
+
+	mu     sync.Mutex
+	bySpec map[string]*acpRuntimes
+}
+
+// Runtime is the SessionOptions.SessionRuntime of the process.
+func (s *sessionRuntimes) Runtime(ctx context.Context, spec pablo.SessionSpec) (*pablo.Runtime, error) {
+	enc, _ := json.Marshal(spec) // a map marshals in key order
+	sum := sha256.Sum256(enc)
+	key := hex.EncodeToString(sum[:])
+	s.mu.Lock()
+	src := s.bySpec[key]
+	if src == nil {
+		src = &acpRuntimes{load: func(ctx context.Context) (*pablo.Deployment, error) { return s.a.loadSpec(ctx, spec) }, build: s.a.build}
+		s.bySpec[key] = src
+	}
+	s.mu.Unlock()
+	return src.Runtime(ctx)
+}
+
+// Close closes every runtime built for a session's spec.
+func (s *sessionRuntimes) Close(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, src := range s.bySpec {
+		errs = append(errs, src.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// loadSpec loads the deployment for a session's spec: its workspace bound
+// as the workspace, its client's MCP servers added.
+func (a *acpHost) loadSpec(ctx context.Context, spec pablo.SessionSpec) (*pablo.Deployment, error) {
+	d, err := loadDeploymentBound(ctx, a.p, a.h, a.overrides, map[string]string{"workspace": spec.Workspace})
+	if err != nil {
+		return nil, err
+	}
+	if d.Options().Trace.Path != nil {
+		return nil, &pablo.ConfigError{Code: pablo.ConfigUnsupportedFeature, Option: "/options/trace/path",
+			Message: "pablo acp does not write the native trace: unset options.trace.path for ACP (OTLP export through options.otel works)"}
+	}
+	ws, err := d.Workspace()
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+	if ws != spec.Workspace {
+		return nil, &pablo.ConfigError{Code: pablo.ConfigInvalidValue, Option: "/options/run/workspace",
+			Message: "a session in another project directory needs options.run.workspace to be the workspace binding (its default)"}
+	}
+	return d.WithClientMCPServers(spec.ClientMCPServers)
 }
 
 // ask is --ask as capability IDs.

@@ -251,6 +251,12 @@ func bindHint(err error) string {
 
 // loadDeployment reads the bootstrap flags and loads the deployment.
 func loadDeployment(ctx context.Context, p *parsed, h *host, overrides []pablo.Override) (*pablo.Deployment, error) {
+	return loadDeploymentBound(ctx, p, h, overrides, nil)
+}
+
+// loadDeploymentBound is loadDeployment with the bindings of rebind in
+// place of the command line's (an ACP session's workspace).
+func loadDeploymentBound(ctx context.Context, p *parsed, h *host, overrides []pablo.Override, rebind map[string]string) (*pablo.Deployment, error) {
 	cfg := p.one("config")
 	if cfg == "" {
 		return nil, usagef("--config is required")
@@ -264,6 +270,9 @@ func loadDeployment(ctx context.Context, p *parsed, h *host, overrides []pablo.O
 		if _, dup := binds[name]; dup {
 			return nil, usagef("--bind %s is given twice", name)
 		}
+		binds[name] = dir
+	}
+	for name, dir := range rebind {
 		binds[name] = dir
 	}
 	return pablo.LoadContext(ctx, pablo.LoadOptions{

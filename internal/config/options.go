@@ -348,6 +348,16 @@ type ACPOptions struct {
 	// MaxSessions bounds the ACP sessions whose prompts run at once; 0
 	// when absent (the session handler's default, 4).
 	MaxSessions int64 `json:"max_sessions,omitempty"`
+	// ClientMCPServers admits the MCP servers an ACP client passes on
+	// session/new and session/load; false (absent) refuses them.
+	ClientMCPServers bool `json:"client_mcp_servers,omitempty"`
+	// ClientMCPSandbox is the sandbox of every stdio server a client
+	// passes, as a configured server's sandbox table (absent: its
+	// defaults); the authority layers' mcp.sandbox ceilings narrow it.
+	ClientMCPSandbox *SandboxOptions `json:"client_mcp_sandbox,omitempty"`
+	// WorkspaceRoots are the directories an ACP session's cwd may be in
+	// (each root itself included); empty means the bound workspace alone.
+	WorkspaceRoots []PathRef `json:"workspace_roots,omitempty"`
 }
 
 // TraceOptions are options.trace.

@@ -498,8 +498,17 @@ func optionsTables() *spec {
 			"tui", unsupported("the terminal UI"),
 			// A Go extension: the reference reserves interfaces.acp and
 			// refuses it. max_sessions bounds the ACP sessions whose
-			// prompts run at once (absent: the session handler's default).
-			"acp", table("max_sessions", integer(1, 64, nil)),
+			// prompts run at once (absent: the session handler's default);
+			// client_mcp_servers admits the MCP servers an editor passes
+			// on session/new and session/load (absent: refused), each run
+			// in client_mcp_sandbox; workspace_roots are the directories a
+			// session's cwd may be in (absent: the bound workspace alone).
+			"acp", table(
+				"max_sessions", integer(1, 64, nil),
+				"client_mcp_servers", boolean(nil),
+				"client_mcp_sandbox", sandboxSpec(true),
+				"workspace_roots", list(16, pathSpec(nil), nil),
+			),
 		),
 		"trace", table(
 			"path", pathSpec(nil).opt(),
