@@ -211,3 +211,41 @@ func TestAnAppendTouchingAFencedTaskKeepsNothing(t *testing.T) {
 		t.Fatalf("the task still owned: %v", err)
 	}
 }
+
+// TestAStaleTokenOfTheSameOwnerIsFenced: the fencing token, not the owner
+// name, says who holds a task. Two stores sharing one owner ID (a host
+// restarted with the same name while its old process still runs): once
+// the second re-acquires the expired lease, the first's next append fails
+// ErrLeaseLost, carrying its stale token, and writes no row.
+func TestAStaleTokenOfTheSameOwnerIsFenced(t *testing.T) {
+	t.Parallel()
+	opts := testDB(t)
+	ca, cb := newTestClock(), newTestClock()
+	oa, ob := opts, opts
+	oa.Clock, oa.LeaseTTL, oa.Owner = ca, ttl, "host-a"
+	ob.Clock, ob.LeaseTTL, ob.Owner = cb, ttl, "host-a"
+	a, b := openStore(t, oa), openStore(t, ob)
+	if err := a.Append(bg, []ledger.Record{taskRecord("t"), event("t", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := b.Lease(bg, "t")
+	if err != nil || !old.Live {
+		t.Fatalf("Lease = %+v, %v", old, err)
+	}
+	cb.Move(ttl)
+	l, err := b.Claim(bg, "t")
+	if err != nil || l.Token <= old.Token || l.Owner != "host-a" {
+		t.Fatalf("Claim after expiry = %+v, %v; want a newer token than %d under the same owner", l, err, old.Token)
+	}
+	err = a.Append(bg, []ledger.Record{event("t", 3)})
+	var le *ledger.LeaseError
+	if !errors.Is(err, ledger.ErrLeaseLost) || !errors.As(err, &le) || le.Lease.Token != old.Token {
+		t.Fatalf("the stale token's append = %v, want ErrLeaseLost with token %d", err, old.Token)
+	}
+	if recs, err := b.Records(bg, "t"); err != nil || len(recs) != 2 {
+		t.Fatalf("%d records, %v; want the 2 written before the lease changed hands", len(recs), err)
+	}
+	if err := b.Append(bg, []ledger.Record{event("t", 3)}); err != nil {
+		t.Fatalf("the new token's append: %v", err)
+	}
+}
