@@ -49,3 +49,32 @@ func TestPageEdgesInsideADetectedSecretMaskIt(t *testing.T) {
 		}
 	}
 }
+
+// TestPageEdgesInsideALongKnownValueMaskIt: a known value longer than any
+// pattern's reach (a 9,000-byte credential) widens the look-around to its
+// own length: a page that starts 8,500 bytes into it, further than
+// MaxPatternBytes from its start, masks the part on the page.
+func TestPageEdgesInsideALongKnownValueMaskIt(t *testing.T) {
+	t.Parallel()
+	v := strings.Repeat("q7Zx", 2250)
+	var s Set
+	s.Add(v)
+	head, tail := "head: ", " :tail\n"
+	whole := []byte(head + v + tail)
+	start, end := len(head), len(head)+len(v)
+	if start+8500-MaxPatternBytes <= start {
+		t.Fatal("the page must start further into the value than the patterns reach")
+	}
+	for _, page := range []struct {
+		from, to int
+		want     string
+	}{
+		{start + 8500, len(whole), Mask + tail},
+		{0, start + 500, head + Mask},
+		{start + 8500, end - 1, Mask},
+	} {
+		if got, _ := s.MaskWindow(whole, page.from, page.to); got != page.want {
+			t.Errorf("page [%d, %d) of a known value at [%d, %d) = %.60q, want %q", page.from, page.to, start, end, got, page.want)
+		}
+	}
+}
