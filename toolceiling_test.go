@@ -23,14 +23,13 @@ func (n ranNotes) Call(ctx context.Context, call pablo.ToolInvocation) pablo.Too
 	return n.notes.Call(ctx, call)
 }
 
-// TestOneTurnOfThreeToolCallsUnderAToolCallCeilingOfOneRunsOne: "reserve
-// before admit" through the public runtime. One model turn proposes three
-// allowed tool calls under tool_calls = 1: the first is reserved when it
-// is admitted, so the other two are refused by the ceiling before any of
-// them dispatches, and exactly one call runs. (The engine admits and dispatches
-// one call before it admits the next, so the ledger's own
-// TestOutstandingReservationsCountAgainstTheCeiling is what opens the window
-// between admission and dispatch.)
+// TestOneTurnOfThreeToolCallsUnderAToolCallCeilingOfOneRunsOne: one model
+// turn proposes three allowed tool calls under tool_calls = 1, through the
+// public runtime: exactly one runs, the task ends limit_exceeded on
+// tool_calls and the ledger counts one call. The engine admits and
+// dispatches one call before it admits the next; the window between an
+// admission and its dispatch, where an outstanding reservation must count,
+// is the ledger's TestOutstandingReservationsCountAgainstTheCeiling.
 func TestOneTurnOfThreeToolCallsUnderAToolCallCeilingOfOneRunsOne(t *testing.T) {
 	t.Parallel()
 	set, err := authority.New(authority.Config{
