@@ -29,6 +29,11 @@ const (
 	ConsumerMCPEnv           Consumer = "mcp.env"
 	ConsumerMCPHeaders       Consumer = "mcp.headers"
 	ConsumerA2ABearer        Consumer = "a2a.bearer"
+	// ConsumerMCPOAuth is an OAuth client secret or signing key of a
+	// Streamable HTTP MCP server ("mcp:SERVER:oauth:client_secret",
+	// "mcp:SERVER:oauth:private_key"): it goes to the server's
+	// authorization server only, never to the MCP server.
+	ConsumerMCPOAuth Consumer = "mcp.oauth"
 	// ConsumerLedgerStore is the password of the host's PostgreSQL ledger
 	// store (a Go extension). Its one destination is
 	// [DestinationLedgerStore]: the store is named by the host (--store,
@@ -50,7 +55,7 @@ func ParseConsumer(s string) (Consumer, bool) {
 	c := Consumer(s)
 	switch c {
 	case ConsumerVercel, ConsumerOpenRouter, ConsumerOpenResponses, ConsumerOpenAICompatible,
-		ConsumerOTelHeaders, ConsumerMCPEnv, ConsumerMCPHeaders, ConsumerA2ABearer, ConsumerLedgerStore:
+		ConsumerOTelHeaders, ConsumerMCPEnv, ConsumerMCPHeaders, ConsumerMCPOAuth, ConsumerA2ABearer, ConsumerLedgerStore:
 		return c, true
 	}
 	return "", false

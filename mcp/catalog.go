@@ -173,6 +173,14 @@ func (c *Catalog) admitServer(ctx context.Context, cfg *Server) (int, error) {
 	for _, k := range sortedKeys(cfg.Headers) {
 		h.Credentials = append(h.Credentials, CredentialRef{Kind: "header", Name: k, Credential: cfg.Headers[k], Destination: "mcp:" + cfg.Name + ":header:" + k})
 	}
+	if o := cfg.OAuth; o != nil {
+		if o.ClientSecret != "" {
+			h.Credentials = append(h.Credentials, CredentialRef{Kind: "oauth", Name: "client_secret", Credential: o.ClientSecret, Destination: "mcp:" + cfg.Name + ":oauth:client_secret"})
+		}
+		if o.PrivateKey != "" {
+			h.Credentials = append(h.Credentials, CredentialRef{Kind: "oauth", Name: "private_key", Credential: o.PrivateKey, Destination: "mcp:" + cfg.Name + ":oauth:private_key"})
+		}
+	}
 	c.mu.Lock()
 	c.health = append(c.health, h)
 	idx := len(c.health) - 1
@@ -229,6 +237,8 @@ func (c *Catalog) startServer(ctx context.Context, cfg *Server, idx int) (*serve
 			code = CodeProtocol
 		case errors.Is(err, ErrBound):
 			code = CodeCatalogBound
+		case errors.Is(err, ErrAuthorization):
+			code = CodeOAuth
 		case sctx.Err() != nil && ctx.Err() == nil:
 			code = CodeTimeout
 		}
@@ -311,9 +321,9 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 			}
 			env = append(env, v+"="+sec.Reveal())
 		}
-		srv.sess = newSession(cfg.Name)
+		srv.sess = c.newSession(cfg)
 		srv.sess.tracer, srv.sess.transport, srv.sess.mask = c.opts.Tracer, "pipe", c.secrets.String
-		conn, err := startStdio(ctx, c.launcher, cfg, env, srv.sess.notify)
+		conn, err := startStdio(ctx, c.launcher, cfg, env, srv.sess.notify, srv.sess.serve)
 		if err != nil {
 			return &ServerError{Server: cfg.Name, Code: CodeLauncher, Kind: ErrStartup, Reason: "the server could not be launched", Err: err}
 		}
@@ -349,9 +359,13 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 			}
 			headers[k] = sec.Reveal()
 		}
-		srv.sess = newSession(cfg.Name)
+		srv.sess = c.newSession(cfg)
 		srv.sess.tracer, srv.sess.transport, srv.sess.mask = c.opts.Tracer, "tcp", c.secrets.String
-		conn, err := dialHTTP(cfg, headers, c.opts.AllowLoopbackHTTP, srv.sess.notify)
+		var auth *oauthClient
+		if cfg.OAuth != nil {
+			auth = newOAuthClient(cfg, &c.opts, c.oauthCredential, c.secrets.Add)
+		}
+		conn, err := dialHTTP(cfg, headers, c.opts.AllowLoopbackHTTP, srv.sess.notify, srv.sess.serve, auth, c.secrets.String)
 		if err != nil {
 			return &ServerError{Server: cfg.Name, Code: CodeEndpoint, Kind: ErrConfig, Reason: "the endpoint cannot be used", Err: err}
 		}
@@ -360,6 +374,18 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 		return srv.sess.initialize(ctx, c.opts.ClientName, c.opts.ClientVersion)
 	}
 	return &ServerError{Server: cfg.Name, Code: CodeEndpoint, Kind: ErrConfig, Reason: fmt.Sprintf("transport %q is neither stdio nor http", cfg.Transport)}
+}
+
+// newSession is a session for cfg with the catalog's roots and
+// elicitation channel.
+func (c *Catalog) newSession(cfg *Server) *session {
+	s := newSession(cfg.Name)
+	s.roots, s.elicit = c.opts.Roots, c.opts.Elicit
+	s.elicitTimeout = cfg.OperationTimeout
+	if s.elicitTimeout <= 0 {
+		s.elicitTimeout = DefaultOperationTimeout
+	}
+	return s
 }
 
 func (c *Catalog) resolve(ctx context.Context, name string, consumer authority.Consumer, dest string) (authority.Secret, error) {

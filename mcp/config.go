@@ -2,12 +2,12 @@ package mcp
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/endpoint"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
@@ -73,8 +73,8 @@ func checkServer(s *Server, allowLoopback bool) *ServerError {
 				return bad(CodeEnvironment, "%q is not an environment variable name", textx.Shorten(k, 80))
 			}
 		}
-		if s.URL != "" || len(s.Headers) > 0 {
-			return bad(CodeEndpoint, "url and headers are only for transport http")
+		if s.URL != "" || len(s.Headers) > 0 || s.OAuth != nil {
+			return bad(CodeEndpoint, "url, headers and oauth are only for transport http")
 		}
 	case HTTP:
 		if err := checkEndpoint(s.URL, allowLoopback); err != nil {
@@ -90,6 +90,14 @@ func checkServer(s *Server, allowLoopback bool) *ServerError {
 		}
 		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 {
 			return bad(CodeLauncher, "command, args and env are only for transport stdio")
+		}
+		if s.OAuth != nil {
+			if err := s.OAuth.validate(); err != nil {
+				return bad(CodeOAuth, "%v", err)
+			}
+			if _, ok := s.Headers["authorization"]; ok {
+				return bad(CodeHeaders, "header authorization is the OAuth access token's: configure oauth or the header, not both")
+			}
 		}
 	default:
 		return bad(CodeEndpoint, "transport must be %q or %q, got %q", Stdio, HTTP, textx.Shorten(string(s.Transport), 40))
@@ -111,11 +119,10 @@ func checkEndpoint(raw string, allowLoopback bool) error {
 	case "https":
 		return nil
 	case "http":
-		ip := net.ParseIP(u.Hostname())
-		if allowLoopback && ip != nil && ip.IsLoopback() {
+		if allowLoopback && endpoint.IsLoopback(u) {
 			return nil
 		}
-		return fmt.Errorf("url must use https; plain http is allowed only on a loopback IP as a host fixture")
+		return fmt.Errorf("url must use https; plain http is allowed only on loopback (a loopback IP or localhost) as a host fixture")
 	}
 	return fmt.Errorf("url scheme must be https, got %q", textx.Shorten(u.Scheme, 20))
 }

@@ -72,6 +72,7 @@ const (
 	CodeDefinitionChanged Code = "mcp_definition_changed"
 	CodeCredential        Code = "mcp_credential"
 	CodeTaskRequired      Code = "mcp_task_required"
+	CodeOAuth             Code = "mcp_oauth"
 )
 
 // ServerError is a failure of one server: configuration, admission or

@@ -67,7 +67,7 @@ type ToolStatus struct {
 // CredentialRef is a credential reference as configured: where it goes and
 // which credential fills it.
 type CredentialRef struct {
-	// Kind is "env" or "header".
+	// Kind is "env", "header" or "oauth".
 	Kind        string `json:"kind"`
 	Name        string `json:"name"`
 	Credential  string `json:"credential"`

@@ -53,10 +53,20 @@ type httpConn struct {
 	client   *http.Client
 	gov      *governedTransport
 	onNote   func(method string, params json.RawMessage)
+	// onRequest, when set, answers the server's requests other than ping.
+	onRequest requestHandler
+	// auth, when set, is the server's OAuth client: every request carries
+	// its access token, and a 401 or a 403 insufficient_scope is answered
+	// with a grant and the request sent again.
+	auth *oauthClient
+	// maskKnown masks the catalog's known secrets (OAuth tokens included).
+	maskKnown func(string) string
 
 	// closing cancels requests in flight when the connection closes.
 	closing context.Context
 	stop    context.CancelFunc
+	// listening joins the listening stream's goroutine.
+	listening sync.WaitGroup
 
 	mu      sync.Mutex
 	session string // Mcp-Session-Id from initialize; "" when none
@@ -72,7 +82,7 @@ func (c *httpConn) sessionID() string {
 }
 
 // dialHTTP builds the connection to one server. Nothing is sent yet.
-func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool, onNote func(string, json.RawMessage)) (*httpConn, error) {
+func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool, onNote func(string, json.RawMessage), onRequest requestHandler, auth *oauthClient, maskKnown func(string) string) (*httpConn, error) {
 	if err := checkEndpoint(srv.URL, allowLoopback); err != nil {
 		return nil, err
 	}
@@ -103,7 +113,7 @@ func dialHTTP(srv *Server, headers map[string]string, allowLoopback bool, onNote
 		// carries its own deadline.
 	})
 	closing, stop := context.WithCancel(context.Background())
-	return &httpConn{endpoint: srv.URL, client: client, gov: gov, onNote: onNote, closing: closing, stop: stop}, nil
+	return &httpConn{endpoint: srv.URL, client: client, gov: gov, onNote: onNote, onRequest: onRequest, auth: auth, maskKnown: maskKnown, closing: closing, stop: stop}, nil
 }
 
 // negotiated implements rpcConn: every later request carries the version.
@@ -133,39 +143,62 @@ func (c *httpConn) send(ctx context.Context, verb string, body []byte, accept st
 			}
 		}})
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	for attempt := 0; ; attempt++ {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, verb, c.endpoint, rd)
+		if err != nil {
+			return nil, session, err
+		}
+		for k, v := range extra {
+			req.Header[k] = v
+		}
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("Accept", accept)
+		if session != "" {
+			req.Header.Set(headerSession, session)
+		}
+		if version != "" {
+			req.Header.Set(headerVersion, version)
+		}
+		var sent string
+		if c.auth != nil {
+			if sent, err = c.auth.token(ctx); err != nil {
+				return nil, session, err
+			}
+			if sent != "" {
+				req.Header.Set("Authorization", "Bearer "+sent)
+			}
+		}
+		resp, err := c.client.Do(req)
+		if err != nil {
+			return nil, session, err
+		}
+		if c.auth != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+			ch, _ := parseBearerChallenge(resp.Header.Values("WWW-Authenticate"))
+			if resp.StatusCode == http.StatusUnauthorized || ch.err == "insufficient_scope" {
+				// The server refused the request before acting on it: it
+				// is sent again once a grant answers the challenge.
+				drain(resp)
+				if err := c.auth.challenged(ctx, resp.StatusCode, ch, sent, attempt); err != nil {
+					return nil, session, err
+				}
+				continue
+			}
+		}
+		if resp.StatusCode == http.StatusNotFound && session != "" {
+			drain(resp)
+			c.mu.Lock()
+			c.ended = true
+			c.mu.Unlock()
+			return nil, session, errSessionNotFound
+		}
+		return resp, session, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, verb, c.endpoint, rd)
-	if err != nil {
-		return nil, session, err
-	}
-	for k, v := range extra {
-		req.Header[k] = v
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", accept)
-	if session != "" {
-		req.Header.Set(headerSession, session)
-	}
-	if version != "" {
-		req.Header.Set(headerVersion, version)
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return nil, session, err
-	}
-	if resp.StatusCode == http.StatusNotFound && session != "" {
-		drain(resp)
-		c.mu.Lock()
-		c.ended = true
-		c.mu.Unlock()
-		return nil, session, errSessionNotFound
-	}
-	return resp, session, nil
 }
 
 // bind ties ctx to the connection's lifetime.
@@ -344,8 +377,8 @@ func (c *httpConn) resumeStream(ctx context.Context, lastID string) (*http.Respo
 // request id when that is what it holds. Responses to other requests are
 // ignored; an event that is not a JSON-RPC object is a framingError.
 func (c *httpConn) handleEvent(ctx context.Context, data []byte, id int64) (r reply, found bool, err error) {
-	err = route(data, c.onNote, func(reqID json.RawMessage, method string) {
-		c.answer(ctx, reqID, method)
+	err = route(data, c.onNote, func(reqID json.RawMessage, method string, params json.RawMessage) {
+		c.answer(ctx, reqID, method, params)
 	}, func(got int64, mr reply) {
 		if got == id && !found {
 			r, found = mr, true
@@ -355,11 +388,17 @@ func (c *httpConn) handleEvent(ctx context.Context, data []byte, id int64) (r re
 }
 
 // answer POSTs this client's answer to a server's request, best effort and
-// bounded.
-func (c *httpConn) answer(ctx context.Context, id json.RawMessage, method string) {
-	ctx, cancel := context.WithTimeout(ctx, answerAllowance)
+// bounded. The request is handled on the goroutine reading the stream, under
+// the context of the call it arrived with.
+func (c *httpConn) answer(ctx context.Context, id json.RawMessage, method string, params json.RawMessage) {
+	body := appendAnswer(nil, id, method)
+	if c.onRequest != nil && method != "ping" {
+		res, e := c.onRequest(ctx, method, params)
+		body = appendResponse(nil, id, res, e)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), answerAllowance)
 	defer cancel()
-	resp, _, err := c.send(ctx, http.MethodPost, appendAnswer(nil, id, method), "application/json, text/event-stream", nil, nil)
+	resp, _, err := c.send(ctx, http.MethodPost, body, "application/json, text/event-stream", nil, nil)
 	if err == nil {
 		drain(resp)
 	}
@@ -382,6 +421,98 @@ func (c *httpConn) notify(ctx context.Context, method string, params json.RawMes
 	return nil
 }
 
+// maxListens bounds how often the listening stream is opened in one
+// session.
+const maxListens = 32
+
+// listen opens the stream on which the server sends what is not an answer
+// to one of our requests (MCP's GET stream): elicitations and roots/list
+// requests it makes while a tool runs, list_changed notifications. The
+// first GET is answered before listen returns (within ctx), so the stream
+// is there before any tool is called; reading it runs on a goroutine until
+// the connection closes, which joins it. A server that offers no such
+// stream (405) is left alone; one that ends it is asked again after the
+// wait it named, a bounded number of times.
+func (c *httpConn) listen(ctx context.Context) {
+	open := func(ctx context.Context, lastID string) *http.Response {
+		extra := http.Header{}
+		if lastID != "" {
+			extra.Set("Last-Event-Id", lastID)
+		}
+		resp, _, err := c.send(ctx, http.MethodGet, nil, "text/event-stream", extra, nil)
+		if err != nil {
+			return nil
+		}
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || mt != "text/event-stream" {
+			drain(resp)
+			return nil
+		}
+		return resp
+	}
+	// The first GET lives as long as the connection, not as ctx: ctx only
+	// bounds the wait for its answer.
+	first := make(chan *http.Response, 1)
+	go func() { first <- open(c.closing, "") }()
+	var resp *http.Response
+	select {
+	case resp = <-first:
+	case <-ctx.Done():
+		c.listening.Add(1)
+		go func() {
+			defer c.listening.Done()
+			if r := <-first; r != nil {
+				r.Body.Close()
+			}
+		}()
+		return
+	}
+	if resp == nil {
+		return
+	}
+	c.listening.Add(1)
+	go func() {
+		defer c.listening.Done()
+		life := c.closing
+		for n := 0; resp != nil; n++ {
+			events := newSSEReader(resp.Body, maxEventLine, MaxFrameBytes, lineBuffer)
+			for {
+				_, data, err := events.next()
+				if err != nil {
+					break
+				}
+				// Responses on this stream answer nothing of ours.
+				if c.handleEventOn(life, data) != nil {
+					resp.Body.Close()
+					return
+				}
+			}
+			resp.Body.Close()
+			if n+1 == maxListens {
+				return
+			}
+			wait := defaultRetry
+			if events.hasRetry {
+				wait = max(events.retry, minRetry)
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-life.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			resp = open(life, events.lastID)
+		}
+	}()
+}
+
+// handleEventOn handles one event of the listening stream.
+func (c *httpConn) handleEventOn(ctx context.Context, data []byte) error {
+	return route(data, c.onNote, func(reqID json.RawMessage, method string, params json.RawMessage) {
+		c.answer(ctx, reqID, method, params)
+	}, func(int64, reply) {})
+}
+
 // close ends the session with a DELETE carrying the session ID (and the
 // credential headers, as every request through the client does), cancels
 // requests in flight and drops idle connections. The DELETE is best
@@ -389,6 +520,7 @@ func (c *httpConn) notify(ctx context.Context, method string, params json.RawMes
 // nothing for us.
 func (c *httpConn) close() error {
 	c.stop()
+	c.listening.Wait()
 	c.mu.Lock()
 	session, ended := c.session, c.ended
 	c.mu.Unlock()
@@ -413,10 +545,17 @@ func (c *httpConn) statusError(what string, resp *http.Response) error {
 	// Masked before it is shortened: a suspected secret cut in two
 	// would escape the mask.
 	var builtins redact.Set
-	snippet := printable(builtins.String(c.gov.mask(string(b))))
+	text := c.gov.mask(string(b))
+	if c.maskKnown != nil {
+		text = c.maskKnown(text)
+	}
+	snippet := printable(builtins.String(text))
 	msg := fmt.Sprintf("the server answered %s with HTTP %s", what, resp.Status)
 	if snippet != "" {
 		msg += ": " + textx.Shorten(snippet, maxSnippet)
+	}
+	if resp.StatusCode == http.StatusUnauthorized && c.auth == nil {
+		msg += "; the server asks for authorization: configure oauth for it (or a credential header it accepts)"
 	}
 	if what == "initialize" && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed) {
 		msg += "; the endpoint may speak only the deprecated HTTP+SSE transport, which this client does not: configure a Streamable HTTP endpoint"

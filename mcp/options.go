@@ -86,6 +86,10 @@ type Server struct {
 	// Headers maps lowercase header names to credential names (consumer
 	// mcp.headers, destination "mcp:SERVER:header:NAME").
 	Headers map[string]string
+	// OAuth, when set, has the catalog authorize with OAuth 2.1 when the
+	// server asks (an HTTP 401), per the MCP authorization specification.
+	// Only for transport http; Headers may then not set authorization.
+	OAuth *OAuth
 	// Required servers that fail fail Open; optional ones are left out.
 	Required bool
 	// StartupTimeout bounds start, initialize and discovery; zero means
@@ -149,6 +153,20 @@ type Options struct {
 	// conventions; a tool call's span is a child of the caller's. Nil means
 	// no spans.
 	Tracer trace.Tracer
+	// Elicit, when set, answers the servers' form elicitations
+	// (elicitation/create) through the task's approval channels; the
+	// catalog then declares the capability. A request it cannot answer, or
+	// any request when Elicit is nil, is declined.
+	Elicit ElicitFunc
+	// Roots, when not nil, are the absolute directories the servers are
+	// told they may work in (roots/list): the session's workspace.
+	Roots []string
+	// Tokens keeps the OAuth grants of servers configured with OAuth
+	// between tasks; nil keeps them in memory for the catalog's life.
+	Tokens TokenStore
+	// Authorizer is the host's authorization step for an OAuth server that
+	// needs a user's consent; nil fails such a server with ErrAuthorization.
+	Authorizer Authorizer
 	// Clock is the clock of health reports; nil means the system clock.
 	Clock Clock
 	// ClientName and ClientVersion are sent in initialize.

@@ -57,7 +57,10 @@ type envelope struct {
 }
 
 // JSON-RPC error codes this client answers with.
-const codeMethodNotFound = -32601
+const (
+	codeMethodNotFound = -32601
+	codeInvalidParams  = -32602
+)
 
 // hasID reports whether the message carries a non-null ID.
 func (e *envelope) hasID() bool { return len(e.ID) > 0 && string(e.ID) != "null" }
@@ -119,6 +122,27 @@ func appendAnswer(b []byte, id json.RawMessage, method string) []byte {
 	b = strconv.AppendInt(b, codeMethodNotFound, 10)
 	b = append(b, `,"message":`...)
 	b = jsonx.AppendString(b, "method not found: "+textx.Shorten(method, 64))
+	return append(b, `}}`...)
+}
+
+// requestHandler answers a server's request with a result or a JSON-RPC
+// error.
+type requestHandler func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *wireError)
+
+// appendResponse appends this client's response to a server's request:
+// result when e is nil, else the error. The server's ID is echoed exactly
+// as it was written.
+func appendResponse(b []byte, id json.RawMessage, result json.RawMessage, e *wireError) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	if e == nil {
+		b = append(b, `,"result":`...)
+		return append(append(b, result...), '}')
+	}
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(e.Code), 10)
+	b = append(b, `,"message":`...)
+	b = jsonx.AppendString(b, e.Message)
 	return append(b, `}}`...)
 }
 
@@ -215,7 +239,7 @@ func decodeMessage(data []byte) (envelope, error) {
 // event a server primes a resumable stream with has empty data); a frame,
 // or a message of a batch, that is not a JSON-RPC object is a framingError,
 // returned without handing on the rest of its batch.
-func route(data []byte, onNote func(method string, params json.RawMessage), onRequest func(id json.RawMessage, method string), onResponse func(id int64, r reply)) error {
+func route(data []byte, onNote func(method string, params json.RawMessage), onRequest func(id json.RawMessage, method string, params json.RawMessage), onResponse func(id int64, r reply)) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil
 	}
@@ -245,7 +269,7 @@ func route(data []byte, onNote func(method string, params json.RawMessage), onRe
 		}
 	case msg.Method != nil:
 		if validID(msg.ID) {
-			onRequest(msg.ID, *msg.Method)
+			onRequest(msg.ID, *msg.Method, msg.Params)
 		}
 	default:
 		if id, ok := msg.idNumber(); ok {

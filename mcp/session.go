@@ -38,6 +38,13 @@ type session struct {
 	conn    rpcConn
 	version string
 
+	// roots, when not nil, are answered to roots/list; elicit, when set,
+	// answers elicitation/create within elicitTimeout. Both are declared
+	// in initialize's capabilities.
+	roots         []string
+	elicit        ElicitFunc
+	elicitTimeout time.Duration
+
 	nextID atomic.Int64
 	// mu keeps at most one request in flight per server.
 	mu sync.Mutex
@@ -53,6 +60,8 @@ type session struct {
 	// the call in flight listens for progress.
 	progressMsgs []string
 	progressWake chan struct{}
+	// inflight is the raw name of the tool being called, "" when none.
+	inflight string
 
 	ended atomic.Bool
 }
@@ -116,10 +125,18 @@ func (s *session) notify(method string, params json.RawMessage) {
 // version the server negotiated, refusing any this client does not
 // implement.
 func (s *session) initialize(ctx context.Context, name, version string) error {
+	// Tools, and roots and form elicitation when the host gave them; no
+	// sampling or tasks.
+	caps := map[string]any{}
+	if s.roots != nil {
+		caps["roots"] = map[string]any{}
+	}
+	if s.elicit != nil {
+		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+	}
 	params := map[string]any{
 		"protocolVersion": ProtocolVersion,
-		// Tools only: no roots, sampling, elicitation or tasks.
-		"capabilities": map[string]any{},
+		"capabilities":    caps,
 		"clientInfo":   map[string]any{"name": name, "version": version},
 	}
 	raw, err := s.request(ctx, "initialize", params)
@@ -142,6 +159,11 @@ func (s *session) initialize(ctx context.Context, name, version string) error {
 	s.conn.negotiated(s.version)
 	if err := s.conn.notify(ctx, "notifications/initialized", nil); err != nil {
 		return fmt.Errorf("%w: notifications/initialized: %v", ErrProtocol, err)
+	}
+	if l, ok := s.conn.(interface{ listen(context.Context) }); ok && (s.roots != nil || s.elicit != nil) {
+		// Over HTTP, a server's requests outside an answer come on a
+		// stream of their own.
+		l.listen(ctx)
 	}
 	return nil
 }
@@ -206,6 +228,7 @@ func (s *session) callTool(ctx context.Context, name string, arguments json.RawM
 	id := s.nextID.Add(1)
 	s.progressMu.Lock()
 	s.progressToken, s.progressCount, s.progressBytes = id, 0, 0
+	s.inflight = name
 	s.progressMu.Unlock()
 	// The params are built by hand: this is the path of every call, and the
 	// arguments are already validated JSON.
@@ -234,7 +257,7 @@ func (s *session) callTool(ctx context.Context, name string, arguments json.RawM
 	s.progressMu.Lock()
 	res := callResult{raw: raw, progress: s.progressCount}
 	s.progressToken, s.progressCount, s.progressBytes = 0, 0, 0
-	s.progressMsgs, s.progressWake = nil, nil
+	s.progressMsgs, s.progressWake, s.inflight = nil, nil, ""
 	s.progressMu.Unlock()
 	return res, err
 }
@@ -313,6 +336,13 @@ func (s *session) send(ctx context.Context, method string, id int64, params any)
 			// may have acted before it ended the session.
 			s.ended.Store(true)
 			kind = ErrSessionEnded
+		case errors.Is(err, ErrAuthorization):
+			// The server refused the request (401 or 403) before acting on
+			// it, and no grant could answer its challenge.
+			kind = ErrAuthorization
+			if written {
+				delivery = outcome.ResponseReceived
+			}
 		case errors.Is(err, ErrRedirect):
 			kind = ErrRedirect
 		case errors.Is(err, ErrBound):

@@ -40,7 +40,7 @@ type stdioConn struct {
 // sandbox, its PID namespace ends with it). Notifications from the server
 // go to onNote, on the connection's reader. ctx only lends its values (a
 // process-group recorder among them): the group outlives it.
-func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []string, onNote func(method string, params json.RawMessage)) (*stdioConn, error) {
+func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []string, onNote func(method string, params json.RawMessage), onRequest requestHandler) (*stdioConn, error) {
 	if !filepath.IsAbs(srv.Command) {
 		return nil, fmt.Errorf("command must be an absolute path, got %q", textx.Shorten(srv.Command, 200))
 	}
@@ -83,7 +83,7 @@ func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []str
 		cancel()
 		return nil, err
 	}
-	return &stdioConn{lineConn: newLineConn(pr.Stdout(), pr.Stdin(), onNote), p: pr, cancel: cancel, sandbox: sc}, nil
+	return &stdioConn{lineConn: newLineConn(pr.Stdout(), pr.Stdin(), onNote, onRequest), p: pr, cancel: cancel, sandbox: sc}, nil
 }
 
 // launcherTree is what a sandboxed server is shown of its launcher: the
@@ -130,9 +130,11 @@ func (c *stdioConn) close() error {
 	// Closing stdin can only fail when the server is already gone; the
 	// group teardown below is what has to be proven.
 	_ = c.w.Close()
+	c.endLife()
 	err := c.p.Close()
 	c.cancel()
 	<-c.done
+	c.served.Wait()
 	if c.sandbox != nil {
 		c.sandbox.Close()
 	}
@@ -157,6 +159,12 @@ func (c *stdioConn) exited() bool {
 type lineConn struct {
 	w      io.WriteCloser
 	onNote func(method string, params json.RawMessage)
+	// onRequest, when set, answers the server's requests other than ping;
+	// each runs on its own goroutine under life, joined through served.
+	onRequest requestHandler
+	life      context.Context
+	endLife   context.CancelFunc
+	served    sync.WaitGroup
 
 	// wsem (capacity 1) serializes writes; unlike a mutex, waiting for it
 	// honours the writer's context, so the reader, answering a server's
@@ -174,8 +182,9 @@ type lineConn struct {
 
 // newLineConn starts the reader on r. The owner joins it by ending r (the
 // process exits, or the pipe is closed) and waiting on done.
-func newLineConn(r io.Reader, w io.WriteCloser, onNote func(string, json.RawMessage)) *lineConn {
-	c := &lineConn{w: w, onNote: onNote, wsem: make(chan struct{}, 1), pending: map[int64]chan reply{}, done: make(chan struct{})}
+func newLineConn(r io.Reader, w io.WriteCloser, onNote func(string, json.RawMessage), onRequest requestHandler) *lineConn {
+	c := &lineConn{w: w, onNote: onNote, onRequest: onRequest, wsem: make(chan struct{}, 1), pending: map[int64]chan reply{}, done: make(chan struct{})}
+	c.life, c.endLife = context.WithCancel(context.Background())
 	go c.read(newFrameReader(r, MaxFrameBytes, lineBuffer))
 	return c
 }
@@ -211,10 +220,24 @@ func (c *lineConn) read(f *frameReader) {
 // dispatch handles one frame. A response nobody waits for is ignored; a line
 // that is not a JSON-RPC object is a framingError.
 func (c *lineConn) dispatch(frame []byte) error {
-	return route(frame, c.onNote, func(id json.RawMessage, method string) {
-		ctx, cancel := context.WithTimeout(context.Background(), answerAllowance)
-		_, _ = c.write(ctx, func(b []byte) []byte { return appendAnswer(b, id, method) })
-		cancel()
+	return route(frame, c.onNote, func(id json.RawMessage, method string, params json.RawMessage) {
+		if c.onRequest == nil || method == "ping" {
+			ctx, cancel := context.WithTimeout(context.Background(), answerAllowance)
+			_, _ = c.write(ctx, func(b []byte) []byte { return appendAnswer(b, id, method) })
+			cancel()
+			return
+		}
+		// A request may wait for a person (an elicitation): it is answered
+		// on a goroutine of its own, so the reader goes on reading, and
+		// joined when the connection closes.
+		c.served.Add(1)
+		go func() {
+			defer c.served.Done()
+			res, e := c.onRequest(c.life, method, params)
+			ctx, cancel := context.WithTimeout(c.life, answerAllowance)
+			_, _ = c.write(ctx, func(b []byte) []byte { return appendResponse(b, id, res, e) })
+			cancel()
+		}()
 	}, func(id int64, r reply) {
 		c.mu.Lock()
 		ch := c.pending[id]

@@ -34,7 +34,7 @@ func newPipePeer(t *testing.T) *pipePeer {
 	p := &pipePeer{t: t, out: stdoutW, in: bufio.NewReader(stdinR), inEnd: stdinR, notes: make(chan string, 16)}
 	p.conn = newLineConn(stdoutR, stdinW, func(method string, params json.RawMessage) {
 		p.notes <- method + " " + string(params)
-	})
+	}, nil)
 	t.Cleanup(func() {
 		stdoutW.Close()
 		stdinR.Close()
@@ -216,7 +216,7 @@ func TestStdioFullStdinHonoursTheDeadline(t *testing.T) {
 	}
 	defer stdinR.Close()
 	stdoutR, stdoutW := io.Pipe()
-	c := newLineConn(stdoutR, stdinW, nil)
+	c := newLineConn(stdoutR, stdinW, nil, nil)
 	defer func() { stdoutW.Close(); <-c.done; stdinW.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -315,7 +315,7 @@ func TestStdioServerRequestDuringOurWriteDoesNotStallTheReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdoutR, stdoutW := io.Pipe()
-	c := newLineConn(stdoutR, stdinW, nil)
+	c := newLineConn(stdoutR, stdinW, nil, nil)
 	// The deadline only keeps a regression from hanging the suite.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -65,7 +65,7 @@ func newScripted(t *testing.T, handle func(w http.ResponseWriter, r *http.Reques
 	notes := make(chan string, 16)
 	conn, err := dialHTTP(&Server{Name: "s", Transport: HTTP, URL: ts.URL + "/mcp"}, map[string]string{"x-token": scriptedToken}, true, func(method string, params json.RawMessage) {
 		notes <- method + " " + string(params)
-	})
+	}, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
