@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/pabloagent/pablo/internal/sandbox"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
@@ -76,6 +77,11 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 	c := &Catalog{opts: opts, tools: map[authority.ID]*tool{}, launcher: sandbox.NewLauncher(opts.BubblewrapPath)}
 	if len(opts.Servers) > MaxServers {
 		return nil, &ServerError{Code: CodeConfigurationBound, Kind: ErrConfig, Reason: fmt.Sprintf("%d servers configured; at most %d are allowed", len(opts.Servers), MaxServers)}
+	}
+	for _, r := range opts.Roots {
+		if !filepath.IsAbs(r) || filepath.Clean(r) != r {
+			return nil, &ServerError{Code: CodeCWD, Kind: ErrConfig, Reason: fmt.Sprintf("root %q must be a clean absolute path", textx.Shorten(r, 200))}
+		}
 	}
 	servers := slices.Clone(opts.Servers)
 	sort.SliceStable(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })

@@ -22,15 +22,37 @@
 //     configuration names, its own process group owned by internal/proc (so a
 //     grandchild dies with the server), stderr drained and discarded;
 //     newline-delimited messages, each frame bounded, responses matched to
-//     requests by ID as a JSON value, server pings answered and any other
-//     server request refused with "method not found";
+//     requests by ID as a JSON value, server pings answered, roots/list and
+//     elicitation/create served as below, any other server request refused
+//     with "method not found";
 //   - Streamable HTTP: HTTPS only (loopback HTTP only when the host allows
 //     it), an http.Client that never follows a redirect or uses a proxy,
 //     credential headers sent only to that server and on the closing DELETE
 //     too, never over the protocol's own headers, per-call deadlines, JSON or
 //     bounded event-stream responses (an event stream the server ends after
 //     naming an event ID is resumed with Last-Event-ID, as the protocol
-//     specifies), and a 404 for the session ends it.
+//     specifies), and a 404 for the session ends it. When the catalog
+//     serves roots or elicitation, the server's own stream (a GET) is
+//     opened before any tool is called, for the requests it sends there.
+//
+// OAuth 2.1 (Server.OAuth) follows the MCP authorization specification: a
+// 401 starts discovery of the protected resource metadata (RFC 9728) and
+// the authorization server's metadata (RFC 8414, OpenID discovery, the
+// 2025-03-26 fallbacks), whose every URL obeys the endpoint rules and
+// whose redirects are never followed; the client ID is pre-registered, a
+// client ID metadata document or dynamically registered; the grant is the
+// authorization code with PKCE (S256) through the host's Authorizer, or
+// client credentials (a secret or a private_key_jwt assertion); every token
+// request carries the resource indicator (RFC 8707). Scopes come from the
+// challenge, then the metadata; a 403 insufficient_scope steps up, within
+// a bound, and only when it asks for more. Tokens go to their server's URL
+// only, are kept in the host's TokenStore, and are masked in everything
+// the catalog returns.
+//
+// Elicitation (Options.Elicit, form mode) reaches the task's approval
+// channels with its schema validated against the form subset, bounded and
+// masked, and the answer validated against it; with no channel it is
+// declined. Roots (Options.Roots) are the session's workspace.
 //
 // Each request knows whether it left the process — any byte of its frame
 // written to stdin, or its HTTP request fully written — which tells a request

@@ -137,7 +137,7 @@ func (s *session) initialize(ctx context.Context, name, version string) error {
 	params := map[string]any{
 		"protocolVersion": ProtocolVersion,
 		"capabilities":    caps,
-		"clientInfo":   map[string]any{"name": name, "version": version},
+		"clientInfo":      map[string]any{"name": name, "version": version},
 	}
 	raw, err := s.request(ctx, "initialize", params)
 	if err != nil {
