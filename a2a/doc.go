@@ -19,10 +19,15 @@
 // parts (no instructions, transcript, tools or credentials) with
 // SendMessage or SendStreamingMessage, binds the remote context and task
 // IDs once, follows the task's states and keeps its one artifact within
-// the parent's output ceiling. A cancel sends at most one CancelTask,
-// bounded by [CancelTimeout], and its answer is kept as a peer claim,
-// never as proof of rollback; a child cancelled before it started sends
-// nothing at all. Every time rule runs on an injected [Clock].
+// the parent's output ceiling. A blocking SendMessage asks the peer to
+// return at once (returnImmediately), so the task's ID is known while it
+// works, and an unsettled task is polled with GetTask, the wait doubling
+// from [PollInterval] to [MaxPollInterval], under the child's deadline. A
+// cancel sends at most one CancelTask, bounded by [CancelTimeout], and its
+// answer is kept as a peer claim, never as proof of rollback; a child
+// stopped while its request is in flight waits at most CancelTimeout for
+// the task's ID to cancel it, and a child stopped before its request left
+// sends nothing at all. Every time rule runs on an injected [Clock].
 //
 // The bearer (an a2a.bearer credential) goes only to the exact endpoint,
 // never to the card URL and never after a redirect (none is followed);

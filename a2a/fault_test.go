@@ -149,7 +149,7 @@ func TestOnlyTheExplicitPartsAreSent(t *testing.T) {
 	p.mu.Lock()
 	body := string(p.calls[0].Body)
 	p.mu.Unlock()
-	want := `{"jsonrpc":"2.0","id":"id-1","method":"SendMessage","params":{"configuration":{"acceptedOutputModes":["text/plain"]},"message":{"messageId":"id-1","parts":[{"text":"review this"},{"data":{"k":1}},{"url":"https://example.test/doc","filename":"doc.html","mediaType":"text/html"},{"raw":"AQID","mediaType":"application/octet-stream"}],"role":"ROLE_USER"}}}`
+	want := `{"jsonrpc":"2.0","id":"id-1","method":"SendMessage","params":{"configuration":{"acceptedOutputModes":["text/plain"],"returnImmediately":true},"message":{"messageId":"id-1","parts":[{"text":"review this"},{"data":{"k":1}},{"url":"https://example.test/doc","filename":"doc.html","mediaType":"text/html"},{"raw":"AQID","mediaType":"application/octet-stream"}],"role":"ROLE_USER"}}}`
 	if body != want {
 		t.Fatalf("sent\n%s\nwant\n%s", body, want)
 	}
@@ -235,7 +235,6 @@ func TestTerminalStatesStayDistinct(t *testing.T) {
 		"TASK_STATE_FAILED":   "the remote task failed",
 		"TASK_STATE_REJECTED": "rejected",
 		"TASK_STATE_CANCELED": "canceled the task (a peer claim)",
-		"TASK_STATE_WORKING":  "returned before the remote task settled",
 		"TASK_STATE_BOGUS":    "not one of A2A 1.0's",
 	} {
 		p := newFaultPeer(t)

@@ -237,6 +237,52 @@ func staticResolver(value string, asked *[]string) Resolver {
 // unless PABLO_SKIP_PEERS=1.
 func realPeer(t testing.TB, env ...string) string {
 	t.Helper()
+	return startPeer(t, "server.mjs", env...).base
+}
+
+// peerProcess is a running fixture peer: its base URL and the log lines
+// it writes to its stdout after the ready line.
+type peerProcess struct {
+	base string
+	mu   sync.Mutex
+	logs []string
+	more chan struct{}
+}
+
+// waitLog waits until the peer logged a line containing want, and
+// returns it.
+func (p *peerProcess) waitLog(t testing.TB, want string) string {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		p.mu.Lock()
+		for _, l := range p.logs {
+			if strings.Contains(l, want) {
+				p.mu.Unlock()
+				return l
+			}
+		}
+		more := p.more
+		p.mu.Unlock()
+		select {
+		case <-more:
+		case <-deadline:
+			t.Fatalf("the peer never logged %q", want)
+		}
+	}
+}
+
+// logged returns the peer's log lines so far.
+func (p *peerProcess) logged() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.logs...)
+}
+
+// startPeer starts script (a file of a2a/testdata/peer) on node with the
+// packages of PABLO_NPM_PREFIX.
+func startPeer(t testing.TB, script string, env ...string) *peerProcess {
+	t.Helper()
 	if os.Getenv("PABLO_SKIP_PEERS") == "1" {
 		t.Skip("real-peer test skipped: PABLO_SKIP_PEERS=1")
 	}
@@ -253,17 +299,17 @@ func realPeer(t testing.TB, env ...string) string {
 	// ESM resolves packages from the script's own directory: run a copy
 	// beside a node_modules link to the prefix's.
 	dir := t.TempDir()
-	src, err := os.ReadFile(filepath.Join("testdata", "peer", "server.mjs"))
+	src, err := os.ReadFile(filepath.Join("testdata", "peer", script))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "server.mjs"), src, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, script), src, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(prefix, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, filepath.Join(dir, "server.mjs"))
+	cmd := exec.Command(node, filepath.Join(dir, script))
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -277,20 +323,42 @@ func realPeer(t testing.TB, env ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	read := make(chan struct{})
 	t.Cleanup(func() {
 		stdin.Close()
 		cmd.Process.Kill()
+		<-read // every read of the pipe ends before Wait
 		cmd.Wait()
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
 	if err != nil {
+		close(read)
 		t.Fatalf("the fixture peer did not start: %v", err)
 	}
 	var ready struct{ Base string }
 	if err := json.Unmarshal([]byte(line), &ready); err != nil || !strings.HasPrefix(ready.Base, "http://127.0.0.1:") {
+		close(read)
 		t.Fatalf("the fixture peer printed %q", line)
 	}
-	return ready.Base
+	p := &peerProcess{base: ready.Base, more: make(chan struct{})}
+	go func() {
+		defer close(read)
+		for {
+			line, err := out.ReadString('\n')
+			if line != "" {
+				p.mu.Lock()
+				p.logs = append(p.logs, strings.TrimSpace(line))
+				close(p.more)
+				p.more = make(chan struct{})
+				p.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return p
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -3,6 +3,7 @@ package a2a
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,13 +55,15 @@ func TestRealPeer(t *testing.T) {
 	}
 }
 
-// TestRealPeerCancelOfASlowTask cancels a working task: one CancelTask, the
-// peer's canceled receipt kept as a claim, the child cancelled.
+// TestRealPeerCancelOfASlowTask cancels a working task, streamed and
+// blocking: one CancelTask, which the @a2a-js/sdk server's executor
+// handles (its log shows it), the peer's canceled receipt kept as a
+// claim, the child cancelled.
 func TestRealPeerCancelOfASlowTask(t *testing.T) {
 	t.Parallel()
-	base := realPeer(t)
-	r := newRunner(t, Options{Remotes: []Remote{peerRemote(base)}})
-	for _, stream := range []bool{true} {
+	peer := startPeer(t, "server.mjs")
+	r := newRunner(t, Options{Remotes: []Remote{peerRemote(peer.base)}})
+	for _, stream := range []bool{true, false} {
 		h, err := r.StartRemote(context.Background(), spec("fixture", "slow", stream))
 		if err != nil {
 			t.Fatal(err)
@@ -70,11 +73,78 @@ func TestRealPeerCancelOfASlowTask(t *testing.T) {
 		waitDone(t, h)
 		res, rep := h.Result(), h.(*Handle).Report()
 		if res.Outcome.Status != outcome.Cancelled || !rep.CancelSent {
-			t.Fatalf("outcome %+v, report %+v", res.Outcome, rep)
+			t.Fatalf("stream %v: outcome %+v, report %+v", stream, res.Outcome, rep)
 		}
 		if rep.CancelReceipt == "" {
-			t.Fatalf("no cancel receipt: %+v", rep)
+			t.Fatalf("stream %v: no cancel receipt: %+v", stream, rep)
 		}
+		peer.waitLog(t, `"cancelTask","taskId":"`+rep.TaskID+`"`)
+	}
+}
+
+// TestRealPeerSlowBlockingTaskIsPolled: a blocking send to the
+// @a2a-js/sdk server returns the task at work, and GetTask follows it
+// to its completion.
+func TestRealPeerSlowBlockingTaskIsPolled(t *testing.T) {
+	t.Parallel()
+	peer := startPeer(t, "server.mjs")
+	r := newRunner(t, Options{Remotes: []Remote{peerRemote(peer.base)}})
+	h := run(t, r, spec("fixture", "work:600", false))
+	if res := h.Result(); res.Outcome.Status != outcome.Completed || res.Output != "done after 600 ms" {
+		t.Fatalf("%+v", res.Outcome)
+	}
+	if !slices.Contains(peer.logged(), `{"log":"rpc","method":"GetTask"}`) {
+		t.Fatalf("no GetTask reached the peer: %v", peer.logged())
+	}
+}
+
+// TestA2AGoServerCancel stops a non-streaming (and a streaming) child of
+// a2a-go's own server mid-task: the server logs the CancelTask call and
+// answers with the canceled task, kept as a claim.
+func TestA2AGoServerCancel(t *testing.T) {
+	t.Parallel()
+	peer := startGoPeer(t)
+	r := newRunner(t, Options{Remotes: []Remote{peerRemote(peer.base)}})
+	for _, stream := range []bool{false, true} {
+		h, err := r.StartRemote(context.Background(), spec("fixture", "slow", stream))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitBound(t, h.(*Handle))
+		h.Cancel()
+		waitDone(t, h)
+		res, rep := h.Result(), h.(*Handle).Report()
+		if res.Outcome.Status != outcome.Cancelled || !rep.CancelSent || rep.CancelReceipt != "TASK_STATE_CANCELED" {
+			t.Fatalf("stream %v: outcome %+v, report %+v", stream, res.Outcome, rep)
+		}
+	}
+	n := 0
+	for _, l := range strings.Split(peer.logs.String(), "\n") {
+		if strings.Contains(l, `msg="a2a call finished"`) && strings.Contains(l, "a2a.method=CancelTask ") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("the server logged %d finished CancelTask calls, want 2; its log:\n%s", n, peer.logs.String())
+	}
+}
+
+// TestA2AGoServerSlowBlockingTaskIsPolled: a2a-go's server answers the
+// blocking send with the task at work; GetTask polls it until the test
+// lets the agent finish, then the result is the completed task's.
+func TestA2AGoServerSlowBlockingTaskIsPolled(t *testing.T) {
+	t.Parallel()
+	peer := startGoPeer(t)
+	r := newRunner(t, Options{Remotes: []Remote{peerRemote(peer.base)}})
+	h, err := r.StartRemote(context.Background(), spec("fixture", "gated", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer.waitLog(t, "a2a.method=GetTask a2a.duration_ns=")
+	close(peer.gate)
+	waitDone(t, h)
+	if res, rep := h.Result(), h.(*Handle).Report(); res.Outcome.Status != outcome.Completed || res.Output != "gated" || rep.CancelSent {
+		t.Fatalf("%+v %+v", res.Outcome, rep)
 	}
 }
 
@@ -103,8 +173,15 @@ func TestRealPeerBearer(t *testing.T) {
 	if res := h.Result(); res.Outcome.Status != outcome.Completed || res.Output != "with bearer" {
 		t.Fatalf("%+v", res.Outcome)
 	}
-	if len(asked) != 1 || asked[0] != "a2a.bearer "+remote.Endpoint {
-		t.Fatalf("the bearer was resolved for %q", asked)
+	// Resolved for each call (the send and any GetTask), each time for the
+	// endpoint and nothing else.
+	if len(asked) == 0 {
+		t.Fatal("the bearer was never resolved")
+	}
+	for _, a := range asked {
+		if a != "a2a.bearer "+remote.Endpoint {
+			t.Fatalf("the bearer was resolved for %q", asked)
+		}
 	}
 	// Without the bearer the card is refused: its requirements need it.
 	plain := newRunner(t, Options{Remotes: []Remote{peerRemote(base)}})

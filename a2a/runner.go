@@ -194,10 +194,11 @@ func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpe
 		return ended(ctx, outcome.NotSent)
 	}
 	card, err := r.c.FetchCard(ctx, remote.Name)
+	if ctx.Err() != nil {
+		// Stopped before the request left: nothing is sent.
+		return ended(ctx, outcome.NotSent)
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return ended(ctx, outcome.NotSent)
-		}
 		return failed(outcome.NotSent, err.Error())
 	}
 	rep.CardDigest = card.Digest
@@ -205,9 +206,15 @@ func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpe
 	if spec.Stream != nil {
 		stream = *spec.Stream && card.Streaming
 	}
-	t := &tracker{remote: remote.Name, max: r.c.opts.maxOutput(), onBound: onBound}
+	sctx, bind, stopSend := sendContext(ctx, clock)
+	defer stopSend()
+	t := &tracker{remote: remote.Name, max: r.c.opts.maxOutput(), onBound: func() { bind(); onBound() }}
 	params := sendParams{Message: msg}
 	params.Configuration.AcceptedOutputModes = spec.AcceptedOutputModes
+	// A blocking send returns with the task's first state, so its ID is
+	// known early: a stop from then on cancels it, and the task is
+	// polled with GetTask until it settles.
+	params.Configuration.ReturnImmediately = !stream
 	call := rpcCall{remote: remote, card: card, params: params, stream: stream, id: r.c.opts.newID()}
 	if stream {
 		call.method = "SendStreamingMessage"
@@ -215,7 +222,11 @@ func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpe
 		call.method = "SendMessage"
 	}
 	t.method = call.method
-	err = r.exchange(ctx, call, t, rep)
+	err = r.exchange(sctx, call, t, rep)
+	stopSend()
+	if err == nil && !stream && t.taskID != "" && !settled(t.state) && ctx.Err() == nil {
+		err = r.poll(ctx, call, t)
+	}
 	rep.ContextID, rep.TaskID, rep.State = r.c.redact.String(t.contextID), r.c.redact.String(t.taskID), stateName(t.state)
 	rep.UsageClaims = t.usage
 	res := r.settle(ctx, err, t, rep)
@@ -290,6 +301,7 @@ func (r *Runner) exchange(ctx context.Context, call rpcCall, t *tracker, rep *Re
 type sendParams struct {
 	Configuration struct {
 		AcceptedOutputModes []string `json:"acceptedOutputModes"`
+		ReturnImmediately   bool     `json:"returnImmediately,omitempty"`
 	} `json:"configuration"`
 	Message *sdk.Message `json:"message"`
 }

@@ -7,8 +7,13 @@
 //   "echo:TEXT"   one artifact with TEXT, then completed
 //   "data:JSON"   one artifact with a data part, then completed
 //   "slow"        working, then waits for a cancel (canceled) or 30 s
+//   "work:MS"     working for MS milliseconds, then one artifact "done
+//                 after MS ms" and completed
 //   "fail"        failed
 //   "input"       input-required
+// After the ready line the peer logs one JSON line to stdout for every
+// JSON-RPC call it receives ({"log": "rpc", "method": ...}) and for every
+// cancel its executor handles ({"log": "cancelTask", "taskId": ...}).
 // The environment may set PEER_BEARER: the card then declares an HTTP
 // Bearer scheme "bearer" required of every call, and the RPC endpoint
 // refuses a request without that exact token.
@@ -44,6 +49,7 @@ const card = {
   signatures: [],
 };
 
+const log = (line) => process.stdout.write(JSON.stringify(line) + "\n");
 const cancelled = new Set();
 const wait = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -71,6 +77,15 @@ const executor = {
     } else if (text === "slow") {
       for (let i = 0; i < 600 && !cancelled.has(taskId); i++) await wait(50);
       update(cancelled.has(taskId) ? TaskState.TASK_STATE_CANCELED : TaskState.TASK_STATE_COMPLETED);
+    } else if (text.startsWith("work:")) {
+      const ms = Number(text.slice(5));
+      for (let waited = 0; waited < ms && !cancelled.has(taskId); waited += 10) await wait(10);
+      if (cancelled.has(taskId)) {
+        update(TaskState.TASK_STATE_CANCELED);
+      } else {
+        artifact(part({ $case: "text", value: `done after ${ms} ms` }, "text/plain"));
+        update(TaskState.TASK_STATE_COMPLETED);
+      }
     } else if (text === "fail") {
       update(TaskState.TASK_STATE_FAILED);
     } else if (text === "input") {
@@ -81,13 +96,15 @@ const executor = {
     bus.finished();
   },
   async cancelTask(taskId, bus) {
+    log({ log: "cancelTask", taskId });
     cancelled.add(taskId);
   },
 };
 
 const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
 app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }));
-app.use("/rpc", (req, res, next) => {
+app.use("/rpc", express.json({ limit: "32mb" }), (req, res, next) => {
+  log({ log: "rpc", method: req.body?.method ?? "" });
   if (bearer && req.get("authorization") !== `Bearer ${bearer}`) {
     res.status(401).json({ jsonrpc: "2.0", id: null, error: { code: -31401, message: "unauthenticated" } });
     return;
