@@ -25,34 +25,6 @@ import (
 	"github.com/pabloagent/pablo/ledger"
 )
 
-// TaskRequest is everything a host gives one root task. [Runtime.Start] is
-// StartTask with the input alone.
-type TaskRequest struct {
-	// Input is the task's prompt.
-	Input string
-	// History is the conversation this task continues: earlier prompts
-	// and final answers, user-role task data placed before Input. It
-	// grants nothing, and it is never an earlier task's tool transcript.
-	History []model.Message
-	// SessionID names the conversation the task belongs to: its events'
-	// session_id and the ledger's link from task to session. Empty means
-	// the task is its own session (its run ID).
-	SessionID string
-	// Workspace is recorded with the session link, so a session can be
-	// listed by the workspace it ran in. Empty records none.
-	Workspace string
-	// MCPServers, when not nil, selects the configured MCP servers this
-	// task may open, by name: an exact subset of the deployment's. Nil
-	// means every configured server.
-	MCPServers []string
-	// Approver answers the approval requests of this task's calls. Nil
-	// means none can be asked: a call that needs approval is denied.
-	Approver Approver
-
-	turn    uint64            // the prompt's number in its session, from Sessions
-	settled func(*TaskObject) // called once the task settled, before Done closes
-}
-
 // SessionOptions configure a [Sessions] handler.
 type SessionOptions struct {
 	// Runtime returns the runtime the next prompt runs on. It is called

@@ -13,10 +13,23 @@ import (
 	"github.com/pabloagent/pablo/mcp"
 )
 
+// Catalog is a set of admitted tools of one task: the root's ToolCatalog,
+// whose method set it repeats, so every ToolCatalog is one.
+type Catalog interface {
+	Tools() []authority.ToolSpec
+	Call(ctx context.Context, call authority.Call) ledger.ToolResult
+}
+
 // HealthReporter is an optional capability of a Catalog: the root's
 // HealthReporter, whose method it repeats.
 type HealthReporter interface {
 	Health() []mcp.Health
+}
+
+// SandboxReporter is an optional capability of a Catalog: the root's
+// SandboxReporter, whose method it repeats.
+type SandboxReporter interface {
+	Sandbox(id authority.ID) (mcp.Sandbox, bool)
 }
 
 // WorkspaceCatalog adapts the native filesystem tools: the runtime's own

@@ -535,3 +535,13 @@ type proxyHandle struct {
 func (h *proxyHandle) Done() <-chan struct{}   { return h.done }
 func (h *proxyHandle) Result() children.Result { return h.result }
 func (h *proxyHandle) Cancel()                 { h.inner.Cancel() }
+
+// supervision is the root's supervisor of children, when they are
+// enabled.
+type supervision struct {
+	tree *children.Tree
+	// stopTreeClose stops the closing of tree that the root's
+	// cancellation starts; treeClosed is closed once that closing ended.
+	stopTreeClose func() bool
+	treeClosed    chan struct{}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/mcp"
 )
 
 // CallDecider is a catalog whose tools check what a call names (paths, a
@@ -86,12 +85,6 @@ type PrivilegedCatalog interface {
 	// Privileged is the rule that makes a call of id need approval by
 	// default, or empty.
 	Privileged(id authority.ID) string
-}
-
-// SandboxReporter is an optional capability of a Catalog: the root's
-// SandboxReporter, whose method it repeats.
-type SandboxReporter interface {
-	Sandbox(id authority.ID) (mcp.Sandbox, bool)
 }
 
 func (c *WorkspaceCatalog) DecideCall(ctx context.Context, call authority.Call) (authority.Decision, bool) {

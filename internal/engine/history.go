@@ -72,3 +72,16 @@ func (t *Task) HistoryWalks() int {
 	<-t.finished
 	return t.historyWalks
 }
+
+// conversation is the history an agent's requests carry and its running
+// measure.
+type conversation struct {
+	history   []model.Message // append-only: grown by addHistory alone
+	histBytes uint64          // messageBytes of every message of history
+	histTurns int             // the assistant messages the task has added to history (compaction does not lower it)
+	// wireIDs holds every tool-call ID the conversation has used on the
+	// wire (pairCalls keeps the ones it adds unique).
+	wireIDs   map[string]struct{}
+	defsBytes uint64          // the tool descriptors' measure, while defs is toolDefs
+	toolDefs  []model.ToolDef // the defs defsBytes measures
+}

@@ -97,3 +97,12 @@ func (s *step) flushOutput() {
 		}
 	}
 }
+
+// liveOutput is the live output of the tool call that streams now.
+type liveOutput struct {
+	live liveCall
+	// outMasks mask the live output of the call that streams now, one
+	// per stream (live.streams names them).
+	outMasks [maxLiveStreams]redact.Stream
+	scratch  []byte // resultJSON's working buffer, reused
+}

@@ -20,72 +20,43 @@ import (
 	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/output"
-	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 )
 
-// step is the state of one task's run loop.
+// step is the state of one agent's run loop: who runs (the task, the
+// agent, its configuration and contexts), and, each in a part of its own,
+// the tools it was admitted, the children it supervises, the conversation
+// it carries and the live output of the call that streams now.
 type step struct {
-	t    *Task
-	conf agentConf
-	view *toolView      // the agent\'s tools, which its children\'s views narrow
-	tree *children.Tree // the root's supervisor, when children are enabled
-	// stopTreeClose stops the closing of tree that the root's
-	// cancellation starts; treeClosed is closed once that closing ended.
-	stopTreeClose func() bool
-	treeClosed    chan struct{}
-	base          context.Context // the agent's own context, before its deadline and tool wiring
-	ctx           context.Context
-	caller        context.Context
-	agent         string
-	hdr           *eventlog.Header
-	catalogs      []Catalog
-	owner         map[authority.ID]Catalog
-	byWire        map[string]authority.ID
-	// refused holds, by wire name and by capability ID, the decision that
-	// kept a listed tool out of the admitted catalog, so a call to it is
-	// recorded with the layer and rule that denied it.
-	refused   map[string]authority.Decision
-	contracts *authority.Contracts
-	defs      []model.ToolDef
-	history   []model.Message // append-only: grown by addHistory alone
-	histBytes uint64          // messageBytes of every message of history
-	histTurns int             // the assistant messages the task has added to history (compaction does not lower it)
-	// wireIDs holds every tool-call ID the conversation has used on the
-	// wire (pairCalls keeps the ones it adds unique).
-	wireIDs   map[string]struct{}
-	defsBytes uint64          // the tool descriptors' measure, while defs is toolDefs
-	toolDefs  []model.ToolDef // the defs defsBytes measures
-	usage     ledger.Usage
+	t      *Task
+	conf   agentConf
+	agent  string
+	hdr    *eventlog.Header
+	base   context.Context // the agent's own context, before its deadline and tool wiring
+	ctx    context.Context
+	caller context.Context
+	// traceID is the W3C trace ID of the task's events and object.
+	traceID string
+	// payloads: the ledger records event payloads. A task's ledger
+	// without a store (a private root) keeps no event record, so none
+	// are built; a host's own ledger (RuntimeOptions.NewLedger) gets them.
+	payloads bool
+
+	agentTools
+	supervision
+	conversation
+	liveOutput
+
 	modelInfo model.Info
-	traceID   string
+	usage     ledger.Usage
 	route     *RouteSession
 	check     *output.Check
-	live      liveCall
-	// outMasks mask the live output of the call that streams now, one
-	// per stream (live.streams names them).
-	outMasks [maxLiveStreams]redact.Stream
-	scratch  []byte // resultJSON's working buffer, reused
 	// comp is the agent's compaction state; nil when compaction is off.
 	comp *compactor
 	// repairing is set during an output repair call, which never compacts.
 	repairing bool
-	// shared: the agent's tools are the runtime's shared view (and its
-	// subagent tool), so its dispatch snapshot is the runtime's one.
-	shared bool
-	// snapDigest is the digest of the agent's dispatch snapshot, once
-	// recorded.
-	snapDigest string
-	// payloads: the ledger records event payloads. A task's ledger
-	// without a store (a private root) keeps no event record, so none
-	// are built; a host's own ledger (Options.NewLedger) gets them.
-	payloads bool
-	// opened are the catalogs the task opened itself (OpenCatalogs'
-	// sessions, the supervisor): the ones it closes when it settles. The
-	// host's Options.Catalogs are never among them.
-	opened []Catalog
 }
 
 // run is the task's loop: model proposes → authority and contract validate

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"sync"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -134,41 +132,6 @@ func (r *Runtime) startSpan(ctx context.Context, name string) (context.Context, 
 	return r.tracer.Start(ctx, name)
 }
 
-// Task is one running root task.
-type Task struct {
-	rt   *Runtime
-	root ledger.Ledger
-	req  Request
-	// own is the task's own context, and stop cancels it with a cause:
-	// nil from Cancel, the shutdown's from Runtime.Shutdown.
-	own  context.Context
-	stop context.CancelCauseFunc
-
-	mu      sync.Mutex
-	cond    *sync.Cond
-	log     *eventlog.Log // the events, for readers
-	waiters atomic.Int32  // readers waiting for an event
-	done    bool
-	result  *Result
-
-	finished chan struct{}
-
-	// procs holds a permit for each process the task's tree owns at once
-	// (children.MaxOwnedProcesses), when children are enabled: one per
-	// running stdio MCP server, taken when the root opens its catalogs,
-	// and one per running shell command.
-	procs chan struct{}
-
-	// historyWalks counts the model requests measured by walking their
-	// messages; the loop's own never are. Written by the task's goroutine,
-	// read after it finished.
-	historyWalks int
-
-	// grants are the task's "allow for this task" answers, its root's and
-	// its children's.
-	grants approvalGrants
-}
-
 // Start admits the root task req describes and runs it in the
 // background. Only admission can fail here (the input over its ceiling, a
 // store failure, a runtime whose Shutdown began: [ErrShutdown]);
@@ -273,76 +236,6 @@ func (r *Runtime) newLedger(ctx context.Context, opts ledger.Options) (ledger.Le
 	return root, nil
 }
 
-// ID returns the task ID (the run ID of its events).
-func (t *Task) ID() string { return t.root.ID() }
-
-// Ledger returns the task's root ledger.
-func (t *Task) Ledger() ledger.Ledger { return t.root }
-
-// Cancel asks the task to stop. It settles as cancelled after everything it
-// started has been joined.
-func (t *Task) Cancel() { t.stop(nil) }
-
-// Wait blocks until the task settles and returns its task object.
-func (t *Task) Wait() *Result {
-	<-t.finished
-	return t.result
-}
-
-// Done is closed when the task has settled.
-func (t *Task) Done() <-chan struct{} { return t.finished }
-
-// Events yields every event of the task in order, from the first, and ends
-// after the terminal event. Several readers may iterate at once; each sees
-// every event.
-func (t *Task) Events() iter.Seq2[event.Event, error] {
-	return func(yield func(event.Event, error) bool) {
-		log := t.log.Reader()
-		defer log.Close()
-		for i := 0; ; i++ {
-			t.mu.Lock()
-			if i >= log.Len() && !t.done {
-				// Announce the wait before looking again, so an appender
-				// that publishes after this look sees a waiter to wake.
-				t.waiters.Add(1)
-				for i >= log.Len() && !t.done {
-					t.cond.Wait()
-				}
-				t.waiters.Add(-1)
-			}
-			if i >= log.Len() {
-				t.mu.Unlock()
-				return
-			}
-			ev := t.log.At(i)
-			t.mu.Unlock()
-			if !yield(ev, nil) {
-				return
-			}
-		}
-	}
-}
-
-// wake wakes the readers waiting for an event, if any: after an append,
-// once the log's lock is released, so that the lock every agent of the
-// tree appends under is not held over a wake-up.
-func (t *Task) wake() {
-	if t.waiters.Load() > 0 {
-		t.mu.Lock()
-		//lint:ignore SA2001 the empty critical section orders this wake-up after the waiter's Wait
-		t.mu.Unlock()
-		t.cond.Broadcast()
-	}
-}
-
-func (t *Task) settle(obj *Result) {
-	t.mu.Lock()
-	t.result = obj
-	t.done = true
-	t.mu.Unlock()
-	t.cond.Broadcast()
-}
-
 // closeAll closes the catalogs of cats that hold resources: the ones a
 // task opened itself, never the host's (Options.Catalogs).
 func closeAll(cats []Catalog) error {
@@ -367,18 +260,3 @@ func idFunc(f func() string) ids.Source {
 type idSource func() string
 
 func (f idSource) NewID() string { return f() }
-
-// processPermit takes a permit for a call of tool that runs a process of
-// the tree's (shell.run), and returns its release; ok is false when every
-// permit is held. Without children, or for any other tool, it passes.
-func (t *Task) processPermit(tool authority.ID) (release func(), ok bool) {
-	if t.procs == nil || tool != authority.ShellRun {
-		return func() {}, true
-	}
-	select {
-	case t.procs <- struct{}{}:
-		return func() { <-t.procs }, true
-	default:
-		return nil, false
-	}
-}

@@ -186,3 +186,29 @@ func (r *Runtime) subagentView(sup Catalog) *toolView {
 	})
 	return r.subagent
 }
+
+// agentTools are the tools an agent was admitted: its catalogs, the view
+// of what they offer that its authority admits, and the dispatch
+// snapshot that records it.
+type agentTools struct {
+	view     *toolView // the agent's tools, which its children's views narrow
+	catalogs []Catalog
+	owner    map[authority.ID]Catalog
+	byWire   map[string]authority.ID
+	// refused holds, by wire name and by capability ID, the decision that
+	// kept a listed tool out of the admitted catalog, so a call to it is
+	// recorded with the layer and rule that denied it.
+	refused   map[string]authority.Decision
+	contracts *authority.Contracts
+	defs      []model.ToolDef
+	// opened are the catalogs the task opened itself (OpenCatalogs'
+	// sessions, the supervisor): the ones it closes when it settles. The
+	// host's RuntimeOptions.Catalogs are never among them.
+	opened []Catalog
+	// shared: the agent's tools are the runtime's shared view (and its
+	// subagent tool), so its dispatch snapshot is the runtime's one.
+	shared bool
+	// snapDigest is the digest of the agent's dispatch snapshot, once
+	// recorded.
+	snapDigest string
+}

@@ -8,6 +8,8 @@ import (
 	"github.com/pabloagent/pablo/ledger"
 )
 
+// usageOf is the outcome's usage of the ledger's usage u: a count the
+// ledger does not know is null.
 func usageOf(u ledger.Usage) *event.OutcomeUsage {
 	f := func(c ledger.Count) *uint64 {
 		if c.Unknown {
