@@ -12,6 +12,7 @@ import (
 	"github.com/pabloagent/pablo/model"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/providers"
 )
 
@@ -25,7 +26,7 @@ func (d *Deployment) httpModel(opts HostOptions) (model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &modelBuilder{d: d, client: providers.NewClient(providers.ClientOptions{}), resolver: r}
+	b := &modelBuilder{d: d, client: providers.NewClient(providers.ClientOptions{}), resolver: r, clock: opts.Clock}
 	return b.build()
 }
 
@@ -68,6 +69,8 @@ type modelBuilder struct {
 	client   *providers.Client
 	resolver *authority.Resolver
 	fixture  string
+	// clock times retry backoffs (the system clock when nil).
+	clock clock.Clock
 	// routerEndpoint, set by tests alone, moves the complexity router off
 	// its fixed endpoint while its credential is still resolved for that
 	// endpoint; empty is the fixed endpoint. No deployment can set it.
@@ -101,7 +104,7 @@ func (b *modelBuilder) route(name string) (model.Model, error) {
 		return nil, err
 	}
 	ropts := providers.RouteOptions{Name: name, MaxAttempts: rt.MaxAttempts, RetryUncertainDelivery: rt.RetryUncertainDelivery,
-		PerAttemptTimeout: time.Duration(rt.PerAttemptTimeoutMS) * time.Millisecond}
+		PerAttemptTimeout: time.Duration(rt.PerAttemptTimeoutMS) * time.Millisecond, Retry: retryPolicy(o), Clock: b.clock}
 	if rt.EligibleErrors != nil {
 		ropts.Eligible = []providers.RetryClass{}
 		for _, e := range rt.EligibleErrors {
@@ -137,6 +140,12 @@ func (b *modelBuilder) route(name string) (model.Model, error) {
 		}
 	}
 	return routed{engine.NewRoute(name, r, cls)}, nil
+}
+
+// retryPolicy is options.model.retry as the providers take it.
+func retryPolicy(o *config.Options) providers.RetryPolicy {
+	attempts, initial, most := o.RetryPolicy()
+	return providers.RetryPolicy{MaxAttempts: int(attempts), InitialBackoff: time.Duration(initial) * time.Millisecond, MaxBackoff: time.Duration(most) * time.Millisecond}
 }
 
 // profile builds one model profile: its endpoint, its credential (or the

@@ -237,6 +237,8 @@ func TestFixtureRouteFallsBackAfter503(t *testing.T) {
 		"[options.models.second]\nprovider = \"openrouter\"\nid = \"second-id\"\ncredential = \"or\"\n" +
 		"[options.routes.main]\nentries = [{ model = \"first\" }, { model = \"second\" }]\n" +
 		"[options]\nmodel_route = \"main\"\n" +
+		// Fallback alone: the retries of options.model.retry are off.
+		"[options.model.retry]\nmax_attempts = 0\n" +
 		"[credentials.gw]\nconsumer = \"provider.vercel\"\nsources = [{ kind = \"environment\", name = \"GW\" }]\n" +
 		"[credentials.or]\nconsumer = \"provider.openrouter\"\nsources = [{ kind = \"environment\", name = \"OR\" }]\n"
 	d := providerDeployment(t, body, nil)

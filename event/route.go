@@ -18,7 +18,8 @@ type RouteAttempt struct {
 	Operation string `json:"operation"`
 	// Attempt is 1-based within the operation.
 	Attempt int `json:"attempt"`
-	// SelectionReason is initial, sticky, fallback or complexity.
+	// SelectionReason is initial, sticky, fallback, complexity or retry
+	// (the same entry again, after a wait: options.model.retry).
 	SelectionReason string `json:"selection_reason"`
 	// Phase is started before dispatch and finished after.
 	Phase      string  `json:"phase"`
@@ -29,4 +30,7 @@ type RouteAttempt struct {
 	FailureCode *string `json:"failure_code"`
 	Limit       *string `json:"limit"`
 	RetryClass  *string `json:"retry_class"`
+	// RetryInMS, on a failed attempt whose entry is tried again, is the
+	// wait in milliseconds before that attempt (absent otherwise).
+	RetryInMS *int64 `json:"retry_in_ms,omitempty"`
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
@@ -285,6 +286,10 @@ func (pr *progress) event(ev event.Event) error {
 		return err
 	case event.ModelStarted:
 		pr.status("· %s/%s thinking…", ev.Provider, ev.Model)
+	case event.ModelFinished:
+		if r := ev.ModelRoute; r != nil && r.RetryInMS != nil {
+			pr.status("· %s", retryLine(r))
+		}
 	case event.ToolStarted:
 		pr.endText()
 		pr.status("→ %s %s", ev.Call.Name, truncate(string(ev.Call.Arguments), 120))
@@ -305,6 +310,17 @@ func (pr *progress) event(ev event.Event) error {
 		}
 	}
 	return nil
+}
+
+// retryLine is the status line of a model attempt that failed and is
+// retried on the same entry after a wait (options.model.retry).
+func retryLine(r *event.RouteAttempt) string {
+	why := "failed"
+	if r.RetryClass != nil {
+		why = strings.ReplaceAll(*r.RetryClass, "_", " ")
+	}
+	wait := time.Duration(*r.RetryInMS) * time.Millisecond
+	return fmt.Sprintf("%s/%s %s; waiting %s to retry (attempt %d)", r.Provider, r.Model, why, wait, r.Attempt+1)
 }
 
 // child renders a supervised child's event as a status line naming the

@@ -54,3 +54,27 @@ func TestLockedLocalModelNeedsProviderEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestModelRetryOptions: options.model.retry loads with its defaults
+// filled in where unset, 0 attempts turns retries off, and an initial
+// backoff above the cap is refused with the key's path.
+func TestModelRetryOptions(t *testing.T) {
+	d, err := loadString(t, "schema_version = 1\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, i, m := d.Options.RetryPolicy(); a != 3 || i != 500 || m != 30_000 {
+		t.Fatalf("defaults %d %d %d", a, i, m)
+	}
+	d, err = loadString(t, "schema_version = 1\n[options.model.retry]\nmax_attempts = 0\nmax_backoff_ms = 2000\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, i, m := d.Options.RetryPolicy(); a != 0 || i != 500 || m != 2000 {
+		t.Fatalf("got %d %d %d", a, i, m)
+	}
+	_, err = loadString(t, "schema_version = 1\n[options.model.retry]\ninitial_backoff_ms = 5000\nmax_backoff_ms = 2000\n")
+	wantCode(t, err, CodeInvalidValue, "/options/model/retry/initial_backoff_ms")
+	_, err = loadString(t, "schema_version = 1\n[options.model.retry]\nmax_attempts = 11\n")
+	wantCode(t, err, CodeInvalidValue, "/options/model/retry/max_attempts")
+}

@@ -113,6 +113,31 @@ func defaultModelID(provider string) string {
 	return ""
 }
 
+// The defaults of options.model.retry.
+const (
+	RetryDefaultMaxAttempts      = 3
+	RetryDefaultInitialBackoffMS = 500
+	RetryDefaultMaxBackoffMS     = 30_000
+)
+
+// RetryPolicy is options.model.retry with its defaults filled in: the
+// attempts on one entry (0 or 1: no retry) and the backoff bounds in ms.
+func (o *Options) RetryPolicy() (attempts, initialMS, maxMS int64) {
+	attempts, initialMS, maxMS = RetryDefaultMaxAttempts, RetryDefaultInitialBackoffMS, RetryDefaultMaxBackoffMS
+	if r := o.Model.Retry; r != nil {
+		if r.MaxAttempts != nil {
+			attempts = *r.MaxAttempts
+		}
+		if r.InitialBackoffMS != nil {
+			initialMS = *r.InitialBackoffMS
+		}
+		if r.MaxBackoffMS != nil {
+			maxMS = *r.MaxBackoffMS
+		}
+	}
+	return attempts, initialMS, maxMS
+}
+
 // checkModels applies the provider rules to the single model (when no
 // route is selected) and to every named model, and returns the credential
 // references of the models in use: the single model, or every model the
@@ -120,6 +145,18 @@ func defaultModelID(provider string) string {
 func (d *Deployment) checkModels(v *view, inUse []string) ([]credUse, error) {
 	o := v.o
 	var uses []credUse
+	if r := o.Model.Retry; r != nil {
+		initial, most := int64(RetryDefaultInitialBackoffMS), int64(RetryDefaultMaxBackoffMS)
+		if r.InitialBackoffMS != nil {
+			initial = *r.InitialBackoffMS
+		}
+		if r.MaxBackoffMS != nil {
+			most = *r.MaxBackoffMS
+		}
+		if initial > most {
+			return nil, invalid("/options/model/retry/initial_backoff_ms", "initial_backoff_ms (%d) is above max_backoff_ms (%d)", initial, most)
+		}
+	}
 	if o.ModelRoute == "" {
 		if err := d.checkModel("/options/model", o.Model); err != nil {
 			return nil, err

@@ -102,11 +102,24 @@ type ModelOptions struct {
 	Script              *PathRef `json:"script,omitempty"`
 	// StreamIdleTimeoutMS bounds the wait for the provider's next byte;
 	// zero means providers.DefaultStreamIdleTimeout.
-	StreamIdleTimeoutMS   int64           `json:"stream_idle_timeout_ms,omitempty"`
+	StreamIdleTimeoutMS int64 `json:"stream_idle_timeout_ms,omitempty"`
+	// Retry is options.model.retry (top-level model only); nil keeps the
+	// defaults.
+	Retry                 *RetryOptions   `json:"retry,omitempty"`
 	Reasoning             json.RawMessage `json:"reasoning,omitempty"`
 	ReasoningCapabilities json.RawMessage `json:"reasoning_capabilities,omitempty"`
 	ModelOptions          json.RawMessage `json:"model_options,omitempty"`
 	Capabilities          json.RawMessage `json:"capabilities,omitempty"`
+}
+
+// RetryOptions is options.model.retry: how often and how patiently a model
+// call that failed before any output is retried on the same entry. An unset
+// field keeps its default (3 attempts, 500 ms, 30,000 ms); max_attempts = 0
+// turns retries off.
+type RetryOptions struct {
+	MaxAttempts      *int64 `json:"max_attempts,omitempty"`
+	InitialBackoffMS *int64 `json:"initial_backoff_ms,omitempty"`
+	MaxBackoffMS     *int64 `json:"max_backoff_ms,omitempty"`
 }
 
 // Route is options.routes.NAME: an ordered fallback list.

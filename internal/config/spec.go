@@ -327,6 +327,13 @@ func modelFields(top bool) []any {
 	}
 	if top {
 		f = append(f,
+			// A Go addition: retries of a failed model call on the same
+			// entry, with exponential backoff (providers.RetryPolicy).
+			"retry", table(
+				"max_attempts", integer(0, 10, nil),
+				"initial_backoff_ms", integer(0, 600_000, nil),
+				"max_backoff_ms", integer(0, 600_000, nil),
+			),
 			"reasoning", reasoningSpec(),
 			"reasoning_capabilities", table(
 				"efforts", list(7, enum(nil, "none", "minimal", "low", "medium", "high", "xhigh", "max"), nil),

@@ -132,6 +132,10 @@ func routeAttempt(a *providers.Attempt, phase string) event.RouteAttempt {
 			status = string(event.StatusFailed)
 			out.FailureCode, out.RetryClass = str(string(a.Failure)), str(string(a.RetryClass))
 		}
+		if a.Retried {
+			ms := a.RetryIn.Milliseconds()
+			out.RetryInMS = &ms
+		}
 		out.Status = &status
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/model"
 )
 
@@ -39,6 +40,15 @@ type RouteOptions struct {
 	// RetryUncertainDelivery must also be set, with transport_uncertain
 	// eligible, to continue after a possibly delivered request.
 	RetryUncertainDelivery bool
+	// Retry retries a failed attempt on the same entry, after a backoff,
+	// before the route falls back; the zero value never retries.
+	Retry RetryPolicy
+	// Clock times the backoff waits (the system clock when nil); a test
+	// passes clock.Manual.
+	Clock clock.Clock
+	// Jitter shortens each backoff wait at random (take up to half off
+	// when nil); a test passes one that returns its argument.
+	Jitter func(time.Duration) time.Duration
 }
 
 // DefaultEligible are the retry classes a route falls back from by default.
@@ -49,7 +59,9 @@ func DefaultEligible() []RetryClass { return slices.Clone(defaultEligible) }
 
 // Route is an ordered list of models with fallback (REFERENCE §1.12):
 // eligible failures only, never after a delta or tool-call start escaped,
-// no backoff, no revisiting an entry, sticky within a task.
+// no revisiting an entry, sticky within a task. Before it falls back, a
+// retryable failure is retried on the same entry after a backoff
+// (RouteOptions.Retry, a Go addition).
 type Route struct {
 	opts RouteOptions
 }
@@ -69,6 +81,15 @@ func NewRoute(opts RouteOptions) (*Route, error) {
 	}
 	if opts.Eligible == nil {
 		opts.Eligible = DefaultEligible()
+	}
+	if opts.Retry.MaxAttempts < 0 || opts.Retry.MaxAttempts > 10 || opts.Retry.InitialBackoff < 0 || opts.Retry.MaxBackoff < opts.Retry.InitialBackoff {
+		return nil, fmt.Errorf("providers: route %q: retry needs 0..10 attempts and 0 <= initial backoff <= max backoff", opts.Name)
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.System{}
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = equalJitter
 	}
 	return &Route{opts: opts}, nil
 }
@@ -106,6 +127,10 @@ type Attempt struct {
 	Failure    Code
 	RetryClass RetryClass
 	Failed     bool
+	// Retried, set on a failed attempt before AttemptHooks.End, says the
+	// same entry is tried again (SelectionReason retry) after RetryIn.
+	Retried bool
+	RetryIn time.Duration
 }
 
 // RouteState is one task's use of a route: the sticky entry and the
@@ -179,13 +204,15 @@ func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHo
 	if hooks.NoFallback {
 		most = 1
 	}
-	for n := 1; n <= most && start+n-1 < len(r.opts.Entries); n++ {
-		idx := start + n - 1
+	idx, tried, tries := start, 1, 1
+	for n := 1; ; n++ {
 		e := r.opts.Entries[idx]
 		a := Attempt{Route: r.opts.Name, Entry: e.Name, EntryIndex: idx, Provider: e.Provider, Model: e.Model,
 			Operation: state.operation, Number: n, SelectionReason: SelectInitial}
 		switch {
-		case n > 1:
+		case tries > 1:
+			a.SelectionReason = SelectRetry
+		case tried > 1:
 			a.SelectionReason = SelectFallback
 		case state.reason != "" && state.operation == 1:
 			a.SelectionReason = state.reason
@@ -219,16 +246,26 @@ func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHo
 		} else {
 			a.Delivery, a.Failure = MayHaveBeenSent, CodeTransport
 		}
+		if !escaped {
+			a.RetryIn, a.Retried = r.opts.Retry.wait(ctx, tries, pe, r.opts.Clock.Now(), r.opts.Jitter)
+		}
 		attempts = append(attempts, a)
 		if hooks.End != nil {
 			hooks.End(ctx, &a, nil, err)
 		}
-		if escaped || !r.eligible(ctx, pe) || n == most || idx+1 >= len(r.opts.Entries) {
+		if a.Retried {
+			if serr := sleep(ctx, r.opts.Clock, a.RetryIn); serr != nil {
+				return nil, attempts, &RouteError{Attempts: attempts, Err: err}
+			}
+			tries++
+			continue
+		}
+		if escaped || !r.eligible(ctx, pe) || tried >= most || idx+1 >= len(r.opts.Entries) {
 			return nil, attempts, &RouteError{Attempts: attempts, Err: err}
 		}
-		state.sticky, state.moved = idx+1, true
+		idx, tried, tries = idx+1, tried+1, 1
+		state.sticky, state.moved = idx, true
 	}
-	return nil, attempts, &RouteError{Attempts: attempts, Err: ErrRouteExhausted}
 }
 
 // attempt runs one entry under the per-attempt deadline. A lapse of that
