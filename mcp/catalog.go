@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/clock"
@@ -152,6 +153,10 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 	}
 	return c, nil
 }
+
+// exitAllowance bounds the wait for a server that closed its stdout
+// during startup to exit, so its exit can be reported.
+const exitAllowance = 2 * time.Second
 
 // startSlot is one server's way through Open. start is errNotStarted for a
 // server that was refused before starting (its health says why).
@@ -349,11 +354,22 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 		err = srv.sess.initialize(ictx, c.opts.ClientName, c.opts.ClientVersion)
 		cancel(nil)
 		<-watched
+		if err != nil && errors.Is(err, errStreamEnded) {
+			// The server closed its stdout: it is most likely exiting. Its
+			// exit, when it comes soon, is the better report.
+			t := time.NewTimer(exitAllowance)
+			select {
+			case <-conn.p.Done():
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+		}
 		if err != nil && ctx.Err() == nil && conn.exited() {
 			if serr := conn.sandboxFailure(); serr != nil {
 				return fmt.Errorf("%w: the server's sandbox could not be set up: %w", ErrStartup, serr)
 			}
-			return fmt.Errorf("%w: the server exited during startup", ErrStartup)
+			return fmt.Errorf("%w: the server exited during startup (%s)", ErrStartup, conn.exitReport(c.secrets.String))
 		}
 		return err
 	case HTTP:

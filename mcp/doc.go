@@ -17,10 +17,16 @@
 // and they frame, bound and account for every message the way a governed
 // host needs:
 //
-//   - stdio: the absolute command, no PATH search, no shell, a cleared
-//     environment holding only the credential-backed variables the
+//   - stdio: the absolute command, no PATH search at run time, no shell, a
+//     cleared environment holding only the credential-backed variables the
 //     configuration names, its own process group owned by internal/proc (so a
-//     grandchild dies with the server), stderr drained and discarded;
+//     grandchild dies with the server); a launcher whose "#!" line runs its
+//     interpreter through env (npm's and pip's shims) has the interpreter
+//     resolved to an absolute path when the catalog opens, and its sandbox
+//     shows the launcher's package root (the outermost node_modules, with
+//     its linked packages, or a virtual environment); the head of stderr
+//     is kept, and a server that exits during startup is reported with the
+//     end of it, masked, and any path it named that the sandbox hid;
 //     newline-delimited messages, each frame bounded, responses matched to
 //     requests by ID as a JSON value, server pings answered, roots/list and
 //     elicitation/create served as below, any other server request refused

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -30,6 +32,33 @@ type stdioConn struct {
 	p       *proc.Process
 	cancel  context.CancelFunc
 	sandbox *sandbox.Command
+	// sandboxed and shown say what the server's sandbox shows of the host,
+	// to name a path it hid from a server that failed.
+	sandboxed bool
+	shown     func(string) bool
+}
+
+// exitReport describes a server that exited during startup: its exit
+// status, the end of its stderr (masked, bounded) and, in a sandbox, the
+// paths it named that the sandbox hid, with the read_paths entry that
+// would show each.
+func (c *stdioConn) exitReport(mask func(string) string) string {
+	res, _ := c.p.Wait()
+	msg := fmt.Sprintf("exit status %d", res.ExitCode)
+	if res.Signal != "" {
+		msg = "killed by " + res.Signal
+	}
+	if tail := stderrTail(res.Stderr, mask); tail != "" {
+		msg += "; its stderr ends: " + tail
+	} else {
+		msg += "; it wrote nothing to stderr"
+	}
+	if c.sandboxed {
+		if hidden := hiddenPaths(string(res.Stderr), c.shown); len(hidden) > 0 {
+			msg += "; " + strings.Join(hidden, "; ")
+		}
+	}
+	return msg
 }
 
 // startStdio launches srv with exactly env as its environment, in its
@@ -48,6 +77,10 @@ func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []str
 		env = []string{}
 	}
 	p := srv.Sandbox.Normalized()
+	ln, err := resolveLaunch(srv.Command, exec.LookPath)
+	if err != nil {
+		return nil, err
+	}
 	if p.Mode != sandbox.Off {
 		// The launcher is checked here, as exec would check it, so a
 		// missing one is a launcher error and not a server that ended.
@@ -57,7 +90,15 @@ func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []str
 		if err := l.Ready(ctx); err != nil {
 			return nil, err
 		}
-		p.ReadPaths = append(slices.Clip(p.ReadPaths), launcherTree(srv.Command, srv.Dir, p.ReadPaths)...)
+		shown := slices.Clip(p.ReadPaths)
+		shown = append(shown, launcherTree(srv.Command, srv.Dir, shown)...)
+		// The package root and the interpreter, unless already shown.
+		for _, d := range ln.show {
+			if !shownBy(sandbox.Profile{ReadPaths: shown}, srv.Dir)(d) {
+				shown = append(shown, d)
+			}
+		}
+		p.ReadPaths = shown
 	}
 	dir := srv.Dir
 	if dir == "" && p.Mode != sandbox.Off {
@@ -65,25 +106,25 @@ func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []str
 		// of the host to show, and the server starts in / of its own.
 		dir, p.Filesystem = "/", sandbox.NoFS
 	}
-	sc, err := l.Command(p, sandbox.Spec{Path: srv.Command, Args: append([]string{srv.Command}, srv.Args...), Env: env, Workspace: srv.Dir, Dir: dir})
+	args := append(append([]string{ln.program}, ln.pre...), srv.Args...)
+	sc, err := l.Command(p, sandbox.Spec{Path: ln.program, Args: args, Env: env, Workspace: srv.Dir, Dir: dir})
 	if err != nil {
 		return nil, err
 	}
 	// The group lives as long as the catalog, not the caller's context:
 	// close ends it.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	opts := proc.Options{PipeStdin: true, PipeStdout: true}
-	if p.Mode != sandbox.Off {
-		// bubblewrap's message, should it fail to set the sandbox up.
-		opts.MaxStderr = 4096
-	}
+	// The head of stderr is kept: bubblewrap's message, should it fail to
+	// set the sandbox up, and what a server that exits during startup said.
+	opts := proc.Options{PipeStdin: true, PipeStdout: true, MaxStderr: maxStderrCapture}
 	pr, err := sc.Start(ctx, opts)
 	if err != nil {
 		sc.Close()
 		cancel()
 		return nil, err
 	}
-	return &stdioConn{lineConn: newLineConn(pr.Stdout(), pr.Stdin(), onNote, onRequest), p: pr, cancel: cancel, sandbox: sc}, nil
+	return &stdioConn{lineConn: newLineConn(pr.Stdout(), pr.Stdin(), onNote, onRequest), p: pr, cancel: cancel, sandbox: sc,
+		sandboxed: p.Mode != sandbox.Off, shown: shownBy(p, srv.Dir)}, nil
 }
 
 // launcherTree is what a sandboxed server is shown of its launcher: the

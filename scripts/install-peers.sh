@@ -1,6 +1,7 @@
 #!/bin/sh
 # install-peers.sh installs the real peers the tests drive: the reference MCP
-# "everything" server, the MCP conformance suite, the ACP TypeScript client SDK
+# "everything" and "filesystem" servers (started through their .bin shims
+# as npm installs them), the MCP conformance suite, the ACP TypeScript client SDK
 # (with its zod peer), the A2A TypeScript SDK with express (the A2A fixture
 # peer under a2a/testdata/peer is built on them) and a Node 24 runtime for them (the suite needs
 # Node >= 22; this leaves the system Node alone). The tests find them under
@@ -29,6 +30,7 @@ PABLO_NPM_PREFIX="${PABLO_NPM_PREFIX:-$(cd "$(dirname "$0")/.." && pwd)/.npm-pee
 mkdir -p "$PABLO_NPM_PREFIX"
 npm install --prefix "$PABLO_NPM_PREFIX" --no-audit --no-fund --loglevel=error \
 	@modelcontextprotocol/server-everything@2026.8.31 \
+	@modelcontextprotocol/server-filesystem@2026.8.31 \
 	@modelcontextprotocol/conformance@0.1.16 \
 	@agentclientprotocol/sdk@2.4.0 \
 	zod@4.6.7 \
