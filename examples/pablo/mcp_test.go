@@ -85,3 +85,64 @@ required = false
 		t.Errorf("required flags %v, want records required and notes not", got)
 	}
 }
+
+// TestMCPProbeStartsNpmServersThroughTheirShims: server-everything and
+// server-filesystem, configured with the .bin shims npm installs and
+// nothing else, pass `pablo mcp probe` under the default sandbox.
+func TestMCPProbeStartsNpmServersThroughTheirShims(t *testing.T) {
+	if os.Getenv("PABLO_SKIP_PEERS") == "1" {
+		t.Skip("real-peer test skipped: PABLO_SKIP_PEERS=1")
+	}
+	bin := filepath.Join(npmPrefix(), "node_modules", ".bin")
+	for _, shim := range []string{"mcp-server-everything", "mcp-server-filesystem"} {
+		if _, err := os.Stat(filepath.Join(bin, shim)); err != nil {
+			t.Fatalf("%s is not installed under %s (run sh scripts/install-peers.sh, set PABLO_NPM_PREFIX, or opt out with PABLO_SKIP_PEERS=1): %v", shim, npmPrefix(), err)
+		}
+	}
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	cfg := filepath.Join(dir, "d.toml")
+	os.WriteFile(cfg, []byte(`schema_version = 1
+[options.mcp.servers.everything]
+transport = "stdio"
+command = "`+filepath.Join(bin, "mcp-server-everything")+`"
+required = true
+[options.mcp.servers.filesystem]
+transport = "stdio"
+command = "`+filepath.Join(bin, "mcp-server-filesystem")+`"
+args = ["`+ws+`"]
+required = true
+`), 0o600)
+	var stdout, stderr bytes.Buffer
+	h := &host{stdout: &stdout, stderr: &stderr, lookupEnv: os.LookupEnv, workDir: dir}
+	code := run(context.Background(), []string{"mcp", "probe", "--json", "--config", cfg, "--bind", "workspace=" + ws}, h)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stdout.String(), stderr.String())
+	}
+	var got struct {
+		Servers []struct {
+			Server, State string
+			Tools         []struct{ Admitted bool }
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if len(got.Servers) != 2 {
+		t.Fatalf("servers: %s", stdout.String())
+	}
+	for _, s := range got.Servers {
+		admitted := 0
+		for _, tool := range s.Tools {
+			if tool.Admitted {
+				admitted++
+			}
+		}
+		// server-everything lists one tool that needs MCP tasks, which
+		// this client does not run: Degraded, its other tools admitted.
+		if (s.State != "Ready" && s.State != "Degraded") || admitted == 0 {
+			t.Errorf("%s: %s with %d tools admitted", s.Server, s.State, admitted)
+		}
+	}
+}
