@@ -226,7 +226,7 @@ func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error)
 	t := &Task{}
 	if settled := req.settled; settled != nil {
 		// Called before the task's Done closes, so not through Wait.
-		er.Settled = func(res *engine.Result) { settled(t.object(res)) }
+		er.Settled = func(res *engine.Result) { settled(t.object(res), res.Transcript) }
 	}
 	et, err := r.e.Start(ctx, er)
 	if err != nil {

@@ -8,7 +8,8 @@ import (
 )
 
 // Script is a deterministic replay model's script: turn N answers the
-// model request that follows N assistant turns. It reads nothing but
+// model request that follows N assistant turns of its task (a session's
+// earlier tasks' turns are not counted). It reads nothing but
 // itself, so it serves examples, tests and benchmarks offline. The format
 // is JSON:
 //

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -240,9 +239,20 @@ func newSession(s *Sessions, id string, spec SessionSpec, servers []string) *Ses
 	return x
 }
 
-// sessionTurn is one settled prompt as later prompts carry it.
+// sessionTurn is one settled prompt as later prompts carry it: the
+// messages it added to the conversation.
 type sessionTurn struct {
-	prompt, answer string
+	messages []model.Message
+}
+
+// turnOf is the turn a settled task adds to its session: the messages it
+// added when it completed, or else its prompt and a note of how it ended
+// (a task cut short leaves no well-formed turns to carry).
+func turnOf(prompt string, o *event.Outcome, transcript []model.Message) sessionTurn {
+	if o != nil && o.Status == event.StatusCompleted && len(transcript) > 0 {
+		return sessionTurn{messages: transcript}
+	}
+	return sessionTurn{messages: []model.Message{{Role: model.RoleUser, Content: prompt}, {Role: model.RoleAssistant, Content: answerOf(o)}}}
 }
 
 func invalid(format string, args ...any) error {
@@ -464,7 +474,9 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 			return nil, nil, err
 		}
 		turns = append(turns, turn)
-		x.turns = append(x.turns, sessionTurn{prompt: t.link.Prompt, answer: answerOf(turn.Outcome)})
+		// The store keeps a turn's events, not its messages: a loaded
+		// session carries each earlier turn as its prompt and answer.
+		x.turns = append(x.turns, turnOf(t.link.Prompt, turn.Outcome, nil))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -585,8 +597,9 @@ func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (
 		release(nil)
 		return nil, err
 	}
-	req.settled = func(obj *TaskObject) {
-		release(&sessionTurn{prompt: input, answer: answerOf(obj.Outcome)})
+	req.settled = func(obj *TaskObject, transcript []model.Message) {
+		turn := turnOf(input, obj.Outcome, transcript)
+		release(&turn)
 	}
 	t, err := rt.StartTask(ctx, req)
 	if err != nil {
@@ -605,23 +618,38 @@ func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (
 	return t, nil
 }
 
-// history is the conversation a new prompt carries: the latest turns that
-// fit MaxHistoryBytes, oldest first, each one user-role message.
+// history is the conversation a new prompt carries: the messages of the
+// latest turns that fit MaxHistoryBytes, oldest first; a turn that does
+// not fit is left out whole, and so is every turn before it.
 func (x *Session) history() []model.Message {
 	budget := x.s.opts.MaxHistoryBytes
-	var msgs []model.Message
+	from := len(x.turns)
 	for i := len(x.turns) - 1; i >= 0; i-- {
-		t := x.turns[i]
-		text := "Earlier in this conversation (turn " + strconv.Itoa(i+1) + ") the user asked:\n" + t.prompt +
-			"\n\nYour final answer was:\n" + t.answer
-		if len(text) > budget {
+		n := turnBytes(x.turns[i].messages)
+		if n > budget {
 			break
 		}
-		budget -= len(text)
-		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: text})
+		budget -= n
+		from = i
 	}
-	slices.Reverse(msgs)
+	var msgs []model.Message
+	for _, t := range x.turns[from:] {
+		msgs = append(msgs, t.messages...)
+	}
 	return msgs
+}
+
+// turnBytes measures a turn's messages: their content, tool call IDs,
+// names and arguments.
+func turnBytes(ms []model.Message) int {
+	n := 0
+	for _, m := range ms {
+		n += len(m.Content) + len(m.ToolCallID)
+		for _, c := range m.ToolCalls {
+			n += len(c.ID) + len(c.Name) + len(c.Arguments)
+		}
+	}
+	return n
 }
 
 // Cancel cancels the session's running prompt, if any; it settles as

@@ -127,8 +127,9 @@ func TestSessionRefusesWhatIsNotItsWorkspace(t *testing.T) {
 }
 
 // TestSessionIsAConversation: each prompt is its own root task, linked to
-// the session in its events and the ledger, and carries the earlier
-// prompts and answers as user-role data only.
+// the session in its events and the ledger, and carries the earlier turns
+// as the messages they were: each prompt a user message, each answer an
+// assistant message.
 func TestSessionIsAConversation(t *testing.T) {
 	m := &echoModel{}
 	store := ledger.NewMemoryStore()
@@ -156,17 +157,18 @@ func TestSessionIsAConversation(t *testing.T) {
 	}
 	reqs := m.requests()
 	last := reqs[2]
-	if len(last) != 3 {
-		t.Fatalf("third prompt's request holds %d messages, want 2 earlier turns and the prompt", len(last))
+	want := []model.Message{
+		{Role: model.RoleUser, Content: "first question"}, {Role: model.RoleAssistant, Content: "re: first question"},
+		{Role: model.RoleUser, Content: "second question"}, {Role: model.RoleAssistant, Content: "re: second question"},
+		{Role: model.RoleUser, Content: "third question"},
 	}
-	for i, msg := range last {
-		if msg.Role != model.RoleUser {
-			t.Errorf("message %d is %s: the history is user-role data", i, msg.Role)
+	if len(last) != len(want) {
+		t.Fatalf("the third prompt's request holds %+v, want the two earlier turns as they were and the prompt", last)
+	}
+	for i := range want {
+		if last[i].Role != want[i].Role || last[i].Content != want[i].Content {
+			t.Errorf("message %d is %s %q, want %s %q", i, last[i].Role, last[i].Content, want[i].Role, want[i].Content)
 		}
-	}
-	if !strings.Contains(last[0].Content, "first question") || !strings.Contains(last[0].Content, "re: first question") ||
-		!strings.Contains(last[1].Content, "second question") || last[2].Content != "third question" {
-		t.Errorf("history %+v", last)
 	}
 	var infos []pablo.SessionInfo
 	for info, err := range s.List(context.Background(), ws) {
@@ -298,7 +300,7 @@ func TestSessionLoadsFromTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	next.Wait()
-	if got := m.requests()[0]; len(got) != 2 || !strings.Contains(got[0].Content, "re: remember 42") {
+	if got := m.requests()[0]; len(got) != 3 || got[0].Content != "remember 42" || got[1].Role != model.RoleAssistant || got[1].Content != "re: remember 42" {
 		t.Fatalf("the loaded conversation goes on: %+v", got)
 	}
 	_, _, err = func() (*pablo.Session, []pablo.SessionTurn, error) {

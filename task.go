@@ -57,9 +57,11 @@ func PreAdmissionFailure(code, message string) *TaskObject {
 type TaskRequest struct {
 	// Input is the task's prompt.
 	Input string
-	// History is the conversation this task continues: earlier prompts
-	// and final answers, user-role task data placed before Input. It
-	// grants nothing, and it is never an earlier task's tool transcript.
+	// History is the conversation this task continues, placed before
+	// Input: user and assistant messages, and tool results each answering
+	// a call of the assistant message before it (a session carries its
+	// earlier turns as the messages they were). It grants nothing: a call
+	// in it is history, never run again.
 	History []model.Message
 	// SessionID names the conversation the task belongs to: its events'
 	// session_id and the ledger's link from task to session. Empty means
@@ -76,6 +78,6 @@ type TaskRequest struct {
 	// means none can be asked: a call that needs approval is denied.
 	Approver Approver
 
-	turn    uint64            // the prompt's number in its session, from Sessions
-	settled func(*TaskObject) // called once the task settled, before Done closes
+	turn    uint64                             // the prompt's number in its session, from Sessions
+	settled func(*TaskObject, []model.Message) // called once the task settled, before Done closes, with its transcript
 }

@@ -67,14 +67,16 @@ type Request struct {
 	Tools        []ToolDef
 	// MaxOutputTokens is the output allowance; zero sends none.
 	MaxOutputTokens int64
-	// turn, when not zero, is one more than the assistant messages in
-	// Messages, as the run loop counts them, so a script model need not
-	// (see Turn and SetTurn).
+	// turn, when not zero, is one more than the assistant messages the
+	// task has added to Messages (after the conversation it continues), as
+	// the run loop counts them, so a script model need not (see Turn and
+	// SetTurn).
 	turn int
 }
 
 // Turn is the turn the run loop numbered req with (one more than the
-// assistant messages in its conversation), or 0 when it numbered none.
+// assistant messages its task has added, the conversation it continues
+// not counted), or 0 when it numbered none.
 func Turn(req *Request) int { return req.turn }
 
 // SetTurn numbers req as the run loop's turn n. The number is not part of

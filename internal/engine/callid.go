@@ -12,7 +12,8 @@ import (
 // A tool call has two identities. Pablo's own call ID names it in the
 // ledger, the events, the approval requests, the idempotency key and the
 // trace: "call_T_I", the I-th call (from 1) of the agent's T-th assistant
-// turn (from 1, counting the turns of the history the task started with),
+// turn (from 1, counting the task's own turns, not those of the
+// conversation it continues),
 // unique within the agent and the same every time the same task runs, so
 // the idempotency key derived from it is stable across restarts. The
 // provider's ID is a wire detail: it pairs the assistant message's call

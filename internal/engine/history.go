@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/pabloagent/pablo/model"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/pabloagent/pablo/model"
+)
 
 // requestBytes measures a request: instructions, messages and tool
 // descriptors. It walks every message.
@@ -78,10 +83,69 @@ func (t *Task) HistoryWalks() int {
 type conversation struct {
 	history   []model.Message // append-only: grown by addHistory alone
 	histBytes uint64          // messageBytes of every message of history
-	histTurns int             // the assistant messages the task has added to history (compaction does not lower it)
+	histTurns int             // the assistant messages the task has added to history, after the conversation it continues (compaction does not lower it)
 	// wireIDs holds every tool-call ID the conversation has used on the
 	// wire (pairCalls keeps the ones it adds unique).
 	wireIDs   map[string]struct{}
 	defsBytes uint64          // the tool descriptors' measure, while defs is toolDefs
 	toolDefs  []model.ToolDef // the defs defsBytes measures
+}
+
+// transcript is what the task added to its conversation: its input and
+// every message after the pinned prefix (the carried conversation, the
+// input and the Skills' instructions, which the next task adds afresh).
+// A compaction keeps that prefix, so the summary and the turns since are
+// what follows it. Nil when the input never joined the history.
+func (s *step) transcript() []model.Message {
+	skip := len(s.conf.history) + 1 + len(s.conf.context)
+	if s.conf.child || len(s.history) < skip {
+		return nil
+	}
+	out := make([]model.Message, 0, 1+len(s.history)-skip)
+	out = append(out, model.Message{Role: model.RoleUser, Content: s.conf.input})
+	for _, m := range s.history[skip:] {
+		m.ToolCalls = slices.Clone(m.ToolCalls)
+		out = append(out, m)
+	}
+	return out
+}
+
+// checkConversation accepts the conversation a task continues: user and
+// assistant messages, and tool results each answering a call of the
+// assistant message before it, every call answered before the next user
+// or assistant message. It grants nothing: a call in it is history, never
+// run again.
+func checkConversation(h []model.Message) error {
+	open := map[string]bool{} // the calls of the last assistant message not yet answered
+	for i, m := range h {
+		bad := func(why string) error {
+			return fmt.Errorf("pablo: TaskRequest.History[%d]: %s", i, why)
+		}
+		switch m.Role {
+		case model.RoleUser, model.RoleAssistant:
+			if len(open) > 0 {
+				return bad("a tool call of the assistant message before it has no result")
+			}
+			if m.ToolCallID != "" || (m.Role == model.RoleUser && len(m.ToolCalls) > 0) {
+				return bad("a " + string(m.Role) + " message carries a tool result or a tool call")
+			}
+			for _, c := range m.ToolCalls {
+				if c.ID == "" || open[c.ID] {
+					return bad("a tool call without an ID, or with one repeated")
+				}
+				open[c.ID] = true
+			}
+		case model.RoleTool:
+			if !open[m.ToolCallID] || len(m.ToolCalls) > 0 {
+				return bad("a tool result that answers no open call of the assistant message before it")
+			}
+			delete(open, m.ToolCallID)
+		default:
+			return bad(fmt.Sprintf("the history a task continues holds user, assistant and tool messages, not %q", m.Role))
+		}
+	}
+	if len(open) > 0 {
+		return fmt.Errorf("pablo: TaskRequest.History: the last assistant message has a tool call without a result")
+	}
+	return nil
 }

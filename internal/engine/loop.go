@@ -190,6 +190,10 @@ func (s *step) begin() *event.Outcome {
 	}
 	s.check, _ = output.New(s.conf.output) // checked by NewRuntime and the child's admission
 	s.addHistory(s.conf.history...)
+	// The conversation a session carries holds earlier tasks' assistant
+	// turns: this task's turns (its call IDs, the turn a script replays)
+	// are counted from its own first.
+	s.histTurns = 0
 	s.addHistory(model.Message{Role: model.RoleUser, Content: s.conf.input})
 	s.addHistory(s.conf.context...)
 	if c := s.t.rt.opts.Compaction; c != nil {
@@ -549,6 +553,7 @@ func (t *Task) finish(s *step, o *event.Outcome) {
 	session := s.hdr.SessionID
 	obj := &Result{SchemaVersion: event.SchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
 	obj.SnapshotDigest = s.snapDigest
+	obj.Transcript = s.transcript()
 	if s.check != nil {
 		rec, rep := s.check.Records()
 		obj.OutputValidation, _ = json.Marshal(rec)

@@ -137,10 +137,8 @@ func (r *Runtime) startSpan(ctx context.Context, name string) (context.Context, 
 // store failure, a runtime whose Shutdown began: [ErrShutdown]);
 // everything after admission settles into the task's result.
 func (r *Runtime) Start(ctx context.Context, req Request) (*Task, error) {
-	for i, m := range req.History {
-		if m.Role != model.RoleUser || len(m.ToolCalls) > 0 || m.ToolCallID != "" {
-			return nil, fmt.Errorf("pablo: TaskRequest.History[%d]: the history a task continues is user-role task data, not %q messages or tool calls", i, m.Role)
-		}
+	if err := checkConversation(req.History); err != nil {
+		return nil, err
 	}
 	if err := r.admit(); err != nil {
 		return nil, err

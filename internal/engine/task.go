@@ -44,6 +44,12 @@ type Result struct {
 	OutputValidation json.RawMessage
 	OutputRepair     *output.Repair
 	SnapshotDigest   string
+	// Transcript is what the task added to its conversation, as the
+	// messages they were: its input, then the root's turns (assistant
+	// messages and their tool calls, the tool results, output feedback,
+	// a compaction's summary). A session's later prompts carry it. Nil
+	// when the task ended before its input joined its history.
+	Transcript []model.Message
 }
 
 // TaskInfo tells catalogs and hosts which task they serve, and gives them
