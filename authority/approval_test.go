@@ -36,3 +36,34 @@ func TestApprovalGrantCoversOnlyTheSameCall(t *testing.T) {
 		}
 	}
 }
+
+// TestEffectOfACallFollowsItsSandbox: what a call does to the world, the
+// part of an approval question a human weighs first, follows the
+// capability and, for a process, its sandbox: a shell command or stdio
+// MCP server whose sandbox is off or allows the network reaches the
+// network; one whose sandbox denies it only executes; a Streamable HTTP
+// server's tool (no sandbox) is a network request.
+func TestEffectOfACallFollowsItsSandbox(t *testing.T) {
+	t.Parallel()
+	const (
+		deny  = "required filesystem=read-only network=deny"
+		allow = "required filesystem=read-only network=allow"
+	)
+	for _, tc := range []struct {
+		id      ID
+		sandbox string
+		want    CallEffect
+	}{
+		{FSRead, "", EffectRead}, {FSList, "", EffectRead}, {FSSearch, "", EffectRead}, {SkillRead, "", EffectRead},
+		{FSWrite, "", EffectWrite}, {FSEdit, "", EffectWrite},
+		{Subagent, "", EffectDelegate},
+		{ShellRun, deny, EffectExecute}, {ShellRun, allow, EffectNetwork}, {ShellRun, "off", EffectNetwork},
+		{"mcp/records/lookup", deny, EffectExecute}, {"mcp/records/lookup", allow, EffectNetwork},
+		{"mcp/records/lookup", "off", EffectNetwork}, {"mcp/records/lookup", "", EffectNetwork},
+		{"notes.read", "", EffectExecute},
+	} {
+		if got := EffectOf(tc.id, Decision{Allowed: true, Sandbox: tc.sandbox}); got != tc.want {
+			t.Errorf("EffectOf(%s, sandbox %q) = %s, want %s", tc.id, tc.sandbox, got, tc.want)
+		}
+	}
+}

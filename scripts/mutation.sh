@@ -101,8 +101,6 @@ mutant ledger/calls-tool-ceiling-of-ancestors-not-checked ledger \
 	$'for x := a; x != nil; x = x.parent {\n\t\tused := x.c.toolCalls' $'for x := a; x == a; x = x.parent {\n\t\tused := x.c.toolCalls'
 mutant ledger/calls-tool-deadline-not-checked ledger \
 	$'func (r *Root) checkTool(a *agent, inputBytes uint64) error {\n\tif err := checkDeadline(a, r.instant()); err != nil {' $'func (r *Root) checkTool(a *agent, inputBytes uint64) error {\n\tif err := checkDeadline(a, r.instant()); false && err != nil {'
-mutant ledger/calls-unknown-charge-admits ledger \
-	'if (step == checkTokens && c.tokensUnknown) || (step == checkCost && c.costUnknown) {' 'if false {'
 mutant ledger/calls-unbounded-call-admitted-under-a-ceiling ledger \
 	'if (step == checkTokens || step == checkCost) && !bound.IsFinite() {' 'if false {'
 mutant ledger/recover-dispatched-call-retryable ledger \
@@ -237,6 +235,8 @@ mutant mcp/environment-one-variable-too-many mcp \
 	'if len(s.Env) > MaxEnv {' 'if len(s.Env) > MaxEnv+1 {'
 
 # ---- equivalent mutations: not run -----------------------------------------
+equivalent ledger/calls-unknown-charge-admits \
+	"checkModel's refusal of a finite token or cost ceiling whose charge is already unknown: a charge is unknown only for a call reserved without a bound, which the NoBound check refuses wherever the agent or an ancestor has a finite ceiling of that kind, and an agent's ceilings never change once it started; so no agent under a finite ceiling ever holds an unknown charge. The check stays as defence in depth"
 equivalent ledger/postgres-commit-records-sql-token-clause-dropped \
 	"the token clause of sqlRecords ('AND (r.token = 0 OR l.token = r.token)') is a second fence behind the one the commit reads in the same transaction (sqlFence, rows locked FOR UPDATE): a stale token is refused before any insert is queued, so no test can reach the clause alone"
 equivalent internal/fstools/reserved-file-searched \
