@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
@@ -18,16 +19,30 @@ func ExampleAlias() {
 }
 
 // A host opens one catalog per task, lists its admitted tools and closes
-// it when the task settles.
+// it when the task settles. The server runs in the default sandbox; its
+// environment holds only what configuration names, each value a
+// credential resolved for exactly this server and variable.
 func ExampleOpen() {
 	srv := mcp.Server{
 		Name: "records", Transport: mcp.Stdio,
-		Command: "/opt/records/bin/records-server", Args: []string{"--stdio"},
-		Dir: "/srv/work", Env: map[string]string{"RECORDS_TOKEN": "records"},
+		Command:  mcp.FaultServerCommand(), // an absolute path, such as /opt/records/bin/records-server
+		Env:      map[string]string{"PABLO_TEST_TOKEN": "records-token"},
 		Required: true, StartupTimeout: 30 * time.Second,
 	}
-	auth, _ := authority.New(authority.Config{MCPServers: map[string]authority.MCPServer{"records": {Launcher: srv.Command}}})
-	resolver := authority.NewResolver(authority.ResolverOptions{})
+	auth, _ := authority.New(authority.Config{MCPServers: map[string]authority.MCPServer{"records": {Launcher: srv.Command}},
+		Layers: []authority.Layer{{ID: "policy", Kind: authority.KindPolicy, Dimensions: map[authority.Dimension]*authority.Rules{
+			authority.DimMCPTools: {Default: authority.Deny, Allow: []authority.Rule{
+				{ID: "records.echo", Value: "mcp/records/echo"}, {ID: "records.env", Value: "mcp/records/env"},
+			}},
+		}}}})
+	resolver := authority.NewResolver(authority.ResolverOptions{
+		Credentials: []authority.Credential{{Name: "records-token", Consumer: authority.ConsumerMCPEnv,
+			Sources:      []authority.Source{{Kind: authority.SourceEnvironment, Name: "RECORDS_TOKEN"}},
+			Destinations: []string{"mcp:records:env:PABLO_TEST_TOKEN"}}},
+		LookupEnv: func(name string) (string, bool) {
+			return map[string]string{"RECORDS_TOKEN": "s3cret"}[name], name == "RECORDS_TOKEN"
+		},
+	})
 	cat, err := mcp.Open(context.Background(), mcp.Options{Servers: []mcp.Server{srv}, Authority: auth, Resolve: resolver.Resolve})
 	if err != nil {
 		fmt.Println(err)
@@ -35,20 +50,32 @@ func ExampleOpen() {
 	}
 	defer cat.Close()
 	for _, t := range cat.Tools() {
-		fmt.Println(t.ID, mcp.Alias(t.ID))
+		fmt.Println(t.ID)
 	}
+	res, err := cat.CallTool(context.Background(), "mcp/records/env", json.RawMessage(`{}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// The server sees its variable and the sandbox's HOME and PWD, nothing
+	// of this process; a result that echoes the credential is masked.
+	fmt.Println(strings.Join(res.Text, ""))
+	// Output:
+	// mcp/records/echo
+	// mcp/records/env
+	// HOME,PABLO_TEST_TOKEN,PWD;token=[redacted]
 }
 
 // Progress a server reports while a call runs reaches the host live, on
 // the goroutine that made the call; with a tracer each request is a client
 // span too.
 func ExampleOptions_onProgress() {
-	srv := mcp.Server{Name: "builds", Transport: mcp.Stdio, Command: "/opt/builds/bin/builds-server", Required: true}
+	srv := mcp.Server{Name: "builds", Transport: mcp.Stdio, Command: mcp.FaultServerCommand(), Required: true}
 	auth, _ := authority.New(authority.Config{MCPServers: map[string]authority.MCPServer{"builds": {Launcher: srv.Command}}})
 	cat, err := mcp.Open(context.Background(), mcp.Options{
 		Servers: []mcp.Server{srv}, Authority: auth,
 		OnProgress: func(_ context.Context, tool authority.ID, message string) {
-			fmt.Printf("%s: %s\n", tool, message) // e.g. "mcp/builds/run: compiling 3/10"
+			fmt.Printf("%s: %s\n", tool, message)
 		},
 	})
 	if err != nil {
@@ -56,7 +83,13 @@ func ExampleOptions_onProgress() {
 		return
 	}
 	defer cat.Close()
-	cat.CallTool(context.Background(), "mcp/builds/run", json.RawMessage(`{"target":"all"}`))
+	if _, err := cat.CallTool(context.Background(), "mcp/builds/work", json.RawMessage(`{}`)); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// mcp/builds/work: reading
+	// mcp/builds/work: checking
+	// mcp/builds/work: token
 }
 
 // A stdio server runs in the bubblewrap sandbox unless the host says

@@ -109,6 +109,16 @@ var faultOnce struct {
 
 func faultServer(t testing.TB) string {
 	t.Helper()
+	path, err := buildFault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// buildFault builds the fault server once per test binary and returns its
+// path.
+func buildFault() (string, error) {
 	faultOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "pablo-mcp-fault-")
 		if err != nil {
@@ -122,10 +132,7 @@ func faultServer(t testing.TB) string {
 			faultOnce.err = &buildError{out: string(out), err: err}
 		}
 	})
-	if faultOnce.err != nil {
-		t.Fatal(faultOnce.err)
-	}
-	return faultOnce.path
+	return faultOnce.path, faultOnce.err
 }
 
 type buildError struct {

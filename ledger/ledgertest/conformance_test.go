@@ -8,6 +8,8 @@ import (
 	"github.com/pabloagent/pablo/ledger/ledgertest"
 )
 
+// TestMemoryStoreConforms is how a host runs the suite over its own store,
+// from a test of its own.
 func TestMemoryStoreConforms(t *testing.T) {
 	ledgertest.Run(t, ledgertest.Factory{Open: func(*testing.T) ledger.Store { return ledger.NewMemoryStore() }})
 }
