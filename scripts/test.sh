@@ -2,7 +2,8 @@
 # The project's whole check, on a fresh machine with only Go, Node.js/npm and
 # apt: it installs what it needs (Go tools at pinned versions, the real MCP
 # peers from npm, bubblewrap and postgresql from Debian), then runs formatting, vet, staticcheck, the race-enabled
-# test suite with every real-peer test, and a short run of every fuzz target.
+# test suite with every real-peer test, the allocation budgets without -race,
+# and a short run of every fuzz target.
 #
 #   FUZZTIME=60s          fuzz budget per target (default 5s)
 #   PABLO_SKIP_PEERS=1    opt out of the real-peer tests (no npm needed); the
@@ -71,6 +72,16 @@ if ! go test -race -count=1 -timeout 15m -v ./... >"$log" 2>&1; then
 	count_tests
 	grep -vE '^(=== (RUN|PAUSE|CONT|NAME)|\s*--- (PASS|SKIP))' "$log" | tail -n 400
 	echo "go test failed"; exit 1
+fi
+# The race detector allocates for its own bookkeeping, so the tests that
+# count allocations (by convention "Allocat" in their name) skip under
+# -race: they run here, without it, in the packages that hold them.
+echo "== allocation budgets (without -race)"
+alloc_pkgs=$(git grep -l -E '^func Test[A-Za-z0-9_]*Allocat' -- '*_test.go' | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
+if [ -n "$alloc_pkgs" ] && ! go test -count=1 -vet=off -v -run '^Test[A-Za-z0-9_]*Allocat' $alloc_pkgs >>"$log" 2>&1; then
+	count_tests
+	grep -vE '^(=== (RUN|PAUSE|CONT|NAME)|\s*--- (PASS|SKIP))' "$log" | tail -n 100
+	echo "the allocation budgets failed"; exit 1
 fi
 count_tests
 grep -E '^(ok|FAIL|\?)\s' "$log"
