@@ -27,17 +27,17 @@ func TestNoChildGoroutineOutlivesClose(t *testing.T) {
 	for range 6 {
 		spawn(t, tr, "c")
 	}
-	a, b := <-r.started, <-r.started
+	a, b := r.next(t), r.next(t)
 	if n := launchGoroutines(); n != 2 {
 		t.Fatalf("%d child goroutines for 2 active children", n)
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- tr.Close(context.Background()) }()
-	<-a.cancelled
-	<-b.cancelled
+	within(t, a.cancelled, "Close never cancelled an active child")
+	within(t, b.cancelled, "Close never cancelled an active child")
 	a.settle(cancelledResult())
 	b.settle(cancelledResult())
-	if err := <-closed; err != nil {
+	if err := within(t, closed, "Close never returned"); err != nil {
 		t.Fatal(err)
 	}
 	// Joined is each goroutine's last act before it returns: give the two

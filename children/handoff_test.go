@@ -19,7 +19,7 @@ import (
 func settleWith(t *testing.T, tr *Tree, r *fakeRunner, res Result) Snapshot {
 	t.Helper()
 	s := spawn(t, tr, "source")
-	r.await(s.AgentID).settle(res)
+	r.await(t, s.AgentID).settle(res)
 	return settledSnapshot(t, tr, s.AgentID)
 }
 
@@ -40,7 +40,7 @@ func TestInlineHandoffPassesTheValidOutputAndItsReceipts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := r.await(d.AgentID)
+	h := r.await(t, d.AgentID)
 	if len(h.spec.Handoffs) != 1 || h.spec.Handoffs[0].Inline == nil {
 		t.Fatalf("%+v", h.spec.Handoffs)
 	}
@@ -208,7 +208,7 @@ func TestStaleArtifactFailsTheDownstreamChildWithZeroModelCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := r.await(ok.AgentID); h.spec.Handoffs[0].Artifact.Revision != rev {
+	if h := r.await(t, ok.AgentID); h.spec.Handoffs[0].Artifact.Revision != rev {
 		t.Fatal("the artifact reaches the child")
 	}
 	starts := r.startCount()

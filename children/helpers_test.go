@@ -59,16 +59,45 @@ func (r *fakeRunner) StartRemote(ctx context.Context, spec RemoteSpec) (Handle, 
 	return h, nil
 }
 
+// waitBound bounds every wait of these tests on what another goroutine
+// does (a child starting, settling, seeing its cancellation): a broken
+// rule fails its test within seconds, naming what never happened, instead
+// of hanging until the suite's timeout. It is no timing assumption: each
+// wait ends as soon as what it waits for happens.
+const waitBound = 10 * time.Second
+
+// within waits for ch to close or deliver, at most waitBound, and fails
+// the test naming what did not happen.
+func within[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	select {
+	case v := <-ch:
+		return v
+	case <-ctx.Done():
+		t.Fatalf("%s: not within %s", what, waitBound)
+		panic("unreachable")
+	}
+}
+
 // await returns the handle of child id once it started. Only the test's
 // goroutine calls it.
-func (r *fakeRunner) await(id string) *fakeHandle {
+func (r *fakeRunner) await(t testing.TB, id string) *fakeHandle {
+	t.Helper()
 	for {
 		if h, ok := r.seen[id]; ok {
 			return h
 		}
-		h := <-r.started
+		h := within(t, r.started, "child "+id+" never started")
 		r.seen[h.id] = h
 	}
+}
+
+// next returns the next child to start.
+func (r *fakeRunner) next(t testing.TB) *fakeHandle {
+	t.Helper()
+	return within(t, r.started, "no child started")
 }
 
 func (r *fakeRunner) startCount() int {
@@ -197,7 +226,7 @@ func settledSnapshot(t *testing.T, tr *Tree, id string) Snapshot {
 	if !ok {
 		t.Fatalf("no child %s", id)
 	}
-	<-c.settled
+	within(t, c.settled, "child "+id+" never settled")
 	s, err := tr.Inspect(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)

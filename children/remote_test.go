@@ -21,7 +21,7 @@ func TestSpawnRemoteSharesTheLocalCapacity(t *testing.T) {
 	if s.Kind != KindRemote || s.State != StateStarting {
 		t.Fatalf("%+v", s)
 	}
-	r.await(s.AgentID)
+	r.await(t, s.AgentID)
 	r.mu.Lock()
 	got := r.remote[0]
 	r.mu.Unlock()
@@ -55,7 +55,7 @@ func TestSpawnNarrowsAndCapsTheChildsScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := r.await(s.AgentID).spec
+	spec := r.await(t, s.AgentID).spec
 	if spec.AgentID != s.AgentID || spec.ParentID != "root-agent" {
 		t.Fatalf("%+v", spec)
 	}

@@ -199,7 +199,7 @@ func TestToolCallsTheSupervisorAndReturnsTheReferencePayloads(t *testing.T) {
 	if agent["state"] != "starting" || agent["depth"] != float64(1) || agent["parent_agent_id"] != "root-agent" || agent["kind"] != "local_acp_temporary" {
 		t.Fatalf("%v", agent)
 	}
-	r.await(id).settle(validStructured(`{"ok":true}`))
+	r.await(t, id).settle(validStructured(`{"ok":true}`))
 	st, out = call(`{"action":"wait","agent_ids":["` + id + `"],"mode":"all","timeout_ms":900000}`)
 	if st != outcome.ToolCompleted || out["action"] != "wait" || len(out["settled"].([]any)) != 1 || len(out["remaining"].([]any)) != 0 {
 		t.Fatalf("%v", out)

@@ -41,7 +41,7 @@ func TestTwoActiveThenFourteenQueuedFIFOThenAdmissionFails(t *testing.T) {
 	// child i settled, children i+1 and i+2 hold the slots and the rest
 	// still queue.
 	for i, s := range snaps {
-		r.await(s.AgentID).settle(completed("ok"))
+		r.await(t, s.AgentID).settle(completed("ok"))
 		settledSnapshot(t, tr, s.AgentID)
 		for j := i + 1; j < len(snaps); j++ {
 			got, _ := tr.Inspect(context.Background(), snaps[j].AgentID)
@@ -67,11 +67,11 @@ func TestHostLowersCapacity(t *testing.T) {
 	}
 	_, err := tr.Spawn(context.Background(), Request{Input: "c"})
 	wantCode(t, err, CodeAdmission) // the queue of one is full
-	r.await(a.AgentID).settle(completed("a"))
+	r.await(t, a.AgentID).settle(completed("a"))
 	settledSnapshot(t, tr, a.AgentID)
 	c := spawn(t, tr, "c") // b started, c queues
-	r.await(b.AgentID).settle(completed("b"))
-	r.await(c.AgentID).settle(completed("c"))
+	r.await(t, b.AgentID).settle(completed("b"))
+	r.await(t, c.AgentID).settle(completed("c"))
 	_, err = tr.Spawn(context.Background(), Request{Input: "d"})
 	wantCode(t, err, CodeAdmission) // three admitted in total
 }
@@ -149,11 +149,11 @@ func TestResultBoundsPerChildAndPerRoot(t *testing.T) {
 	t.Parallel()
 	tr, r, _ := newTree(t, func(o *Options) { o.Capacity.RetainedBytes = MaxResultBytes + 10 })
 	a, b, c := spawn(t, tr, "a"), spawn(t, tr, "b"), spawn(t, tr, "c")
-	r.await(a.AgentID).settle(completed(strings.Repeat("a", MaxResultBytes)))
+	r.await(t, a.AgentID).settle(completed(strings.Repeat("a", MaxResultBytes)))
 	sa := settledSnapshot(t, tr, a.AgentID)
-	r.await(b.AgentID).settle(completed(strings.Repeat("b", MaxResultBytes+1)))
+	r.await(t, b.AgentID).settle(completed(strings.Repeat("b", MaxResultBytes+1)))
 	sb := settledSnapshot(t, tr, b.AgentID)
-	r.await(c.AgentID).settle(completed(strings.Repeat("c", 11)))
+	r.await(t, c.AgentID).settle(completed(strings.Repeat("c", 11)))
 	sc := settledSnapshot(t, tr, c.AgentID)
 	if sa.Output == nil || len(*sa.Output) != MaxResultBytes || sa.OutputOmitted != "" {
 		t.Fatalf("a result at 64 KiB is retained: %d %q", sa.OutputBytes, sa.OutputOmitted)
@@ -203,7 +203,7 @@ func TestQueuedChildPastTheDeadlineSettlesTimedOutWithoutStarting(t *testing.T) 
 	clk := newFakeClock()
 	tr, r, _ := newTree(t, func(o *Options) { o.Clock = clk; o.Deadline = clk.Now().Add(time.Second); o.Capacity.Active = 1 })
 	spawn(t, tr, "a")
-	ha := <-r.started
+	ha := r.next(t)
 	q := spawn(t, tr, "queued")
 	clk.Advance(time.Second)
 	ha.settle(completed("a"))
@@ -221,11 +221,11 @@ func TestCloseDrainsTheQueueCancelsActiveAndJoinsEveryChild(t *testing.T) {
 	for i := range 5 {
 		all = append(all, spawn(t, tr, fmt.Sprint("c", i)))
 	}
-	a, b := r.await(all[0].AgentID), r.await(all[1].AgentID)
+	a, b := r.await(t, all[0].AgentID), r.await(t, all[1].AgentID)
 	closed := make(chan error, 1)
 	go func() { closed <- tr.Close(context.Background()) }()
-	<-a.cancelled
-	<-b.cancelled
+	within(t, a.cancelled, "Close never cancelled an active child")
+	within(t, b.cancelled, "Close never cancelled an active child")
 	select {
 	case <-closed:
 		t.Fatal("Close returned before the active children were joined")
@@ -238,7 +238,7 @@ func TestCloseDrainsTheQueueCancelsActiveAndJoinsEveryChild(t *testing.T) {
 	default:
 	}
 	b.settle(Result{Outcome: event.Outcome{Status: outcome.Cancelled}})
-	if err := <-closed; err != nil {
+	if err := within(t, closed, "Close never returned"); err != nil {
 		t.Fatal(err)
 	}
 	if r.startCount() != 2 {
@@ -264,7 +264,7 @@ func TestCloseGivesUpWithItsContextAndJoinsOnTheNextCall(t *testing.T) {
 	t.Parallel()
 	tr, r, _ := newTree(t, nil)
 	r.holdOnCancel = true
-	h := r.await(spawn(t, tr, "slow").AgentID)
+	h := r.await(t, spawn(t, tr, "slow").AgentID)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := tr.Close(ctx); !errors.Is(err, context.Canceled) {
@@ -280,8 +280,8 @@ func TestStopEndsOneChildWithoutTouchingSiblings(t *testing.T) {
 	t.Parallel()
 	tr, r, _ := newTree(t, nil)
 	a, b, q := spawn(t, tr, "a"), spawn(t, tr, "b"), spawn(t, tr, "queued")
-	r.await(a.AgentID)
-	hb := r.await(b.AgentID)
+	r.await(t, a.AgentID)
+	hb := r.await(t, b.AgentID)
 	s, err := tr.Stop(context.Background(), a.AgentID)
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +296,7 @@ func TestStopEndsOneChildWithoutTouchingSiblings(t *testing.T) {
 		t.Fatalf("sibling state %s", sb.State)
 	}
 	// The freed slot went to the queued child.
-	r.await(q.AgentID)
+	r.await(t, q.AgentID)
 	// Stop of a queued child settles it without a start.
 	q2 := spawn(t, tr, "queued 2")
 	s, err = tr.Stop(context.Background(), q2.AgentID)
@@ -377,7 +377,7 @@ func TestSnapshotIsABoundedReceipt(t *testing.T) {
 	res.Output = string(res.StructuredOutput)
 	out := res.Output
 	res.Outcome.Output = &out
-	r.await(a.AgentID).settle(res)
+	r.await(t, a.AgentID).settle(res)
 	s := settledSnapshot(t, tr, a.AgentID)
 	if s.Outcome.Output != nil {
 		t.Fatal("the outcome inside a snapshot carries no second copy of the output")

@@ -28,7 +28,7 @@ func TestWaitTimesOutOnTheInjectedClockWithoutCancelling(t *testing.T) {
 	t.Parallel()
 	tr, r, clk := newTree(t, nil)
 	a := spawn(t, tr, "a")
-	h := r.await(a.AgentID)
+	h := r.await(t, a.AgentID)
 	got := startWait(t, tr, clk, WaitRequest{AgentIDs: []string{a.AgentID}, Mode: WaitAny, Timeout: time.Second})
 	clk.Advance(999 * time.Millisecond)
 	select {
@@ -54,7 +54,7 @@ func TestWaitAnyReturnsOnTheFirstAndAllOnTheLast(t *testing.T) {
 	t.Parallel()
 	tr, r, clk := newTree(t, nil)
 	a, b := spawn(t, tr, "a"), spawn(t, tr, "b")
-	ha, hb := r.await(a.AgentID), r.await(b.AgentID)
+	ha, hb := r.await(t, a.AgentID), r.await(t, b.AgentID)
 	ids := []string{a.AgentID, b.AgentID}
 	anyDone := startWait(t, tr, clk, WaitRequest{AgentIDs: ids, Mode: WaitAny, Timeout: MaxWaitTimeout})
 	allDone := startWait(t, tr, clk, WaitRequest{AgentIDs: ids, Mode: WaitAll, Timeout: MaxWaitTimeout})
@@ -85,7 +85,7 @@ func TestWaitIsCutToTheRootDeadline(t *testing.T) {
 	clk := newFakeClock()
 	tr, r, _ := newTree(t, func(o *Options) { o.Clock = clk; o.Deadline = clk.Now().Add(10 * time.Millisecond) })
 	a := spawn(t, tr, "a")
-	r.await(a.AgentID)
+	r.await(t, a.AgentID)
 	got := startWait(t, tr, clk, WaitRequest{AgentIDs: []string{a.AgentID}, Mode: WaitAll, Timeout: MaxWaitTimeout})
 	clk.Advance(10 * time.Millisecond)
 	if res := <-got; len(res.Remaining) != 1 {

@@ -169,6 +169,8 @@ mutant children/capacity-active-one-more children \
 	'if t.active < t.capacity.Active && len(t.queue) == 0 {' 'if t.active <= t.capacity.Active && len(t.queue) == 0 {'
 mutant children/capacity-fill-one-more children \
 	'for !t.closed && len(t.queue) > 0 && t.active < t.capacity.Active {' 'for !t.closed && len(t.queue) > 0 && t.active <= t.capacity.Active {'
+mutant children/capacity-fill-one-less children \
+	'for !t.closed && len(t.queue) > 0 && t.active < t.capacity.Active {' 'for !t.closed && len(t.queue) > 0 && t.active < t.capacity.Active-1 {'
 mutant children/capacity-total-one-more children \
 	'case t.total >= t.capacity.Total:' 'case t.total > t.capacity.Total:'
 mutant children/capacity-queue-one-more children \
@@ -181,6 +183,8 @@ mutant children/capacity-result-bytes-one-more children \
 	'case n > t.capacity.ResultBytes:' 'case n > t.capacity.ResultBytes+1:'
 mutant children/artifact-revision-not-rechecked children \
 	'if got := hex.EncodeToString(h.Sum(nil)); got != a.Revision {' 'if got := hex.EncodeToString(h.Sum(nil)); false && got != a.Revision {'
+mutant children/artifact-recheck-skipped children \
+	'if err := t.opts.Verifier.VerifyArtifact(ctx, c.spec, *h.Artifact); err != nil {' 'if err := t.opts.Verifier.VerifyArtifact(ctx, c.spec, *h.Artifact); false && err != nil {'
 mutant children/artifact-swap-not-detected children \
 	'if err != nil || !os.SameFile(fi, st) || !st.Mode().IsRegular() {' 'if err != nil || !st.Mode().IsRegular() {'
 mutant children/artifact-without-fs-read children \
