@@ -16,7 +16,7 @@ import (
 func BenchmarkRequestMeasure(b *testing.B) {
 	for _, turns := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprint(turns, "-turns"), func(b *testing.B) {
-			rt := &Runtime{opts: Options{Instructions: DefaultInstructions, MaxOutputTokens: 4096}}
+			rt := &Runtime{opts: Options{Instructions: "You are a task-focused agent.", MaxOutputTokens: 4096}}
 			s := &step{t: &Task{rt: rt}, conf: agentConf{contextBytes: 1 << 40},
 				comp: &compactor{opts: CompactionOptions{SafetyMarginPercent: 10, ContextWindowTokens: 1 << 29}, profile: "vercel/m"}}
 			s.defs = []model.ToolDef{{Name: "fs_read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object"}`)}}
