@@ -48,6 +48,11 @@ type Card struct {
 	Bearer bool `json:"bearer"`
 	// Skills are the card's skill IDs, in its order.
 	Skills []string `json:"skills"`
+	// ProtocolVersion is the A2A version Pablo speaks to the remote:
+	// [ProtocolVersion] ("1.0") when the card lists a JSONRPC 1.0
+	// interface, else [LegacyProtocolVersion] ("0.3") for a card that
+	// declares 0.3 and a JSONRPC 0.3 endpoint.
+	ProtocolVersion string `json:"protocol_version,omitempty"`
 }
 
 // AdmitCard checks the bytes of remote's card against every rule of
@@ -72,29 +77,14 @@ func AdmitCard(remote Remote, data []byte) (*Card, error) {
 		if errors.As(err, &syntax) {
 			return refuse(CardNotJSON, "the card is not a JSON object")
 		}
-		return refuse(CardNotJSON, "the card does not decode as an A2A 1.0 AgentCard")
+		return refuse(CardNotJSON, "the card does not decode as an A2A 1.0 or 0.3 AgentCard")
 	}
 	if over := overBound(&card); over != "" {
 		return refuse(CardBounds, "%s", over)
 	}
-	var matches []*sdk.AgentInterface
-	for _, iface := range card.SupportedInterfaces {
-		if iface != nil && iface.ProtocolBinding == ProtocolBinding && iface.ProtocolVersion == ProtocolVersion {
-			matches = append(matches, iface)
-		}
-	}
-	switch {
-	case len(matches) == 0:
-		return refuse(CardInterface, "the card lists no %s %s interface", ProtocolBinding, ProtocolVersion)
-	case len(matches) > 1:
-		return refuse(CardInterface, "the card lists %d %s %s interfaces, exactly one is admitted", len(matches), ProtocolBinding, ProtocolVersion)
-	}
-	iface := matches[0]
-	if iface.Tenant != "" {
-		return refuse(CardInterface, "the %s interface names a tenant; only the empty tenant is admitted", ProtocolBinding)
-	}
-	if iface.URL != remote.Endpoint {
-		return refuse(CardEndpointMismatch, "the %s interface's url is not the configured endpoint %q", ProtocolBinding, remote.Endpoint)
+	protocol, reason, detail := admitInterface(remote, &card)
+	if reason != "" {
+		return refuse(reason, "%s", detail)
 	}
 	if !slices.Contains(card.DefaultInputModes, "text/plain") {
 		return refuse(CardInputModes, "defaultInputModes must include text/plain")
@@ -121,14 +111,21 @@ func AdmitCard(remote Remote, data []byte) (*Card, error) {
 			return refuse(CardRequiredExtension, "capabilities.extensions[%d] is a required extension Pablo does not know", i)
 		}
 	}
-	bearer, err := admitSecurity(remote, &card)
+	schemes, requirements, ok := card.security(protocol)
+	if !ok {
+		return refuse(CardNotJSON, "the card's security schemes do not decode as A2A %s's", protocol)
+	}
+	if len(schemes) > MaxCardList {
+		return refuse(CardBounds, "securitySchemes has %d, at most %d", len(schemes), MaxCardList)
+	}
+	bearer, err := admitSecurity(remote, schemes, requirements)
 	if err != "" {
 		return refuse(CardSecurity, "%s", err)
 	}
 	out := &Card{
 		Remote: remote.Name, Digest: "sha256:" + hex.EncodeToString(sum[:]), Bytes: len(data),
 		Name: card.Name, Version: card.Version, Streaming: card.Capabilities.Streaming,
-		TraceContext: trace, Bearer: bearer,
+		TraceContext: trace, Bearer: bearer, ProtocolVersion: protocol,
 	}
 	out.Skills = []string{}
 	seen := make(map[string]bool, len(card.Skills))
@@ -142,32 +139,158 @@ func AdmitCard(remote Remote, data []byte) (*Card, error) {
 	return out, nil
 }
 
+// admitInterface finds the one JSONRPC endpoint Pablo will speak to and
+// its version: exactly one supportedInterfaces entry of JSONRPC 1.0, or,
+// when there is none, a card declaring A2A 0.3 (a top-level
+// protocolVersion 0.3.x, or a JSONRPC 0.3 supportedInterfaces entry)
+// whose JSONRPC 0.3 endpoints (the 0.3 url with the JSONRPC preferred
+// transport, its additionalInterfaces, the 0.3 supportedInterfaces
+// entries) are exactly one URL. Either way the url must be the configured endpoint and the
+// tenant empty.
+func admitInterface(remote Remote, card *wireCard) (protocol string, reason CardReason, detail string) {
+	var matches []*sdk.AgentInterface
+	for _, iface := range card.SupportedInterfaces {
+		if iface != nil && iface.ProtocolBinding == ProtocolBinding && iface.ProtocolVersion == ProtocolVersion {
+			matches = append(matches, iface)
+		}
+	}
+	switch {
+	case len(matches) > 1:
+		return "", CardInterface, fmt.Sprintf("the card lists %d %s %s interfaces, exactly one is admitted", len(matches), ProtocolBinding, ProtocolVersion)
+	case len(matches) == 1:
+		iface := matches[0]
+		if iface.Tenant != "" {
+			return "", CardInterface, fmt.Sprintf("the %s interface names a tenant; only the empty tenant is admitted", ProtocolBinding)
+		}
+		if iface.URL != remote.Endpoint {
+			return "", CardEndpointMismatch, fmt.Sprintf("the %s interface's url is not the configured endpoint %q", ProtocolBinding, remote.Endpoint)
+		}
+		return ProtocolVersion, "", ""
+	}
+	legacyTop := isLegacyVersion(card.ProtocolVersion)
+	legacyListed := slices.ContainsFunc(card.SupportedInterfaces, func(iface *sdk.AgentInterface) bool {
+		return iface != nil && iface.ProtocolBinding == ProtocolBinding && isLegacyVersion(string(iface.ProtocolVersion))
+	})
+	if !legacyTop && !legacyListed {
+		if card.ProtocolVersion != "" || card.URL != "" {
+			return "", CardUnsupportedProtocol, fmt.Sprintf("the card lists no %s %s interface and declares no A2A %s (protocolVersion 0.3.x)", ProtocolBinding, ProtocolVersion, LegacyProtocolVersion)
+		}
+		return "", CardInterface, fmt.Sprintf("the card lists no %s %s interface", ProtocolBinding, ProtocolVersion)
+	}
+	urls := map[string]bool{}
+	if legacyTop {
+		if card.URL != "" && (card.PreferredTransport == "" || card.PreferredTransport == ProtocolBinding) {
+			// 0.3: the preferred transport defaults to JSONRPC.
+			urls[card.URL] = true
+		}
+		for _, iface := range card.AdditionalInterfaces {
+			if iface.Transport == ProtocolBinding {
+				urls[iface.URL] = true
+			}
+		}
+	}
+	for _, iface := range card.SupportedInterfaces {
+		if iface != nil && iface.ProtocolBinding == ProtocolBinding && isLegacyVersion(string(iface.ProtocolVersion)) {
+			if iface.Tenant != "" {
+				return "", CardInterface, fmt.Sprintf("the %s %s interface names a tenant; only the empty tenant is admitted", ProtocolBinding, LegacyProtocolVersion)
+			}
+			urls[iface.URL] = true
+		}
+	}
+	switch {
+	case len(urls) == 0:
+		return "", CardInterface, fmt.Sprintf("the A2A %s card lists no %s endpoint", LegacyProtocolVersion, ProtocolBinding)
+	case len(urls) > 1:
+		return "", CardInterface, fmt.Sprintf("the A2A %s card lists %d %s endpoints, exactly one is admitted", LegacyProtocolVersion, len(urls), ProtocolBinding)
+	case !urls[remote.Endpoint]:
+		return "", CardEndpointMismatch, fmt.Sprintf("the %s %s endpoint is not the configured endpoint %q", ProtocolBinding, LegacyProtocolVersion, remote.Endpoint)
+	}
+	return LegacyProtocolVersion, "", ""
+}
+
+// isLegacyVersion reports an A2A 0.3 version string: "0.3" or "0.3.N".
+func isLegacyVersion(v string) bool {
+	return v == LegacyProtocolVersion || strings.HasPrefix(v, LegacyProtocolVersion+".")
+}
+
+// securitySchemes are a card's security schemes by name, each true when
+// it is an HTTP Bearer scheme.
+type securitySchemes map[string]bool
+
+// security decodes the card's security schemes and requirements in the
+// dialect of protocol: 1.0's oneof schemes and {"schemes": ...}
+// requirements, or 0.3's {"type": "http", "scheme": ...} schemes and bare
+// "security" maps.
+func (c *wireCard) security(protocol string) (securitySchemes, [][]schemeScopes, bool) {
+	schemes := securitySchemes{}
+	var reqs [][]schemeScopes
+	if protocol == ProtocolVersion {
+		var named sdk.NamedSecuritySchemes
+		if len(c.SecuritySchemes) > 0 && json.Unmarshal(c.SecuritySchemes, &named) != nil {
+			return nil, nil, false
+		}
+		for name, scheme := range named {
+			http, ok := scheme.(sdk.HTTPAuthSecurityScheme)
+			schemes[string(name)] = ok && strings.EqualFold(http.Scheme, "bearer")
+		}
+		for _, r := range c.SecurityRequirements {
+			req := []schemeScopes{}
+			for name, scopes := range r.Schemes {
+				req = append(req, schemeScopes{name, scopes})
+			}
+			reqs = append(reqs, req)
+		}
+		return schemes, reqs, true
+	}
+	var legacy map[string]struct {
+		Type   string `json:"type"`
+		Scheme string `json:"scheme"`
+	}
+	if len(c.SecuritySchemes) > 0 && json.Unmarshal(c.SecuritySchemes, &legacy) != nil {
+		return nil, nil, false
+	}
+	for name, scheme := range legacy {
+		schemes[name] = scheme.Type == "http" && strings.EqualFold(scheme.Scheme, "bearer")
+	}
+	for _, r := range c.Security {
+		req := []schemeScopes{}
+		for name, scopes := range r {
+			req = append(req, schemeScopes{name, scopes})
+		}
+		reqs = append(reqs, req)
+	}
+	return schemes, reqs, true
+}
+
+// schemeScopes is one scheme of a security requirement and its scopes.
+type schemeScopes struct {
+	scheme string
+	scopes []string
+}
+
 // admitSecurity checks the card's security against the configured bearer:
 // the scheme named in config must be an HTTP Bearer scheme of the card, and
 // the card's requirements must be satisfiable by nothing or by that scheme
 // with empty scopes. It reports whether the bearer is to be sent.
-func admitSecurity(remote Remote, card *wireCard) (bool, string) {
+func admitSecurity(remote Remote, schemes securitySchemes, requirements [][]schemeScopes) (bool, string) {
 	if b := remote.Bearer; b != nil {
-		scheme, ok := card.SecuritySchemes[sdk.SecuritySchemeName(b.Scheme)]
+		isBearer, ok := schemes[b.Scheme]
 		if !ok {
 			return false, fmt.Sprintf("the card has no security scheme %q (the configured bearer scheme)", b.Scheme)
 		}
-		http, ok := scheme.(sdk.HTTPAuthSecurityScheme)
-		if !ok || !strings.EqualFold(http.Scheme, "bearer") {
-			return false, fmt.Sprintf("security scheme %q is not an HTTP Bearer httpAuthSecurityScheme", b.Scheme)
+		if !isBearer {
+			return false, fmt.Sprintf("security scheme %q is not an HTTP Bearer scheme", b.Scheme)
 		}
 	}
-	if len(card.SecurityRequirements) == 0 {
+	if len(requirements) == 0 {
 		return remote.Bearer != nil, ""
 	}
-	for _, req := range card.SecurityRequirements {
-		if len(req.Schemes) == 0 {
+	for _, req := range requirements {
+		if len(req) == 0 {
 			return remote.Bearer != nil, ""
 		}
-		if b := remote.Bearer; b != nil && len(req.Schemes) == 1 {
-			if scopes, ok := req.Schemes[b.Scheme]; ok && len(scopes) == 0 {
-				return true, ""
-			}
+		if b := remote.Bearer; b != nil && len(req) == 1 && req[0].scheme == b.Scheme && len(req[0].scopes) == 0 {
+			return true, ""
 		}
 	}
 	if remote.Bearer == nil {
@@ -189,8 +312,9 @@ func overBound(card *wireCard) string {
 		{"capabilities.extensions", len(card.Capabilities.Extensions), MaxCardList},
 		{"defaultInputModes", len(card.DefaultInputModes), MaxCardList},
 		{"defaultOutputModes", len(card.DefaultOutputModes), MaxCardList},
-		{"securitySchemes", len(card.SecuritySchemes), MaxCardList},
 		{"securityRequirements", len(card.SecurityRequirements), MaxCardList},
+		{"security", len(card.Security), MaxCardList},
+		{"additionalInterfaces", len(card.AdditionalInterfaces), MaxCardList},
 		{"skills", len(card.Skills), MaxSkills},
 	} {
 		if f.n > f.max {
@@ -218,23 +342,38 @@ func overBound(card *wireCard) string {
 	return ""
 }
 
-// wireCard is the part of an A2A 1.0 AgentCard Pablo reads. Interfaces,
-// capabilities and security schemes decode through a2a-go's types; the
-// security requirements and skills decode here, because a2a-go v2.4.0
-// reads a requirement's scopes as a bare array where the 1.0 protobuf JSON
-// (and the TypeScript SDK) writes a StringList object {"list": [...]}: a
-// real card with a requirement would not decode through it.
+// wireCard is the part of an A2A 1.0 or 0.3 AgentCard Pablo reads.
+// Interfaces and capabilities decode through a2a-go's types; the security
+// schemes per dialect (see security); the security requirements and
+// skills decode here, because a2a-go v2.4.0 reads a requirement's scopes
+// as a bare array where the 1.0 protobuf JSON (and the TypeScript SDK)
+// writes a StringList object {"list": [...]}: a real card with a
+// requirement would not decode through it. The 0.3 fields (url,
+// preferredTransport, additionalInterfaces, protocolVersion, security)
+// are read only when the card lists no JSONRPC 1.0 interface.
 type wireCard struct {
-	Name                 string                   `json:"name"`
-	Description          string                   `json:"description"`
-	Version              string                   `json:"version"`
-	SupportedInterfaces  []*sdk.AgentInterface    `json:"supportedInterfaces"`
-	Capabilities         sdk.AgentCapabilities    `json:"capabilities"`
-	DefaultInputModes    []string                 `json:"defaultInputModes"`
-	DefaultOutputModes   []string                 `json:"defaultOutputModes"`
-	SecuritySchemes      sdk.NamedSecuritySchemes `json:"securitySchemes"`
-	SecurityRequirements []wireRequirement        `json:"securityRequirements"`
-	Skills               []wireSkill              `json:"skills"`
+	Name                 string                `json:"name"`
+	Description          string                `json:"description"`
+	Version              string                `json:"version"`
+	SupportedInterfaces  []*sdk.AgentInterface `json:"supportedInterfaces"`
+	Capabilities         sdk.AgentCapabilities `json:"capabilities"`
+	DefaultInputModes    []string              `json:"defaultInputModes"`
+	DefaultOutputModes   []string              `json:"defaultOutputModes"`
+	SecuritySchemes      json.RawMessage       `json:"securitySchemes"`
+	SecurityRequirements []wireRequirement     `json:"securityRequirements"`
+	Skills               []wireSkill           `json:"skills"`
+
+	ProtocolVersion      string                `json:"protocolVersion"`
+	URL                  string                `json:"url"`
+	PreferredTransport   string                `json:"preferredTransport"`
+	AdditionalInterfaces []wireLegacyInterface `json:"additionalInterfaces"`
+	Security             []map[string][]string `json:"security"`
+}
+
+// wireLegacyInterface is an A2A 0.3 additionalInterfaces entry.
+type wireLegacyInterface struct {
+	URL       string `json:"url"`
+	Transport string `json:"transport"`
 }
 
 type wireRequirement struct {

@@ -60,7 +60,7 @@ func TestCardAdmission(t *testing.T) {
 		{"TwoInterfaces", func(c map[string]any) {
 			c["supportedInterfaces"] = []any{iface(testEndpoint, "1.0", ""), iface("https://agent.example.test/rpc2", "1.0", "")}
 		}, nil, CardInterface},
-		{"NoJSONRPC10Interface", func(c map[string]any) { c["supportedInterfaces"] = []any{iface(testEndpoint, "0.3", "")} }, nil, CardInterface},
+		{"NoJSONRPC10Or03Interface", func(c map[string]any) { c["supportedInterfaces"] = []any{iface(testEndpoint, "0.2", "")} }, nil, CardInterface},
 		{"OtherBindingsBesideTheOneAreIgnored", func(c map[string]any) {
 			c["supportedInterfaces"] = []any{iface(testEndpoint, "1.0", ""), iface(testEndpoint, "0.3", "")}
 		}, nil, ""},

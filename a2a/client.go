@@ -104,8 +104,10 @@ func (c *Client) getCard(ctx context.Context, r Remote) ([]byte, error) {
 		return refuse(CardFetchFailed, "card_url does not make a request")
 	}
 	// A public GET: no credential of any kind, whatever the remote's
-	// bearer says.
+	// bearer says. The version header asks a server that serves both
+	// versions for its 1.0 card (one that serves 0.3 alone ignores it).
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("A2A-Version", ProtocolVersion)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return refuse(fetchReason(ctx, err), "%s", fetchDetail(ctx, err))
@@ -219,7 +221,10 @@ func (c *Client) post(ctx context.Context, call rpcCall) (*http.Response, error)
 		return nil, &notSentError{perr("the endpoint does not make a request", 0, 0)}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", ProtocolVersion)
+	if !call.legacy() {
+		// 0.3 defines no version header; its server reads the method.
+		req.Header.Set("A2A-Version", ProtocolVersion)
+	}
 	if call.stream {
 		req.Header.Set("Accept", "text/event-stream")
 	} else {
@@ -238,7 +243,11 @@ func (c *Client) post(ctx context.Context, call rpcCall) (*http.Response, error)
 	if call.card != nil && call.card.TraceContext {
 		// Negotiated: the peer's span becomes a child of the caller's.
 		// Remote IDs stay apart from the trace.
-		req.Header.Set("A2A-Extensions", TraceExtension)
+		if call.legacy() {
+			req.Header.Set("X-A2A-Extensions", TraceExtension)
+		} else {
+			req.Header.Set("A2A-Extensions", TraceExtension)
+		}
 		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	}
 	resp, err := c.hc.Do(req)

@@ -6,7 +6,10 @@
 // A [Client] fetches a remote's Agent Card with a public GET (no
 // credential, no redirect, at most [MaxCardBytes] within
 // [CardFetchTimeout]) and admits it ([AdmitCard]): exactly one JSONRPC 1.0
-// interface with an empty tenant whose url is the configured endpoint, the
+// interface with an empty tenant whose url is the configured endpoint (or,
+// for a card that lists none and declares A2A 0.3, exactly one JSONRPC 0.3
+// endpoint, the configured one: Pablo then speaks 0.3's methods and
+// objects, converted to 1.0's and held to the same rules), the
 // input and output mode rules, every field's bound, no required unknown
 // extension, the trace extension only with the host's opt-in, and a
 // bearer only when the card names the configured scheme as an HTTP
@@ -35,7 +38,8 @@
 // only the mask. A peer's error message never enters a diagnostic: a
 // [*ProtocolError] keeps its code, with the code's pinned meaning.
 //
-// The wire types are a2a-go's (github.com/a2aproject/a2a-go/v2); the
+// The wire types are a2a-go's (github.com/a2aproject/a2a-go/v2, and its
+// 0.3 types from github.com/a2aproject/a2a-go for 0.3 remotes); the
 // JSON-RPC exchange and the SSE frame reader are the package's own, over
 // internal/httpx's client, because a2a-go's streaming call reads a JSON
 // error answer as an empty stream and bounds only a line, not a frame.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
 
@@ -143,5 +144,32 @@ func startGoPeer(t testing.TB) *goPeer {
 	}
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
 	mux.Handle("/rpc", a2asrv.NewJSONRPCHandler(handler))
+	return p
+}
+
+// startGoPeer03 starts a2a-go's A2A 0.3 server: the same agent behind
+// its 0.3 compatibility layer (a2acompat/a2av0: the 0.3 JSON-RPC binding
+// and a 0.3 card), which serves what deployed 0.3 agents serve.
+func startGoPeer03(t testing.TB) *goPeer {
+	t.Helper()
+	p := &goPeer{gate: make(chan struct{}), logs: &syncBuffer{more: make(chan struct{})}}
+	logger := slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	handler := a2asrv.NewHandler(goExecutor{gate: p.gate},
+		a2asrv.WithLogger(logger),
+		a2asrv.WithCallInterceptors(a2asrv.NewLoggingInterceptor(nil)))
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	p.base = srv.URL
+	card := &sdk.AgentCard{
+		Name: "a2a-go 0.3 fixture", Description: "a2a-go's 0.3 compatibility server", Version: "1.0.0",
+		SupportedInterfaces: []*sdk.AgentInterface{{URL: p.base + "/rpc", ProtocolBinding: sdk.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version}},
+		Capabilities:        sdk.AgentCapabilities{Streaming: true},
+		DefaultInputModes:   []string{"text/plain"},
+		DefaultOutputModes:  []string{"text/plain"},
+		Skills:              []sdk.AgentSkill{{ID: "echo", Name: "Echo", Description: "Echoes its input", Tags: []string{"test"}}},
+	}
+	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
+	mux.Handle("/rpc", a2av0.NewJSONRPCHandler(handler))
 	return p
 }

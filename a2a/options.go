@@ -23,6 +23,11 @@ const (
 	ProtocolVersion = "1.0"
 	// ProtocolBinding is the interface binding a card must offer.
 	ProtocolBinding = "JSONRPC"
+	// LegacyProtocolVersion is the A2A version Pablo also speaks, to a
+	// remote whose card lists no JSONRPC 1.0 interface and declares 0.3:
+	// its JSON-RPC methods (message/send, message/stream, tasks/get,
+	// tasks/cancel) and its kind-discriminated objects.
+	LegacyProtocolVersion = "0.3"
 	// TraceExtension is the optional trace-context extension, honoured
 	// only when the host opts in (Remote.TraceContext) and the card's
 	// entry has empty params.

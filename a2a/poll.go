@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -93,7 +92,7 @@ func (r *Runner) poll(ctx context.Context, call rpcCall, t *tracker) error {
 			}
 		}
 		wait = min(max(2*wait, PollInterval), MaxPollInterval)
-		get := rpcCall{remote: call.remote, card: call.card, method: "GetTask", params: getParams{ID: t.taskID}, id: r.c.opts.newID()}
+		get := rpcCall{remote: call.remote, card: call.card, method: methodsOf(call.card).get, params: getParams{ID: t.taskID}, id: r.c.opts.newID()}
 		t.method = get.method
 		task, err := r.getTask(ctx, get)
 		if err != nil {
@@ -121,9 +120,9 @@ func (r *Runner) getTask(ctx context.Context, call rpcCall) (*sdk.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	var task sdk.Task
-	if json.Unmarshal(env.Result, &task) != nil {
-		return nil, &ProtocolError{Remote: call.remote.Name, Method: call.method, Detail: "the result does not decode as an A2A 1.0 task"}
+	task, ok := decodeTask(call, env.Result)
+	if !ok {
+		return nil, &ProtocolError{Remote: call.remote.Name, Method: call.method, Detail: "the result is not a task"}
 	}
-	return &task, nil
+	return task, nil
 }

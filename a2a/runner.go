@@ -216,10 +216,16 @@ func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpe
 	// polled with GetTask until it settles.
 	params.Configuration.ReturnImmediately = !stream
 	call := rpcCall{remote: remote, card: card, params: params, stream: stream, id: r.c.opts.newID()}
+	m := methodsOf(card)
 	if stream {
-		call.method = "SendStreamingMessage"
+		call.method = m.stream
 	} else {
-		call.method = "SendMessage"
+		call.method = m.send
+	}
+	if call.legacy() {
+		if call.params, err = legacyParams(params, stream); err != nil {
+			return failed(outcome.NotSent, err.Error())
+		}
 	}
 	t.method = call.method
 	err = r.exchange(sctx, call, t, rep)
@@ -258,7 +264,7 @@ func (r *Runner) exchange(ctx context.Context, call rpcCall, t *tracker, rep *Re
 		if err != nil {
 			return err
 		}
-		ev, err := decodeResult(env.Result, false)
+		ev, err := call.decode(env.Result)
 		if err != nil {
 			return t.protocol("%s", err)
 		}
@@ -283,7 +289,7 @@ func (r *Runner) exchange(ctx context.Context, call rpcCall, t *tracker, rep *Re
 		if err != nil {
 			return err
 		}
-		ev, err := decodeResult(env.Result, true)
+		ev, err := call.decode(env.Result)
 		if err != nil {
 			return t.protocol("%s", err)
 		}
@@ -313,6 +319,14 @@ type cancelParams struct {
 
 // errStreamLost is a stream that ended before its task settled.
 var errStreamLost = errors.New("a2a: the stream ended before the remote task settled")
+
+// decode decodes one send result or stream frame in the call's version.
+func (call rpcCall) decode(raw json.RawMessage) (sdk.Event, error) {
+	if call.legacy() {
+		return decodeLegacyResult(raw, call.stream)
+	}
+	return decodeResult(raw, call.stream)
+}
 
 // decodeResult decodes a send result (exactly one message or task) or a
 // stream frame's (exactly one of task, message, statusUpdate,
@@ -413,7 +427,7 @@ func (r *Runner) cancelTask(ctx context.Context, remote Remote, card *Card, task
 	rep.CancelSent = true
 	cctx, stop := timerContext(context.WithoutCancel(ctx), r.c.opts.clock(), CancelTimeout, errCancelTimeout)
 	defer stop()
-	call := rpcCall{remote: remote, card: card, method: "CancelTask", params: cancelParams{ID: taskID}, id: r.c.opts.newID()}
+	call := rpcCall{remote: remote, card: card, method: methodsOf(card).cancel, params: cancelParams{ID: taskID}, id: r.c.opts.newID()}
 	resp, err := r.c.post(cctx, call)
 	if err != nil {
 		return
@@ -427,8 +441,7 @@ func (r *Runner) cancelTask(ctx context.Context, remote Remote, card *Card, task
 	if err != nil {
 		return
 	}
-	var task sdk.Task
-	if json.Unmarshal(env.Result, &task) == nil && string(task.ID) == taskID {
+	if task, ok := decodeTask(call, env.Result); ok && string(task.ID) == taskID {
 		rep.CancelReceipt = stateName(task.Status.State)
 	}
 }

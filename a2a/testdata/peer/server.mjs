@@ -14,6 +14,10 @@
 // After the ready line the peer logs one JSON line to stdout for every
 // JSON-RPC call it receives ({"log": "rpc", "method": ...}) and for every
 // cancel its executor handles ({"log": "cancelTask", "taskId": ...}).
+// The environment may set PEER_LEGACY=1: the card then lists a JSONRPC
+// 0.3 interface only and the SDK's 0.3 compatibility layer serves it (a
+// 0.3 card to a request without an A2A-Version header, the 0.3 JSON-RPC
+// methods message/send, message/stream, tasks/get and tasks/cancel).
 // The environment may set PEER_BEARER: the card then declares an HTTP
 // Bearer scheme "bearer" required of every call, and the RPC endpoint
 // refuses a request without that exact token.
@@ -23,6 +27,7 @@ import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/serve
 import { TaskState } from "@a2a-js/sdk";
 
 const bearer = process.env.PEER_BEARER || "";
+const legacy = process.env.PEER_LEGACY === "1";
 const app = express();
 const server = app.listen(0, "127.0.0.1", () => {
   const base = `http://127.0.0.1:${server.address().port}`;
@@ -36,7 +41,7 @@ const card = {
   name: "pablo-fixture",
   description: "A fixture peer for Pablo's A2A tests",
   version: "1.0.0",
-  supportedInterfaces: [{ url: "", protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" }],
+  supportedInterfaces: [{ url: "", protocolBinding: "JSONRPC", tenant: "", protocolVersion: legacy ? "0.3" : "1.0" }],
   provider: undefined,
   capabilities: { streaming: true, pushNotifications: false, extensions: [] },
   securitySchemes: bearer
@@ -102,7 +107,8 @@ const executor = {
 };
 
 const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
-app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }));
+const legacyCompat = { enabled: legacy };
+app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler, legacyCompat }));
 app.use("/rpc", express.json({ limit: "32mb" }), (req, res, next) => {
   log({ log: "rpc", method: req.body?.method ?? "" });
   if (bearer && req.get("authorization") !== `Bearer ${bearer}`) {
@@ -111,7 +117,7 @@ app.use("/rpc", express.json({ limit: "32mb" }), (req, res, next) => {
   }
   next();
 });
-app.use("/rpc", jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+app.use("/rpc", jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat }));
 
 process.stdin.resume();
 process.stdin.on("end", () => process.exit(0));
