@@ -44,6 +44,10 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 			StartupTimeout:   time.Duration(s.StartupTimeoutMS) * time.Millisecond,
 			OperationTimeout: time.Duration(s.OperationTimeoutMS) * time.Millisecond,
 		}
+		if a := s.OAuth; a != nil {
+			srv.OAuth = &mcp.OAuth{Grant: a.Grant, ClientID: a.ClientID, ClientSecret: a.ClientSecret, PrivateKey: a.PrivateKey,
+				ClientMetadataURL: a.ClientMetadataURL, Scopes: slices.Clone(a.Scopes)}
+		}
 		if srv.Transport == mcp.Stdio {
 			cwd := config.PathRef{Base: "workspace", Path: "."}
 			if s.CWD != nil {
@@ -79,6 +83,8 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 			}
 		}),
 		AllowLoopbackHTTP: d.c.LoopbackHTTP(),
+		Tokens:            host.MCPTokens,
+		Authorizer:        host.MCPAuthorizer,
 		MaxOutputBytes:    int(o.Limits.MaxToolOutputBytes),
 		Clock:             host.Clock,
 		Tracer:            host.Tracer,

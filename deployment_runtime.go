@@ -21,6 +21,7 @@ import (
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/script"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/mcp"
 	"github.com/pabloagent/pablo/skills"
 )
 
@@ -51,6 +52,16 @@ type HostOptions struct {
 	// is honoured under lock too. Asking disables the tools compiled once
 	// per runtime: each task decides its own.
 	Ask []authority.ID
+	// MCPTokens keeps the OAuth grants of the deployment's OAuth MCP
+	// servers between tasks (the reference CLI keeps them in a 0600 file
+	// under the user's configuration directory); nil keeps them for one
+	// task's catalog only.
+	MCPTokens mcp.TokenStore
+	// MCPAuthorizer is the host's authorization step for an OAuth MCP
+	// server that needs a user's consent (the reference CLI prints the URL
+	// and runs a loopback redirect listener); nil fails such a server with
+	// mcp.ErrAuthorization.
+	MCPAuthorizer mcp.Authorizer
 
 	// secrets learns every credential value resolved for this runtime, so
 	// the engine masks it in recorded output.

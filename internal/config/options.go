@@ -297,20 +297,34 @@ type MCPOptions struct {
 
 // MCPServer is one configured MCP server.
 type MCPServer struct {
-	Transport          string            `json:"transport"`
-	Command            string            `json:"command,omitempty"`
-	Args               []string          `json:"args,omitempty"`
-	CWD                *PathRef          `json:"cwd,omitempty"`
-	Env                map[string]string `json:"env,omitempty"`
-	URL                string            `json:"url,omitempty"`
-	Headers            map[string]string `json:"headers,omitempty"`
-	Required           bool              `json:"required"`
-	StartupTimeoutMS   int64             `json:"startup_timeout_ms"`
-	OperationTimeoutMS int64             `json:"operation_timeout_ms"`
+	Transport string            `json:"transport"`
+	Command   string            `json:"command,omitempty"`
+	Args      []string          `json:"args,omitempty"`
+	CWD       *PathRef          `json:"cwd,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	URL       string            `json:"url,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	// OAuth is an http server's OAuth 2.1 client (a Go extension).
+	OAuth              *MCPOAuth `json:"oauth,omitempty"`
+	Required           bool      `json:"required"`
+	StartupTimeoutMS   int64     `json:"startup_timeout_ms"`
+	OperationTimeoutMS int64     `json:"operation_timeout_ms"`
 	// Pins maps raw tool names to expected definition digests.
 	Pins map[string]string `json:"pins,omitempty"`
 	// Sandbox is a stdio server's sandbox, its defaults written out.
 	Sandbox *SandboxOptions `json:"sandbox,omitempty"`
+}
+
+// MCPOAuth is options.mcp.servers.NAME.oauth: the server's OAuth 2.1
+// client. ClientSecret and PrivateKey name credentials (consumer
+// mcp.oauth).
+type MCPOAuth struct {
+	Grant             string   `json:"grant"`
+	ClientID          string   `json:"client_id,omitempty"`
+	ClientSecret      string   `json:"client_secret,omitempty"`
+	PrivateKey        string   `json:"private_key,omitempty"`
+	ClientMetadataURL string   `json:"client_metadata_url,omitempty"`
+	Scopes            []string `json:"scopes,omitempty"`
 }
 
 // MCPPolicy is one ordinary MCP policy layer.

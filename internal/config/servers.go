@@ -20,7 +20,7 @@ func (d *Deployment) checkMCPServers(o *Options) ([]credUse, error) {
 			if s.Command == "" {
 				return nil, invalid(ptr+"/command", "MCP server %q: stdio servers need an absolute command", name)
 			}
-			if k := setKey(map[string]bool{"url": s.URL != "", "headers": s.Headers != nil}, "url", "headers"); k != "" {
+			if k := setKey(map[string]bool{"url": s.URL != "", "headers": s.Headers != nil, "oauth": s.OAuth != nil}, "url", "headers", "oauth"); k != "" {
 				return nil, invalid(ptr+pointer(k), "MCP server %q: %s is only for transport = \"http\"", name, k)
 			}
 			for _, v := range sortedKeysOf(s.Env) {
@@ -39,6 +39,26 @@ func (d *Deployment) checkMCPServers(o *Options) ([]credUse, error) {
 			}
 			for _, h := range sortedKeysOf(s.Headers) {
 				uses = append(uses, credUse{ptr: ptr + "/headers" + pointer(h), name: s.Headers[h], consumer: authority.ConsumerMCPHeaders, destination: "mcp:" + name + ":header:" + h, explicit: true})
+			}
+			if o := s.OAuth; o != nil {
+				if _, ok := s.Headers["authorization"]; ok {
+					return nil, invalid(ptr+"/headers/authorization", "MCP server %q: the authorization header carries the OAuth access token; configure oauth or the header, not both", name)
+				}
+				if o.Grant == "client_credentials" && (o.ClientID == "" || (o.ClientSecret == "" && o.PrivateKey == "")) {
+					return nil, invalid(ptr+"/oauth", "MCP server %q: grant client_credentials needs client_id and client_secret or private_key", name)
+				}
+				if o.ClientSecret != "" && o.PrivateKey != "" {
+					return nil, invalid(ptr+"/oauth/private_key", "MCP server %q: client_secret and private_key exclude each other", name)
+				}
+				if (o.ClientSecret != "" || o.PrivateKey != "") && o.ClientID == "" {
+					return nil, invalid(ptr+"/oauth/client_id", "MCP server %q: client_secret and private_key belong to a pre-registered client: set client_id", name)
+				}
+				if o.ClientSecret != "" {
+					uses = append(uses, credUse{ptr: ptr + "/oauth/client_secret", name: o.ClientSecret, consumer: authority.ConsumerMCPOAuth, destination: "mcp:" + name + ":oauth:client_secret", explicit: true})
+				}
+				if o.PrivateKey != "" {
+					uses = append(uses, credUse{ptr: ptr + "/oauth/private_key", name: o.PrivateKey, consumer: authority.ConsumerMCPOAuth, destination: "mcp:" + name + ":oauth:private_key", explicit: true})
+				}
 			}
 		default:
 			return nil, invalid(ptr+"/transport", "MCP server %q needs transport = \"stdio\" or \"http\"", name)

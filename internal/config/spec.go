@@ -423,6 +423,16 @@ func optionsTables() *spec {
 		"env", mapOf(32, keyRE(envRE, "environment name"), str(1, 64, nil).with(credValue)),
 		"url", str(1, 4096, nil).with(httpURL),
 		"headers", mapOf(16, headerName, str(1, 64, nil).with(credValue)),
+		// A Go extension: OAuth 2.1 for a Streamable HTTP server, per the
+		// MCP authorization specification. Secrets are credential names.
+		"oauth", table(
+			"grant", enum("authorization_code", "authorization_code", "client_credentials"),
+			"client_id", str(1, 512, nil),
+			"client_secret", str(1, 64, nil).with(credValue),
+			"private_key", str(1, 64, nil).with(credValue),
+			"client_metadata_url", str(1, 4096, nil).with(httpURL),
+			"scopes", list(32, str(1, 256, nil), nil),
+		),
 		"required", boolean(nil),
 		"startup_timeout_ms", integer(1000, 120_000, nil),
 		"operation_timeout_ms", integer(1000, 900_000, nil),
