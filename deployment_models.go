@@ -86,7 +86,7 @@ func (b *modelBuilder) build() (model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.NewProviderModel(model.Info{Provider: o.Model.Provider, Model: o.Model.ID}, m), nil
+	return engine.NewProviderModel(model.Info{Provider: o.Model.Provider, Model: o.Model.ID}, m, retryPolicy(o), b.clock), nil
 }
 
 // route flattens the selected route and builds each entry.

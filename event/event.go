@@ -82,6 +82,10 @@ type EventData struct {
 	FinishReason model.FinishReason `json:"finish_reason,omitempty"`
 	Usage        *OutcomeUsage      `json:"usage,omitempty"`
 	OutputBytes  *uint64            `json:"output_bytes,omitempty"`
+	// RetryInMS, on a failed call of a model (not a route: its record
+	// says it) that is retried (options.model.retry), is the wait in
+	// milliseconds before the retry.
+	RetryInMS *int64 `json:"retry_in_ms,omitempty"`
 	// tool.started
 	Call *Call `json:"call,omitempty"`
 	// tool.output and tool.finished

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
@@ -144,7 +145,15 @@ type Error struct {
 	// rate_limited, service_unavailable or transport_uncertain; empty when
 	// it may not.
 	RetryClass string
-	Err        error
+	// RetryAfter is how long the provider asked the caller to wait before
+	// trying again (its Retry-After header); zero when it did not say.
+	RetryAfter time.Duration
+	// Reason says what failed in words a person can act on: the
+	// provider's HTTP status and its own message, or the transport error
+	// and the endpoint. The runtime masks it and bounds it before the
+	// task's outcome carries it; empty means the cause (Err) says it.
+	Reason string
+	Err    error
 }
 
 func (e *Error) Error() string {

@@ -232,6 +232,8 @@ type progress struct {
 	// and stderr are often the same terminal, and clearing the line then
 	// would erase the text written on it).
 	statusShown bool
+	// model is the provider/model of the call in flight.
+	model string
 }
 
 func newProgress(h *host, quiet bool) *progress {
@@ -285,10 +287,13 @@ func (pr *progress) event(ev event.Event) error {
 		_, err := io.WriteString(pr.h.stdout, ev.Text)
 		return err
 	case event.ModelStarted:
-		pr.status("· %s/%s thinking…", ev.Provider, ev.Model)
+		pr.model = ev.Provider + "/" + ev.Model
+		pr.status("· %s thinking…", pr.model)
 	case event.ModelFinished:
 		if r := ev.ModelRoute; r != nil && r.RetryInMS != nil {
 			pr.status("· %s", retryLine(r))
+		} else if ev.RetryInMS != nil {
+			pr.status("· %s failed; waiting %s to retry", pr.model, time.Duration(*ev.RetryInMS)*time.Millisecond)
 		}
 	case event.ToolStarted:
 		pr.endText()

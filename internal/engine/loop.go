@@ -407,7 +407,8 @@ func (s *step) ledgerOutcome(err error) *event.Outcome {
 	case s.ctx.Err() != nil:
 		return s.interrupted()
 	}
-	return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
+	return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent,
+		Reason: s.reason("the ledger refused a write: %v", err)}
 }
 
 // emit appends an event to the ledger, publishes it and hands it to the
@@ -418,7 +419,8 @@ func (s *step) emit(data event.EventData) *event.Outcome {
 	}
 	payload, err := json.Marshal(&data)
 	if err != nil {
-		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
+		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent,
+			Reason: s.reason("event %s could not be encoded: %v", data.Type, err)}
 	}
 	return s.publish(payload, "", &data)
 }
@@ -532,7 +534,8 @@ func (s *step) publish(payload []byte, text string, data *event.EventData) *even
 			e.Type, e.Text = event.TextDelta, text
 		}
 		if err := sink(e); err != nil {
-			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.ResponseReceived}
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.ResponseReceived,
+				Reason: s.reason("the host's event sink failed on event %s (root_seq %d): %v", typ, st.RootSeq, err)}
 		}
 	}
 	if s.t.log.Low() {
@@ -595,7 +598,8 @@ func (s *step) terminal(o *event.Outcome) (*event.Outcome, ledger.Accounting) {
 	}
 	if err != nil {
 		stamped := en.Data != nil
-		o = &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent}
+		o = &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent,
+			Reason: s.reason("the ledger could not record the terminal outcome: %v", err)}
 		if !stamped {
 			// Record the failure instead. A store that failed keeps
 			// failing, and then recovery reports the task as interrupted,

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
@@ -11,8 +12,11 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/compaction"
+	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/model"
 )
@@ -45,6 +49,10 @@ type modelCall struct {
 	// text masks the call's text deltas as one stream: a secret split
 	// across deltas is masked whole.
 	text redact.Stream
+	// retryInMS, set on a failed call the run loop retries, is the wait
+	// before the retry: the call settles as failed, but its failure is
+	// not the task's.
+	retryInMS *int64
 }
 
 // beginCall reserves and dispatches one model call and emits model.started.
@@ -117,6 +125,9 @@ func (s *step) endCall(call *modelCall, resp *model.Response, err error, sinkErr
 		}
 	}
 	settle, end := s.modelResult(resp, err, sinkErr, route)
+	if call.retryInMS != nil {
+		end = nil
+	}
 	if s.comp != nil && end == nil && resp != nil && resp.UsageReported && resp.Usage.InputTokens != nil {
 		s.comp.calib.Observe(call.profile, call.bytes, call.items, *resp.Usage.InputTokens)
 	}
@@ -129,7 +140,9 @@ func (s *step) endCall(call *modelCall, resp *model.Response, err error, sinkErr
 	if acc, aerr := t.root.Accounting(s.agent); aerr == nil {
 		s.usage = acc.Usage
 	}
-	if o := s.emit(modelFinished(call, resp, settle, route)); o != nil && end == nil {
+	fin := modelFinished(call, resp, settle, route)
+	fin.RetryInMS = call.retryInMS
+	if o := s.emit(fin); o != nil && end == nil {
 		end = o
 	}
 	return end
@@ -162,10 +175,10 @@ func (s *step) modelResult(resp *model.Response, err error, sinkErr *event.Outco
 		end = s.interrupted()
 		settle.Status, settle.Delivery = end.Status, outcome.MayHaveBeenSent
 	case errors.As(err, &me):
-		end = &event.Outcome{Status: event.StatusFailed, Code: me.Code, Delivery: me.Delivery}
+		end = &event.Outcome{Status: event.StatusFailed, Code: me.Code, Delivery: me.Delivery, Reason: s.modelReason(err)}
 		settle.Status, settle.Delivery, settle.Error = event.StatusFailed, me.Delivery, me.Code
 	default:
-		end = &event.Outcome{Status: event.StatusFailed, Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent}
+		end = &event.Outcome{Status: event.StatusFailed, Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Reason: s.modelReason(err)}
 		settle.Status, settle.Delivery, settle.Error = event.StatusFailed, outcome.MayHaveBeenSent, outcome.FailProviderTransport
 	}
 	if route != nil && route.Delivery != nil && sinkErr == nil && s.ctx.Err() == nil {
@@ -255,16 +268,40 @@ func (op *modelOp) generate() (*model.Response, *event.Outcome) {
 	if ctx == nil {
 		ctx = s.ctx
 	}
-	call, o := s.beginCall(ctx, s.modelInfo.Provider, s.modelInfo.Model, nil, op.req)
-	if o != nil {
-		return nil, o
+	var retry providers.RetryPolicy
+	var clk clock.Clock
+	if r, ok := s.conf.model.(retrier); ok {
+		retry, clk = r.retryPolicy()
 	}
-	op.current = call
-	resp, err := s.conf.model.Generate(ctx, op.req, op.delta)
-	if o := s.endCall(call, resp, err, op.sinkErr, nil); o != nil {
-		return nil, o
+	for tries := 1; ; tries++ {
+		call, o := s.beginCall(ctx, s.modelInfo.Provider, s.modelInfo.Model, nil, op.req)
+		if o != nil {
+			return nil, o
+		}
+		op.current = call
+		resp, err := s.conf.model.Generate(ctx, op.req, op.delta)
+		if err != nil && clk != nil && op.sinkErr == nil && call.outBytes == 0 {
+			// Nothing of this attempt reached the task: a retryable
+			// failure is settled as its own failed call, and the same
+			// model is asked again after the wait.
+			if d, ok := retry.Wait(ctx, tries, err, clk.Now()); ok {
+				ms := d.Milliseconds()
+				call.retryInMS = &ms
+				if o := s.endCall(call, nil, err, nil, nil); o != nil {
+					return nil, o
+				}
+				op.current = nil
+				if providers.Sleep(ctx, clk, d) != nil {
+					return nil, s.interrupted()
+				}
+				continue
+			}
+		}
+		if o := s.endCall(call, resp, err, op.sinkErr, nil); o != nil {
+			return nil, o
+		}
+		return resp, nil
 	}
-	return resp, nil
 }
 
 // generateRouted runs the operation on a route: the route's session
@@ -341,6 +378,32 @@ func (op *modelOp) delta(delta string) error {
 	return nil
 }
 
+// modelReason is why a model call failed, as the task's outcome says it:
+// the model error's Reason (the provider's status and words, or the
+// transport error and the endpoint), else its cause's message, naming the
+// model; masked and bounded.
+func (s *step) modelReason(err error) string {
+	var me *model.Error
+	why := ""
+	switch {
+	case errors.As(err, &me) && me.Reason != "":
+		why = me.Reason
+	case errors.As(err, &me) && me.Err != nil:
+		why = me.Err.Error()
+	case err != nil:
+		why = err.Error()
+	}
+	if why == "" {
+		return ""
+	}
+	return s.reason("model %s/%s: %s", s.modelInfo.Provider, s.modelInfo.Model, why)
+}
+
+// reason is a task outcome's reason: formatted, masked and bounded.
+func (s *step) reason(format string, args ...any) string {
+	return textx.Shorten(s.t.rt.opts.Secrets.String(fmt.Sprintf(format, args...)), ledger.MaxReasonBytes-len("…"))
+}
+
 // failureOutcome is the task outcome of a failed model operation.
 func (s *step) failureOutcome(err error, sinkErr *event.Outcome) *event.Outcome {
 	var me *model.Error
@@ -350,9 +413,9 @@ func (s *step) failureOutcome(err error, sinkErr *event.Outcome) *event.Outcome 
 	case s.ctx.Err() != nil:
 		return s.interrupted()
 	case errors.As(err, &me):
-		return &event.Outcome{Status: event.StatusFailed, Code: me.Code, Delivery: me.Delivery}
+		return &event.Outcome{Status: event.StatusFailed, Code: me.Code, Delivery: me.Delivery, Reason: s.modelReason(err)}
 	}
-	return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent}
+	return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Reason: s.modelReason(err)}
 }
 
 var errRouteStopped = errors.New("pablo: route stopped by the ledger")

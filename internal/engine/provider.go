@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
 
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/providers"
 )
 
@@ -14,15 +16,30 @@ import (
 // and returns the engine's own request and response, so all it adds is the
 // model's info and its failures as a *model.Error.
 // NewProviderModel is the HTTP provider model m as a model.Model, with
-// its info.
-func NewProviderModel(info model.Info, m providers.Model) model.Model {
-	return &providerModel{info: info, m: m}
+// its info, whose failed calls the run loop retries under retry, waiting
+// on clk (the system clock when nil).
+func NewProviderModel(info model.Info, m providers.Model, retry providers.RetryPolicy, clk clock.Clock) model.Model {
+	if clk == nil {
+		clk = clock.System{}
+	}
+	return &providerModel{info: info, m: m, retry: retry, clock: clk}
 }
 
 type providerModel struct {
-	info model.Info
-	m    providers.Model
+	info  model.Info
+	m     providers.Model
+	retry providers.RetryPolicy
+	clock clock.Clock
 }
+
+// retrier is a model whose failed calls the run loop retries on it, each
+// attempt its own ledger model call: the HTTP provider models the
+// deployment builds. A route retries inside itself instead.
+type retrier interface {
+	retryPolicy() (providers.RetryPolicy, clock.Clock)
+}
+
+func (p *providerModel) retryPolicy() (providers.RetryPolicy, clock.Clock) { return p.retry, p.clock }
 
 func (p *providerModel) Info() model.Info { return p.info }
 
@@ -43,7 +60,12 @@ func toModelError(err error) error {
 	}
 	var pe *providers.Error
 	if errors.As(err, &pe) {
-		return &model.Error{Code: outcome.FailureCode(pe.Code), Delivery: outcome.Delivery(pe.Delivery), RetryClass: string(pe.RetryClass), Err: err}
+		reason := pe.Reason
+		if pe.Status != 0 {
+			reason = "HTTP " + strconv.Itoa(pe.Status) + ": " + reason
+		}
+		return &model.Error{Code: outcome.FailureCode(pe.Code), Delivery: outcome.Delivery(pe.Delivery), RetryClass: string(pe.RetryClass),
+			RetryAfter: pe.RetryAfter, Reason: reason, Err: err}
 	}
 	return &model.Error{Code: outcome.FailProviderTransport, Delivery: outcome.MayHaveBeenSent, Err: err}
 }

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -27,6 +28,9 @@ type RetryPolicy struct {
 	// MaxBackoff caps every wait. A Retry-After longer than the cap is
 	// not waited for: the route falls back (or fails) at once.
 	MaxBackoff time.Duration
+	// Jitter shortens each backoff wait at random (nil: takes up to half
+	// off); a test passes one that returns its argument.
+	Jitter func(time.Duration) time.Duration
 }
 
 // The defaults of options.model.retry.
@@ -58,22 +62,26 @@ func retryable(ctx context.Context, e *Error) bool {
 	return false
 }
 
-// wait is how long to wait before retry number n (1-based) after e, and
-// whether to retry at all: the exponential backoff with jitter, or the
-// provider's Retry-After when longer, never past MaxBackoff and never past
-// the caller's deadline (as now reads it).
-func (p RetryPolicy) wait(ctx context.Context, n int, e *Error, now time.Time, jitter func(time.Duration) time.Duration) (time.Duration, bool) {
-	if n >= p.MaxAttempts || !retryable(ctx, e) {
+// Wait says whether the n-th attempt (1-based) on an entry, which failed
+// with err, is retried, and after how long: the exponential backoff with
+// jitter, or the provider's Retry-After when longer, never past MaxBackoff
+// and never past ctx's deadline (as now reads the clock). Only an *Error
+// in err's chain that let nothing escape, with retry class not_sent,
+// rate_limited or service_unavailable, is retried.
+func (p RetryPolicy) Wait(ctx context.Context, n int, err error, now time.Time) (time.Duration, bool) {
+	var e *Error
+	if !errors.As(err, &e) || n >= p.MaxAttempts || !retryable(ctx, e) {
 		return 0, false
+	}
+	jitter := p.Jitter
+	if jitter == nil {
+		jitter = equalJitter
 	}
 	d := p.InitialBackoff
 	for i := 1; i < n && d < p.MaxBackoff; i++ {
 		d *= 2
 	}
-	d = min(d, p.MaxBackoff)
-	if jitter != nil {
-		d = jitter(d)
-	}
+	d = jitter(min(d, p.MaxBackoff))
 	if e.RetryAfter > 0 {
 		if e.RetryAfter > p.MaxBackoff {
 			return 0, false
@@ -96,8 +104,8 @@ func equalJitter(d time.Duration) time.Duration {
 	return half + rand.N(d-half+1)
 }
 
-// sleep waits d on c, or until ctx is done.
-func sleep(ctx context.Context, c clock.Clock, d time.Duration) error {
+// Sleep waits d on c, or until ctx is done (and returns its error).
+func Sleep(ctx context.Context, c clock.Clock, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

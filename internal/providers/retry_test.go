@@ -17,7 +17,8 @@ func noJitter(d time.Duration) time.Duration { return d }
 // each, with policy p on a manual clock.
 func retryRoute(t *testing.T, c *clock.Manual, p RetryPolicy, endpoints ...string) *Route {
 	t.Helper()
-	opts := RouteOptions{Name: "main", Retry: p, Clock: c, Jitter: noJitter}
+	p.Jitter = noJitter
+	opts := RouteOptions{Name: "main", Retry: p, Clock: c}
 	for i, ep := range endpoints {
 		opts.Entries = append(opts.Entries, chatEntry(t, string(rune('a'+i)), ep))
 	}

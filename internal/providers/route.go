@@ -46,9 +46,6 @@ type RouteOptions struct {
 	// Clock times the backoff waits (the system clock when nil); a test
 	// passes clock.Manual.
 	Clock clock.Clock
-	// Jitter shortens each backoff wait at random (take up to half off
-	// when nil); a test passes one that returns its argument.
-	Jitter func(time.Duration) time.Duration
 }
 
 // DefaultEligible are the retry classes a route falls back from by default.
@@ -87,9 +84,6 @@ func NewRoute(opts RouteOptions) (*Route, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.System{}
-	}
-	if opts.Jitter == nil {
-		opts.Jitter = equalJitter
 	}
 	return &Route{opts: opts}, nil
 }
@@ -247,14 +241,14 @@ func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHo
 			a.Delivery, a.Failure = MayHaveBeenSent, CodeTransport
 		}
 		if !escaped {
-			a.RetryIn, a.Retried = r.opts.Retry.wait(ctx, tries, pe, r.opts.Clock.Now(), r.opts.Jitter)
+			a.RetryIn, a.Retried = r.opts.Retry.Wait(ctx, tries, err, r.opts.Clock.Now())
 		}
 		attempts = append(attempts, a)
 		if hooks.End != nil {
 			hooks.End(ctx, &a, nil, err)
 		}
 		if a.Retried {
-			if serr := sleep(ctx, r.opts.Clock, a.RetryIn); serr != nil {
+			if serr := Sleep(ctx, r.opts.Clock, a.RetryIn); serr != nil {
 				return nil, attempts, &RouteError{Attempts: attempts, Err: err}
 			}
 			tries++
