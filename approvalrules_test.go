@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/engine"
 )
@@ -183,7 +184,7 @@ func TestApprovalValuesOnlyAdd(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := loadString(t, rulesBase+c.doc)
-			var ce *ConfigError
+			var ce *deployment.Error
 			if !errors.Is(err, ErrConfig) || !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err %v, want a config error saying %q", err, c.want)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/deployment"
 )
 
 // TestLibraryErrorsNameBindingsNotFlags: the library speaks of bindings; a
@@ -37,8 +38,8 @@ func TestLibraryErrorsNameBindingsNotFlags(t *testing.T) {
 			if !strings.Contains(err.Error(), `binding "`+c.binding+`"`) {
 				t.Errorf("error does not name binding %q: %v", c.binding, err)
 			}
-			var ce *pablo.ConfigError
-			var pe *pablo.PathError
+			var ce *deployment.Error
+			var pe *deployment.PathError
 			if !(errors.As(err, &ce) && ce.Binding == c.binding) && !(errors.As(err, &pe) && pe.Unbound) {
 				t.Errorf("error does not carry the binding as a field: %#v", err)
 			}

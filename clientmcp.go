@@ -94,14 +94,14 @@ func cloneServer(c SessionMCPServer) SessionMCPServer {
 // mcp.sandbox ceilings, its working directory the workspace. Their
 // environment and header values never enter the configuration, its
 // fingerprint or any record (see the top of this file). It fails with a
-// *ConfigError unless options.interfaces.acp.client_mcp_servers is true,
+// *deployment.Error unless options.interfaces.acp.client_mcp_servers is true,
 // and on a definition the session handler would refuse.
 func (d *Deployment) WithClientMCPServers(servers []SessionMCPServer) (*Deployment, error) {
 	if len(servers) == 0 {
 		return d, nil
 	}
 	if !d.c.Options.Interfaces.ACP.ClientMCPServers {
-		return nil, &ConfigError{Code: ConfigInvalidValue, Option: "/options/interfaces/acp/client_mcp_servers",
+		return nil, &config.Error{Code: config.CodeInvalidValue, Option: "/options/interfaces/acp/client_mcp_servers",
 			Message: "the deployment runs no client's MCP servers: set options.interfaces.acp.client_mcp_servers = true to run them under its policy and sandbox"}
 	}
 	c := *d.c
@@ -116,10 +116,10 @@ func (d *Deployment) WithClientMCPServers(servers []SessionMCPServer) (*Deployme
 	}
 	for _, s := range servers {
 		if err := checkClientServer(s, configured); err != nil {
-			return nil, &ConfigError{Code: ConfigInvalidValue, Option: "/options/mcp/servers/" + s.Name, Message: err.(*SessionError).Message}
+			return nil, &config.Error{Code: config.CodeInvalidValue, Option: "/options/mcp/servers/" + s.Name, Message: err.(*SessionError).Message}
 		}
 		if _, dup := c.Options.MCP.Servers[s.Name]; dup {
-			return nil, &ConfigError{Code: ConfigConflict, Option: "/options/mcp/servers/" + s.Name, Message: fmt.Sprintf("the MCP server %q is defined twice", s.Name)}
+			return nil, &config.Error{Code: config.CodeConflict, Option: "/options/mcp/servers/" + s.Name, Message: fmt.Sprintf("the MCP server %q is defined twice", s.Name)}
 		}
 		srv := config.MCPServer{Transport: "stdio", Command: s.Command, Args: slices.Clone(s.Args), URL: s.URL,
 			Sandbox: cloneSandbox(c.Options.Interfaces.ACP.ClientMCPSandbox)}

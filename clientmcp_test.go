@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
@@ -110,9 +111,9 @@ func TestClientMCPServersAreOffByDefault(t *testing.T) {
 	dir := t.TempDir()
 	d := scriptDeployment(t, dir, dir, `{"turns":[{"text":["x"]}]}`, "")
 	_, err := d.WithClientMCPServers([]SessionMCPServer{{Name: "mine", Command: "/usr/bin/true"}})
-	var ce *ConfigError
+	var ce *deployment.Error
 	if !errors.As(err, &ce) || ce.Option != "/options/interfaces/acp/client_mcp_servers" || !strings.Contains(ce.Message, "client_mcp_servers = true") {
-		t.Fatalf("err %v, want a ConfigError naming options.interfaces.acp.client_mcp_servers", err)
+		t.Fatalf("err %v, want a *deployment.Error naming options.interfaces.acp.client_mcp_servers", err)
 	}
 	s, err := NewSessions(SessionOptions{Runtime: func(context.Context) (*Runtime, error) { return nil, errors.New("unused") }})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/fstools"
@@ -13,54 +14,62 @@ import (
 // LoadOptions say which deployment to load and what the host supplies:
 // the entry file, its profile, the bindings (--bind name=path), lock mode,
 // typed per-run overrides and the environment bindings may read.
-type LoadOptions = config.LoadOptions
+type LoadOptions struct {
+	// Config is the entry file. Required.
+	Config string
+	// ConfigRoot contains every imported file; default: the entry's
+	// directory.
+	ConfigRoot string
+	// Profile selects a profile, overriding the entry's `profile`.
+	Profile string
+	// Bindings are the named host directories (--bind name=path).
+	// Relative paths are anchored once to WorkDir.
+	Bindings map[string]string
+	// WorkDir anchors relative paths; default: the process working
+	// directory.
+	WorkDir string
+	// Locked forces lock mode; an entry cannot turn it off.
+	Locked bool
+	// Overrides are typed per-run overrides (CLI flags map to these).
+	Overrides []Override
+	// LookupEnv reads declared environment bindings. Nil means no
+	// environment: undeclared variables are never read either way.
+	LookupEnv func(name string) (string, bool)
+	// HostTrace says the host supplies its own trace destination (the CLI's
+	// --trace), so trace.capture_content needs no trace.path.
+	HostTrace bool
+	// LoopbackHTTP lets http://127.0.0.1, http://[::1] and
+	// http://localhost URLs stand in for remote endpoints: a host test
+	// fixture. Never honoured under lock.
+	LoopbackHTTP bool
+}
 
 // Override is one typed per-run assignment, such as
 // {Target: "limits.max_tool_calls", Value: int64(3)}.
-type Override = config.Override
+type Override struct {
+	// Target is the option's dotted path below options.
+	Target string
+	// Value is the option's typed value, as the TOML key holds it: an
+	// int64, a bool, a string or a list.
+	Value any
+}
 
-// ConfigError is one deployment diagnostic: a config_* code, the JSON
-// pointer of the option ("/options/mcp/servers/records/command"), the file
-// and line it came from when known, and a message that never holds a
-// secret value. errors.Is(err, ErrConfig) holds for every one.
-type ConfigError = config.Error
+// config is o as the deployment language takes it.
+func (o LoadOptions) config() config.LoadOptions {
+	c := config.LoadOptions{
+		Config: o.Config, ConfigRoot: o.ConfigRoot, Profile: o.Profile, Bindings: o.Bindings,
+		WorkDir: o.WorkDir, Locked: o.Locked, LookupEnv: o.LookupEnv, HostTrace: o.HostTrace, LoopbackHTTP: o.LoopbackHTTP,
+	}
+	for _, ov := range o.Overrides {
+		c.Overrides = append(c.Overrides, config.Override{Target: ov.Target, Value: ov.Value})
+	}
+	return c
+}
 
-// ConfigCode classifies a [ConfigError]: the reference's config_* codes,
-// as the CLI's --json error documents spell them.
-type ConfigCode = config.Code
-
-// The deployment error codes. A host that refuses a deployment for a
-// reason of its own (a flag that would replace a locked deployment's
-// model, an option it does not serve) raises a ConfigError with one of
-// these, so its callers read one vocabulary.
-const (
-	ConfigSchemaVersion            = config.CodeSchemaVersion
-	ConfigUnknownOption            = config.CodeUnknownOption
-	ConfigUnsupportedFeature       = config.CodeUnsupportedFeature
-	ConfigConflict                 = config.CodeConflict
-	ConfigInvalidValue             = config.CodeInvalidValue
-	ConfigLimit                    = config.CodeLimit
-	ConfigImportPath               = config.CodeImportPath
-	ConfigDuplicateImport          = config.CodeDuplicateImport
-	ConfigImportCycle              = config.CodeImportCycle
-	ConfigInputChanged             = config.CodeInputChanged
-	ConfigProfileCycle             = config.CodeProfileCycle
-	ConfigUnknownProfile           = config.CodeUnknownProfile
-	ConfigDuplicateProfileAncestor = config.CodeDuplicateProfileAncesor
-	ConfigEnvironmentMissing       = config.CodeEnvironmentMissing
-	ConfigEnvironmentValue         = config.CodeEnvironmentValue
-	ConfigAuthorityViolation       = config.CodeAuthorityViolation
-	ConfigOverrideForbidden        = config.CodeOverrideForbidden
-	ConfigBinding                  = config.CodeBinding
-)
-
-// PathError is a path object that cannot be resolved inside its root;
-// Unbound says it names a binding the host did not give.
-type PathError = config.PathError
-
-// ErrConfig is the sentinel kind of every deployment error:
-// errors.Is(err, pablo.ErrConfig).
-var ErrConfig = config.ErrInvalid
+// ErrConfig is the sentinel kind of every deployment error,
+// [deployment.ErrInvalid]: errors.Is(err, pablo.ErrConfig) holds for each
+// *[deployment.Error] and *[deployment.PathError].
+var ErrConfig = deployment.ErrInvalid
 
 // Deployment is a resolved deployment: every import, profile, environment
 // binding and override applied, every default filled in, every reference
@@ -85,7 +94,8 @@ type Deployment struct {
 }
 
 // Load reads, composes and resolves a deployment. It reads no credential,
-// starts nothing and touches no network. Every failure is a *ConfigError.
+// starts nothing and touches no network. Every failure is a
+// *[deployment.Error].
 // It is LoadContext with a context that is never cancelled.
 func Load(opts LoadOptions) (*Deployment, error) {
 	return LoadContext(context.Background(), opts)
@@ -98,7 +108,7 @@ func Load(opts LoadOptions) (*Deployment, error) {
 // written where a credential name belongs (a token pasted as a header)
 // is masked in the diagnostic like tool output.
 func LoadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
-	c, err := config.LoadContext(ctx, opts)
+	c, err := config.LoadContext(ctx, opts.config())
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +202,7 @@ func (d *Deployment) resolvePath(p config.PathRef) (string, error) { return d.c.
 // CheckPaths resolves every path object of the deployment against its
 // bindings, as a runtime would, reading, starting and sending nothing, so
 // offline commands (config validate) judge what run would refuse. All
-// failures are returned, joined; each is a *PathError.
+// failures are returned, joined; each is a *[deployment.PathError].
 func (d *Deployment) CheckPaths() error { return d.c.CheckPaths() }
 
 // Authority builds the task authority: the configured catalog, then every

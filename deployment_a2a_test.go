@@ -23,6 +23,7 @@ import (
 
 	"github.com/pabloagent/pablo/a2a"
 	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
@@ -147,7 +148,7 @@ func TestA2ARemoteFromTheReferenceBaseEndToEnd(t *testing.T) {
 	prod := presetDir(t, "schema_version = 1\n")
 	_, err = Load(LoadOptions{Config: filepath.Join(prod, "production.toml"), Bindings: map[string]string{"workspace": t.TempDir(), "preset": prod}, LoopbackHTTP: true,
 		Overrides: []Override{{Target: "a2a.remotes.reviewer.card_url", Value: base + "/.well-known/agent-card.json"}, {Target: "a2a.remotes.reviewer.endpoint", Value: base + "/rpc"}}})
-	var ce *ConfigError
+	var ce *deployment.Error
 	if !errors.As(err, &ce) || ce.Code != "config_override_forbidden" || ce.Option != "/options/a2a/remotes/reviewer/card_url" {
 		t.Fatalf("the locked production preset admitted the override: %v", err)
 	}

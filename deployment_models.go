@@ -36,7 +36,7 @@ func (d *Deployment) httpModel(opts HostOptions) (model.Model, error) {
 // configured credential. It is refused under lock and for any other URL.
 func (d *Deployment) FixtureModel(endpoint string) (model.Model, error) {
 	if d.Locked() {
-		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "--fixture-endpoint", Message: "a fixture endpoint is never allowed under lock"}
+		return nil, &config.Error{Code: config.CodeInvalidValue, Option: "--fixture-endpoint", Message: "a fixture endpoint is never allowed under lock"}
 	}
 	if err := checkFixtureEndpoint(endpoint); err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func (d *Deployment) FixtureModel(endpoint string) (model.Model, error) {
 
 func checkFixtureEndpoint(endpoint string) error {
 	bad := func(msg string) error {
-		return &ConfigError{Code: config.CodeInvalidValue, Option: "--fixture-endpoint", Message: msg}
+		return &config.Error{Code: config.CodeInvalidValue, Option: "--fixture-endpoint", Message: msg}
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
@@ -94,7 +94,7 @@ func (b *modelBuilder) route(name string) (model.Model, error) {
 	o := &b.d.c.Options
 	rt, ok := o.Routes[name]
 	if !ok {
-		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/model_route", Message: fmt.Sprintf("no route named %q", name)}
+		return nil, &config.Error{Code: config.CodeInvalidValue, Option: "/options/model_route", Message: fmt.Sprintf("no route named %q", name)}
 	}
 	if err := b.d.c.CheckRouteCapabilities(name); err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func (b *modelBuilder) route(name string) (model.Model, error) {
 	}
 	r, err := providers.NewRoute(ropts)
 	if err != nil {
-		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/routes/" + name, Message: err.Error()}
+		return nil, &config.Error{Code: config.CodeInvalidValue, Option: "/options/routes/" + name, Message: err.Error()}
 	}
 	var cls *engine.Classifier
 	if rt.Router != nil {
@@ -174,7 +174,7 @@ func (b *modelBuilder) profile(ptr string, m config.ModelOptions) (providers.Mod
 			AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: g.Effort, MaxOutputTokens: g.MaxOutputTokens, StreamIdleTimeout: idle})
 	}
 	if g.Budget > 0 && m.Provider == "openai_compatible" {
-		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: "openai_compatible takes a reasoning effort, not budget_tokens"}
+		return nil, &config.Error{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: "openai_compatible takes a reasoning effort, not budget_tokens"}
 	}
 	return providers.NewChat(b.client, providers.ChatOptions{Provider: providers.Provider(m.Provider), Endpoint: endpoint, Model: m.ID,
 		Secret: secret, AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: g.Effort, ReasoningBudget: g.Budget, MaxOutputTokens: g.MaxOutputTokens, StreamIdleTimeout: idle})

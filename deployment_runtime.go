@@ -248,7 +248,7 @@ func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (mod
 		}
 		s, err := script.Load(ctx, p)
 		if err != nil {
-			return nil, (&ConfigError{Code: config.CodeInvalidValue, Option: "/options/model/script", Message: err.Error()}).WithCause(err)
+			return nil, (&config.Error{Code: config.CodeInvalidValue, Option: "/options/model/script", Message: err.Error()}).WithCause(err)
 		}
 		return NewScriptModel(s), nil
 	}

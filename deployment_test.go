@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/internal/config"
 )
 
@@ -27,9 +28,9 @@ func loadString(t testing.TB, doc string, mod ...func(*LoadOptions)) (*Deploymen
 	return Load(opts)
 }
 
-func wantCode(t *testing.T, err error, code config.Code, option string) *ConfigError {
+func wantCode(t *testing.T, err error, code config.Code, option string) *deployment.Error {
 	t.Helper()
-	var ce *ConfigError
+	var ce *deployment.Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("want %s, got %v", code, err)
 	}

@@ -18,7 +18,7 @@
 //		Bindings: map[string]string{"workspace": "./work"},
 //	})
 //	if err != nil {
-//		return err // a *ConfigError: code, JSON pointer, file and line
+//		return err // a *deployment.Error: code, JSON pointer, file and line
 //	}
 //	rt, err := d.NewRuntime(ctx, pablo.HostOptions{LookupEnv: os.LookupEnv})
 //	if err != nil {
@@ -47,7 +47,7 @@
 //
 // A deployment is TOML with schema_version = 1, loaded strictly by Load.
 // Unknown keys, floats, dates, duplicate keys and inline secrets fail with a
-// typed *ConfigError naming the code, the JSON pointer of the key, the file
+// typed *deployment.Error naming the code, the JSON pointer of the key, the file
 // and the line. Paths are typed objects resolved against named host
 // bindings, and nothing escapes a binding, symlinks included. A resolved
 // Deployment has a canonical JSON form and a sha256 Fingerprint that

@@ -25,7 +25,7 @@ func Example() {
 		Bindings: map[string]string{"workspace": filepath.Join(dir, "work")},
 	})
 	if err != nil {
-		log.Fatal(err) // a *pablo.ConfigError: code, JSON pointer, file and line
+		log.Fatal(err) // a *deployment.Error: code, JSON pointer, file and line
 	}
 	rt, err := d.NewRuntime(ctx, pablo.HostOptions{LookupEnv: os.LookupEnv})
 	if err != nil {

@@ -3,12 +3,14 @@ package pablo_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/deployment"
 )
 
 // Load a deployment, then ask its authority about two MCP tools: the
@@ -44,8 +46,9 @@ allow = [{ id = "support.read-evidence", value = "mcp/evidence/read_evidence" }]
 	// mcp/evidence/delete_evidence false builtin.mcp.tools.allowlist_miss
 }
 
-// A typed error names the code, the key's JSON pointer, the file and line.
-func ExampleConfigError() {
+// A typed error names the code, the key's JSON pointer, the file and line:
+// a *deployment.Error, whoever raised it.
+func ExampleLoad_error() {
 	dir, _ := os.MkdirTemp("", "pablo-example")
 	defer os.RemoveAll(dir)
 	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte("schema_version = 1\n[options.shell]\nenabeld = false\n"), 0o600)
@@ -54,8 +57,13 @@ func ExampleConfigError() {
 		Bindings: map[string]string{"workspace": dir},
 	})
 	fmt.Println(err)
+	var de *deployment.Error
+	if errors.As(err, &de) {
+		fmt.Println(de.Code, de.Option, de.Line)
+	}
 	// Output:
 	// config_unknown_option deployment.toml:3 at /options/shell/enabeld: unknown option "enabeld"
+	// config_unknown_option /options/shell/enabeld 3
 }
 
 // Ask, without running a task, what a task would decide on one tool call:

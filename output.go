@@ -31,7 +31,7 @@ func (d *Deployment) outputSpec() *OutputSpec {
 func newOutputCheck(spec *OutputSpec) (*output.Check, error) {
 	c, err := output.New(spec)
 	if err != nil {
-		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: "/options/output/schema", Message: err.Error()}
+		return nil, &config.Error{Code: config.CodeInvalidValue, Option: "/options/output/schema", Message: err.Error()}
 	}
 	return c, nil
 }

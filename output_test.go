@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/internal/config"
 )
 
@@ -38,7 +39,7 @@ func TestOutputSpecIsTheDeploymentsOutputOptions(t *testing.T) {
 // error at /options/output/schema.
 func TestOutputSchemaOutsideTheSubsetIsAConfigError(t *testing.T) {
 	_, err := newOutputCheck(&OutputSpec{Schema: `{"type":"string","pattern":"^a"}`})
-	var ce *ConfigError
+	var ce *deployment.Error
 	if !errors.As(err, &ce) || ce.Code != config.CodeInvalidValue || ce.Option != "/options/output/schema" || !errors.Is(err, ErrConfig) {
 		t.Fatalf("error %v", err)
 	}

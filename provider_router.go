@@ -45,7 +45,7 @@ func (b *modelBuilder) classifier(name string, rt config.Route, names []string) 
 		rc := r.Categories[cat]
 		i := slices.Index(names, rc.Model)
 		if i < 0 {
-			return nil, &ConfigError{Code: config.CodeInvalidValue, Option: ptr + "/categories/" + cat + "/model",
+			return nil, &config.Error{Code: config.CodeInvalidValue, Option: ptr + "/categories/" + cat + "/model",
 				Message: fmt.Sprintf("model %q is not an entry of route %q that has the route's required capabilities", rc.Model, name)}
 		}
 		c.Entry[cat] = i
@@ -53,7 +53,7 @@ func (b *modelBuilder) classifier(name string, rt config.Route, names []string) 
 	}
 	var err error
 	if c.Router, err = providers.NewRouter(b.client, opts); err != nil {
-		return nil, &ConfigError{Code: config.CodeInvalidValue, Option: ptr, Message: err.Error()}
+		return nil, &config.Error{Code: config.CodeInvalidValue, Option: ptr, Message: err.Error()}
 	}
 	return c, nil
 }

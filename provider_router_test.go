@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/providers"
@@ -306,7 +307,7 @@ func TestNestedRouterIsRefused(t *testing.T) {
 		"[options.routes.outer]\nentries = [{ route = \"complexity\" }]\n"
 	body = strings.Replace(body, "model_route = \"complexity\"", "model_route = \"outer\"", 1)
 	_, err := loadProviderDeployment(t, body)
-	var ce *ConfigError
+	var ce *deployment.Error
 	if !errors.As(err, &ce) || ce.Code != config.CodeUnsupportedFeature || ce.Option != "/options/routes/complexity/router" {
 		t.Fatalf("a nested router: %v", err)
 	}

@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"errors"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/graph"
 	"strings"
 	"testing"
@@ -62,7 +63,7 @@ func TestRouteNeverSelectsAnEntryLackingARequiredCapability(t *testing.T) {
 // outer route's.
 func TestRouteWithNoSatisfiableEntryIsRefused(t *testing.T) {
 	keys := func(string) (string, bool) { return "key", true }
-	refusal := func(t *testing.T, doc string) *ConfigError {
+	refusal := func(t *testing.T, doc string) *deployment.Error {
 		t.Helper()
 		d := providerDeployment(t, doc, nil)
 		rt, err := d.NewRuntime(context.Background(), HostOptions{LookupEnv: keys})
@@ -70,9 +71,9 @@ func TestRouteWithNoSatisfiableEntryIsRefused(t *testing.T) {
 			rt.Close()
 			return nil
 		}
-		var ce *ConfigError
+		var ce *deployment.Error
 		if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) {
-			t.Fatalf("want a *ConfigError, got %v", err)
+			t.Fatalf("want a *deployment.Error, got %v", err)
 		}
 		return ce
 	}

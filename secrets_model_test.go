@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/engine"
@@ -87,7 +88,7 @@ func TestConfigErrorHoldsNoSuspectedSecret(t *testing.T) {
 		"schema_version = 1\n[options.mcp.servers.x]\ntransport = \"stdio\"\ncommand = \"/bin/true\"\nenv = { TOKEN = \"" + token + "\" }\n",
 	} {
 		_, err := loadString(t, doc)
-		var ce *ConfigError
+		var ce *deployment.Error
 		if !errors.As(err, &ce) || ce.Code != config.CodeInvalidValue || !strings.Contains(ce.Message, "no credential named") {
 			t.Fatalf("got %v", err)
 		}
@@ -183,7 +184,7 @@ func TestConfigErrorMasksBeforeItShortens(t *testing.T) {
 		url := "mcp.example.com/" + strings.Repeat("a", pad) + "/" + token
 		doc := "schema_version = 1\n[options.mcp.servers.x]\ntransport = \"http\"\nurl = \"" + url + "\"\n"
 		_, err := loadString(t, doc)
-		var ce *ConfigError
+		var ce *deployment.Error
 		if !errors.As(err, &ce) {
 			t.Fatalf("got %v", err)
 		}

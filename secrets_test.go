@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/model"
@@ -410,7 +411,7 @@ func TestRedactionPatternMustCompileAndBeBounded(t *testing.T) {
 		{`\b`, "matches the empty text"},
 	} {
 		_, err := loadString(t, "schema_version = 1\n[options.redaction]\npatterns = ['ok-[0-9]{8}', '"+c.pattern+"']\n")
-		var ce *ConfigError
+		var ce *deployment.Error
 		if !errors.As(err, &ce) || ce.Code != config.CodeInvalidValue || ce.Option != "/options/redaction/patterns/1" || !strings.Contains(ce.Message, c.reason) {
 			t.Errorf("%s: got %v", c.pattern, err)
 		}

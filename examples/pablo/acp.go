@@ -15,6 +15,7 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/acp"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/model"
@@ -70,7 +71,7 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 	}
 	if path := p.one("script"); path != "" {
 		if first.Locked() {
-			return &pablo.ConfigError{Code: pablo.ConfigInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
+			return &deployment.Error{Code: deployment.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
 		}
 		s, err := pablo.LoadScript(ctx, path)
 		if err != nil {
@@ -212,7 +213,7 @@ func (a *acpHost) load(ctx context.Context) (*pablo.Deployment, error) {
 		return nil, err
 	}
 	if d.Options().Trace.Path != nil {
-		return nil, &pablo.ConfigError{Code: pablo.ConfigUnsupportedFeature, Option: "/options/trace/path",
+		return nil, &deployment.Error{Code: deployment.CodeUnsupportedFeature, Option: "/options/trace/path",
 			Message: "pablo acp does not write the native trace: unset options.trace.path for ACP (OTLP export through options.otel works)"}
 	}
 	return d, nil
@@ -223,7 +224,7 @@ func (a *acpHost) load(ctx context.Context) (*pablo.Deployment, error) {
 // and flushes its span pipeline.
 func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeHooks) (*pablo.Runtime, func(context.Context) error, error) {
 	if a.model != nil && d.Locked() {
-		return nil, nil, &pablo.ConfigError{Code: pablo.ConfigInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
+		return nil, nil, &deployment.Error{Code: deployment.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"}
 	}
 	obs, _, err := openObservability(ctx, a.h, a.p, d)
 	if err != nil {
@@ -300,7 +301,7 @@ func (a *acpHost) loadSpec(ctx context.Context, spec pablo.SessionSpec) (*pablo.
 		return nil, err
 	}
 	if d.Options().Trace.Path != nil {
-		return nil, &pablo.ConfigError{Code: pablo.ConfigUnsupportedFeature, Option: "/options/trace/path",
+		return nil, &deployment.Error{Code: deployment.CodeUnsupportedFeature, Option: "/options/trace/path",
 			Message: "pablo acp does not write the native trace: unset options.trace.path for ACP (OTLP export through options.otel works)"}
 	}
 	ws, err := d.Workspace()
@@ -311,7 +312,7 @@ func (a *acpHost) loadSpec(ctx context.Context, spec pablo.SessionSpec) (*pablo.
 		ws = real
 	}
 	if ws != spec.Workspace {
-		return nil, &pablo.ConfigError{Code: pablo.ConfigInvalidValue, Option: "/options/run/workspace",
+		return nil, &deployment.Error{Code: deployment.CodeInvalidValue, Option: "/options/run/workspace",
 			Message: "a session in another project directory needs options.run.workspace to be the workspace binding (its default)"}
 	}
 	return d.WithClientMCPServers(spec.ClientMCPServers)

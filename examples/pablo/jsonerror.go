@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/deployment"
 )
 
 // maxErrorMessage bounds the message of a JSON error document.
@@ -48,7 +49,7 @@ func writeErrorJSON(h *host, args []string, err error) {
 	}
 	doc := errorDoc{Error: errorDetails{Code: "failed", Message: shorten(err.Error(), maxErrorMessage)}}
 	var ue *usageError
-	var ce *pablo.ConfigError
+	var ce *deployment.Error
 	switch {
 	case errors.As(err, &ue):
 		doc.Error.Code = "invalid_arguments"

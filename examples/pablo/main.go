@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -212,7 +213,7 @@ func report(err error, h *host) int {
 		return ee.code
 	}
 	var ue *usageError
-	var ce *pablo.ConfigError
+	var ce *deployment.Error
 	switch {
 	case errors.As(err, &ue):
 		fmt.Fprintf(h.stderr, "pablo: %s\n", message(ue))
@@ -238,8 +239,8 @@ func message(err error) string { return strings.TrimPrefix(err.Error(), "pablo: 
 // bindHint is the CLI's spelling of how to give a binding that an error
 // names: the library speaks of bindings, the CLI of --bind.
 func bindHint(err error) string {
-	var ce *pablo.ConfigError
-	var pe *pablo.PathError
+	var ce *deployment.Error
+	var pe *deployment.PathError
 	switch {
 	case errors.As(err, &ce) && ce.Binding != "":
 		return fmt.Sprintf(" (--bind %s=DIR)", ce.Binding)

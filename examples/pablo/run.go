@@ -16,6 +16,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 )
 
@@ -152,7 +153,7 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 		// credentials (--fixture-endpoint is refused the same way); the
 		// file is not even opened.
 		if d.Locked() {
-			return preAdmission(h, p, "invalid_configuration", &pablo.ConfigError{Code: pablo.ConfigInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"})
+			return preAdmission(h, p, "invalid_configuration", &deployment.Error{Code: deployment.CodeInvalidValue, Option: "--script", Message: "a script never replaces a locked deployment's model"})
 		}
 		s, err := pablo.LoadScript(ctx, path)
 		if err != nil {

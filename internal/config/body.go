@@ -132,7 +132,7 @@ func (l *loader) profileDefinitions(doc *document, v any, ptr string, nc *normCt
 			return &Error{Code: CodeInvalidValue, Option: bad, Message: "authority layers are never merged: write plain arrays and values"}
 		}
 		if ext, ok := pm["extends"].([]any); ok && hasDup(ext) {
-			return &Error{Code: CodeDuplicateProfileAncesor, Option: ptr + pointer(name) + "/extends", Message: "extends names a profile twice"}
+			return &Error{Code: CodeDuplicateProfileAncestor, Option: ptr + pointer(name) + "/extends", Message: "extends names a profile twice"}
 		}
 		if old, ok := l.profiles[name]; ok {
 			if canonicalString(old) != canonicalString(pm) {

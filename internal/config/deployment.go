@@ -117,37 +117,6 @@ func (d *Deployment) Explain() []byte {
 	})
 }
 
-// PathRef is a typed path: relative to the declaring file (normalized to
-// the config root), the config root, the workspace or a named binding.
-type PathRef struct {
-	Base string `json:"base"`
-	Name string `json:"name,omitempty"`
-	Path string `json:"path"`
-}
-
-// String is the path as diagnostics write it: "binding:NAME:PATH" or
-// "BASE:PATH".
-func (p PathRef) String() string {
-	if p.Base == "binding" {
-		return fmt.Sprintf("binding:%s:%s", p.Name, p.Path)
-	}
-	return p.Base + ":" + p.Path
-}
-
-// PathError is a path that cannot be resolved inside its root.
-type PathError struct {
-	Ref PathRef
-	// Unbound is true when Ref names a binding the host did not give.
-	Unbound bool
-	Reason  string
-}
-
-// Error says which path cannot be resolved and why.
-func (e *PathError) Error() string { return fmt.Sprintf("path %s: %s", e.Ref, e.Reason) }
-
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *PathError) Is(target error) bool { return target == ErrInvalid }
-
 // Workspace resolves run.workspace to a real absolute directory.
 func (d *Deployment) Workspace() (string, error) {
 	return d.resolveDir(d.Options.Run.Workspace, "")

@@ -1,101 +1,55 @@
 package config
 
 import (
-	"errors"
-	"fmt"
 	"strings"
+
+	"github.com/pabloagent/pablo/deployment"
 
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/textx"
 )
 
-// Code classifies a deployment error. The codes are the reference's.
-type Code string
+// The deployment diagnostics are the public package deployment's types,
+// so that an error raised here, in the root or in the run engine is the
+// one type a host matches with errors.As.
+type (
+	// Code classifies a deployment error. The codes are the reference's.
+	Code = deployment.Code
+	// Error is one deployment diagnostic.
+	Error = deployment.Error
+	// PathRef is a typed path: relative to the declaring file (normalized
+	// to the config root), the config root, the workspace or a named
+	// binding.
+	PathRef = deployment.PathRef
+	// PathError is a path that cannot be resolved inside its root.
+	PathError = deployment.PathError
+)
 
 // The deployment error codes.
 const (
-	CodeSchemaVersion           Code = "config_schema_version"
-	CodeUnknownOption           Code = "config_unknown_option"
-	CodeUnsupportedFeature      Code = "config_unsupported_feature"
-	CodeConflict                Code = "config_conflict"
-	CodeInvalidValue            Code = "config_invalid_value"
-	CodeLimit                   Code = "config_limit"
-	CodeImportPath              Code = "config_import_path"
-	CodeDuplicateImport         Code = "config_duplicate_import"
-	CodeImportCycle             Code = "config_import_cycle"
-	CodeInputChanged            Code = "config_input_changed"
-	CodeProfileCycle            Code = "config_profile_cycle"
-	CodeUnknownProfile          Code = "config_unknown_profile"
-	CodeDuplicateProfileAncesor Code = "config_duplicate_profile_ancestor"
-	CodeEnvironmentMissing      Code = "config_environment_missing"
-	CodeEnvironmentValue        Code = "config_environment_value"
-	CodeAuthorityViolation      Code = "config_authority_violation"
-	CodeOverrideForbidden       Code = "config_override_forbidden"
-	CodeBinding                 Code = "config_binding"
+	CodeSchemaVersion            = deployment.CodeSchemaVersion
+	CodeUnknownOption            = deployment.CodeUnknownOption
+	CodeUnsupportedFeature       = deployment.CodeUnsupportedFeature
+	CodeConflict                 = deployment.CodeConflict
+	CodeInvalidValue             = deployment.CodeInvalidValue
+	CodeLimit                    = deployment.CodeLimit
+	CodeImportPath               = deployment.CodeImportPath
+	CodeDuplicateImport          = deployment.CodeDuplicateImport
+	CodeImportCycle              = deployment.CodeImportCycle
+	CodeInputChanged             = deployment.CodeInputChanged
+	CodeProfileCycle             = deployment.CodeProfileCycle
+	CodeUnknownProfile           = deployment.CodeUnknownProfile
+	CodeDuplicateProfileAncestor = deployment.CodeDuplicateProfileAncestor
+	CodeEnvironmentMissing       = deployment.CodeEnvironmentMissing
+	CodeEnvironmentValue         = deployment.CodeEnvironmentValue
+	CodeAuthorityViolation       = deployment.CodeAuthorityViolation
+	CodeOverrideForbidden        = deployment.CodeOverrideForbidden
+	CodeBinding                  = deployment.CodeBinding
 )
 
 // ErrInvalid is the sentinel kind of every deployment error:
-// errors.Is(err, config.ErrInvalid). The root re-exports it as pablo.ErrConfig.
-var ErrInvalid = errors.New("pablo: invalid deployment")
-
-// Error is one deployment diagnostic. Option is a JSON pointer into the
-// deployment document ("/options/mcp/servers/records/command"), Source the
-// file it came from and Line its 1-based line when known. Messages never hold
-// secret values.
-type Error struct {
-	Code        Code   `json:"code"`
-	Option      string `json:"option"`
-	Source      string `json:"source,omitempty"`
-	Line        int    `json:"line,omitempty"`
-	AuthorityID string `json:"authority_id,omitempty"`
-	// Binding names the host binding a config_binding error is about; a host
-	// adds its own spelling of how to give one (the CLI's --bind NAME=DIR).
-	Binding string   `json:"binding,omitempty"`
-	Chain   []string `json:"chain,omitempty"`
-	Message string   `json:"message"`
-
-	// cause, when set, is what errors.Unwrap returns (fsx.ErrNotRegular,
-	// a context error); it is not part of the diagnostic.
-	cause error
-}
-
-// Error writes the diagnostic as code, source:line, option, binding,
-// authority and chain, then the message, with control characters replaced
-// and the length bounded.
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(string(e.Code))
-	if e.Source != "" {
-		b.WriteString(" ")
-		b.WriteString(e.Source)
-		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d", e.Line)
-		}
-	}
-	if e.Option != "" {
-		b.WriteString(" at ")
-		b.WriteString(e.Option)
-	}
-	if e.Binding != "" {
-		fmt.Fprintf(&b, " for binding %q", e.Binding)
-	}
-	if e.AuthorityID != "" {
-		fmt.Fprintf(&b, " (authority %q)", e.AuthorityID)
-	}
-	if len(e.Chain) > 0 {
-		fmt.Fprintf(&b, " (chain %s)", strings.Join(e.Chain, " → "))
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Message)
-	return sanitize(b.String(), 1024)
-}
-
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *Error) Is(target error) bool { return target == ErrInvalid }
-
-// Unwrap returns the cause of a file error (fsx.ErrNotRegular, a context
-// error), or nil.
-func (e *Error) Unwrap() error { return e.cause }
+// errors.Is(err, config.ErrInvalid), deployment.ErrInvalid's other name.
+var ErrInvalid = deployment.ErrInvalid
 
 // sanitize turns control characters into '?' and bounds the length, so a
 // hostile document cannot forge terminal output through a diagnostic.
@@ -131,11 +85,4 @@ func pointer(tokens ...string) string {
 func shown(s string, n int) string {
 	var builtins redact.Set
 	return textx.Shorten(builtins.String(s), n)
-}
-
-// WithCause sets what errors.Unwrap returns for e (the error a script or a
-// file read failed with) and returns e.
-func (e *Error) WithCause(cause error) *Error {
-	e.cause = cause
-	return e
 }

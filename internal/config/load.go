@@ -285,13 +285,13 @@ func readBounded(ctx context.Context, p string, max int) ([]byte, error) {
 	case err == nil:
 		return raw, nil
 	case errors.Is(err, fsx.ErrNotRegular):
-		return nil, &Error{Code: CodeImportPath, Message: "not a regular file (a FIFO, a device or a directory is never read)", cause: err}
+		return nil, (&Error{Code: CodeImportPath, Message: "not a regular file (a FIFO, a device or a directory is never read)"}).WithCause(err)
 	case errors.Is(err, fsx.ErrTooLarge):
 		return nil, &Error{Code: CodeLimit, Message: fmt.Sprintf("file exceeds %d bytes", max)}
 	case errors.Is(err, fsx.ErrChanged):
 		return nil, &Error{Code: CodeInputChanged, Message: "the file changed while it was being read"}
 	case ctx.Err() != nil:
-		return nil, &Error{Code: CodeImportPath, Message: "reading was cancelled", cause: ctx.Err()}
+		return nil, (&Error{Code: CodeImportPath, Message: "reading was cancelled"}).WithCause(ctx.Err())
 	}
 	return nil, err
 }
@@ -325,8 +325,7 @@ func (l *loader) imports(doc *document, real string) ([]string, error) {
 		}
 		if err := noSymlinkBelow(l.root, lexical); err != nil {
 			ce := doc.errf(CodeImportPath, ptr, "import %q: %v", shown(s, 80), err)
-			ce.cause = err
-			return nil, ce
+			return nil, ce.WithCause(err)
 		}
 		out = append(out, lexical)
 	}

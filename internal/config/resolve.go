@@ -145,7 +145,7 @@ func (l *loader) expandProfile(name string) ([]string, error) {
 			return &Error{Code: CodeUnknownProfile, Option: "/profile", Message: fmt.Sprintf("no profile named %q", shown(n, 64))}
 		}
 		if slices.Contains(order, n) {
-			return &Error{Code: CodeDuplicateProfileAncesor, Option: "/profiles" + pointer(n), Chain: append(chain, n), Message: "a profile is reached twice through extends"}
+			return &Error{Code: CodeDuplicateProfileAncestor, Option: "/profiles" + pointer(n), Chain: append(chain, n), Message: "a profile is reached twice through extends"}
 		}
 		ext, _ := p["extends"].([]any)
 		for _, e := range ext {

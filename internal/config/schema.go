@@ -31,9 +31,9 @@ func (d *Deployment) inlineOutputSchema(ctx context.Context) error {
 		if os.IsNotExist(err) {
 			return invalid(ptr, "the schema file does not exist")
 		}
-		if ce := (*Error)(nil); errors.As(err, &ce) && ce.cause != nil {
+		if ce := (*Error)(nil); errors.As(err, &ce) && ce.Unwrap() != nil {
 			// Not a regular file, or the read was cancelled.
-			return &Error{Code: CodeInvalidValue, Option: ptr, Message: "the schema file: " + ce.Message, cause: ce.cause}
+			return (&Error{Code: CodeInvalidValue, Option: ptr, Message: "the schema file: " + ce.Message}).WithCause(ce.Unwrap())
 		}
 		return invalid(ptr, "the schema file cannot be read within 65536 bytes")
 	}
