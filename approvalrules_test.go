@@ -147,7 +147,7 @@ func TestNoLayerRemovesAnApproval(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gate, err := engine.AskGate(set, nil, d.Options().Approvals)
+		gate, err := engine.AskGate(set, nil, d.c.Options.Approvals)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,12 +115,6 @@ func LoadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
 	return &Deployment{Fingerprint: c.Fingerprint, InputFingerprint: c.InputFingerprint, c: c, reserved: &fstools.Reserved{}}, nil
 }
 
-// Options returns a copy of the resolved options.* tables, field names
-// following the TOML keys. It is a deep copy: changing any of it (a limit,
-// a map entry, a slice element) changes nothing of the deployment, its
-// fingerprint or what a runtime built from it enforces.
-func (d *Deployment) Options() config.Options { return config.Clone(d.c.Options) }
-
 // Ref is what identifies d to a peer or a record: the schema version, the
 // deployment contract revision this build implements and d's fingerprint.
 // ACP's initialize result and every root task's DeploymentRef carry it.

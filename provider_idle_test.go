@@ -15,13 +15,13 @@ func TestStreamIdleTimeoutIsAModelKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Options().Model.StreamIdleTimeoutMS != 30000 || d.Options().Models["b"].StreamIdleTimeoutMS != 45000 {
-		t.Fatalf("got %d, %d", d.Options().Model.StreamIdleTimeoutMS, d.Options().Models["b"].StreamIdleTimeoutMS)
+	if d.c.Options.Model.StreamIdleTimeoutMS != 30000 || d.c.Options.Models["b"].StreamIdleTimeoutMS != 45000 {
+		t.Fatalf("got %d, %d", d.c.Options.Model.StreamIdleTimeoutMS, d.c.Options.Models["b"].StreamIdleTimeoutMS)
 	}
 	_, err = loadString(t, "schema_version = 1\n[options.model]\nprovider = \"openai_compatible\"\nid = \"m\"\nendpoint = \"https://llm.example.test/v1/chat/completions\"\nstream_idle_timeout_ms = 0\n")
 	wantCode(t, err, config.CodeInvalidValue, "/options/model/stream_idle_timeout_ms")
 	d, err = loadString(t, "schema_version = 1\n")
-	if err != nil || d.Options().Model.StreamIdleTimeoutMS != 0 {
-		t.Fatalf("default: %v %d", err, d.Options().Model.StreamIdleTimeoutMS)
+	if err != nil || d.c.Options.Model.StreamIdleTimeoutMS != 0 {
+		t.Fatalf("default: %v %d", err, d.c.Options.Model.StreamIdleTimeoutMS)
 	}
 }

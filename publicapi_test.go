@@ -38,7 +38,6 @@ var internalInPublicAPI = []string{
 	"ledger/postgres.Clock names internal/clock.Clock",
 	"mcp.Clock names internal/clock.Clock",
 	"mcp.Sandbox names internal/sandbox.Profile",
-	"pablo.Deployment.Options names internal/config.Options",
 	"pablo.OutputRepair names internal/output.Repair",
 	"pablo.OutputSpec names internal/output.Spec",
 	"pablo.Script names internal/script.Script",
