@@ -250,7 +250,7 @@ func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (mod
 		if err != nil {
 			return nil, (&config.Error{Code: config.CodeInvalidValue, Option: "/options/model/script", Message: err.Error()}).WithCause(err)
 		}
-		return NewScriptModel(s), nil
+		return script.NewModel(s), nil
 	}
 	return d.httpModel(opts)
 }

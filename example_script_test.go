@@ -23,7 +23,7 @@ func ExampleLoadScript() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(len(s.Turns), "turn; model:", pablo.NewScriptModel(s).Info().Provider)
+	fmt.Println(s.Turns(), "turn; model:", pablo.NewScriptModel(s).Info().Provider)
 
 	_, err = pablo.LoadScript(context.Background(), filepath.Join(dir, "missing.json"))
 	fmt.Println(errors.Is(err, pablo.ErrScript))

@@ -40,7 +40,6 @@ var internalInPublicAPI = []string{
 	"mcp.Sandbox names internal/sandbox.Profile",
 	"pablo.OutputRepair names internal/output.Repair",
 	"pablo.OutputSpec names internal/output.Spec",
-	"pablo.Script names internal/script.Script",
 	"pablo.TraceError names internal/tracefile.Error",
 	"pablo.TraceWriter names internal/tracefile.Writer",
 	"pablo.TraceWriterOptions names internal/tracefile.Options",

@@ -26,7 +26,10 @@ import (
 // optional: without it the turn's usage is unknown. "error" makes the turn
 // fail with that failure code instead, e.g. {"error": "provider_rejected",
 // "delivery": "not_sent"}.
-type Script = script.Script
+//
+// A Script is the parsed, checked script: build its model with
+// [NewScriptModel]. Its zero value is a script of no turns.
+type Script struct{ s *script.Script }
 
 // ErrScript is the kind of every script that is refused: errors.Is(err,
 // ErrScript) holds for each error of ParseScript.
@@ -38,7 +41,7 @@ var ErrScript = script.ErrInvalid
 // 16 MiB, 100,000 turns or tool calls, 1,000,000 text deltas or 64 levels
 // of nesting are refused with an error naming the JSON pointer of what is
 // wrong.
-func ParseScript(data []byte) (*Script, error) { return script.Parse(data) }
+func ParseScript(data []byte) (*Script, error) { return wrapScript(script.Parse(data)) }
 
 // LoadScript reads the script file at path and parses it as [ParseScript]
 // does. A FIFO or a device is refused at once, never waited on, ctx ends
@@ -46,9 +49,30 @@ func ParseScript(data []byte) (*Script, error) { return script.Parse(data) }
 // satisfies errors.Is(err, ErrScript). It is what `pablo run --script`
 // reads its script with.
 func LoadScript(ctx context.Context, path string) (*Script, error) {
-	return script.Load(ctx, path)
+	return wrapScript(script.Load(ctx, path))
+}
+
+// wrapScript is the public handle of a parsed script.
+func wrapScript(s *script.Script, err error) (*Script, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &Script{s: s}, nil
 }
 
 // NewScriptModel returns a Model that replays s. It is stateless and safe
 // for concurrent use.
-func NewScriptModel(s *Script) model.Model { return script.NewModel(s) }
+func NewScriptModel(s *Script) model.Model {
+	if s == nil || s.s == nil {
+		return script.NewModel(&script.Script{})
+	}
+	return script.NewModel(s.s)
+}
+
+// Turns is the number of turns the root agent replays.
+func (s *Script) Turns() int {
+	if s == nil || s.s == nil {
+		return 0
+	}
+	return len(s.s.Turns)
+}
