@@ -40,9 +40,6 @@ var internalInPublicAPI = []string{
 	"mcp.Sandbox names internal/sandbox.Profile",
 	"pablo.OutputRepair names internal/output.Repair",
 	"pablo.OutputSpec names internal/output.Spec",
-	"pablo.TraceError names internal/tracefile.Error",
-	"pablo.TraceWriter names internal/tracefile.Writer",
-	"pablo.TraceWriterOptions names internal/tracefile.Options",
 }
 
 // TestNoExportedSignatureNamesAnInternalType: a host can only name what a

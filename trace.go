@@ -6,11 +6,12 @@ import (
 	"sync"
 
 	"github.com/pabloagent/pablo/event"
-	"github.com/pabloagent/pablo/internal/tracefile"
+	"github.com/pabloagent/pablo/tracefile"
 )
 
-// The native JSONL trace writer lives in internal/tracefile; these are its
-// public names.
+// The native JSONL trace writer is the public package tracefile; these are
+// the root's names for its types, so a host that runs a deployment needs
+// no second import.
 type (
 	// TraceWriter writes a task's events as a native JSONL trace: one JSON
 	// object per line, in the order the events arrive. The file is created

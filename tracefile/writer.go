@@ -13,9 +13,10 @@
 // same bytes for every field of event.Event, so a field added to the event
 // cannot be forgotten by the hand encoder.
 //
-// The pablo root re-exports [Writer] and [Options] as pablo.TraceWriter and
-// pablo.TraceWriterOptions; pablo.Deployment opens a trace of its tasks
-// (its path template, its bound) through [Open].
+// A host names [Writer], [Options] and [Error] here or by the root's names
+// for them (pablo.TraceWriter, pablo.TraceWriterOptions, pablo.TraceError);
+// pablo.Deployment opens a trace of its tasks (its path template, its
+// bound) through [Open], reserving the file from the workspace tools.
 package tracefile
 
 import (
