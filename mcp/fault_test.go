@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -456,6 +457,10 @@ func TestConfigurationIsCheckedBeforeStart(t *testing.T) {
 		{"TooManyArgs", Server{Name: "a", Transport: Stdio, Command: "/bin/true", Args: make([]string, MaxArgs+1)}, CodeConfigurationBound},
 		{"ArgsAtTheBound", Server{Name: "a", Transport: Stdio, Command: "/nonexistent/x", Args: make([]string, MaxArgs)}, CodeLauncher},
 		{"BadEnvName", Server{Name: "a", Transport: Stdio, Command: "/bin/true", Env: map[string]string{"1X": "c"}}, CodeEnvironment},
+		{"TooManyEnv", Server{Name: "a", Transport: Stdio, Command: "/bin/true", Env: envOf(MaxEnv + 1)}, CodeEnvironment},
+		// At the bound the configuration is admitted: what fails is
+		// resolving its credentials, with no resolver given.
+		{"EnvAtTheBound", Server{Name: "a", Transport: Stdio, Command: "/bin/true", Env: envOf(MaxEnv)}, CodeCredential},
 		{"RelativeDir", Server{Name: "a", Transport: Stdio, Command: "/bin/true", Dir: "work"}, CodeCWD},
 		{"PlainHTTP", Server{Name: "a", Transport: HTTP, URL: "http://example.com/mcp"}, CodeEndpoint},
 		{"LoopbackHTTPWithoutFixture", Server{Name: "a", Transport: HTTP, URL: "http://127.0.0.1:1/mcp"}, CodeEndpoint},
@@ -641,4 +646,14 @@ func TestAToolWithoutAValidNameCostsOnlyItself(t *testing.T) {
 	if blob := string(mustJSON(recs)); !strings.Contains(blob, "mcp/h/look") {
 		t.Fatalf("the admitted tool's decision is not recorded: %s", blob)
 	}
+}
+
+// envOf is a server environment of n valid variables, each naming a
+// credential.
+func envOf(n int) map[string]string {
+	env := make(map[string]string, n)
+	for i := range n {
+		env[fmt.Sprintf("VAR_%02d", i)] = "cred"
+	}
+	return env
 }

@@ -162,3 +162,21 @@ func TestHTTP2OnlyWhenAsked(t *testing.T) {
 		c.CloseIdleConnections()
 	}
 }
+
+// TestLimitBodyNeverHandsOutAByteOverTheBound: whatever buffer a reader
+// passes, one byte past the bound is never returned: a read with room for
+// the bound and one more gets the bound, and the next fails.
+func TestLimitBodyNeverHandsOutAByteOverTheBound(t *testing.T) {
+	t.Parallel()
+	for _, size := range []int{9, 10, 64} {
+		body := LimitBody(io.NopCloser(strings.NewReader("123456789")), 8, nil)
+		buf := make([]byte, size)
+		n, err := body.Read(buf)
+		if n != 8 || err != nil {
+			t.Fatalf("a %d-byte read of a 9-byte body bound to 8: %d bytes, %v; want 8", size, n, err)
+		}
+		if n, err := body.Read(buf); n != 0 || !errors.Is(err, ErrBodyTooLarge) {
+			t.Fatalf("the read after the bound: %d bytes, %v; want ErrBodyTooLarge", n, err)
+		}
+	}
+}

@@ -97,6 +97,11 @@ func TestMissingBubblewrapFailsClosed(t *testing.T) {
 	if _, err := l.Command(Profile{}, Spec{Path: "/bin/true", Args: []string{"/bin/true"}, Workspace: t.TempDir()}); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Command = %v; want ErrUnavailable, never an unconfined command", err)
 	}
+	// So does a host that gave no launcher at all.
+	var none *Launcher
+	if c, err := none.Command(Profile{}, Spec{Path: "/bin/true", Args: []string{"/bin/true"}, Workspace: t.TempDir()}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Command of no launcher = %+v, %v; want ErrUnavailable, never an unconfined command", c, err)
+	}
 	// Off is the host's explicit choice, and needs no bubblewrap.
 	c, err := l.Command(Profile{Mode: Off}, Spec{Path: "/bin/true", Args: []string{"/bin/true"}, Workspace: "/"})
 	if err != nil || c.Cmd.Path != "/bin/true" {
