@@ -123,13 +123,26 @@ func finishRender(cwd, tool string, result json.RawMessage) ([]sdk.ToolCallLocat
 		}
 		return locs, nil
 	case strings.HasPrefix(tool, "mcp/"):
+		// The server's text blocks: one string, or a list of them.
 		var m struct {
-			Content *string `json:"content"`
+			Content json.RawMessage `json:"content"`
 		}
-		if json.Unmarshal(r["mcp"], &m) != nil || m.Content == nil {
+		if json.Unmarshal(r["mcp"], &m) != nil {
 			return nil, nil
 		}
-		return nil, textContent(*m.Content)
+		var one string
+		if json.Unmarshal(m.Content, &one) == nil {
+			return nil, textContent(one)
+		}
+		var blocks []string
+		if json.Unmarshal(m.Content, &blocks) != nil {
+			return nil, nil
+		}
+		var out []sdk.ToolCallContent
+		for _, b := range blocks {
+			out = append(out, textContent(b)...)
+		}
+		return nil, out
 	}
 	return nil, nil
 }

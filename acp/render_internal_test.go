@@ -17,6 +17,7 @@ func TestOutputBecomesTextContent(t *testing.T) {
 		{"shell", "shell.run", `{"shell":{"stdout":"built\n","stderr":"warning: x","exit_code":0},"status":"completed"}`, "built\nwarning: x"},
 		{"shell without a newline", "shell.run", `{"shell":{"stdout":"a","stderr":"b"},"status":"recoverable_error"}`, "a\nb"},
 		{"mcp", "mcp/everything/echo", `{"mcp":{"server":"everything","tool":"echo","content":"Echo: hi"},"status":"completed"}`, "Echo: hi"},
+		{"mcp blocks", "mcp/everything/echo", `{"mcp":{"server":"everything","tool":"echo","content":["Echo: hi"]},"status":"completed"}`, "Echo: hi"},
 		{"native read", "fs.read", `{"filesystem":{"path":"a.txt","text":"alpha"},"status":"completed"}`, ""},
 		{"empty output", "shell.run", `{"shell":{"stdout":"","stderr":""},"status":"completed"}`, ""},
 	} {

@@ -384,6 +384,100 @@ scenarios.render = async () => {
   return { commands: names, locations: call?.locations?.length ?? 0 };
 };
 
+// clientmcp: the editor's own MCP server (server-everything over stdio,
+// with an environment value of the user's) runs when the deployment opts
+// in: its get-env tool sees the variable, the value is masked in every
+// frame, and the call's text reaches the editor as content. Without the
+// opt-in, session/new is refused with an error that names the key.
+scenarios.clientmcp = async () => {
+  const c = cfg.clientmcp;
+  const server = { name: c.server.name, command: c.server.command, args: c.server.args, env: [{ name: c.envName, value: c.secret }] };
+  const on = start("clientmcp-on", cfg.bin, c.on, { cwd: c.workspace });
+  await initialize(on, { durable: true });
+  const s = (await on.request("session/new", { cwd: c.workspace, mcpServers: [server] })).sessionId;
+  const r = await on.prompt(s, "Which environment does the editor's server see?");
+  expect(r.stopReason === "end_turn", `clientmcp: stopped ${r.stopReason}: ${on.stderr()}`);
+  const ups = on.updates.get(s) ?? [];
+  const call = ups.find((u) => u.sessionUpdate === "tool_call" && u.title === c.capability);
+  const done = ups.find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call?.toolCallId && u.status === "completed");
+  const text = (done?.content ?? []).filter((x) => x.type === "content").map((x) => x.content.text).join("");
+  expect(text.includes(c.envName), `clientmcp: get-env's content does not name ${c.envName}: ${JSON.stringify(ups).slice(0, 800)}`);
+  const leaked = on.frames.filter((f) => JSON.stringify(f).includes(c.secret));
+  expect(leaked.length === 0, `clientmcp: the client's value is in ${leaked.length} frames: ${JSON.stringify(leaked).slice(0, 300)}`);
+  const exitOn = await on.close();
+  expect(exitOn.code === 0, `clientmcp: EOF ended pablo with ${JSON.stringify(exitOn)}: ${on.stderr()}`);
+
+  const off = start("clientmcp-off", cfg.bin, c.off, { cwd: c.workspace });
+  await initialize(off, { durable: false });
+  let refused = null;
+  try {
+    await off.request("session/new", { cwd: c.workspace, mcpServers: [server] });
+  } catch (err) {
+    refused = err;
+  }
+  const said = refused ? `${refused.message} ${JSON.stringify(refused.data ?? null)}` : "";
+  expect(refused && refused.code === -32602 && said.includes("options.interfaces.acp.client_mcp_servers"), `clientmcp: without the opt-in session/new answered ${refused ? `${refused.code} ${said}` : "a session"}`);
+  expect(!said.includes(c.secret), "clientmcp: the refusal holds the client's value");
+  expect(!off.stderr().includes(c.secret), "clientmcp: pablo's diagnostics hold the client's value");
+  const exitOff = await off.close();
+  expect(exitOff.code === 0, `clientmcp: EOF ended pablo with ${JSON.stringify(exitOff)}: ${off.stderr()}`);
+  return { content: text.length, refused: refused?.code };
+};
+
+// projects: one pablo process serves two sessions in two project
+// directories under the deployment's workspace root at once; each
+// session's fs.read reads its own project's file, its location names it,
+// and session/list by cwd finds each session under its own directory. A
+// directory outside every root is refused.
+scenarios.projects = async () => {
+  const c = cfg.projects;
+  const p = start("projects", cfg.bin, c.args, { cwd: c.dirs[0] });
+  await initialize(p, { durable: true });
+  const ids = await Promise.all(c.dirs.map((d) => newSession(p, d)));
+  const answers = await Promise.all(ids.map((s) => p.prompt(s, "Read the notes.")));
+  expect(answers.every((a) => a.stopReason === "end_turn"), `projects: stopped ${answers.map((a) => a.stopReason)}`);
+  const out = [];
+  for (let i = 0; i < ids.length; i++) {
+    const ups = p.updates.get(ids[i]) ?? [];
+    const call = ups.find((u) => u.sessionUpdate === "tool_call" && u.title === "fs.read");
+    const done = ups.find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call?.toolCallId && u.status === "completed");
+    const file = c.dirs[i] + "/" + c.file;
+    expect(JSON.stringify(call?.locations) === JSON.stringify([{ path: file }]), `projects: session ${i} read ${JSON.stringify(call?.locations)}, want ${file}`);
+    const raw = JSON.stringify(done?.rawOutput ?? null);
+    expect(raw.includes(c.texts[i]) && !raw.includes(c.texts[1 - i]), `projects: session ${i} read ${raw.slice(0, 300)}, want ${c.texts[i]}`);
+    const list = await p.request("session/list", { cwd: c.dirs[i] });
+    const listed = (list.sessions ?? []).map((x) => x.sessionId);
+    expect(JSON.stringify(listed) === JSON.stringify([ids[i]]), `projects: session/list of ${c.dirs[i]} is ${JSON.stringify(listed)}, want ${ids[i]}`);
+    out.push(file);
+  }
+  let refused = null;
+  try {
+    await newSession(p, c.outside);
+  } catch (err) {
+    refused = err;
+  }
+  expect(refused && refused.code === -32602, `projects: a session outside the roots answered ${refused ? refused.code : "a session"}`);
+  const exit = await p.close();
+  expect(exit.code === 0, `projects: EOF ended pablo with ${JSON.stringify(exit)}: ${p.stderr()}`);
+  return { sessions: ids.length };
+};
+
+// conversation: three prompts in one session on a fixture provider; the
+// Go test reads the provider's requests (the third prompt's first request
+// must hold the first two turns as the messages they were).
+scenarios.conversation = async () => {
+  const c = cfg.conversation;
+  const p = start("conversation", cfg.bin, c.args, { cwd: c.workspace });
+  await initialize(p, { durable: false });
+  const s = await newSession(p, c.workspace);
+  const stops = [];
+  for (const text of c.prompts) stops.push((await p.prompt(s, text)).stopReason);
+  expect(stops.every((x) => x === "end_turn"), `conversation: stopped ${stops}: ${p.stderr()}`);
+  const exit = await p.close();
+  expect(exit.code === 0, `conversation: EOF ended pablo with ${JSON.stringify(exit)}: ${p.stderr()}`);
+  return { prompts: stops.length };
+};
+
 // selfcheck proves the checks above fire: each case runs pablo behind a
 // wrapper that first writes one bad stdout line, and the problem the case
 // wants must be reported. Those problems are then taken back.
