@@ -134,8 +134,8 @@ func TestACPEditorFeaturesWithTheTypeScriptClient(t *testing.T) {
 		"render": map[string]any{"args": []string{"acp", "--stdio", "--config", render, "--bind", "workspace=" + renderWS}, "workspace": renderWS,
 			"commands": []string{"proofread"}, "file": "greeting.txt", "oldText": "wrold", "newText": "world"},
 		"clientmcp": map[string]any{
-			"on":  []string{"acp", "--stdio", "--config", clientOn, "--bind", "workspace=" + clientWS, "--bind", "npm=" + prefix, "--store", clientStore},
-			"off": []string{"acp", "--stdio", "--config", clientOff, "--bind", "workspace=" + clientWS},
+			"on":        []string{"acp", "--stdio", "--config", clientOn, "--bind", "workspace=" + clientWS, "--bind", "npm=" + prefix, "--store", clientStore},
+			"off":       []string{"acp", "--stdio", "--config", clientOff, "--bind", "workspace=" + clientWS},
 			"workspace": clientWS, "capability": string(getEnv), "envName": "EDITOR_TOKEN", "secret": secret,
 			"server": map[string]any{"name": "editor-everything", "command": peers.node, "args": []string{everything, "stdio"}},
 		},
