@@ -96,8 +96,10 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 	}
 	s.hdr = p.childHeader(id, children.KindLocal)
 	// The child runs under the task's own context: a root cancel reaches
-	// it, the supervisor's Cancel ends it alone.
-	runCtx, cancel := context.WithCancel(p.base)
+	// it, the supervisor's Cancel ends it alone. Its span is a child of
+	// its parent agent's, in the task's one trace, as its events are in
+	// the native trace (p.base holds at most the caller's span).
+	runCtx, cancel := context.WithCancel(trace.ContextWithSpan(p.base, p.span))
 	h := &childHandle{done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(h.done)
@@ -469,7 +471,7 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 	}
 	// The proxy's span is the remote task's local parent: with trace
 	// context negotiated, the peer's span becomes its child.
-	_, span := p.t.rt.startSpan(trace.ContextWithSpan(context.WithoutCancel(p.base), trace.SpanFromContext(p.ctx)), "invoke_agent")
+	_, span := p.t.rt.startSpan(trace.ContextWithSpan(context.WithoutCancel(p.base), p.span), "invoke_agent")
 	if span.IsRecording() {
 		span.SetAttributes(agentAttributes(s.hdr)...)
 	}

@@ -37,6 +37,9 @@ type step struct {
 	base   context.Context // the agent's own context, before its deadline and tool wiring
 	ctx    context.Context
 	caller context.Context
+	// span is the agent's invoke_agent span, set once before any child
+	// starts: the parent of its children's spans.
+	span trace.Span
 	// traceID is the W3C trace ID of the task's events and object.
 	traceID string
 	// payloads: the ledger records event payloads. A task's ledger
@@ -71,6 +74,7 @@ func (t *Task) run(ctx, caller context.Context) {
 		defer cancel()
 	}
 	ctx, span := r.tracer.Start(s.ctx, "invoke_agent", trace.WithAttributes(attribute.String("pablo.run_id", t.root.ID())))
+	s.span = span
 	s.ctx = WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput)
 	if span.IsRecording() {
 		span.SetAttributes(agentAttributes(s.hdr)...)
