@@ -236,7 +236,12 @@ func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeH
 		}
 		return nil
 	}
+	// An editor shows no stderr to answer an authorization URL with: the
+	// grants the CLI keeps are used, and a server that needs a new one
+	// fails with a reason until the editor offers the step.
+	tokens, _, _ := a.h.mcpAuth()
 	rt, err := d.NewRuntime(ctx, pablo.HostOptions{
+		MCPTokens:       tokens,
 		Store:           a.store,
 		Model:           a.model,
 		LookupEnv:       a.h.lookupEnv,

@@ -44,6 +44,9 @@ type host struct {
 	// and why check a required sandbox with (tests name one that does
 	// not exist); empty is the default path.
 	bubblewrap string
+	// configDir, when set, replaces the user's configuration directory
+	// (where the OAuth token store lives): tests keep their own.
+	configDir string
 }
 
 func main() {

@@ -23,7 +23,9 @@ type mcpProbe struct {
 // without calling a tool: `pablo mcp probe` and `pablo doctor --probe mcp`
 // both probe with it.
 func probeMCPServers(ctx context.Context, d *pablo.Deployment, h *host) mcpProbe {
-	opts, err := d.MCPOptions(pablo.HostOptions{LookupEnv: h.lookupEnv})
+	tokens, authorizer, release := h.mcpAuth()
+	defer release()
+	opts, err := d.MCPOptions(pablo.HostOptions{LookupEnv: h.lookupEnv, MCPTokens: tokens, MCPAuthorizer: authorizer})
 	if err != nil {
 		return mcpProbe{err: err}
 	}

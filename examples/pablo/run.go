@@ -147,7 +147,10 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 	if err != nil {
 		return preAdmission(h, p, "invalid_arguments", err)
 	}
-	hopts := pablo.HostOptions{LookupEnv: h.lookupEnv, FixtureEndpoint: p.one("fixture-endpoint"), Clock: h.clock, NewID: h.newID}
+	tokens, authorizer, release := h.mcpAuth()
+	defer release()
+	hopts := pablo.HostOptions{LookupEnv: h.lookupEnv, FixtureEndpoint: p.one("fixture-endpoint"), Clock: h.clock, NewID: h.newID,
+		MCPTokens: tokens, MCPAuthorizer: authorizer}
 	if path := p.one("script"); path != "" {
 		// Under lock no flag replaces the model, its endpoint or its
 		// credentials (--fixture-endpoint is refused the same way); the
