@@ -29,6 +29,7 @@ type Options struct {
 	Trace      TraceOptions            `json:"trace"`
 	Redaction  RedactionOptions        `json:"redaction"`
 	Approvals  ApprovalOptions         `json:"approvals"`
+	Memory     MemoryOptions           `json:"memory"`
 	OTel       OTelOptions             `json:"otel"`
 }
 

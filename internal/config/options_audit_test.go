@@ -175,7 +175,9 @@ var optionsRefused = map[string]struct{ reserved bool }{
 // optionsPendingOwner are keys another part of issue 21 gives their effect
 // to; each names its owner and the tests it will add. Until they land the
 // key is listed here; then it moves to optionEffects.
-var optionsPendingOwner = map[string]string{}
+var optionsPendingOwner = map[string]string{
+	"options.memory": "issue 34: the memory tools' wiring (tests of the pin, the grants and readiness)",
+}
 
 // optionsKnownGaps have their effect in code but no test naming the key;
 // the list may only shrink.

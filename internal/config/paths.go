@@ -38,6 +38,12 @@ func (d *Deployment) CheckPaths() error {
 	for _, id := range slices.Sorted(maps.Keys(d.Options.Skills.Roots)) {
 		check("skills.roots."+id, d.Options.Skills.Roots[id], true)
 	}
+	if r := d.Options.Memory.Repository; r != nil {
+		check("memory.repository", *r, true)
+	}
+	if o := d.Options.Memory.Ontology; o != nil {
+		check("memory.ontology", *o, false)
+	}
 	if s := d.Options.Model.Script; s != nil {
 		check("model.script", *s, false)
 	}

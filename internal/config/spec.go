@@ -543,6 +543,10 @@ func optionsTables() *spec {
 			"mcp", enum(nil, "required"),
 			"subagent", enum(nil, "required"),
 		),
+		// A Go extension (seed 002's memory tools): the memory repository,
+		// its ref, where records and docs live, the ontology, and one grant
+		// per tool. It replaces as a unit when documents compose.
+		"memory", memorySpec(),
 		"redaction", table(
 			"patterns", list(maxRedactionPatterns, str(1, redact.MaxExprBytes, nil).with(redactionPattern), nil),
 		),
