@@ -129,7 +129,9 @@ func (s *Store) Grep(ctx context.Context, ix *Index, q GrepQuery, scope Scope) (
 			page.Truncated = true
 			break
 		}
-		if lit != nil && !bytes.Contains(b, lit) || re != nil && !re.Match(b) {
+		// A literal absent from the file is absent from its lines. A
+		// pattern is matched line by line only: anchors mean line ends.
+		if lit != nil && !bytes.Contains(b, lit) {
 			continue
 		}
 		line := 0

@@ -317,6 +317,9 @@ func TestGrepPatternsAreBounded(t *testing.T) {
 			t.Errorf("Grep %.40q = %v, want bad_pattern", q.Pattern, err)
 		}
 	}
+	if g, _ := s.Grep(context.Background(), ix, GrepQuery{Pattern: `^Page the \w+`, Regexp: true}, All()); len(g.Matches) != 1 || g.Matches[0].Line != 2 {
+		t.Fatalf("an anchored pattern matches at a line's start, not only the file's: %+v", g)
+	}
 	g, err := s.Grep(context.Background(), ix, GrepQuery{Pattern: `^#\s+\w+`, Regexp: true, Limit: 1}, All())
 	if err != nil || len(g.Matches) != 1 || g.Matches[0].Path != "handbook/deploy.md" || g.NextCursor != 1 {
 		t.Fatalf("regexp grep page 1 = %+v, %v", g, err)

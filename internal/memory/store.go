@@ -10,10 +10,16 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5"
+	"os"
+	"path/filepath"
+
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Limits bound what one repository may cost. The zero value of a field
@@ -73,7 +79,7 @@ type Options struct {
 // work tree. It is safe for concurrent use.
 type Store struct {
 	dir    string
-	repo   *git.Repository
+	repo   *filesystem.Storage
 	graph  []string
 	docs   []string
 	limits Limits
@@ -101,9 +107,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: false})
+	repo, err := openStorage(dir)
 	if err != nil {
-		e := errorf(ErrRepository, CodeNotRepository, "", 0, "%s is not a git repository; point options.memory.repository at a repository's top directory", dir)
+		e := errorf(ErrRepository, CodeNotRepository, "", 0, "%s is not a git repository; point options.memory.repository at a repository's top directory (with .git) or a bare repository", dir)
 		e.Err = err
 		return nil, e
 	}
@@ -157,7 +163,7 @@ func (s *Store) Resolve(ref string) (Pin, error) {
 	case plumbing.IsHash(ref):
 		h = plumbing.NewHash(ref)
 	default:
-		r, err := s.repo.Reference(plumbing.ReferenceName(ref), true)
+		r, err := storer.ResolveReference(s.repo, plumbing.ReferenceName(ref))
 		if err != nil {
 			e := errorf(ErrRef, CodeRefNotFound, "", 0, "ref %q does not exist in the memory repository; name a full ref such as refs/heads/main", ref)
 			e.Err = err
@@ -174,7 +180,7 @@ func (s *Store) Resolve(ref string) (Pin, error) {
 
 func (s *Store) peel(h plumbing.Hash) (*object.Commit, error) {
 	for range 8 {
-		obj, err := s.repo.Object(plumbing.AnyObject, h)
+		obj, err := object.GetObject(s.repo, h)
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +201,7 @@ func (s *Store) tree(commit string) (*object.Tree, error) {
 	if !plumbing.IsHash(commit) {
 		return nil, errorf(ErrRef, CodeRefNotFound, "", 0, "%q is not a commit ID", commit)
 	}
-	c, err := s.repo.CommitObject(plumbing.NewHash(commit))
+	c, err := object.GetCommit(s.repo, plumbing.NewHash(commit))
 	if err != nil {
 		e := errorf(ErrRef, CodeRefNotCommit, "", 0, "commit %s is not in the memory repository", commit)
 		e.Err = err
@@ -248,7 +254,7 @@ func (s *Store) walk(ctx context.Context, root *object.Tree, prefixes []string) 
 					problems = append(problems, Problem{p, CodeTreeTooDeep, fmt.Sprintf("directory deeper than %d levels; not read", s.limits.MaxTreeDepth)})
 					continue
 				}
-				sub, err := s.repo.TreeObject(e.Hash)
+				sub, err := object.GetTree(s.repo, e.Hash)
 				if err != nil {
 					return unreadable(p, err)
 				}
@@ -296,7 +302,7 @@ func unreadable(p string, err error) *Error {
 // blob reads a blob whole, refusing one over the size bound before reading
 // it. The caller holds s.mu.
 func (s *Store) blob(p string, h plumbing.Hash) ([]byte, error) {
-	obj, err := s.repo.Storer.EncodedObject(plumbing.BlobObject, h)
+	obj, err := s.repo.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, unreadable(p, err)
 	}
@@ -344,4 +350,21 @@ func under(p string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// openStorage opens the object and ref storage of the repository at dir:
+// dir/.git when it is a directory, else dir itself when it is a bare
+// repository. Only go-git's storage and object packages are linked: none
+// of its transports, so reading memory can never fetch or push.
+func openStorage(dir string) (*filesystem.Storage, error) {
+	gitDir := filepath.Join(dir, ".git")
+	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
+		gitDir = dir
+	}
+	for _, need := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(gitDir, need)); err != nil {
+			return nil, fmt.Errorf("no %s in %s", need, gitDir)
+		}
+	}
+	return filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault()), nil
 }
