@@ -160,6 +160,13 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 		}
 		ro.OpenCatalogs = open
 	}
+	if o.Memory.Configured() {
+		open, err := d.memoryCatalogs(opts.Clock, ro.OpenCatalogs)
+		if err != nil {
+			return fail(err)
+		}
+		ro.OpenCatalogs = open
+	}
 	switch {
 	case opts.Model != nil:
 		ro.Model = opts.Model

@@ -138,4 +138,14 @@ type DeploymentRef struct {
 	// admitted to use when it started. The runtime sets it on each
 	// run.started; a host leaves it empty in RuntimeOptions.Deployment.
 	SnapshotDigest string `json:"snapshot_digest,omitempty"`
+	// Memory is the memory commit the agent reads at (options.memory):
+	// the ref and the commit it named when the root task started. A
+	// child shares its root's.
+	Memory *MemoryPin `json:"memory,omitempty"`
+}
+
+// MemoryPin is a memory ref resolved to one commit.
+type MemoryPin struct {
+	Ref    string `json:"ref"`
+	Commit string `json:"commit"`
 }

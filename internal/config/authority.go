@@ -254,6 +254,13 @@ func (d *Deployment) Authority() (*authority.Set, error) {
 		}
 		cfg.MCPServers[name] = srv
 	}
+	if o.Memory.Configured() {
+		for _, g := range MemoryGrants() {
+			if _, ok := o.Memory.Grants[g[0]]; ok {
+				cfg.Host = append(cfg.Host, authority.ID(g[1]))
+			}
+		}
+	}
 	for _, a := range o.Skills.Activate {
 		if id := authority.ID(a); id.Kind() == authority.KindSkill {
 			cfg.Skills = append(cfg.Skills, id)

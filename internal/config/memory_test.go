@@ -62,7 +62,7 @@ func TestMemoryOptionsLoadAsWritten(t *testing.T) {
 func TestMemoryOptionsRefuseWithFileAndLine(t *testing.T) {
 	cases := []struct {
 		name, from, to, option string
-		line               int
+		line                   int
 	}{
 		{"ref not a full ref", `ref = "refs/heads/main"`, `ref = "main"`, "/options/memory/ref", 5},
 		{"graph path leaves the repository", `graph_paths = ["records/"]`, `graph_paths = ["../records/"]`, "/options/memory/graph_paths/0", 6},

@@ -19,8 +19,17 @@ import (
 
 // optionEffects names, per key, tests that show the key's effect.
 var optionEffects = map[string][]string{
-	"options.run.workspace":    {"TestRunWorkspaceIsWhatTheToolsServe"},
-	"options.run.instructions": {"TestRouterCategorySelectsItsEntry", "TestResponsesRequestShape"},
+	"options.run.workspace": {"TestRunWorkspaceIsWhatTheToolsServe"},
+
+	"options.memory.repository":       {"TestMemoryPinIsInTheSnapshotDigestAndRunStarted"},
+	"options.memory.ref":              {"TestMemoryPinIsInTheSnapshotDigestAndRunStarted", "TestMemoryRuntimeIsNotReadyWithoutItsRefOrOntology"},
+	"options.memory.graph_paths":      {"TestMemoryGrantHidesRecordsOfOtherKinds"},
+	"options.memory.docs_paths":       {"TestMemoryGrantHidesRecordsOfOtherKinds"},
+	"options.memory.ontology":         {"TestMemoryRuntimeIsNotReadyWithoutItsRefOrOntology"},
+	"options.memory.grants.*.kinds":   {"TestMemoryGrantHidesRecordsOfOtherKinds"},
+	"options.memory.grants.*.paths":   {"TestMemoryGrantHidesRecordsOfOtherKinds"},
+	"options.memory.grants.*.refresh": {"TestMemoryRefreshGrantReadsBeyondThePinWithoutApproval"},
+	"options.run.instructions":        {"TestRouterCategorySelectsItsEntry", "TestResponsesRequestShape"},
 
 	"options.model.provider":                 {"TestOpenAICompatibleAndScriptProviders", "TestChatRequestShapePerProvider"},
 	"options.model.id":                       {"TestOpenAICompatibleAndScriptProviders", "TestChatRequestShapePerProvider"},
@@ -175,9 +184,7 @@ var optionsRefused = map[string]struct{ reserved bool }{
 // optionsPendingOwner are keys another part of issue 21 gives their effect
 // to; each names its owner and the tests it will add. Until they land the
 // key is listed here; then it moves to optionEffects.
-var optionsPendingOwner = map[string]string{
-	"options.memory": "issue 34: the memory tools' wiring (tests of the pin, the grants and readiness)",
-}
+var optionsPendingOwner = map[string]string{}
 
 // optionsKnownGaps have their effect in code but no test naming the key;
 // the list may only shrink.

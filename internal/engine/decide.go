@@ -52,6 +52,11 @@ func DecideCall(ctx context.Context, contracts *authority.Contracts, owner Catal
 			d.Sandbox = p.String()
 		}
 	}
+	if ac, ok := owner.(ArgumentGatedCatalog); ok && d.Allowed {
+		if layer, rule := ac.ApprovalFor(call); rule != "" {
+			d.RequireApproval(layer, rule)
+		}
+	}
 	if pc, ok := owner.(PrivilegedCatalog); ok && d.Allowed {
 		if rule := pc.Privileged(call.Tool); rule != "" {
 			// The privileged defaults (docs/approvals.md) only add a
@@ -76,6 +81,13 @@ type delegatingCatalog interface {
 // requirement on delegation, which such a call does not do.
 func liftForOwnChildren(d *authority.Decision) {
 	d.NeedsApproval, d.ApprovalBy = false, nil
+}
+
+// ArgumentGatedCatalog is a catalog some of whose calls need approval by
+// what their arguments ask for (a memory diff that reads beyond the pin):
+// it only adds a question, never lifts one.
+type ArgumentGatedCatalog interface {
+	ApprovalFor(call authority.Call) (layer, rule string)
 }
 
 // PrivilegedCatalog is a catalog some of whose calls are privileged by

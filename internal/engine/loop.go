@@ -173,6 +173,7 @@ func (s *step) begin() *event.Outcome {
 	if dep != nil && s.snapDigest != "" {
 		ref := *dep
 		ref.SnapshotDigest = s.snapDigest
+		ref.Memory = memoryPinOf(s.catalogs)
 		dep = &ref
 	}
 	if o := s.emit(event.EventData{Type: event.RunStarted, Deployment: dep}); o != nil {

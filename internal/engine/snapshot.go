@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,6 +72,9 @@ func (v *toolView) toolEntries(catalogs []Catalog) []ledger.SnapshotEntry {
 				attrs["sandbox"] = p.String()
 			}
 		}
+		if sa, ok := v.owner[id].(SnapshotAttributer); ok {
+			maps.Copy(attrs, sa.SnapshotAttributes(id))
+		}
 		if d.NeedsApproval {
 			attrs["approval"] = "required"
 		}
@@ -101,6 +105,12 @@ func DefinitionDigest(def model.ToolDef) string {
 		b = append(b, def.Parameters...)
 	}
 	return sha256Tag(append(b, '}'))
+}
+
+// SnapshotAttributer is a catalog whose tools carry attributes of their
+// own into the dispatch snapshot (a memory tool's pin and grant).
+type SnapshotAttributer interface {
+	SnapshotAttributes(id authority.ID) map[string]string
 }
 
 func setAttr(attrs map[string]string, k, v string) {

@@ -1,0 +1,133 @@
+package pablo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"time"
+
+	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/engine"
+	"github.com/pabloagent/pablo/internal/fsx"
+	"github.com/pabloagent/pablo/internal/memory"
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// Seed 002's memory tools (options.memory): the deployment's side. The
+// catalog itself is internal/engine's MemoryCatalog.
+
+// memoryProposeDir is the workspace directory proposed patches are
+// written under.
+const memoryProposeDir = "memory-proposals"
+
+// memoryGrants turns options.memory.grants into the tools' grants.
+func memoryGrants(o config.MemoryOptions) map[string]memory.Grant {
+	grants := map[string]memory.Grant{}
+	for _, g := range config.MemoryGrants() {
+		if cg, ok := o.Grants[g[0]]; ok {
+			grants[g[1]] = memory.Grant{Scope: memory.Scope{Kinds: cg.Kinds, Paths: cg.Paths}, Refresh: cg.Refresh}
+		}
+	}
+	return grants
+}
+
+// memoryOpener opens the memory repository once and returns what opens a
+// task's memory catalog, pinned when the task starts. Tasks on one commit
+// share its index.
+func (d *Deployment) memoryOpener() (func(ctx context.Context, now func() time.Time) (*engine.MemoryCatalog, error), error) {
+	o := d.c.Options.Memory
+	dir, err := d.c.MemoryRepository()
+	if err != nil {
+		return nil, fmt.Errorf("pablo: options.memory.repository: %w", err)
+	}
+	store, err := memory.Open(dir, memory.Options{GraphPaths: o.GraphPaths, DocsPaths: o.DocsPaths, Cache: memory.NewCache(4)})
+	if err != nil {
+		return nil, fmt.Errorf("pablo: options.memory: %w", err)
+	}
+	// The ref must name a commit now: a deployment whose memory cannot be
+	// pinned is not ready, rather than failing each task.
+	if _, err := store.Resolve(o.Ref); err != nil {
+		return nil, fmt.Errorf("pablo: options.memory.ref: %w", err)
+	}
+	var ont *memory.Ontology
+	if o.Ontology != nil {
+		p, err := d.c.MemoryOntology()
+		if err != nil {
+			return nil, fmt.Errorf("pablo: options.memory.ontology: %w", err)
+		}
+		b, err := fsx.ReadFile(context.Background(), p, memory.MaxOntologyBytes)
+		if err != nil {
+			return nil, fmt.Errorf("pablo: options.memory.ontology: %w", err)
+		}
+		if ont, err = memory.ParseOntology("ontology", b); err != nil {
+			return nil, fmt.Errorf("pablo: options.memory.ontology: %w", err)
+		}
+	}
+	grants := memoryGrants(o)
+	ws, wsErr := d.Workspace()
+	write := func(name string, data []byte) (string, error) {
+		if wsErr != nil {
+			return "", wsErr
+		}
+		return writeProposal(ws, name, data)
+	}
+	return func(ctx context.Context, now func() time.Time) (*engine.MemoryCatalog, error) {
+		tools, err := memory.OpenTools(ctx, memory.ToolsOptions{Store: store, Ref: o.Ref, Ontology: ont, Grants: grants, WritePatch: write, Now: now})
+		if err != nil {
+			return nil, fmt.Errorf("pablo: memory: %w", err)
+		}
+		return engine.NewMemoryCatalog(tools, grants), nil
+	}, nil
+}
+
+// writeProposal writes a proposed patch under the workspace's
+// memory-proposals directory, through os.Root so nothing escapes it.
+func writeProposal(ws, name string, data []byte) (string, error) {
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if err := root.MkdirAll(memoryProposeDir, 0o755); err != nil {
+		return "", err
+	}
+	rel := path.Join(memoryProposeDir, name)
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return "", err
+	}
+	return rel, f.Close()
+}
+
+// memoryCatalogs wraps a runtime's per-task catalogs (nil for none) with
+// the task's memory catalog, pinned when the task starts.
+func (d *Deployment) memoryCatalogs(clk ledger.Clock, prev func(context.Context, TaskInfo) ([]ToolCatalog, error)) (func(context.Context, TaskInfo) ([]ToolCatalog, error), error) {
+	open, err := d.memoryOpener()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if clk != nil {
+		now = clk.Now
+	}
+	return func(ctx context.Context, task TaskInfo) ([]ToolCatalog, error) {
+		var cats []ToolCatalog
+		if prev != nil {
+			more, err := prev(ctx, task)
+			cats = append(cats, more...)
+			if err != nil {
+				return cats, err
+			}
+		}
+		mc, err := open(ctx, now)
+		if err != nil {
+			return cats, err
+		}
+		return append(cats, mc), nil
+	}, nil
+}

@@ -1,0 +1,199 @@
+package pablo_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/event"
+)
+
+// memoryTask runs one task of f's deployment and returns its events.
+func memoryTask(t *testing.T, f *memoryFixture, approver pablo.Approver) ([]event.Event, *pablo.TaskObject) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := pablo.Load(pablo.LoadOptions{
+		Config:   filepath.Join(f.dir, "deployment.toml"),
+		Bindings: map[string]string{"workspace": filepath.Join(f.dir, "work"), "memory": filepath.Join(f.dir, "memory")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := d.NewRuntime(ctx, pablo.HostOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	task, err := rt.StartTask(ctx, pablo.TaskRequest{Input: "go", Approver: approver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event.Event
+	for ev := range task.Events() {
+		evs = append(evs, ev)
+	}
+	return evs, task.Wait()
+}
+
+func toolResults(evs []event.Event, name string) []map[string]any {
+	var out []map[string]any
+	for _, ev := range evs {
+		if ev.Type == event.ToolFinished && ev.Name == name {
+			var r map[string]any
+			json.Unmarshal(ev.Result, &r)
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func runStarted(evs []event.Event) *event.DeploymentRef {
+	for _, ev := range evs {
+		if ev.Type == event.RunStarted {
+			return ev.Deployment
+		}
+	}
+	return nil
+}
+
+const diffThenRead = `{"turns": [
+  {"tool_calls": [{"name": "memory_snapshot_diff", "arguments": {"against": "current"}}]},
+  {"tool_calls": [{"name": "memory_record_read", "arguments": {"id": "ledger"}}]},
+  {"text": ["done"]}]}`
+
+func TestMemoryReadBeyondThePinIsDeniedWithoutApproval(t *testing.T) {
+	f := newMemoryFixture(diffThenRead, "")
+	defer os.RemoveAll(f.dir)
+	evs, _ := memoryTask(t, f, nil)
+	res := toolResults(evs, "memory.snapshot.diff")
+	if len(res) != 1 {
+		t.Fatalf("diff results = %v", res)
+	}
+	b, _ := json.Marshal(res[0])
+	if res[0]["status"] == "completed" || !strings.Contains(string(b), "memory.beyond_pin") {
+		t.Fatalf("a diff against current without an approver = %s; want it refused naming rule memory.beyond_pin", b)
+	}
+}
+
+func TestMemoryReadBeyondThePinWithApprovalIsRecorded(t *testing.T) {
+	f := newMemoryFixture(diffThenRead, "")
+	defer os.RemoveAll(f.dir)
+	moved := false
+	evs, obj := memoryTask(t, f, approveMemory(func() {
+		if !moved {
+			// The ref moves mid-task, after the pin was taken.
+			f.commit(map[string]string{"records/service/ledger.md": strings.Replace(memoryRecords["records/service/ledger.md"], "owner: payments", "owner: finance", 1)})
+			moved = true
+		}
+	}))
+	if obj.Outcome.Status != "completed" {
+		t.Fatalf("outcome = %+v", obj.Outcome)
+	}
+	var asked, answered bool
+	for _, ev := range evs {
+		if ev.Approval != nil && ev.Type == event.ApprovalRequested && ev.Approval.Capability == "memory.snapshot.diff" && ev.Approval.RuleID == "memory.beyond_pin" {
+			asked = true
+		}
+		if ev.Approval != nil && ev.Type == event.ApprovalAnswered {
+			answered = true
+		}
+	}
+	if !asked || !answered {
+		t.Errorf("the approval was not recorded as approval events (asked %v, answered %v)", asked, answered)
+	}
+	diff := memoryOf(toolResults(evs, "memory.snapshot.diff")[0])
+	if diff["total"] != float64(1) {
+		t.Errorf("diff after approval = %v, want the one changed record", diff)
+	}
+	rec := memoryOf(toolResults(evs, "memory.record.read")[0])["record"].(map[string]any)
+	if rec["owner"] != "payments" {
+		t.Errorf("a read after the ref moved returned owner %v; the pin says payments", rec["owner"])
+	}
+}
+
+func TestMemoryRefreshGrantReadsBeyondThePinWithoutApproval(t *testing.T) {
+	f := newMemoryFixture(diffThenRead, "")
+	defer os.RemoveAll(f.dir)
+	dep := filepath.Join(f.dir, "deployment.toml")
+	b, _ := os.ReadFile(dep)
+	os.WriteFile(dep, []byte(strings.Replace(string(b), "[options.memory.grants.diff]\n", "[options.memory.grants.diff]\nrefresh = true\n", 1)), 0o600)
+	evs, _ := memoryTask(t, f, nil)
+	if r := toolResults(evs, "memory.snapshot.diff"); len(r) != 1 || r[0]["status"] != "completed" {
+		t.Fatalf("a diff under a refresh grant = %v, want completed without an approver", r)
+	}
+}
+
+func TestMemoryPinIsInTheSnapshotDigestAndRunStarted(t *testing.T) {
+	f := newMemoryFixture(`{"turns": [{"text": ["nothing"]}]}`, "")
+	defer os.RemoveAll(f.dir)
+	head, _ := f.repo.Head()
+	evs, _ := memoryTask(t, f, nil)
+	first := runStarted(evs)
+	if first == nil || first.Memory == nil || first.Memory.Commit != head.Hash().String() || first.Memory.Ref != "refs/heads/master" {
+		t.Fatalf("run.started deployment = %+v, want the memory pin %s", first, head.Hash())
+	}
+	next := f.commit(map[string]string{"handbook/new.md": "new\n"})
+	evs, _ = memoryTask(t, f, nil)
+	second := runStarted(evs)
+	if second.Memory.Commit != next {
+		t.Errorf("a task after a new commit pinned %s, want %s", second.Memory.Commit, next)
+	}
+	if second.SnapshotDigest == first.SnapshotDigest {
+		t.Errorf("the dispatch snapshot digest did not change with the pin")
+	}
+}
+
+func TestMemoryGrantHidesRecordsOfOtherKinds(t *testing.T) {
+	f := newMemoryFixture(`{"turns": [
+  {"tool_calls": [{"name": "memory_record_read", "arguments": {"id": "vault"}}]},
+  {"tool_calls": [{"name": "memory_graph_search", "arguments": {"text": "signing keys"}}]},
+  {"tool_calls": [{"name": "memory_docs_grep", "arguments": {"pattern": "signing keys"}}]},
+  {"text": ["done"]}]}`, "")
+	defer os.RemoveAll(f.dir)
+	evs, _ := memoryTask(t, f, nil)
+	read := toolResults(evs, "memory.record.read")[0]
+	b, _ := json.Marshal(read)
+	if !strings.Contains(string(b), `"not_found"`) || strings.Contains(string(b), "secret") {
+		t.Errorf("reading a record of a kind outside the grant = %s; want not_found that names nothing", b)
+	}
+	search := memoryOf(toolResults(evs, "memory.graph.search")[0])
+	if search["total"] != float64(0) {
+		t.Errorf("searching a hidden record's text = %v; want nothing counted", search)
+	}
+	// docs_paths bound grep: a record file is not a doc.
+	grep := memoryOf(toolResults(evs, "memory.docs.grep")[0])
+	if m, _ := grep["matches"].([]any); len(m) != 0 {
+		t.Errorf("grep outside docs_paths = %v", grep)
+	}
+}
+
+func TestMemoryRuntimeIsNotReadyWithoutItsRefOrOntology(t *testing.T) {
+	for _, c := range []struct{ name, from, to, want string }{
+		{"missing ref", `ref = "refs/heads/master"`, `ref = "refs/heads/nope"`, "options.memory.ref"},
+		{"ontology does not load", "", "", "options.memory.ontology"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newMemoryFixture(`{"turns": [{"text": ["x"]}]}`, "")
+			defer os.RemoveAll(f.dir)
+			dep := filepath.Join(f.dir, "deployment.toml")
+			b, _ := os.ReadFile(dep)
+			if c.from != "" {
+				os.WriteFile(dep, []byte(strings.Replace(string(b), c.from, c.to, 1)), 0o600)
+			} else {
+				os.WriteFile(filepath.Join(f.dir, "memory", "ontology.toml"), []byte("[kinds.a]\nbogus = 1\n"), 0o644)
+			}
+			d, err := pablo.Load(pablo.LoadOptions{Config: dep, Bindings: map[string]string{"workspace": filepath.Join(f.dir, "work"), "memory": filepath.Join(f.dir, "memory")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = d.NewRuntime(context.Background(), pablo.HostOptions{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("NewRuntime = %v, want an error naming %s", err, c.want)
+			}
+		})
+	}
+}
