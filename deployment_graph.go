@@ -88,6 +88,8 @@ func (d *Deployment) Graph(ctx context.Context, opts graph.Options) (*graph.Grap
 		}
 	}
 
+	d.memoryGraph(b.Builder, set)
+
 	// MCP servers, their credentials and, when probed, their health and tools.
 	health := map[string]mcp.Health{}
 	for _, h := range opts.Health {

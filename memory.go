@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strings"
 	"time"
 
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/internal/fsx"
@@ -130,4 +133,80 @@ func (d *Deployment) memoryCatalogs(clk ledger.Clock, prev func(context.Context,
 		}
 		return append(cats, mc), nil
 	}, nil
+}
+
+// memoryGraph adds the memory node (the repository, its ref and the commit
+// the ref names now) and each granted memory tool to the graph. The node is
+// unsupported when the repository does not open, the ref does not resolve
+// or the ontology does not load; the diff tool is approval-gated unless
+// its grant says refresh.
+func (d *Deployment) memoryGraph(b *graph.Builder, set *authority.Set) {
+	o := d.c.Options.Memory
+	if !o.Configured() {
+		return
+	}
+	attrs := map[string]string{"repository": o.Repository.String(), "ref": o.Ref,
+		"graph_paths": strings.Join(o.GraphPaths, ","), "docs_paths": strings.Join(o.DocsPaths, ",")}
+	b.Node(graph.Node{ID: "memory", Kind: graph.KindMemory, Attributes: attrs})
+	if commit, err := d.memoryReady(); err != nil {
+		b.Set("memory", graph.Unsupported, graph.Reason{Code: "memory_unavailable", Detail: err.Error()})
+	} else {
+		b.Lookup("memory").Attributes["commit"] = commit
+	}
+	for _, g := range config.MemoryGrants() {
+		grant, ok := o.Grants[g[0]]
+		if !ok {
+			continue
+		}
+		id := "tool:" + g[1]
+		ta := map[string]string{"grant": g[0]}
+		setAttrString(ta, "kinds", strings.Join(grant.Kinds, ","))
+		setAttrString(ta, "paths", strings.Join(grant.Paths, ","))
+		b.Node(graph.Node{ID: id, Kind: graph.KindTool, Capability: g[1], Attributes: ta})
+		b.Edge("tools", id, graph.EdgeOffers)
+		b.Edge(id, "memory", graph.EdgeRequires)
+		dec := set.Decide(authority.Request{Capability: authority.ID(g[1])})
+		if g[1] == memory.ToolDiff && !grant.Refresh {
+			dec.RequireApproval(engine.MemoryLayer, engine.RuleMemoryBeyondPin)
+		}
+		b.Deny(id, dec)
+	}
+}
+
+// memoryReady opens the memory repository, resolves the ref and loads the
+// ontology, as a runtime would, and returns the commit the ref names.
+func (d *Deployment) memoryReady() (string, error) {
+	o := d.c.Options.Memory
+	dir, err := d.c.MemoryRepository()
+	if err != nil {
+		return "", fmt.Errorf("options.memory.repository: %w", err)
+	}
+	store, err := memory.Open(dir, memory.Options{GraphPaths: o.GraphPaths, DocsPaths: o.DocsPaths})
+	if err != nil {
+		return "", fmt.Errorf("options.memory.repository: %w", err)
+	}
+	pin, err := store.Resolve(o.Ref)
+	if err != nil {
+		return "", fmt.Errorf("options.memory.ref: %w", err)
+	}
+	if o.Ontology != nil {
+		p, err := d.c.MemoryOntology()
+		if err != nil {
+			return "", fmt.Errorf("options.memory.ontology: %w", err)
+		}
+		b, err := fsx.ReadFile(context.Background(), p, memory.MaxOntologyBytes)
+		if err == nil {
+			_, err = memory.ParseOntology("ontology", b)
+		}
+		if err != nil {
+			return "", fmt.Errorf("options.memory.ontology: %w", err)
+		}
+	}
+	return pin.Commit, nil
+}
+
+func setAttrString(attrs map[string]string, k, v string) {
+	if v != "" {
+		attrs[k] = v
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/graph"
 )
 
 // memoryTask runs one task of f's deployment and returns its events.
@@ -195,5 +196,53 @@ func TestMemoryRuntimeIsNotReadyWithoutItsRefOrOntology(t *testing.T) {
 				t.Fatalf("NewRuntime = %v, want an error naming %s", err, c.want)
 			}
 		})
+	}
+}
+
+func TestMemoryNodeInTheGraphAndWhy(t *testing.T) {
+	f := newMemoryFixture(`{"turns": [{"text": ["x"]}]}`, "")
+	defer os.RemoveAll(f.dir)
+	head, _ := f.repo.Head()
+	load := func() *pablo.Deployment {
+		d, err := pablo.Load(pablo.LoadOptions{Config: filepath.Join(f.dir, "deployment.toml"), Bindings: map[string]string{"workspace": filepath.Join(f.dir, "work"), "memory": filepath.Join(f.dir, "memory")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	ctx := context.Background()
+	g, err := load().Graph(ctx, graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := g.Node("memory")
+	if !ok || n.State != graph.Ready || n.Attributes["commit"] != head.Hash().String() || n.Attributes["ref"] != "refs/heads/master" {
+		t.Fatalf("memory node = %+v, want ready at %s", n, head.Hash())
+	}
+	if s, _ := g.Node("tool:memory.graph.search"); s.State != graph.Ready || s.Attributes["kinds"] != "service" {
+		t.Errorf("search tool node = %+v, want ready with its grant's kinds", s)
+	}
+	if s, _ := g.Node("tool:memory.snapshot.diff"); s.State != graph.ApprovalGated {
+		t.Errorf("diff tool node = %+v, want approval-gated (memory.beyond_pin)", s)
+	}
+	why, err := load().Why(ctx, "memory.record.read", graph.Options{})
+	if err != nil || !why.Admitted || why.Node != "tool:memory.record.read" {
+		t.Errorf("why memory.record.read = %+v, %v", why, err)
+	}
+
+	// A ref that does not resolve makes the node, and every tool that
+	// requires it, unusable.
+	dep := filepath.Join(f.dir, "deployment.toml")
+	b, _ := os.ReadFile(dep)
+	os.WriteFile(dep, []byte(strings.Replace(string(b), `ref = "refs/heads/master"`, `ref = "refs/heads/gone"`, 1)), 0o600)
+	g, err = load().Graph(ctx, graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := g.Node("memory"); n.State != graph.Unsupported || !strings.Contains(n.Reasons[0].Detail, "options.memory.ref") {
+		t.Errorf("memory node with a missing ref = %+v, want unsupported naming options.memory.ref", n)
+	}
+	if s, _ := g.Node("tool:memory.graph.search"); s.State.Usable() {
+		t.Errorf("a memory tool stays usable without its repository's ref: %+v", s)
 	}
 }

@@ -67,6 +67,9 @@ const (
 	KindRoute       = "model_route"
 	KindModel       = "model"
 	KindCredential  = "credential"
+	// KindMemory is the memory repository of options.memory: its ref and
+	// the commit the ref names now.
+	KindMemory = "memory"
 )
 
 // The edge kinds of a Graph (Edge.Kind): a node is ready only when every
