@@ -1,11 +1,13 @@
 package pablo
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
 	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/output"
 )
 
 const answerSchema = `{"type":"object","properties":{"paid":{"type":"boolean"},"invoice":{"type":"string","maxLength":16}},"required":["paid","invoice"],"additionalProperties":false}`
@@ -42,5 +44,20 @@ func TestOutputSchemaOutsideTheSubsetIsAConfigError(t *testing.T) {
 	var ce *deployment.Error
 	if !errors.As(err, &ce) || ce.Code != config.CodeInvalidValue || ce.Option != "/options/output/schema" || !errors.Is(err, ErrConfig) {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// The task object's output_repair record is the engine's, key for key: the
+// root's OutputRepair converts field for field (the compiler holds the
+// fields) and spells every JSON key the same (this test holds the tags).
+func TestOutputRepairRecordIsTheEngines(t *testing.T) {
+	rec := &output.Repair{SchemaVersion: "output-repair-v1", Status: output.RepairStarted, Attempts: 1, ValidationAttempts: 2, FeedbackBytes: 300, PreviousErrorCount: 4}
+	want, _ := json.Marshal(rec)
+	got, _ := json.Marshal(outputRepair(rec))
+	if string(got) != string(want) {
+		t.Errorf("task object's record %s, engine's %s", got, want)
+	}
+	if outputRepair(nil) != nil || (*OutputSpec)(nil).spec() != nil {
+		t.Error("an absent record or spec must stay absent")
 	}
 }

@@ -38,8 +38,6 @@ var internalInPublicAPI = []string{
 	"ledger/postgres.Clock names internal/clock.Clock",
 	"mcp.Clock names internal/clock.Clock",
 	"mcp.Sandbox names internal/sandbox.Profile",
-	"pablo.OutputRepair names internal/output.Repair",
-	"pablo.OutputSpec names internal/output.Spec",
 }
 
 // TestNoExportedSignatureNamesAnInternalType: a host can only name what a

@@ -156,7 +156,7 @@ func newEngine(opts RuntimeOptions) (*engine.Runtime, error) {
 	eo := engine.Options{Model: opts.Model, Authority: opts.Authority, Catalogs: catalogs(opts.Catalogs), Instructions: opts.Instructions,
 		Context: opts.Context, Limits: opts.Limits, MaxOutputTokens: opts.MaxOutputTokens, Store: opts.Store, NewLedger: opts.NewLedger,
 		Deployment: opts.Deployment, Sink: opts.Sink, Tracer: opts.Tracer, Clock: opts.Clock, NewID: opts.NewID,
-		Children: opts.Children, Remote: opts.Remote, Output: opts.Output,
+		Children: opts.Children, Remote: opts.Remote, Output: opts.Output.spec(),
 		Secrets: opts.secrets, Cleanup: opts.cleanup, Activations: opts.activations}
 	if opts.Compaction != nil {
 		c := engine.CompactionOptions(*opts.Compaction)
@@ -273,5 +273,5 @@ func (t *Task) Events() iter.Seq2[event.Event, error] { return t.t.Events() }
 // taskObject is the task object of a settled task.
 func taskObject(r *engine.Result) *TaskObject {
 	return &TaskObject{SchemaVersion: r.SchemaVersion, RunID: r.RunID, SessionID: r.SessionID, TraceID: r.TraceID, Outcome: r.Outcome,
-		Accounting: r.Accounting, OutputValidation: r.OutputValidation, OutputRepair: r.OutputRepair, SnapshotDigest: r.SnapshotDigest}
+		Accounting: r.Accounting, OutputValidation: r.OutputValidation, OutputRepair: outputRepair(r.OutputRepair), SnapshotDigest: r.SnapshotDigest}
 }
