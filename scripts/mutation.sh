@@ -238,6 +238,15 @@ mutant mcp/environment-name-not-validated mcp \
 mutant mcp/environment-one-variable-too-many mcp \
 	'if len(s.Env) > MaxEnv {' 'if len(s.Env) > MaxEnv+1 {'
 
+# The run engine (internal/engine; the root package before the move):
+# what a task does with a decision, an admission and an approval grant.
+mutant engine/tool-call-denial-runs ". internal/engine" \
+	$'if !d.Allowed {\n\t\treturn checkedCall{}, s.deny(rc.rec, d, d.RuleID)' $'if false {\n\t\treturn checkedCall{}, s.deny(rc.rec, d, d.RuleID)'
+mutant engine/tool-call-admission-refusal-dispatches ". internal/engine" \
+	$'if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {\n\t\treturn admittedCall{}, s.ledgerOutcome(err)' $'if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil && false {\n\t\treturn admittedCall{}, s.ledgerOutcome(err)'
+mutant engine/task-grant-covers-the-whole-tool ". internal/engine" \
+	'if have.Covers(x) {' 'if have.Covers(x) || have.Capability == x.Capability {'
+
 # ---- equivalent mutations: not run -----------------------------------------
 equivalent ledger/calls-unknown-charge-admits \
 	"checkModel's refusal of a finite token or cost ceiling whose charge is already unknown: a charge is unknown only for a call reserved without a bound, which the NoBound check refuses wherever the agent or an ancestor has a finite ceiling of that kind, and an agent's ceilings never change once it started; so no agent under a finite ceiling ever holds an unknown charge. The check stays as defence in depth"
@@ -256,6 +265,8 @@ fi
 
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+# A signal ends the run through the EXIT trap, so the copy is removed.
+trap 'exit 130' INT TERM
 # The working tree's files (tracked and new, not ignored), uncommitted
 # changes included: the mutants are of the code as it is.
 (cd "$src" && git ls-files -z --cached --others --exclude-standard | xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |

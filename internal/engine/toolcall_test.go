@@ -51,6 +51,8 @@ type stagedStep struct {
 type stageOptions struct {
 	limits ledger.Limits
 	refuse event.Type
+	// catalog, when set, wraps the notes tool in the test's own catalog.
+	catalog func(countedNotes) Catalog
 }
 
 func newStagedStep(t *testing.T, limits ledger.Limits) *stagedStep {
@@ -71,8 +73,12 @@ func stage(t *testing.T, o stageOptions) *stagedStep {
 	}
 	ss := &stagedStep{store: ledger.NewMemoryStore()}
 	ss.model.calls = new(int)
+	var cat Catalog = countedNotes{calls: &ss.calls}
+	if o.catalog != nil {
+		cat = o.catalog(countedNotes{calls: &ss.calls})
+	}
 	rt, err := New(Options{
-		Model: ss.model, Authority: set, Catalogs: []Catalog{countedNotes{calls: &ss.calls}},
+		Model: ss.model, Authority: set, Catalogs: []Catalog{cat},
 		Store: ss.store, Limits: o.limits,
 		Sink: func(ev event.Event) error {
 			if ev.Type == o.refuse {
