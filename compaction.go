@@ -1,8 +1,9 @@
 package pablo
 
 import (
+	"errors"
+
 	"github.com/pabloagent/pablo/internal/compaction"
-	"github.com/pabloagent/pablo/internal/engine"
 )
 
 // CompactionOptions turn on context compaction (REFERENCE §5.6,
@@ -44,4 +45,4 @@ type CompactionOptions struct {
 const MaxCompactionsPerTask = compaction.MaxPerTask
 
 // ErrCompactionOptions is the kind of an invalid CompactionOptions.
-var ErrCompactionOptions = engine.ErrCompactionOptions
+var ErrCompactionOptions = errors.New("pablo: invalid compaction options")

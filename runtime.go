@@ -3,7 +3,9 @@ package pablo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/trace"
@@ -143,7 +145,7 @@ func NewRuntime(opts RuntimeOptions) (*Runtime, error) {
 	}
 	e, err := newEngine(opts)
 	if err != nil {
-		return nil, err
+		return nil, rekind(err, engine.ErrCompactionOptions, ErrCompactionOptions)
 	}
 	return &Runtime{opts: opts, e: e}, nil
 }
@@ -235,7 +237,7 @@ func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error)
 	}
 	et, err := r.e.Start(ctx, er)
 	if err != nil {
-		return nil, err
+		return nil, rekind(err, engine.ErrShutdown, ErrShutdown)
 	}
 	t.t = et
 	return t, nil
@@ -274,4 +276,14 @@ func (t *Task) Events() iter.Seq2[event.Event, error] { return t.t.Events() }
 func taskObject(r *engine.Result) *TaskObject {
 	return &TaskObject{SchemaVersion: r.SchemaVersion, RunID: r.RunID, SessionID: r.SessionID, TraceID: r.TraceID, Outcome: r.Outcome,
 		Accounting: r.Accounting, OutputValidation: r.OutputValidation, OutputRepair: outputRepair(r.OutputRepair), SnapshotDigest: r.SnapshotDigest}
+}
+
+// rekind is err with the engine's error kind from replaced by the root's
+// own kind to, which hosts test with errors.Is; the message is unchanged.
+// Any other error is returned as it is.
+func rekind(err, from, to error) error {
+	if !errors.Is(err, from) {
+		return err
+	}
+	return fmt.Errorf("%w%s", to, strings.TrimPrefix(err.Error(), from.Error()))
 }

@@ -14,7 +14,7 @@ import (
 // and a session's Prompt return once the runtime's Shutdown (or Close) has
 // begun: errors.Is(err, pablo.ErrShutdown). Build a new runtime to run more
 // tasks.
-var ErrShutdown = engine.ErrShutdown
+var ErrShutdown = errors.New("pablo: the runtime is shut down")
 
 // DefaultShutdownTimeout is how long [Runtime.Close] lets the runtime's
 // tasks settle after cancelling them. It covers the longest cleanup a
