@@ -15,6 +15,8 @@ func FuzzAdmitCard(f *testing.F) {
 	f.Add([]byte(`{"supportedInterfaces":[{"url":"https://agent.example.test/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"defaultInputModes":["text/plain"],"defaultOutputModes":["application/json"],"securitySchemes":{"b":{"httpAuthSecurityScheme":{"scheme":"bearer"}}},"securityRequirements":[{"schemes":{"b":{"list":[]}}}]}`))
 	f.Add([]byte(`{"skills":[{"id":"a"},{"id":"a"}]}`))
 	f.Add([]byte(`[]`))
+	f.Add(mustJSON(f, legacyCard(testEndpoint)))
+	f.Add([]byte(`{"protocolVersion":"0.3.0","url":"https://agent.example.test/rpc","defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"securitySchemes":{"b":{"type":"http","scheme":"bearer"}},"security":[{"b":[]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := testRemote
 		r.Bearer = &Bearer{Scheme: "b", Credential: "c"}
@@ -31,6 +33,28 @@ func FuzzAdmitCard(f *testing.F) {
 		}
 		if len(data) > MaxCardBytes || !strings.HasPrefix(card.Digest, "sha256:") || len(card.Skills) > MaxSkills {
 			t.Fatalf("admitted %+v", card)
+		}
+	})
+}
+
+// FuzzLegacyResult: a 0.3 result or frame never panics the decoder, and
+// what it admits is one of the four kinds, with no decoder message that
+// quotes the peer.
+func FuzzLegacyResult(f *testing.F) {
+	f.Add([]byte(`{"kind":"task","id":"t","contextId":"c","status":{"state":"working"}}`), true)
+	f.Add([]byte(`{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"text","text":"hi"},{"kind":"file","file":{"bytes":"AQID","mimeType":"a/b"}}]}`), false)
+	f.Add([]byte(`{"kind":"artifact-update","taskId":"t","contextId":"c","artifact":{"artifactId":"a","parts":[{"kind":"data","data":{"k":1}}]}}`), true)
+	f.Add([]byte(`{"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"unknown"},"final":true}`), true)
+	f.Fuzz(func(t *testing.T, data []byte, stream bool) {
+		ev, err := decodeLegacyResult(data, stream)
+		if err != nil {
+			if len(data) >= 24 && strings.Contains(err.Error(), string(data)) {
+				t.Fatalf("the error quotes the peer: %v", err)
+			}
+			return
+		}
+		if ev == nil {
+			t.Fatal("no event and no error")
 		}
 	})
 }

@@ -65,8 +65,8 @@ func printProbes(h *host, probes []a2a.Probe) {
 			continue
 		}
 		c := r.Card
-		fmt.Fprintf(h.stdout, "%s: admitted\n  card: %s (%s, %d bytes)\n  endpoint: %s\n  name %q, version %q, streaming %v, trace context %v\n",
-			r.Remote, r.CardURL, c.Digest, c.Bytes, r.Endpoint, c.Name, c.Version, c.Streaming, c.TraceContext)
+		fmt.Fprintf(h.stdout, "%s: admitted\n  card: %s (%s, %d bytes)\n  endpoint: %s (A2A %s)\n  name %q, version %q, streaming %v, trace context %v\n",
+			r.Remote, r.CardURL, c.Digest, c.Bytes, r.Endpoint, c.ProtocolVersion, c.Name, c.Version, c.Streaming, c.TraceContext)
 		if r.BearerCredential != "" {
 			fmt.Fprintf(h.stdout, "  bearer: scheme %s <- %s (sent to the endpoint only: %v)\n", r.BearerScheme, r.BearerCredential, c.Bearer)
 		}

@@ -69,7 +69,7 @@ func TestA2AProbe(t *testing.T) {
 	// The reviewer's card declares no bearer scheme: refused (security);
 	// the plain remote is admitted.
 	code, out, _ := cli(t, "a2a", "probe", "--loopback-http", "--config", cfg, "--bind", "workspace="+dir)
-	if code != 6 || !strings.Contains(out, "plain: admitted") || !strings.Contains(out, "reviewer: refused (security)") || !strings.Contains(out, "skill: \"review\"") {
+	if code != 6 || !strings.Contains(out, "plain: admitted") || !strings.Contains(out, "/rpc (A2A 1.0)") || !strings.Contains(out, "reviewer: refused (security)") || !strings.Contains(out, "skill: \"review\"") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	os.WriteFile(cfg, []byte(a2aRemoteTOML(srv.URL, "/card-elsewhere")), 0o600)
