@@ -2,6 +2,8 @@ package pablo_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log"
@@ -243,7 +245,8 @@ func ExampleDeployment_NewRuntime_memoryPropose() {
 	f.run("Record the invoices service.", nil, func(name string, r map[string]any) {
 		m := memoryOf(r)
 		b, _ := os.ReadFile(filepath.Join(work, m["path"].(string)))
-		fmt.Println(name, m["path"].(string)[:len("memory-proposals/")], m["files"], strings.HasPrefix(m["sha256"].(string), "sha256:"))
+		sum := sha256.Sum256(b)
+		fmt.Println(name, m["path"].(string)[:len("memory-proposals/")], m["files"], m["revision"] == hex.EncodeToString(sum[:]))
 		fmt.Println(strings.SplitN(string(b), "\n", 2)[0])
 	})
 	// Output:

@@ -246,3 +246,51 @@ func TestMemoryNodeInTheGraphAndWhy(t *testing.T) {
 		t.Errorf("a memory tool stays usable without its repository's ref: %+v", s)
 	}
 }
+
+func TestMemoryChildSharesItsRootsPin(t *testing.T) {
+	f := newMemoryFixture(`{
+  "turns": [
+    {"tool_calls": [{"name": "memory_snapshot_diff", "arguments": {"against": "current"}}]},
+    {"tool_calls": [{"id": "reader", "name": "subagent", "arguments": {"action": "spawn", "request": {
+      "input": "Who owns the ledger?", "capabilities": {"tools": ["memory.record.read"]}}}}]},
+    {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "agent_ids": ["{{agent_id:reader}}"], "mode": "all", "timeout_ms": 60000}}]},
+    {"text": ["done"]}
+  ],
+  "agents": [
+    {"input": "Who owns the ledger?", "turns": [
+      {"tool_calls": [{"name": "memory_record_read", "arguments": {"id": "ledger"}}]},
+      {"text": ["payments"]}]}
+  ]}`, "\n[options.children]\nenabled = true\n")
+	defer os.RemoveAll(f.dir)
+	head, _ := f.repo.Head()
+	moved := false
+	evs, obj := memoryTask(t, f, approveMemory(func() {
+		if !moved {
+			f.commit(map[string]string{"records/service/ledger.md": strings.Replace(memoryRecords["records/service/ledger.md"], "owner: payments", "owner: finance", 1)})
+			moved = true
+		}
+	}))
+	if obj.Outcome.Status != "completed" {
+		t.Fatalf("outcome = %+v", obj.Outcome)
+	}
+	starts := 0
+	for _, ev := range evs {
+		if ev.Type != event.RunStarted {
+			continue
+		}
+		starts++
+		if ev.Deployment == nil || ev.Deployment.Memory == nil || ev.Deployment.Memory.Commit != head.Hash().String() {
+			t.Errorf("run.started = %+v, want the root's pin %s", ev.Deployment, head.Hash())
+		}
+	}
+	if starts != 2 {
+		t.Fatalf("%d run.started events, want the root's and the child's", starts)
+	}
+	reads := toolResults(evs, "memory.record.read")
+	if len(reads) != 1 {
+		t.Fatalf("child reads = %v", reads)
+	}
+	if rec := memoryOf(reads[0])["record"].(map[string]any); rec["owner"] != "payments" {
+		t.Errorf("the child read owner %v after the ref moved; the root's pin says payments", rec["owner"])
+	}
+}

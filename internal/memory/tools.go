@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -214,7 +215,11 @@ func (t *Tools) Call(ctx context.Context, id string, args json.RawMessage) (any,
 		if t.opts.Ontology != nil {
 			violations = t.opts.Ontology.Validate(t.ix, p, g.Scope)
 		}
-		return map[string]any{"path": path, "sha256": patch.SHA256, "base": patch.Base, "files": patch.Files, "violations": violations}, nil
+		// revision is the file's SHA-256 as the workspace tools name it
+		// (lowercase hex), so the patch can be handed to a child as an
+		// artifact {path, revision} like any workspace file.
+		return map[string]any{"path": path, "sha256": patch.SHA256, "revision": strings.TrimPrefix(patch.SHA256, "sha256:"),
+			"base": patch.Base, "files": patch.Files, "violations": violations}, nil
 	case ToolValidate:
 		var a struct {
 			Changes []ProposedChange `json:"changes"`
