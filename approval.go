@@ -8,6 +8,7 @@ import (
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/mcp"
 )
 
 // CodeApprovalRejected is the error code of the recoverable result a call
@@ -151,6 +152,24 @@ func (a approver) Approve(ctx context.Context, req engine.ApprovalRequest) (engi
 	}
 	answer, err := a.ap.Approve(ctx, r)
 	return engine.ApprovalAnswer(answer), err
+}
+
+// Elicitor is what an [Approver] may also implement, as http.Flusher is
+// to a ResponseWriter, to answer an MCP server's request for information
+// from the user (form elicitation) during one of the task's calls. The
+// request is validated and masked before it arrives, and the answer is
+// validated against its form before it leaves; an error, or an approver
+// that is not an Elicitor, declines. The CLI's terminal prompt is one.
+type Elicitor interface {
+	Elicit(ctx context.Context, req mcp.Elicitation) (mcp.ElicitationResult, error)
+}
+
+// ElicitFunc implements engine.ElicitationChannel.
+func (a approver) ElicitFunc() mcp.ElicitFunc {
+	if e, ok := a.ap.(Elicitor); ok {
+		return e.Elicit
+	}
+	return nil
 }
 
 type channelApprover struct {

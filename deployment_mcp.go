@@ -74,7 +74,13 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 	if err != nil {
 		return mcp.Options{}, err
 	}
+	// The servers' roots are the session's workspace, when it has one.
+	var roots []string
+	if workspace, err := d.resolvePath(config.PathRef{Base: "workspace", Path: "."}); err == nil {
+		roots = []string{workspace}
+	}
 	return mcp.Options{
+		Roots:     roots,
 		Servers:   servers,
 		Authority: set,
 		Resolve: d.clientResolve(resolver.Resolve, func(v string) {
@@ -113,7 +119,12 @@ func (d *Deployment) mcpCatalogs(host HostOptions, set *authority.Set) (func(ctx
 		if err != nil {
 			return nil, err
 		}
-		opts.Ledger, opts.AgentID = task.Ledger, task.AgentID
+		opts.Ledger, opts.AgentID, opts.Elicit = task.Ledger, task.AgentID, task.Elicit
+		if opts.Elicit == nil {
+			// No channel to ask: a server's elicitation is declined, as a
+			// person who will not answer would.
+			opts.Elicit = declineElicitation
+		}
 		if task.MCPServers != nil {
 			opts.Servers = slices.DeleteFunc(opts.Servers, func(s mcp.Server) bool { return !slices.Contains(task.MCPServers, s.Name) })
 		}
@@ -140,4 +151,10 @@ func (d *Deployment) SessionMCPServers() []SessionMCPServer {
 		out = append(out, SessionMCPServer{Name: name, Command: s.Command, Args: slices.Clone(s.Args), URL: s.URL})
 	}
 	return out
+}
+
+// declineElicitation answers every elicitation of a task that has no
+// channel to ask.
+func declineElicitation(context.Context, mcp.Elicitation) (mcp.ElicitationResult, error) {
+	return mcp.ElicitationResult{Action: mcp.ElicitDecline}, nil
 }

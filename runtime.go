@@ -16,6 +16,7 @@ import (
 	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/mcp"
 	"github.com/pabloagent/pablo/model"
 	"github.com/pabloagent/pablo/skills"
 )
@@ -122,6 +123,10 @@ type TaskInfo struct {
 	// MCPServers, when not nil, names the configured MCP servers the task
 	// may open (TaskRequest.MCPServers).
 	MCPServers []string
+	// Elicit is the task's channel for MCP servers' form elicitations: its
+	// Approver's, when that is an [Elicitor]; nil when it has none (a
+	// catalog then declines every elicitation).
+	Elicit mcp.ElicitFunc
 }
 
 // Runtime runs tasks. It is safe for concurrent use: each Start is an

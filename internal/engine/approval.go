@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/pabloagent/pablo/mcp"
 	"path"
 	"strings"
 	"sync"
@@ -29,6 +30,21 @@ type Approver interface {
 // channel its answers come from (the root's ApprovalChannel).
 type ApprovalChannel interface {
 	ApprovalChannel() string
+}
+
+// ElicitationChannel is what an [Approver] may also implement to answer
+// MCP servers' form elicitations (the root's Elicitor); a nil func means it
+// cannot.
+type ElicitationChannel interface {
+	ElicitFunc() mcp.ElicitFunc
+}
+
+// elicitOf is the approver's elicitation channel, nil when it has none.
+func elicitOf(ap Approver) mcp.ElicitFunc {
+	if c, ok := ap.(ElicitationChannel); ok {
+		return c.ElicitFunc()
+	}
+	return nil
 }
 
 // ApprovalAnswer is an approver's answer to one request, or a step of the

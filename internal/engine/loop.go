@@ -301,7 +301,8 @@ func (s *step) openCatalogs() *event.Outcome {
 	var more []Catalog
 	if r.opts.OpenCatalogs != nil {
 		var err error
-		opened, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers})
+		opened, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers,
+			Elicit: elicitOf(s.conf.approver)})
 		more = append(more, opened...)
 		s.catalogs = append(s.catalogs, opened...)
 		s.opened = append(s.opened, opened...)

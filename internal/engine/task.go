@@ -12,6 +12,7 @@ import (
 	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/output"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/mcp"
 	"github.com/pabloagent/pablo/model"
 )
 
@@ -59,6 +60,7 @@ type TaskInfo struct {
 	AgentID    string
 	Ledger     ledger.Recorder
 	MCPServers []string
+	Elicit     mcp.ElicitFunc
 }
 
 // Task is one running root task.

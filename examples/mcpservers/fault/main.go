@@ -171,6 +171,34 @@ func main() {
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("never"), nil
 		})
+	if *mode == "elicit" {
+		// ask asks the user for a deploy target through the client
+		// (elicitation/create) and names the client's roots.
+		s.AddTool(mcp.NewTool("ask", mcp.WithDescription("Asks the user where to deploy, then reports the answer and the client's roots.")),
+			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				srv := server.ServerFromContext(ctx)
+				var roots []string
+				if rr, err := srv.RequestRoots(ctx, mcp.ListRootsRequest{}); err == nil {
+					for _, r := range rr.Roots {
+						roots = append(roots, r.URI)
+					}
+				} else {
+					roots = append(roots, "error: "+err.Error())
+				}
+				res, err := srv.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+					Message: "Where should the release go?",
+					RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+						"target": map[string]any{"type": "string", "enum": []string{"staging", "production"}, "default": "staging"},
+						"notify": map[string]any{"type": "boolean", "default": false},
+					}, "required": []string{"target"}},
+				}})
+				if err != nil {
+					return mcp.NewToolResultText("elicitation failed: " + err.Error() + "; roots " + strings.Join(roots, " ")), nil
+				}
+				content, _ := json.Marshal(res.Content)
+				return mcp.NewToolResultText(fmt.Sprintf("action %s content %s roots %s", res.Action, content, strings.Join(roots, " "))), nil
+			})
+	}
 	switch *mode {
 	case "crash":
 		s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exits mid-call.")),
