@@ -36,6 +36,7 @@ func (c *conn) initialize(m *message) error {
 	ext, echo := negotiate(req.ClientCapabilities.Meta)
 	c.initialized = true
 	c.ext = ext
+	c.readText = req.ClientCapabilities.Fs.ReadTextFile
 	c.mu.Unlock()
 
 	caps := sdk.AgentCapabilities{
@@ -385,7 +386,7 @@ func (c *conn) answer(m *message) error {
 		st = c.sessions[cl.session]
 	}
 	var err error
-	if st != nil {
+	if st != nil && !cl.free {
 		err = c.count(st)
 	}
 	c.mu.Unlock()

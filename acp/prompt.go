@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -263,8 +264,33 @@ func delegationMeta(d *pablo.ApprovalDelegation) map[string]any {
 	return m
 }
 
+// readBuffer asks the client for a workspace file as its editor holds it
+// (fs/read_text_file), after fs.read's own checks passed. Any failure
+// reads the disk instead.
+func (r *promptRun) readBuffer(ctx context.Context, rel string) (string, bool) {
+	if r.cwd == "" {
+		return "", false
+	}
+	m, err := r.c.callFree(ctx, r.st.id, sdk.ClientMethodFsReadTextFile,
+		sdk.ReadTextFileRequest{SessionId: sdk.SessionId(r.st.id), Path: filepath.Join(r.cwd, rel)}, true)
+	if err != nil || m.Error != nil {
+		return "", false
+	}
+	var resp sdk.ReadTextFileResponse
+	if json.Unmarshal(m.Result, &resp) != nil {
+		return "", false
+	}
+	return resp.Content, true
+}
+
 // call sends a request to the client and waits for its answer or ctx.
 func (c *conn) call(ctx context.Context, sessionID, method string, params any) (*message, error) {
+	return c.callFree(ctx, sessionID, method, params, false)
+}
+
+// callFree is call; with free its answer is not counted against the
+// session's messages.
+func (c *conn) callFree(ctx context.Context, sessionID, method string, params any, free bool) (*message, error) {
 	enc, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
@@ -272,7 +298,7 @@ func (c *conn) call(ctx context.Context, sessionID, method string, params any) (
 	c.mu.Lock()
 	c.nextCall++
 	id := strconv.FormatInt(c.nextCall, 10)
-	cl := &call{session: sessionID, answer: make(chan *message, 1)}
+	cl := &call{session: sessionID, answer: make(chan *message, 1), free: free}
 	c.calls[id] = cl
 	c.mu.Unlock()
 	defer func() {
@@ -326,7 +352,7 @@ func (c *conn) prompt(m *message) error {
 	}
 	c.mu.Lock()
 	busy := st.run != nil
-	ext, cwd := c.ext, st.cwd
+	ext, cwd, readText := c.ext, st.cwd, c.readText
 	c.mu.Unlock()
 	if busy {
 		return c.replyError(m.ID, invalidParams("the session is running a prompt: wait for its answer or cancel it"))
@@ -340,6 +366,10 @@ func (c *conn) prompt(m *message) error {
 	}
 	run := &promptRun{c: c, st: st, cwd: cwd, id: append(json.RawMessage(nil), m.ID...), ext: ext,
 		announced: map[string]chan struct{}{}, forwarded: make(chan struct{})}
+	if readText {
+		// Workspace reads see the editor's buffers (unsaved changes).
+		ctx = pablo.WithEditorBuffers(ctx, run.readBuffer)
+	}
 	task, err := st.s.Prompt(ctx, text, run)
 	if err != nil {
 		return c.replyError(m.ID, sessionError(err))

@@ -61,6 +61,7 @@ type conn struct {
 	mu          sync.Mutex
 	initialized bool
 	ext         extensions
+	readText    bool // the client serves fs/read_text_file
 	sessions    map[string]*session
 	sessionless int // messages that named no session of this connection
 	calls       map[string]*call
@@ -81,6 +82,9 @@ type session struct {
 type call struct {
 	session string
 	answer  chan *message
+	// free: the answer is not counted against the session's messages
+	// (a file the agent asked for; the agent's own calls bound them).
+	free bool
 }
 
 // message is one JSON-RPC 2.0 message in either direction.

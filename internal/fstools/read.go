@@ -26,6 +26,9 @@ type ReadResult struct {
 	// Masked counts the secrets Options.MaskPage masked in Text.
 	Masked    int  `json:"-"`
 	Truncated bool `json:"truncated"`
+	// FromClient says the text is the user's editor's (its buffer, read
+	// through [Buffers]), not the file on disk.
+	FromClient bool `json:"from_client,omitempty"`
 }
 
 // Revision returns the revision string of content: its lowercase hex
@@ -65,6 +68,13 @@ func (t *Tools) Read(ctx context.Context, a ReadArgs) (*ReadResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	fromClient := false
+	if b := buffersOf(ctx); b != nil {
+		// The editor's buffer, under the same bound as the file.
+		if text, ok := b(ctx, rel); ok && (c.t.limits.MaxFileBytes <= 0 || int64(len(text)) <= c.t.limits.MaxFileBytes) {
+			data, fromClient = []byte(text), true
+		}
+	}
 	// A handed file's bytes are checked here, after the one read whose
 	// bytes are returned: there is nothing between the check and the use.
 	if err := c.checkPin(rel, data); err != nil {
@@ -88,7 +98,7 @@ func (t *Tools) Read(ctx context.Context, a ReadArgs) (*ReadResult, error) {
 		}
 	}
 	res := &ReadResult{Path: rel, Text: string(data[a.Offset:end]), Offset: a.Offset, SizeBytes: size,
-		Revision: Revision(data), Truncated: end < size}
+		Revision: Revision(data), Truncated: end < size, FromClient: fromClient}
 	if t.maskPage != nil && (a.Offset > 0 || end < size) {
 		// A page's edges may cut a secret: mask it with the file around.
 		res.Text, res.Masked = t.maskPage(data, int(a.Offset), int(end))
