@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/pabloagent/pablo/graph"
+	"github.com/pabloagent/pablo/internal/graphfill"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,7 +147,7 @@ func TestRemoteApprovalInThePolicyAndTheGraph(t *testing.T) {
 	t.Parallel()
 	d := remoteApprovalDeployment(t)
 	for remote, rule := range map[string]string{"a": "a2a_remotes.a", "c": ""} {
-		dec, err := d.Decide(context.Background(), authority.Subagent, spawnRemoteProbe(remote))
+		dec, err := d.Decide(context.Background(), authority.Subagent, graphfill.SpawnRemoteProbe(remote))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
@@ -104,7 +106,7 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 		// decided over the same tool spec (the remote a spawn_remote
 		// names) and judged by their action, as a task decides them. A
 		// denied subagent is decided as the capability alone.
-		sc := engine.NewSubagentCatalog(children.NewTool(nil, sortedKeys(d.c.Options.A2A.Remotes)))
+		sc := engine.NewSubagentCatalog(children.NewTool(nil, slices.Sorted(maps.Keys(d.c.Options.A2A.Remotes))))
 		owner = sc
 		specs = append(specs, sc.Tools()...)
 	}

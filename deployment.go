@@ -8,7 +8,6 @@ import (
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/fstools"
-	"github.com/pabloagent/pablo/internal/shell"
 )
 
 // LoadOptions say which deployment to load and what the host supplies:
@@ -213,11 +212,6 @@ func (d *Deployment) NativeTools() []authority.ID { return d.c.NativeTools() }
 func (d *Deployment) Resolver(opts authority.ResolverOptions) (*authority.Resolver, error) {
 	return d.c.Resolver(opts)
 }
-
-// shellPolicy returns the literal command policy of this deployment: the
-// ordinary shell.commands and every authority layer's, each of which must
-// allow. It is nil when no layer configures commands.
-func (d *Deployment) shellPolicy() (*shell.Policy, error) { return d.c.ShellPolicy() }
 
 // ShellCommand is what the literal command policy of a deployment makes of
 // one command line, without running it: [Deployment.ParseShellCommand].

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pabloagent/pablo/internal/graphfill"
 	"strconv"
 
 	"github.com/pabloagent/pablo/event"
@@ -290,7 +291,7 @@ type skillCatalog struct {
 }
 
 func (d *Deployment) activateSkills(ctx context.Context, set *authority.Set) (*skillCatalog, []model.Message, error) {
-	selection := skillSelection(d.c.Options.Skills.Activate, set)
+	selection := graphfill.SkillSelection(d.c.Options.Skills.Activate, set)
 	if len(selection) == 0 {
 		return nil, nil, nil
 	}
@@ -384,18 +385,4 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set) (ca
 		cats = append(cats, &shellCatalog{runner: runner, secrets: secrets, literal: pol != nil})
 	}
 	return cats, cleanup, nil
-}
-
-// skillSelection is what the runtime activates of selection: every entry
-// but a qualified Skill ID the authority denies (a policy rule on the
-// Skill's ID). Deployment.Why and the graph read the same decision.
-func skillSelection(selection []string, set *authority.Set) []string {
-	out := make([]string, 0, len(selection))
-	for _, e := range selection {
-		if id := authority.ID(e); id.Kind() == authority.KindSkill && !set.Decide(authority.Request{Capability: id}).Allowed {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
 }

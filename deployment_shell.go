@@ -10,7 +10,6 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/redact"
-	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/internal/shell"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -100,7 +99,3 @@ func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 	}
 	return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution}
 }
-
-// shellSandbox is the sandbox every shell.run command of this deployment
-// runs in: options.shell.sandbox narrowed by every authority layer.
-func (d *Deployment) shellSandbox() sandbox.Profile { return d.c.ShellSandbox() }

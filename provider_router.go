@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"time"
@@ -41,7 +42,7 @@ func (b *modelBuilder) classifier(name string, rt config.Route, names []string) 
 	c := &engine.Classifier{Entry: map[string]int{}}
 	opts := providers.RouterOptions{Endpoint: endpoint, Secret: secret, Instructions: r.Instructions,
 		Timeout: time.Duration(r.TimeoutMS) * time.Millisecond}
-	for _, cat := range sortedKeys(r.Categories) {
+	for _, cat := range slices.Sorted(maps.Keys(r.Categories)) {
 		rc := r.Categories[cat]
 		i := slices.Index(names, rc.Model)
 		if i < 0 {

@@ -1,4 +1,4 @@
-package pablo
+package graphfill
 
 import (
 	"context"
@@ -20,8 +20,8 @@ import (
 // digest or why it was refused. A remote is reached only through the
 // subagent tool, so it requires the children node; a deployment with
 // remotes and children off leaves them unsupported.
-func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authority.Set, cards []a2a.Probe, credential func(from, name string, consumer authority.Consumer, dest string)) error {
-	o := &d.c.Options
+func (b *graphBuilder) children(ctx context.Context, d *Source, set *authority.Set, cards []a2a.Probe, credential func(from, name string, consumer authority.Consumer, dest string)) error {
+	o := &d.Config.Options
 	if !o.Children.Enabled && len(o.A2A.Remotes) == 0 {
 		return nil
 	}
@@ -55,7 +55,7 @@ func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authori
 		}
 		var route []string
 		if o.ModelRoute != "" {
-			entries, _ := d.c.RouteEntries(o.ModelRoute)
+			entries, _ := d.Config.RouteEntries(o.ModelRoute)
 			for _, e := range entries {
 				if e.Selectable() {
 					route = append(route, e.Model)
@@ -100,7 +100,7 @@ func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authori
 			// Every spawn_remote to it asks when a layer's a2a_remotes
 			// entry for it, or anything gating the subagent tool's
 			// delegations, requires approval.
-			dec, err := d.Decide(ctx, authority.Subagent, spawnRemoteProbe(name))
+			dec, err := d.Decide(ctx, authority.Subagent, SpawnRemoteProbe(name))
 			if err != nil {
 				return err
 			}
@@ -120,9 +120,9 @@ func (b *graphBuilder) children(ctx context.Context, d *Deployment, set *authori
 	return nil
 }
 
-// spawnRemoteProbe is a spawn_remote call to the remote name, as the graph
+// SpawnRemoteProbe is a spawn_remote call to the remote name, as the graph
 // decides it: what the layers and the approvals say of a delegation to it.
-func spawnRemoteProbe(name string) json.RawMessage {
+func SpawnRemoteProbe(name string) json.RawMessage {
 	b, _ := json.Marshal(map[string]any{"action": "spawn_remote", "remote_request": map[string]any{
 		"remote": name, "parts": []any{map[string]string{"text": "pablo-graph-probe"}}, "accepted_output_modes": []string{"text/plain"}}})
 	return b

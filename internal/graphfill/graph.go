@@ -1,4 +1,4 @@
-package pablo
+package graphfill
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/sandbox"
+	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
 	"github.com/pabloagent/pablo/skills"
 )
@@ -39,7 +40,7 @@ type graphBuilder struct {
 // and `pablo policy check` use. It reads credential sources to learn
 // whether they resolve, never records a value, and starts no MCP server;
 // a required sandbox is checked with one bubblewrap run.
-func (d *Deployment) Graph(ctx context.Context, opts graph.Options) (*graph.Graph, error) {
+func Graph(ctx context.Context, d *Source, opts graph.Options) (*graph.Graph, error) {
 	set, err := d.Authority()
 	if err != nil {
 		return nil, err
@@ -48,7 +49,7 @@ func (d *Deployment) Graph(ctx context.Context, opts graph.Options) (*graph.Grap
 	if err != nil {
 		return nil, err
 	}
-	b := &graphBuilder{Builder: graph.NewBuilder(d.c.Fingerprint, opts.Health != nil || opts.Cards != nil)}
+	b := &graphBuilder{Builder: graph.NewBuilder(d.Config.Fingerprint, opts.Health != nil || opts.Cards != nil)}
 	credential := func(from, name string, consumer authority.Consumer, dest string) {
 		id := "credential:" + name + "@" + dest
 		b.Node(graph.Node{ID: id, Kind: graph.KindCredential, Attributes: map[string]string{"name": name, "consumer": string(consumer), "destination": dest}})
@@ -79,24 +80,26 @@ func (d *Deployment) Graph(ctx context.Context, opts graph.Options) (*graph.Grap
 		b.Edge(id, "shell.rules", graph.EdgeRequires)
 		if _, err := d.shellPolicy(); err != nil {
 			b.Set("shell.rules", graph.Unsupported, graph.Reason{Code: "shell_rules_invalid", Detail: err.Error()})
-		} else if err := d.c.CheckShellExamples(); err != nil {
+		} else if err := d.Config.CheckShellExamples(); err != nil {
 			b.Set("shell.rules", graph.Unsupported, graph.Reason{Code: "rule_example_failed", Detail: err.Error()})
 		}
-		n, narrowed := d.c.ShellSandboxNarrowing()
+		n, narrowed := d.Config.ShellSandboxNarrowing()
 		if err := b.sandbox(ctx, d, id, "sandbox:shell.run", d.shellSandbox(), n, narrowed, opts.Bubblewrap); err != nil {
 			return nil, err
 		}
 	}
 
-	d.memoryGraph(b.Builder, set)
+	if d.Memory != nil {
+		d.Memory(b.Builder, set)
+	}
 
 	// MCP servers, their credentials and, when probed, their health and tools.
 	health := map[string]mcp.Health{}
 	for _, h := range opts.Health {
 		health[h.Server] = h
 	}
-	for _, name := range sortedKeys(d.c.Options.MCP.Servers) {
-		s := d.c.Options.MCP.Servers[name]
+	for _, name := range sortedKeys(d.Config.Options.MCP.Servers) {
+		s := d.Config.Options.MCP.Servers[name]
 		id := "mcp:" + name
 		attrs := map[string]string{"transport": s.Transport, "required": strconv.FormatBool(s.Required)}
 		for raw, pin := range s.Pins {
@@ -122,7 +125,7 @@ func (d *Deployment) Graph(ctx context.Context, opts graph.Options) (*graph.Grap
 		}
 		if !gd.Allowed {
 			gd = authority.Decision{Allowed: true}
-			if key := d.c.Options.Approvals.RequiredBy(string(authority.MCPTool(name, "pablo-graph-probe"))); key != "" {
+			if key := d.Config.Options.Approvals.RequiredBy(string(authority.MCPTool(name, "pablo-graph-probe"))); key != "" {
 				gd.RequireApproval(config.ApprovalsLayer, key)
 			}
 		}
@@ -134,8 +137,8 @@ func (d *Deployment) Graph(ctx context.Context, opts graph.Options) (*graph.Grap
 			credential(id, s.Headers[k], authority.ConsumerMCPHeaders, "mcp:"+name+":header:"+k)
 		}
 		if s.Transport == string(mcp.Stdio) {
-			p, _ := d.c.MCPSandbox(name)
-			n, narrowed := d.c.MCPSandboxNarrowing(name)
+			p, _ := d.Config.MCPSandbox(name)
+			n, narrowed := d.Config.MCPSandboxNarrowing(name)
 			if err := b.sandbox(ctx, d, id, "sandbox:"+id, p, n, narrowed, opts.Bubblewrap); err != nil {
 				return nil, err
 			}
@@ -190,11 +193,11 @@ func (d *Deployment) Graph(ctx context.Context, opts graph.Options) (*graph.Grap
 
 	// The model route, its models and their credentials.
 	route := "model"
-	o := &d.c.Options
+	o := &d.Config.Options
 	if o.ModelRoute != "" {
 		route = "route:" + o.ModelRoute
-		b.Node(graph.Node{ID: route, Kind: graph.KindRoute, Attributes: map[string]string{"required_capabilities": strings.Join(d.c.RouteRequirements(o.ModelRoute), ",")}})
-		entries, _ := d.c.RouteEntries(o.ModelRoute) // checked when the deployment loaded
+		b.Node(graph.Node{ID: route, Kind: graph.KindRoute, Attributes: map[string]string{"required_capabilities": strings.Join(d.Config.RouteRequirements(o.ModelRoute), ",")}})
+		entries, _ := d.Config.RouteEntries(o.ModelRoute) // checked when the deployment loaded
 		for _, e := range entries {
 			n := e.Model
 			id := "model:" + n
@@ -236,7 +239,7 @@ func (d *Deployment) Graph(ctx context.Context, opts graph.Options) (*graph.Grap
 // deployment asks for (no authority layer lowering its filesystem or
 // network scope), must not open what policy closes (a writable workspace
 // where fs.write is denied), and must be buildable here.
-func (b *graphBuilder) sandbox(ctx context.Context, d *Deployment, from, id string, p sandbox.Profile, narrowed config.SandboxNarrowing, isNarrowed bool, bwrap string) error {
+func (b *graphBuilder) sandbox(ctx context.Context, d *Source, from, id string, p sandbox.Profile, narrowed config.SandboxNarrowing, isNarrowed bool, bwrap string) error {
 	p = p.Normalized()
 	b.Node(graph.Node{ID: id, Kind: graph.KindSandbox, Attributes: map[string]string{"profile": p.String()}})
 	b.Edge(from, id, graph.EdgeRequires)
@@ -272,8 +275,8 @@ func (b *graphBuilder) sandbox(ctx context.Context, d *Deployment, from, id stri
 // authority is flagged, never acted on), required tools and MCP servers
 // exist and are admitted, required credentials exist, and the output
 // contract is a usable schema.
-func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority.Set) error {
-	if len(d.c.Options.Skills.Roots) == 0 {
+func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set) error {
+	if len(d.Config.Options.Skills.Roots) == 0 {
 		return nil
 	}
 	sopts, err := d.SkillOptions()
@@ -286,7 +289,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority
 	}
 	activated := map[string]skills.ActiveSkill{}
 	var activateErr error
-	if selection := skillSelection(d.c.Options.Skills.Activate, set); len(selection) > 0 {
+	if selection := SkillSelection(d.Config.Options.Skills.Activate, set); len(selection) > 0 {
 		if act, err := cat.Activate(ctx, selection); err != nil {
 			activateErr = err
 		} else {
@@ -300,7 +303,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority
 		return err == nil && dec.Allowed
 	}
 	servers := func(name string) bool {
-		_, ok := d.c.Options.MCP.Servers[name]
+		_, ok := d.Config.Options.MCP.Servers[name]
 		return ok && admitted(string(authority.MCPTool(name, "pablo-graph-probe")))
 	}
 	for _, f := range cat.Findings() {
@@ -316,7 +319,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority
 			attrs["output_contract"] = string(req.OutputSchema)
 		}
 		b.Node(graph.Node{ID: id, Kind: graph.KindSkill, Capability: s.QualifiedName, Attributes: attrs})
-		if slices.Contains(d.c.Options.Skills.Activate, s.QualifiedName) {
+		if slices.Contains(d.Config.Options.Skills.Activate, s.QualifiedName) {
 			// Selected by its ID: the runtime activates it only when
 			// the authority admits that ID.
 			dec, err := d.Decide(ctx, authority.ID(s.QualifiedName), nil)
@@ -349,7 +352,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Deployment, set *authority
 				b.Note(id, graph.Reason{Code: "authority_claim_flagged",
 					Detail: fmt.Sprintf("the instructions claim authority (%q); instructions are task data and grant nothing", m)})
 			}
-		} else if activateErr != nil && activates(d.c.Options.Skills.Activate, s) {
+		} else if activateErr != nil && activates(d.Config.Options.Skills.Activate, s) {
 			b.Set(id, graph.Unsupported, graph.Reason{Code: "skill_activation_failed", Detail: activateErr.Error()})
 		}
 	}
@@ -378,5 +381,21 @@ func sortedKeys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// sha256Tag is "sha256:" and the lowercase hex SHA-256 of b.
+func sha256Tag(b []byte) string { return string(ledger.RefOf(b)) }
+
+// SkillSelection is what a runtime activates of selection: every entry
+// but the Skills set denies (a denied Skill is left out, never an error).
+func SkillSelection(selection []string, set *authority.Set) []string {
+	out := make([]string, 0, len(selection))
+	for _, e := range selection {
+		if id := authority.ID(e); id.Kind() == authority.KindSkill && !set.Decide(authority.Request{Capability: id}).Allowed {
+			continue
+		}
+		out = append(out, e)
+	}
 	return out
 }

@@ -1,4 +1,4 @@
-package pablo
+package graphfill
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 // (mcp/records/lookup) or server (records), a Skill (team/review), an A2A
 // remote, a model route or a model, or a graph node ID. A name that is
 // none of them fails with [graph.ErrUnknownCapability], saying what to name.
-func (d *Deployment) Why(ctx context.Context, capability string, opts graph.Options) (*graph.Explanation, error) {
+func Why(ctx context.Context, d *Source, capability string, opts graph.Options) (*graph.Explanation, error) {
 	if capability == "" || len(capability) > graph.MaxCapabilityBytes || strings.ContainsAny(capability, " \t\r\n") {
 		return nil, fmt.Errorf("%w: the capability must be 1..%d bytes with no whitespace, got %q", graph.ErrUnknownCapability, graph.MaxCapabilityBytes, truncateName(capability))
 	}
-	g, err := d.Graph(ctx, opts)
+	g, err := Graph(ctx, d, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -101,8 +101,8 @@ func truncateName(s string) string {
 // whySkill sets e for the Skill node n as the runtime decides it: admitted
 // when options.skills.activate selects it (by ID or name), the authority
 // admits its ID when selected by ID, and its activation succeeds.
-func (d *Deployment) whySkill(ctx context.Context, n graph.Node, e *graph.Explanation) error {
-	sel := d.c.Options.Skills.Activate
+func (d *Source) whySkill(ctx context.Context, n graph.Node, e *graph.Explanation) error {
+	sel := d.Config.Options.Skills.Activate
 	_, name, _ := strings.Cut(n.Capability, "/")
 	byID := slices.Contains(sel, n.Capability)
 	selected := byID || slices.Contains(sel, name)
