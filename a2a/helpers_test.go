@@ -272,13 +272,6 @@ func (p *peerProcess) waitLog(t testing.TB, want string) string {
 	}
 }
 
-// logged returns the peer's log lines so far.
-func (p *peerProcess) logged() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.logs...)
-}
-
 // startPeer starts script (a file of a2a/testdata/peer) on node with the
 // packages of PABLO_NPM_PREFIX.
 func startPeer(t testing.TB, script string, env ...string) *peerProcess {

@@ -3,7 +3,6 @@ package a2a
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,9 +92,7 @@ func TestRealPeerSlowBlockingTaskIsPolled(t *testing.T) {
 	if res := h.Result(); res.Outcome.Status != outcome.Completed || res.Output != "done after 600 ms" {
 		t.Fatalf("%+v", res.Outcome)
 	}
-	if !slices.Contains(peer.logged(), `{"log":"rpc","method":"GetTask"}`) {
-		t.Fatalf("no GetTask reached the peer: %v", peer.logged())
-	}
+	peer.waitLog(t, `{"log":"rpc","method":"GetTask"}`)
 }
 
 // TestA2AGoServerCancel stops a non-streaming (and a streaming) child of
