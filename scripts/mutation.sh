@@ -9,7 +9,8 @@
 #   bash scripts/mutation.sh ledger/    only those whose name contains it
 #   MUTATION_TIMEOUT=5m                 go test's -timeout for one mutant
 #   MUTATION_LIST=1                     list the mutations and exit
-#   MUTATION_SITES=1                    locate every site (file) and exit
+#   MUTATION_SITES=1                    locate and build every mutant, and exit
+#   PABLO_NPM_PREFIX=DIR                the npm peers, as for scripts/test.sh
 #
 # A mutation finds its site by its text, never by a line number: the text
 # must occur exactly once among the non-test Go files of the directories
@@ -26,6 +27,9 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$PATH:/usr/local/go/bin"
+# The real-peer tests (mcp's npm servers) find their peers where the test
+# command installs them.
+export PABLO_NPM_PREFIX="${PABLO_NPM_PREFIX:-$src/.npm-peers}"
 filter="${1:-}"
 timeout="${MUTATION_TIMEOUT:-5m}"
 
