@@ -185,6 +185,8 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 		ro.Model = m
 	}
 	ro.Compaction = d.compactionOptions(ro.Model)
+	maxErrors, report := d.c.Options.Tools.Recoverable()
+	ro.Recovery = &Recovery{MaxRecoverableErrors: maxErrors, ReportDenials: report}
 	return ro, nil
 }
 

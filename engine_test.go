@@ -59,6 +59,12 @@ func scriptDeployment(t testing.TB, dir, ws, script, body string) *Deployment {
 	t.Helper()
 	os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600)
 	doc := "schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n" + body
+	if !strings.Contains(body, "[options.tools]") {
+		// These tests defend the reference's contract, where a model's
+		// mistake ends the task (options.tools.max_recoverable_errors = 0);
+		// recovery_test.go covers the recovering default.
+		doc += "[options.tools]\nmax_recoverable_errors = 0\n"
+	}
 	os.WriteFile(filepath.Join(dir, "deployment.toml"), []byte(doc), 0o600)
 	binds := map[string]string{"workspace": ws}
 	if strings.Contains(body, `name = "npm"`) {

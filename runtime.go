@@ -108,10 +108,32 @@ type RuntimeOptions struct {
 	// overflow; nil compacts nothing, and a request over the ceiling ends
 	// the task limit_exceeded/context_bytes.
 	Compaction *CompactionOptions
+	// Recovery, when set, returns the model's mistakes to it as tool
+	// results instead of ending the task (a deployment's options.tools);
+	// nil keeps the reference's contract, where each ends the task.
+	Recovery *Recovery
 
 	secrets     *redact.Set
 	cleanup     []func() error
 	activations []skills.Activation
+}
+
+// Recovery says which of a model's mistakes go back to it as tool results.
+// A misselection — a tool that is not offered, arguments that fail the
+// tool's schema — is returned as a typed result (status tool_unavailable or
+// invalid_arguments, the JSON pointer and rule that failed, the tools the
+// model may call), never reaching a tool. A policy denial ends the task
+// unless ReportDenials is set. Either way the call is recorded as when it
+// ends the task: denied or invalid, with its decision, never dispatched.
+type Recovery struct {
+	// MaxRecoverableErrors bounds the mistakes returned in a row, per
+	// agent; the next one ends the task as it would have without
+	// recovery. Zero returns none.
+	MaxRecoverableErrors int
+	// ReportDenials returns a policy denial to the model as a
+	// policy_denied result naming the rule (and that retrying is futile),
+	// counted by the same bound.
+	ReportDenials bool
 }
 
 // TaskInfo tells catalogs and hosts which task they serve, and gives them
@@ -171,6 +193,9 @@ func newEngine(opts RuntimeOptions) (*engine.Runtime, error) {
 	}
 	if rm, ok := routeOf(opts.Model); ok {
 		eo.Route = rm
+	}
+	if r := opts.Recovery; r != nil {
+		eo.Recovery = engine.Recovery{MaxErrors: r.MaxRecoverableErrors, ReportDenials: r.ReportDenials}
 	}
 	if open := opts.OpenCatalogs; open != nil {
 		eo.OpenCatalogs = func(ctx context.Context, task engine.TaskInfo) ([]engine.Catalog, error) {

@@ -65,9 +65,13 @@ var (
 // ContractError is a rejected call. Path is the JSON pointer of the
 // offending argument; no argument value is ever included.
 type ContractError struct {
-	Kind     ContractKind
-	Tool     ID
-	Path     string
+	Kind ContractKind
+	Tool ID
+	Path string
+	// Keyword is the JSON Schema keyword the arguments failed
+	// ("required", "additionalProperties", "type", "minLength", ...), when
+	// they failed the schema.
+	Keyword  string
 	Decision *Decision
 }
 
@@ -77,6 +81,9 @@ func (e *ContractError) Error() string {
 		return fmt.Sprintf("tool %q is not in the admitted catalog", textx.Shorten(string(e.Tool), 80))
 	case ContractUnauthorizedResource:
 		return fmt.Sprintf("tool %s: a resource is outside the caller's scope (layer %q rule %q)", e.Tool, e.Decision.Layer, e.Decision.RuleID)
+	}
+	if e.Keyword != "" {
+		return fmt.Sprintf("tool %s: %s at %q (schema keyword %s)", e.Tool, e.Kind, e.Path, e.Keyword)
 	}
 	return fmt.Sprintf("tool %s: %s at %q", e.Tool, e.Kind, e.Path)
 }
@@ -186,6 +193,48 @@ func (c *Contracts) Spec(id ID) (ToolSpec, bool) {
 	return k.spec, ok
 }
 
+// violation is the contract error of arguments that failed the schema,
+// from its most telling diagnostic: an extra field (which names the field),
+// then a wrong type, then the first.
+func violation(tool ID, diags []schema.Diagnostic) *ContractError {
+	ce := &ContractError{Kind: ContractInvalidArguments, Tool: tool}
+	best := -1
+	for _, dg := range diags {
+		rank := 1
+		switch {
+		case strings.HasSuffix(dg.SchemaPath, "/additionalProperties"):
+			rank = 3
+		case strings.HasSuffix(dg.SchemaPath, "/type"):
+			rank = 2
+		}
+		if best < 0 || rank > best {
+			best = rank
+			ce.Path, ce.Keyword = dg.InstancePath, keywordOf(dg.SchemaPath)
+			switch rank {
+			case 3:
+				ce.Kind = ContractExtraField
+			case 2:
+				ce.Kind = ContractWrongType
+			default:
+				ce.Kind = ContractInvalidArguments
+			}
+		}
+	}
+	return ce
+}
+
+// keywordOf is the schema keyword a schema path ends in ("required" for
+// ".../required/0").
+func keywordOf(schemaPath string) string {
+	segs := strings.Split(schemaPath, "/")
+	for i := len(segs) - 1; i >= 0; i-- {
+		if s := segs[i]; s != "" && (s[0] < '0' || s[0] > '9') {
+			return s
+		}
+	}
+	return ""
+}
+
 // Check accepts a call or returns a *ContractError. The arguments are
 // decoded only when the tool declares how to read its resources.
 func (c *Contracts) Check(call Call) error {
@@ -213,18 +262,7 @@ func (c *Contracts) Decide(call Call) (Decision, error) {
 		args = []byte("{}")
 	}
 	if res := k.schema.Validate(args); !res.Valid {
-		kind, path := ContractInvalidArguments, ""
-		if len(res.Diagnostics) > 0 {
-			dg := res.Diagnostics[0]
-			path = dg.InstancePath
-			switch {
-			case strings.HasSuffix(dg.SchemaPath, "/additionalProperties"):
-				kind = ContractExtraField
-			case strings.HasSuffix(dg.SchemaPath, "/type"):
-				kind = ContractWrongType
-			}
-		}
-		return Decision{}, &ContractError{Kind: kind, Tool: call.Tool, Path: path}
+		return Decision{}, violation(call.Tool, res.Diagnostics)
 	}
 	if k.spec.Resources != nil {
 		var decoded map[string]any

@@ -72,7 +72,10 @@ func TestDeniedCallKeepsTerminalRecord(t *testing.T) {
 			os.Mkdir(ws, 0o700)
 			os.WriteFile(filepath.Join(dir, "script.json"), []byte(`{"turns":[{"text":["x"],"tool_calls":[{"id":"c1","name":"`+c.tool+`","arguments":`+c.args+`}]},{"text":["done"]}]}`), 0o600)
 			cfg := filepath.Join(dir, "d.toml")
-			os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.shell]\nenabled = false\n"+c.body), 0o600)
+			os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"script.json\" }\n[options.shell]\nenabled = false\n"+
+				// The reference's contract: a call outside the catalog ends
+				// the task (by default it goes back to the model).
+				"[options.tools]\nmax_recoverable_errors = 0\n"+c.body), 0o600)
 			tracePath, store := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "ledger.db")
 			args := []string{"run", "go", "--json", "--config", cfg, "--bind", "workspace=" + ws, "--trace", tracePath, "--store", store}
 			if strings.Contains(c.body, `name = "npm"`) {

@@ -50,6 +50,7 @@ func runReal(t *testing.T, body string, c *clock.Manual, jsonOut bool, args ...s
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "work")
 	os.Mkdir(ws, 0o700)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("INV-1042 paid on 2024-03-01\n"), 0o600)
 	cfg := filepath.Join(dir, "deployment.toml")
 	os.WriteFile(cfg, []byte(body), 0o600)
 	all := append([]string{"run", "--config", cfg, "--bind", "workspace=" + ws}, args...)
@@ -188,5 +189,71 @@ func TestRealModelLocalhostNeedsNoFlag(t *testing.T) {
 	runReal(t, localModel(endpoint, ""), nil, true).completed(t)
 	if srv.Requests() != 1 {
 		t.Fatalf("%d requests", srv.Requests())
+	}
+}
+
+// mistakes is a conversation in which the model's first call is mistaken
+// and its second is right.
+func mistakes(wrong providertest.Call) []providertest.Turn {
+	return []providertest.Turn{
+		{Calls: []providertest.Call{wrong}},
+		{Calls: []providertest.Call{{Name: "fs_read", Args: `{"path":"a.txt"}`}}},
+		{Text: "Paid on time."},
+	}
+}
+
+// A call with a wrong argument name goes back to the model, which
+// corrects itself; with max_recoverable_errors = 0 the task ends as the
+// reference's does, and the reason names the tool and the argument.
+func TestRealModelWrongArgumentRecovers(t *testing.T) {
+	t.Parallel()
+	srv := providertest.New(providertest.Options{Turns: mistakes(providertest.Call{Name: "fs_read", Args: `{"file":"a.txt"}`})})
+	defer srv.Close()
+	runReal(t, localModel(srv.Endpoint(), ""), nil, true).completed(t)
+	if !strings.Contains(string(srv.Bodies()[1]), `\"status\":\"invalid_arguments\"`) || !strings.Contains(string(srv.Bodies()[1]), `\"pointer\":\"/file\"`) {
+		t.Fatalf("the model was not told: %s", srv.Bodies()[1])
+	}
+	again := providertest.New(providertest.Options{Turns: mistakes(providertest.Call{Name: "fs_read", Args: `{"path":7}`})})
+	defer again.Close()
+	r := runReal(t, localModel(again.Endpoint(), "[options.tools]\nmax_recoverable_errors = 0\n"), nil, true)
+	r.failed(t, "invalid_tool_arguments", "not_sent", "fs.read", "/path", "wrong_type")
+}
+
+// A call to a tool the model was not offered goes back to it; with
+// max_recoverable_errors = 0 it ends policy_denied tool_unavailable.
+func TestRealModelToolNotOfferedRecovers(t *testing.T) {
+	t.Parallel()
+	srv := providertest.New(providertest.Options{Turns: mistakes(providertest.Call{Name: "shell_run", Args: `{"command":"cat a.txt","cwd":"."}`})})
+	defer srv.Close()
+	runReal(t, localModel(srv.Endpoint(), ""), nil, true).completed(t)
+	off := providertest.New(providertest.Options{Turns: mistakes(providertest.Call{Name: "shell_run", Args: `{"command":"cat a.txt","cwd":"."}`})})
+	defer off.Close()
+	r := runReal(t, localModel(off.Endpoint(), "[options.tools]\nmax_recoverable_errors = 0\n"), nil, true)
+	if r.obj.Outcome.Status != "policy_denied" || !strings.Contains(r.stdout, `"rule":"tool_unavailable"`) {
+		t.Fatalf("exit %d: %s", r.code, r.stdout)
+	}
+}
+
+// A path outside the workspace is a denial: it ends the task by default,
+// and under on_denial = "report" the model is told and the task
+// completes; the ledger records the denied call, not dispatched.
+func TestRealModelDenialEndsOrIsReported(t *testing.T) {
+	t.Parallel()
+	outside := providertest.Call{Name: "fs_read", Args: `{"path":"../secret.txt"}`}
+	srv := providertest.New(providertest.Options{Turns: mistakes(outside)})
+	defer srv.Close()
+	if r := runReal(t, localModel(srv.Endpoint(), ""), nil, true); r.obj.Outcome.Status != "policy_denied" {
+		t.Fatalf("a denial by default: exit %d %s", r.code, r.stdout)
+	}
+	rep := providertest.New(providertest.Options{Turns: mistakes(outside)})
+	defer rep.Close()
+	store := filepath.Join(t.TempDir(), "ledger.db")
+	runReal(t, localModel(rep.Endpoint(), "[options.tools]\non_denial = \"report\"\n"), nil, true, "--store", store).completed(t)
+	if !strings.Contains(string(rep.Bodies()[1]), `\"status\":\"policy_denied\"`) {
+		t.Fatalf("the model was not told of the denial: %s", rep.Bodies()[1])
+	}
+	_, out, _ := cli(t, "ledger", "recover", "--store", store, "--json")
+	if !strings.Contains(out, `"policy_denied"`) || !strings.Contains(out, `"not_sent"`) {
+		t.Fatalf("the ledger does not show the denied call: %s", out)
 	}
 }

@@ -30,7 +30,34 @@ type Options struct {
 	Redaction  RedactionOptions        `json:"redaction"`
 	Approvals  ApprovalOptions         `json:"approvals"`
 	Memory     MemoryOptions           `json:"memory"`
+	Tools      ToolsOptions            `json:"tools"`
 	OTel       OTelOptions             `json:"otel"`
+}
+
+// ToolsOptions is options.tools, a Go extension: how a model's mistakes
+// are answered. A misselection (an unknown tool, arguments that fail the
+// schema) goes back to the model as a tool result, at most
+// MaxRecoverableErrors times in a row per agent (nil: 3; 0: never, the
+// reference's contract); a policy denial ends the task unless OnDenial is
+// "report", which returns it to the model under the same bound.
+type ToolsOptions struct {
+	MaxRecoverableErrors *int64 `json:"max_recoverable_errors,omitempty"`
+	OnDenial             string `json:"on_denial,omitempty"`
+}
+
+// DefaultMaxRecoverableErrors is options.tools.max_recoverable_errors
+// when unset.
+const DefaultMaxRecoverableErrors = 3
+
+// Recoverable is options.tools with its defaults: the bound on consecutive
+// recovered mistakes per agent, and whether a denial is reported to the
+// model.
+func (t ToolsOptions) Recoverable() (maxErrors int, reportDenials bool) {
+	maxErrors = DefaultMaxRecoverableErrors
+	if t.MaxRecoverableErrors != nil {
+		maxErrors = int(*t.MaxRecoverableErrors)
+	}
+	return maxErrors, t.OnDenial == "report"
 }
 
 // ApprovalOptions are options.approvals, a Go extension: per tool class,

@@ -537,6 +537,12 @@ func optionsTables() *spec {
 		// A Go extension (docs/approvals.md): a tool class whose every
 		// allowed call needs approval. "required" is the only value: a
 		// class default only adds a question, and no layer removes one.
+		// A Go extension (issue 30): a model's mistakes go back to it as
+		// tool results, within a bound, instead of ending the task.
+		"tools", table(
+			"max_recoverable_errors", integer(0, 100, nil),
+			"on_denial", enum(nil, "stop", "report"),
+		),
 		"approvals", table(
 			"shell", enum(nil, "required"),
 			"filesystem_write", enum(nil, "required"),

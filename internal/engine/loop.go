@@ -30,13 +30,18 @@ import (
 // the tools it was admitted, the children it supervises, the conversation
 // it carries and the live output of the call that streams now.
 type step struct {
-	t      *Task
-	conf   agentConf
-	agent  string
-	hdr    *eventlog.Header
-	base   context.Context // the agent's own context, before its deadline and tool wiring
-	ctx    context.Context
-	caller context.Context
+	// mistake is the last call refused before it reached a tool, as the
+	// model would be told about it; misses counts the mistakes returned
+	// to the model in a row (Recovery).
+	mistake *mistake
+	misses  int
+	t       *Task
+	conf    agentConf
+	agent   string
+	hdr     *eventlog.Header
+	base    context.Context // the agent's own context, before its deadline and tool wiring
+	ctx     context.Context
+	caller  context.Context
 	// span is the agent's invoke_agent span, set once before any child
 	// starts: the parent of its children's spans.
 	span trace.Span

@@ -28,6 +28,9 @@ import (
 // checked and converted by the root, which writes out the default
 // Instructions. Model and Authority are set.
 type Options struct {
+	// Recovery says which of the model's mistakes go back to it as tool
+	// results; the zero value returns none (the reference's contract).
+	Recovery     Recovery
 	Model        model.Model
 	Authority    authority.Authority
 	Catalogs     []Catalog

@@ -39,12 +39,14 @@ import (
 func (s *step) toolCall(call model.ToolCall, id string) *event.Outcome {
 	rc, o := s.resolve(call, id)
 	if o != nil {
-		return o
+		return s.answerMistake(call, o)
 	}
 	cc, o := s.validate(rc)
 	if o != nil {
-		return o
+		return s.answerMistake(call, o)
 	}
+	// A call the model chose well ends a run of mistakes.
+	s.misses = 0
 	ac, o := s.admit(cc)
 	if o != nil {
 		return o
@@ -122,6 +124,7 @@ func (s *step) resolve(call model.ToolCall, callID string) (resolvedCall, *event
 	}
 	rec := ledger.ToolCall{ID: callID, Name: string(id), ArgumentsDigest: sha256Tag(args), InputBytes: uint64(len(args))}
 	if !known {
+		s.mistake = &mistake{kind: mistakeUnavailable, tool: call.Name}
 		return resolvedCall{}, s.denyUnknown(call.Name, rec)
 	}
 	return resolvedCall{call: call, id: id, owner: s.owner[id], args: args, rec: rec}, nil
@@ -154,9 +157,22 @@ func (s *step) denyUnknown(name string, rec ledger.ToolCall) *event.Outcome {
 func (s *step) validate(rc resolvedCall) (checkedCall, *event.Outcome) {
 	d, err := DecideCall(s.ctx, s.contracts, rc.owner, authority.Call{ID: rc.rec.ID, Tool: rc.id, Arguments: rc.args})
 	if err != nil {
-		return checkedCall{}, s.reject(rc, contractError(err))
+		ce := contractError(err)
+		s.mistake = &mistake{kind: mistakeArguments, tool: rc.call.Name, pointer: ce.Path, rule: string(ce.Kind), keyword: ce.Keyword}
+		switch {
+		case ce.Kind == authority.ContractUnknownTool:
+			s.mistake.kind = mistakeUnavailable
+		case ce.Kind == authority.ContractUnauthorizedResource:
+			s.mistake.kind = mistakeDenied
+			s.mistake.decision = authority.Decision{Layer: authority.LayerConfiguration, RuleID: authority.RuleToolUnavailable, Reason: "a resource is outside the caller's scope"}
+			if ce.Decision != nil {
+				s.mistake.decision = *ce.Decision
+			}
+		}
+		return checkedCall{}, s.reject(rc, ce)
 	}
 	if !d.Allowed {
+		s.mistake = &mistake{kind: mistakeDenied, tool: rc.call.Name, decision: d}
 		return checkedCall{}, s.deny(rc.rec, d, d.RuleID)
 	}
 	return checkedCall{resolvedCall: rc, decision: d}, nil
@@ -180,7 +196,8 @@ func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *event.Outco
 	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	fail := &event.Outcome{Status: event.StatusFailed, Code: outcome.FailInvalidToolArguments, Delivery: outcome.NotSent}
+	fail := &event.Outcome{Status: event.StatusFailed, Code: outcome.FailInvalidToolArguments, Delivery: outcome.NotSent,
+		Reason: s.reason("%v", ce)}
 	return s.settleUnsent(rec.ID, outcome.ToolInvalidArguments, string(ce.Kind), fail)
 }
 
