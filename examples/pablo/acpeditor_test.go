@@ -67,10 +67,10 @@ func realDir(t *testing.T) string {
 // with the real ACP TypeScript client SDK through what editors render and
 // rely on (issue 32): the activated Skills offered as slash commands, an
 // fs.edit's tool_call carrying its file as a location and its change as a
-// diff; the editor's own stdio MCP server (server-everything, with an env
-// value of the user's) run when the deployment opts in, its value masked in
-// every frame and in the ledger, and refused naming the key when it does
-// not; two sessions in two project directories of one process; and a
+// diff; the editor's own stdio MCP servers (server-everything, with an env
+// value of the user's, and server-filesystem on the project) run when the
+// deployment opts in, the value masked in every frame and in the ledger,
+// and refused naming the key when it does not; two sessions in two project directories of one process; and a
 // three-prompt conversation whose third request, on a fixture provider,
 // holds the earlier turns as the messages they were.
 func TestACPEditorFeaturesWithTheTypeScriptClient(t *testing.T) {
@@ -98,10 +98,17 @@ func TestACPEditorFeaturesWithTheTypeScriptClient(t *testing.T) {
 	if _, err := os.Stat(everything); err != nil {
 		t.Fatal("server-everything is not installed (sh scripts/install-peers.sh): " + err.Error())
 	}
+	filesystem := filepath.Join(prefix, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+	if _, err := os.Stat(filesystem); err != nil {
+		t.Fatal("server-filesystem is not installed (sh scripts/install-peers.sh): " + err.Error())
+	}
 	const secret = "editor-secret-7d1f0a9b3c"
 	getEnv := authority.MCPTool("editor-everything", "get-env")
+	readFile := authority.MCPTool("editor-files", "read_text_file")
 	clientWS := realDir(t)
-	clientScript := `{"turns":[{"tool_calls":[{"name":"` + mcp.Alias(getEnv) + `","arguments":{}}]},{"text":["seen"]}]}`
+	os.WriteFile(filepath.Join(clientWS, "plan.txt"), []byte("the project's plan\n"), 0o600)
+	clientScript := `{"turns":[{"tool_calls":[{"name":"` + mcp.Alias(getEnv) + `","arguments":{}},` +
+		`{"name":"` + mcp.Alias(readFile) + `","arguments":{"path":"` + filepath.Join(clientWS, "plan.txt") + `"}}]},{"text":["seen"]}]}`
 	clientOn := acpDeployment(t, dir, "clientmcp-on", clientScript, "[options.shell]\nenabled = false\n[options.interfaces.acp]\nclient_mcp_servers = true\n"+
 		"[options.interfaces.acp.client_mcp_sandbox]\nread_paths = [{ base = \"binding\", name = \"npm\", path = \".\" }]\n")
 	clientOff := acpDeployment(t, dir, "clientmcp-off", clientScript, "[options.shell]\nenabled = false\n")
@@ -138,6 +145,8 @@ func TestACPEditorFeaturesWithTheTypeScriptClient(t *testing.T) {
 			"off":       []string{"acp", "--stdio", "--config", clientOff, "--bind", "workspace=" + clientWS},
 			"workspace": clientWS, "capability": string(getEnv), "envName": "EDITOR_TOKEN", "secret": secret,
 			"server": map[string]any{"name": "editor-everything", "command": peers.node, "args": []string{everything, "stdio"}},
+			"files": map[string]any{"name": "editor-files", "command": peers.node, "args": []string{filesystem, clientWS},
+				"capability": string(readFile), "text": "the project's plan"},
 		},
 		"projects": map[string]any{
 			"args": []string{"acp", "--stdio", "--config", projectsCfg, "--bind", "workspace=" + bound, "--bind", "projects=" + projects, "--store", filepath.Join(dir, "projects.db")},

@@ -384,17 +384,19 @@ scenarios.render = async () => {
   return { commands: names, locations: call?.locations?.length ?? 0 };
 };
 
-// clientmcp: the editor's own MCP server (server-everything over stdio,
-// with an environment value of the user's) runs when the deployment opts
-// in: its get-env tool sees the variable, the value is masked in every
-// frame, and the call's text reaches the editor as content. Without the
-// opt-in, session/new is refused with an error that names the key.
+// clientmcp: the editor's own MCP servers (server-everything over stdio,
+// with an environment value of the user's, and server-filesystem on the
+// project) run when the deployment opts in: get-env sees the variable, the
+// value is masked in every frame, and each call's text reaches the editor
+// as content. Without the opt-in, session/new is refused with an error
+// that names the key.
 scenarios.clientmcp = async () => {
   const c = cfg.clientmcp;
   const server = { name: c.server.name, command: c.server.command, args: c.server.args, env: [{ name: c.envName, value: c.secret }] };
+  const files = { name: c.files.name, command: c.files.command, args: c.files.args, env: [] };
   const on = start("clientmcp-on", cfg.bin, c.on, { cwd: c.workspace });
   await initialize(on, { durable: true });
-  const s = (await on.request("session/new", { cwd: c.workspace, mcpServers: [server] })).sessionId;
+  const s = (await on.request("session/new", { cwd: c.workspace, mcpServers: [server, files] })).sessionId;
   const r = await on.prompt(s, "Which environment does the editor's server see?");
   expect(r.stopReason === "end_turn", `clientmcp: stopped ${r.stopReason}: ${on.stderr()}`);
   const ups = on.updates.get(s) ?? [];
@@ -402,6 +404,10 @@ scenarios.clientmcp = async () => {
   const done = ups.find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call?.toolCallId && u.status === "completed");
   const text = (done?.content ?? []).filter((x) => x.type === "content").map((x) => x.content.text).join("");
   expect(text.includes(c.envName), `clientmcp: get-env's content does not name ${c.envName}: ${JSON.stringify(ups).slice(0, 800)}`);
+  const fsCall = ups.find((u) => u.sessionUpdate === "tool_call" && u.title === c.files.capability);
+  const fsDone = ups.find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === fsCall?.toolCallId && u.status === "completed");
+  const fsText = (fsDone?.content ?? []).filter((x) => x.type === "content").map((x) => x.content.text).join("");
+  expect(fsText.includes(c.files.text), `clientmcp: server-filesystem's read_text_file gave ${JSON.stringify(fsDone ?? ups).slice(0, 800)}`);
   const leaked = on.frames.filter((f) => JSON.stringify(f).includes(c.secret));
   expect(leaked.length === 0, `clientmcp: the client's value is in ${leaked.length} frames: ${JSON.stringify(leaked).slice(0, 300)}`);
   const exitOn = await on.close();
