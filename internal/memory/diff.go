@@ -79,7 +79,13 @@ func (s *Store) Diff(ctx context.Context, from, to Pin, scope Scope, cursor, lim
 				}
 				return DiffPage{}, unreadable(dir, err)
 			}
+			if len(changes) > s.limits.MaxEntries {
+				return DiffPage{}, errorf(ErrLimitExceeded, CodeTooManyEntries, dir, 0, "more than %d changed entries between %s and %s; diff nearer commits", s.limits.MaxEntries, short(from.Commit), short(to.Commit))
+			}
 			for _, c := range changes {
+				if err := ctx.Err(); err != nil {
+					return DiffPage{}, err
+				}
 				ch, prob, ok := s.change(ar.area, pre, c, scope)
 				if prob != nil {
 					page.Skipped = append(page.Skipped, *prob)

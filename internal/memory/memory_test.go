@@ -365,6 +365,12 @@ func TestDiffSummarisesChangesInScope(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || d.Total != 4 {
 		t.Fatalf("diff =\n%s\nwant\n%s\n(total %d; the hidden secret record must be neither listed nor counted)", strings.Join(got, "\n"), strings.Join(want, "\n"), d.Total)
 	}
+	// A diff of more changes than the entry bound is a typed error, not a
+	// long summary.
+	small := r.store(Options{Limits: Limits{MaxEntries: 2}})
+	if _, err := small.Diff(context.Background(), from, to, scope, 0, 0); !errors.Is(err, ErrLimitExceeded) || CodeOf(err) != CodeTooManyEntries {
+		t.Errorf("a diff over the entry bound = %v, want too_many_entries", err)
+	}
 	p2, _ := s.Diff(context.Background(), from, to, scope, 2, 2)
 	if len(p2.Changes) != 2 || p2.Changes[0].ID != "invoices" || p2.NextCursor != 0 {
 		t.Fatalf("diff page 2 = %+v", p2)
