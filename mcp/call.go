@@ -88,6 +88,13 @@ func (c *Catalog) callTool(ctx context.Context, id authority.ID, arguments json.
 	}
 	ctx, cancel := context.WithTimeout(ctx, op)
 	defer cancel()
+	// A server that said its tools changed has them decided again first.
+	if err := c.relist(ctx, t.srv); err != nil {
+		return nil, err
+	}
+	if err := c.staleError(id); err != nil {
+		return nil, err
+	}
 	var onProgress func(string)
 	if c.opts.OnProgress != nil {
 		onProgress = func(msg string) { c.opts.OnProgress(ctx, id, c.secrets.String(msg)) }

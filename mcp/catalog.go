@@ -35,6 +35,9 @@ type Catalog struct {
 	health []Health
 	closed bool
 	err    error
+	// stale holds the admitted tools that changed or vanished after a
+	// list_changed: each fails closed with its reason.
+	stale map[authority.ID]error
 
 	// recordErr is the first admission decision the ledger refused. Open
 	// records in name order on its own goroutine, so it needs no lock.
@@ -42,6 +45,9 @@ type Catalog struct {
 }
 
 type server struct {
+	// seen are the tool names the server has listed, so a tool listed
+	// mid-task is recorded once.
+	seen   map[string]bool
 	cfg    Server
 	sess   *session
 	stdio  *stdioConn
@@ -75,7 +81,7 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 	if opts.ClientName == "" {
 		opts.ClientName, opts.ClientVersion = "pablo", "0.1.0"
 	}
-	c := &Catalog{opts: opts, tools: map[authority.ID]*tool{}, launcher: sandbox.NewLauncher(opts.BubblewrapPath)}
+	c := &Catalog{opts: opts, tools: map[authority.ID]*tool{}, stale: map[authority.ID]error{}, launcher: sandbox.NewLauncher(opts.BubblewrapPath)}
 	if len(opts.Servers) > MaxServers {
 		return nil, &ServerError{Code: CodeConfigurationBound, Kind: ErrConfig, Reason: fmt.Sprintf("%d servers configured; at most %d are allowed", len(opts.Servers), MaxServers)}
 	}
@@ -224,7 +230,7 @@ func (c *Catalog) fail(idx int, cfg *Server, state State, e *ServerError, option
 // the server is closed, its health says why, and the error is non-nil (a
 // *ServerError when the server is required).
 func (c *Catalog) startServer(ctx context.Context, cfg *Server, idx int) (*server, []json.RawMessage, error) {
-	srv := &server{cfg: *cfg, health: idx}
+	srv := &server{cfg: *cfg, health: idx, seen: map[string]bool{}}
 	startup := cfg.StartupTimeout
 	if startup <= 0 {
 		startup = DefaultStartupTimeout
@@ -433,6 +439,7 @@ func (c *Catalog) admitTools(ctx context.Context, srv *server, raws []json.RawMe
 			degraded = true
 			continue
 		}
+		srv.seen[def.Name] = true
 		st := ToolStatus{Name: def.Name, Digest: def.digest}
 		unavailable := func(code Code, reason string) {
 			st.Code, st.Reason = code, reason
@@ -516,6 +523,11 @@ func (c *Catalog) record(ctx context.Context, capability string, d authority.Dec
 func (c *Catalog) setHealth(i int, f func(*Health)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.setHealthLocked(i, f)
+}
+
+// setHealthLocked is setHealth for a caller holding c.mu.
+func (c *Catalog) setHealthLocked(i int, f func(*Health)) {
 	f(&c.health[i])
 	c.health[i].CheckedAt = c.opts.Clock.Now()
 }

@@ -8,8 +8,12 @@
 // policy, executable policy on the launcher, tool policy on the qualified
 // ID "mcp/{server}/{tool}", then the generic tool policy — and every
 // admitted tool's definition is digested, compared with the host's pins and
-// recorded in the ledger. Once open, the catalog is frozen: list_changed
-// notifications are ignored and nothing is rediscovered mid-task.
+// recorded in the ledger. Once open, the catalog only narrows: a server's
+// list_changed has its tools listed and decided again before its next
+// call, and a tool that changed or vanished fails closed with
+// ErrDefinitionChanged for the rest of the task (recorded in the ledger and
+// the health report); a tool listed mid-task is recorded, and decided when
+// the next task opens its catalog.
 //
 // Two transports are supported. Both are this package's own JSON-RPC
 // clients, not mcp-go's: importing them links no MCP server or JSON Schema

@@ -64,6 +64,9 @@ type session struct {
 	inflight string
 
 	ended atomic.Bool
+	// listChanged is set by the server's notifications/tools/list_changed
+	// and cleared when the tools are listed again.
+	listChanged atomic.Bool
 }
 
 // newSession returns a session whose connection the caller attaches once
@@ -75,6 +78,10 @@ func newSession(server string) *session {
 // notify records progress for the call in flight. It must not block or call
 // the connection: it runs on the connection's reader.
 func (s *session) notify(method string, params json.RawMessage) {
+	if method == "notifications/tools/list_changed" {
+		s.listChanged.Store(true)
+		return
+	}
 	if method != "notifications/progress" {
 		return
 	}
