@@ -257,3 +257,27 @@ func TestRealModelDenialEndsOrIsReported(t *testing.T) {
 		t.Fatalf("the ledger does not show the denied call: %s", out)
 	}
 }
+
+// TestReadmeRealModelDeploymentsLoad: the README's local-server and hosted
+// deployments are valid as written, the local one with no test flag.
+func TestReadmeRealModelDeploymentsLoad(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"# deploy/local-model.toml", "# deploy/hosted-model.toml"} {
+		i := strings.Index(string(readme), "```toml\n"+name+"\n")
+		if i < 0 {
+			t.Fatalf("the README has no block %s", name)
+		}
+		block := string(readme[i+len("```toml\n"):])
+		block = block[:strings.Index(block, "```")]
+		cfg := filepath.Join(t.TempDir(), "deployment.toml")
+		os.WriteFile(cfg, []byte(block), 0o600)
+		code, out, errs := cli(t, "config", "validate", "--config", cfg, "--bind", "workspace="+t.TempDir())
+		if code != 0 || !strings.HasPrefix(out, "valid sha256:") {
+			t.Fatalf("%s: exit %d: %s %s", name, code, out, errs)
+		}
+	}
+}
