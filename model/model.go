@@ -37,6 +37,21 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID ties a tool message to the call it answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Reasoning is the provider state an assistant turn carried that
+	// the provider needs back on the next request of the task (Anthropic
+	// thinking blocks, OpenAI encrypted reasoning items).
+	Reasoning []Reasoning `json:"reasoning,omitempty"`
+}
+
+// Reasoning is one opaque reasoning item a provider returned with a turn
+// and requires back, unchanged, on the task's later requests. Provider
+// names the wire that produced it: an adapter replays only its own and
+// drops the others (a route that fell back to another provider). Data is
+// the item as the provider sent it; it is never shown as text, never
+// parsed by the runtime, and stays within the task that produced it.
+type Reasoning struct {
+	Provider string          `json:"provider"`
+	Data     json.RawMessage `json:"data"`
 }
 
 // ToolCall is one tool call a model proposed. Name is the wire name the
@@ -111,6 +126,9 @@ type Response struct {
 	// Text is the whole assistant text (the deltas concatenated).
 	Text      string
 	ToolCalls []ToolCall
+	// Reasoning is the turn's opaque reasoning state; the run loop keeps
+	// it on the assistant message it adds to the history.
+	Reasoning []Reasoning
 	// Usage is meaningful only when UsageReported.
 	Usage         Usage
 	UsageReported bool

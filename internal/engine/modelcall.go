@@ -228,7 +228,7 @@ func (s *step) modelTurn() (*model.Response, *event.Outcome) {
 		paired.ToolCalls = calls
 		resp = &paired
 	}
-	s.addHistory(model.Message{Role: model.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+	s.addHistory(model.Message{Role: model.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls, Reasoning: resp.Reasoning})
 	return resp, nil
 }
 

@@ -17,6 +17,9 @@ type adapter struct {
 	wire     wire
 	build    func(c *Client, endpoint string) Model
 	costWire bool
+	// authHeader and authValue are the credential header the adapter
+	// sends ("Authorization: Bearer ..." when empty).
+	authHeader, authValue string
 }
 
 func adapters() []adapter {
@@ -35,6 +38,13 @@ func adapters() []adapter {
 		{name: OpenRouter, wire: chatWire{cost: true}, build: chat(OpenRouter), costWire: true},
 		{name: OpenResponses, wire: respWire{}, build: func(c *Client, endpoint string) Model {
 			m, err := NewResponses(c, ResponsesOptions{Endpoint: endpoint, Model: "test/model", Secret: testSecret})
+			if err != nil {
+				panic(err)
+			}
+			return m
+		}},
+		{name: Anthropic, wire: anthWire{}, authHeader: "x-api-key", authValue: testSecret, build: func(c *Client, endpoint string) Model {
+			m, err := NewAnthropic(c, AnthropicOptions{Endpoint: endpoint, Model: "test/model", Secret: testSecret})
 			if err != nil {
 				panic(err)
 			}
@@ -97,7 +107,11 @@ func TestConformanceTextOnly(t *testing.T) {
 			} else if resp.Usage.CostMicroUSD != nil {
 				t.Fatalf("cost must be unknown for %s", a.name)
 			}
-			if got := p.header.Get("Authorization"); got != "Bearer "+testSecret {
+			header, value := "Authorization", "Bearer "+testSecret
+			if a.authHeader != "" {
+				header, value = a.authHeader, a.authValue
+			}
+			if got := p.header.Get(header); got != value {
 				t.Fatalf("auth header %q", got)
 			}
 			body := p.lastBody(t)
