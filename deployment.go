@@ -75,6 +75,15 @@ var ErrConfig = deployment.ErrInvalid
 // checked. It is immutable; its Fingerprint identifies its meaning. What
 // its methods return is the caller's own copy: changing it changes neither
 // the deployment, its fingerprint nor the runtimes built from it.
+//
+// Its methods do two jobs. Composition builds what a host runs: NewRuntime
+// (and the parts it is made of, for a host that assembles its own:
+// Authority, Resolver, MCPOptions, A2AOptions, A2ARunner, SkillOptions),
+// OpenTrace and TraceSink. Inspection answers what it would do without
+// running a task, in the types of package deployment: Options,
+// Credentials, ModelProfiles, ParseShellCommand, CheckPaths, Decide,
+// Graph and Why, and the live checks CheckSandbox, ProbeSandbox and
+// ProbeProvider.
 type Deployment struct {
 	// Fingerprint is "sha256:" over the canonical resolved configuration.
 	// It is a copy: the runtime records the deployment's own.
@@ -127,37 +136,15 @@ func (d *Deployment) Locked() bool { return d.c.Locked() }
 // AllowedRunOverrides lists what a run may override.
 func (d *Deployment) AllowedRunOverrides() []string { return d.c.AllowedRunOverrides() }
 
-// Credential is one declared credential: the consumer it may be resolved
-// for and where its value is read from, in order; never the value.
-type Credential struct {
-	Consumer authority.Consumer `json:"consumer"`
-	Sources  []CredentialSource `json:"sources"`
-}
-
-// CredentialSource is one place a credential's value is read from.
-type CredentialSource struct {
-	// Kind is the source's kind, as the deployment writes it
-	// ("environment", "file", ...).
-	Kind string `json:"kind"`
-	// Name is an environment variable's name.
-	Name string `json:"name,omitempty"`
-	// Path is a file's path object as diagnostics write it:
-	// "binding:NAME:PATH" or "BASE:PATH".
-	Path string `json:"path,omitempty"`
-	// Encoding and Key say how the value is read out of the source.
-	Encoding string `json:"encoding,omitempty"`
-	Key      string `json:"key,omitempty"`
-}
-
 // Credentials returns the declared credentials by name, the caller's own
 // copy.
-func (d *Deployment) Credentials() map[string]Credential {
+func (d *Deployment) Credentials() map[string]deployment.Credential {
 	refs := d.c.Credentials()
-	out := make(map[string]Credential, len(refs))
+	out := make(map[string]deployment.Credential, len(refs))
 	for name, ref := range refs {
-		c := Credential{Consumer: ref.Consumer, Sources: make([]CredentialSource, 0, len(ref.Sources))}
+		c := deployment.Credential{Consumer: ref.Consumer, Sources: make([]deployment.CredentialSource, 0, len(ref.Sources))}
 		for _, src := range ref.Sources {
-			cs := CredentialSource{Kind: src.Kind, Name: src.Name, Encoding: src.Encoding, Key: src.Key}
+			cs := deployment.CredentialSource{Kind: src.Kind, Name: src.Name, Encoding: src.Encoding, Key: src.Key}
 			if src.Path != nil {
 				cs.Path = src.Path.String()
 			}
@@ -213,27 +200,14 @@ func (d *Deployment) Resolver(opts authority.ResolverOptions) (*authority.Resolv
 	return d.c.Resolver(opts)
 }
 
-// ShellCommand is what the literal command policy of a deployment makes of
-// one command line, without running it: [Deployment.ParseShellCommand].
-type ShellCommand struct {
-	// Argv is the parsed command, when it parsed.
-	Argv []string `json:"argv,omitempty"`
-	// Executable is the program that would run (the absolute path given,
-	// or the /usr/bin or /bin entry a bare name was found at), and
-	// Canonical that path with every symlink resolved; both empty when it
-	// did not resolve.
-	Executable string `json:"executable,omitempty"`
-	Canonical  string `json:"canonical,omitempty"`
-}
-
 // ParseShellCommand parses and resolves command as shell.run's literal
 // command policy does, without running anything; ok is false when no
 // policy configures commands. Whether the command is allowed is
 // [Deployment.Decide]'s answer (with its rule), not this.
-func (d *Deployment) ParseShellCommand(command string) (c ShellCommand, ok bool) {
+func (d *Deployment) ParseShellCommand(command string) (c deployment.ShellCommand, ok bool) {
 	pol, err := d.c.ShellPolicy()
 	if err != nil || pol == nil {
-		return ShellCommand{}, false
+		return deployment.ShellCommand{}, false
 	}
 	dec := pol.Check(command)
 	c.Argv = dec.Argv

@@ -7,93 +7,39 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/model"
 )
 
-// ModelProfile is one model profile a run of a deployment may use: the
-// selected model, or one entry of the selected route.
-type ModelProfile struct {
-	// Option is the profile's JSON pointer: "/options/model" or
-	// "/options/models/NAME".
-	Option string
-	// Provider and Model are the configured provider and model ID.
-	Provider string
-	Model    string
-	// Credential names the credential the provider is called with.
-	Credential string
-	// Consumer and Endpoint are what the credential resolves for; Consumer
-	// is empty for a provider that makes no request (the script model).
-	Consumer authority.Consumer
-	Endpoint string
-	// Keyless is an openai_compatible server whose credential is not
-	// declared: it is called without a key, and nothing is resolved.
-	Keyless bool
-
-	name string // the entry of options.models, or "" for options.model
-}
-
 // ModelProfiles lists the model profiles a run of d may use, in route
 // order: the selected model, or every entry of the selected route a run
 // can select (one whose model lacks what the route requires is left out).
-func (d *Deployment) ModelProfiles() []ModelProfile {
+func (d *Deployment) ModelProfiles() []deployment.ModelProfile {
 	o := &d.c.Options
 	declared := d.Credentials()
-	profile := func(ptr, name string) ModelProfile {
+	profile := func(ptr, name string) deployment.ModelProfile {
 		m := o.Model
 		if name != "" {
 			m = o.Models[name]
 		}
 		consumer, endpoint, _ := m.Target()
 		_, ok := declared[m.Credential]
-		return ModelProfile{Option: ptr, Provider: m.Provider, Model: m.ID, Credential: m.Credential,
-			Consumer: consumer, Endpoint: endpoint, Keyless: !ok && m.Provider == "openai_compatible", name: name}
+		return deployment.ModelProfile{Option: ptr, Provider: m.Provider, Model: m.ID, Credential: m.Credential,
+			Consumer: consumer, Endpoint: endpoint, Keyless: !ok && m.Provider == "openai_compatible", Name: name}
 	}
 	if o.ModelRoute == "" {
-		return []ModelProfile{profile("/options/model", "")}
+		return []deployment.ModelProfile{profile("/options/model", "")}
 	}
 	tools := len(d.NativeTools()) > 0 || len(o.MCP.Servers) > 0
 	entries, _ := o.RouteEntries(o.ModelRoute, tools) // checked when the deployment loaded
-	out := make([]ModelProfile, 0, len(entries))
+	out := make([]deployment.ModelProfile, 0, len(entries))
 	for _, e := range entries {
 		if e.Selectable() {
 			out = append(out, profile("/options/models/"+e.Model, e.Model))
 		}
 	}
 	return out
-}
-
-// ProviderProbeOptions configures [Deployment.ProbeProvider].
-type ProviderProbeOptions struct {
-	// LookupEnv reads the environment credentials resolve from (nil:
-	// os.LookupEnv).
-	LookupEnv func(string) (string, bool)
-	// Fixture, when set, probes the configured provider against a host
-	// fixture as [Deployment.FixtureModel] builds it.
-	Fixture string
-	// MaxOutputTokens is the request's allowance (zero: 16).
-	MaxOutputTokens int64
-	// Timeout bounds the probe (zero: 10 s). A probe that ctx ends
-	// before it is reported interrupted; one the timeout ends, a
-	// transport failure.
-	Timeout time.Duration
-}
-
-// ProviderProbe is what [Deployment.ProbeProvider] found.
-type ProviderProbe struct {
-	// Target names what was probed ("openrouter/some-model at URL"), or is
-	// empty when nothing was sent.
-	Target string
-	// Code is empty when the probe passed, else why it did not:
-	// invalid_configuration, credential_unavailable,
-	// provider_auth_rejected (HTTP 401 or 403),
-	// provider_request_unsupported (HTTP 400, 404 or 422, or the context
-	// too large), provider_rejected, provider_transport, provider_response,
-	// or interrupted (ctx ended).
-	Code string
-	// Detail says what happened, in words safe to show: it never holds a
-	// credential or a response body.
-	Detail string
 }
 
 // errProbeStreamOpened stops a probe at its first text: the body is not
@@ -111,14 +57,14 @@ const (
 // resolved for exactly its consumer and endpoint, and reports what came
 // back. A 2xx event stream passes; its body is not evaluated. The caller
 // bounds the probe with ctx. It is `pablo doctor --probe provider`.
-func (d *Deployment) ProbeProvider(ctx context.Context, opts ProviderProbeOptions) ProviderProbe {
+func (d *Deployment) ProbeProvider(ctx context.Context, opts deployment.ProviderProbeOptions) deployment.ProviderProbe {
 	profiles := d.ModelProfiles()
 	if len(profiles) == 0 {
-		return ProviderProbe{Code: "invalid_configuration", Detail: "the selected route has no model"}
+		return deployment.ProviderProbe{Code: "invalid_configuration", Detail: "the selected route has no model"}
 	}
 	m := profiles[0]
 	if m.Consumer == "" && opts.Fixture == "" {
-		return ProviderProbe{Detail: fmt.Sprintf("provider %q makes no request; nothing to probe", m.Provider)}
+		return deployment.ProviderProbe{Detail: fmt.Sprintf("provider %q makes no request; nothing to probe", m.Provider)}
 	}
 	maxTokens := opts.MaxOutputTokens
 	if maxTokens <= 0 {
@@ -146,9 +92,9 @@ func (d *Deployment) ProbeProvider(ctx context.Context, opts ProviderProbeOption
 	}
 	if err != nil {
 		if errors.Is(err, authority.ErrCredential) {
-			return ProviderProbe{Code: "credential_unavailable", Detail: err.Error()}
+			return deployment.ProviderProbe{Code: "credential_unavailable", Detail: err.Error()}
 		}
-		return ProviderProbe{Code: "invalid_configuration", Detail: err.Error()}
+		return deployment.ProviderProbe{Code: "invalid_configuration", Detail: err.Error()}
 	}
 	stop := func(string) error { return errProbeStreamOpened }
 	_, err = probed.Generate(ctx, &model.Request{Instructions: probeInstructions, MaxOutputTokens: maxTokens,
@@ -157,15 +103,15 @@ func (d *Deployment) ProbeProvider(ctx context.Context, opts ProviderProbeOption
 	if code != "" && parent.Err() != nil {
 		code, detail = "interrupted", "the probe was interrupted"
 	}
-	return ProviderProbe{Target: target, Code: code, Detail: detail}
+	return deployment.ProviderProbe{Target: target, Code: code, Detail: detail}
 }
 
 // probeModel builds the provider adapter of one profile with its
 // credential resolved for exactly its consumer and endpoint.
-func (d *Deployment) probeModel(ctx context.Context, m ModelProfile, lookupEnv func(string) (string, bool), maxTokens int64) (providers.Model, error) {
+func (d *Deployment) probeModel(ctx context.Context, m deployment.ModelProfile, lookupEnv func(string) (string, bool), maxTokens int64) (providers.Model, error) {
 	opts := d.c.Options.Model
-	if m.name != "" {
-		opts = d.c.Options.Models[m.name]
+	if m.Name != "" {
+		opts = d.c.Options.Models[m.Name]
 	}
 	secret := ""
 	if !m.Keyless {

@@ -5,33 +5,17 @@ import (
 	"errors"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/mcp"
 )
-
-// SandboxCheck is what [Deployment.CheckSandbox] found: the sandbox every
-// call that runs in a process would get, and whether bubblewrap can make
-// it here.
-type SandboxCheck struct {
-	// Processes names each thing that runs in a process with its sandbox,
-	// in a stable order: "shell.run bwrap(...)", "mcp/NAME off".
-	Processes []string
-	// Required is true when any of them is confined.
-	Required bool
-	// Bubblewrap is the bubblewrap executable that was checked and works
-	// here; empty when none is required or it does not work.
-	Bubblewrap string
-	// Err, when a sandbox is required, says why bubblewrap cannot make it
-	// here; nil otherwise.
-	Err error
-}
 
 // CheckSandbox reports the sandbox every call that runs in a process would
 // get (shell.run, each stdio MCP server) and, when one is required,
 // whether bubblewrap at bwrap (empty: the default path) can make it here:
 // one live check. It is `pablo doctor`'s sandbox line.
-func (d *Deployment) CheckSandbox(ctx context.Context, bwrap string) SandboxCheck {
-	var c SandboxCheck
+func (d *Deployment) CheckSandbox(ctx context.Context, bwrap string) deployment.SandboxCheck {
+	var c deployment.SandboxCheck
 	for _, t := range d.NativeTools() {
 		if t == authority.ShellRun {
 			p := d.c.ShellSandbox()
@@ -60,29 +44,6 @@ func (d *Deployment) CheckSandbox(ctx context.Context, bwrap string) SandboxChec
 	return c
 }
 
-// SandboxCanary is one escape [Deployment.ProbeSandbox] tried.
-type SandboxCanary struct {
-	// Name is a stable code: "write_outside_workspace",
-	// "read_host_environment", "read_root_only_file", "connect_loopback",
-	// "outlive_the_call", "type_into_terminal", "terminal_ioctl".
-	Name string `json:"name"`
-	// Blocked is true when the escape failed.
-	Blocked bool `json:"blocked"`
-	// Skipped is true when the escape could not be tried here (Detail
-	// says why); Blocked is then false and means nothing.
-	Skipped bool `json:"skipped,omitempty"`
-	// Detail says what was tried, never what was read.
-	Detail string `json:"detail"`
-}
-
-// SandboxProbe is what [Deployment.ProbeSandbox] found.
-type SandboxProbe struct {
-	// Profile is the sandbox the canaries ran under, as a string.
-	Profile string
-	// Canaries are the escapes tried, in a stable order.
-	Canaries []SandboxCanary
-}
-
 // ErrSandboxProbe is the kind of the error [Deployment.ProbeSandbox]
 // returns when it could not run the canaries at all (bubblewrap does not
 // work here, no temporary directory).
@@ -95,18 +56,18 @@ var ErrSandboxProbe = errors.New("pablo: the sandbox probe could not run")
 // shell.run is off or unconfined, with bubblewrap at bwrap (empty: the
 // default path). A canary that is not blocked is an escape. It is
 // `pablo doctor --probe sandbox`.
-func (d *Deployment) ProbeSandbox(ctx context.Context, bwrap string) (SandboxProbe, error) {
+func (d *Deployment) ProbeSandbox(ctx context.Context, bwrap string) (deployment.SandboxProbe, error) {
 	p := d.c.ShellSandbox()
 	if p.Mode == sandbox.Off {
 		p = sandbox.Profile{}
 	}
-	out := SandboxProbe{Profile: p.String()}
+	out := deployment.SandboxProbe{Profile: p.String()}
 	canaries, err := sandbox.Probe(ctx, sandbox.NewLauncher(bwrap), p)
 	if err != nil {
 		return out, &sandboxProbeError{err}
 	}
 	for _, c := range canaries {
-		out.Canaries = append(out.Canaries, SandboxCanary(c))
+		out.Canaries = append(out.Canaries, deployment.SandboxCanary(c))
 	}
 	return out, nil
 }

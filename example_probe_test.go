@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/deployment"
 )
 
 // Probe the configured provider before a run, as `pablo doctor --probe
@@ -43,7 +44,7 @@ sources = [{ kind = "environment", name = "LOCAL_KEY" }]
 		fmt.Println(m.Option, m.Provider, m.Model, m.Consumer)
 	}
 	env := func(name string) (string, bool) { return "not-the-right-key", name == "LOCAL_KEY" }
-	r := d.ProbeProvider(context.Background(), pablo.ProviderProbeOptions{LookupEnv: env})
+	r := d.ProbeProvider(context.Background(), deployment.ProviderProbeOptions{LookupEnv: env})
 	fmt.Println(r.Code)
 	// Output:
 	// /options/model openai_compatible local-model provider.openai_compatible

@@ -14,6 +14,7 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/a2a"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/mcp"
 	"github.com/pabloagent/pablo/skills"
 )
@@ -435,7 +436,7 @@ func layerDeniesEveryTool(l authority.Layer, server string) (string, bool) {
 // allowance, a 10 s deadline. A 2xx event stream is success; the body is
 // not evaluated.
 func (dr *doctor) probeProvider(ctx context.Context, d *pablo.Deployment, h *host, fixture string) {
-	r := d.ProbeProvider(ctx, pablo.ProviderProbeOptions{LookupEnv: h.lookupEnv, Fixture: fixture,
+	r := d.ProbeProvider(ctx, deployment.ProviderProbeOptions{LookupEnv: h.lookupEnv, Fixture: fixture,
 		MaxOutputTokens: doctorProbeMaxTokens, Timeout: doctorProbeDeadline})
 	msg := r.Detail
 	if r.Target != "" {
