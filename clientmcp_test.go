@@ -180,3 +180,41 @@ func TestClientMCPServersOnlyInTheEditorPreset(t *testing.T) {
 		}
 	}
 }
+
+// A client's value is handed out only for its own server and variable,
+// and becomes a known secret (masked everywhere) before it is: another
+// server naming its reserved credential gets nothing.
+func TestClientValuesGoOnlyToTheirServerAndVariable(t *testing.T) {
+	dir := t.TempDir()
+	d := scriptDeployment(t, dir, dir, `{"turns":[{"text":["x"]}]}`, "[options.interfaces.acp]\nclient_mcp_servers = true\n")
+	d, err := d.WithClientMCPServers([]SessionMCPServer{
+		{Name: "a", Command: "/usr/bin/true", Env: map[string]string{"TOKEN": "value-of-a"}},
+		{Name: "b", Command: "/usr/bin/true", Env: map[string]string{"TOKEN": "value-of-b"}, Headers: nil},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var known []string
+	resolve := d.clientResolve(func(context.Context, string, authority.Consumer, string) (authority.Secret, error) {
+		return authority.Secret{}, errors.New("not a client's credential")
+	}, func(v string) { known = append(known, v) })
+	ctx := context.Background()
+	ref := d.c.Options.MCP.Servers["a"].Env["TOKEN"]
+	if sec, err := resolve(ctx, ref, authority.ConsumerMCPEnv, "mcp:a:env:TOKEN"); err != nil || sec.Reveal() != "value-of-a" {
+		t.Fatalf("a's own value: %v", err)
+	}
+	if len(known) != 1 || known[0] != "value-of-a" {
+		t.Fatalf("the value was handed out before it was a known secret: %v", known)
+	}
+	for _, dest := range []string{"mcp:b:env:TOKEN", "mcp:a:env:OTHER", "mcp:a:header:TOKEN"} {
+		if _, err := resolve(ctx, ref, authority.ConsumerMCPEnv, dest); err == nil {
+			t.Errorf("a's value was handed to %s", dest)
+		}
+	}
+	if strings.Contains(ref, "value-of-a") || strings.Contains(d.c.Fingerprint, "value") {
+		t.Fatalf("the value is in the configuration: %q", ref)
+	}
+	if b, _ := json.Marshal(d.Options()); bytes.Contains(b, []byte("value-of")) {
+		t.Fatalf("the value is in the deployment's options: %s", b)
+	}
+}
