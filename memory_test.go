@@ -294,3 +294,36 @@ func TestMemoryChildSharesItsRootsPin(t *testing.T) {
 		t.Errorf("the child read owner %v after the ref moved; the root's pin says payments", rec["owner"])
 	}
 }
+
+func TestMemorySkillRequiringAMemoryToolFollowsItsGrant(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		grant bool
+		ready bool
+	}{{"granted", true, true}, {"not granted", false, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newMemoryFixture(`{"turns": [{"text": ["x"]}]}`, "\n[options.skills]\nroots = { team = { base = \"binding\", name = \"skills\", path = \".\" } }\n")
+			defer os.RemoveAll(f.dir)
+			dep := filepath.Join(f.dir, "deployment.toml")
+			if !c.grant {
+				b, _ := os.ReadFile(dep)
+				os.WriteFile(dep, []byte(strings.Replace(string(b), "[options.memory.grants.query]\nkinds = [\"service\"]\npaths = [\"*\"]\n", "", 1)), 0o600)
+			}
+			skills := filepath.Join(f.dir, "skills", "lookup")
+			os.MkdirAll(skills, 0o755)
+			os.WriteFile(filepath.Join(skills, "SKILL.md"), []byte("---\nname: lookup\ndescription: Looks services up in memory.\nallowed-tools: memory.graph.search\n---\nSearch the memory.\n"), 0o600)
+			d, err := pablo.Load(pablo.LoadOptions{Config: dep, Bindings: map[string]string{"workspace": filepath.Join(f.dir, "work"), "memory": filepath.Join(f.dir, "memory"), "skills": filepath.Join(f.dir, "skills")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := d.Graph(context.Background(), graph.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, ok := g.Node("skill:team/lookup")
+			if !ok || (n.State == graph.Ready) != c.ready {
+				t.Fatalf("skill node = %+v, want ready %v", n, c.ready)
+			}
+		})
+	}
+}
