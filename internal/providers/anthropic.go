@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -262,6 +263,12 @@ func (m *AnthropicModel) Generate(ctx context.Context, req *model.Request, emit 
 	for !p.stopped {
 		f, err := r.Next()
 		if err != nil {
+			if errors.Is(err, io.EOF) && p.stop != "" {
+				// A stream that ends cleanly after message_delta's
+				// stop_reason is complete: some compatible servers
+				// never send message_stop.
+				break
+			}
 			return nil, p.fail(ctx, frameError(err, m.c.limits))
 		}
 		if err := p.frame(f.Event, f.Data); err != nil {
@@ -583,7 +590,7 @@ func (p *anthStream) result() (*model.Response, error) {
 	case "max_tokens", "model_context_window_exceeded":
 		r.FinishReason = model.FinishLength
 	case "refusal":
-		return nil, &Error{Code: CodeRejected, Delivery: ResponseReceived, Escaped: p.escaped, Reason: "the model refused to answer (stop_reason refusal)"}
+		return nil, &Error{Code: CodeRejected, Delivery: ResponseReceived, Escaped: p.escaped, Reason: "the provider's content filter stopped the answer (stop_reason refusal)"}
 	case "pause_turn":
 		return nil, &Error{Code: CodeUnsupported, Delivery: ResponseReceived, Escaped: p.escaped, Reason: "the provider paused a server-tool turn (stop_reason pause_turn); server tools are not represented"}
 	default:

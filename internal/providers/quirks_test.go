@@ -80,8 +80,11 @@ var quirkTurn = providertest.Turn{
 
 // wireOf is the corpus wire an adapter speaks.
 func wireOf(a adapter) providertest.Wire {
-	if a.name == OpenResponses {
+	switch a.name {
+	case OpenResponses:
 		return providertest.Responses
+	case Anthropic:
+		return providertest.Anthropic
 	}
 	return providertest.Chat
 }

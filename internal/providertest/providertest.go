@@ -30,12 +30,17 @@ const (
 	// Responses is the Open Responses event stream (event names equal to
 	// the JSON type, strictly increasing sequence numbers).
 	Responses
+	// Anthropic is the Anthropic Messages event stream.
+	Anthropic
 )
 
 // Path is the request path the wire is served on.
 func (w Wire) Path() string {
-	if w == Responses {
+	switch w {
+	case Responses:
 		return "/v1/responses"
+	case Anthropic:
+		return "/v1/messages"
 	}
 	return "/v1/chat/completions"
 }
@@ -224,9 +229,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var frames []string
-	if s.opts.Wire == Responses {
+	switch s.opts.Wire {
+	case Responses:
 		frames = responsesFrames(t, turnNo+1, q)
-	} else {
+	case Anthropic:
+		frames = anthropicFrames(t, turnNo+1, q)
+	default:
 		frames = chatFrames(t, turnNo+1, q)
 	}
 	s.write(w, r, frames, q)
@@ -266,7 +274,12 @@ func (s *Server) status(w http.ResponseWriter, q Quirk) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	io.WriteString(w, `{"error":{"message":`+strconv.Quote(msg)+`,"type":"`+typ+`"}}`)
+	prefix := ""
+	if s.opts.Wire == Anthropic {
+		// The Messages API's error document: {"type":"error","error":{...}}.
+		prefix = `"type":"error",`
+	}
+	io.WriteString(w, `{`+prefix+`"error":{"message":`+strconv.Quote(msg)+`,"type":"`+typ+`"}}`)
 }
 
 // write sends frames as an event stream, applying the quirks that live
