@@ -261,6 +261,16 @@ func (c *Client) post(ctx context.Context, call rpcCall) (*http.Response, error)
 		httpx.Drain(resp, 4<<10)
 		return nil, perr(fmt.Sprintf("the endpoint answered HTTP %d; redirects are never followed", resp.StatusCode), 0, 0)
 	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		// Whatever its body holds: an authentication failure, not a
+		// malformed answer.
+		httpx.Drain(resp, 4<<10)
+		what := "the remote's bearer credential"
+		if call.remote.Bearer == nil {
+			what = "a bearer credential (the remote configures none)"
+		}
+		return nil, perr(fmt.Sprintf("authentication failed: the endpoint answered HTTP %d; check %s", resp.StatusCode, what), 0, 0)
+	}
 	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode == http.StatusOK && call.stream && ctype == "text/event-stream" {
 		return resp, nil
@@ -278,6 +288,10 @@ func (c *Client) post(ctx context.Context, call rpcCall) (*http.Response, error)
 			return nil, perr(fmt.Sprintf("the answer exceeds %d bytes", MaxFrameBytes), 0, 0)
 		}
 		env, err := c.envelope(call, data)
+		if err != nil && resp.StatusCode != http.StatusOK {
+			// Not a JSON-RPC answer: the status is what went wrong.
+			return nil, perr(fmt.Sprintf("the endpoint answered HTTP %d", resp.StatusCode), 0, 0)
+		}
 		if err != nil {
 			return nil, err
 		}

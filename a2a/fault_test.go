@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -605,5 +606,27 @@ func TestRequestChecks(t *testing.T) {
 	}
 	if _, err := r.message(ok); err != nil {
 		t.Errorf("%d parts: %v", MaxParts, err)
+	}
+}
+
+// TestUnauthorizedAnswerIsAnAuthenticationFailure: an endpoint that
+// answers 401 or 403 fails the remote task as an authentication failure,
+// whatever its body holds — never as "the answer's id is not the
+// request's" about a JSON error body that is not JSON-RPC.
+func TestUnauthorizedAnswerIsAnAuthenticationFailure(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		p := newFaultPeer(t)
+		p.setRPC(func(w http.ResponseWriter, _ rpcRequest) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			w.Write([]byte(`{"error":"invalid token"}`))
+		})
+		r := newRunner(t, Options{Remotes: []Remote{p.remote()}})
+		res := run(t, r, spec("peer", "x", false)).Result()
+		if res.Outcome.Code != outcome.FailRemoteTask || !strings.Contains(res.Outcome.Reason, "authentication failed") ||
+			!strings.Contains(res.Outcome.Reason, strconv.Itoa(status)) || strings.Contains(res.Outcome.Reason, "id is not") {
+			t.Fatalf("HTTP %d: %+v", status, res.Outcome)
+		}
 	}
 }

@@ -537,3 +537,22 @@ func TestAnAllowedCallsContractCheckAllocatesNothing(t *testing.T) {
 		t.Fatalf("a denial without its decision: %v", err)
 	}
 }
+
+// TestMissingCredentialNamesWhereItLooked: a credential none of whose
+// sources is present says which credential, and each environment
+// variable, file and host source it looked for, in order.
+func TestMissingCredentialNamesWhereItLooked(t *testing.T) {
+	keys := filepath.Join(t.TempDir(), "keys.env") // never written
+	r := NewResolver(ResolverOptions{Credentials: []Credential{{Name: "openai", Consumer: ConsumerOpenAICompatible,
+		Sources:      []Source{{Kind: SourceEnvironment, Name: "OPENAI_API_KEY"}, {Kind: SourceFile, Path: keys, Encoding: "dotenv", Key: "OPENAI"}},
+		Destinations: []string{"https://llm.example.test/v1/chat/completions"}}}})
+	_, err := r.Resolve(context.Background(), "openai", ConsumerOpenAICompatible, "https://llm.example.test/v1/chat/completions")
+	if err == nil {
+		t.Fatal("resolved a credential with no source present")
+	}
+	for _, w := range []string{`"openai"`, "environment variable OPENAI_API_KEY", "file " + keys + " (key OPENAI)"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Fatalf("the error does not say %q: %v", w, err)
+		}
+	}
+}

@@ -209,7 +209,31 @@ func (r *Resolver) Resolve(ctx context.Context, name string, consumer Consumer, 
 		}
 		return Secret{v: v}, nil
 	}
-	return fail("no source is present")
+	return fail("no source is present; looked for " + lookedFor(c.Sources))
+}
+
+// lookedFor names where a credential's sources were looked for, in order:
+// the environment variables, files (and dotenv keys) and host sources.
+func lookedFor(srcs []Source) string {
+	var parts []string
+	for _, src := range srcs {
+		switch src.Kind {
+		case SourceEnvironment:
+			parts = append(parts, "environment variable "+src.Name)
+		case SourceFile:
+			p := "file " + src.Path
+			if src.Key != "" {
+				p += " (key " + src.Key + ")"
+			}
+			parts = append(parts, p)
+		case SourceHost:
+			parts = append(parts, "host source "+src.Name)
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing: the credential declares no source"
+	}
+	return strings.Join(parts, ", then ")
 }
 
 func (r *Resolver) read(ctx context.Context, src Source) (string, bool, error) {
