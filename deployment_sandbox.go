@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/deployment"
-	"github.com/pabloagent/pablo/internal/sandbox"
+	"github.com/pabloagent/pablo/internal/probe"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -15,33 +14,15 @@ import (
 // whether bubblewrap at bwrap (empty: the default path) can make it here:
 // one live check. It is `pablo doctor`'s sandbox line.
 func (d *Deployment) CheckSandbox(ctx context.Context, bwrap string) deployment.SandboxCheck {
-	var c deployment.SandboxCheck
-	for _, t := range d.NativeTools() {
-		if t == authority.ShellRun {
-			p := d.c.ShellSandbox()
-			c.Processes = append(c.Processes, "shell.run "+p.String())
-			c.Required = c.Required || p.Mode != sandbox.Off
-		}
-	}
+	var servers []probe.Confined
 	if opts, err := d.MCPOptions(HostOptions{}); err == nil {
 		for _, s := range opts.Servers {
 			if s.Transport == mcp.Stdio {
-				p := s.Sandbox.Normalized()
-				c.Processes = append(c.Processes, "mcp/"+s.Name+" "+p.String())
-				c.Required = c.Required || p.Mode != sandbox.Off
+				servers = append(servers, probe.Confined{Name: "mcp/" + s.Name, Profile: s.Sandbox.Normalized()})
 			}
 		}
 	}
-	if !c.Required {
-		return c
-	}
-	l := sandbox.NewLauncher(bwrap)
-	if err := l.Ready(ctx); err != nil {
-		c.Err = err
-		return c
-	}
-	c.Bubblewrap = l.Path()
-	return c
+	return probe.Sandbox(ctx, d.c, servers, bwrap)
 }
 
 // ErrSandboxProbe is the kind of the error [Deployment.ProbeSandbox]
@@ -57,17 +38,9 @@ var ErrSandboxProbe = errors.New("pablo: the sandbox probe could not run")
 // default path). A canary that is not blocked is an escape. It is
 // `pablo doctor --probe sandbox`.
 func (d *Deployment) ProbeSandbox(ctx context.Context, bwrap string) (deployment.SandboxProbe, error) {
-	p := d.c.ShellSandbox()
-	if p.Mode == sandbox.Off {
-		p = sandbox.Profile{}
-	}
-	out := deployment.SandboxProbe{Profile: p.String()}
-	canaries, err := sandbox.Probe(ctx, sandbox.NewLauncher(bwrap), p)
+	out, err := probe.Canaries(ctx, d.c, bwrap)
 	if err != nil {
 		return out, &sandboxProbeError{err}
-	}
-	for _, c := range canaries {
-		out.Canaries = append(out.Canaries, deployment.SandboxCanary(c))
 	}
 	return out, nil
 }
