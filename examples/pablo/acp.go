@@ -121,7 +121,7 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	others := &sessionRuntimes{a: a, bySpec: map[string]*acpRuntimes{}}
+	others := &sessionRuntimes{load: a.loadSpec, build: a.build, max: maxSpecRuntimes, warn: src.warn}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pablo.DefaultShutdownTimeout)
 		defer cancel()
@@ -264,13 +264,31 @@ func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeH
 // or with its client's MCP servers. Each spec gets a runtime source of
 // its own, built from the deployment loaded with the session's workspace
 // bound as the workspace and the client's servers added, and re-read at
-// every prompt as the deployment's own is.
+// every prompt as the deployment's own is. At most max sources are kept:
+// past it, the least recently used whose tasks have all settled are
+// closed (a later prompt of theirs builds a fresh one).
 type sessionRuntimes struct {
-	a *acpHost
+	load  func(ctx context.Context, spec pablo.SessionSpec) (*pablo.Deployment, error)
+	build func(ctx context.Context, d *pablo.Deployment, hooks runtimeHooks) (*pablo.Runtime, func(context.Context) error, error)
+	max   int
+	warn  func(error)
 
+	// mu is held across a source's lease, so a source is never closed
+	// between being chosen and being leased.
 	mu     sync.Mutex
-	bySpec map[string]*acpRuntimes
+	bySpec map[string]*specSource
+	clock  uint64 // counts leases, for least recently used
 }
+
+// specSource is one spec's runtime source and when it was last leased.
+type specSource struct {
+	src  *acpRuntimes
+	used uint64
+}
+
+// maxSpecRuntimes bounds the runtime sources of sessions in other project
+// directories or with their client's servers.
+const maxSpecRuntimes = 16
 
 // Runtime is the SessionOptions.SessionRuntime of the process.
 func (s *sessionRuntimes) Runtime(ctx context.Context, spec pablo.SessionSpec) (*pablo.Runtime, error) {
@@ -278,13 +296,40 @@ func (s *sessionRuntimes) Runtime(ctx context.Context, spec pablo.SessionSpec) (
 	sum := sha256.Sum256(enc)
 	key := hex.EncodeToString(sum[:])
 	s.mu.Lock()
-	src := s.bySpec[key]
-	if src == nil {
-		src = &acpRuntimes{load: func(ctx context.Context) (*pablo.Deployment, error) { return s.a.loadSpec(ctx, spec) }, build: s.a.build}
-		s.bySpec[key] = src
+	defer s.mu.Unlock()
+	if s.bySpec == nil {
+		s.bySpec = map[string]*specSource{}
 	}
-	s.mu.Unlock()
-	return src.Runtime(ctx)
+	e := s.bySpec[key]
+	if e == nil {
+		e = &specSource{src: &acpRuntimes{load: func(ctx context.Context) (*pablo.Deployment, error) { return s.load(ctx, spec) }, build: s.build, warn: s.warn}}
+		s.bySpec[key] = e
+	}
+	rt, err := e.src.Runtime(ctx)
+	s.clock++
+	e.used = s.clock
+	s.evict(ctx)
+	return rt, err
+}
+
+// evict closes the least recently used idle sources past max. Called
+// with mu held.
+func (s *sessionRuntimes) evict(ctx context.Context) {
+	for len(s.bySpec) > s.max {
+		var oldest string
+		for k, e := range s.bySpec {
+			if e.src.idle() && (oldest == "" || e.used < s.bySpec[oldest].used) {
+				oldest = k
+			}
+		}
+		if oldest == "" {
+			return // every source has a task running: none can go yet
+		}
+		if err := s.bySpec[oldest].src.Close(ctx); err != nil && s.warn != nil {
+			s.warn(fmt.Errorf("closing a project's runtime: %w", err))
+		}
+		delete(s.bySpec, oldest)
+	}
 }
 
 // Close closes every runtime built for a session's spec.
@@ -292,9 +337,10 @@ func (s *sessionRuntimes) Close(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
-	for _, src := range s.bySpec {
-		errs = append(errs, src.Close(ctx))
+	for _, e := range s.bySpec {
+		errs = append(errs, e.src.Close(ctx))
 	}
+	s.bySpec = nil
 	return errors.Join(errs...)
 }
 

@@ -149,6 +149,13 @@ func (s *acpRuntimes) closeIdle(ctx context.Context) {
 	}
 }
 
+// idle reports whether no task of the source's runtimes is running.
+func (s *acpRuntimes) idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.retired) == 0 && (s.current == nil || s.current.active == 0)
+}
+
 // Close closes every runtime the source built. The session handler has
 // joined every task by then.
 func (s *acpRuntimes) Close(ctx context.Context) error {
