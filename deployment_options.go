@@ -38,6 +38,12 @@ func (d *Deployment) Options() deployment.Options {
 			URL: s.URL, Headers: maps.Clone(s.Headers), Required: s.Required, StartupTimeoutMS: s.StartupTimeoutMS,
 			OperationTimeoutMS: s.OperationTimeoutMS, Pins: maps.Clone(s.Pins),
 		}
+		if a := s.OAuth; a != nil {
+			vs := v.MCP.Servers[name]
+			vs.OAuth = &deployment.MCPOAuth{Grant: a.Grant, ClientID: a.ClientID, ClientSecret: a.ClientSecret, PrivateKey: a.PrivateKey,
+				ClientMetadataURL: a.ClientMetadataURL, Scopes: slices.Clone(a.Scopes)}
+			v.MCP.Servers[name] = vs
+		}
 	}
 	for name, r := range o.A2A.Remotes {
 		vr := deployment.A2ARemote{CardURL: r.CardURL, Endpoint: r.Endpoint, TraceContext: r.TraceContext}

@@ -102,6 +102,8 @@ type MCPServer struct {
 	// URL and Headers reach an http server.
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth, when set, is an http server's OAuth 2.1 client.
+	OAuth *MCPOAuth `json:"oauth,omitempty"`
 	// Required makes a task fail when the server is unavailable; an
 	// optional one is left out.
 	Required           bool  `json:"required"`
@@ -109,6 +111,17 @@ type MCPServer struct {
 	OperationTimeoutMS int64 `json:"operation_timeout_ms"`
 	// Pins maps raw tool names to their expected definition digests.
 	Pins map[string]string `json:"pins,omitempty"`
+}
+
+// MCPOAuth is options.mcp.servers.NAME.oauth. ClientSecret and
+// PrivateKey name credentials (consumer mcp.oauth), never values.
+type MCPOAuth struct {
+	Grant             string   `json:"grant"`
+	ClientID          string   `json:"client_id,omitempty"`
+	ClientSecret      string   `json:"client_secret,omitempty"`
+	PrivateKey        string   `json:"private_key,omitempty"`
+	ClientMetadataURL string   `json:"client_metadata_url,omitempty"`
+	Scopes            []string `json:"scopes,omitempty"`
 }
 
 // A2A is options.a2a: the configured remote agents.

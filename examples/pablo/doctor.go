@@ -273,6 +273,13 @@ func credentialUses(d *pablo.Deployment, fixture bool) []credentialUse {
 		for _, k := range sortedNames(s.Headers) {
 			uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/headers/" + k, name: s.Headers[k], consumer: authority.ConsumerMCPHeaders, destination: "mcp:" + name + ":header:" + k, optional: !s.Required})
 		}
+		if o := s.OAuth; o != nil {
+			for _, c := range []struct{ key, name string }{{"client_secret", o.ClientSecret}, {"private_key", o.PrivateKey}} {
+				if c.name != "" {
+					uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/oauth/" + c.key, name: c.name, consumer: authority.ConsumerMCPOAuth, destination: "mcp:" + name + ":oauth:" + c.key, optional: !s.Required})
+				}
+			}
+		}
 	}
 	for _, name := range sortedNames(opts.A2A.Remotes) {
 		r := opts.A2A.Remotes[name]

@@ -84,6 +84,15 @@ func TestDoctorOfflineExitCodes(t *testing.T) {
 		{"MissingWorkspaceBindingIsTwo", chatModel, map[string]string{"LOCAL_KEY": "k-123456"}, false, nil, 2, "workspace"},
 		{"MissingCredentialIsThree", chatModel, nil, true, nil, 3, "credentials"},
 		{"FixtureNeedsNoModelCredential", chatModel, nil, true, []string{"--fixture-endpoint", "http://127.0.0.1:9/v1/chat/completions"}, 0, ""},
+		{"MissingOAuthClientSecretIsThree", chatModel + `[credentials.reports_oauth]
+consumer = "mcp.oauth"
+sources = [{ kind = "environment", name = "REPORTS_CLIENT_SECRET" }]
+[options.mcp.servers.reports]
+transport = "http"
+url = "https://reports.example.test/mcp"
+required = true
+oauth = { grant = "client_credentials", client_id = "pablo-reports", client_secret = "reports_oauth" }
+`, map[string]string{"LOCAL_KEY": "k-123456"}, true, nil, 3, "credentials"},
 		{"RequiredServerDeniedIsSeven", chatModel + `[options.mcp.servers.records]
 transport = "stdio"
 command = "/bin/cat"
