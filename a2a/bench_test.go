@@ -23,13 +23,30 @@ func (noLocal) Start(context.Context, children.Spec) (children.Handle, error) {
 
 // BenchmarkSpawnRemoteVsA2AGo is the figure of issue 17: a governed
 // spawn_remote round trip (the supervisor's admission and capacity, the
-// card fetched and admitted, the one message sent, the task followed and
-// its artifact validated, the wait) against a bare a2a-go client fetching
-// the card and sending the same message to the same @a2a-js/sdk fixture
-// peer, both blocking sends. The two alternate on every iteration, their
+// card fetched and admitted, the message sent, the task followed and its
+// artifact validated, the wait) against a bare a2a-go client fetching the
+// card and sending the same message as one blocking send to the same
+// @a2a-js/sdk fixture peer. The two alternate on every iteration, their
 // order flipping, so both see the same machine; it reports each median
 // and their ratio.
+//
+// send=default is the spawn as a model makes it (stream unset): the card
+// offers a stream, so the child follows SendStreamingMessage, one round
+// trip that names the task with its first event. send=blocking asks for
+// stream false: SendMessage returns the task at once (returnImmediately,
+// so a stop can cancel it) and the child fetches it with GetTask, two
+// round trips.
 func BenchmarkSpawnRemoteVsA2AGo(b *testing.B) {
+	no := false
+	for _, c := range []struct {
+		name   string
+		stream *bool
+	}{{"default", nil}, {"blocking", &no}} {
+		b.Run("send="+c.name, func(b *testing.B) { benchSpawnRemoteVsA2AGo(b, c.stream) })
+	}
+}
+
+func benchSpawnRemoteVsA2AGo(b *testing.B, stream *bool) {
 	base := realPeer(b)
 	r := newRunner(b, Options{Remotes: []Remote{peerRemote(base)}})
 	// A root admits 16 children in all: a fresh tree (a new root) every
@@ -50,8 +67,8 @@ func BenchmarkSpawnRemoteVsA2AGo(b *testing.B) {
 	defer func() { tree.Close(context.Background()) }()
 	hc := &http.Client{Timeout: 30 * time.Second}
 	ctx := context.Background()
-	text, stream := "echo:benchmark", false
-	req := children.RemoteRequest{Remote: "fixture", Parts: []children.Part{{Text: &text}}, AcceptedOutputModes: []string{"text/plain"}, Stream: &stream}
+	text := "echo:benchmark"
+	req := children.RemoteRequest{Remote: "fixture", Parts: []children.Part{{Text: &text}}, AcceptedOutputModes: []string{"text/plain"}, Stream: stream}
 	var ours, theirs []time.Duration
 	governed := func() {
 		if spawned == children.MaxTotal {
