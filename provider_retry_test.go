@@ -55,3 +55,26 @@ func TestRouteRetriesRecordEachAttempt(t *testing.T) {
 		t.Fatalf("route records: %v", records)
 	}
 }
+
+// TestRouteFailureReasonNamesTheEntry: a route whose every attempt failed
+// ends the task with a reason naming the entry that failed last, how many
+// attempts were made and what the provider said.
+func TestRouteFailureReasonNamesTheEntry(t *testing.T) {
+	t.Parallel()
+	srv := providertest.New(providertest.Options{Quirk: providertest.ModelNotFound})
+	defer srv.Close()
+	body := "[options.models.first]\nprovider = \"openai_compatible\"\nid = \"llama9\"\ncredential = \"local\"\nendpoint = \"" + srv.Endpoint() + "\"\n" +
+		"[options.routes.main]\nentries = [{ model = \"first\" }]\n" +
+		"[options]\nmodel_route = \"main\"\n"
+	d := providerDeployment(t, body, func(o *LoadOptions) { o.LoopbackHTTP = false })
+	obj, _ := runProviderTask(t, d, HostOptions{LookupEnv: lookupKey})
+	o := obj.Outcome
+	for _, w := range []string{"openai_compatible/llama9", "route main entry first", "1 attempt", "HTTP 400", providertest.MessageModelNotFound} {
+		if !strings.Contains(o.Reason, w) {
+			t.Fatalf("the reason does not say %q: %q", w, o.Reason)
+		}
+	}
+	if strings.Contains(o.Reason, providerTestKey) {
+		t.Fatal("the reason holds the credential")
+	}
+}

@@ -396,6 +396,12 @@ func (s *step) modelReason(err error) string {
 	if why == "" {
 		return ""
 	}
+	var re *routeError
+	if errors.As(err, &re) && len(re.Attempts) > 0 {
+		// A route names the entry whose attempt failed last.
+		a := re.Attempts[len(re.Attempts)-1]
+		return s.reason("model %s/%s (route %s entry %s, after %d attempt(s)): %s", a.Provider, a.Model, a.Route, a.Entry, len(re.Attempts), why)
+	}
 	return s.reason("model %s/%s: %s", s.modelInfo.Provider, s.modelInfo.Model, why)
 }
 
