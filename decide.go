@@ -1,7 +1,6 @@
 package pablo
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,53 +11,7 @@ import (
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/internal/redact"
-	"github.com/pabloagent/pablo/internal/sandbox"
-	"github.com/pabloagent/pablo/internal/shell"
 )
-
-// Privileged says whether a shell.run needs approval by default: one
-// that runs with the sandbox off and no literal command policy (anything
-// may run, touching anything), or one whose sandbox allows the network. A
-// sandboxed call without the network is bounded by its sandbox, and an
-// unsandboxed one under a literal command policy by the policy: neither
-// asks.
-func (c *shellCatalog) Privileged(id authority.ID) string {
-	if id != authority.ShellRun {
-		return ""
-	}
-	p := c.runner.Sandbox().Normalized()
-	switch {
-	case p.Mode == sandbox.Off && !c.literal:
-		return authority.RuleApprovalUnconfinedShell
-	case p.Mode != sandbox.Off && p.Network == sandbox.Allow:
-		return authority.RuleApprovalShellNetwork
-	}
-	return ""
-}
-
-// Sandbox is the sandbox shell.run runs in.
-func (c *shellCatalog) Sandbox(id authority.ID) (sandbox.Profile, bool) {
-	return c.runner.Sandbox(), id == authority.ShellRun
-}
-
-// DecideCall decides a shell.run over the literal command policy.
-func (c *shellCatalog) DecideCall(ctx context.Context, call authority.Call) (authority.Decision, bool) {
-	var req shell.Request
-	dec := json.NewDecoder(bytes.NewReader(call.Arguments))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return authority.Decision{}, false
-	}
-	sd, err := c.runner.DecideContext(ctx, req)
-	if err != nil {
-		return authority.Decision{}, false
-	}
-	d := authority.Decision{Allowed: sd.Allowed, Layer: sd.Layer, RuleID: sd.RuleID, Reason: sd.Reason}
-	if sd.ApprovalRule != "" {
-		d.RequireApproval(sd.ApprovalLayer, sd.ApprovalRule)
-	}
-	return d, true
-}
 
 // Decide is the decision a task of this deployment makes on one call of
 // tool id with JSON arguments args, before the call is admitted: the

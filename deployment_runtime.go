@@ -384,7 +384,7 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set) (ca
 		if err != nil {
 			return cats, cleanup, err
 		}
-		cats = append(cats, &shellCatalog{runner: runner, secrets: secrets, literal: pol != nil})
+		cats = append(cats, engine.NewShellCatalog(runner, secrets, pol != nil))
 	}
 	return cats, cleanup, nil
 }

@@ -1,23 +1,6 @@
 package pablo
 
-import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
-
-	"github.com/pabloagent/pablo/ledger/outcome"
-
-	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/internal/redact"
-	"github.com/pabloagent/pablo/internal/shell"
-	"github.com/pabloagent/pablo/ledger"
-)
-
-// shellDescription is what a model reads about shell.run.
-const shellDescription = "Run one command in the workspace with /bin/sh. stdin is closed; the environment holds only " +
-	"PATH=/usr/bin:/bin, LANG=C and admitted PABLO_TASK_* variables. Returns stdout, stderr and the exit code. " +
-	"A command policy may allow only literal commands: no pipes, redirections, expansions or globs."
+import "github.com/pabloagent/pablo/internal/shell"
 
 // shellRunner builds shell.run for a workspace directory.
 func (d *Deployment) shellRunner(workspace string) (*shell.Runner, error) {
@@ -26,76 +9,4 @@ func (d *Deployment) shellRunner(workspace string) (*shell.Runner, error) {
 		return nil, err
 	}
 	return shell.New(opts)
-}
-
-// shellCatalog serves shell.run.
-type shellCatalog struct {
-	runner  *shell.Runner
-	secrets *redact.Set
-	// literal: a literal command policy decides what may run.
-	literal bool
-}
-
-func (c *shellCatalog) Tools() []authority.ToolSpec {
-	return []authority.ToolSpec{{ID: authority.ShellRun, Description: shellDescription, InputSchema: json.RawMessage(shell.InputSchema),
-		// The launcher is what policy.executables governs.
-		Resources: func(map[string]any) []authority.Resource {
-			return []authority.Resource{{Kind: authority.ResourceExecutable, Value: "/bin/sh"}}
-		}}}
-}
-
-func (c *shellCatalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
-	var req shell.Request
-	dec := json.NewDecoder(bytes.NewReader(call.Arguments))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return ledger.ToolResult{Status: outcome.ToolInvalidArguments, Code: outcome.FailInvalidToolArguments}
-	}
-	if out := ToolOutput(ctx); out != nil {
-		req.OnOutput = out
-	}
-	req.IdempotencyKey = call.IdempotencyKey
-	res, err := c.runner.Run(ctx, req)
-	masked := 0
-	if res != nil {
-		// A stream the capture bound cut may end with the start of a
-		// secret whose rest was dropped: mask that start too.
-		var n int
-		if res.StdoutTruncated {
-			res.Stdout, n = c.secrets.MaskCut(res.Stdout)
-			masked += n
-		}
-		if res.StderrTruncated {
-			res.Stderr, n = c.secrets.MaskCut(res.Stderr)
-			masked += n
-		}
-	}
-	payload := map[string]any{"shell": res}
-	var de *shell.DeniedError
-	var re *shell.RunError
-	var ae *shell.ArgumentError
-	switch {
-	case err == nil:
-		if res.ExitCode != nil && *res.ExitCode != 0 || res.Signal != nil {
-			return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: payload, Masked: masked}
-		}
-		return ledger.ToolResult{Status: outcome.ToolCompleted, Output: payload, Masked: masked}
-	case errors.As(err, &de):
-		return ledger.ToolResult{Status: outcome.ToolPolicyDenied, Rule: de.Decision.RuleID,
-			Decision: authority.Decision{Layer: de.Decision.Layer, RuleID: de.Decision.RuleID, Reason: de.Decision.Reason}, Output: map[string]any{"error": map[string]any{"code": "policy_denied", "reason": de.Decision.Reason, "rule_id": de.Decision.RuleID}}}
-	case errors.As(err, &ae):
-		return ledger.ToolResult{Status: outcome.ToolInvalidArguments, Code: outcome.FailInvalidToolArguments}
-	case errors.As(err, &re):
-		r := ledger.ToolResult{Status: outcome.ToolStatus(re.Status), Output: payload, Masked: masked}
-		switch r.Status {
-		case outcome.ToolOutputLimit:
-			r.Limit = outcome.LimitToolOutputBytes
-		case outcome.ToolCleanupFailed:
-			r.Code = outcome.FailToolCleanup
-		case outcome.ToolSpawnFailed:
-			r.Code = outcome.FailToolExecution
-		}
-		return r
-	}
-	return ledger.ToolResult{Status: outcome.ToolIOFailed, Code: outcome.FailToolExecution}
 }

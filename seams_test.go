@@ -86,7 +86,7 @@ type (
 
 func wrapCatalog(c ToolCatalog) ToolCatalog {
 	switch c.(type) {
-	case *engine.WorkspaceCatalog, *shellCatalog, *skillCatalog:
+	case *engine.WorkspaceCatalog, *engine.ShellCatalog, *skillCatalog:
 		return c // the runtime's own, see above
 	}
 	h, reports := c.(HealthReporter)
