@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -279,6 +280,34 @@ func TestProviderMessageIsMaskedAndBounded(t *testing.T) {
 		got := said(pe.message, testSecret)
 		if strings.Contains(got, testSecret) || strings.ContainsAny(got, "\n\r") || len(got) > MaxProviderMessageBytes || got == "" {
 			t.Fatalf("%q", got)
+		}
+	}
+}
+
+// TestRetriedQuirksCompleteOnARoute: each quirk whose stated outcome is
+// "retried", answered once, is retried on the same entry by a route with a
+// retry policy, and the second attempt completes, for every adapter.
+func TestRetriedQuirksCompleteOnARoute(t *testing.T) {
+	t.Parallel()
+	for _, a := range adapters() {
+		for _, q := range providertest.Quirks() {
+			if quirkCases[q].outcome != retried {
+				continue
+			}
+			t.Run(string(a.name)+"/"+string(q), func(t *testing.T) {
+				t.Parallel()
+				srv := providertest.New(providertest.Options{Wire: wireOf(a), Quirk: q, Faults: 1, RetryAfter: "-", Turns: []providertest.Turn{quirkTurn}})
+				defer srv.Close()
+				r, err := NewRoute(RouteOptions{Name: "r", Entries: []RouteEntry{{Name: "e", Provider: a.name, Model: "test/model", Generator: a.build(NewClient(ClientOptions{}), srv.Endpoint())}},
+					Retry: RetryPolicy{MaxAttempts: 2, Jitter: noJitter}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, attempts, err := r.Generate(context.Background(), nil, AttemptHooks{}, testRequest, func(string) error { return nil })
+				if err != nil || resp.Text != quirkTurn.Text || len(attempts) != 2 || attempts[1].SelectionReason != SelectRetry || srv.Requests() != 2 {
+					t.Fatalf("%v %+v", err, attempts)
+				}
+			})
 		}
 	}
 }
