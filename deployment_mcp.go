@@ -46,7 +46,8 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 		}
 		if a := s.OAuth; a != nil {
 			srv.OAuth = &mcp.OAuth{Grant: a.Grant, ClientID: a.ClientID, ClientSecret: a.ClientSecret, PrivateKey: a.PrivateKey,
-				ClientMetadataURL: a.ClientMetadataURL, Scopes: slices.Clone(a.Scopes)}
+				ClientMetadataURL: a.ClientMetadataURL, Scopes: slices.Clone(a.Scopes),
+				IDToken: a.IDToken, IdentityProvider: a.IdentityProvider, IdentityClientID: a.IdentityClientID}
 		}
 		if srv.Transport == mcp.Stdio {
 			cwd := config.PathRef{Base: "workspace", Path: "."}

@@ -41,7 +41,8 @@ func (d *Deployment) Options() deployment.Options {
 		if a := s.OAuth; a != nil {
 			vs := v.MCP.Servers[name]
 			vs.OAuth = &deployment.MCPOAuth{Grant: a.Grant, ClientID: a.ClientID, ClientSecret: a.ClientSecret, PrivateKey: a.PrivateKey,
-				ClientMetadataURL: a.ClientMetadataURL, Scopes: slices.Clone(a.Scopes)}
+				ClientMetadataURL: a.ClientMetadataURL, Scopes: slices.Clone(a.Scopes),
+				IDToken: a.IDToken, IdentityProvider: a.IdentityProvider, IdentityClientID: a.IdentityClientID}
 			v.MCP.Servers[name] = vs
 		}
 	}

@@ -122,6 +122,12 @@ type MCPOAuth struct {
 	PrivateKey        string   `json:"private_key,omitempty"`
 	ClientMetadataURL string   `json:"client_metadata_url,omitempty"`
 	Scopes            []string `json:"scopes,omitempty"`
+	// IDToken names the credential of the user's ID token; with
+	// IdentityProvider and IdentityClientID it is for grant
+	// identity_assertion.
+	IDToken          string `json:"id_token,omitempty"`
+	IdentityProvider string `json:"identity_provider,omitempty"`
+	IdentityClientID string `json:"identity_client_id,omitempty"`
 }
 
 // A2A is options.a2a: the configured remote agents.

@@ -197,6 +197,9 @@ func (c *Catalog) admitServer(ctx context.Context, cfg *Server) (int, error) {
 		if o.PrivateKey != "" {
 			h.Credentials = append(h.Credentials, CredentialRef{Kind: "oauth", Name: "private_key", Credential: o.PrivateKey, Destination: "mcp:" + cfg.Name + ":oauth:private_key"})
 		}
+		if o.IDToken != "" {
+			h.Credentials = append(h.Credentials, CredentialRef{Kind: "oauth", Name: "id_token", Credential: o.IDToken, Destination: "mcp:" + cfg.Name + ":oauth:id_token"})
+		}
 	}
 	c.mu.Lock()
 	c.health = append(c.health, h)

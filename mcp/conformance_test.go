@@ -21,9 +21,6 @@ type conformanceScenario struct {
 	// refuses is text the client's error must hold: the scenario passes
 	// only because the client refused for that reason.
 	refuses string
-	// unsupported, when set, says why the scenario is expected to fail:
-	// the checks listed in require must then be the ones failing.
-	unsupported string
 }
 
 // The checks every successful authorization code flow runs.
@@ -61,15 +58,13 @@ var conformanceScenarios = []conformanceScenario{
 	{name: "auth/offline-access-not-supported", require: with(codeFlow, "sep-2207-offline-access-not-requested")},
 	{name: "auth/client-credentials-basic", require: []string{"prm-pathbased-requested", "authorization-server-metadata", "client-credentials-basic-auth", "valid-bearer-token"}},
 	{name: "auth/client-credentials-jwt", require: []string{"prm-pathbased-requested", "authorization-server-metadata", "client-credentials-jwt-verified", "valid-bearer-token"}},
-	{name: "auth/cross-app-access-complete-flow", require: []string{"complete-flow-token-exchange", "complete-flow-jwt-bearer"},
-		unsupported: "SEP-990 enterprise-managed authorization (an IdP ID token exchanged for an ID-JAG, then a JWT bearer grant) is not implemented: a host has no IdP session to take an ID token from"},
+	{name: "auth/cross-app-access-complete-flow", require: []string{"prm-pathbased-requested", "authorization-server-metadata", "complete-flow-token-exchange", "complete-flow-jwt-bearer", "valid-bearer-token"}},
 }
 
 // TestConformanceClientScenarios runs every client scenario of the MCP
 // conformance suite against a client built on this package. A scenario
 // passes only when the checks that prove its flow ran are there and
-// succeeded and none failed or warned; the one scenario not supported is
-// named, with why, and must fail exactly where that says.
+// succeeded and none failed or warned.
 func TestConformanceClientScenarios(t *testing.T) {
 	p := needPeers(t)
 	dir := t.TempDir()
@@ -102,26 +97,13 @@ func TestConformanceClientScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			status := map[string]string{}
-			var failed []string
 			for _, c := range checks {
 				if c.Status == "FAILURE" || c.Status == "WARNING" {
-					failed = append(failed, c.ID)
-					if sc.unsupported == "" {
-						t.Errorf("check %s: %s %s %s", c.ID, c.Status, c.Description, c.ErrorMessage)
-					}
+					t.Errorf("check %s: %s %s %s", c.ID, c.Status, c.Description, c.ErrorMessage)
 				}
 				if status[c.ID] != "FAILURE" && status[c.ID] != "WARNING" {
 					status[c.ID] = c.Status
 				}
-			}
-			if sc.unsupported != "" {
-				slices.Sort(failed)
-				want := slices.Sorted(slices.Values(sc.require))
-				if !slices.Equal(slices.Compact(failed), want) {
-					t.Fatalf("unsupported scenario failed checks %v, want exactly %v (%s); if it passes now, list it as supported", failed, want, sc.unsupported)
-				}
-				t.Logf("not supported: %s", sc.unsupported)
-				return
 			}
 			for _, id := range sc.require {
 				if status[id] != "SUCCESS" {

@@ -51,8 +51,9 @@
 // 2025-03-26 fallbacks), whose every URL obeys the endpoint rules and
 // whose redirects are never followed; the client ID is pre-registered, a
 // client ID metadata document or dynamically registered; the grant is the
-// authorization code with PKCE (S256) through the host's Authorizer, or
-// client credentials (a secret or a private_key_jwt assertion); every token
+// authorization code with PKCE (S256) through the host's Authorizer,
+// client credentials (a secret or a private_key_jwt assertion), or an
+// enterprise's identity assertion (SEP-990); every token
 // request carries the resource indicator (RFC 8707). Scopes come from the
 // challenge, then the metadata; a 403 insufficient_scope steps up, within
 // a bound, and only when it asks for more. Tokens go to their server's URL

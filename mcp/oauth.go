@@ -21,6 +21,11 @@ const (
 	// pre-registered client's own credentials (the MCP client credentials
 	// extension, SEP-1046).
 	GrantClientCredentials = "client_credentials"
+	// GrantIdentityAssertion is enterprise-managed authorization (SEP-990):
+	// the user's ID token from the enterprise's identity provider is
+	// exchanged there for an identity assertion grant (RFC 8693), which
+	// the authorization server takes as a JWT bearer grant (RFC 7523).
+	GrantIdentityAssertion = "identity_assertion"
 )
 
 // OAuth is a Streamable HTTP server's OAuth 2.1 client configuration, per
@@ -54,6 +59,14 @@ type OAuth struct {
 	// document, used as its client ID by an authorization server that
 	// advertises client_id_metadata_document_supported.
 	ClientMetadataURL string
+	// IDToken names the credential holding the user's ID token from the
+	// identity provider (destination "mcp:SERVER:oauth:id_token"), and
+	// IdentityProvider that provider's token endpoint, which must obey
+	// the endpoint rules; IdentityClientID is this client's ID there. All
+	// three are for GrantIdentityAssertion.
+	IDToken          string
+	IdentityProvider string
+	IdentityClientID string
 	// Scopes, when set, are the scopes asked for instead of the ones the
 	// server names (its WWW-Authenticate challenge, then its metadata's
 	// scopes_supported). A step-up challenge still adds to them.
@@ -68,8 +81,12 @@ func (o *OAuth) validate() error {
 		if o.ClientID == "" || (o.ClientSecret == "" && o.PrivateKey == "") {
 			return errors.New("oauth grant client_credentials needs client_id and client_secret or private_key")
 		}
+	case GrantIdentityAssertion:
+		if o.ClientID == "" || o.IDToken == "" || o.IdentityProvider == "" {
+			return errors.New("oauth grant identity_assertion needs client_id, id_token and identity_provider")
+		}
 	default:
-		return fmt.Errorf("oauth grant must be %q or %q, got %q", GrantAuthorizationCode, GrantClientCredentials, textx.Shorten(o.Grant, 40))
+		return fmt.Errorf("oauth grant must be %q, %q or %q, got %q", GrantAuthorizationCode, GrantClientCredentials, GrantIdentityAssertion, textx.Shorten(o.Grant, 40))
 	}
 	if o.ClientSecret != "" && o.PrivateKey != "" {
 		return errors.New("oauth client_secret and private_key exclude each other: a client authenticates one way")

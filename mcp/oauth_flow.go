@@ -163,8 +163,11 @@ func (o *oauthClient) challenged(ctx context.Context, status int, ch bearerChall
 	if scopes == nil {
 		scopes = o.selectScopes(ch)
 	}
-	if o.grant() == GrantClientCredentials {
+	switch o.grant() {
+	case GrantClientCredentials:
 		return o.clientCredentials(ctx, scopes)
+	case GrantIdentityAssertion:
+		return o.identityAssertion(ctx, scopes)
 	}
 	return o.authorizationCode(ctx, scopes)
 }
@@ -510,4 +513,55 @@ func (c *Catalog) oauthCredential(ctx context.Context, name, destination string)
 		return "", err
 	}
 	return sec.Reveal(), nil
+}
+
+// Token types and grants of enterprise-managed authorization.
+const (
+	grantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+	grantJWTBearer     = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	tokenTypeIDToken   = "urn:ietf:params:oauth:token-type:id_token"
+	tokenTypeIDJAG     = "urn:ietf:params:oauth:token-type:id-jag"
+)
+
+// identityAssertion runs enterprise-managed authorization (SEP-990): the
+// user's ID token is exchanged at the identity provider for an identity
+// assertion grant for this server's authorization server and resource
+// (RFC 8693), which that server takes as a JWT bearer grant (RFC 7523)
+// from the pre-registered client.
+func (o *oauthClient) identityAssertion(ctx context.Context, scopes []string) error {
+	fail := func(reason string, err error) error {
+		return &AuthError{Server: o.server, Step: "token", Reason: reason, Err: err}
+	}
+	if err := checkDiscoveredURL(o.cfg.IdentityProvider, o.allowLoopback); err != nil {
+		return fail("the identity provider's token endpoint", err)
+	}
+	idToken, err := o.credential(ctx, o.cfg.IDToken, "mcp:"+o.server+":oauth:id_token")
+	if err != nil {
+		return fail("the ID token", err)
+	}
+	exchange := clientcredentials.Config{ClientID: o.cfg.IdentityClientID, TokenURL: o.cfg.IdentityProvider, AuthStyle: oauth2.AuthStyleInParams,
+		EndpointParams: url.Values{"grant_type": {grantTokenExchange}, "subject_token": {idToken}, "subject_token_type": {tokenTypeIDToken},
+			"requested_token_type": {tokenTypeIDJAG}, "audience": {o.disc.meta.Issuer}, "resource": {o.disc.resource}}}
+	if len(scopes) > 0 {
+		exchange.EndpointParams.Set("scope", strings.Join(scopes, " "))
+	}
+	jag, err := exchange.Token(o.tokenContext(ctx))
+	if err != nil {
+		return o.tokenError("token", err)
+	}
+	if t, _ := jag.Extra("issued_token_type").(string); t != tokenTypeIDJAG {
+		return fail(fmt.Sprintf("the identity provider issued a %q, not an identity assertion grant", textx.Shorten(printable(t), 80)), nil)
+	}
+	o.keep(jag.AccessToken)
+	reg, err := o.register(ctx, "")
+	if err != nil {
+		return err
+	}
+	conf := clientcredentials.Config{ClientID: reg.id, ClientSecret: reg.secret, TokenURL: o.disc.meta.TokenEndpoint, Scopes: scopes, AuthStyle: authStyle(reg.method),
+		EndpointParams: url.Values{"grant_type": {grantJWTBearer}, "assertion": {jag.AccessToken}, "resource": {o.disc.resource}}}
+	tok, err := conf.Token(o.tokenContext(ctx))
+	if err != nil {
+		return o.tokenError("token", err)
+	}
+	return o.hold(ctx, reg, tok, scopes)
 }

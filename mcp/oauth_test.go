@@ -264,6 +264,9 @@ func TestOAuthConfigurationIsCheckedBeforeStart(t *testing.T) {
 		{"WithAuthorizationHeader", func(s *Server) { s.Headers = map[string]string{"authorization": "tok"} }, "configure oauth or the header"},
 		{"UnknownGrant", func(s *Server) { s.OAuth.Grant = "password" }, "oauth grant must be"},
 		{"ClientCredentialsWithoutSecret", func(s *Server) { s.OAuth = &OAuth{Grant: GrantClientCredentials, ClientID: "c"} }, "needs client_id and client_secret"},
+		{"IdentityAssertionWithoutIDToken", func(s *Server) {
+			s.OAuth = &OAuth{Grant: GrantIdentityAssertion, ClientID: "c", IdentityProvider: "https://idp.example.test/token"}
+		}, "needs client_id, id_token and identity_provider"},
 		{"PlainHTTPMetadataURL", func(s *Server) { s.OAuth.ClientMetadataURL = "http://example.test/client.json" }, "must be an https URL"},
 		{"ScopeWithSpace", func(s *Server) { s.OAuth.Scopes = []string{"a b"} }, "is not a scope token"},
 	} {

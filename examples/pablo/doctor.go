@@ -274,7 +274,7 @@ func credentialUses(d *pablo.Deployment, fixture bool) []credentialUse {
 			uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/headers/" + k, name: s.Headers[k], consumer: authority.ConsumerMCPHeaders, destination: "mcp:" + name + ":header:" + k, optional: !s.Required})
 		}
 		if o := s.OAuth; o != nil {
-			for _, c := range []struct{ key, name string }{{"client_secret", o.ClientSecret}, {"private_key", o.PrivateKey}} {
+			for _, c := range []struct{ key, name string }{{"client_secret", o.ClientSecret}, {"private_key", o.PrivateKey}, {"id_token", o.IDToken}} {
 				if c.name != "" {
 					uses = append(uses, credentialUse{what: "/options/mcp/servers/" + name + "/oauth/" + c.key, name: c.name, consumer: authority.ConsumerMCPOAuth, destination: "mcp:" + name + ":oauth:" + c.key, optional: !s.Required})
 				}

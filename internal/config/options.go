@@ -353,6 +353,11 @@ type MCPOAuth struct {
 	PrivateKey        string   `json:"private_key,omitempty"`
 	ClientMetadataURL string   `json:"client_metadata_url,omitempty"`
 	Scopes            []string `json:"scopes,omitempty"`
+	// IDToken (a credential name), IdentityProvider and IdentityClientID
+	// are for grant identity_assertion.
+	IDToken          string `json:"id_token,omitempty"`
+	IdentityProvider string `json:"identity_provider,omitempty"`
+	IdentityClientID string `json:"identity_client_id,omitempty"`
 }
 
 // MCPPolicy is one ordinary MCP policy layer.

@@ -122,6 +122,9 @@ var optionEffects = map[string][]string{
 	// auth/client-credentials-jwt and auth/basic-cimd.
 	"options.mcp.servers.*.oauth.private_key":         {"TestConformanceClientScenarios"},
 	"options.mcp.servers.*.oauth.client_metadata_url": {"TestConformanceClientScenarios"},
+	"options.mcp.servers.*.oauth.id_token":            {"TestConformanceClientScenarios"},
+	"options.mcp.servers.*.oauth.identity_provider":   {"TestConformanceClientScenarios"},
+	"options.mcp.servers.*.oauth.identity_client_id":  {"TestConformanceClientScenarios"},
 	"options.mcp.servers.*.required":                  {"TestRequiredMCPServerFailureFailsBeforeAnyModelCall", "TestOptionalServerThatFailsIsLeftOutWithAReason"},
 	"options.mcp.servers.*.startup_timeout_ms":        {"TestHangingServerFailsAtStartupTimeout"},
 	"options.mcp.servers.*.operation_timeout_ms":      {"TestOperationTimeoutEndsTheCallAsTimedOut"},

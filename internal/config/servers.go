@@ -47,6 +47,12 @@ func (d *Deployment) checkMCPServers(o *Options) ([]credUse, error) {
 				if o.Grant == "client_credentials" && (o.ClientID == "" || (o.ClientSecret == "" && o.PrivateKey == "")) {
 					return nil, invalid(ptr+"/oauth", "MCP server %q: grant client_credentials needs client_id and client_secret or private_key", name)
 				}
+				if o.Grant == "identity_assertion" && (o.ClientID == "" || o.IDToken == "" || o.IdentityProvider == "") {
+					return nil, invalid(ptr+"/oauth", "MCP server %q: grant identity_assertion needs client_id, id_token and identity_provider", name)
+				}
+				if o.IDToken != "" {
+					uses = append(uses, credUse{ptr: ptr + "/oauth/id_token", name: o.IDToken, consumer: authority.ConsumerMCPOAuth, destination: "mcp:" + name + ":oauth:id_token", explicit: true})
+				}
 				if o.ClientSecret != "" && o.PrivateKey != "" {
 					return nil, invalid(ptr+"/oauth/private_key", "MCP server %q: client_secret and private_key exclude each other", name)
 				}

@@ -426,12 +426,15 @@ func optionsTables() *spec {
 		// A Go extension: OAuth 2.1 for a Streamable HTTP server, per the
 		// MCP authorization specification. Secrets are credential names.
 		"oauth", table(
-			"grant", enum("authorization_code", "authorization_code", "client_credentials"),
+			"grant", enum("authorization_code", "authorization_code", "client_credentials", "identity_assertion"),
 			"client_id", str(1, 512, nil),
 			"client_secret", str(1, 64, nil).with(credValue),
 			"private_key", str(1, 64, nil).with(credValue),
 			"client_metadata_url", str(1, 4096, nil).with(httpURL),
 			"scopes", list(32, str(1, 256, nil), nil),
+			"id_token", str(1, 64, nil).with(credValue),
+			"identity_provider", str(1, 4096, nil).with(httpURL),
+			"identity_client_id", str(1, 512, nil),
 		),
 		"required", boolean(nil),
 		"startup_timeout_ms", integer(1000, 120_000, nil),

@@ -40,9 +40,12 @@ func main() {
 
 // scenarioContext is MCP_CONFORMANCE_CONTEXT.
 type scenarioContext struct {
-	ClientID      string `json:"client_id"`
-	ClientSecret  string `json:"client_secret"`
-	PrivateKeyPEM string `json:"private_key_pem"`
+	ClientID         string `json:"client_id"`
+	ClientSecret     string `json:"client_secret"`
+	PrivateKeyPEM    string `json:"private_key_pem"`
+	IdPClientID      string `json:"idp_client_id"`
+	IdPIDToken       string `json:"idp_id_token"`
+	IdPTokenEndpoint string `json:"idp_token_endpoint"`
 }
 
 func run() error {
@@ -68,8 +71,11 @@ func run() error {
 			srv.OAuth = &mcp.OAuth{Grant: mcp.GrantClientCredentials, ClientID: sc.ClientID, ClientSecret: "client-secret"}
 		case "auth/client-credentials-jwt":
 			srv.OAuth = &mcp.OAuth{Grant: mcp.GrantClientCredentials, ClientID: sc.ClientID, PrivateKey: "private-key"}
+		case "auth/cross-app-access-complete-flow":
+			srv.OAuth = &mcp.OAuth{Grant: mcp.GrantIdentityAssertion, ClientID: sc.ClientID, ClientSecret: "client-secret",
+				IDToken: "id-token", IdentityProvider: sc.IdPTokenEndpoint, IdentityClientID: sc.IdPClientID}
 		}
-		secrets["client-secret"], secrets["private-key"] = sc.ClientSecret, sc.PrivateKeyPEM
+		secrets["client-secret"], secrets["private-key"], secrets["id-token"] = sc.ClientSecret, sc.PrivateKeyPEM, sc.IdPIDToken
 	}
 	auth, err := authority.New(authority.Config{MCPServers: map[string]authority.MCPServer{"conformance": {}}})
 	if err != nil {
