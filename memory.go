@@ -3,6 +3,7 @@ package pablo
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"strings"
@@ -75,8 +76,14 @@ func (d *Deployment) memoryOpener() (func(ctx context.Context, now func() time.T
 		}
 		return writeProposal(ws, name, data)
 	}
+	read := func(rel string) ([]byte, error) {
+		if wsErr != nil {
+			return nil, wsErr
+		}
+		return readProposal(ws, rel)
+	}
 	return func(ctx context.Context, now func() time.Time) (*engine.MemoryCatalog, error) {
-		tools, err := memory.OpenTools(ctx, memory.ToolsOptions{Store: store, Ref: o.Ref, Ontology: ont, Grants: grants, WritePatch: write, Now: now})
+		tools, err := memory.OpenTools(ctx, memory.ToolsOptions{Store: store, Ref: o.Ref, Ontology: ont, Grants: grants, WritePatch: write, ReadPatch: read, Now: now})
 		if err != nil {
 			return nil, fmt.Errorf("pablo: memory: %w", err)
 		}
@@ -105,6 +112,33 @@ func writeProposal(ws, name string, data []byte) (string, error) {
 		return "", err
 	}
 	return rel, f.Close()
+}
+
+// readProposal reads a workspace file for validation through os.Root, so
+// nothing outside the workspace is read, bounded by memory.MaxPatchBytes.
+func readProposal(ws, rel string) ([]byte, error) {
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	// Non-blocking, so a FIFO in the workspace is refused, not waited on.
+	f, err := root.OpenFile(rel, os.O_RDONLY|fsx.OpenFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", rel)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, memory.MaxPatchBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > memory.MaxPatchBytes {
+		return nil, fmt.Errorf("%s is over %d bytes", rel, memory.MaxPatchBytes)
+	}
+	return b, nil
 }
 
 // memoryCatalogs wraps a runtime's per-task catalogs (nil for none) with

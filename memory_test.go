@@ -327,3 +327,40 @@ func TestMemorySkillRequiringAMemoryToolFollowsItsGrant(t *testing.T) {
 		})
 	}
 }
+
+func TestMemoryValidateTakesAProposedPatchFromTheWorkspace(t *testing.T) {
+	f := newMemoryFixture(`{"turns": [
+  {"tool_calls": [{"name": "memory_update_propose", "arguments": {"subject": "add invoices", "changes": [
+    {"op": "add", "record": {"id": "invoices", "kind": "service", "owner": "payments", "edges": [{"kind": "depends_on", "to": "nowhere"}]}}]}}]},
+  {"text": ["Proposed."]}]}`, "")
+	defer os.RemoveAll(f.dir)
+	evs, _ := memoryTask(t, f, nil)
+	proposed := memoryOf(toolResults(evs, "memory.update.propose")[0])
+	path, _ := proposed["path"].(string)
+	if path == "" {
+		t.Fatalf("propose result = %v", proposed)
+	}
+	// A second task validates the patch the first one wrote.
+	os.WriteFile(filepath.Join(f.dir, "turns.json"), []byte(`{"turns": [
+  {"tool_calls": [{"name": "memory_ontology_validate", "arguments": {"patch": "`+path+`"}}]},
+  {"tool_calls": [{"name": "memory_ontology_validate", "arguments": {"patch": "../deployment.toml"}}]},
+  {"text": ["Checked."]}]}`), 0o600)
+	evs, _ = memoryTask(t, f, nil)
+	res := toolResults(evs, "memory.ontology.validate")
+	if len(res) != 2 {
+		t.Fatalf("validate results = %v", res)
+	}
+	v := memoryOf(res[0])
+	var codes []string
+	for _, x := range v["violations"].([]any) {
+		codes = append(codes, x.(map[string]any)["code"].(string))
+	}
+	if v["valid"] != false || strings.Join(codes, ",") != "missing_field,dangling_edge" {
+		t.Errorf("validating the proposed patch = %v, want missing_field (repo) and dangling_edge", v)
+	}
+	// A patch path outside the workspace is not read.
+	b, _ := json.Marshal(res[1])
+	if res[1]["status"] == "completed" || strings.Contains(string(b), "schema_version") {
+		t.Errorf("validating a path outside the workspace = %s, want it refused", b)
+	}
+}

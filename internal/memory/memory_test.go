@@ -521,3 +521,57 @@ func TestOntologyLoadsStrictly(t *testing.T) {
 		t.Errorf("unknown key error = %v, want it at line 2", err)
 	}
 }
+
+func TestAProposedPatchValidatesLikeItsChanges(t *testing.T) {
+	t.Parallel()
+	o, err := ParseOntology("ontology.toml", []byte(testOntology))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRepo(t)
+	pin := Pin{Ref: "refs/heads/main", Commit: r.commit(baseFiles())}
+	s := r.store(Options{})
+	ix, _ := s.Index(context.Background(), pin)
+	p := Proposal{Subject: "x", Changes: []ProposedChange{
+		{Op: "add", Record: Record{ID: "invoices", Kind: "service", Owner: "o", Edges: []Edge{{"depends_on", "nowhere"}}, Body: "Invoices.\n"}},
+		{Op: "edit", Record: Record{ID: "billing", Kind: "service", Owner: "finance", Repo: "acme/billing", Body: "Billing, edited.\n"}},
+		{Op: "delete", Record: Record{ID: "ledger"}},
+	}}
+	patch, err := s.Propose(ix, p, All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := s.ChangesFromPatch(ix, patch.Text, All())
+	if err != nil {
+		t.Fatalf("ChangesFromPatch of Propose's own patch: %v\n%s", err, patch.Text)
+	}
+	var got []string
+	for _, c := range changes {
+		got = append(got, c.Op+" "+c.Record.ID+" "+c.Record.Owner)
+	}
+	want := "add invoices o|edit billing finance|delete ledger "
+	if strings.Join(got, "|") != want {
+		t.Fatalf("changes from the patch = %q, want %q", strings.Join(got, "|"), want)
+	}
+	fromPatch := o.Validate(ix, Proposal{Changes: changes}, All())
+	direct := o.Validate(ix, p, All())
+	codes := func(vs []Violation) string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.Code+" "+v.ID+" "+v.Field)
+		}
+		return strings.Join(out, "|")
+	}
+	if codes(fromPatch) != codes(direct) || len(direct) == 0 {
+		t.Errorf("violations from the patch %v differ from the changes' %v", fromPatch, direct)
+	}
+	// A patch that does not apply at the pin says where.
+	broken := strings.Replace(string(patch.Text), "-The ledger.", "-The ledger, changed.", 1)
+	if _, err := s.ChangesFromPatch(ix, []byte(broken), All()); !errors.Is(err, ErrInvalidArguments) || CodeOf(err) != CodeBadProposal {
+		t.Errorf("a patch that does not apply = %v, want bad_proposal", err)
+	}
+	// A patch of a record outside scope finds nothing.
+	if _, err := s.ChangesFromPatch(ix, patch.Text, Scope{Kinds: []string{"team"}, Paths: []string{"*"}}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a patch over records outside scope = %v, want ErrNotFound", err)
+	}
+}

@@ -93,12 +93,12 @@ func allSpecs() []Spec {
     "changes": ` + changesSchema + `
   }
 }`},
-		{ToolValidate, "Validate proposed record changes against the memory ontology at the pinned commit: kinds, required fields, edge kinds, dangling edges, ID collisions.", `{
+		{ToolValidate, "Validate proposed record changes, or a proposed patch in the workspace (memory.update.propose's path), against the memory ontology at the pinned commit: kinds, required fields, edge kinds, dangling edges, ID collisions. Give changes or patch.", `{
   "type": "object",
   "additionalProperties": false,
-  "required": ["changes"],
   "properties": {
-    "changes": ` + changesSchema + `
+    "changes": ` + changesSchema + `,
+    "patch": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Workspace-relative path of a patch to validate."}
   }
 }`},
 	}

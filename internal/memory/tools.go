@@ -42,6 +42,9 @@ type ToolsOptions struct {
 	// WritePatch stores a proposed patch in the workspace and returns its
 	// workspace-relative path.
 	WritePatch func(name string, data []byte) (string, error)
+	// ReadPatch reads a workspace file (a proposed patch) for validation,
+	// at most MaxPatchBytes.
+	ReadPatch func(path string) ([]byte, error)
 	// Now is the clock a patch's Date is read from.
 	Now func() time.Time
 }
@@ -223,12 +226,27 @@ func (t *Tools) Call(ctx context.Context, id string, args json.RawMessage) (any,
 	case ToolValidate:
 		var a struct {
 			Changes []ProposedChange `json:"changes"`
+			Patch   string           `json:"patch"`
 		}
 		if err := decode(args, &a); err != nil {
 			return nil, err
 		}
-		if len(a.Changes) > MaxProposedChanges {
+		switch {
+		case (len(a.Changes) == 0) == (a.Patch == ""):
+			return nil, &ArgumentError{Reason: "give exactly one of changes or patch"}
+		case len(a.Changes) > MaxProposedChanges:
 			return nil, &ArgumentError{Reason: fmt.Sprintf("at most %d changes", MaxProposedChanges)}
+		case a.Patch != "":
+			if t.opts.ReadPatch == nil {
+				return nil, &ArgumentError{Reason: "no workspace to read a patch from"}
+			}
+			text, err := t.opts.ReadPatch(a.Patch)
+			if err != nil {
+				return nil, errorf(ErrNotFound, CodeNotFound, a.Patch, 0, "the patch cannot be read from the workspace")
+			}
+			if a.Changes, err = t.opts.Store.ChangesFromPatch(t.ix, text, g.Scope); err != nil {
+				return nil, err
+			}
 		}
 		vs := t.opts.Ontology.Validate(t.ix, Proposal{Changes: a.Changes}, g.Scope)
 		return map[string]any{"commit": t.pin.Commit, "valid": len(vs) == 0, "violations": vs}, nil
