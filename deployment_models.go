@@ -169,9 +169,19 @@ func (b *modelBuilder) profile(ptr string, m config.ModelOptions) (providers.Mod
 		}
 	}
 	idle := time.Duration(m.StreamIdleTimeoutMS) * time.Millisecond
-	if m.Provider == "open_responses" {
-		return providers.NewResponses(b.client, providers.ResponsesOptions{Endpoint: endpoint, Model: m.ID, Secret: secret,
+	switch m.Provider {
+	case "open_responses", "openai":
+		if g.Budget > 0 {
+			return nil, &config.Error{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: m.Provider + " takes a reasoning effort, not budget_tokens"}
+		}
+		return providers.NewResponses(b.client, providers.ResponsesOptions{Provider: providers.Provider(m.Provider), Endpoint: endpoint, Model: m.ID, Secret: secret,
 			AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: g.Effort, MaxOutputTokens: g.MaxOutputTokens, StreamIdleTimeout: idle})
+	case "anthropic":
+		if g.Effort != "" {
+			return nil, &config.Error{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: "anthropic takes { budget_tokens = N } (at least 1024) for extended thinking, not an effort"}
+		}
+		return providers.NewAnthropic(b.client, providers.AnthropicOptions{Endpoint: endpoint, Model: m.ID, Secret: secret,
+			ThinkingBudget: g.Budget, MaxOutputTokens: g.MaxOutputTokens, PromptCaching: m.PromptCaching == "auto", StreamIdleTimeout: idle})
 	}
 	if g.Budget > 0 && m.Provider == "openai_compatible" {
 		return nil, &config.Error{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: "openai_compatible takes a reasoning effort, not budget_tokens"}

@@ -25,6 +25,8 @@ const (
 	ConsumerOpenRouter       Consumer = "provider.openrouter"
 	ConsumerOpenResponses    Consumer = "provider.open_responses"
 	ConsumerOpenAICompatible Consumer = "provider.openai_compatible"
+	ConsumerAnthropic        Consumer = "provider.anthropic"
+	ConsumerOpenAI           Consumer = "provider.openai"
 	ConsumerOTelHeaders      Consumer = "otel.headers"
 	ConsumerMCPEnv           Consumer = "mcp.env"
 	ConsumerMCPHeaders       Consumer = "mcp.headers"
@@ -54,7 +56,7 @@ func ParseConsumer(s string) (Consumer, bool) {
 	}
 	c := Consumer(s)
 	switch c {
-	case ConsumerVercel, ConsumerOpenRouter, ConsumerOpenResponses, ConsumerOpenAICompatible,
+	case ConsumerVercel, ConsumerOpenRouter, ConsumerOpenResponses, ConsumerOpenAICompatible, ConsumerAnthropic, ConsumerOpenAI,
 		ConsumerOTelHeaders, ConsumerMCPEnv, ConsumerMCPHeaders, ConsumerMCPOAuth, ConsumerA2ABearer, ConsumerLedgerStore:
 		return c, true
 	}

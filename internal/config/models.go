@@ -18,6 +18,13 @@ const (
 	OpenRouterEndpoint = "https://openrouter.ai/api/v1/chat/completions"
 )
 
+// The default endpoints of the native providers; a profile's endpoint
+// overrides them (a proxy, a compatible host).
+const (
+	AnthropicEndpoint = "https://api.anthropic.com/v1/messages"
+	OpenAIEndpoint    = "https://api.openai.com/v1/responses"
+)
+
 // RouterEndpoint is where a route's complexity router classifies a task
 // (the Vercel AI Gateway's evaluation-model endpoint); its credential is
 // bound to this destination.
@@ -37,8 +44,19 @@ func (m ModelOptions) Target() (consumer authority.Consumer, endpoint string, ok
 		return authority.ConsumerOpenResponses, m.Endpoint, true
 	case "openai_compatible":
 		return authority.ConsumerOpenAICompatible, m.Endpoint, true
+	case "anthropic":
+		return authority.ConsumerAnthropic, or(m.Endpoint, AnthropicEndpoint), true
+	case "openai":
+		return authority.ConsumerOpenAI, or(m.Endpoint, OpenAIEndpoint), true
 	}
 	return "", "", false
+}
+
+func or(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
 }
 
 // Generation is how a profile asks its provider to generate.
@@ -248,6 +266,13 @@ func (d *Deployment) checkModel(ptr string, m ModelOptions) error {
 			return invalid(ptr+"/capability_profile", "open_responses needs capability_profile = \"open-responses-text-tools-v1\"")
 		case m.ID == "":
 			return invalid(ptr+"/id", "open_responses needs an explicit model id")
+		}
+	case "anthropic", "openai":
+		switch {
+		case hasAuth || hasProfile:
+			return invalid(ptr, "auth_header, auth_scheme and capability_profile are only for open_responses and openai_compatible")
+		case m.ID == "":
+			return invalid(ptr+"/id", "%s needs an explicit model id", m.Provider)
 		}
 	case "openai_compatible":
 		switch {

@@ -131,6 +131,9 @@ type ModelOptions struct {
 	// StreamIdleTimeoutMS bounds the wait for the provider's next byte;
 	// zero means providers.DefaultStreamIdleTimeout.
 	StreamIdleTimeoutMS int64 `json:"stream_idle_timeout_ms,omitempty"`
+	// PromptCaching is "provider_default" (or empty) or "auto": with auto,
+	// an anthropic model marks its stable prefix with cache_control.
+	PromptCaching string `json:"prompt_caching,omitempty"`
 	// Retry is options.model.retry (top-level model only); nil keeps the
 	// defaults.
 	Retry                 *RetryOptions   `json:"retry,omitempty"`

@@ -40,6 +40,8 @@ var optionEffects = map[string][]string{
 	"options.model.auth_scheme":              {"TestAuthHeaderSchemeAndOutputAllowanceReachTheWire", "TestResponsesRequestShape"},
 	"options.model.context_window_tokens":    {"TestTokenTriggerBoundary"},
 	"options.model.script":                   {"TestOpenAICompatibleAndScriptProviders", "TestScriptModelTakesTheTurnFromTheLoop"},
+	"options.model.prompt_caching":           {"TestPromptCachingAutoKeepsTwentyTurnsPrefixStable", "TestNativeProviderPromptCachingReachesTheWire"},
+	"options.models.*.prompt_caching":        {"TestPromptCachingAutoKeepsTwentyTurnsPrefixStable"},
 	"options.model.stream_idle_timeout_ms":   {"TestStreamIdleTimeoutIsAModelKey", "TestStalledStreamEndsAsAttemptTimedOut"},
 	"options.tools.max_recoverable_errors":   {"TestMisselectionGoesBackToTheModel", "TestMisselectionWithoutRecoveryEndsAsToday", "TestRecoverableErrorsAreBoundedAndConsecutive"},
 	"options.tools.on_denial":                {"TestDenialEndsTheTaskUnlessReported"},

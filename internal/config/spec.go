@@ -306,7 +306,7 @@ func reasoningSpec() *spec {
 }
 
 func modelFields(top bool) []any {
-	providers := []string{"vercel", "openrouter", "open_responses", "openai_compatible", "script"}
+	providers := []string{"vercel", "openrouter", "open_responses", "openai_compatible", "anthropic", "openai", "script"}
 	var providerDef, credDef any
 	if top {
 		providerDef, credDef = "vercel", "gateway"
@@ -324,6 +324,9 @@ func modelFields(top bool) []any {
 		// A Go addition: how long a call waits for the provider's next
 		// byte; unset means providers.DefaultStreamIdleTimeout (5 min).
 		"stream_idle_timeout_ms", integer(1, 86_400_000, nil),
+		// A Go addition (issue 31): whether the adapter marks the
+		// stable prefix for caching (anthropic cache_control).
+		"prompt_caching", enum(nil, "provider_default", "auto"),
 	}
 	if top {
 		f = append(f,

@@ -134,9 +134,12 @@ func providerModel(ctx context.Context, c *config.Deployment, m deployment.Model
 		secret = s.Reveal()
 	}
 	client := providers.NewClient(providers.ClientOptions{})
-	if m.Provider == "open_responses" {
-		return providers.NewResponses(client, providers.ResponsesOptions{Endpoint: m.Endpoint, Model: m.Model, Secret: secret,
+	switch m.Provider {
+	case "open_responses", "openai":
+		return providers.NewResponses(client, providers.ResponsesOptions{Provider: providers.Provider(m.Provider), Endpoint: m.Endpoint, Model: m.Model, Secret: secret,
 			AuthHeader: opts.AuthHeader, AuthScheme: opts.AuthScheme, MaxOutputTokens: maxTokens})
+	case "anthropic":
+		return providers.NewAnthropic(client, providers.AnthropicOptions{Endpoint: m.Endpoint, Model: m.Model, Secret: secret, MaxOutputTokens: maxTokens})
 	}
 	return providers.NewChat(client, providers.ChatOptions{Provider: providers.Provider(m.Provider), Endpoint: m.Endpoint, Model: m.Model,
 		Secret: secret, AuthHeader: opts.AuthHeader, AuthScheme: opts.AuthScheme, MaxOutputTokens: maxTokens})

@@ -43,6 +43,13 @@ func adapters() []adapter {
 			}
 			return m
 		}},
+		{name: OpenAI, wire: respWire{}, build: func(c *Client, endpoint string) Model {
+			m, err := NewResponses(c, ResponsesOptions{Provider: OpenAI, Endpoint: endpoint, Model: "test/model", Secret: testSecret})
+			if err != nil {
+				panic(err)
+			}
+			return m
+		}},
 		{name: Anthropic, wire: anthWire{}, authHeader: "x-api-key", authValue: testSecret, build: func(c *Client, endpoint string) Model {
 			m, err := NewAnthropic(c, AnthropicOptions{Endpoint: endpoint, Model: "test/model", Secret: testSecret})
 			if err != nil {

@@ -82,7 +82,7 @@ var quirkTurn = providertest.Turn{
 // wireOf is the corpus wire an adapter speaks.
 func wireOf(a adapter) providertest.Wire {
 	switch a.name {
-	case OpenResponses:
+	case OpenResponses, OpenAI:
 		return providertest.Responses
 	case Anthropic:
 		return providertest.Anthropic

@@ -26,8 +26,19 @@ const (
 	minResponseOutput = 16
 )
 
+// OpenAI is the OpenAI Responses API, natively: the Open Responses wire
+// plus reasoning continuity (encrypted reasoning items kept per task and
+// replayed).
+const OpenAI Provider = "openai"
+
 // ResponsesOptions configure an Open Responses model.
 type ResponsesOptions struct {
+	// Provider is OpenResponses (the default) or OpenAI. OpenAI asks for
+	// reasoning.encrypted_content, returns each reasoning item as opaque
+	// model.Reasoning and sends it back, unchanged, before the assistant
+	// turn it preceded on the task's later requests (store is false, so
+	// the provider keeps nothing between requests).
+	Provider Provider
 	// Endpoint is the complete POST URL; "/responses" is never appended.
 	Endpoint string
 	Model    string
@@ -57,6 +68,13 @@ func NewResponses(c *Client, opts ResponsesOptions) (*ResponsesModel, error) {
 	if opts.Model == "" || opts.Endpoint == "" {
 		return nil, errors.New("providers: an Open Responses model needs Endpoint and Model")
 	}
+	switch opts.Provider {
+	case "":
+		opts.Provider = OpenResponses
+	case OpenResponses, OpenAI:
+	default:
+		return nil, fmt.Errorf("providers: %q does not speak the Responses wire; use open_responses or openai", opts.Provider)
+	}
 	switch opts.ReasoningEffort {
 	case "", "none", "low", "medium", "high", "xhigh":
 	default:
@@ -71,6 +89,9 @@ type respContent struct {
 }
 
 type respItem struct {
+	// raw, when set, is sent instead of the fields (a reasoning item
+	// replayed exactly as it arrived).
+	raw       json.RawMessage
 	Type      string        `json:"type"`
 	Role      string        `json:"role,omitempty"`
 	Content   []respContent `json:"content,omitempty"`
@@ -78,6 +99,15 @@ type respItem struct {
 	Name      string        `json:"name,omitempty"`
 	Arguments string        `json:"arguments,omitempty"`
 	Output    *string       `json:"output,omitempty"`
+}
+
+// MarshalJSON sends a replayed item unchanged.
+func (it respItem) MarshalJSON() ([]byte, error) {
+	if it.raw != nil {
+		return it.raw, nil
+	}
+	type plain respItem
+	return json.Marshal(plain(it))
 }
 
 type respTool struct {
@@ -100,6 +130,7 @@ type respRequest struct {
 	Truncation        string     `json:"truncation"`
 	ParallelToolCalls bool       `json:"parallel_tool_calls"`
 	MaxOutputTokens   int64      `json:"max_output_tokens,omitempty"`
+	Include           []string   `json:"include,omitempty"`
 	Reasoning         *struct {
 		Effort string `json:"effort"`
 	} `json:"reasoning,omitempty"`
@@ -125,6 +156,11 @@ func (m *ResponsesModel) body(req *model.Request) ([]byte, error) {
 		case model.RoleUser:
 			w.Input = append(w.Input, respItem{Type: "message", Role: "user", Content: []respContent{{Type: "input_text", Text: msg.Content}}})
 		case model.RoleAssistant:
+			for _, r := range msg.Reasoning {
+				if r.Provider == string(m.opts.Provider) && m.opts.Provider == OpenAI && json.Valid(r.Data) {
+					w.Input = append(w.Input, respItem{raw: r.Data})
+				}
+			}
 			if msg.Content != "" {
 				w.Input = append(w.Input, respItem{Type: "message", Role: "assistant", Content: []respContent{{Type: "output_text", Text: msg.Content}}})
 			}
@@ -152,6 +188,9 @@ func (m *ResponsesModel) body(req *model.Request) ([]byte, error) {
 	if len(w.Tools) > 0 {
 		w.ToolChoice = "auto"
 	}
+	if m.opts.Provider == OpenAI {
+		w.Include = []string{"reasoning.encrypted_content"}
+	}
 	b, err := json.Marshal(&w)
 	if err != nil {
 		return nil, &Error{Code: CodeInvalidArguments, Delivery: NotSent, Reason: "a tool schema or argument is not valid JSON"}
@@ -172,6 +211,7 @@ func (m *ResponsesModel) Generate(ctx context.Context, req *model.Request, emit 
 	defer resp.Body.Close()
 	p := newResponsesStream(emit)
 	p.secret = m.opts.Secret
+	p.keepReasoning = m.opts.Provider == OpenAI
 	r := NewSSEReader(resp.Body, m.c.limits.MaxFrameBytes, m.c.limits.MaxFrames)
 	for {
 		f, err := r.Next()
@@ -216,6 +256,9 @@ type respOutputItem struct {
 	Arguments *string         `json:"arguments"`
 	Content   []respPart      `json:"content"`
 	Summary   json.RawMessage `json:"summary"`
+	// EncryptedContent is a reasoning item's opaque state (OpenAI, with
+	// include reasoning.encrypted_content).
+	EncryptedContent *string `json:"encrypted_content"`
 }
 
 type respPart struct {
@@ -272,6 +315,9 @@ type responsesStream struct {
 	escaped  bool
 	finish   model.FinishReason
 	usage    *model.Usage
+	// keepReasoning keeps each finished reasoning item (openai).
+	keepReasoning bool
+	reasoning     []model.Reasoning
 }
 
 func newResponsesStream(emit func(string) error) *responsesStream {
@@ -590,6 +636,25 @@ func (p *responsesStream) itemDone(ev *respEvent) error {
 	if it.kind == "reasoning" && len(ev.Item.Content) > 0 {
 		return unsupported("raw reasoning content is not represented")
 	}
+	if it.kind == "reasoning" && p.keepReasoning && ev.Item.EncryptedContent != nil {
+		summary := ev.Item.Summary
+		if !hasEntries(summary) {
+			summary = json.RawMessage(`[]`)
+		}
+		raw, err := json.Marshal(struct {
+			Type             string          `json:"type"`
+			ID               string          `json:"id,omitempty"`
+			Summary          json.RawMessage `json:"summary"`
+			EncryptedContent string          `json:"encrypted_content"`
+		}{"reasoning", it.id, summary, *ev.Item.EncryptedContent})
+		if err != nil {
+			return malformed("a reasoning item's summary is not valid JSON")
+		}
+		if err := p.retain(len(raw)); err != nil {
+			return err
+		}
+		p.reasoning = append(p.reasoning, model.Reasoning{Provider: string(OpenAI), Data: raw})
+	}
 	it.done = true
 	return nil
 }
@@ -621,7 +686,7 @@ func (p *responsesStream) result() (*model.Response, error) {
 	if !p.terminal {
 		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: p.escaped, Reason: "the stream ended before its terminal event"}
 	}
-	r := &model.Response{Text: p.text.String(), FinishReason: p.finish}
+	r := &model.Response{Text: p.text.String(), FinishReason: p.finish, Reasoning: p.reasoning}
 	for _, idx := range p.order {
 		it := p.items[idx]
 		if it.kind != "function_call" {

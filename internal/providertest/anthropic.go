@@ -19,7 +19,7 @@ const anthStartUsage = `"usage":{"input_tokens":11,"cache_read_input_tokens":3,"
 // streaming reference documents them: message_start, ping, content
 // blocks by index (start, deltas, stop), message_delta with the stop
 // reason and output usage, message_stop.
-func anthropicFrames(t Turn, turn int, q Quirk) []string {
+func anthropicFrames(t Turn, turn int, q Quirk, reasoning bool) []string {
 	a := &anthEvents{}
 	usage := "," + anthStartUsage
 	if q == UsageAbsent {
@@ -32,10 +32,10 @@ func anthropicFrames(t Turn, turn int, q Quirk) []string {
 	}
 	a.ev("ping", "")
 	idx := 0
-	if q == ReasoningDeltas {
+	if q == ReasoningDeltas || reasoning {
 		a.ev("content_block_start", `"index":0,"content_block":{"type":"thinking","thinking":"","signature":""}`)
 		a.ev("content_block_delta", `"index":0,"delta":{"type":"thinking_delta","thinking":"Let me think."}`)
-		a.ev("content_block_delta", `"index":0,"delta":{"type":"signature_delta","signature":"c2lnLTE="}`)
+		a.ev("content_block_delta", fmt.Sprintf(`"index":0,"delta":{"type":"signature_delta","signature":"sig-turn-%d"}`, turn))
 		a.ev("content_block_stop", `"index":0`)
 		idx++
 	}

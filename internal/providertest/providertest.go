@@ -139,6 +139,11 @@ type Options struct {
 	// fault gets the next one, and the last repeats. Empty answers one
 	// text turn.
 	Turns []Turn
+	// Reasoning starts every answer with a reasoning item whose opaque
+	// state names its turn ("enc-turn-N" as a Responses item's
+	// encrypted_content, "sig-turn-N" as an Anthropic thinking block's
+	// signature), so a test can find it in the next request's body.
+	Reasoning bool
 	// RetryAfter is the Retry-After header of RateLimited, Overloaded529
 	// and ServiceUnavailable answers ("1" when empty; "-" sends none).
 	RetryAfter string
@@ -231,9 +236,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	var frames []string
 	switch s.opts.Wire {
 	case Responses:
-		frames = responsesFrames(t, turnNo+1, q)
+		frames = responsesFrames(t, turnNo+1, q, s.opts.Reasoning)
 	case Anthropic:
-		frames = anthropicFrames(t, turnNo+1, q)
+		frames = anthropicFrames(t, turnNo+1, q, s.opts.Reasoning)
 	default:
 		frames = chatFrames(t, turnNo+1, q)
 	}

@@ -34,7 +34,7 @@ func respObject(status string, q Quirk, extra string) string {
 }
 
 // responsesFrames renders turn t as Open Responses events.
-func responsesFrames(t Turn, turn int, q Quirk) []string {
+func responsesFrames(t Turn, turn int, q Quirk, reasoning bool) []string {
 	r := &respEvents{}
 	r.ev("response.created", respObject("in_progress", q, `"output":[]`))
 	if q == OverloadedEvent {
@@ -43,13 +43,14 @@ func responsesFrames(t Turn, turn int, q Quirk) []string {
 	}
 	r.ev("response.in_progress", respObject("in_progress", q, `"output":[]`))
 	idx := 0
-	if q == ReasoningDeltas {
+	if q == ReasoningDeltas || reasoning {
+		enc := quote(fmt.Sprintf("enc-turn-%d", turn))
 		r.ev("response.output_item.added", `"output_index":0,"item":{"id":"rs_0","type":"reasoning","summary":[]}`)
 		r.ev("response.reasoning_summary_part.added", `"item_id":"rs_0","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}`)
 		r.ev("response.reasoning_summary_text.delta", `"item_id":"rs_0","output_index":0,"summary_index":0,"delta":"Let me think."`)
 		r.ev("response.reasoning_summary_text.done", `"item_id":"rs_0","output_index":0,"summary_index":0,"text":"Let me think."`)
 		r.ev("response.reasoning_summary_part.done", `"item_id":"rs_0","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":"Let me think."}`)
-		r.ev("response.output_item.done", `"output_index":0,"item":{"id":"rs_0","type":"reasoning","summary":[{"type":"summary_text","text":"Let me think."}]}`)
+		r.ev("response.output_item.done", `"output_index":0,"item":{"id":"rs_0","type":"reasoning","summary":[{"type":"summary_text","text":"Let me think."}],"encrypted_content":`+enc+`}`)
 		idx++
 	}
 	midErr := func() []string {

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pabloagent/pablo/internal/providertest"
+)
+
+// nativeModel is a deployment whose model is a native provider, with its
+// credential from the environment (never resolved under a fixture).
+func nativeModel(provider, id, consumer, extra string) string {
+	return "schema_version = 1\n[options.shell]\nenabled = false\n[options.model]\nprovider = \"" + provider + "\"\nid = \"" + id + "\"\ncredential = \"native\"\n" + extra +
+		"[credentials.native]\nconsumer = \"" + consumer + "\"\nsources = [{ kind = \"environment\", name = \"NATIVE_KEY\" }]\n"
+}
+
+// The acceptance of issue 31: a deployment for each native provider runs
+// the demo's task (a tool call, then an answer) against its fixture
+// through `pablo run --fixture-endpoint`; the second request carries the
+// first turn's reasoning state as the API requires; and `doctor --probe
+// provider` passes against the same fixture.
+func TestNativeProviderRunsTheDemoTaskAgainstItsFixture(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		provider, id, consumer string
+		wire                   providertest.Wire
+		continuity             string
+	}{
+		{"anthropic", "claude-sonnet-4-5", "provider.anthropic", providertest.Anthropic, `"signature":"sig-turn-1"`},
+		{"openai", "gpt-5", "provider.openai", providertest.Responses, `"encrypted_content":"enc-turn-1"`},
+	}
+	for _, c := range cases {
+		t.Run(c.provider, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.New(providertest.Options{Wire: c.wire, Reasoning: true, Turns: []providertest.Turn{
+				{Calls: []providertest.Call{{ID: "call_1", Name: "fs_read", Args: `{"path":"a.txt"}`}}},
+				{Text: "Paid on time."},
+			}})
+			defer srv.Close()
+			body := nativeModel(c.provider, c.id, c.consumer, "")
+			r := runReal(t, body, nil, true, "--fixture-endpoint", srv.Endpoint())
+			r.completed(t)
+			bodies := srv.Bodies()
+			if len(bodies) != 2 {
+				t.Fatalf("%d requests, want 2", len(bodies))
+			}
+			if !strings.Contains(string(bodies[1]), c.continuity) || !strings.Contains(string(bodies[1]), "INV-1042 paid on 2024-03-01") {
+				t.Fatalf("the second request lacks the first turn's reasoning or the tool result:\n%s", bodies[1])
+			}
+			cfg, ws := writeConfig(t, strings.TrimPrefix(body, "schema_version = 1\n"))
+			code, rep, all := doctorJSON(t, nil, "--config", cfg, "--bind", "workspace="+ws, "--probe", "provider", "--fixture-endpoint", srv.Endpoint())
+			if code != 0 {
+				t.Fatalf("doctor exit %d: %+v\n%s", code, rep, all)
+			}
+		})
+	}
+}
+
+// prompt_caching = "auto" on an anthropic deployment puts cache_control
+// breakpoints on the wire; without it none are sent.
+func TestNativeProviderPromptCachingReachesTheWire(t *testing.T) {
+	t.Parallel()
+	for _, caching := range []string{"", "prompt_caching = \"auto\"\n"} {
+		srv := providertest.New(providertest.Options{Wire: providertest.Anthropic})
+		r := runReal(t, nativeModel("anthropic", "claude-sonnet-4-5", "provider.anthropic", caching), nil, true, "--fixture-endpoint", srv.Endpoint())
+		srv.Close()
+		r.completed(t)
+		sent := strings.Contains(string(srv.Bodies()[0]), `"cache_control":{"type":"ephemeral"}`)
+		if sent != (caching != "") {
+			t.Fatalf("prompt_caching %q: breakpoints sent %v", caching, sent)
+		}
+	}
+}
