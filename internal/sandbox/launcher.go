@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pabloagent/pablo/internal/egress"
 	"github.com/pabloagent/pablo/internal/proc"
 )
 
@@ -165,7 +166,31 @@ type Spec struct {
 	// Dir is the working directory, at or below Workspace; empty means
 	// Workspace. Under NoFS it is a private empty directory at that path.
 	Dir string
+	// Egress is the way out of a network allowlist; required with it,
+	// ignored otherwise.
+	Egress *Egress
 }
+
+// Egress is how a call under network allowlist reaches its filtering
+// proxy (package egress), which the host serves outside the sandbox.
+type Egress struct {
+	// Socket is the host path of the Unix socket the proxy listens on; it
+	// is bound into the sandbox.
+	Socket string
+	// Forwarder is the absolute host path of a binary that calls
+	// egress.ForwarderMain first thing (the host's own executable, say).
+	// It is bound into the sandbox and runs as the command's parent: it
+	// listens on egress.ListenAddr in the sandbox's network namespace and
+	// carries each connection to Socket.
+	Forwarder string
+}
+
+// Inside the sandbox, where the egress socket and forwarder are shown.
+const (
+	egressDir       = "/run/pablo-egress"
+	egressSocket    = egressDir + "/proxy.sock"
+	egressForwarder = egressDir + "/" + egress.ForwarderName
+)
 
 // Command is one command ready to start: in the sandbox, or unconfined
 // when its profile is off.
@@ -237,6 +262,19 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 		}
 	}
 	env = append(env, "HOME="+Home)
+	if p.Network == Allowlist {
+		if spec.Egress == nil || !filepath.IsAbs(spec.Egress.Socket) || !filepath.IsAbs(spec.Egress.Forwarder) {
+			r.Close()
+			w.Close()
+			if filter != nil {
+				filter.Close()
+			}
+			return nil, fmt.Errorf("%w: network allowlist needs the egress proxy's absolute socket path and forwarder binary (Spec.Egress)", ErrInvalidProfile)
+		}
+		proxy := "http://" + egress.ListenAddr
+		env = slices.DeleteFunc(env, isProxyVar)
+		env = append(env, "HTTP_PROXY="+proxy, "HTTPS_PROXY="+proxy, "http_proxy="+proxy, "https_proxy="+proxy, "ALL_PROXY="+proxy, "all_proxy="+proxy)
+	}
 	// bubblewrap runs with the command's environment, not ours: its init
 	// is PID 1 inside, and /proc/1/environ is readable there.
 	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec), Env: env, ExtraFiles: files}
@@ -343,7 +381,9 @@ func (l *Launcher) args(p Profile, spec Spec) []string {
 		// filter pipe, ExtraFiles[1]).
 		a = append(a, "--seccomp", "4")
 	}
-	if p.Network == Deny {
+	if p.Network != Allow {
+		// bubblewrap brings up the new namespace's loopback interface;
+		// nothing else is there.
 		a = append(a, "--unshare-net")
 	}
 	a = append(a, l.system...)
@@ -354,8 +394,13 @@ func (l *Launcher) args(p Profile, spec Spec) []string {
 			a = append(a, "--ro-bind-try", f, f)
 		}
 	}
-	if p.Network == Allow {
+	switch p.Network {
+	case Allow:
 		for _, f := range etcNetwork {
+			a = append(a, "--ro-bind-try", f, f)
+		}
+	case Allowlist:
+		for _, f := range etcTLS {
 			a = append(a, "--ro-bind-try", f, f)
 		}
 	}
@@ -371,7 +416,13 @@ func (l *Launcher) args(p Profile, spec Spec) []string {
 	case WorkspaceWrite:
 		a = append(a, "--bind", spec.Workspace, spec.Workspace)
 	}
-	a = append(a, "--chdir", spec.Dir, "--", spec.Path)
+	a = append(a, "--chdir", spec.Dir)
+	if p.Network == Allowlist {
+		a = append(a, "--ro-bind", spec.Egress.Forwarder, egressForwarder, "--bind", spec.Egress.Socket, egressSocket,
+			"--", egressForwarder, egressSocket, spec.Path)
+	} else {
+		a = append(a, "--", spec.Path)
+	}
 	return append(a, spec.Args[1:]...)
 }
 
@@ -400,9 +451,22 @@ var etcRun = []string{
 }
 
 // With network allow, also what name resolution and TLS need.
-var etcNetwork = []string{
+var etcNetwork = append([]string{
 	"/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols",
-	"/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki",
+}, etcTLS...)
+
+// With network allowlist, only what TLS needs: the proxy resolves names.
+var etcTLS = []string{"/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki"}
+
+// isProxyVar reports a proxy variable of the command's own environment,
+// which the allowlist's replaces.
+func isProxyVar(kv string) bool {
+	k, _, _ := strings.Cut(kv, "=")
+	switch strings.ToUpper(k) {
+	case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "FTP_PROXY":
+		return true
+	}
+	return false
 }
 
 // The system directories, shown read-only (or, where the host has them as

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/pabloagent/pablo/internal/egress"
 )
 
 // Mode says whether a call runs sandboxed.
@@ -41,6 +43,12 @@ const (
 	// Deny gives the call a network namespace of its own, with only a
 	// loopback interface: nothing on the host or beyond is reachable.
 	Deny Network = "deny"
+	// Allowlist keeps the network namespace of Deny; the only way out is
+	// the filtering proxy of package egress, reached through a Unix socket
+	// bound into the sandbox (see [Egress]), which carries HTTP and HTTPS
+	// only to the profile's Allow entries. The TLS trust files are shown;
+	// name resolution is the proxy's.
+	Allowlist Network = "allowlist"
 	// Allow shares the host's network, and shows the files name
 	// resolution and TLS need.
 	Allow Network = "allow"
@@ -58,6 +66,9 @@ type Profile struct {
 	// ReadPaths are further absolute host paths shown read-only at the
 	// same place (a server's own installation, say).
 	ReadPaths []string `json:"read_paths,omitempty"`
+	// Allow are the egress allow entries of network allowlist (see
+	// egress.ParseAllow); no other network keeps any.
+	Allow []string `json:"allow,omitempty"`
 }
 
 // Normalized returns p with its defaults written out: mode required,
@@ -76,6 +87,9 @@ func (p Profile) Normalized() Profile {
 	if p.Network == "" {
 		p.Network = Deny
 	}
+	if p.Network != Allowlist {
+		p.Allow = nil
+	}
 	return p
 }
 
@@ -91,7 +105,14 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("%w: filesystem %q: want \"no-fs\", \"read-only\" or \"workspace-write\"", ErrInvalidProfile, p.Filesystem)
 	}
 	if rank(netOrder, p.Network) < 0 {
-		return fmt.Errorf("%w: network %q: want \"deny\" or \"allow\"", ErrInvalidProfile, p.Network)
+		return fmt.Errorf("%w: network %q: want \"deny\", \"allowlist\" or \"allow\"", ErrInvalidProfile, p.Network)
+	}
+	if p.Network == Allowlist {
+		if _, err := egress.ParseAllow(p.Allow); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidProfile, err)
+		}
+	} else if len(p.Allow) > 0 {
+		return fmt.Errorf("%w: allow entries need network \"allowlist\", not %q", ErrInvalidProfile, p.Network)
 	}
 	for _, r := range p.ReadPaths {
 		if !filepath.IsAbs(r) || filepath.Clean(r) != r || strings.IndexByte(r, 0) >= 0 {
@@ -106,7 +127,7 @@ func (p Profile) Validate() error {
 
 var (
 	fsOrder  = []Filesystem{"", NoFS, ReadOnly, WorkspaceWrite}
-	netOrder = []Network{"", Deny, Allow}
+	netOrder = []Network{"", Deny, Allowlist, Allow}
 )
 
 func rank[T comparable](order []T, v T) int { return slices.Index(order, v) }
@@ -128,8 +149,12 @@ func (p Profile) Narrow(ceiling Profile) Profile {
 	if c.Filesystem != "" && rank(fsOrder, c.Filesystem) < rank(fsOrder, p.Filesystem) {
 		p.Filesystem = c.Filesystem
 	}
-	if c.Network != "" && rank(netOrder, c.Network) < rank(netOrder, p.Network) {
-		p.Network = c.Network
+	switch {
+	case c.Network != "" && rank(netOrder, c.Network) < rank(netOrder, p.Network):
+		p.Network, p.Allow = c.Network, slices.Clone(c.Allow)
+	case c.Network == Allowlist && p.Network == Allowlist:
+		// Both lists bound the call: keep the entries both write.
+		p.Allow = slices.DeleteFunc(slices.Clone(p.Allow), func(e string) bool { return !slices.Contains(c.Allow, e) })
 	}
 	return p
 }
@@ -137,7 +162,7 @@ func (p Profile) Narrow(ceiling Profile) Profile {
 // Within reports whether p is at most ceiling: p.Narrow(ceiling) is p.
 func (p Profile) Within(ceiling Profile) bool {
 	n, q := p.Normalized(), p.Narrow(ceiling)
-	return n.Mode == q.Mode && n.Filesystem == q.Filesystem && n.Network == q.Network
+	return n.Mode == q.Mode && n.Filesystem == q.Filesystem && n.Network == q.Network && slices.Equal(n.Allow, q.Allow)
 }
 
 // String writes the profile as decisions and reports show it:
@@ -148,6 +173,9 @@ func (p Profile) String() string {
 		return string(Off)
 	}
 	s := fmt.Sprintf("%s filesystem=%s network=%s", p.Mode, p.Filesystem, p.Network)
+	if p.Network == Allowlist {
+		s += " allow=" + strings.Join(p.Allow, ",")
+	}
 	if len(p.ReadPaths) > 0 {
 		s += fmt.Sprintf(" read_paths=%d", len(p.ReadPaths))
 	}

@@ -34,10 +34,32 @@ func TestLayersNarrowNeverWiden(t *testing.T) {
 	}
 }
 
+func TestAllowlistNarrowsBetweenDenyAndAllow(t *testing.T) {
+	t.Parallel()
+	list := Profile{Network: Allowlist, Allow: []string{"a.example.com", "b.example.com"}}
+	if got := (Profile{Network: Allow}).Narrow(list); got.Network != Allowlist || len(got.Allow) != 2 {
+		t.Errorf("allow narrowed by an allowlist = %v, want that allowlist", got)
+	}
+	if got := list.Narrow(Profile{Network: Deny}); got.Network != Deny || got.Allow != nil {
+		t.Errorf("an allowlist narrowed by deny = %v, want deny with no entries", got)
+	}
+	if got := list.Narrow(Profile{Network: Allow}); got.Network != Allowlist || len(got.Allow) != 2 {
+		t.Errorf("an allowlist narrowed by allow = %v, want it unchanged", got)
+	}
+	got := list.Narrow(Profile{Network: Allowlist, Allow: []string{"b.example.com", "c.example.com"}})
+	if got.Network != Allowlist || len(got.Allow) != 1 || got.Allow[0] != "b.example.com" {
+		t.Errorf("two allowlists = %v, want the entries both write", got)
+	}
+	if list.Within(Profile{Network: Allowlist, Allow: []string{"a.example.com"}}) || !list.Within(list) {
+		t.Error("an allowlist is within a narrower one, or not within itself")
+	}
+}
+
 func TestInvalidProfilesAreRefused(t *testing.T) {
 	t.Parallel()
 	for _, p := range []Profile{
-		{Mode: "sometimes"}, {Filesystem: "everything"}, {Network: "allowlist"},
+		{Mode: "sometimes"}, {Filesystem: "everything"}, {Network: "sometimes"},
+		{Network: Allowlist, Allow: []string{"https://api.example.com"}}, {Network: Allow, Allow: []string{"api.example.com"}},
 		{ReadPaths: []string{"relative"}}, {ReadPaths: []string{"/a/../b"}}, {ReadPaths: []string{"/"}},
 		{ReadPaths: []string{"/proc/1"}}, {ReadPaths: []string{"/dev"}}, {ReadPaths: []string{"/sys/kernel"}},
 	} {

@@ -1,0 +1,252 @@
+package egress
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Decision is the proxy's verdict on one request.
+type Decision struct {
+	// Method is CONNECT, or the plain-HTTP request's method.
+	Method string
+	// Host and Port are what the request asked for.
+	Host string
+	Port int
+	// Allowed says whether the proxy let the request through.
+	Allowed bool
+	// Rule is the allow entry that allowed it ("" when denied).
+	Rule string
+	// Reason says why a request was denied, or why an allowed one could
+	// not be carried ("" when it was).
+	Reason string
+}
+
+// Resolver resolves names; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Options configures a Proxy.
+type Options struct {
+	// Allow are the allow entries (see ParseAllow).
+	Allow []string
+	// Resolver resolves the names allowed requests ask for; nil means
+	// net.DefaultResolver. The sandboxed command never resolves a name
+	// itself.
+	Resolver Resolver
+	// Record receives every decision, from the goroutine serving the
+	// request; it must be safe for concurrent use. Nil records nothing.
+	Record func(Decision)
+	// DialTimeout bounds each outgoing connection; zero means 10s.
+	DialTimeout time.Duration
+}
+
+// Proxy is an HTTP proxy that carries CONNECT tunnels and plain-HTTP
+// requests only to allowed hosts and ports. It is immutable once built.
+type Proxy struct {
+	rules    []Rule
+	resolver Resolver
+	record   func(Decision)
+	dial     time.Duration
+}
+
+// New builds a proxy; an allow entry that cannot be used is an error
+// wrapping ErrInvalidAllow.
+func New(o Options) (*Proxy, error) {
+	rules, err := ParseAllow(o.Allow)
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{rules: rules, resolver: o.Resolver, record: o.Record, dial: o.DialTimeout}
+	if p.resolver == nil {
+		p.resolver = net.DefaultResolver
+	}
+	if p.dial == 0 {
+		p.dial = 10 * time.Second
+	}
+	return p, nil
+}
+
+// Decide is the proxy's verdict on host:port, without recording it.
+func (p *Proxy) Decide(method, host string, port int) Decision {
+	d := Decision{Method: method, Host: host, Port: port}
+	if port < 1 || port > 65535 {
+		d.Reason = "the port is not a number from 1 to 65535"
+		return d
+	}
+	var name string
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		ip = netip.Addr{}
+		var ok bool
+		if name, ok = hostName(host); !ok {
+			d.Reason = "the host is neither a DNS name nor an IP literal"
+			return d
+		}
+		d.Host = name
+	} else {
+		d.Host = ip.String()
+	}
+	for _, r := range p.rules {
+		if r.matches(name, ip, port) {
+			d.Allowed, d.Rule = true, r.Entry
+			return d
+		}
+	}
+	if ip.IsValid() {
+		d.Reason = "an IP literal no allow entry names"
+	} else {
+		d.Reason = "no allow entry matches the host and port"
+	}
+	return d
+}
+
+// Serve accepts connections on ln until it fails (closing ln ends it),
+// then waits for the connections it serves. Cancelling ctx closes them.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.serveConn(ctx, c)
+		}()
+	}
+}
+
+func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	defer c.Close()
+	br := bufio.NewReader(c)
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return
+	}
+	var host, portText string
+	if req.Method == http.MethodConnect {
+		host, portText, err = net.SplitHostPort(req.RequestURI)
+	} else if req.URL.Scheme == "http" && req.URL.Host != "" {
+		host, portText = req.URL.Hostname(), req.URL.Port()
+		if portText == "" {
+			portText = "80"
+		}
+	} else {
+		err = errors.New("not a proxy request")
+	}
+	if err != nil {
+		p.emit(Decision{Method: req.Method, Host: req.Host, Reason: "not a CONNECT or an absolute http:// request"})
+		reply(c, http.StatusBadRequest, "egress: only CONNECT host:port and absolute http:// requests are carried")
+		return
+	}
+	port, _ := strconv.Atoi(portText)
+	d := p.Decide(req.Method, host, port)
+	if !d.Allowed {
+		p.emit(d)
+		reply(c, http.StatusForbidden, fmt.Sprintf("egress: %s:%d denied: %s", d.Host, d.Port, d.Reason))
+		return
+	}
+	up, err := p.connect(ctx, d.Host, port)
+	if err != nil {
+		d.Reason = "allowed, but " + err.Error()
+		p.emit(d)
+		reply(c, http.StatusBadGateway, "egress: "+d.Reason)
+		return
+	}
+	defer up.Close()
+	p.emit(d)
+	if req.Method == http.MethodConnect {
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			return
+		}
+		// Whatever the client sent after its request is the tunnel's.
+		if n := br.Buffered(); n > 0 {
+			b, _ := br.Peek(n)
+			if _, err := up.Write(b); err != nil {
+				return
+			}
+		}
+		splice(c, up)
+		return
+	}
+	// One plain-HTTP request per connection: the proxy carries no
+	// keep-alive, so each request is decided on its own.
+	req.Close = true
+	req.Header.Del("Proxy-Connection")
+	req.Header.Del("Proxy-Authorization")
+	if err := req.Write(up); err != nil {
+		return
+	}
+	_, _ = io.Copy(c, up)
+}
+
+// connect resolves host itself (an IP literal as it is) and dials the
+// first address that answers.
+func (p *Proxy) connect(ctx context.Context, host string, port int) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.dial)
+	defer cancel()
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{ip}
+	} else if addrs, err = p.resolver.LookupNetIP(ctx, "ip", host); err != nil || len(addrs) == 0 {
+		return nil, fmt.Errorf("the name does not resolve")
+	}
+	var d net.Dialer
+	var last error
+	for _, a := range addrs {
+		c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
+		if err == nil {
+			return c, nil
+		}
+		last = err
+	}
+	return nil, fmt.Errorf("no address of it answers (%v)", last)
+}
+
+func (p *Proxy) emit(d Decision) {
+	if p.record != nil {
+		p.record(d)
+	}
+}
+
+func reply(c net.Conn, code int, msg string) {
+	_, _ = fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s\n",
+		code, http.StatusText(code), len(msg)+1, msg)
+}
+
+// splice copies both ways until either side ends, then closes both.
+func splice(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	<-done
+}
