@@ -286,8 +286,8 @@ func TestSummaryOnTheSelectedEntryNeverFallsBack(t *testing.T) {
 			"[credentials.gw]\nconsumer = \"provider.vercel\"\nsources = [{ kind = \"environment\", name = \"GW\" }]\n" +
 			"[credentials.or]\nconsumer = \"provider.openrouter\"\nsources = [{ kind = \"environment\", name = \"OR\" }]\n" +
 			contextTable(0) + "[options.limits]\nmax_context_bytes = 12000\n" +
-			// One summary request per compaction: no retry of the 503.
-			"[options.model.retry]\nmax_attempts = 0\n"
+			// The default 3 attempts, without waiting between them.
+			"[options.model.retry]\ninitial_backoff_ms = 0\nmax_backoff_ms = 0\n"
 		d := providerDeployment(t, body, nil)
 		ws, _ := d.Workspace()
 		os.WriteFile(filepath.Join(ws, "big.md"), []byte(strings.Repeat("x", 1000)), 0o600)
