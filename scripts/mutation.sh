@@ -245,7 +245,7 @@ mutant mcp/environment-one-variable-too-many mcp \
 # The run engine (internal/engine; the root package before the move):
 # what a task does with a decision, an admission and an approval grant.
 mutant engine/tool-call-denial-runs ". internal/engine" \
-	$'if !d.Allowed {\n\t\treturn checkedCall{}, s.deny(rc.rec, d, d.RuleID)' $'if false {\n\t\treturn checkedCall{}, s.deny(rc.rec, d, d.RuleID)'
+	'return checkedCall{}, s.deny(rc.rec, d, d.RuleID)' '_ = d.RuleID'
 mutant engine/tool-call-admission-refusal-dispatches ". internal/engine" \
 	$'if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {\n\t\treturn admittedCall{}, s.ledgerOutcome(err)' $'if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil && false {\n\t\treturn admittedCall{}, s.ledgerOutcome(err)'
 mutant engine/task-grant-covers-the-whole-tool ". internal/engine" \
