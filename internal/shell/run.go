@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pabloagent/pablo/internal/egress"
 	"github.com/pabloagent/pablo/internal/proc"
 	"github.com/pabloagent/pablo/internal/sandbox"
 )
@@ -143,6 +146,15 @@ type Options struct {
 	// Launcher is bubblewrap; nil resolves sandbox.DefaultPath once, in
 	// New, when the sandbox is required.
 	Launcher *sandbox.Launcher
+	// EgressForwarder is required with network allowlist: the absolute
+	// path of a binary that calls egress.ForwarderMain first thing in main
+	// (the host's own executable). It runs inside the sandbox as the
+	// command's parent and carries its proxy connections out (package
+	// egress says why).
+	EgressForwarder string
+	// EgressResolver resolves the names the allowlist's proxy carries;
+	// nil means net.DefaultResolver.
+	EgressResolver egress.Resolver
 }
 
 // Runner executes shell.run requests. It is immutable (but for its
@@ -182,6 +194,9 @@ func New(opts Options) (*Runner, error) {
 	}
 	if err := opts.Sandbox.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: Sandbox: %v", ErrInvalidOptions, err)
+	}
+	if opts.Sandbox.Normalized().Network == sandbox.Allowlist && !filepath.IsAbs(opts.EgressForwarder) {
+		return nil, fmt.Errorf("%w: network allowlist needs EgressForwarder, the absolute path of a binary that calls egress.ForwarderMain first thing in main (the host's own executable)", ErrInvalidOptions)
 	}
 	r := &Runner{opts: opts, workspace: ws, supported: runtime.GOOS == "linux" || runtime.GOOS == "darwin",
 		sandbox: opts.Sandbox.Normalized(), launcher: opts.Launcher}
@@ -224,6 +239,10 @@ type Request struct {
 	// chunks of a stream concatenate to exactly the bytes behind the final
 	// result; OnOutput is never called after Run returns.
 	OnOutput func(stream string, chunk []byte) `json:"-"`
+	// OnEgress, when set, receives each decision of the network
+	// allowlist's proxy for this command (the host records it), from the
+	// proxy's goroutines, never after Run returns.
+	OnEgress func(egress.Decision) `json:"-"`
 }
 
 // ShellResult is what a command left behind (reference §4.3).
@@ -378,7 +397,16 @@ func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	c, err := r.launcher.Command(p.sandbox, sandbox.Spec{Path: p.path, Args: p.args, Env: p.env, Workspace: r.workspace, Dir: p.dir})
+	spec := sandbox.Spec{Path: p.path, Args: p.args, Env: p.env, Workspace: r.workspace, Dir: p.dir}
+	if p.sandbox.Mode != sandbox.Off && p.sandbox.Network == sandbox.Allowlist {
+		socket, stop, err := r.serveEgress(ctx, p.sandbox.Allow, req.OnEgress)
+		if err != nil {
+			return nil, &RunError{Kind: ErrSandbox, Status: "spawn_failed", Err: err}
+		}
+		defer stop()
+		spec.Egress = &sandbox.Egress{Socket: socket, Forwarder: r.opts.EgressForwarder}
+	}
+	c, err := r.launcher.Command(p.sandbox, spec)
 	if err != nil {
 		var ue *sandbox.UnavailableError
 		if errors.As(err, &ue) {
@@ -417,6 +445,29 @@ func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
 		return out, &RunError{Kind: ErrTimeout, Status: "timed_out", Err: context.DeadlineExceeded}
 	}
 	return out, nil
+}
+
+// serveEgress starts the allowlist's proxy for one command on a Unix
+// socket of its own; stop ends it and waits for its connections.
+func (r *Runner) serveEgress(ctx context.Context, allow []string, record func(egress.Decision)) (string, func(), error) {
+	px, err := egress.New(egress.Options{Allow: allow, Resolver: r.opts.EgressResolver, Record: record})
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "pablo-egress")
+	if err != nil {
+		return "", nil, fmt.Errorf("egress socket: %w", err)
+	}
+	socket := filepath.Join(dir, "proxy.sock")
+	ln, err := net.Listen("unix", socket)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("egress socket: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = px.Serve(ctx, ln) }()
+	return socket, func() { cancel(); <-done; os.RemoveAll(dir) }, nil
 }
 
 func toShellResult(res *proc.Result) *ShellResult {
