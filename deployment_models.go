@@ -182,6 +182,12 @@ func (b *modelBuilder) profile(ptr string, m config.ModelOptions) (providers.Mod
 		}
 		return providers.NewAnthropic(b.client, providers.AnthropicOptions{Endpoint: endpoint, Model: m.ID, Secret: secret,
 			ThinkingBudget: g.Budget, MaxOutputTokens: g.MaxOutputTokens, PromptCaching: m.PromptCaching == "auto", StreamIdleTimeout: idle})
+	case "gemini":
+		if g.Effort != "" {
+			return nil, &config.Error{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: "gemini takes { budget_tokens = N } (its thinkingBudget), not an effort"}
+		}
+		return providers.NewGemini(b.client, providers.GeminiOptions{Endpoint: endpoint, Model: m.ID, Secret: secret,
+			ThinkingBudget: g.Budget, MaxOutputTokens: g.MaxOutputTokens, StreamIdleTimeout: idle})
 	}
 	if g.Budget > 0 && m.Provider == "openai_compatible" {
 		return nil, &config.Error{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: "openai_compatible takes a reasoning effort, not budget_tokens"}

@@ -27,6 +27,7 @@ const (
 	ConsumerOpenAICompatible Consumer = "provider.openai_compatible"
 	ConsumerAnthropic        Consumer = "provider.anthropic"
 	ConsumerOpenAI           Consumer = "provider.openai"
+	ConsumerGemini           Consumer = "provider.gemini"
 	ConsumerOTelHeaders      Consumer = "otel.headers"
 	ConsumerMCPEnv           Consumer = "mcp.env"
 	ConsumerMCPHeaders       Consumer = "mcp.headers"
@@ -56,7 +57,7 @@ func ParseConsumer(s string) (Consumer, bool) {
 	}
 	c := Consumer(s)
 	switch c {
-	case ConsumerVercel, ConsumerOpenRouter, ConsumerOpenResponses, ConsumerOpenAICompatible, ConsumerAnthropic, ConsumerOpenAI,
+	case ConsumerVercel, ConsumerOpenRouter, ConsumerOpenResponses, ConsumerOpenAICompatible, ConsumerAnthropic, ConsumerOpenAI, ConsumerGemini,
 		ConsumerOTelHeaders, ConsumerMCPEnv, ConsumerMCPHeaders, ConsumerMCPOAuth, ConsumerA2ABearer, ConsumerLedgerStore:
 		return c, true
 	}

@@ -23,6 +23,10 @@ const (
 const (
 	AnthropicEndpoint = "https://api.anthropic.com/v1/messages"
 	OpenAIEndpoint    = "https://api.openai.com/v1/responses"
+	// GeminiEndpointBase + id + GeminiEndpointMethod is a gemini
+	// profile's default endpoint.
+	GeminiEndpointBase   = "https://generativelanguage.googleapis.com/v1beta/models/"
+	GeminiEndpointMethod = ":streamGenerateContent"
 )
 
 // RouterEndpoint is where a route's complexity router classifies a task
@@ -48,6 +52,8 @@ func (m ModelOptions) Target() (consumer authority.Consumer, endpoint string, ok
 		return authority.ConsumerAnthropic, or(m.Endpoint, AnthropicEndpoint), true
 	case "openai":
 		return authority.ConsumerOpenAI, or(m.Endpoint, OpenAIEndpoint), true
+	case "gemini":
+		return authority.ConsumerGemini, or(m.Endpoint, GeminiEndpointBase+m.ID+GeminiEndpointMethod), true
 	}
 	return "", "", false
 }
@@ -267,7 +273,7 @@ func (d *Deployment) checkModel(ptr string, m ModelOptions) error {
 		case m.ID == "":
 			return invalid(ptr+"/id", "open_responses needs an explicit model id")
 		}
-	case "anthropic", "openai":
+	case "anthropic", "openai", "gemini":
 		switch {
 		case hasAuth || hasProfile:
 			return invalid(ptr, "auth_header, auth_scheme and capability_profile are only for open_responses and openai_compatible")

@@ -17,6 +17,7 @@ func TestNativeProvidersHaveAConsumerAndADefaultEndpoint(t *testing.T) {
 	}{
 		{"anthropic", authority.ConsumerAnthropic, AnthropicEndpoint},
 		{"openai", authority.ConsumerOpenAI, OpenAIEndpoint},
+		{"gemini", authority.ConsumerGemini, GeminiEndpointBase + "m" + GeminiEndpointMethod},
 	}
 	for _, c := range cases {
 		doc := "schema_version = 1\n[options.model]\nprovider = \"" + c.provider + "\"\nid = \"m\"\ncredential = \"k\"\n[credentials.k]\nconsumer = \"" + string(c.consumer) + "\"\nsources = [{ kind = \"environment\", name = \"K\" }]\n"

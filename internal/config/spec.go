@@ -306,7 +306,7 @@ func reasoningSpec() *spec {
 }
 
 func modelFields(top bool) []any {
-	providers := []string{"vercel", "openrouter", "open_responses", "openai_compatible", "anthropic", "openai", "script"}
+	providers := []string{"vercel", "openrouter", "open_responses", "openai_compatible", "anthropic", "openai", "gemini", "script"}
 	var providerDef, credDef any
 	if top {
 		providerDef, credDef = "vercel", "gateway"

@@ -140,6 +140,8 @@ func providerModel(ctx context.Context, c *config.Deployment, m deployment.Model
 			AuthHeader: opts.AuthHeader, AuthScheme: opts.AuthScheme, MaxOutputTokens: maxTokens})
 	case "anthropic":
 		return providers.NewAnthropic(client, providers.AnthropicOptions{Endpoint: m.Endpoint, Model: m.Model, Secret: secret, MaxOutputTokens: maxTokens})
+	case "gemini":
+		return providers.NewGemini(client, providers.GeminiOptions{Endpoint: m.Endpoint, Model: m.Model, Secret: secret, MaxOutputTokens: maxTokens})
 	}
 	return providers.NewChat(client, providers.ChatOptions{Provider: providers.Provider(m.Provider), Endpoint: m.Endpoint, Model: m.Model,
 		Secret: secret, AuthHeader: opts.AuthHeader, AuthScheme: opts.AuthScheme, MaxOutputTokens: maxTokens})

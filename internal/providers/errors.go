@@ -167,7 +167,7 @@ func streamError(what string, pe providerError, secret string, escaped bool) *Er
 	}
 	k := pe.kind + " " + strings.ToLower(pe.message)
 	switch {
-	case strings.Contains(k, "rate_limit") || strings.Contains(k, "rate limit") || strings.Contains(k, "429"):
+	case strings.Contains(k, "rate_limit") || strings.Contains(k, "rate limit") || strings.Contains(k, "429") || strings.Contains(k, "resource_exhausted"):
 		e.RetryClass = RetryRateLimited
 	case strings.Contains(k, "overloaded") || strings.Contains(k, "unavailable") || strings.Contains(k, "529") || strings.Contains(k, "503"):
 		e.RetryClass = RetryServiceUnavailable

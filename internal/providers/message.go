@@ -37,6 +37,8 @@ type errorObject struct {
 	Message string          `json:"message"`
 	Type    string          `json:"type"`
 	Code    json.RawMessage `json:"code"`
+	// Status is Google's canonical code (RESOURCE_EXHAUSTED, UNAVAILABLE).
+	Status string `json:"status"`
 }
 
 // providerError is what a provider said about an error: its message and
@@ -62,7 +64,7 @@ func parseProviderError(data []byte) (providerError, bool) {
 			if o.Message != "" {
 				pe.message = o.Message
 			}
-			pe.kind += " " + o.Type + " " + rawWord(o.Code)
+			pe.kind += " " + o.Type + " " + rawWord(o.Code) + " " + o.Status
 		case json.Unmarshal(b.Error, &s) == nil:
 			pe.message = s
 		}

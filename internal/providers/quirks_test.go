@@ -86,6 +86,8 @@ func wireOf(a adapter) providertest.Wire {
 		return providertest.Responses
 	case Anthropic:
 		return providertest.Anthropic
+	case Gemini:
+		return providertest.Gemini
 	}
 	return providertest.Chat
 }

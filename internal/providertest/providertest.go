@@ -32,6 +32,8 @@ const (
 	Responses
 	// Anthropic is the Anthropic Messages event stream.
 	Anthropic
+	// Gemini is the Gemini API's streamGenerateContent (alt=sse).
+	Gemini
 )
 
 // Path is the request path the wire is served on.
@@ -41,6 +43,8 @@ func (w Wire) Path() string {
 		return "/v1/responses"
 	case Anthropic:
 		return "/v1/messages"
+	case Gemini:
+		return "/v1beta/models/gemini-fixture:streamGenerateContent"
 	}
 	return "/v1/chat/completions"
 }
@@ -239,6 +243,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		frames = responsesFrames(t, turnNo+1, q, s.opts.Reasoning)
 	case Anthropic:
 		frames = anthropicFrames(t, turnNo+1, q, s.opts.Reasoning)
+	case Gemini:
+		frames = geminiFrames(t, turnNo+1, q, s.opts.Reasoning)
 	default:
 		frames = chatFrames(t, turnNo+1, q)
 	}
@@ -280,9 +286,15 @@ func (s *Server) status(w http.ResponseWriter, q Quirk) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	prefix := ""
-	if s.opts.Wire == Anthropic {
+	switch s.opts.Wire {
+	case Anthropic:
 		// The Messages API's error document: {"type":"error","error":{...}}.
 		prefix = `"type":"error",`
+	case Gemini:
+		// Google's error document carries the canonical status.
+		status := map[int]string{429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE", 529: "UNAVAILABLE", 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED"}[code]
+		io.WriteString(w, `{"error":{"code":`+strconv.Itoa(code)+`,"message":`+strconv.Quote(msg)+`,"status":"`+status+`"}}`)
+		return
 	}
 	io.WriteString(w, `{`+prefix+`"error":{"message":`+strconv.Quote(msg)+`,"type":"`+typ+`"}}`)
 }
