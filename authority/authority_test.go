@@ -556,3 +556,28 @@ func TestMissingCredentialNamesWhereItLooked(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingCredentialSaysHowToSetIt: the message ends with what a person
+// does to make the credential present, through its first environment
+// variable, or its file (and dotenv key) when a file is the first source.
+func TestMissingCredentialSaysHowToSetIt(t *testing.T) {
+	keys := filepath.Join(t.TempDir(), "keys.env") // never written
+	dest := "https://llm.example.test/v1/chat/completions"
+	for _, c := range []struct {
+		name    string
+		sources []Source
+		want    string
+	}{
+		{"environment", []Source{{Kind: SourceEnvironment, Name: "OPENAI_API_KEY"}, {Kind: SourceFile, Path: keys}}, "set it with: export OPENAI_API_KEY=<value>"},
+		{"file", []Source{{Kind: SourceFile, Path: keys}}, "set it by writing the value to " + keys},
+		{"dotenv", []Source{{Kind: SourceFile, Path: keys, Encoding: "dotenv", Key: "OPENAI"}}, "set it with a line OPENAI=<value> in " + keys},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewResolver(ResolverOptions{Credentials: []Credential{{Name: "openai", Consumer: ConsumerOpenAICompatible, Sources: c.sources, Destinations: []string{dest}}}})
+			_, err := r.Resolve(context.Background(), "openai", ConsumerOpenAICompatible, dest)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), string(ConsumerOpenAICompatible)) {
+				t.Fatalf("the error does not name its consumer and say %q: %v", c.want, err)
+			}
+		})
+	}
+}

@@ -212,7 +212,25 @@ func (r *Resolver) Resolve(ctx context.Context, name string, consumer Consumer, 
 		}
 		return Secret{v: v}, nil
 	}
-	return fail("no source is present; looked for " + lookedFor(c.Sources))
+	return fail("no source is present; looked for " + lookedFor(c.Sources) + howToSet(c.Sources))
+}
+
+// howToSet says how a person makes the credential present through its
+// first environment or file source: "" when it has only host sources
+// (the host program, not the person, provides those).
+func howToSet(srcs []Source) string {
+	for _, src := range srcs {
+		switch src.Kind {
+		case SourceEnvironment:
+			return "; set it with: export " + src.Name + "=<value>"
+		case SourceFile:
+			if src.Key != "" {
+				return "; set it with a line " + src.Key + "=<value> in " + src.Path
+			}
+			return "; set it by writing the value to " + src.Path
+		}
+	}
+	return ""
 }
 
 // lookedFor names where a credential's sources were looked for, in order:

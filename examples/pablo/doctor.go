@@ -313,6 +313,7 @@ func (dr *doctor) credentials(ctx context.Context, d *pablo.Deployment, h *host,
 		return
 	}
 	var names, left []string
+	missing := 0
 	for _, u := range uses {
 		if _, err := r.Resolve(ctx, u.name, u.consumer, u.destination); err != nil {
 			if u.optional {
@@ -321,10 +322,16 @@ func (dr *doctor) credentials(ctx context.Context, d *pablo.Deployment, h *host,
 				left = append(left, fmt.Sprintf("%s: %v; the optional server is left out", u.what, err))
 				continue
 			}
+			// Every missing credential is named, not only the first: one
+			// failed check each, so one pass shows all there is to set.
 			dr.fail("credentials", doctorCredential, "credential_unavailable", fmt.Sprintf("%s: %v", u.what, err))
-			return
+			missing++
+			continue
 		}
 		names = append(names, u.name)
+	}
+	if missing > 0 {
+		return
 	}
 	dr.ok("credentials", "%d resolvable (values not shown): %s", len(names), strings.Join(names, ", "))
 	for _, l := range left {

@@ -363,3 +363,28 @@ func TestDoctorNotesALocalModelServer(t *testing.T) {
 		t.Fatalf("the probe did not reach the local server: %v", f.body)
 	}
 }
+
+// TestDoctorListsEveryMissingCredential: two credentials missing are two
+// failed checks, each naming the variable it looked for and how to set it,
+// not only the first one met.
+func TestDoctorListsEveryMissingCredential(t *testing.T) {
+	t.Parallel()
+	cfg, ws := writeConfig(t, chatModel+`[credentials.reports_oauth]
+consumer = "mcp.oauth"
+sources = [{ kind = "environment", name = "REPORTS_CLIENT_SECRET" }]
+[options.mcp.servers.reports]
+transport = "http"
+url = "https://reports.example.test/mcp"
+required = true
+oauth = { grant = "client_credentials", client_id = "pablo-reports", client_secret = "reports_oauth" }
+`)
+	code, out, errs := runWithEnv(t, nil, "doctor", "--config", cfg, "--bind", "workspace="+ws)
+	if code != 3 {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errs)
+	}
+	for _, w := range []string{"export LOCAL_KEY=<value>", "export REPORTS_CLIENT_SECRET=<value>"} {
+		if !strings.Contains(out, w) {
+			t.Fatalf("doctor does not say %q:\n%s", w, out)
+		}
+	}
+}
