@@ -238,6 +238,11 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
+	for _, kv := range spec.Env {
+		if name, _, _ := strings.Cut(kv, "="); loaderVariable(name) {
+			return nil, fmt.Errorf("%w: the environment sets %s, a dynamic-loader variable: bubblewrap runs with the command's environment, so it would act on bubblewrap on the host before the sandbox exists; remove it (or run the command with the sandbox off)", ErrInvalidProfile, name)
+		}
+	}
 	if p.Filesystem != NoFS && (!filepath.IsAbs(spec.Workspace) || spec.Workspace == "/") {
 		return nil, fmt.Errorf("%w: filesystem %s needs an absolute workspace other than /", ErrInvalidProfile, p.Filesystem)
 	}
@@ -513,4 +518,21 @@ func bwrapLine(s string) string {
 		s = s[:maxDetailBytes]
 	}
 	return strings.ToValidUTF8(s, "?")
+}
+
+// loaderVariable reports whether name is read by the dynamic loader or
+// the C library of a dynamically linked program as it starts: the
+// variables glibc ignores in a setuid program (LD_*, GCONV_PATH,
+// GLIBC_TUNABLES, ...). bubblewrap is not setuid, so in its environment
+// they would load code or change its behaviour on the host.
+func loaderVariable(name string) bool {
+	if strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "MALLOC_") {
+		return true
+	}
+	switch name {
+	case "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH",
+		"NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS":
+		return true
+	}
+	return false
 }

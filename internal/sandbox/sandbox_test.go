@@ -218,3 +218,28 @@ func TestReadyIsNotPoisonedByACancelledCaller(t *testing.T) {
 		t.Fatalf("the check after a cancelled one: %v", err)
 	}
 }
+
+// bubblewrap runs on the host with the command's environment, before any
+// namespace exists: a dynamic-loader variable there (LD_PRELOAD of a
+// library that runs code as it loads) would run outside the sandbox. A
+// command whose environment sets one is refused, naming the variable.
+func TestLoaderVariablesNeverReachBubblewrap(t *testing.T) {
+	t.Parallel()
+	l := needBwrap(t)
+	ws := t.TempDir()
+	for _, kv := range []string{"LD_PRELOAD=" + filepath.Join(ws, "x.so"), "LD_LIBRARY_PATH=" + ws, "GCONV_PATH=" + ws, "GLIBC_TUNABLES=glibc.malloc.check=3"} {
+		c, err := l.Command(Profile{Filesystem: NoFS}, Spec{Path: "/bin/true", Args: []string{"/bin/true"}, Env: []string{"PATH=/usr/bin:/bin", kv}, Dir: "/"})
+		if err == nil {
+			c.Close()
+		}
+		name, _, _ := strings.Cut(kv, "=")
+		if !errors.Is(err, ErrInvalidProfile) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s reaches bubblewrap: %v", name, err)
+		}
+	}
+	if c, err := l.Command(Profile{Mode: Off}, Spec{Path: "/bin/true", Args: []string{"/bin/true"}, Env: []string{"LD_LIBRARY_PATH=" + ws}}); err != nil {
+		t.Errorf("an unsandboxed command's loader variables are its own: %v", err)
+	} else {
+		c.Close()
+	}
+}
