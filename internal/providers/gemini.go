@@ -22,7 +22,7 @@ const Gemini Provider = "gemini"
 // GeminiOptions configure a Gemini model.
 type GeminiOptions struct {
 	// Endpoint is the model's …/models/{model}:streamGenerateContent URL;
-	// the adapter adds ?alt=sse.
+	// the adapter adds alt=sse to its query.
 	Endpoint string
 	// Model is the model ID (for spans; the endpoint names the model).
 	Model string
@@ -48,9 +48,6 @@ type GeminiModel struct {
 func NewGemini(c *Client, opts GeminiOptions) (*GeminiModel, error) {
 	if opts.Model == "" || opts.Endpoint == "" {
 		return nil, errors.New("providers: a Gemini model needs Endpoint and Model")
-	}
-	if strings.Contains(opts.Endpoint, "?") {
-		return nil, errors.New("providers: a Gemini endpoint has no query; the adapter adds alt=sse")
 	}
 	return &GeminiModel{c: c, opts: opts}, nil
 }
@@ -225,7 +222,11 @@ func (m *GeminiModel) Generate(ctx context.Context, req *model.Request, emit fun
 	if m.opts.Secret != "" {
 		h.Set("x-goog-api-key", m.opts.Secret)
 	}
-	resp, err := m.c.post(ctx, m.opts.Endpoint+"?alt=sse", m.opts.Secret, h, body, m.opts.StreamIdleTimeout)
+	sep := "?"
+	if strings.Contains(m.opts.Endpoint, "?") {
+		sep = "&"
+	}
+	resp, err := m.c.post(ctx, m.opts.Endpoint+sep+"alt=sse", m.opts.Secret, h, body, m.opts.StreamIdleTimeout)
 	if err != nil {
 		return nil, err
 	}
