@@ -76,3 +76,13 @@ func builtFault(t *testing.T, dir string) string {
 	}
 	return bin
 }
+
+// TestNoArgumentsOffATerminalIsAUsageError runs the built binary with no
+// arguments and no terminal: the usage goes to stderr and the exit is 2, so
+// a script that forgot its command fails instead of passing.
+func TestNoArgumentsOffATerminalIsAUsageError(t *testing.T) {
+	code, out, errOut := builtPablo(t)()
+	if code != 2 || out != "" || !strings.Contains(errOut, "pablo needs a command") || !strings.Contains(errOut, "usage: pablo") {
+		t.Fatalf("pablo with no arguments: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

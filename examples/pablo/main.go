@@ -63,8 +63,21 @@ func main() {
 	os.Exit(code)
 }
 
+// stdinIsTerminal reports whether the host's standard input is a terminal.
+func stdinIsTerminal(h *host) bool {
+	f, ok := h.stdin.(*os.File)
+	return ok && isTerminal(f)
+}
+
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, h *host) int {
+	if len(args) == 0 && !stdinIsTerminal(h) {
+		// Off a terminal nothing interactive can start: say what to run
+		// and fail, so a script that forgot its command does not pass.
+		var b strings.Builder
+		writeUsage(&b)
+		return report(usagef("pablo needs a command\n\n%s", strings.TrimRight(b.String(), "\n")), h)
+	}
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
 		if len(args) > 1 && args[0] == "help" {
 			return report(helpFor(strings.Join(args[1:], " ")), h)
