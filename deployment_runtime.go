@@ -63,6 +63,10 @@ type HostOptions struct {
 	// and runs a loopback redirect listener); nil fails such a server with
 	// mcp.ErrAuthorization.
 	MCPAuthorizer mcp.Authorizer
+	// EgressForwarder is the absolute path of the host's own executable,
+	// which calls EgressForwarderMain first thing in main; shell.run under
+	// network = "allowlist" needs it, and fails to build without it.
+	EgressForwarder string
 
 	// secrets learns every credential value resolved for this runtime, so
 	// the engine masks it in recorded output.
@@ -137,7 +141,7 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 		}
 		return RuntimeOptions{}, err
 	}
-	natives, closers, err := d.nativeCatalogs(set, ro.secrets)
+	natives, closers, err := d.nativeCatalogs(set, ro.secrets, opts.EgressForwarder)
 	ro.cleanup = append(ro.cleanup, closers...)
 	if err != nil {
 		return fail(err)
@@ -335,7 +339,7 @@ func (c *skillCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 // nativeCatalogs opens the workspace tools and shell.run the deployment
 // enables, deciding paths with set. The caller runs cleanup, also after an
 // error.
-func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set) (cats []ToolCatalog, cleanup []func() error, err error) {
+func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set, forwarder string) (cats []ToolCatalog, cleanup []func() error, err error) {
 	o := &d.c.Options
 	if o.Filesystem.Enabled {
 		dir, err := d.Workspace()
@@ -376,7 +380,7 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set) (ca
 		if err != nil {
 			return cats, cleanup, err
 		}
-		runner, err := d.shellRunner(dir)
+		runner, err := d.shellRunner(dir, forwarder)
 		if err != nil {
 			return cats, cleanup, err
 		}

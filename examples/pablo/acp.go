@@ -241,6 +241,7 @@ func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeH
 	// fails with a reason until the editor offers the step.
 	tokens, _, _ := a.h.mcpAuth()
 	rt, err := d.NewRuntime(ctx, pablo.HostOptions{
+		EgressForwarder: a.h.forwarder,
 		MCPTokens:       tokens,
 		Store:           a.store,
 		Model:           a.model,

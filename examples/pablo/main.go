@@ -44,12 +44,18 @@ type host struct {
 	// and why check a required sandbox with (tests name one that does
 	// not exist); empty is the default path.
 	bubblewrap string
+	// forwarder is this executable, the egress forwarder of shell.run
+	// under network allowlist ("" when it cannot be found).
+	forwarder string
 	// configDir, when set, replaces the user's configuration directory
 	// (where the OAuth token store lives): tests keep their own.
 	configDir string
 }
 
 func main() {
+	// Inside a network allowlist's sandbox this binary is the egress
+	// forwarder (pablo.EgressForwarderMain), and never returns.
+	pablo.EgressForwarderMain()
 	// Before any credential is read from the environment: from here on no
 	// other process of this user can read this one's environment through
 	// /proc. A kernel that refuses leaves the risk the README describes.
@@ -58,7 +64,8 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	wd, _ := os.Getwd()
-	code := run(ctx, os.Args[1:], &host{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv, workDir: wd})
+	exe, _ := os.Executable()
+	code := run(ctx, os.Args[1:], &host{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, lookupEnv: os.LookupEnv, workDir: wd, forwarder: exe})
 	stop()
 	os.Exit(code)
 }
@@ -102,7 +109,7 @@ func run(ctx context.Context, args []string, h *host) int {
 	defer stderr.flush()
 	defer stdout.flush()
 	out := &countingWriter{w: stdout}
-	h = &host{stdin: h.stdin, stdout: out, stderr: stderr, lookupEnv: h.lookupEnv, workDir: h.workDir, clock: h.clock, newID: h.newID, bubblewrap: h.bubblewrap}
+	h = &host{stdin: h.stdin, stdout: out, stderr: stderr, lookupEnv: h.lookupEnv, workDir: h.workDir, clock: h.clock, newID: h.newID, bubblewrap: h.bubblewrap, forwarder: h.forwarder}
 	var err error
 	switch args[0] {
 	case "version", "--version":

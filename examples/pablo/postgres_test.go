@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"github.com/pabloagent/pablo"
 	"net/url"
 	"os"
 	"os/exec"
@@ -31,6 +32,7 @@ var pg struct {
 }
 
 func TestMain(m *testing.M) {
+	pablo.EgressForwarderMain()
 	code := m.Run()
 	if c := pg.cluster; c != nil {
 		pid := c.PID()

@@ -150,7 +150,7 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 	tokens, authorizer, release := h.mcpAuth()
 	defer release()
 	hopts := pablo.HostOptions{LookupEnv: h.lookupEnv, FixtureEndpoint: p.one("fixture-endpoint"), Clock: h.clock, NewID: h.newID,
-		MCPTokens: tokens, MCPAuthorizer: authorizer}
+		MCPTokens: tokens, MCPAuthorizer: authorizer, EgressForwarder: h.forwarder}
 	if path := p.one("script"); path != "" {
 		// Under lock no flag replaces the model, its endpoint or its
 		// credentials (--fixture-endpoint is refused the same way); the

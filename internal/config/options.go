@@ -265,6 +265,7 @@ type SandboxOptions struct {
 	Mode       string    `json:"mode,omitempty"`
 	Filesystem string    `json:"filesystem,omitempty"`
 	Network    string    `json:"network,omitempty"`
+	Allow      []string  `json:"allow,omitempty"`
 	ReadPaths  []PathRef `json:"read_paths,omitempty"`
 }
 

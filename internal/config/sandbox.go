@@ -12,7 +12,7 @@ func (s *SandboxOptions) profile() sandbox.Profile {
 	if s == nil {
 		return sandbox.Profile{}
 	}
-	return sandbox.Profile{Mode: sandbox.Mode(s.Mode), Filesystem: sandbox.Filesystem(s.Filesystem), Network: sandbox.Network(s.Network)}
+	return sandbox.Profile{Mode: sandbox.Mode(s.Mode), Filesystem: sandbox.Filesystem(s.Filesystem), Network: sandbox.Network(s.Network), Allow: s.Allow}
 }
 
 // ceiling is an authority layer's sandbox table as a ceiling (see
@@ -41,6 +41,10 @@ func (d *Deployment) checkSandboxes(o *Options) error {
 				return invalid(ptr, "MCP server %q: sandbox is only for transport = \"stdio\"", name)
 			}
 			continue
+		}
+		if s.Sandbox != nil && s.Sandbox.Network == string(sandbox.Allowlist) {
+			return &Error{Code: CodeUnsupportedFeature, Option: ptr + "/network",
+				Message: fmt.Sprintf(`MCP server %q: network = "allowlist" is served for shell.run only in this release (the stdio launcher does not start the egress proxy yet): use "deny" or "allow"`, name)}
 		}
 		if s.Sandbox != nil && s.Sandbox.Mode != string(sandbox.Off) && s.Sandbox.Filesystem == string(sandbox.WorkspaceWrite) && !write {
 			return &Error{Code: CodeConflict, Option: ptr + "/filesystem",

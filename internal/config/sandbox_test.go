@@ -30,18 +30,29 @@ func TestShellSandboxDefaultsToDeny(t *testing.T) {
 	}
 }
 
-func TestNetworkAllowlistIsAnUnsupportedFeature(t *testing.T) {
-	for _, doc := range []string{
-		"schema_version = 1\n[options.shell.sandbox]\nnetwork = \"allowlist\"\n",
-		"schema_version = 1\n[[authority]]\nid = \"a\"\n[authority.shell.sandbox]\nnetwork = \"allowlist\"\n",
-		"schema_version = 1\n[options.mcp.servers.s]\ntransport = \"stdio\"\ncommand = \"/bin/true\"\n[options.mcp.servers.s.sandbox]\nnetwork = \"allowlist\"\n",
-	} {
-		_, err := loadString(t, doc)
-		ce := wantCode(t, err, CodeUnsupportedFeature, "")
-		if !strings.HasSuffix(ce.Option, "/sandbox/network") || !strings.Contains(ce.Message, "proxy") {
-			t.Errorf("%v: want the network option and why", ce)
-		}
+func TestNetworkAllowlistTakesCheckedAllowEntries(t *testing.T) {
+	d, err := loadString(t, "schema_version = 1\n[options.shell]\nenabled = true\n[options.shell.sandbox]\nnetwork = \"allowlist\"\nallow = [\"api.example.com\", \"*.pkg.example.org:443\"]\n"+
+		"[[authority]]\nid = \"a\"\n[authority.shell.sandbox]\nnetwork = \"allowlist\"\nallow = [\"api.example.com\"]\n")
+	if err != nil {
+		t.Fatal(err)
 	}
+	if got := d.ShellSandbox().String(); got != "required filesystem=read-only network=allowlist allow=api.example.com" {
+		t.Errorf("shell sandbox %s, want the allowlist both tables write", got)
+	}
+	for _, tc := range []struct{ doc, option string }{
+		{"schema_version = 1\n[options.shell.sandbox]\nnetwork = \"allowlist\"\nallow = [\"https://api.example.com\"]\n", "/options/shell/sandbox/allow/0"},
+		{"schema_version = 1\n[options.shell.sandbox]\nnetwork = \"allowlist\"\nallow = [\"127.1\"]\n", "/options/shell/sandbox/allow/0"},
+		{"schema_version = 1\n[options.shell.sandbox]\nnetwork = \"allow\"\nallow = [\"api.example.com\"]\n", "/options/shell/sandbox"},
+		{"schema_version = 1\n[options.mcp.servers.s]\ntransport = \"stdio\"\ncommand = \"/bin/true\"\n[options.mcp.servers.s.sandbox]\nallow = [\"api.example.com\"]\n", "/options/mcp/servers/s/sandbox"},
+	} {
+		_, err := loadString(t, tc.doc)
+		wantCode(t, err, CodeInvalidValue, tc.option)
+	}
+}
+
+func TestMCPServerAllowlistIsNotYetSupported(t *testing.T) {
+	_, err := loadString(t, "schema_version = 1\n[options.mcp.servers.s]\ntransport = \"stdio\"\ncommand = \"/bin/true\"\n[options.mcp.servers.s.sandbox]\nnetwork = \"allowlist\"\nallow = [\"api.example.com\"]\n")
+	wantCode(t, err, CodeUnsupportedFeature, "/options/mcp/servers/s/sandbox/network")
 }
 
 func TestSandboxValuesAreChecked(t *testing.T) {

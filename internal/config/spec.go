@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/egress"
 	"github.com/pabloagent/pablo/internal/redact"
 )
 
@@ -126,17 +127,29 @@ func keyRE(re pattern, what string) func(string) error {
 // network), an MCP server's with read_paths too. No key has a static
 // default: complete writes the defaults of the options' tables.
 func sandboxSpec(readPaths bool) *spec {
-	network := enum(nil, "deny", "allow")
-	network.refused = map[string]string{"allowlist": "a network allowlist (it needs a filtering proxy; use \"deny\" or \"allow\")"}
 	f := []any{
 		"mode", enum(nil, "required", "off"),
 		"filesystem", enum(nil, "no-fs", "read-only", "workspace-write"),
-		"network", network,
+		"network", enum(nil, "deny", "allowlist", "allow"),
+		// network = "allowlist": the hosts the egress proxy carries
+		// HTTP and HTTPS to (internal/egress).
+		"allow", list(64, str(1, 260, nil).with(allowEntry), nil).atom(),
 	}
 	if readPaths {
 		f = append(f, "read_paths", list(32, pathSpec(nil), nil))
 	}
-	return table(f...)
+	return table(f...).with(func(v any) error {
+		m := v.(map[string]any)
+		if _, ok := m["allow"]; ok && m["network"] != "allowlist" {
+			return fmt.Errorf(`allow needs network = "allowlist" in the same table`)
+		}
+		return nil
+	})
+}
+
+func allowEntry(v any) error {
+	_, err := egress.ParseAllow([]string{v.(string)})
+	return err
 }
 
 func rulesSpec() *spec {

@@ -17,17 +17,17 @@ import (
 // Decision is the proxy's verdict on one request.
 type Decision struct {
 	// Method is CONNECT, or the plain-HTTP request's method.
-	Method string
+	Method string `json:"method"`
 	// Host and Port are what the request asked for.
-	Host string
-	Port int
+	Host string `json:"host"`
+	Port int    `json:"port"`
 	// Allowed says whether the proxy let the request through.
-	Allowed bool
+	Allowed bool `json:"allowed"`
 	// Rule is the allow entry that allowed it ("" when denied).
-	Rule string
+	Rule string `json:"rule,omitempty"`
 	// Reason says why a request was denied, or why an allowed one could
 	// not be carried ("" when it was).
-	Reason string
+	Reason string `json:"reason,omitempty"`
 }
 
 // Resolver resolves names; *net.Resolver is one.

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/egress"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/internal/shell"
@@ -54,6 +56,15 @@ func (c *ShellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 		req.OnOutput = out
 	}
 	req.IdempotencyKey = call.IdempotencyKey
+	// Under network allowlist, the egress proxy's decisions for this call
+	// are part of its recorded result: host, port, allowed, the rule.
+	var egressMu sync.Mutex
+	var decisions []egress.Decision
+	req.OnEgress = func(d egress.Decision) {
+		egressMu.Lock()
+		decisions = append(decisions, d)
+		egressMu.Unlock()
+	}
 	res, err := c.runner.Run(ctx, req)
 	masked := 0
 	if res != nil {
@@ -70,6 +81,9 @@ func (c *ShellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 		}
 	}
 	payload := map[string]any{"shell": res}
+	if len(decisions) > 0 {
+		payload["egress"] = decisions
+	}
 	var de *shell.DeniedError
 	var re *shell.RunError
 	var ae *shell.ArgumentError

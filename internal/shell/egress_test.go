@@ -99,11 +99,15 @@ func TestShellRunUnderAllowlistReachesOnlyTheAllowedHost(t *testing.T) {
 	}
 }
 
-func TestAllowlistWithoutAForwarderIsRefused(t *testing.T) {
+func TestAllowlistWithoutAForwarderFailsEachCommand(t *testing.T) {
 	t.Parallel()
-	_, err := New(Options{Workspace: t.TempDir(), Sandbox: sandbox.Profile{Network: sandbox.Allowlist, Allow: []string{"a.example.com"}}})
-	if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "ForwarderMain") {
-		t.Fatalf("err %v, want ErrInvalidOptions naming egress.ForwarderMain", err)
+	r, err := New(Options{Workspace: t.TempDir(), Sandbox: sandbox.Profile{Network: sandbox.Allowlist, Allow: []string{"a.example.com"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Run(context.Background(), Request{Command: "true", Cwd: "."})
+	if !errors.Is(err, ErrSandbox) || !strings.Contains(err.Error(), "ForwarderMain") {
+		t.Fatalf("err %v, want ErrSandbox naming egress.ForwarderMain", err)
 	}
 }
 

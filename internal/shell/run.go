@@ -146,7 +146,8 @@ type Options struct {
 	// Launcher is bubblewrap; nil resolves sandbox.DefaultPath once, in
 	// New, when the sandbox is required.
 	Launcher *sandbox.Launcher
-	// EgressForwarder is required with network allowlist: the absolute
+	// EgressForwarder is needed to run under network allowlist (Run fails
+	// each command with ErrSandbox without it; Decide does not): the absolute
 	// path of a binary that calls egress.ForwarderMain first thing in main
 	// (the host's own executable). It runs inside the sandbox as the
 	// command's parent and carries its proxy connections out (package
@@ -195,8 +196,8 @@ func New(opts Options) (*Runner, error) {
 	if err := opts.Sandbox.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: Sandbox: %v", ErrInvalidOptions, err)
 	}
-	if opts.Sandbox.Normalized().Network == sandbox.Allowlist && !filepath.IsAbs(opts.EgressForwarder) {
-		return nil, fmt.Errorf("%w: network allowlist needs EgressForwarder, the absolute path of a binary that calls egress.ForwarderMain first thing in main (the host's own executable)", ErrInvalidOptions)
+	if opts.EgressForwarder != "" && !filepath.IsAbs(opts.EgressForwarder) {
+		return nil, fmt.Errorf("%w: EgressForwarder %q must be an absolute path", ErrInvalidOptions, opts.EgressForwarder)
 	}
 	r := &Runner{opts: opts, workspace: ws, supported: runtime.GOOS == "linux" || runtime.GOOS == "darwin",
 		sandbox: opts.Sandbox.Normalized(), launcher: opts.Launcher}
@@ -399,6 +400,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
 	defer cancel()
 	spec := sandbox.Spec{Path: p.path, Args: p.args, Env: p.env, Workspace: r.workspace, Dir: p.dir}
 	if p.sandbox.Mode != sandbox.Off && p.sandbox.Network == sandbox.Allowlist {
+		if r.opts.EgressForwarder == "" {
+			return nil, &RunError{Kind: ErrSandbox, Status: "spawn_failed", Err: errNoForwarder}
+		}
 		socket, stop, err := r.serveEgress(ctx, p.sandbox.Allow, req.OnEgress)
 		if err != nil {
 			return nil, &RunError{Kind: ErrSandbox, Status: "spawn_failed", Err: err}
@@ -446,6 +450,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*ShellResult, error) {
 	}
 	return out, nil
 }
+
+// errNoForwarder is why a command under network allowlist cannot run.
+var errNoForwarder = errors.New("network allowlist needs the egress forwarder: the host names its own executable, which calls egress.ForwarderMain first thing in main (pablo.HostOptions.EgressForwarder)")
 
 // serveEgress starts the allowlist's proxy for one command on a Unix
 // socket of its own; stop ends it and waits for its connections.
