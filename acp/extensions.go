@@ -30,6 +30,12 @@ const (
 	// ExtOutputRepair keeps output_repair in the task. Requires ExtV2,
 	// ExtTaskV2 and ExtOutput.
 	ExtOutputRepair = "pablo/output-repair-v1"
+	// ExtElicitation lets an MCP server's form elicitation reach the
+	// client: the agent sends it as the request _pablo/v1/elicitation and
+	// the client answers accept (with the form's content), decline or
+	// cancel. Without it every elicitation of the session's tasks is
+	// declined. It requires nothing else.
+	ExtElicitation = "pablo/elicitation-v1"
 )
 
 // The extension notification methods.
@@ -38,6 +44,9 @@ const (
 	MethodSkill        = "_pablo/v1/skill"
 	MethodCompaction   = "_pablo/v1/compaction"
 )
+
+// MethodElicitation is the extension request ExtElicitation sends.
+const MethodElicitation = "_pablo/v1/elicitation"
 
 // extension is one row of the negotiation table.
 type extension struct {
@@ -56,12 +65,13 @@ func extensionTable() []extension {
 		{ExtCompaction, []string{ExtV2}},
 		{ExtOutput, []string{ExtV2, ExtTaskV2}},
 		{ExtOutputRepair, []string{ExtV2, ExtTaskV2, ExtOutput}},
+		{ExtElicitation, nil},
 	}
 }
 
 // extensions is the set a connection negotiated.
 type extensions struct {
-	v2, task, route, skills, compaction, output, repair bool
+	v2, task, route, skills, compaction, output, repair, elicit bool
 }
 
 // negotiate accepts the requested extensions whose requirements are
@@ -90,5 +100,6 @@ func negotiate(requested map[string]any) (extensions, map[string]any) {
 	return extensions{
 		v2: accepted[ExtV2], task: accepted[ExtTaskV2], route: accepted[ExtModelRoute],
 		skills: accepted[ExtSkills], compaction: accepted[ExtCompaction], output: accepted[ExtOutput], repair: accepted[ExtOutputRepair],
+		elicit: accepted[ExtElicitation],
 	}, echo
 }
