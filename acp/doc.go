@@ -30,5 +30,7 @@
 // -32603 error. A call that needs approval becomes session/request_permission,
 // bound to that call. Clients that negotiate Pablo's extensions
 // ([ExtV2], ...) get correlation metadata and Pablo's own notifications
-// too; others get standard ACP only.
+// too; others get standard ACP only. With [ExtElicitation] an MCP
+// server's form elicitation during a prompt's call is asked of the client
+// as [MethodElicitation]; without it the form is declined.
 package acp
