@@ -162,6 +162,18 @@ func commands() []command {
 				jsonFlag("print the explanation as JSON"),
 				{name: "probe", help: "start the MCP servers (no tool called) and fetch the A2A remotes' cards (no credential) to include their live health and cards (default: offline)"},
 			})},
+		{path: "inspect", summary: "a read-only local web UI: each deployment's dependency cards, why, tools, MCP servers and Skills",
+			flags: []flag{
+				{name: "config", arg: "FILE", repeat: true, help: "a deployment file, one stack each (its name: the file's base name); repeatable, at least one"},
+				{name: "config-root", arg: "DIR", help: "the directory every imported file must lie in (default: each config file's directory)"},
+				{name: "profile", arg: "NAME", help: "the profile to apply to every stack (default: each file's own `profile`)"},
+				{name: "bind", arg: "NAME=DIR", repeat: true, help: "a named host directory that path objects resolve against, for every stack; repeatable"},
+				{name: "listen", arg: "HOST:PORT", help: "the address to serve on; one not on loopback prints a warning (default: 127.0.0.1:0, a free loopback port)"},
+			},
+			notes: []string{
+				"Prints the URL it serves on, then serves until interrupted. Every page is read-only; pages hold no script and load nothing from elsewhere.",
+				"Exit: 0 interrupted, 1 the server failed, 2 invalid arguments or configuration.",
+			}},
 		{path: "version", summary: "print the executable version"},
 	}
 }

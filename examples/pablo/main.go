@@ -140,6 +140,8 @@ func run(ctx context.Context, args []string, h *host) int {
 		err = whyCommand(ctx, args[1:], h)
 	case "acp":
 		err = acpCommand(ctx, args[1:], h)
+	case "inspect":
+		err = inspectCommand(ctx, args[1:], h)
 	default:
 		var b strings.Builder
 		writeUsage(&b)

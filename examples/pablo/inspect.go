@@ -1,0 +1,405 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/graph"
+	"github.com/pabloagent/pablo/skills"
+)
+
+// inspectAssets are the inspector's templates and stylesheet: compiled
+// into the executable, so a page loads nothing from anywhere else.
+//
+//go:embed inspect/*.tmpl inspect/style.css
+var inspectAssets embed.FS
+
+// skillPreviewLimit bounds the instruction preview of a Skill page.
+const skillPreviewLimit = 4096
+
+// inspectCommand implements `pablo inspect`: a read-only local web UI
+// over one or more deployments (each a stack), computed from the same
+// graph and why code path as `pablo graph` and `pablo why`.
+func inspectCommand(ctx context.Context, args []string, h *host) error {
+	p, err := parseArgs(args, "inspect")
+	if err != nil {
+		return err
+	}
+	if len(p.args) != 0 {
+		return usagef("inspect takes no positional arguments, got %q", p.args[0])
+	}
+	stacks, err := loadStacks(ctx, p, h)
+	if err != nil {
+		return err
+	}
+	addr := p.one("listen")
+	explicit := addr != ""
+	if !explicit {
+		addr = "127.0.0.1:0"
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--listen takes HOST:PORT, got %q: %v", addr, err)
+	}
+	loopback := isLoopbackHost(host)
+	if !loopback {
+		fmt.Fprintf(h.stderr, "pablo inspect: warning: listening on %s, not loopback: anyone who can reach it sees every stack's policy, rules and task records\n", addr)
+	}
+	srv, err := newInspector(stacks, !loopback)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("inspect: listen on %s: %w", addr, err)
+	}
+	fmt.Fprintf(h.stdout, "pablo inspect: serving http://%s/\n", ln.Addr())
+	if f, ok := h.stdout.(interface{ flush() }); ok {
+		f.flush()
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shut)
+		return nil
+	case err := <-done:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+// loadStacks loads each --config as a stack, with the command line's
+// bindings, profile and config root, and computes its graph offline.
+func loadStacks(ctx context.Context, p *parsed, h *host) ([]*inspectStack, error) {
+	configs := p.values["config"]
+	if len(configs) == 0 {
+		return nil, usagef("--config is required (repeat it for more stacks)")
+	}
+	var stacks []*inspectStack
+	names := map[string]bool{}
+	for _, cfg := range configs {
+		name := stackName(cfg)
+		if names[name] {
+			return nil, usagef("two --config files make the stack %q: rename one file", name)
+		}
+		names[name] = true
+		one := &parsed{values: map[string][]string{"config": {cfg}, "bind": p.values["bind"], "config-root": p.values["config-root"], "profile": p.values["profile"]}, bools: map[string]bool{}}
+		d, err := loadDeployment(ctx, one, h, nil)
+		if err != nil {
+			return nil, err
+		}
+		s, err := newInspectStack(ctx, name, d, graph.Options{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap})
+		if err != nil {
+			return nil, err
+		}
+		stacks = append(stacks, s)
+	}
+	return stacks, nil
+}
+
+// stackName is the stack's name: the config file's base name without
+// its extension.
+func stackName(cfg string) string {
+	base := filepath.Base(cfg)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// isLoopbackHost reports whether host names only this machine.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// inspectStack is one deployment as the inspector shows it.
+type inspectStack struct {
+	Name  string
+	d     *pablo.Deployment
+	opts  graph.Options
+	Graph *graph.Graph
+	// Skills are the Skills of the configured roots with an instruction
+	// preview each.
+	Skills []skillView
+	// SkillErrors are discovery findings.
+	SkillErrors []string
+}
+
+// skillView is one Skill of a stack.
+type skillView struct {
+	skills.Skill
+	Preview   string
+	Truncated bool
+	Node      *graph.Node
+}
+
+func newInspectStack(ctx context.Context, name string, d *pablo.Deployment, opts graph.Options) (*inspectStack, error) {
+	g, err := d.Graph(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &inspectStack{Name: name, d: d, opts: opts, Graph: g}
+	sopts, err := d.SkillOptions()
+	if err != nil {
+		return nil, err
+	}
+	if len(sopts.Roots) == 0 {
+		return s, nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cat, err := skills.Discover(dctx, sopts)
+	if err != nil {
+		s.SkillErrors = append(s.SkillErrors, err.Error())
+		return s, nil
+	}
+	for _, f := range cat.Findings() {
+		s.SkillErrors = append(s.SkillErrors, f.String())
+	}
+	for _, sk := range cat.Skills() {
+		v := skillView{Skill: sk}
+		v.Preview, v.Truncated = skillPreview(cat, sk)
+		if n, ok := g.NodeFor(sk.QualifiedName); ok {
+			if node, ok := g.Node(n); ok {
+				v.Node = &node
+			}
+		}
+		s.Skills = append(s.Skills, v)
+	}
+	return s, nil
+}
+
+// skillPreview reads the start of a Skill's SKILL.md inside its root
+// (never following a path out of it), read-only.
+func skillPreview(cat *skills.Catalog, s skills.Skill) (string, bool) {
+	dir, ok := cat.RootDir(s.Root)
+	if !ok {
+		return "", false
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", false
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.FromSlash(s.RelativePath))
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, skillPreviewLimit+1))
+	if len(b) > skillPreviewLimit {
+		return strings.ToValidUTF8(string(b[:skillPreviewLimit]), "?"), true
+	}
+	return strings.ToValidUTF8(string(b), "?"), false
+}
+
+// cards groups a stack's nodes by what the stack builder shows.
+type cardGroup struct {
+	Title string
+	Nodes []graph.Node
+}
+
+func (s *inspectStack) Cards() []cardGroup {
+	order := []struct {
+		title string
+		kinds []string
+	}{
+		{"Tools", []string{"tool_profile", "tool", "shell_rules", "sandbox"}},
+		{"MCP servers", []string{"mcp_server", "mcp_tool"}},
+		{"Skills", []string{"skill"}},
+		{"Children and remotes", []string{"children", "remote"}},
+		{"Model route", []string{"model_route", "model"}},
+		{"Memory", []string{"memory"}},
+		{"Credentials", []string{"credential"}},
+	}
+	seen := map[string]bool{}
+	var out []cardGroup
+	for _, o := range order {
+		g := cardGroup{Title: o.title}
+		for _, n := range s.Graph.Nodes {
+			if slices.Contains(o.kinds, n.Kind) {
+				g.Nodes = append(g.Nodes, n)
+				seen[n.ID] = true
+			}
+		}
+		out = append(out, g)
+	}
+	other := cardGroup{Title: "Other"}
+	for _, n := range s.Graph.Nodes {
+		if !seen[n.ID] {
+			other.Nodes = append(other.Nodes, n)
+		}
+	}
+	if len(other.Nodes) > 0 {
+		out = append(out, other)
+	}
+	return out
+}
+
+// Kind is the stack's nodes of the given kinds.
+func (s *inspectStack) Kind(kinds ...string) []graph.Node {
+	var out []graph.Node
+	for _, n := range s.Graph.Nodes {
+		if slices.Contains(kinds, n.Kind) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Requires is what node id requires or offers.
+func (s *inspectStack) Requires(id string) []graph.Edge {
+	var out []graph.Edge
+	for _, e := range s.Graph.Edges {
+		if e.From == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// inspector serves the pages.
+type inspector struct {
+	stacks []*inspectStack
+	pages  map[string]*template.Template
+	// exposed says the listener is not loopback: the Host check that
+	// defends a loopback listener against DNS rebinding is off.
+	exposed bool
+}
+
+func newInspector(stacks []*inspectStack, exposed bool) (*inspector, error) {
+	funcs := template.FuncMap{
+		"whyTarget": whyTarget,
+		"state":     func(r graph.Readiness) string { return string(r) },
+		"dict": func(kv ...any) map[string]any {
+			m := map[string]any{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[kv[i].(string)] = kv[i+1]
+			}
+			return m
+		},
+	}
+	base, err := template.New("layout.tmpl").Funcs(funcs).ParseFS(inspectAssets, "inspect/layout.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	in := &inspector{stacks: stacks, pages: map[string]*template.Template{}, exposed: exposed}
+	for _, page := range []string{"stacks", "why", "tools", "mcp", "skills"} {
+		t, err := template.Must(base.Clone()).ParseFS(inspectAssets, "inspect/"+page+".tmpl")
+		if err != nil {
+			return nil, err
+		}
+		in.pages[page] = t
+	}
+	return in, nil
+}
+
+// whyTarget is what `pablo why` takes for a node: a tool's capability
+// ID (so policy decides it), else the node's ID.
+func whyTarget(n graph.Node) string {
+	if n.Capability != "" && (n.Kind == graph.KindTool || n.Kind == graph.KindMCPTool) {
+		return n.Capability
+	}
+	return n.ID
+}
+
+func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hdr := w.Header()
+	hdr.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("Cache-Control", "no-store")
+	if !in.exposed {
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = r.Host
+		}
+		if !isLoopbackHost(strings.Trim(host, "[]")) {
+			http.Error(w, "the inspector answers only requests addressed to a loopback host (DNS rebinding defence)", http.StatusMisdirectedRequest)
+			return
+		}
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		hdr.Set("Allow", "GET, HEAD")
+		http.Error(w, "the inspector is read-only", http.StatusMethodNotAllowed)
+		return
+	}
+	switch r.URL.Path {
+	case "/style.css":
+		b, _ := inspectAssets.ReadFile("inspect/style.css")
+		hdr.Set("Content-Type", "text/css; charset=utf-8")
+		w.Write(b)
+	case "/", "/stacks":
+		in.render(w, "stacks", map[string]any{"Stacks": in.stacks})
+	case "/tools":
+		in.render(w, "tools", map[string]any{"Stacks": in.stacks})
+	case "/mcp":
+		in.render(w, "mcp", map[string]any{"Stacks": in.stacks})
+	case "/skills":
+		in.render(w, "skills", map[string]any{"Stacks": in.stacks})
+	case "/why":
+		in.why(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (in *inspector) stack(name string) *inspectStack {
+	for _, s := range in.stacks {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func (in *inspector) why(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s := in.stack(q.Get("stack"))
+	if s == nil {
+		http.Error(w, "no such stack: give ?stack= one of the stacks on the Stacks page", http.StatusNotFound)
+		return
+	}
+	capability := q.Get("capability")
+	e, err := s.d.Why(r.Context(), capability, s.opts)
+	if errors.Is(err, graph.ErrUnknownCapability) {
+		w.WriteHeader(http.StatusNotFound)
+		in.render(w, "why", map[string]any{"Stack": s, "Capability": capability, "Error": err.Error()})
+		return
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	in.render(w, "why", map[string]any{"Stack": s, "Capability": capability, "Why": e})
+}
+
+func (in *inspector) render(w http.ResponseWriter, page string, data map[string]any) {
+	data["Page"] = page
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	var b strings.Builder
+	if err := in.pages[page].ExecuteTemplate(&b, "layout.tmpl", data); err != nil {
+		http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	io.WriteString(w, b.String())
+}
