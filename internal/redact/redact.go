@@ -18,6 +18,7 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
 	"slices"
 	"strings"
 	"sync"
@@ -78,7 +79,45 @@ func (s *Set) AddPatterns(ps ...*Pattern) {
 // publish builds the table of the current values and patterns; s.mu must
 // be held.
 func (s *Set) publish() {
-	s.tab.Store(newTable(s.values, append(slices.Clip(builtins()), s.patterns...)))
+	masked := slices.Clip(s.values)
+	for _, v := range s.values {
+		for _, e := range Encoded(v) {
+			if !slices.Contains(masked, e) {
+				masked = append(masked, e)
+			}
+		}
+	}
+	t := newTable(masked, append(slices.Clip(builtins()), s.patterns...))
+	t.known = len(s.values)
+	s.tab.Store(t)
+}
+
+// minEncoded is the shortest encoded core worth masking: shorter runs of
+// base64 occur by chance in ordinary text.
+const minEncoded = 8
+
+// Encoded returns the runs of base64 (standard and URL alphabets) that
+// every encoding of v holds, at each of the three alignments v can have
+// inside a longer encoded text ("user:"+v in a Basic credential, say):
+// the characters that depend on v's bytes alone. A secret that a server
+// or a model re-encodes is masked too; at most a character or two of
+// either end stays.
+func Encoded(v string) []string {
+	var out []string
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		for k := 0; k < 3; k++ {
+			buf := append(make([]byte, k, k+len(v)), v...)
+			s := enc.EncodeToString(buf)
+			start, end := 0, len(buf)/3*4
+			if k > 0 {
+				start = 4 // the first group mixes in what came before
+			}
+			if end-start >= minEncoded && !slices.Contains(out, s[start:end]) {
+				out = append(out, s[start:end])
+			}
+		}
+	}
+	return out
 }
 
 // Parts returns what masking v means masking: v itself and, when v is an
@@ -114,7 +153,7 @@ func (s *Set) Len() int {
 	if s == nil {
 		return 0
 	}
-	return len(s.table().values)
+	return s.table().known
 }
 
 // table is the current table: the built-ins alone until something is added.
@@ -203,6 +242,7 @@ func apply(out, b []byte, spans []span) ([]byte, int) {
 // can start with (a known value is its own literal), indexed by its first
 // byte.
 type table struct {
+	known  int // values registered with Add; the rest are their encodings
 	values []string
 	pats   []*Pattern
 	lits   []lit

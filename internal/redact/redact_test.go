@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -42,4 +43,29 @@ func TestSchemeTokenMasksTheTokenAlone(t *testing.T) {
 
 func asPatternError(err error, pe **PatternError) bool {
 	return errors.As(err, pe) && errors.Is(err, ErrInvalidPattern)
+}
+
+// A known secret is masked however it is encoded: base64 in either
+// alphabet, padded or not, alone or at any alignment inside a longer
+// encoded text (a Basic credential's "user:"+secret). What stays of the
+// encoding never decodes to the secret.
+func TestKnownSecretIsMaskedBase64Encoded(t *testing.T) {
+	const secret = "editor-token-4b1d9c2e7f?>~"
+	var s Set
+	s.Add(secret)
+	for _, plain := range []string{secret, "u:" + secret, "user:" + secret, "x" + secret + "tail", secret + secret} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+			encoded := enc.EncodeToString([]byte(plain))
+			out := s.String(`{"auth":"Basic ` + encoded + `"}`)
+			if strings.Contains(out, encoded) || !strings.Contains(out, Mask) {
+				t.Errorf("base64 of %q: %s", plain, out)
+			}
+		}
+	}
+	if s.Len() != 1 {
+		t.Fatalf("%d values registered, want the one added", s.Len())
+	}
+	if out := s.String("ordinary text, no encodings: QUJDREVGR0g="); out != "ordinary text, no encodings: QUJDREVGR0g=" {
+		t.Fatalf("unrelated base64 masked: %s", out)
+	}
 }
