@@ -62,7 +62,7 @@ func ExampleLoad_error() {
 		fmt.Println(de.Code, de.Option, de.Line)
 	}
 	// Output:
-	// config_unknown_option deployment.toml:3 at /options/shell/enabeld: unknown option "enabeld"
+	// config_unknown_option deployment.toml:3 at /options/shell/enabeld: unknown option "enabeld"; did you mean "enabled"?
 	// config_unknown_option /options/shell/enabeld 3
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/pabloagent/pablo/internal/suggest"
 	"path/filepath"
 	"strconv"
 )
@@ -37,7 +38,7 @@ func (l *loader) body(doc *document, entry bool) error {
 		case "requires":
 			err = &Error{Code: CodeUnsupportedFeature, Option: ptr, Message: "requires is not supported in this release"}
 		default:
-			err = &Error{Code: CodeUnknownOption, Option: ptr, Message: fmt.Sprintf("unknown option %q", shown(key, 64))}
+			err = &Error{Code: CodeUnknownOption, Option: ptr, Message: fmt.Sprintf("unknown option %q%s", shown(key, 64), suggest.DidYouMean(key, topLevelKeys()))}
 		}
 		if err != nil {
 			if err.Source == "" {
@@ -254,4 +255,10 @@ func findOps(v any, ptr string) string {
 		}
 	}
 	return ""
+}
+
+// topLevelKeys are the keys a deployment file may hold at its top level, in
+// the order a "did you mean" prefers them.
+func topLevelKeys() []string {
+	return []string{"schema_version", "imports", "profile", "deployment", "options", "credentials", "environment", "profiles", "authority", "requires"}
 }

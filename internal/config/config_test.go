@@ -56,6 +56,26 @@ func TestUnknownKeyFailsWithPathAndLine(t *testing.T) {
 	}
 }
 
+// TestUnknownKeySuggestsTheNearestKey: an unknown key names the nearest
+// key its table knows, at the top level and inside options, and suggests
+// nothing when no key is near.
+func TestUnknownKeySuggestsTheNearestKey(t *testing.T) {
+	for _, c := range []struct{ doc, option, want string }{
+		{"schema_version = 1\n[options.shell]\nenabeld = true\n", "/options/shell/enabeld", `unknown option "enabeld"; did you mean "enabled"?`},
+		{"schema_version = 1\n[optoins.shell]\nenabled = true\n", "/optoins", `unknown option "optoins"; did you mean "options"?`},
+	} {
+		_, err := loadString(t, c.doc)
+		ce := wantCode(t, err, CodeUnknownOption, c.option)
+		if !strings.Contains(ce.Error(), c.want) {
+			t.Errorf("%s: want %q in %v", c.option, c.want, ce)
+		}
+	}
+	_, err := loadString(t, "schema_version = 1\n[options.shell]\nzzzzzz = true\n")
+	if ce := wantCode(t, err, CodeUnknownOption, "/options/shell/zzzzzz"); strings.Contains(ce.Error(), "did you mean") {
+		t.Errorf("a key near nothing got a suggestion: %v", ce)
+	}
+}
+
 func TestUnknownKeyInsideArrayTable(t *testing.T) {
 	_, err := loadString(t, "schema_version = 1\n[[authority]]\nid = \"a\"\n[[authority]]\nid = \"b\"\n[authority.policy.write_roots]\ndefault = \"deny\"\nbogus = 1\n")
 	ce := wantCode(t, err, CodeUnknownOption, "/authority/1/policy/write_roots/bogus")

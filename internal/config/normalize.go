@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/pabloagent/pablo/internal/suggest"
 	"path"
 	"slices"
 	"sort"
@@ -238,7 +239,7 @@ func normTable(s *spec, v any, ptr string, nc *normCtx) (any, *Error) {
 	for _, k := range sortedKeys(m) {
 		f, known := s.fields[k]
 		if !known {
-			return nil, badAt(ptr+pointer(k), CodeUnknownOption, "unknown option %q", shown(k, 64))
+			return nil, badAt(ptr+pointer(k), CodeUnknownOption, "unknown option %q%s", shown(k, 64), suggest.DidYouMean(k, sortedKeysOf(s.fields)))
 		}
 		nv, err := normalize(f, m[k], ptr+pointer(k), nc)
 		if err != nil {
