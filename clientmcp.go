@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -32,7 +31,17 @@ const clientCredentialPrefix = "acp-client/"
 
 // clientEnvName is the form of an environment variable name, as a
 // configured server's env keys are checked.
-var clientEnvName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+func clientEnvName(s string) bool {
+	if len(s) == 0 || len(s) > 128 || '0' <= s[0] && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // checkClientServer validates a client's server definition: a valid name
 // no configured server has, an absolute command or an http(s) URL, and
@@ -66,7 +75,7 @@ func checkClientServer(c SessionMCPServer, configured []SessionMCPServer) error 
 		}
 	}
 	for k, v := range c.Env {
-		if !clientEnvName.MatchString(k) {
+		if !clientEnvName(k) {
 			return invalid("the MCP server %q: %q is not an environment variable name", name, textx.Shorten(k, 64))
 		}
 		if len(v) > authority.MaxSecretBytes {

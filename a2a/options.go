@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/url"
-	"regexp"
 	"time"
 
 	"github.com/pabloagent/pablo/internal/clock"
@@ -55,7 +54,26 @@ const (
 	MaxFrames = 4096
 )
 
-var remoteName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+const remoteNamePattern = `^[A-Za-z0-9_.-]{1,128}$`
+
+// remoteName reports whether s matches remoteNamePattern, matched by hand:
+// compiling the regular expression (its counted repetition expands to
+// hundreds of instructions) cost every process that links a2a at start-up.
+func remoteName(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(isAlnum(c) || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
 
 // Remote is one host-configured remote agent (options.a2a.remotes.NAME):
 // its card URL and RPC endpoint, the trace-context opt-in and the bearer
@@ -146,8 +164,8 @@ func (o *Options) check() (map[string]Remote, error) {
 	}
 	byName := make(map[string]Remote, len(o.Remotes))
 	for _, r := range o.Remotes {
-		if !remoteName.MatchString(r.Name) {
-			return nil, fmt.Errorf("%w: remote name %q must match %s", ErrConfig, r.Name, remoteName)
+		if !remoteName(r.Name) {
+			return nil, fmt.Errorf("%w: remote name %q must match %s", ErrConfig, r.Name, remoteNamePattern)
 		}
 		if _, dup := byName[r.Name]; dup {
 			return nil, fmt.Errorf("%w: remote %q is configured twice", ErrConfig, r.Name)

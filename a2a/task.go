@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"unicode"
 
@@ -21,9 +20,11 @@ var ErrOutputLimit = errors.New("a2a: the remote result exceeds the output ceili
 // MaxUsageClaims bounds the usage claims kept of one remote task.
 const MaxUsageClaims = 16
 
-var (
-	usageKey  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	decimalRE = regexp.MustCompile(`^(0|[1-9][0-9]{0,38})$`)
+// The usage claims' key and value patterns, matched by hand (usageKey,
+// decimalRE); pattern_test.go checks each against its expression.
+const (
+	usageKeyPattern = `^[a-z][a-z0-9_]{0,63}$`
+	decimalPattern  = `^(0|[1-9][0-9]{0,38})$`
 )
 
 // tracker folds one remote task's answers: it binds the remote IDs once,
@@ -240,7 +241,7 @@ func (t *tracker) claims(meta map[string]any) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !usageKey.MatchString(k) {
+		if !usageKey(k) {
 			continue
 		}
 		var s string
@@ -255,7 +256,7 @@ func (t *tracker) claims(meta map[string]any) {
 		default:
 			continue
 		}
-		if !decimalRE.MatchString(s) {
+		if !decimalRE(s) {
 			continue
 		}
 		if t.usage == nil {
@@ -316,4 +317,34 @@ func render(parts []children.Part) (string, json.RawMessage) {
 		Parts []children.Part `json:"parts"`
 	}{parts})
 	return string(b), structured
+}
+
+// usageKey reports whether s matches usageKeyPattern, matched by hand as
+// remoteName is.
+func usageKey(s string) bool {
+	if len(s) == 0 || len(s) > 64 || !('a' <= s[0] && s[0] <= 'z') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// decimalRE reports whether s matches decimalPattern.
+func decimalRE(s string) bool {
+	if s == "0" {
+		return true
+	}
+	if len(s) == 0 || len(s) > 39 || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

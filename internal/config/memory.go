@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -50,10 +49,29 @@ func MemoryGrants() [][2]string {
 	}
 }
 
+// The memory section's patterns, matched by hand as pattern.go's are.
 var (
-	memoryRefRE  = regexp.MustCompile(`^(HEAD|refs/[A-Za-z0-9._/-]+|[0-9a-f]{40})$`)
-	memoryKindRE = regexp.MustCompile(`^(\*|[A-Za-z0-9][A-Za-z0-9_.-]{0,127})$`)
+	memoryRefRE  = pattern{`^(HEAD|refs/[A-Za-z0-9._/-]+|[0-9a-f]{40})$`, matchMemoryRef}
+	memoryKindRE = pattern{`^(\*|[A-Za-z0-9][A-Za-z0-9_.-]{0,127})$`, matchMemoryKind}
 )
+
+func matchMemoryRef(s string) bool {
+	if s == "HEAD" {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(s, "refs/"); ok {
+		return classes(rest, 1, len(rest), isRefByte, isRefByte)
+	}
+	return classes(s, 40, 40, isLowerHex, isLowerHex)
+}
+
+func matchMemoryKind(s string) bool {
+	return s == "*" || classes(s, 1, 128, isAlnum, isIdentByte)
+}
+
+func isRefByte(c byte) bool  { return isIdentByte(c) || c == '/' }
+func isLowerHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' }
+func isAlnum(c byte) bool    { return isAlpha(c) || isDigit(c) }
 
 func memorySpec() *spec {
 	grant := table(

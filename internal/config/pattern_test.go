@@ -8,7 +8,8 @@ import (
 
 func allPatterns() map[string]pattern {
 	return map[string]pattern{"name": nameRE, "env": envRE, "u64": u64RE, "task_env": taskEnv, "header": headerRE,
-		"ident": identRE, "remote": remoteRE, "cred": credRE, "otel": otelRE, "ratio": ratioRE}
+		"ident": identRE, "remote": remoteRE, "cred": credRE, "otel": otelRE, "ratio": ratioRE,
+		"memory_ref": memoryRefRE, "memory_kind": memoryKindRE}
 }
 
 // patternCases are boundary values for every pattern: each limit, one
@@ -19,7 +20,9 @@ func patternCases() []string {
 		"0.", "0.5", "1.0", "1.5", "1.00000000000000000", "1.000000000000000000", "0.12345678901234567", "0.123456789012345678", "2", ".5",
 		"18446744073709551615", "99999999999999999999", "999999999999999999999", "-1",
 		"http://", "https://h", "http://h/", "https://h/p?q", "https://u@h", "https://h#f", "https://h /p", "https://h/p\t", "ftp://h", "https://h\x0b",
-		"https://é/ü", "https://h\xff/\xfe"}
+		"https://é/ü", "https://h\xff/\xfe",
+		"HEAD", "head", "HEADS", "refs/", "refs/heads/main", "refs/a..b", "refs/a b", "*", "**", "*a", ".a", "a.b-c_d",
+		strings.Repeat("a", 40), strings.Repeat("f", 40), strings.Repeat("0", 39), strings.Repeat("0", 41), strings.Repeat("A", 40), strings.Repeat("g", 40)}
 	for _, n := range []int{31, 32, 33, 63, 64, 65, 127, 128, 129} {
 		cases = append(cases, strings.Repeat("a", n), "A"+strings.Repeat("b", n-1), strings.Repeat("9", n))
 	}
