@@ -168,6 +168,7 @@ func commands() []command {
 				{name: "config-root", arg: "DIR", help: "the directory every imported file must lie in (default: each config file's directory)"},
 				{name: "profile", arg: "NAME", help: "the profile to apply to every stack (default: each file's own `profile`)"},
 				{name: "bind", arg: "NAME=DIR", repeat: true, help: "a named host directory that path objects resolve against, for every stack; repeatable"},
+				{name: "store", arg: "PATH|URL", help: "show the tasks of this bbolt ledger database or the PostgreSQL database of a postgres:// URL without a password, opened read-only (default: $PABLO_STORE, else no Tasks page)"},
 				{name: "listen", arg: "HOST:PORT", help: "the address to serve on; one not on loopback prints a warning (default: 127.0.0.1:0, a free loopback port)"},
 			},
 			notes: []string{

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/graph"
+	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/skills"
 )
 
@@ -57,7 +59,19 @@ func inspectCommand(ctx context.Context, args []string, h *host) error {
 	if !loopback {
 		fmt.Fprintf(h.stderr, "pablo inspect: warning: listening on %s, not loopback: anyone who can reach it sees every stack's policy, rules and task records\n", addr)
 	}
-	srv, err := newInspector(stacks, !loopback)
+	var store ledger.Store
+	if value := storeValue(h, p); value != "" {
+		// The inspector only reads: the store is never created or migrated.
+		store, err = openStore(ctx, h, nil, value, true)
+		if errors.Is(err, fs.ErrNotExist) {
+			return &exitError{code: 2, err: fmt.Errorf("no ledger store at %s", value)}
+		}
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("open the ledger store: %w", err)}
+		}
+		defer store.Close()
+	}
+	srv, err := newInspector(stacks, store, !loopback)
 	if err != nil {
 		return err
 	}
@@ -281,12 +295,16 @@ func (s *inspectStack) Requires(id string) []graph.Edge {
 type inspector struct {
 	stacks []*inspectStack
 	pages  map[string]*template.Template
+	// store is the ledger, opened read-only; nil without --store.
+	store ledger.Store
+	// pageSize is how many tasks the Tasks page lists at a time.
+	pageSize int
 	// exposed says the listener is not loopback: the Host check that
 	// defends a loopback listener against DNS rebinding is off.
 	exposed bool
 }
 
-func newInspector(stacks []*inspectStack, exposed bool) (*inspector, error) {
+func newInspector(stacks []*inspectStack, store ledger.Store, exposed bool) (*inspector, error) {
 	funcs := template.FuncMap{
 		"whyTarget": whyTarget,
 		"state":     func(r graph.Readiness) string { return string(r) },
@@ -302,8 +320,8 @@ func newInspector(stacks []*inspectStack, exposed bool) (*inspector, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &inspector{stacks: stacks, pages: map[string]*template.Template{}, exposed: exposed}
-	for _, page := range []string{"stacks", "why", "tools", "mcp", "skills"} {
+	in := &inspector{stacks: stacks, store: store, pageSize: taskPageSize, pages: map[string]*template.Template{}, exposed: exposed}
+	for _, page := range []string{"stacks", "why", "tools", "mcp", "skills", "tasks", "task"} {
 		t, err := template.Must(base.Clone()).ParseFS(inspectAssets, "inspect/"+page+".tmpl")
 		if err != nil {
 			return nil, err
@@ -358,6 +376,10 @@ func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.render(w, "skills", map[string]any{"Stacks": in.stacks})
 	case "/why":
 		in.why(w, r)
+	case "/tasks":
+		in.tasks(w, r)
+	case "/task":
+		in.task(w, r)
 	default:
 		http.NotFound(w, r)
 	}
@@ -395,6 +417,7 @@ func (in *inspector) why(w http.ResponseWriter, r *http.Request) {
 
 func (in *inspector) render(w http.ResponseWriter, page string, data map[string]any) {
 	data["Page"] = page
+	data["HasStore"] = in.store != nil
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	var b strings.Builder
 	if err := in.pages[page].ExecuteTemplate(&b, "layout.tmpl", data); err != nil {

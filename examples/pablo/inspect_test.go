@@ -118,7 +118,7 @@ func tryInspector(t *testing.T, args []string, bubblewrap string) (*httptest.Ser
 	if err != nil {
 		return nil, err
 	}
-	in, err := newInspector(stacks, false)
+	in, err := newInspector(stacks, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,4 +538,116 @@ func TestInspectListensOnLoopbackUnlessTold(t *testing.T) {
 		}
 		pw.Close()
 	}
+}
+
+// TestInspectorTasksPageAndEscapeOutputs runs two scripted tasks whose
+// output holds the XSS corpus into a bbolt ledger, then serves it opened
+// read-only: the Tasks page lists one task a page with a link to the
+// next, each task page shows the outcome, the calls with their decisions
+// and the output, escaped, and nothing on any page would run.
+func TestInspectorTasksPageAndEscapeOutputs(t *testing.T) {
+	tmp := t.TempDir()
+	text, _ := json.Marshal(strings.Join(xssPayloads, " "))
+	script := filepath.Join(tmp, "script.json")
+	if err := os.WriteFile(script, []byte(`{"turns":[{"text":["reading"],"tool_calls":[{"name":"fs_read","arguments":{"path":"evidence.md"}}]},{"text":[`+string(text)+`]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(tmp, "ledger.db")
+	work := filepath.Join(tmp, "work")
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The tool's output, which the task page shows, is hostile.
+	if err := os.WriteFile(filepath.Join(work, "evidence.md"), []byte(strings.Join(xssPayloads, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	demo := []string{"--config", "demo/deployment.toml", "--bind", "workspace=" + work, "--bind", "skills=demo/skills"}
+	for range 2 {
+		var out, errb bytes.Buffer
+		h := inspectHost("")
+		h.stdout, h.stderr = &out, &errb
+		if rc := run(context.Background(), append([]string{"run", "hostile", "--json", "--script", script, "--store", store}, demo...), h); rc != 0 {
+			t.Fatalf("run exited %d: %s %s", rc, out.String(), errb.String())
+		}
+	}
+	p, err := parseArgs(append([]string{"--store", store}, demo...), "inspect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks, err := loadStacks(context.Background(), p, inspectHost(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := openStore(context.Background(), inspectHost(""), nil, store, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	in, err := newInspector(stacks, s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.pageSize = 1
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+
+	code, first := get(t, srv, "/tasks")
+	if code != http.StatusOK {
+		t.Fatalf("GET /tasks answered %d: %s", code, first)
+	}
+	assertInert(t, "/tasks", first)
+	firstIDs := taskIDs(t, first)
+	if len(firstIDs) != 1 || !strings.Contains(first, "/tasks?after="+url.QueryEscape(firstIDs[0])) {
+		t.Fatalf("the first page lists %q and no link to the next page:\n%s", firstIDs, first)
+	}
+	_, second := get(t, srv, "/tasks?after="+url.QueryEscape(firstIDs[0]))
+	secondIDs := taskIDs(t, second)
+	if len(secondIDs) != 1 || secondIDs[0] == firstIDs[0] || strings.Contains(second, "next page") {
+		t.Fatalf("the second page lists %q (first %q), or links further", secondIDs, firstIDs)
+	}
+	for _, id := range append(firstIDs, secondIDs...) {
+		path := "/task?id=" + url.QueryEscape(id)
+		code, page := get(t, srv, path)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s answered %d", path, code)
+		}
+		if !strings.Contains(page, "completed") || !strings.Contains(page, "fs_read") && !strings.Contains(page, "fs.read") {
+			t.Errorf("GET %s shows no outcome or call:\n%s", path, page)
+		}
+		if !strings.Contains(page, "pablo-xss-1") || !strings.Contains(page, "pablo-xss-5") {
+			t.Errorf("GET %s does not show the task's output", path)
+		}
+		for _, p := range xssPayloads {
+			if strings.Contains(page, p) {
+				t.Errorf("GET %s shows %q raw", path, p)
+			}
+		}
+		assertInert(t, path, page)
+	}
+	if code, _ := get(t, srv, "/task?id=no-such-task"); code != http.StatusNotFound {
+		t.Errorf("an unknown task answered %d, want 404", code)
+	}
+}
+
+// taskIDs are the task IDs a Tasks page lists.
+func taskIDs(t *testing.T, page string) []string {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			if id, ok := attr(n, "data-task"); ok {
+				out = append(out, id)
+			}
+		}
+		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+			walk(ch)
+		}
+	}
+	walk(doc)
+	return out
 }
