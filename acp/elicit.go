@@ -105,3 +105,40 @@ func formSchema(fields []mcp.ElicitationField) map[string]any {
 	}
 	return map[string]any{"type": "object", "properties": props, "required": required}
 }
+
+// authorizeRequest is the params of _pablo/v1/authorize.
+type authorizeRequest struct {
+	SessionID string   `json:"sessionId"`
+	Server    string   `json:"server"`
+	Issuer    string   `json:"issuer"`
+	URL       string   `json:"url"`
+	Scopes    []string `json:"scopes"`
+}
+
+// openAuthorization sends an OAuth MCP server's authorization URL to the
+// client (_pablo/v1/authorize) for the user to open; the client answers
+// {"outcome":"opened"} once it did, anything else refuses the step. The
+// redirect comes back to the host's listener, not through ACP, so the
+// URL carries no credential: only the PKCE challenge, state and the
+// resource.
+func (r *promptRun) openAuthorization(ctx context.Context, req mcp.AuthorizationRequest) error {
+	scopes := req.Scopes
+	if scopes == nil {
+		scopes = []string{}
+	}
+	m, err := r.c.call(ctx, r.st.id, MethodAuthorize, authorizeRequest{SessionID: r.st.id, Server: req.Server,
+		Issuer: req.Issuer, URL: req.URL, Scopes: scopes})
+	if err != nil {
+		return err
+	}
+	if m.Error != nil {
+		return errors.New("the ACP client answered " + MethodAuthorize + " with an error")
+	}
+	var a struct {
+		Outcome string `json:"outcome"`
+	}
+	if json.Unmarshal(m.Result, &a) != nil || a.Outcome != "opened" {
+		return errors.New("the ACP client did not open the authorization URL (its answer's outcome is not \"opened\")")
+	}
+	return nil
+}

@@ -36,6 +36,12 @@ const (
 	// cancel. Without it every elicitation of the session's tasks is
 	// declined. It requires nothing else.
 	ExtElicitation = "pablo/elicitation-v1"
+	// ExtAuthorization lets an OAuth MCP server's authorization step reach
+	// the client: the agent sends the authorization URL as the request
+	// _pablo/v1/authorize for the client to open in a browser, while the
+	// redirect comes back to the host's own listener. Without it the host
+	// uses the grants it has stored. It requires nothing else.
+	ExtAuthorization = "pablo/authorization-v1"
 )
 
 // The extension notification methods.
@@ -47,6 +53,9 @@ const (
 
 // MethodElicitation is the extension request ExtElicitation sends.
 const MethodElicitation = "_pablo/v1/elicitation"
+
+// MethodAuthorize is the extension request ExtAuthorization sends.
+const MethodAuthorize = "_pablo/v1/authorize"
 
 // extension is one row of the negotiation table.
 type extension struct {
@@ -66,12 +75,13 @@ func extensionTable() []extension {
 		{ExtOutput, []string{ExtV2, ExtTaskV2}},
 		{ExtOutputRepair, []string{ExtV2, ExtTaskV2, ExtOutput}},
 		{ExtElicitation, nil},
+		{ExtAuthorization, nil},
 	}
 }
 
 // extensions is the set a connection negotiated.
 type extensions struct {
-	v2, task, route, skills, compaction, output, repair, elicit bool
+	v2, task, route, skills, compaction, output, repair, elicit, authorize bool
 }
 
 // negotiate accepts the requested extensions whose requirements are
@@ -100,6 +110,6 @@ func negotiate(requested map[string]any) (extensions, map[string]any) {
 	return extensions{
 		v2: accepted[ExtV2], task: accepted[ExtTaskV2], route: accepted[ExtModelRoute],
 		skills: accepted[ExtSkills], compaction: accepted[ExtCompaction], output: accepted[ExtOutput], repair: accepted[ExtOutputRepair],
-		elicit: accepted[ExtElicitation],
+		elicit: accepted[ExtElicitation], authorize: accepted[ExtAuthorization],
 	}, echo
 }

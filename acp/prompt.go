@@ -18,6 +18,7 @@ import (
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/mcp"
 )
 
 // MaxPromptBytes bounds a prompt's text with its links' references: the
@@ -369,6 +370,10 @@ func (c *conn) prompt(m *message) error {
 	if readText {
 		// Workspace reads see the editor's buffers (unsaved changes).
 		ctx = pablo.WithEditorBuffers(ctx, run.readBuffer)
+	}
+	if ext.authorize {
+		// An OAuth MCP server's authorization URL goes to the client.
+		ctx = mcp.WithAuthorizationOpener(ctx, run.openAuthorization)
 	}
 	task, err := st.s.Prompt(ctx, text, run)
 	if err != nil {

@@ -64,7 +64,8 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	a := &acpHost{h: h, p: p, overrides: overrides}
+	a := &acpHost{h: h, p: p, overrides: overrides, auth: &loopbackAuthorizer{out: h.stderr, viaClient: true}}
+	defer a.auth.close()
 	first, err := a.load(ctx)
 	if err != nil {
 		return err
@@ -202,6 +203,10 @@ type acpHost struct {
 	overrides []pablo.Override
 	model     model.Model // --script, or nil for the configured model
 	store     ledger.Store
+	// auth is the process's authorization step for OAuth MCP servers: the
+	// loopback redirect listener, handing the URL to a client that
+	// negotiated pablo/authorization-v1.
+	auth *loopbackAuthorizer
 }
 
 // load reads the deployment as the command line names it. The ACP command
@@ -236,13 +241,15 @@ func (a *acpHost) build(ctx context.Context, d *pablo.Deployment, hooks runtimeH
 		}
 		return nil
 	}
-	// An editor shows no stderr to answer an authorization URL with: the
-	// grants the CLI keeps are used, and a server that needs a new one
-	// fails with a reason until the editor offers the step.
+	// An editor shows no stderr to answer an authorization URL with: a
+	// client that negotiated pablo/authorization-v1 opens it, the others
+	// use the grants the CLI keeps (a server that needs a new one fails
+	// with a reason).
 	tokens, _, _ := a.h.mcpAuth()
 	rt, err := d.NewRuntime(ctx, pablo.HostOptions{
 		EgressForwarder: a.h.forwarder,
 		MCPTokens:       tokens,
+		MCPAuthorizer:   a.auth,
 		Store:           a.store,
 		Model:           a.model,
 		LookupEnv:       a.h.lookupEnv,

@@ -147,6 +147,10 @@ func (s *fileTokenStore) Save(_ context.Context, key mcp.TokenKey, g mcp.Grant) 
 // redirect on a loopback listener (RFC 8252), started on first use.
 type loopbackAuthorizer struct {
 	out io.Writer
+	// viaClient: the user sees no stderr (pablo acp), so the URL goes
+	// only to an opener on the context (mcp.WithAuthorizationOpener), and
+	// with none the step fails.
+	viaClient bool
 
 	mu      sync.Mutex
 	srv     *http.Server
@@ -206,8 +210,17 @@ func (a *loopbackAuthorizer) Authorize(ctx context.Context, req mcp.Authorizatio
 		delete(a.waiting, req.State)
 		a.mu.Unlock()
 	}()
-	// One write, so a reader sees the whole message at once.
-	fmt.Fprintf(a.out, "pablo: MCP server %q needs your authorization (%s); open this URL in a browser: %s\n", req.Server, req.Issuer, req.URL)
+	switch open := mcp.AuthorizationOpenerFrom(ctx); {
+	case open != nil:
+		if err := open(ctx, req); err != nil {
+			return nil, err
+		}
+	case a.viaClient:
+		return nil, errors.New("the ACP client did not negotiate pablo/authorization-v1, so no one can open the authorization URL: authorize the server with `pablo run` once (the grant is kept), or use a client that offers the extension")
+	default:
+		// One write, so a reader sees the whole message at once.
+		fmt.Fprintf(a.out, "pablo: MCP server %q needs your authorization (%s); open this URL in a browser: %s\n", req.Server, req.Issuer, req.URL)
+	}
 	select {
 	case q := <-ch:
 		return q, nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -92,5 +93,51 @@ func TestLoopbackAuthorizerTakesTheRedirect(t *testing.T) {
 	}
 	if !strings.Contains(printed+printed2, "https://as.example.test/authorize?x=1") || !strings.Contains(printed, `"records"`) {
 		t.Fatalf("the URL was not printed: %s%s", printed, printed2)
+	}
+}
+
+// An authorization whose context carries an opener (an ACP client that
+// negotiated pablo/authorization-v1) hands the URL to it instead of
+// printing it, and the redirect still comes back to the CLI's loopback
+// listener; an opener's refusal fails the step. Under pablo acp
+// (viaClient) with no opener nothing is printed where no one reads it: the
+// step fails with a reason naming the extension.
+func TestAuthorizationURLGoesToTheContextsOpener(t *testing.T) {
+	var out strings.Builder
+	a := &loopbackAuthorizer{out: &out, viaClient: true}
+	defer a.close()
+	uri, err := a.RedirectURI(context.Background(), "records")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.AuthorizationRequest{Server: "records", Issuer: "https://as.example.test", URL: "https://as.example.test/authorize?x=1", State: "s1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var opened []string
+	browser := mcp.WithAuthorizationOpener(ctx, func(_ context.Context, r mcp.AuthorizationRequest) error {
+		opened = append(opened, r.URL)
+		// The user's browser, redirected by the authorization server.
+		resp, err := http.Get(uri + "?code=c&state=" + r.State)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	})
+	q, err := a.Authorize(browser, req)
+	if err != nil || q.Get("code") != "c" || len(opened) != 1 || opened[0] != req.URL {
+		t.Fatalf("query %v, err %v, opened %v", q, err, opened)
+	}
+	refusing := mcp.WithAuthorizationOpener(ctx, func(context.Context, mcp.AuthorizationRequest) error {
+		return errors.New("the user closed it")
+	})
+	if _, err := a.Authorize(refusing, req); err == nil || !strings.Contains(err.Error(), "the user closed it") {
+		t.Fatalf("a refusing opener: %v", err)
+	}
+	if _, err := a.Authorize(ctx, req); err == nil || !strings.Contains(err.Error(), "pablo/authorization-v1") {
+		t.Fatalf("no opener under pablo acp: %v", err)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("printed %q", out.String())
 	}
 }
