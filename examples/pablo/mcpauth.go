@@ -216,7 +216,7 @@ func (a *loopbackAuthorizer) Authorize(ctx context.Context, req mcp.Authorizatio
 			return nil, err
 		}
 	case a.viaClient:
-		return nil, errors.New("the ACP client did not negotiate pablo/authorization-v1, so no one can open the authorization URL: authorize the server with `pablo run` once (the grant is kept), or use a client that offers the extension")
+		return nil, errors.New("the ACP client did not negotiate pablo/authorization-v1, so no one can open the authorization URL: authorize the server once with `pablo mcp probe` in a terminal (the grant is kept), or use a client that offers the extension")
 	default:
 		// One write, so a reader sees the whole message at once.
 		fmt.Fprintf(a.out, "pablo: MCP server %q needs your authorization (%s); open this URL in a browser: %s\n", req.Server, req.Issuer, req.URL)
