@@ -24,14 +24,19 @@ func (s *SandboxOptions) ceiling() sandbox.Profile {
 	return s.profile()
 }
 
+// writes reports a filesystem scope that lets the process write.
+func writes(fs string) bool {
+	return fs == string(sandbox.WorkspaceWrite) || fs == string(sandbox.RepoWrite)
+}
+
 // checkSandboxes holds the sandbox rules: a writable workspace needs the
 // fs.write authority (options.filesystem.write), and only stdio servers
 // have a sandbox.
 func (d *Deployment) checkSandboxes(o *Options) error {
 	write := o.Filesystem.Enabled && o.Filesystem.Write
-	if o.Shell.Enabled && o.Shell.Sandbox.Mode != string(sandbox.Off) && o.Shell.Sandbox.Filesystem == string(sandbox.WorkspaceWrite) && !write {
+	if o.Shell.Enabled && o.Shell.Sandbox.Mode != string(sandbox.Off) && writes(o.Shell.Sandbox.Filesystem) && !write {
 		return &Error{Code: CodeConflict, Option: "/options/shell/sandbox/filesystem",
-			Message: `filesystem = "workspace-write" needs the fs.write authority: set options.filesystem.write = true, or use "read-only" or "no-fs"`}
+			Message: fmt.Sprintf(`filesystem = %q needs the fs.write authority: set options.filesystem.write = true, or use "read-only" or "no-fs"`, o.Shell.Sandbox.Filesystem)}
 	}
 	for _, name := range sortedKeysOf(o.MCP.Servers) {
 		s := o.MCP.Servers[name]
@@ -46,9 +51,9 @@ func (d *Deployment) checkSandboxes(o *Options) error {
 			return &Error{Code: CodeUnsupportedFeature, Option: ptr + "/network",
 				Message: fmt.Sprintf(`MCP server %q: network = "allowlist" is served for shell.run only in this release (the stdio launcher does not start the egress proxy yet): use "deny" or "allow"`, name)}
 		}
-		if s.Sandbox != nil && s.Sandbox.Mode != string(sandbox.Off) && s.Sandbox.Filesystem == string(sandbox.WorkspaceWrite) && !write {
+		if s.Sandbox != nil && s.Sandbox.Mode != string(sandbox.Off) && writes(s.Sandbox.Filesystem) && !write {
 			return &Error{Code: CodeConflict, Option: ptr + "/filesystem",
-				Message: fmt.Sprintf(`MCP server %q: filesystem = "workspace-write" needs the fs.write authority: set options.filesystem.write = true, or use "read-only" or "no-fs"`, name)}
+				Message: fmt.Sprintf(`MCP server %q: filesystem = %q needs the fs.write authority: set options.filesystem.write = true, or use "read-only" or "no-fs"`, name, s.Sandbox.Filesystem)}
 		}
 	}
 	return nil

@@ -85,6 +85,19 @@ func TestWorkspaceWriteNeedsFSWrite(t *testing.T) {
 	}
 }
 
+func TestRepoWriteNeedsFSWriteAndNarrowsWorkspaceWrite(t *testing.T) {
+	_, err := loadString(t, "schema_version = 1\n[options.shell.sandbox]\nfilesystem = \"repo-write\"\n")
+	wantCode(t, err, CodeConflict, "/options/shell/sandbox/filesystem")
+	d, err := loadString(t, "schema_version = 1\n[options.filesystem]\nwrite = true\n[options.shell]\nenabled = true\n[options.shell.sandbox]\nfilesystem = \"workspace-write\"\n"+
+		"[[authority]]\nid = \"a\"\n[authority.shell.sandbox]\nfilesystem = \"repo-write\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.ShellSandbox().Filesystem; got != "repo-write" {
+		t.Errorf("workspace-write under a repo-write layer = %s, want repo-write", got)
+	}
+}
+
 func TestAuthorityLayersNarrowTheSandbox(t *testing.T) {
 	d, err := loadString(t, `schema_version = 1
 [options.filesystem]

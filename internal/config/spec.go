@@ -129,7 +129,7 @@ func keyRE(re pattern, what string) func(string) error {
 func sandboxSpec(readPaths bool) *spec {
 	f := []any{
 		"mode", enum(nil, "required", "off"),
-		"filesystem", enum(nil, "no-fs", "read-only", "workspace-write"),
+		"filesystem", enum(nil, "no-fs", "read-only", "repo-write", "workspace-write"),
 		"network", enum(nil, "deny", "allowlist", "allow"),
 		// network = "allowlist": the hosts the egress proxy carries
 		// HTTP and HTTPS to (internal/egress).

@@ -250,14 +250,14 @@ func (b *graphBuilder) sandbox(ctx context.Context, d *Source, from, id string, 
 		b.Set(id, graph.Unsupported, graph.Reason{Code: "sandbox_narrowed", Layer: narrowed.Layer,
 			Detail: fmt.Sprintf("the deployment asks for %s and authority layer %q lowers it to %s, so what needs the difference fails; ask for what the layer allows", narrowed.Requested, narrowed.Layer, narrowed.Effective)})
 	}
-	if p.Filesystem == sandbox.WorkspaceWrite {
+	if p.Filesystem == sandbox.WorkspaceWrite || p.Filesystem == sandbox.RepoWrite {
 		dec, err := d.Decide(ctx, authority.FSWrite, nil)
 		if err != nil {
 			return err
 		}
 		if !dec.Allowed {
 			b.Set(id, graph.Unsupported, graph.Reason{Code: "sandbox_policy_incompatible", Layer: dec.Layer, Rule: dec.RuleID,
-				Detail: "the sandbox lets the process write the workspace (filesystem = workspace-write) while policy denies fs.write: " + dec.Reason + `; use filesystem = "read-only" or grant fs.write`})
+				Detail: "the sandbox lets the process write the workspace (filesystem = " + string(p.Filesystem) + ") while policy denies fs.write: " + dec.Reason + `; use filesystem = "read-only" or grant fs.write`})
 		}
 	}
 	if b.launcher == nil {

@@ -246,6 +246,13 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	if p.Filesystem != NoFS && (!filepath.IsAbs(spec.Workspace) || spec.Workspace == "/") {
 		return nil, fmt.Errorf("%w: filesystem %s needs an absolute workspace other than /", ErrInvalidProfile, p.Filesystem)
 	}
+	var gitDir string
+	if p.Filesystem == RepoWrite {
+		var err error
+		if gitDir, err = repoGitDir(spec.Workspace); err != nil {
+			return nil, err
+		}
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, &SetupError{Detail: "status pipe: " + shortErr(err)}
@@ -282,7 +289,7 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 	}
 	// bubblewrap runs with the command's environment, not ours: its init
 	// is PID 1 inside, and /proc/1/environ is readable there.
-	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec), Env: env, ExtraFiles: files}
+	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec, gitDir), Env: env, ExtraFiles: files}
 	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w, filter: filter}, nil
 }
 
@@ -371,7 +378,7 @@ func (c *Command) Close() {
 }
 
 // args is bubblewrap's argument vector for spec under p.
-func (l *Launcher) args(p Profile, spec Spec) []string {
+func (l *Launcher) args(p Profile, spec Spec, gitDir string) []string {
 	a := make([]string, 0, 96)
 	a = append(a, l.path,
 		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
@@ -420,6 +427,13 @@ func (l *Launcher) args(p Profile, spec Spec) []string {
 		a = append(a, "--ro-bind", spec.Workspace, spec.Workspace)
 	case WorkspaceWrite:
 		a = append(a, "--bind", spec.Workspace, spec.Workspace)
+	case RepoWrite:
+		a = append(a, "--bind", spec.Workspace, spec.Workspace)
+		if gitDir != "" {
+			// The repository's .git, when the workspace holds it, stays
+			// read-only: no hook, config or ref is the command's to write.
+			a = append(a, "--ro-bind", gitDir, gitDir)
+		}
 	}
 	a = append(a, "--chdir", spec.Dir)
 	if p.Network == Allowlist {
@@ -429,6 +443,27 @@ func (l *Launcher) args(p Profile, spec Spec) []string {
 		a = append(a, "--", spec.Path)
 	}
 	return append(a, spec.Args[1:]...)
+}
+
+// repoGitDir finds the git repository whose work tree holds workspace:
+// the .git (directory or file) of workspace or its nearest ancestor that
+// has one. It returns that .git when it lies inside workspace (the
+// workspace is the work tree's root), "" when it lies above (the
+// workspace shows none of it), and an error wrapping ErrInvalidProfile
+// when no repository holds the workspace.
+func repoGitDir(workspace string) (string, error) {
+	for dir := workspace; ; dir = filepath.Dir(dir) {
+		g := filepath.Join(dir, ".git")
+		if _, err := os.Lstat(g); err == nil {
+			if dir == workspace {
+				return g, nil
+			}
+			return "", nil
+		}
+		if dir == "/" || dir == "." {
+			return "", fmt.Errorf("%w: filesystem repo-write: the workspace %s is in no git repository (no .git in it or above it): use \"workspace-write\" or \"read-only\"", ErrInvalidProfile, workspace)
+		}
+	}
 }
 
 // etcView is the directory shown at /etc in one mount for a call under p,

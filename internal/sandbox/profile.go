@@ -31,6 +31,11 @@ const (
 	NoFS Filesystem = "no-fs"
 	// ReadOnly shows the workspace read-only.
 	ReadOnly Filesystem = "read-only"
+	// RepoWrite shows the workspace writable when it lies in a git
+	// repository's work tree, and that repository's .git read-only: the
+	// work tree may change, its history and hooks may not. A workspace
+	// outside any repository is refused.
+	RepoWrite Filesystem = "repo-write"
 	// WorkspaceWrite shows the workspace writable.
 	WorkspaceWrite Filesystem = "workspace-write"
 )
@@ -102,7 +107,7 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("%w: mode %q: want \"required\" or \"off\"", ErrInvalidProfile, p.Mode)
 	}
 	if rank(fsOrder, p.Filesystem) < 0 {
-		return fmt.Errorf("%w: filesystem %q: want \"no-fs\", \"read-only\" or \"workspace-write\"", ErrInvalidProfile, p.Filesystem)
+		return fmt.Errorf("%w: filesystem %q: want \"no-fs\", \"read-only\", \"repo-write\" or \"workspace-write\"", ErrInvalidProfile, p.Filesystem)
 	}
 	if rank(netOrder, p.Network) < 0 {
 		return fmt.Errorf("%w: network %q: want \"deny\", \"allowlist\" or \"allow\"", ErrInvalidProfile, p.Network)
@@ -126,7 +131,7 @@ func (p Profile) Validate() error {
 }
 
 var (
-	fsOrder  = []Filesystem{"", NoFS, ReadOnly, WorkspaceWrite}
+	fsOrder  = []Filesystem{"", NoFS, ReadOnly, RepoWrite, WorkspaceWrite}
 	netOrder = []Network{"", Deny, Allowlist, Allow}
 )
 
