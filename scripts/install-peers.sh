@@ -7,7 +7,7 @@
 # Node >= 22; this leaves the system Node alone). The tests find them under
 # $PABLO_NPM_PREFIX.
 # With the argument "debian" it installs only the Debian packages
-# (bubblewrap, postgresql).
+# (bubblewrap, postgresql, chromium).
 set -eu
 # bubblewrap (the Debian package) is the sandbox of shell.run and stdio MCP
 # servers; the sandbox tests run through it.
@@ -15,9 +15,13 @@ set -eu
 # tests, which start a throw-away cluster of their own (as the package's
 # postgres user when run as root); its binaries are found through
 # pg_config --bindir or /usr/lib/postgresql/*/bin.
+# chromium (the Debian package) is the browser of examples/pablo's
+# inspector XSS test, which loads the pages headless and checks that no
+# hostile text ran.
 need=""
 [ -x /usr/bin/bwrap ] || need="bubblewrap"
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need="$need postgresql"
+command -v chromium >/dev/null 2>&1 || need="$need chromium"
 if [ -n "$need" ]; then
 	sudo=""
 	[ "$(id -u)" = 0 ] || sudo="sudo"

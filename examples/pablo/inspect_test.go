@@ -9,10 +9,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
@@ -387,13 +389,15 @@ func TestInspectorServesEveryPage(t *testing.T) {
 }
 
 // xssPayloads are hostile strings a Skill, a server or a model may write:
-// a script element, attribute-breaking markup and javascript: URLs.
+// a script element, attribute-breaking markup and javascript: URLs. Each,
+// when it runs, marks the document with a data-pwned attribute, which the
+// browser test looks for.
 var xssPayloads = []string{
-	`<script>alert("pablo-xss-1")</script>`,
-	`"><img src=x onerror=alert("pablo-xss-2")>`,
-	`' onmouseover='alert("pablo-xss-3")`,
-	`javascript:alert("pablo-xss-4")`,
-	`</pre><svg onload=alert("pablo-xss-5")>`,
+	`<script>document.documentElement.setAttribute("data-pwned","pablo-xss-1")</script>`,
+	`"><img src=x onerror=document.documentElement.setAttribute("data-pwned","pablo-xss-2")>`,
+	`' onmouseover='document.documentElement.setAttribute("data-pwned","pablo-xss-3")`,
+	`javascript:document.documentElement.setAttribute("data-pwned","pablo-xss-4")`,
+	`</pre><svg onload=document.documentElement.setAttribute("data-pwned","pablo-xss-5")>`,
 }
 
 // TestInspectorEscapesHostileText renders a stack whose Skill
@@ -650,4 +654,67 @@ func taskIDs(t *testing.T, page string) []string {
 	}
 	walk(doc)
 	return out
+}
+
+// TestInspectorPagesRunNothingInABrowser loads the pages holding the XSS
+// corpus (a Skill's description and instructions, a why request naming
+// a payload) in headless Chromium and reads back the DOM after load: no
+// payload ran (the document carries no data-pwned mark) and the hostile
+// text is there, as text. It skips only where no chromium executable is
+// installed (scripts/install-peers.sh installs it).
+func TestInspectorPagesRunNothingInABrowser(t *testing.T) {
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Skip("no chromium executable on PATH: install the chromium package (scripts/install-peers.sh debian) to run the browser XSS test")
+	}
+	tmp := t.TempDir()
+	body := strings.Join(xssPayloads, "\n")
+	if err := os.MkdirAll(filepath.Join(tmp, "skills", "hostile"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "skills", "hostile", "SKILL.md"), []byte("---\nname: hostile\ndescription: '"+strings.ReplaceAll(xssPayloads[0]+" "+xssPayloads[1], "'", "''")+"'\n---\n"+body+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "stack.toml"), []byte("schema_version = 1\n[options.shell]\nenabled = false\n[options.skills.roots]\nteam = { base = \"binding\", name = \"skills\", path = \".\" }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := newTestInspector(t, []string{"--config", filepath.Join(tmp, "stack.toml"), "--bind", "workspace=" + tmp, "--bind", "skills=" + filepath.Join(tmp, "skills")}, "")
+	profile := t.TempDir()
+	for _, path := range []string{"/skills", "/", "/why?stack=stack&capability=" + url.QueryEscape(xssPayloads[0]), "/why?stack=" + url.QueryEscape(xssPayloads[1]) + "&capability=fs.read"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+			"--user-data-dir="+profile, "--virtual-time-budget=2000", "--dump-dom", srv.URL+path)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		cancel()
+		if err != nil {
+			t.Fatalf("chromium on %s: %v: %s", path, err, stderr.String())
+		}
+		doc, err := html.Parse(bytes.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var walk func(*html.Node)
+		walk = func(n *html.Node) {
+			if n.Type == html.ElementNode {
+				if v, ok := attr(n, "data-pwned"); ok {
+					t.Errorf("GET %s: a payload ran in the browser (data-pwned=%q)", path, v)
+				}
+			}
+			for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+				walk(ch)
+			}
+		}
+		walk(doc)
+		if path == "/skills" && !strings.Contains(string(out), "pablo-xss-1") {
+			t.Errorf("the browser's /skills shows no hostile text: the page did not load?\n%s", out)
+		}
+	}
 }
