@@ -90,7 +90,7 @@ function checkedStdout(label, readable, frames) {
 }
 
 // start runs one pablo process and connects the SDK's client to it.
-function start(label, command, args, { cwd, env, permission } = {}) {
+function start(label, command, args, { cwd, env, permission, requests } = {}) {
   const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], cwd, env: env ?? process.env });
   let stderr = "";
   child.stderr.setEncoding("utf8");
@@ -104,7 +104,7 @@ function start(label, command, args, { cwd, env, permission } = {}) {
   const waiters = new Set(); // functions called with each update
   children.push(child);
   const scenario = current;
-  const conn = acp
+  let app = acp
     .client()
     .onNotification("session/update", ({ params }) => {
       if (!updates.has(params.sessionId)) updates.set(params.sessionId, []);
@@ -118,8 +118,12 @@ function start(label, command, args, { cwd, env, permission } = {}) {
         return { outcome: { outcome: "cancelled" } };
       }
       return permission(params, signal);
-    })
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin), checkedStdout(label, Readable.toWeb(child.stdout), frames)));
+    });
+  // requests: handlers of extension methods, by method name.
+  for (const [method, fn] of Object.entries(requests ?? {})) {
+    app = app.onRequest(method, (raw) => raw, async ({ params }) => fn(params));
+  }
+  const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), checkedStdout(label, Readable.toWeb(child.stdout), frames)));
   const peer = {
     label,
     child,
@@ -428,6 +432,51 @@ scenarios.clientmcp = async () => {
   const exitOff = await off.close();
   expect(exitOff.code === 0, `clientmcp: EOF ended pablo with ${JSON.stringify(exitOff)}: ${off.stderr()}`);
   return { content: text.length, refused: refused?.code };
+};
+
+// elicitation: an MCP server's form (the fault server's ask tool) reaches
+// a client that negotiated pablo/elicitation-v1 as _pablo/v1/elicitation,
+// and its accept goes back to the server, the form's default filling what
+// it left out; a client without the extension is never asked and the
+// server gets a decline.
+scenarios.elicitation = async () => {
+  const c = cfg.elicitation;
+  const out = {};
+  for (const negotiated of [true, false]) {
+    const label = negotiated ? "elicitation-on" : "elicitation-off";
+    const asked = [];
+    const p = start(label, cfg.bin, c.args, {
+      cwd: c.workspace,
+      requests: {
+        "_pablo/v1/elicitation": (params) => {
+          asked.push(params);
+          return { action: "accept", content: { target: "production" } };
+        },
+      },
+    });
+    const meta = negotiated ? { "pablo/elicitation-v1": true } : {};
+    const init = await p.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { _meta: meta } });
+    expect((init.agentCapabilities?._meta?.["pablo/elicitation-v1"] === true) === negotiated, `${label}: the agent's echo is ${JSON.stringify(init.agentCapabilities?._meta)}`);
+    const s = await newSession(p, c.workspace);
+    const r = await p.prompt(s, "Deploy.");
+    expect(r.stopReason === "end_turn", `${label}: stopped ${r.stopReason}: ${p.stderr()}`);
+    expect(asked.length === (negotiated ? 1 : 0), `${label}: asked ${asked.length} times`);
+    if (negotiated && asked.length === 1) {
+      const q = asked[0];
+      expect(q.sessionId === s && q.server === "records" && q.tool === c.capability && q.message === "Where should the release go?" &&
+        q.requestedSchema?.properties?.target?.enum?.join(",") === "staging,production" && q.requestedSchema?.required?.join(",") === "target",
+        `${label}: the request is ${JSON.stringify(q)}`);
+    }
+    const ups = p.updates.get(s) ?? [];
+    const done = ups.find((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed");
+    const text = (done?.content ?? []).filter((x) => x.type === "content").map((x) => x.content.text).join("");
+    const want = negotiated ? 'action accept content {"notify":false,"target":"production"}' : "action decline content null";
+    expect(text.includes(want), `${label}: the server reported ${JSON.stringify(text || ups).slice(0, 800)}, want ${want}`);
+    const exit = await p.close();
+    expect(exit.code === 0, `${label}: EOF ended pablo with ${JSON.stringify(exit)}: ${p.stderr()}`);
+    out[label] = { asked: asked.length, reported: text.slice(0, 80) };
+  }
+  return out;
 };
 
 // projects: one pablo process serves two sessions in two project
