@@ -270,7 +270,12 @@ func TestRunExportsSpansFromTheDeployment(t *testing.T) {
 	spans := rcv.spans()
 	names := map[string]int{}
 	for _, s := range spans {
-		names[s.Name]++
+		name := s.Name
+		if strings.HasPrefix(name, "chat ") {
+			// The GenAI conventions name a model span "chat {model}".
+			name = "chat"
+		}
+		names[name]++
 	}
 	if names["invoke_agent"] != 1 || names["chat"] != 2 {
 		t.Fatalf("spans %v", names)
@@ -342,8 +347,21 @@ func TestConfiguredOTelIgnoresAmbientEnvironment(t *testing.T) {
 		}
 	}
 	for _, s := range spans {
-		if s.Name == "chat" && len(s.Attributes) == 0 {
+		if !strings.HasPrefix(s.Name, "chat ") {
+			continue
+		}
+		if len(s.Attributes) == 0 {
 			t.Fatal("an ambient span limit applied")
+		}
+		// The GenAI attributes of a model span.
+		keys := map[string]bool{}
+		for _, kv := range s.Attributes {
+			keys[kv.Key] = true
+		}
+		for _, k := range []string{"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.response.finish_reasons"} {
+			if !keys[k] {
+				t.Fatalf("span %s lacks %s: %v", s.Name, k, s.Attributes)
+			}
 		}
 	}
 }

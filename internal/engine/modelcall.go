@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
@@ -70,9 +71,12 @@ func (s *step) beginCall(ctx context.Context, provider, mdl string, route *event
 	if o := s.emit(event.EventData{Type: event.ModelStarted, Provider: provider, Model: mdl, ModelRoute: route}); o != nil {
 		return nil, s.abandonCall(id, outcome.FailEventSinkIO, o)
 	}
-	_, call.span = r.startSpan(ctx, "chat")
+	// The OpenTelemetry GenAI conventions: "chat {model}", the provider,
+	// the requested model; the answer's attributes are set at its end.
+	_, call.span = r.startSpan(ctx, "chat "+mdl)
 	if call.span.IsRecording() {
-		call.span.SetAttributes(attribute.String("gen_ai.request.model", mdl))
+		call.span.SetAttributes(attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", provider),
+			attribute.String("gen_ai.request.model", mdl))
 	}
 	if err := t.root.Dispatch(s.ctx, s.agent, id); err != nil {
 		call.span.End()
@@ -139,6 +143,21 @@ func (s *step) endCall(call *modelCall, resp *model.Response, err error, sinkErr
 	}
 	if acc, aerr := t.root.Accounting(s.agent); aerr == nil {
 		s.usage = acc.Usage
+	}
+	if resp != nil && call.span.IsRecording() {
+		attrs := []attribute.KeyValue{attribute.StringSlice("gen_ai.response.finish_reasons", []string{string(resp.FinishReason)})}
+		if resp.UsageReported {
+			for _, u := range []struct {
+				key string
+				n   *uint64
+			}{{"gen_ai.usage.input_tokens", resp.Usage.InputTokens}, {"gen_ai.usage.output_tokens", resp.Usage.OutputTokens},
+				{"gen_ai.usage.cache_read.input_tokens", resp.Usage.CacheReadTokens}, {"gen_ai.usage.cache_creation.input_tokens", resp.Usage.CacheWriteTokens}} {
+				if u.n != nil && *u.n <= math.MaxInt64 {
+					attrs = append(attrs, attribute.Int64(u.key, int64(*u.n)))
+				}
+			}
+		}
+		call.span.SetAttributes(attrs...)
 	}
 	fin := modelFinished(call, resp, settle, route)
 	fin.RetryInMS = call.retryInMS

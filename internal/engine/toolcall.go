@@ -349,9 +349,9 @@ func rejectedResult(req ApprovalRequest) ledger.ToolResult {
 // its catalog, inside an execute_tool span, streaming its live output.
 func (s *step) dispatch(ac admittedCall) (dispatchedCall, *event.Outcome) {
 	callID := ac.rec.ID
-	ctx, span := s.t.rt.startSpan(s.ctx, "execute_tool")
+	ctx, span := s.t.rt.startSpan(s.ctx, "execute_tool "+string(ac.id))
 	if span.IsRecording() {
-		span.SetAttributes(attribute.String("gen_ai.tool.name", string(ac.id)))
+		span.SetAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", string(ac.id)))
 	}
 	if err := s.t.root.Dispatch(ctx, s.agent, callID); err != nil {
 		span.End()
