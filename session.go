@@ -2,7 +2,6 @@ package pablo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -14,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/clock"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/internal/ids"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/model"
@@ -249,10 +248,7 @@ type sessionTurn struct {
 // added when it completed, or else its prompt and a note of how it ended
 // (a task cut short leaves no well-formed turns to carry).
 func turnOf(prompt string, o *event.Outcome, transcript []model.Message) sessionTurn {
-	if o != nil && o.Status == event.StatusCompleted && len(transcript) > 0 {
-		return sessionTurn{messages: transcript}
-	}
-	return sessionTurn{messages: []model.Message{{Role: model.RoleUser, Content: prompt}, {Role: model.RoleAssistant, Content: answerOf(o)}}}
+	return sessionTurn{messages: engine.TurnOf(prompt, o, transcript)}
 }
 
 func invalid(format string, args ...any) error {
@@ -490,30 +486,10 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 // replayTurn rebuilds a stored task's events and outcome from its records.
 func replayTurn(ctx context.Context, store ledger.Store, t storedTask) (SessionTurn, error) {
 	turn := SessionTurn{TaskID: t.id, Prompt: t.link.Prompt}
-	var root string
-	if len(t.recs) > 0 && t.recs[0].Task != nil {
-		root = t.recs[0].Task.RootAgentID
-	}
-	for _, r := range t.recs {
-		if r.Kind != ledger.RecordEvent {
-			continue
-		}
-		ev := event.Event{SchemaVersion: event.SchemaVersion, Seq: r.Event.Seq, RootSeq: r.Event.RootSeq, TimestampUnixMicros: r.Event.Time.UnixMicro(),
-			RunID: t.id, SessionID: t.link.SessionID,
-			Agent: event.AgentRef{AgentID: r.Event.AgentID, RootRunID: t.id, RootSessionID: t.link.SessionID, ParentAgentID: r.Event.ParentID, Kind: "root"}}
-		if r.Event.AgentID != root {
-			ev.Agent.Kind, ev.Agent.Depth = string(children.KindLocal), 1
-		}
-		if len(r.Event.Payload) > 0 {
-			if err := json.Unmarshal(r.Event.Payload, &ev.EventData); err != nil {
-				return turn, fmt.Errorf("pablo: session task %s: event %d: %w", t.id, r.Event.RootSeq, err)
-			}
-		}
-		ev.Type = event.Type(r.Event.Type)
-		if ev.Type == event.RunFinished && ev.Outcome != nil && ev.Agent.AgentID == root {
-			turn.Outcome = ev.Outcome
-		}
-		turn.Events = append(turn.Events, ev)
+	events, outcome, err := engine.ReplayEvents(t.recs, t.id, t.link.SessionID)
+	turn.Events, turn.Outcome = events, outcome
+	if err != nil {
+		return turn, err
 	}
 	if turn.Outcome == nil {
 		rep, err := ledger.RecoverTask(ctx, store, t.id)
@@ -523,17 +499,6 @@ func replayTurn(ctx context.Context, store ledger.Store, t storedTask) (SessionT
 		turn.Unknown = rep.Unknown
 	}
 	return turn, nil
-}
-
-// answerOf is the answer a later prompt sees for a turn that ended in o.
-func answerOf(o *event.Outcome) string {
-	switch {
-	case o == nil:
-		return "(no answer: the task was cut off)"
-	case o.Status == event.StatusCompleted && o.Output != nil:
-		return *o.Output
-	}
-	return "(no answer: the task ended " + string(o.Status) + ")"
 }
 
 // ID returns the session ID.
@@ -618,38 +583,13 @@ func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (
 	return t, nil
 }
 
-// history is the conversation a new prompt carries: the messages of the
-// latest turns that fit MaxHistoryBytes, oldest first; a turn that does
-// not fit is left out whole, and so is every turn before it.
+// history is the conversation a new prompt carries (see [engine.History]).
 func (x *Session) history() []model.Message {
-	budget := x.s.opts.MaxHistoryBytes
-	from := len(x.turns)
-	for i := len(x.turns) - 1; i >= 0; i-- {
-		n := turnBytes(x.turns[i].messages)
-		if n > budget {
-			break
-		}
-		budget -= n
-		from = i
+	turns := make([][]model.Message, len(x.turns))
+	for i, t := range x.turns {
+		turns[i] = t.messages
 	}
-	var msgs []model.Message
-	for _, t := range x.turns[from:] {
-		msgs = append(msgs, t.messages...)
-	}
-	return msgs
-}
-
-// turnBytes measures a turn's messages: their content, tool call IDs,
-// names and arguments.
-func turnBytes(ms []model.Message) int {
-	n := 0
-	for _, m := range ms {
-		n += len(m.Content) + len(m.ToolCallID)
-		for _, c := range m.ToolCalls {
-			n += len(c.ID) + len(c.Name) + len(c.Arguments)
-		}
-	}
-	return n
+	return engine.History(turns, x.s.opts.MaxHistoryBytes)
 }
 
 // Cancel cancels the session's running prompt, if any; it settles as
