@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pabloagent/pablo"
@@ -42,7 +43,9 @@ func (authTool) Call(ctx context.Context, _ pablo.ToolInvocation) pablo.ToolResu
 // verifier of its own: the redirect goes to the host's listener); only the
 // outcome "opened" hands the step over, any other answer or an error
 // answer refuses it with a reason. A client without the extension gives
-// the host no opener, so the host keeps to its stored grants.
+// the host no opener, so the host keeps to its stored grants. The opener
+// is on the context a task's catalogs are opened with (where an MCP
+// server is authorized at startup) and on its calls' (a step-up).
 func TestAuthorizationURLGoesToTheClientThroughTheExtension(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -59,6 +62,7 @@ func TestAuthorizationURLGoesToTheClientThroughTheExtension(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			var atOpen atomic.Bool
 			fx := newFixture(t, fixtureOptions{
 				script: `{"turns":[{"text":["x"],"tool_calls":[{"name":"test_authorize","arguments":{}}]},{"text":["done"]}]}`,
 				runtime: func(o *pablo.RuntimeOptions) {
@@ -67,6 +71,12 @@ func TestAuthorizationURLGoesToTheClientThroughTheExtension(t *testing.T) {
 						t.Fatal(err)
 					}
 					o.Authority, o.Catalogs = set, []pablo.ToolCatalog{authTool{}}
+					// Where the MCP catalog opens a task's servers (and
+					// authorizes them at startup): the opener is there too.
+					o.OpenCatalogs = func(ctx context.Context, _ pablo.TaskInfo) ([]pablo.ToolCatalog, error) {
+						atOpen.Store(mcp.AuthorizationOpenerFrom(ctx) != nil)
+						return nil, nil
+					}
 				},
 			})
 			p := serve(t, fx.sessions, acp.Options{Clock: newFakeClock()})
@@ -106,6 +116,9 @@ func TestAuthorizationURLGoesToTheClientThroughTheExtension(t *testing.T) {
 				}
 			}
 			all := strings.Join(raws, "\n")
+			if atOpen.Load() != tc.ext {
+				t.Fatalf("the opener on the catalogs' open: %v, want %v", atOpen.Load(), tc.ext)
+			}
 			if asked != tc.ext || !strings.Contains(all, tc.report) {
 				t.Fatalf("asked %v; report %q not in the frames:\n%s", asked, tc.report, all)
 			}
