@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pabloagent/pablo"
@@ -75,6 +76,7 @@ func inspectCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
+	srv.token, srv.host = newProbeToken(), h
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("inspect: listen on %s: %w", addr, err)
@@ -302,6 +304,11 @@ type inspector struct {
 	// exposed says the listener is not loopback: the Host check that
 	// defends a loopback listener against DNS rebinding is off.
 	exposed bool
+	// token binds the Probe form to this process; host is what a probe
+	// runs with. mu guards the stacks' graphs, which a probe replaces.
+	token string
+	host  *host
+	mu    sync.RWMutex
 }
 
 func newInspector(stacks []*inspectStack, store ledger.Store, exposed bool) (*inspector, error) {
@@ -356,6 +363,10 @@ func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.URL.Path == "/probe" && r.Method == http.MethodPost {
+		in.probe(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		hdr.Set("Allow", "GET, HEAD")
 		http.Error(w, "the inspector is read-only", http.StatusMethodNotAllowed)
@@ -371,7 +382,7 @@ func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/tools":
 		in.render(w, "tools", map[string]any{"Stacks": in.stacks})
 	case "/mcp":
-		in.render(w, "mcp", map[string]any{"Stacks": in.stacks})
+		in.render(w, "mcp", map[string]any{"Stacks": in.stacks, "Token": in.token})
 	case "/skills":
 		in.render(w, "skills", map[string]any{"Stacks": in.stacks})
 	case "/why":
@@ -402,7 +413,10 @@ func (in *inspector) why(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	capability := q.Get("capability")
-	e, err := s.d.Why(r.Context(), capability, s.opts)
+	in.mu.RLock()
+	opts := s.opts
+	in.mu.RUnlock()
+	e, err := s.d.Why(r.Context(), capability, opts)
 	if errors.Is(err, graph.ErrUnknownCapability) {
 		w.WriteHeader(http.StatusNotFound)
 		in.render(w, "why", map[string]any{"Stack": s, "Capability": capability, "Error": err.Error()})
@@ -416,6 +430,8 @@ func (in *inspector) why(w http.ResponseWriter, r *http.Request) {
 }
 
 func (in *inspector) render(w http.ResponseWriter, page string, data map[string]any) {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
 	data["Page"] = page
 	data["HasStore"] = in.store != nil
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

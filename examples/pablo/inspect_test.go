@@ -718,3 +718,74 @@ func TestInspectorPagesRunNothingInABrowser(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectorProbeIsBoundToTheProcessToken: the Probe button's POST is
+// refused without this process's token, with another token and from
+// another origin; with it, the stack's graph is the probed one, card for
+// card what the golden `pablo graph --json --probe` says (the readiness
+// golden of an MCP server that cannot start).
+func TestInspectorProbeIsBoundToTheProcessToken(t *testing.T) {
+	var c inspectCase
+	for _, rc := range readinessCases(t) {
+		if rc.name == "readiness-unhealthy-server" {
+			c = rc
+		}
+	}
+	if !c.probed {
+		t.Fatal("the unhealthy-server golden is no longer probed")
+	}
+	p, err := parseArgs(c.args, "inspect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := inspectHost(c.bubblewrap)
+	stacks, err := loadStacks(context.Background(), p, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := newInspector(stacks, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.token, in.host = newProbeToken(), h
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	client := srv.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	name := stackName(c.args[1])
+	_, mcpPage := get(t, srv, "/mcp")
+	if !strings.Contains(mcpPage, `value="`+in.token+`"`) {
+		t.Fatalf("the MCP page holds no Probe form with the token:\n%s", mcpPage)
+	}
+	post := func(token, origin string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/probe", strings.NewReader(url.Values{"token": {token}, "stack": {name}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, bad := range []struct{ token, origin string }{{"", ""}, {newProbeToken(), ""}, {in.token, "http://attacker.example"}} {
+		if code := post(bad.token, bad.origin); code != http.StatusForbidden {
+			t.Errorf("a probe with token %q origin %q answered %d, want 403", bad.token, bad.origin, code)
+		}
+	}
+	if _, page := get(t, srv, "/"); strings.Contains(page, `data-state="unhealthy"`) {
+		t.Fatal("a refused probe probed")
+	}
+	if code := post(in.token, srv.URL); code != http.StatusSeeOther {
+		t.Fatalf("the probe answered %d, want 303", code)
+	}
+	var g graph.Graph
+	if err := json.Unmarshal([]byte(goldenStdout(t, c.golden, "graph --json")), &g); err != nil {
+		t.Fatal(err)
+	}
+	_, page := get(t, srv, "/")
+	assertCardsMatch(t, "golden graph --json --probe", cardsOf(t, page), g.Nodes)
+}
