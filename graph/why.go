@@ -64,6 +64,30 @@ func (g *Graph) NodeFor(name string) (string, bool) {
 	return "", false
 }
 
+// Names lists the names NodeFor finds, each once, in node order: every
+// node's capability and its ID without the kind's prefix (the server, the
+// Skill ROOT/NAME, the remote, the route, the model). It is what a "did
+// you mean" chooses from when a name is none of them.
+func (g *Graph) Names() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, n := range g.Nodes {
+		add(n.Capability)
+		for _, prefix := range []string{"mcp:", "skill:", "remote:", "route:", "model:"} {
+			if rest, ok := strings.CutPrefix(n.ID, prefix); ok && !strings.Contains(rest, "@") {
+				add(rest)
+			}
+		}
+	}
+	return out
+}
+
 // Chain is node id and every not-ready node its reasons lead to, in the
 // order they are reached.
 func (g *Graph) Chain(id string) []Node {

@@ -89,3 +89,34 @@ func TestDoctorTakesNoApprove(t *testing.T) {
 		t.Fatalf("doctor --approve: exit %d, %q; want the unknown flag", code, out)
 	}
 }
+
+// TestUnknownCapabilityIsAUsageErrorWithDidYouMean: --approve, why and
+// policy check naming a capability that exists nowhere in the deployment
+// fail with exit 2 before anything runs, naming the nearest known name;
+// before, `--approve shel.run` was accepted and the call then reported
+// "rejected by the approver".
+func TestUnknownCapabilityIsAUsageErrorWithDidYouMean(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	cfg := filepath.Join(dir, "d.toml")
+	os.WriteFile(cfg, []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"s.json\" }\n[options.shell]\nenabled = true\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "s.json"), []byte(`{"turns":[{"text":["done"]}]}`), 0o600)
+	bind := []string{"--config", cfg, "--bind", "workspace=" + ws}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"run", "go", "--approve", "shel.run"}, bind...), `--approve "shel.run": no capability of this deployment is called that; did you mean "shell.run"?`},
+		{append([]string{"policy", "check", "fs.reed"}, bind...), `policy check "fs.reed": no capability of this deployment is called that; did you mean "fs.read"?`},
+		{append([]string{"why", "fs.wirte"}, bind...), `"fs.wirte" is no capability of this deployment; did you mean "fs.write"?`},
+	} {
+		code, out, errs := cli(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("pablo %s: exit %d (want 2), stderr %q lacks %q; stdout %q", strings.Join(c.args[:3], " "), code, errs, c.want, out)
+		}
+	}
+	if code, out, errs := cli(t, append([]string{"run", "go", "--approve", "shell.run"}, bind...)...); code != 0 {
+		t.Errorf("--approve of a known capability: exit %d\n%s\n%s", code, out, errs)
+	}
+}

@@ -32,6 +32,11 @@ func policyCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
+	if len(p.args) == 1 {
+		if err := knownCapability(ctx, d, h, "policy check", string(id)); err != nil {
+			return err
+		}
+	}
 	// Every path is decided as its own call; the first denial decides.
 	var dec authority.Decision
 	for i, a := range calls {

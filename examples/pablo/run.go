@@ -197,6 +197,9 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 		return preAdmission(h, p, "invalid_arguments", err)
 	}
 	defer closeApprover()
+	if err := knownCapabilities(ctx, d, h, "--approve", p.values["approve"]); err != nil {
+		return preAdmission(h, p, "invalid_arguments", err)
+	}
 	task, err := rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: approver})
 	if err != nil {
 		return preAdmission(h, p, "invalid_arguments", err)
