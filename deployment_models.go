@@ -151,6 +151,18 @@ func retryPolicy(o *config.Options) providers.RetryPolicy {
 // profile builds one model profile: its endpoint, its credential (or the
 // fixture's fake key) and its generation settings.
 func (b *modelBuilder) profile(ptr string, m config.ModelOptions) (providers.Model, error) {
+	pm, err := b.adapter(ptr, m)
+	if err != nil || m.Pricing == nil {
+		return pm, err
+	}
+	p := providers.Pricing{Input: m.Pricing.Input, Output: m.Pricing.Output, CacheRead: m.Pricing.CacheRead, CacheWrite: m.Pricing.CacheWrite}
+	// Anthropic's input_tokens excludes the cache counts; the others'
+	// includes the tokens read from the cache.
+	return providers.Priced(pm, p, m.Provider != "anthropic"), nil
+}
+
+// adapter builds one model profile's wire adapter.
+func (b *modelBuilder) adapter(ptr string, m config.ModelOptions) (providers.Model, error) {
 	g, err := m.Generation(ptr)
 	if err != nil {
 		return nil, err

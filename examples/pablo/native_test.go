@@ -72,3 +72,18 @@ func TestNativeProviderPromptCachingReachesTheWire(t *testing.T) {
 		}
 	}
 }
+
+// A named price list makes every call's cost known: the task object's
+// accounting carries cost_microusd computed from the fixture's usage.
+func TestNativeProviderPricingReachesTheCost(t *testing.T) {
+	t.Parallel()
+	srv := providertest.New(providertest.Options{Wire: providertest.Anthropic})
+	defer srv.Close()
+	body := nativeModel("anthropic", "claude-sonnet-4-5", "provider.anthropic", "pricing = { input = 1000000, output = 2000000 }\n")
+	r := runReal(t, body, nil, true, "--fixture-endpoint", srv.Endpoint())
+	r.completed(t)
+	// 11 input + 3 cache read at 1 micro-USD, 7 output at 2: 28.
+	if !strings.Contains(r.stdout, `"cost_microusd":"28"`) {
+		t.Fatalf("no computed cost in the task object: %s", r.stdout)
+	}
+}

@@ -134,6 +134,8 @@ type ModelOptions struct {
 	// PromptCaching is "provider_default" (or empty) or "auto": with auto,
 	// an anthropic model marks its stable prefix with cache_control.
 	PromptCaching string `json:"prompt_caching,omitempty"`
+	// Pricing is the model's price list; nil when none is configured.
+	Pricing *Pricing `json:"pricing,omitempty"`
 	// Retry is options.model.retry (top-level model only); nil keeps the
 	// defaults.
 	Retry                 *RetryOptions   `json:"retry,omitempty"`
@@ -141,6 +143,16 @@ type ModelOptions struct {
 	ReasoningCapabilities json.RawMessage `json:"reasoning_capabilities,omitempty"`
 	ModelOptions          json.RawMessage `json:"model_options,omitempty"`
 	Capabilities          json.RawMessage `json:"capabilities,omitempty"`
+}
+
+// Pricing is a model's prices in micro-USD per million tokens: input
+// tokens read from no cache, output tokens, cache-read and cache-write
+// input tokens. An unset cache price is the input price.
+type Pricing struct {
+	Input      uint64  `json:"input"`
+	Output     uint64  `json:"output"`
+	CacheRead  *uint64 `json:"cache_read,omitempty"`
+	CacheWrite *uint64 `json:"cache_write,omitempty"`
 }
 
 // RetryOptions is options.model.retry: how often and how patiently a model

@@ -340,6 +340,14 @@ func modelFields(top bool) []any {
 		// A Go addition (issue 31): whether the adapter marks the
 		// stable prefix for caching (anthropic cache_control).
 		"prompt_caching", enum(nil, "provider_default", "auto"),
+		// A Go addition (issue 31): the model's prices in micro-USD per
+		// million tokens, from which each call's cost is computed.
+		"pricing", table(
+			"input", integer(0, math.MaxUint32, nil),
+			"output", integer(0, math.MaxUint32, nil),
+			"cache_read", integer(0, math.MaxUint32, nil),
+			"cache_write", integer(0, math.MaxUint32, nil),
+		),
 	}
 	if top {
 		f = append(f,
