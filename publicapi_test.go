@@ -23,20 +23,12 @@ import (
 // types; whoever does deletes the line (the test logs a line no longer
 // needed).
 var internalInPublicAPI = []string{
-	"a2a.Clock names internal/clock.Clock",
+
 	"a2a.Options names internal/redact.Set",
-	"a2a.Timer names internal/clock.Timer",
-	"acp.Clock names internal/clock.Clock",
-	"acp.Timer names internal/clock.Timer",
+
 	"authority.ResolverOptions names internal/redact.Set",
-	"children.Clock names internal/clock.Clock",
-	"children.Timer names internal/clock.Timer",
-	"ledger.Clock names internal/clock.Clock",
 	"ledger.Limit names internal/ceiling.Limit",
 	"ledger.Options names internal/ids.Source",
-	"ledger.Timer names internal/clock.Timer",
-	"ledger/postgres.Clock names internal/clock.Clock",
-	"mcp.Clock names internal/clock.Clock",
 	"mcp.Sandbox names internal/sandbox.Profile",
 }
 

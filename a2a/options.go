@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/pabloagent/pablo/internal/clock"
+	"github.com/pabloagent/pablo/clock"
 
 	"github.com/google/uuid"
 	"github.com/pabloagent/pablo/authority"

@@ -4,8 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/pabloagent/pablo/clock"
 	"github.com/pabloagent/pablo/event"
-	"github.com/pabloagent/pablo/internal/clock"
 )
 
 // The transport bounds of the reference (REFERENCE §3.3), the defaults of

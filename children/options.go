@@ -3,7 +3,7 @@ package children
 import (
 	"time"
 
-	"github.com/pabloagent/pablo/internal/clock"
+	"github.com/pabloagent/pablo/clock"
 )
 
 // The fixed ceilings of REFERENCE §5.3. A host may lower each through

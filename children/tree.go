@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pabloagent/pablo/internal/clock"
+	"github.com/pabloagent/pablo/clock"
 
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/ids"

@@ -11,7 +11,7 @@ import (
 	"github.com/pabloagent/pablo/ledger/outcome"
 
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/internal/clock"
+	"github.com/pabloagent/pablo/clock"
 	"github.com/pabloagent/pablo/internal/ids"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/internal/clock"
+	"github.com/pabloagent/pablo/clock"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/schema"
 	"github.com/pabloagent/pablo/internal/textx"

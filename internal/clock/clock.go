@@ -1,34 +1,17 @@
-// Package clock is the one clock interface the time-based rules of the
-// supervisor, ACP and A2A are written against (timeouts, stalls,
-// coalescing windows), and the system clock that serves it. Tests inject
-// a clock they advance by hand, so no rule is ever tested with a sleep:
-// [Manual], the one test clock of the module. The public packages re-export
-// these types (children.Clock, acp.Clock, a2a.Clock are aliases), so one
+// Package clock holds [Manual], the one test clock of the module, moved and
+// fired by hand so no rule is ever tested with a sleep, and aliases of the
+// public clock package's types, which every package's rules are written
+// against (children.Clock, acp.Clock, a2a.Clock are aliases too), so one
 // test clock serves them all.
 package clock
 
-import "time"
+import "github.com/pabloagent/pablo/clock"
 
-// Clock is the time a package reads and the timers it arms.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f once, in its own goroutine, when d has passed,
-	// unless the returned Timer is stopped first.
-	AfterFunc(d time.Duration, f func()) Timer
-}
+// Clock is [clock.Clock].
+type Clock = clock.Clock
 
-// Timer is a pending [Clock.AfterFunc] call; *time.Timer is one.
-type Timer interface {
-	// Stop prevents the call if it has not started; it reports whether it
-	// did.
-	Stop() bool
-}
+// Timer is [clock.Timer].
+type Timer = clock.Timer
 
-// System is the system clock.
-type System struct{}
-
-// Now returns time.Now().
-func (System) Now() time.Time { return time.Now() }
-
-// AfterFunc is time.AfterFunc.
-func (System) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+// System is [clock.System].
+type System = clock.System

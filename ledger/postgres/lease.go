@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pabloagent/pablo/internal/clock"
+	"github.com/pabloagent/pablo/clock"
 	"github.com/pabloagent/pablo/ledger"
 )
 
