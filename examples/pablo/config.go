@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
+
 	"fmt"
+	"github.com/pabloagent/pablo"
 )
 
 // notCheckedOffline is what config validate leaves to the commands that may
@@ -54,6 +58,9 @@ func configCommand(ctx context.Context, args []string, h *host) error {
 			return nil
 		}
 		fmt.Fprintf(h.stdout, "valid %s\n", d.Fingerprint)
+		if note := defaultModelNote(d); note != "" {
+			fmt.Fprintf(h.stdout, "  %s\n", note)
+		}
 		for _, n := range notCheckedOffline() {
 			fmt.Fprintf(h.stdout, "  not checked offline: %s\n", n)
 		}
@@ -67,4 +74,53 @@ func configCommand(ctx context.Context, args []string, h *host) error {
 		h.stdout.Write(out)
 	}
 	return nil
+}
+
+// defaultModelNote says, when the deployment writes no options.model
+// provider, which default it chose and which credential that needs (and
+// where the credential is looked for): "" when the provider is written.
+func defaultModelNote(d *pablo.Deployment) string {
+	var ex struct {
+		Provenance map[string][]struct {
+			Operation string `json:"operation"`
+		} `json:"provenance"`
+	}
+	if json.Unmarshal(d.Explain(), &ex) != nil {
+		return ""
+	}
+	ops := ex.Provenance["/config/options/model/provider"]
+	if len(ops) == 0 || ops[len(ops)-1].Operation != "default" {
+		return ""
+	}
+	for _, m := range d.ModelProfiles() {
+		if m.Option != "/options/model" {
+			continue
+		}
+		note := fmt.Sprintf("model: no [options.model] provider is written; the default is provider %q", m.Provider)
+		if m.Model != "" {
+			note += fmt.Sprintf(" model %q", m.Model)
+		}
+		if m.Consumer == "" {
+			return note
+		}
+		note += fmt.Sprintf(" at %s; it needs credential %q (%s)", m.Endpoint, m.Credential, m.Consumer)
+		if c, ok := d.Credentials()[m.Credential]; ok {
+			var where []string
+			for _, src := range c.Sources {
+				switch {
+				case src.Name != "":
+					where = append(where, "environment variable "+src.Name)
+				case src.Path != "":
+					where = append(where, "file "+src.Path)
+				}
+			}
+			if len(where) > 0 {
+				note += ", looked for in " + strings.Join(where, ", then ")
+			}
+		} else {
+			note += ", which this deployment does not declare"
+		}
+		return note + "; write [options.model] to choose another"
+	}
+	return ""
 }

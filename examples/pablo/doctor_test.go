@@ -388,3 +388,21 @@ oauth = { grant = "client_credentials", client_id = "pablo-reports", client_secr
 		}
 	}
 }
+
+// TestConfigValidateSaysWhichDefaultModelItChose: a deployment without
+// [options.model] is still valid, but config validate says the default it
+// chose and the credential that default needs; a written model says
+// nothing of the kind.
+func TestConfigValidateSaysWhichDefaultModelItChose(t *testing.T) {
+	t.Parallel()
+	cfg, ws := writeConfig(t, "")
+	code, out, errs := runWithEnv(t, nil, "config", "validate", "--config", cfg, "--bind", "workspace="+ws)
+	want := `model: no [options.model] provider is written; the default is provider "vercel"`
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, `it needs credential "gateway" (provider.vercel)`) {
+		t.Fatalf("exit %d, stdout lacks %q and the credential:\n%s\n%s", code, want, out, errs)
+	}
+	cfg, ws = writeConfig(t, chatModel)
+	if _, out, _ := runWithEnv(t, nil, "config", "validate", "--config", cfg, "--bind", "workspace="+ws); strings.Contains(out, "default is provider") {
+		t.Fatalf("a written model is reported as a default:\n%s", out)
+	}
+}
