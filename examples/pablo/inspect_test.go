@@ -789,3 +789,30 @@ func TestInspectorProbeIsBoundToTheProcessToken(t *testing.T) {
 	_, page := get(t, srv, "/")
 	assertCardsMatch(t, "golden graph --json --probe", cardsOf(t, page), g.Nodes)
 }
+
+// TestInspectNeverCreatesALedger: --store naming no database is refused
+// with exit 2 and leaves no file behind: the inspector opens a ledger
+// read-only, never creating or migrating one.
+func TestInspectNeverCreatesALedger(t *testing.T) {
+	c := readinessCases(t)[0]
+	missing := filepath.Join(t.TempDir(), "none.db")
+	var errb bytes.Buffer
+	h := inspectHost(c.bubblewrap)
+	h.stderr = &errb
+	// Should it serve, printing its URL stops it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.stdout = cancelWriter(cancel)
+	code := run(ctx, append([]string{"inspect", "--store", missing, "--listen", "127.0.0.1:0"}, c.args...), h)
+	if code != 2 || !strings.Contains(errb.String(), "no ledger store at") {
+		t.Errorf("inspect --store of a missing database exited %d: %s", code, errb.String())
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("inspect created %s (%v)", missing, err)
+	}
+}
+
+// cancelWriter cancels on its first write.
+type cancelWriter context.CancelFunc
+
+func (c cancelWriter) Write(b []byte) (int, error) { c(); return len(b), nil }
