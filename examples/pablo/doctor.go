@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +16,9 @@ import (
 	"github.com/pabloagent/pablo/a2a"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/deployment"
+	"github.com/pabloagent/pablo/graph"
+	"github.com/pabloagent/pablo/internal/graphfill"
+	"github.com/pabloagent/pablo/internal/suggest"
 	"github.com/pabloagent/pablo/mcp"
 	"github.com/pabloagent/pablo/skills"
 )
@@ -66,6 +70,12 @@ type doctor struct {
 
 func (dr *doctor) ok(name, format string, args ...any) {
 	dr.report.Checks = append(dr.report.Checks, doctorCheck{Name: name, Status: "ok", Detail: fmt.Sprintf(format, args...)})
+}
+
+// warn reports what does not stop a run but is likely a mistake: the
+// exit code is unchanged.
+func (dr *doctor) warn(name, detail string) {
+	dr.report.Checks = append(dr.report.Checks, doctorCheck{Name: name, Status: "warning", Detail: detail})
 }
 
 func (dr *doctor) skip(name, detail string) {
@@ -201,6 +211,7 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 	}
 	dr.skills(ctx, d)
 	dr.policy(d)
+	dr.policyNames(ctx, d, h)
 	dr.sandbox(ctx, d, h.bubblewrap)
 	switch probe {
 	case "sandbox":
@@ -403,6 +414,38 @@ func (dr *doctor) policy(d *pablo.Deployment) {
 	dr.ok("policy", "%s; no required MCP server is denied outright", plural(len(set.Layers()), "layer"))
 }
 
+// policyNames warns of every tools rule (and tool_names entry) naming a
+// capability that exists nowhere in the deployment, with the nearest
+// known name: such a rule validates, yet matches no call. Patterns and
+// MCP tools are left to the decision.
+func (dr *doctor) policyNames(ctx context.Context, d *pablo.Deployment, h *host) {
+	set, err := d.Authority()
+	if err != nil {
+		return
+	}
+	g, err := d.Graph(ctx, graph.Options{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap})
+	if err != nil {
+		return
+	}
+	known := graphfill.KnownNames(g)
+	check := func(layer, rule, value string) {
+		if value == "" || strings.ContainsAny(value, "*?[") || authority.ID(value).Kind() == authority.KindMCPTool || slices.Contains(known, value) {
+			return
+		}
+		dr.warn("policy", fmt.Sprintf("layer %q rule %q names %q, no capability of this deployment%s", layer, rule, value, suggest.DidYouMean(value, known)))
+	}
+	for _, l := range set.Layers() {
+		for _, id := range l.ToolNames {
+			check(l.ID, "tool_names", string(id))
+		}
+		if r := l.Dimensions[authority.DimTools]; r != nil {
+			for _, rule := range append(append([]authority.Rule{}, r.Allow...), r.Deny...) {
+				check(l.ID, rule.ID, rule.Value)
+			}
+		}
+	}
+}
+
 // layerDeniesEveryTool reports whether layer l can admit no tool of
 // server: its tool list names none, or a tool dimension denies by default
 // and allows none of them.
@@ -499,7 +542,7 @@ func (dr *doctor) probeMCP(ctx context.Context, d *pablo.Deployment, h *host) {
 
 func (dr *doctor) print(h *host) {
 	for _, c := range dr.report.Checks {
-		mark := map[string]string{"ok": "ok  ", "failed": "FAIL", "skipped": "skip"}[c.Status]
+		mark := map[string]string{"ok": "ok  ", "failed": "FAIL", "skipped": "skip", "warning": "warn"}[c.Status]
 		fmt.Fprintf(h.stdout, "%s %-15s %s", mark, c.Name, oneLine(c.Detail))
 		if c.Status == "failed" {
 			fmt.Fprintf(h.stdout, " [%s, exit %d]", c.Code, c.exit)

@@ -406,3 +406,18 @@ func TestConfigValidateSaysWhichDefaultModelItChose(t *testing.T) {
 		t.Fatalf("a written model is reported as a default:\n%s", out)
 	}
 }
+
+// TestDoctorWarnsOfAPolicyRuleNamingNoCapability: a tools rule naming
+// fs.reed validates, yet matches no call; doctor warns with the nearest
+// name and keeps its exit code.
+func TestDoctorWarnsOfAPolicyRuleNamingNoCapability(t *testing.T) {
+	t.Parallel()
+	cfg, ws := writeConfig(t, chatModel+`[options.policy.tools]
+default = "allow"
+deny = [{ id = "no.read", value = "fs.reed" }, { id = "no.write", value = "fs.write" }]
+`)
+	code, out, errs := runWithEnv(t, map[string]string{"LOCAL_KEY": "k-123456"}, "doctor", "--config", cfg, "--bind", "workspace="+ws)
+	if code != 0 || !strings.Contains(out, `rule "no.read" names "fs.reed", no capability of this deployment; did you mean "fs.read"?`) || strings.Contains(out, `"no.write"`) {
+		t.Fatalf("exit %d, want 0 and a warning with did you mean:\n%s\n%s", code, out, errs)
+	}
+}
