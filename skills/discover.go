@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/internal/ids"
+	"github.com/pabloagent/pablo/internal/suggest"
 )
 
 // Discovery limits, as the reference fixes them. They are not configurable.
@@ -453,12 +454,25 @@ func (c *Catalog) Lookup(name string) (Skill, error) {
 	return c.skills[i].clone(), nil
 }
 
+// names lists the catalog's qualified (ROOT/NAME) or short names, for a
+// "did you mean".
+func (c *Catalog) names(qualified bool) []string {
+	out := make([]string, len(c.skills))
+	for i, s := range c.skills {
+		out[i] = s.Name
+		if qualified {
+			out[i] = s.QualifiedName
+		}
+	}
+	return out
+}
+
 func (c *Catalog) index(name string) (int, error) {
 	if strings.Contains(name, "/") {
 		i, ok := slices.BinarySearchFunc(c.skills, name, func(s Skill, n string) int { return strings.Compare(s.QualifiedName, n) })
 		if !ok {
 			return 0, &Error{Kind: ErrNotFound, Code: CodeNotFound, Skill: name,
-				Reason: "no admitted Skill has this qualified name; run `pablo skills list` to see the catalog"}
+				Reason: "no admitted Skill has this qualified name" + suggest.DidYouMean(name, c.names(true)) + "; run `pablo skills list` to see the catalog"}
 		}
 		return i, nil
 	}
@@ -471,7 +485,7 @@ func (c *Catalog) index(name string) (int, error) {
 	switch len(hits) {
 	case 0:
 		return 0, &Error{Kind: ErrNotFound, Code: CodeNotFound, Skill: name,
-			Reason: "no admitted Skill has this name; run `pablo skills list` to see the catalog"}
+			Reason: "no admitted Skill has this name" + suggest.DidYouMean(name, c.names(false)) + "; run `pablo skills list` to see the catalog"}
 	case 1:
 		return hits[0], nil
 	}

@@ -183,6 +183,22 @@ func TestCrossRootShortNameCollisionKeepsBothAndRequiresQualification(t *testing
 	}
 }
 
+// TestUnknownSkillSuggestsTheNearestName: a --skill or selection naming a
+// Skill the catalog lacks says which admitted name is nearest, qualified
+// for a qualified name and short for a short one.
+func TestUnknownSkillSuggestsTheNearestName(t *testing.T) {
+	cat, _ := discoverCorpus(t)
+	for _, c := range []struct{ in, want string }{
+		{"team/multi-lin", `did you mean "team/multi-line"?`},
+		{"multi-lnie", `did you mean "multi-line"?`},
+	} {
+		_, err := cat.Lookup(c.in)
+		if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Lookup(%s): want ErrNotFound with %q, got %v", c.in, c.want, err)
+		}
+	}
+}
+
 func TestSameRootNameCollisionRemovesEveryConflictingEntry(t *testing.T) {
 	// Names equal their directories, so only a filesystem that folds names
 	// can produce this; exercise the rule directly.
