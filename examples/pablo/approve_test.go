@@ -120,3 +120,13 @@ func TestUnknownCapabilityIsAUsageErrorWithDidYouMean(t *testing.T) {
 		t.Errorf("--approve of a known capability: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestUnknownSkillFlagIsAnErrorWithDidYouMean: `run --skill` naming a
+// Skill the catalog lacks exits 2 before the task, naming the nearest.
+func TestUnknownSkillFlagIsAnErrorWithDidYouMean(t *testing.T) {
+	code, out, errs := cli(t, "run", "go", "--config", filepath.Join("demo", "deployment.toml"), "--bind", "workspace="+t.TempDir(),
+		"--bind", "skills="+filepath.Join("demo", "skills"), "--skill", "team/evidence-reviw")
+	if want := `did you mean "team/evidence-review"?`; code != 2 || !strings.Contains(errs, want) {
+		t.Fatalf("exit %d (want 2), stderr lacks %q: %s %s", code, want, errs, out)
+	}
+}
