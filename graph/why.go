@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/suggest"
 )
 
 // ErrUnknownCapability is the kind of the error pablo's Deployment.Why returns for a name
@@ -109,4 +110,23 @@ func (g *Graph) Chain(id string) []Node {
 	}
 	walk(id)
 	return out
+}
+
+// KnownNames lists every capability name a deployment with this graph
+// knows: the native tools, then [Graph.Names].
+func (g *Graph) KnownNames() []string {
+	var out []string
+	for _, id := range authority.NativeTools() {
+		out = append(out, string(id))
+	}
+	return append(out, g.Names()...)
+}
+
+// Nearest returns the known name ([Graph.KnownNames]) nearest to a
+// misspelt name, or "" when none is near enough (within a third of its
+// length, at least 1 and at most 3 edits; an exact match is no
+// suggestion): the "did you mean" of every message that refuses a name no
+// capability answers to, the CLI's and the library's alike.
+func (g *Graph) Nearest(name string) string {
+	return suggest.Nearest(name, g.KnownNames())
 }

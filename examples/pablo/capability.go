@@ -6,8 +6,6 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/graph"
-	"github.com/pabloagent/pablo/internal/graphfill"
-	"github.com/pabloagent/pablo/internal/suggest"
 )
 
 // knownCapability fails with a usage error, and the nearest known name,
@@ -34,7 +32,7 @@ func knownCapability(ctx context.Context, d *pablo.Deployment, h *host, what, id
 	if node, _ := g.NodeFor(id); node != "" {
 		return nil
 	}
-	return usagef("%s %q: no capability of this deployment is called that%s; name a native tool (fs.read), mcp/SERVER/TOOL of a configured server, a Skill ROOT/NAME or a remote", what, id, suggest.DidYouMean(id, graphfill.KnownNames(g)))
+	return usagef("%s %q: no capability of this deployment is called that%s; name a native tool (fs.read), mcp/SERVER/TOOL of a configured server, a Skill ROOT/NAME or a remote", what, id, didYouMean(g.Nearest(id)))
 }
 
 // knownCapabilities checks each of ids as knownCapability does.
@@ -45,4 +43,13 @@ func knownCapabilities(ctx context.Context, d *pablo.Deployment, h *host, what s
 		}
 	}
 	return nil
+}
+
+// didYouMean is the suffix of a message that refuses an unknown name:
+// `; did you mean "X"?` for the nearest known name, or "" for none.
+func didYouMean(nearest string) string {
+	if nearest == "" {
+		return ""
+	}
+	return `; did you mean "` + nearest + `"?`
 }

@@ -17,8 +17,6 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/graph"
-	"github.com/pabloagent/pablo/internal/graphfill"
-	"github.com/pabloagent/pablo/internal/suggest"
 	"github.com/pabloagent/pablo/mcp"
 	"github.com/pabloagent/pablo/skills"
 )
@@ -427,12 +425,12 @@ func (dr *doctor) policyNames(ctx context.Context, d *pablo.Deployment, h *host)
 	if err != nil {
 		return
 	}
-	known := graphfill.KnownNames(g)
+	known := g.KnownNames()
 	check := func(layer, rule, value string) {
 		if value == "" || strings.ContainsAny(value, "*?[") || authority.ID(value).Kind() == authority.KindMCPTool || slices.Contains(known, value) {
 			return
 		}
-		dr.warn("policy", fmt.Sprintf("layer %q rule %q names %q, no capability of this deployment%s", layer, rule, value, suggest.DidYouMean(value, known)))
+		dr.warn("policy", fmt.Sprintf("layer %q rule %q names %q, no capability of this deployment%s", layer, rule, value, didYouMean(g.Nearest(value))))
 	}
 	for _, l := range set.Layers() {
 		for _, id := range l.ToolNames {

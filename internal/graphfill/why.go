@@ -40,7 +40,7 @@ func Why(ctx context.Context, d *Source, capability string, opts graph.Options) 
 		return &graph.Explanation{Capability: capability, Node: n.ID, Decision: &dec, Chain: []graph.Node{n}, Causes: n.Reasons, Digest: g.Digest}, nil
 	}
 	if node == "" {
-		return nil, fmt.Errorf("%w: %q is no capability of this deployment%s; name a native tool (fs.read), mcp/SERVER/TOOL of a configured server, a Skill ROOT/NAME, a remote, a route or a model", graph.ErrUnknownCapability, capability, suggest.DidYouMean(capability, KnownNames(g)))
+		return nil, fmt.Errorf("%w: %q is no capability of this deployment%s; name a native tool (fs.read), mcp/SERVER/TOOL of a configured server, a Skill ROOT/NAME, a remote, a route or a model", graph.ErrUnknownCapability, capability, suggest.DidYouMean(capability, g.KnownNames()))
 	}
 	e := &graph.Explanation{Capability: capability, Node: node, Chain: g.Chain(node), Causes: g.Causes(node), Digest: g.Digest}
 	if e.Causes == nil {
@@ -89,16 +89,6 @@ func isNativeTool(id authority.ID) bool {
 		return true
 	}
 	return false
-}
-
-// KnownNames lists every capability name a deployment's graph g knows:
-// the native tools, then the names g's nodes answer to.
-func KnownNames(g *graph.Graph) []string {
-	var out []string
-	for _, id := range authority.NativeTools() {
-		out = append(out, string(id))
-	}
-	return append(out, g.Names()...)
 }
 
 // truncateName keeps an error message short.
