@@ -38,14 +38,19 @@ func (d *Deployment) A2AOptions(host HostOptions) (a2a.Options, error) {
 	if err != nil {
 		return a2a.Options{}, err
 	}
-	return a2a.Options{
+	opts := a2a.Options{
 		Remotes:           remotes,
 		Resolve:           resolver.Resolve,
 		AllowLoopbackHTTP: d.c.LoopbackHTTP(),
 		MaxOutputBytes:    o.Limits.MaxOutputBytes,
 		NewID:             host.NewID,
-		Redact:            host.secrets,
-	}, nil
+	}
+	if host.secrets != nil {
+		// Never a nil *redact.Set in the interface: nil means the
+		// client's own set.
+		opts.Redact = host.secrets
+	}
+	return opts, nil
 }
 
 // A2ARunner returns the runner of the deployment's remote children, the

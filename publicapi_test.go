@@ -23,10 +23,7 @@ import (
 // types; whoever does deletes the line (the test logs a line no longer
 // needed).
 var internalInPublicAPI = []string{
-	"a2a.Options names internal/redact.Set",
 	"authority.ResolverOptions names internal/redact.Set",
-	"ledger.Limit names internal/ceiling.Limit",
-	"ledger.Options names internal/ids.Source",
 	"mcp.Sandbox names internal/sandbox.Profile",
 }
 

@@ -36,7 +36,7 @@ type Client struct {
 	remotes map[string]Remote
 	names   []string
 	hc      *http.Client
-	redact  *redact.Set
+	redact  Masker
 }
 
 // NewClient validates opts and returns a Client over them.

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/endpoint"
-	"github.com/pabloagent/pablo/internal/redact"
 )
 
 // The protocol Pablo speaks: A2A 1.0 over JSON-RPC.
@@ -133,7 +132,20 @@ type Options struct {
 	// joins it, and a remote result is masked with it before anything
 	// keeps it, so a peer that echoes the bearer back records only the
 	// mask. Nil is a set of the client's own.
-	Redact *redact.Set
+	Redact Masker
+}
+
+// Masker is the host's set of known secrets, as the client uses it: a
+// resolved bearer joins it (Add), and every text, JSON value and byte
+// string a remote returns is masked with it before anything keeps it,
+// each answer with the count of secrets masked. The runtime passes its
+// own set, so a secret the host knows is masked in remote results too.
+type Masker interface {
+	Add(secret string)
+	String(s string) string
+	Mask(b []byte) ([]byte, int)
+	MaskString(s string) (string, int)
+	MaskJSON(raw []byte) ([]byte, int)
 }
 
 func (o *Options) clock() Clock {

@@ -11,7 +11,6 @@ import (
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
-	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
@@ -473,7 +472,7 @@ func failed(d outcome.Delivery, reason string) children.Result {
 
 // maskParts masks every known secret in a result's parts: a peer that
 // echoes the bearer back never gets it into a record.
-func maskParts(set *redact.Set, parts []children.Part) ([]children.Part, int) {
+func maskParts(set Masker, parts []children.Part) ([]children.Part, int) {
 	total := 0
 	for i := range parts {
 		p := &parts[i]

@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pabloagent/pablo/internal/ceiling"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/ceiling"
 )
 
 // Action is one of the subagent tool's actions.

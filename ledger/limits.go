@@ -1,6 +1,6 @@
 package ledger
 
-import "github.com/pabloagent/pablo/internal/ceiling"
+import "github.com/pabloagent/pablo/ledger/ceiling"
 
 // Limit is one ceiling: not set (the zero value), a finite uint64, or
 // unlimited. [Max] makes a finite ceiling (Max(0) allows nothing) and

@@ -78,6 +78,12 @@ type Ledger interface {
 	Flush(ctx context.Context) error
 }
 
+// IDSource makes the IDs a ledger assigns (tasks, agents, model calls):
+// each call returns a fresh, unique string, such as a UUIDv4.
+type IDSource interface {
+	NewID() string
+}
+
 // Options configure [NewRoot].
 type Options struct {
 	// Store receives the records. Nil means the root keeps only what can be
@@ -107,8 +113,9 @@ type Options struct {
 	// stored in UTC with microsecond precision. (It replaced a Now func
 	// field: one clock idiom across the module.)
 	Clock Clock
-	// IDs makes task, agent and model-call IDs; nil means ids.Random.
-	IDs ids.Source
+	// IDs makes task, agent and model-call IDs; nil means random UUIDv4
+	// strings.
+	IDs IDSource
 	// TrustedPayloads skips the JSON check of event payloads in Append and
 	// Finish: the caller builds every payload itself as valid JSON, as
 	// Pablo's engine does. Stores that encode records (the bolt store) check

@@ -3,7 +3,7 @@ package config
 import (
 	"fmt"
 
-	"github.com/pabloagent/pablo/internal/ceiling"
+	"github.com/pabloagent/pablo/ledger/ceiling"
 )
 
 // limitEntry is one options.limits value by its key path under limits.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/internal/ceiling"
+	"github.com/pabloagent/pablo/ledger/ceiling"
 )
 
 // Options is the typed view of a resolved deployment's options.* tables.
