@@ -44,7 +44,7 @@ func TestEveryLayerRaisesTheOneDiagnosticType(t *testing.T) {
 
 	t.Run("the deployment language", func(t *testing.T) {
 		_, err := pablo.Load(pablo.LoadOptions{Config: write("load.toml", "schema_version = 1\n[options.shell]\nenabeld = false\n"), WorkDir: dir})
-		check(t, err, deployment.CodeUnknownOption, "/options/shell/enabeld", `config_unknown_option load.toml:3 at /options/shell/enabeld: unknown option "enabeld"`)
+		check(t, err, deployment.CodeUnknownOption, "/options/shell/enabeld", `config_unknown_option load.toml:3 at /options/shell/enabeld: unknown option "enabeld"; did you mean "enabled"?`)
 	})
 	t.Run("the root", func(t *testing.T) {
 		write("script.json", `{"turns": [{"txt": ["x"]}]}`)
