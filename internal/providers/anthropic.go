@@ -328,39 +328,18 @@ type anthBlockState struct {
 // content blocks (start, deltas, stop), message_delta with the stop
 // reason and the output usage, message_stop.
 type anthStream struct {
-	emit     func(string) error
-	secret   string
-	started  bool
-	stopped  bool
-	blocks   map[int]*anthBlockState
-	order    []int
-	calls    int
-	retained int
-	text     strings.Builder
-	escaped  bool
-	stop     string
-	model    string
-	usage    *model.Usage
-}
-
-func (p *anthStream) fail(ctx context.Context, err error) error {
-	var e *Error
-	if !errors.As(err, &e) {
-		e = &Error{Code: CodeMalformed, Delivery: ResponseReceived, Err: err}
-	}
-	e.Escaped = e.Escaped || p.escaped
-	if cerr := ctx.Err(); cerr != nil && e.Err == nil {
-		e.Code, e.Err, e.Reason = CodeTransport, cerr, "the call was cancelled or ran out of time"
-	}
-	return e
-}
-
-func (p *anthStream) retain(n int) error {
-	p.retained += n
-	if p.retained > maxRetainedBytes {
-		return malformed("the response's retained state exceeds %d bytes", maxRetainedBytes)
-	}
-	return nil
+	streamState
+	emit    func(string) error
+	secret  string
+	started bool
+	stopped bool
+	blocks  map[int]*anthBlockState
+	order   []int
+	calls   int
+	text    strings.Builder
+	stop    string
+	model   string
+	usage   *model.Usage
 }
 
 func (p *anthStream) frame(event string, data []byte) error {

@@ -257,6 +257,7 @@ type chatUsage struct {
 // chatStream is the Chat Completions stream state machine: it consumes
 // each frame's data and calls emit for each text delta.
 type chatStream struct {
+	streamState
 	provider Provider
 	secret   string // masked out of the provider's words
 	emit     func(string) error
@@ -266,26 +267,11 @@ type chatStream struct {
 	byIndex  map[int]int
 	finish   string
 	usage    *model.Usage
-	escaped  bool
 	done     bool
 }
 
 func newChatStream(p Provider, emit func(string) error) *chatStream {
 	return &chatStream{provider: p, emit: emit, byIndex: map[int]int{}}
-}
-
-// fail finishes an error: the escape flag, and the caller's cancellation
-// as the cause when it is the reason.
-func (p *chatStream) fail(ctx context.Context, err error) error {
-	var e *Error
-	if !errors.As(err, &e) {
-		e = &Error{Code: CodeMalformed, Delivery: ResponseReceived, Err: err}
-	}
-	e.Escaped = e.Escaped || p.escaped
-	if cerr := ctx.Err(); cerr != nil && e.Err == nil {
-		e.Code, e.Err, e.Reason = CodeTransport, cerr, "the call was cancelled or ran out of time"
-	}
-	return e
 }
 
 // frame consumes one SSE data payload.

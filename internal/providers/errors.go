@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -173,4 +174,35 @@ func streamError(what string, pe providerError, secret string, escaped bool) *Er
 		e.RetryClass = RetryServiceUnavailable
 	}
 	return e
+}
+
+// streamState is what every adapter's stream keeps alike: whether any of
+// its output escaped to the task, and how many bytes of the response it
+// retains.
+type streamState struct {
+	escaped  bool
+	retained int
+}
+
+// fail finishes an error: the escape flag, and the caller's cancellation
+// as the cause when it is the reason.
+func (s *streamState) fail(ctx context.Context, err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Code: CodeMalformed, Delivery: ResponseReceived, Err: err}
+	}
+	e.Escaped = e.Escaped || s.escaped
+	if cerr := ctx.Err(); cerr != nil && e.Err == nil {
+		e.Code, e.Err, e.Reason = CodeTransport, cerr, "the call was cancelled or ran out of time"
+	}
+	return e
+}
+
+// retain counts n more bytes the response keeps against maxRetainedBytes.
+func (s *streamState) retain(n int) error {
+	s.retained += n
+	if s.retained > maxRetainedBytes {
+		return malformed("the response's retained state exceeds %d bytes", maxRetainedBytes)
+	}
+	return nil
 }

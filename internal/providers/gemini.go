@@ -272,27 +272,14 @@ type gemChunk struct {
 // gemStream folds the stream's chunks: each carries new parts of the one
 // candidate; the last carries finishReason and the usage.
 type gemStream struct {
-	emit     func(string) error
-	secret   string
-	text     strings.Builder
-	parts    []gemPart
-	signed   bool
-	escaped  bool
-	finish   string
-	usage    *model.Usage
-	retained int
-}
-
-func (p *gemStream) fail(ctx context.Context, err error) error {
-	var e *Error
-	if !errors.As(err, &e) {
-		e = &Error{Code: CodeMalformed, Delivery: ResponseReceived, Err: err}
-	}
-	e.Escaped = e.Escaped || p.escaped
-	if cerr := ctx.Err(); cerr != nil && e.Err == nil {
-		e.Code, e.Err, e.Reason = CodeTransport, cerr, "the call was cancelled or ran out of time"
-	}
-	return e
+	streamState
+	emit   func(string) error
+	secret string
+	text   strings.Builder
+	parts  []gemPart
+	signed bool
+	finish string
+	usage  *model.Usage
 }
 
 func (p *gemStream) frame(data []byte) error {
@@ -358,9 +345,8 @@ func (p *gemStream) part(part gemPart) error {
 	if len(p.parts) >= maxOutputItems {
 		return malformed("more than %d parts", maxOutputItems)
 	}
-	p.retained += len(part.Text) + len(part.ThoughtSignature) + 64
-	if p.retained > maxRetainedBytes {
-		return malformed("the response's retained state exceeds %d bytes", maxRetainedBytes)
+	if err := p.retain(len(part.Text) + len(part.ThoughtSignature) + 64); err != nil {
+		return err
 	}
 	if part.ThoughtSignature != "" {
 		p.signed = true

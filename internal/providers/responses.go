@@ -299,6 +299,7 @@ type respItemState struct {
 
 // responsesStream is the Open Responses event state machine.
 type responsesStream struct {
+	streamState
 	emit     func(string) error
 	secret   string // masked out of the provider's words
 	seq      uint64
@@ -310,9 +311,7 @@ type responsesStream struct {
 	order    []int
 	calls    int
 	parts    int
-	retained int
 	text     strings.Builder
-	escaped  bool
 	finish   model.FinishReason
 	usage    *model.Usage
 	// keepReasoning keeps each finished reasoning item (openai).
@@ -322,26 +321,6 @@ type responsesStream struct {
 
 func newResponsesStream(emit func(string) error) *responsesStream {
 	return &responsesStream{emit: emit, items: map[int]*respItemState{}}
-}
-
-func (p *responsesStream) fail(ctx context.Context, err error) error {
-	var e *Error
-	if !errors.As(err, &e) {
-		e = &Error{Code: CodeMalformed, Delivery: ResponseReceived, Err: err}
-	}
-	e.Escaped = e.Escaped || p.escaped
-	if cerr := ctx.Err(); cerr != nil && e.Err == nil {
-		e.Code, e.Err, e.Reason = CodeTransport, cerr, "the call was cancelled or ran out of time"
-	}
-	return e
-}
-
-func (p *responsesStream) retain(n int) error {
-	p.retained += n
-	if p.retained > maxRetainedBytes {
-		return malformed("the response's retained state exceeds %d bytes", maxRetainedBytes)
-	}
-	return nil
 }
 
 // frame consumes one SSE frame.
