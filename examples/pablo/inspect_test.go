@@ -663,13 +663,7 @@ func taskIDs(t *testing.T, page string) []string {
 // text is there, as text. It skips only where no chromium executable is
 // installed (scripts/install-peers.sh installs it).
 func TestInspectorPagesRunNothingInABrowser(t *testing.T) {
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
+	browser := chromiumPath()
 	if browser == "" {
 		t.Skip("no chromium executable on PATH: install the chromium package (scripts/install-peers.sh debian) to run the browser XSS test")
 	}
