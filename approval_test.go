@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
@@ -40,9 +41,9 @@ func (g gate) Decide(req authority.Request) authority.Decision {
 }
 
 // approverFunc answers approval requests with a function.
-type approverFunc func(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error)
+type approverFunc func(ctx context.Context, req approval.Request) (approval.Answer, error)
 
-func (f approverFunc) Approve(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+func (f approverFunc) Approve(ctx context.Context, req approval.Request) (approval.Answer, error) {
 	return f(ctx, req)
 }
 
@@ -86,29 +87,29 @@ func TestApprovalGatesOneCall(t *testing.T) {
 		result   string
 	}{
 		{"Allowed", func(func()) pablo.Approver {
-			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
-				return pablo.ApprovalAllowOnce, nil
+			return approverFunc(func(context.Context, approval.Request) (approval.Answer, error) {
+				return approval.AllowOnce, nil
 			})
 		}, event.StatusCompleted, `"completed"`},
 		{"Rejected", func(func()) pablo.Approver {
-			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
-				return pablo.ApprovalReject, nil
+			return approverFunc(func(context.Context, approval.Request) (approval.Answer, error) {
+				return approval.Reject, nil
 			})
 		}, event.StatusCompleted, `"recoverable_error"`},
 		{"ZeroAnswerRejects", func(func()) pablo.Approver {
-			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) { return "", nil })
+			return approverFunc(func(context.Context, approval.Request) (approval.Answer, error) { return "", nil })
 		}, event.StatusCompleted, `"recoverable_error"`},
 		{"ApproverFails", func(func()) pablo.Approver {
-			return approverFunc(func(context.Context, pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
-				return pablo.ApprovalAllowOnce, errors.New("channel closed")
+			return approverFunc(func(context.Context, approval.Request) (approval.Answer, error) {
+				return approval.AllowOnce, errors.New("channel closed")
 			})
 		}, event.StatusPolicyDenied, `"policy_denied"`},
 		{"NoApprover", func(func()) pablo.Approver { return nil }, event.StatusPolicyDenied, `"policy_denied"`},
 		{"CancelledWhileWaiting", func(cancel func()) pablo.Approver {
-			return approverFunc(func(ctx context.Context, _ pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+			return approverFunc(func(ctx context.Context, _ approval.Request) (approval.Answer, error) {
 				cancel()
 				<-ctx.Done()
-				return pablo.ApprovalAllowOnce, nil // too late: the task is over
+				return approval.AllowOnce, nil // too late: the task is over
 			})
 		}, event.StatusCancelled, `"cancelled"`},
 	}
@@ -124,10 +125,10 @@ func TestApprovalGatesOneCall(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var mu sync.Mutex
-			var asked []pablo.ApprovalRequest
+			var asked []approval.Request
 			var ap pablo.Approver
 			if inner := c.approver(cancel); inner != nil {
-				ap = approverFunc(func(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+				ap = approverFunc(func(ctx context.Context, req approval.Request) (approval.Answer, error) {
 					mu.Lock()
 					asked = append(asked, req)
 					mu.Unlock()

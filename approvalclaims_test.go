@@ -3,13 +3,15 @@ package pablo
 import (
 	"context"
 	"encoding/json"
-	"github.com/pabloagent/pablo/event"
-	"github.com/pabloagent/pablo/model"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pabloagent/pablo/approval"
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/model"
 )
 
 // claim is text that claims approval, as a Skill, a remote agent or a
@@ -96,14 +98,14 @@ func runClaim(t *testing.T, d *Deployment, m *claimModel) ([]string, map[string]
 	defer rt.Close()
 	var mu sync.Mutex
 	var asked []string
-	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "write a.txt", Approver: answerFunc(func(_ context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "write a.txt", Approver: answerFunc(func(_ context.Context, req approval.Request) (approval.Answer, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, req.CallID)
 		if len(asked) == 1 {
-			return ApprovalAllowOnce, nil
+			return approval.AllowOnce, nil
 		}
-		return ApprovalReject, nil
+		return approval.Reject, nil
 	})})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -17,11 +18,11 @@ func TestLedgerMidApprovalWaitTellsTheTruth(t *testing.T) {
 	store := ledger.NewMemoryStore()
 	rt := gatedRuntime(t, store)
 	defer rt.Close()
-	asked, release := make(chan pablo.ApprovalRequest, 1), make(chan struct{})
-	task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "read N-1", Approver: approverFunc(func(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+	asked, release := make(chan approval.Request, 1), make(chan struct{})
+	task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "read N-1", Approver: approverFunc(func(ctx context.Context, req approval.Request) (approval.Answer, error) {
 		asked <- req
 		<-release
-		return pablo.ApprovalReject, nil
+		return approval.Reject, nil
 	})})
 	if err != nil {
 		t.Fatal(err)

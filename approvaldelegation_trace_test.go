@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/tracefile"
 )
 
 // askSpawns is an authority that asks before every subagent call.
@@ -57,7 +59,7 @@ func TestDelegationInTheTraceHoldsNoContent(t *testing.T) {
 			t.Fatal(err)
 		}
 		path := filepath.Join(t.TempDir(), "trace.jsonl")
-		tw, err := OpenTrace(path, TraceWriterOptions{CaptureContent: capture, Mask: func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(secret), []byte("[redacted]")) }})
+		tw, err := OpenTrace(path, tracefile.Options{CaptureContent: capture, Mask: func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(secret), []byte("[redacted]")) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,10 +70,10 @@ func TestDelegationInTheTraceHoldsNoContent(t *testing.T) {
 		rt.opts.secrets = &redact.Set{}
 		rt.opts.secrets.Add(secret)
 		reopen(t, rt)
-		var asked []ApprovalRequest
-		task, err := rt.StartTask(context.Background(), TaskRequest{Input: "go", Approver: secretApprover(func(_ context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+		var asked []approval.Request
+		task, err := rt.StartTask(context.Background(), TaskRequest{Input: "go", Approver: secretApprover(func(_ context.Context, req approval.Request) (approval.Answer, error) {
 			asked = append(asked, req)
-			return ApprovalAllowOnce, nil
+			return approval.AllowOnce, nil
 		})})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
@@ -20,12 +21,12 @@ type approveWith struct {
 	asked *int
 }
 
-func (a approveWith) Approve(context.Context, ApprovalRequest) (ApprovalAnswer, error) {
+func (a approveWith) Approve(context.Context, approval.Request) (approval.Answer, error) {
 	*a.asked++
 	if a.ok {
-		return ApprovalAllowOnce, nil
+		return approval.AllowOnce, nil
 	}
-	return ApprovalReject, nil
+	return approval.Reject, nil
 }
 
 // TestHostAskGatesTheNamedCapabilityOnly: HostOptions.Ask makes each

@@ -12,15 +12,16 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/mcp"
 )
 
 // answerFunc is an Approver from a function.
-type answerFunc func(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
+type answerFunc func(ctx context.Context, req approval.Request) (approval.Answer, error)
 
-func (f answerFunc) Approve(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+func (f answerFunc) Approve(ctx context.Context, req approval.Request) (approval.Answer, error) {
 	return f(ctx, req)
 }
 
@@ -171,12 +172,12 @@ func TestMCPApprovalMatrix(t *testing.T) {
 					t.Fatal(err)
 				}
 				var mu sync.Mutex
-				var asked []ApprovalRequest
-				ap := answerFunc(func(_ context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+				var asked []approval.Request
+				ap := answerFunc(func(_ context.Context, req approval.Request) (approval.Answer, error) {
 					mu.Lock()
 					defer mu.Unlock()
 					asked = append(asked, req)
-					return ApprovalAllowOnce, nil
+					return approval.AllowOnce, nil
 				})
 				task, err := rt.StartTask(context.Background(), TaskRequest{Input: "go", Approver: ap})
 				if err != nil {

@@ -3,13 +3,15 @@ package pablo
 import (
 	"context"
 	"encoding/json"
-	"github.com/pabloagent/pablo/graph"
-	"github.com/pabloagent/pablo/internal/graphfill"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pabloagent/pablo/approval"
+	"github.com/pabloagent/pablo/graph"
+	"github.com/pabloagent/pablo/internal/graphfill"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
@@ -66,15 +68,15 @@ func TestRemoteApprovalAsksForThatRemoteOnly(t *testing.T) {
 	}
 	defer rt.Close()
 	var mu sync.Mutex
-	var asked []ApprovalRequest
-	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "delegate", Approver: answerFunc(func(_ context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+	var asked []approval.Request
+	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "delegate", Approver: answerFunc(func(_ context.Context, req approval.Request) (approval.Answer, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, req)
 		if req.CallID == "call_1_1" {
-			return ApprovalAllowForTask, nil
+			return approval.AllowForTask, nil
 		}
-		return ApprovalAllowOnce, nil
+		return approval.AllowOnce, nil
 	})})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/event"
 )
 
@@ -30,16 +31,16 @@ func runScoped(t *testing.T, body, script string, forTask ...string) (asked []st
 	}
 	defer rt.Close()
 	var mu sync.Mutex
-	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "go", Approver: answerFunc(func(_ context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "go", Approver: answerFunc(func(_ context.Context, req approval.Request) (approval.Answer, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, req.CallID)
 		for _, id := range forTask {
 			if id == req.CallID {
-				return ApprovalAllowForTask, nil
+				return approval.AllowForTask, nil
 			}
 		}
-		return ApprovalReject, nil
+		return approval.Reject, nil
 	})})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -39,12 +40,12 @@ func TestApprovalRequestMasksAnEscapedSecret(t *testing.T) {
 	defer rt.Close()
 	rt.opts.secrets.Add(escapedSecret)
 	var mu sync.Mutex
-	var asked []ApprovalRequest
-	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "write it", Approver: secretApprover(func(_ context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+	var asked []approval.Request
+	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "write it", Approver: secretApprover(func(_ context.Context, req approval.Request) (approval.Answer, error) {
 		mu.Lock()
 		asked = append(asked, req)
 		mu.Unlock()
-		return ApprovalReject, nil
+		return approval.Reject, nil
 	})})
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +80,8 @@ func TestApprovalRequestMasksAnEscapedSecret(t *testing.T) {
 }
 
 // secretApprover is an Approver of a function.
-type secretApprover func(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
+type secretApprover func(ctx context.Context, req approval.Request) (approval.Answer, error)
 
-func (f secretApprover) Approve(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+func (f secretApprover) Approve(ctx context.Context, req approval.Request) (approval.Answer, error) {
 	return f(ctx, req)
 }

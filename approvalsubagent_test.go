@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
@@ -42,13 +43,13 @@ func TestSubagentActionsThatDelegateNothingNeverAsk(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var asked []string
-	var delegated *pablo.ApprovalDelegation
-	task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "go", Approver: approverFunc(func(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+	var delegated *approval.Delegation
+	task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "go", Approver: approverFunc(func(_ context.Context, req approval.Request) (approval.Answer, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, req.CallID+":"+string(req.Effect))
 		delegated = req.Delegation
-		return pablo.ApprovalAllowOnce, nil
+		return approval.AllowOnce, nil
 	})})
 	if err != nil {
 		t.Fatal(err)

@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/pabloagent/pablo/event"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pabloagent/pablo/approval"
+	"github.com/pabloagent/pablo/event"
 )
 
 // TestTwoChildrenWritingOneRevisionInstallOnce: two children of one root
@@ -54,7 +56,7 @@ func TestTwoChildrenWritingOneRevisionInstallOnce(t *testing.T) {
 	var mu sync.Mutex
 	waiting := 0
 	open := make(chan struct{})
-	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "go", Approver: answerFunc(func(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "go", Approver: answerFunc(func(ctx context.Context, req approval.Request) (approval.Answer, error) {
 		mu.Lock()
 		if waiting++; waiting == 2 {
 			close(open)
@@ -62,9 +64,9 @@ func TestTwoChildrenWritingOneRevisionInstallOnce(t *testing.T) {
 		mu.Unlock()
 		select {
 		case <-open:
-			return ApprovalAllowOnce, nil
+			return approval.AllowOnce, nil
 		case <-ctx.Done():
-			return ApprovalReject, nil
+			return approval.Reject, nil
 		}
 	})})
 	if err != nil {

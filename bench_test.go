@@ -18,6 +18,7 @@ import (
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
+	"github.com/pabloagent/pablo/tracefile"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
@@ -167,7 +168,7 @@ func BenchmarkRun1000EventsTraced(b *testing.B) {
 	for _, traced := range []bool{false, true} {
 		b.Run(map[bool]string{false: "no-trace", true: "metadata-jsonl"}[traced], func(b *testing.B) {
 			dir := b.TempDir()
-			var tw *TraceWriter
+			var tw *tracefile.Writer
 			sink := func(ev event.Event) error {
 				if tw == nil {
 					return nil
@@ -183,7 +184,7 @@ func BenchmarkRun1000EventsTraced(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				if traced {
 					b.StopTimer()
-					if tw, err = OpenTrace(filepath.Join(dir, fmt.Sprint(i, ".jsonl")), TraceWriterOptions{}); err != nil {
+					if tw, err = OpenTrace(filepath.Join(dir, fmt.Sprint(i, ".jsonl")), tracefile.Options{}); err != nil {
 						b.Fatal(err)
 					}
 					b.StartTimer()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
@@ -456,10 +457,10 @@ func TestChildCallsAskTheRootsApproverAndNarrowOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var asked []pablo.ApprovalRequest
-	task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "go", Approver: approverFunc(func(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+	var asked []approval.Request
+	task, err := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "go", Approver: approverFunc(func(_ context.Context, req approval.Request) (approval.Answer, error) {
 		asked = append(asked, req)
-		return pablo.ApprovalAllowOnce, nil
+		return approval.AllowOnce, nil
 	})})
 	if err != nil {
 		t.Fatal(err)

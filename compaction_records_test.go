@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/model"
+	"github.com/pabloagent/pablo/tracefile"
 )
 
 // traceSchema resolves docs/schemas/trace-event.schema.json with the
@@ -63,7 +64,7 @@ func TestCompactionKeepsThePinnedAndRecordsNoContent(t *testing.T) {
 		g.summaryText = marker + " the key " + providerTestKey + " was seen."
 		d := compactDeployment(t, g, contextTable(1)+"[options.limits]\nmax_context_bytes = 12000\n", 1000)
 		path := filepath.Join(t.TempDir(), "trace.jsonl")
-		tw, err := OpenTrace(path, TraceWriterOptions{CaptureContent: capture})
+		tw, err := OpenTrace(path, tracefile.Options{CaptureContent: capture})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pabloagent/pablo/internal/graphfill"
 	"strconv"
+
+	"github.com/pabloagent/pablo/internal/graphfill"
 
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"

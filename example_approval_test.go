@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
@@ -15,8 +16,8 @@ import (
 // call once, and its answers are recorded as coming from "review".
 type reviewer struct{}
 
-func (reviewer) Approve(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
-	return pablo.ApprovalAllowOnce, nil
+func (reviewer) Approve(_ context.Context, req approval.Request) (approval.Answer, error) {
+	return approval.AllowOnce, nil
 }
 
 func (reviewer) ApprovalChannel() string { return "review" }
@@ -24,7 +25,7 @@ func (reviewer) ApprovalChannel() string { return "review" }
 // A call that needs approval waits for the task's approver; afterwards the
 // store alone says who approved what: the request bound to its call, the
 // answer, its channel and how the call settled.
-func ExampleApprovals() {
+func Example_approvalRecords() {
 	set, _ := authority.New(authority.Config{
 		Host: []authority.ID{"notes.read"},
 		Layers: []authority.Layer{{ID: "case", Kind: authority.KindAuthority, Dimensions: map[authority.Dimension]*authority.Rules{
@@ -53,7 +54,7 @@ func ExampleApprovals() {
 		}
 	}
 	task.Wait()
-	recs, _ := pablo.Approvals(context.Background(), store, task.ID())
+	recs, _ := approval.Records(context.Background(), store, task.ID())
 	for _, a := range recs {
 		fmt.Println(a.CallID, a.Resources[0].Value, a.Answer, "via", a.Channel, "→", a.CallStatus)
 	}
@@ -67,7 +68,7 @@ func ExampleApprovals() {
 // capabilities (narrowed from its parent's), its handoffs by reference,
 // and the digest and size of the input it hands over, never the input.
 // The approval.requested event carries the same delegation.
-func ExampleApprovalDelegation() {
+func Example_approvalDelegation() {
 	set, _ := authority.New(authority.Config{Native: []authority.ID{authority.Subagent}, Host: []authority.ID{"notes.read"}})
 	script, _ := pablo.ParseScript([]byte(`{"turns":[
 		{"tool_calls":[{"id":"s1","name":"subagent","arguments":{"action":"spawn","request":{"input":"read N-1","capabilities":{"tools":["notes.read"]}}}}]},
@@ -79,10 +80,10 @@ func ExampleApprovalDelegation() {
 		Catalogs:  []pablo.ToolCatalog{notes{}},
 		Children:  &children.Capacity{},
 	})
-	asked := make(chan *pablo.ApprovalDelegation, 1)
-	approver := approverFunc(func(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+	asked := make(chan *approval.Delegation, 1)
+	approver := approverFunc(func(_ context.Context, req approval.Request) (approval.Answer, error) {
 		asked <- req.Delegation
-		return pablo.ApprovalAllowOnce, nil
+		return approval.AllowOnce, nil
 	})
 	task, _ := rt.StartTask(context.Background(), pablo.TaskRequest{Input: "delegate", Approver: approver})
 	for ev := range task.Events() {

@@ -3,9 +3,10 @@ package pablo_test
 import (
 	"context"
 	"fmt"
-	"github.com/pabloagent/pablo/graph"
 	"os"
 	"path/filepath"
+
+	"github.com/pabloagent/pablo/graph"
 
 	"github.com/pabloagent/pablo"
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/event"
 )
 
@@ -227,10 +228,10 @@ func ExampleDeployment_NewRuntime_memoryDiff() {
 // approveMemory allows every request once, running before first.
 type approveMemory func()
 
-func (a approveMemory) Approve(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+func (a approveMemory) Approve(_ context.Context, req approval.Request) (approval.Answer, error) {
 	fmt.Println("approval asked:", req.Tool)
 	a()
-	return pablo.ApprovalAllowOnce, nil
+	return approval.AllowOnce, nil
 }
 
 // memory.update.propose writes a git format-patch file in the workspace

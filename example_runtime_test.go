@@ -24,8 +24,8 @@ func (notes) Tools() []pablo.ToolSpec {
 		Description: "Read one note by ID.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"note_id":{"type":"string"}},"required":["note_id"],"additionalProperties":false}`),
 		// The note a call names is a resource the authority scopes.
-		Resources: func(args map[string]any) []pablo.Resource {
-			return []pablo.Resource{{Kind: "note", Value: args["note_id"].(string)}}
+		Resources: func(args map[string]any) []authority.Resource {
+			return []authority.Resource{{Kind: "note", Value: args["note_id"].(string)}}
 		},
 	}}
 }

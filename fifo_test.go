@@ -5,12 +5,13 @@ package pablo
 import (
 	"context"
 	"errors"
-	"github.com/pabloagent/pablo/internal/config"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/config"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/fsx"

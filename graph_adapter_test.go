@@ -1,8 +1,9 @@
 package pablo
 
 import (
-	"github.com/pabloagent/pablo/graph"
 	"testing"
+
+	"github.com/pabloagent/pablo/graph"
 
 	"github.com/pabloagent/pablo/mcp"
 )

@@ -2,10 +2,11 @@ package pablo
 
 import (
 	"context"
-	"github.com/pabloagent/pablo/graph"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pabloagent/pablo/graph"
 
 	"github.com/pabloagent/pablo/authority"
 )

@@ -1,9 +1,10 @@
 package pablo
 
 import (
-	"github.com/pabloagent/pablo/graph"
 	"strings"
 	"testing"
+
+	"github.com/pabloagent/pablo/graph"
 
 	"github.com/pabloagent/pablo/a2a"
 )

@@ -1,9 +1,10 @@
 package pablo
 
 import (
-	"github.com/pabloagent/pablo/graph"
 	"strings"
 	"testing"
+
+	"github.com/pabloagent/pablo/graph"
 )
 
 // A sandbox must give what the deployment asks for and open nothing policy

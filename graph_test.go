@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/pabloagent/pablo/graph"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/graph"
 
 	"github.com/pabloagent/pablo/mcp"
 )

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
@@ -52,8 +53,8 @@ func TestCallKeysAreTheDocumentedDigestInOneAllocation(t *testing.T) {
 		if got, w := IdempotencyKey(ids[0], ids[1], ids[2]), want("idem_", ids[:]...); got != w {
 			t.Errorf("IdempotencyKey = %q, want %q", got, w)
 		}
-		if got, w := ApprovalRequestID(ids[0], ids[1], ids[2], "sha256:ab"), want("apr_", ids[0], ids[1], ids[2], "sha256:ab"); got != w {
-			t.Errorf("ApprovalRequestID = %q, want %q", got, w)
+		if got, w := approval.RequestID(ids[0], ids[1], ids[2], "sha256:ab"), want("apr_", ids[0], ids[1], ids[2], "sha256:ab"); got != w {
+			t.Errorf("approval.RequestID = %q, want %q", got, w)
 		}
 	}
 	task, agent, call := "0193b0a2-8c4e-7d1a-9f3b-2a6c1e5d7f90", "root", "call_0001"

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/mcp"
@@ -20,8 +21,8 @@ type elicitingApprover struct {
 	seen []mcp.Elicitation
 }
 
-func (a *elicitingApprover) Approve(context.Context, ApprovalRequest) (ApprovalAnswer, error) {
-	return ApprovalReject, nil
+func (a *elicitingApprover) Approve(context.Context, approval.Request) (approval.Answer, error) {
+	return approval.Reject, nil
 }
 
 func (a *elicitingApprover) Elicit(_ context.Context, req mcp.Elicitation) (mcp.ElicitationResult, error) {
@@ -34,15 +35,15 @@ func (a *elicitingApprover) Elicit(_ context.Context, req mcp.Elicitation) (mcp.
 // plainApprover answers approvals and nothing else.
 type plainApprover struct{}
 
-func (plainApprover) Approve(context.Context, ApprovalRequest) (ApprovalAnswer, error) {
-	return ApprovalReject, nil
+func (plainApprover) Approve(context.Context, approval.Request) (approval.Answer, error) {
+	return approval.Reject, nil
 }
 
 // TestMCPElicitationReachesTheTasksApprover: a stdio server's form
 // elicitation during a call reaches the task's Approver when it is an
-// Elicitor, bound to the call's tool, and its answer (with the form's
+// approval.Elicitor, bound to the call's tool, and its answer (with the form's
 // defaults for what it left out) goes back to the server; a task whose
-// approver is no Elicitor, or that has none, declines. The server's roots
+// approver is no approval.Elicitor, or that has none, declines. The server's roots
 // are the task's workspace.
 func TestMCPElicitationReachesTheTasksApprover(t *testing.T) {
 	bin := buildFaultServer(t)

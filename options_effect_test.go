@@ -3,8 +3,6 @@ package pablo
 import (
 	"context"
 	"encoding/json"
-	"github.com/pabloagent/pablo/event"
-	"github.com/pabloagent/pablo/model"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/model"
 )
 
 // toolListModel answers at once and records the tool names it was offered.

@@ -3,10 +3,11 @@ package pablo
 import (
 	"context"
 	"errors"
-	"github.com/pabloagent/pablo/deployment"
-	"github.com/pabloagent/pablo/graph"
 	"strings"
 	"testing"
+
+	"github.com/pabloagent/pablo/deployment"
+	"github.com/pabloagent/pablo/graph"
 
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"

@@ -146,7 +146,7 @@ type TaskInfo struct {
 	// may open (TaskRequest.MCPServers).
 	MCPServers []string
 	// Elicit is the task's channel for MCP servers' form elicitations: its
-	// Approver's, when that is an [Elicitor]; nil when it has none (a
+	// Approver's, when that is an [approval.Elicitor]; nil when it has none (a
 	// catalog then declines every elicitation).
 	Elicit mcp.ElicitFunc
 }
@@ -259,7 +259,7 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 // background, as Start does.
 func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error) {
 	er := engine.Request{Input: req.Input, History: req.History, SessionID: req.SessionID, Workspace: req.Workspace,
-		MCPServers: req.MCPServers, Approver: engineApprover(req.Approver), Turn: req.turn}
+		MCPServers: req.MCPServers, Approver: req.Approver, Turn: req.turn}
 	t := &Task{}
 	if settled := req.settled; settled != nil {
 		// Called before the task's Done closes, so not through Wait.

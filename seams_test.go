@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
@@ -292,12 +293,12 @@ func seamScenarios() []seamScenario {
 			{"text":["Paid."]}]}`
 			d := scriptDeployment(t, dir, ws, script, "[options.shell]\nenabled = false\n")
 			rt := h.runtime(d, HostOptions{Ask: []authority.ID{authority.FSRead}})
-			answers := []ApprovalAnswer{ApprovalReject, ApprovalAllowOnce}
-			obj := h.task(rt, TaskRequest{Input: "What was paid?", Approver: h.approver(approverOf(func(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+			answers := []approval.Answer{approval.Reject, approval.AllowOnce}
+			obj := h.task(rt, TaskRequest{Input: "What was paid?", Approver: h.approver(approverOf(func(ctx context.Context, req approval.Request) (approval.Answer, error) {
 				// What a host killed now would leave: the store as it is.
 				rep, err := ledger.RecoverTask(ctx, h.store, req.TaskID)
 				if err != nil {
-					return ApprovalReject, err
+					return approval.Reject, err
 				}
 				b, _ := json.Marshal(rep)
 				h.run.observed = append(h.run.observed, string(b))
@@ -393,9 +394,9 @@ func startedRoutesOf(events []string) []string {
 	return out
 }
 
-type approverOf func(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
+type approverOf func(ctx context.Context, req approval.Request) (approval.Answer, error)
 
-func (f approverOf) Approve(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+func (f approverOf) Approve(ctx context.Context, req approval.Request) (approval.Answer, error) {
 	return f(ctx, req)
 }
 
@@ -479,7 +480,7 @@ func scrub(v any, concurrent bool) any {
 }
 
 // TestWrappedSeamsChangeNothing: every seam a host supplies, wrapped in a
-// pass-through struct, leaves the engine's behaviour as it was. Approvals
+// pass-through struct, leaves the engine's behaviour as it was. approval.Records
 // (with the ledger's state while the approver thinks: the durability
 // barrier), fan-in with children, compaction, and MCP with a child naming
 // its server each give the same events and ledger records with every seam

@@ -4,15 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/pabloagent/pablo/deployment"
-	"github.com/pabloagent/pablo/event"
-	"github.com/pabloagent/pablo/internal/config"
-	"github.com/pabloagent/pablo/model"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pabloagent/pablo/deployment"
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/model"
+	"github.com/pabloagent/pablo/tracefile"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/redact"
@@ -97,7 +99,7 @@ func runRecorded(t *testing.T, body, script string, setup func(ws string), env m
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw, err := OpenTrace(filepath.Join(dir, "trace.jsonl"), TraceWriterOptions{CaptureContent: true})
+	tw, err := OpenTrace(filepath.Join(dir, "trace.jsonl"), tracefile.Options{CaptureContent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +127,7 @@ func runRecordedOpts(t *testing.T, opts RuntimeOptions, script string, known ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw, err := OpenTrace(filepath.Join(dir, "trace.jsonl"), TraceWriterOptions{CaptureContent: true})
+	tw, err := OpenTrace(filepath.Join(dir, "trace.jsonl"), tracefile.Options{CaptureContent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +143,7 @@ func runRecordedOpts(t *testing.T, opts RuntimeOptions, script string, known ...
 	return finishRecorded(t, dir, rt, tw, store, mdl)
 }
 
-func finishRecorded(t *testing.T, dir string, rt *Runtime, tw *TraceWriter, store *ledger.Bolt, mdl *recordingModel) *recorded {
+func finishRecorded(t *testing.T, dir string, rt *Runtime, tw *tracefile.Writer, store *ledger.Bolt, mdl *recordingModel) *recorded {
 	t.Helper()
 	obj, events := runTask(t, rt, "What was paid?")
 	rt.Close()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/engine"
@@ -60,10 +61,10 @@ func (h heldTool) Call(ctx context.Context, _ authority.Call) ledger.ToolResult 
 // heldApprover blocks every request until its context ends.
 type heldApprover struct{ entered chan struct{} }
 
-func (a heldApprover) Approve(ctx context.Context, _ ApprovalRequest) (ApprovalAnswer, error) {
+func (a heldApprover) Approve(ctx context.Context, _ approval.Request) (approval.Answer, error) {
 	a.entered <- struct{}{}
 	<-ctx.Done()
-	return ApprovalReject, ctx.Err()
+	return approval.Reject, ctx.Err()
 }
 
 const holdScript = `{"turns":[{"text":["x"],"tool_calls":[{"name":"hold_wait","arguments":{}}]},{"text":["done"]}]}`
@@ -108,8 +109,8 @@ func shellRuntime(t *testing.T, command string, store ledger.Store) *Runtime {
 // approveAll allows every call.
 type approveAll struct{}
 
-func (approveAll) Approve(context.Context, ApprovalRequest) (ApprovalAnswer, error) {
-	return ApprovalAllowOnce, nil
+func (approveAll) Approve(context.Context, approval.Request) (approval.Answer, error) {
+	return approval.AllowOnce, nil
 }
 
 // shutdownBound only keeps a broken Shutdown from hanging the test: a
@@ -410,9 +411,9 @@ type shutdownApprover struct {
 	got chan error
 }
 
-func (a shutdownApprover) Approve(ctx context.Context, _ ApprovalRequest) (ApprovalAnswer, error) {
+func (a shutdownApprover) Approve(ctx context.Context, _ approval.Request) (approval.Answer, error) {
 	a.got <- (*a.rt).Shutdown(ctx)
-	return ApprovalAllowOnce, nil
+	return approval.AllowOnce, nil
 }
 
 // TestShutdownFromTheTasksOwnApproverIsBoundedByItsContext: Shutdown

@@ -2,10 +2,11 @@ package pablo
 
 import (
 	"encoding/json"
-	"github.com/pabloagent/pablo/event"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pabloagent/pablo/event"
 )
 
 // A Skill written for Claude Code, whose allowed-tools list and extension

@@ -19,9 +19,6 @@ type (
 	// the tool, its validated arguments and the resources it names (see
 	// [authority.Call]).
 	ToolInvocation = authority.Call
-	// Resource is one resource a call names, scoped by the authority (see
-	// [authority.Resource]).
-	Resource = authority.Resource
 	// ToolResult is what a call produced: its status, its output and the
 	// failure code or limit that ended it (see [ledger.ToolResult]).
 	ToolResult = ledger.ToolResult

@@ -12,26 +12,6 @@ import (
 // The native JSONL trace writer is the public package tracefile; these are
 // the root's names for its types, so a host that runs a deployment needs
 // no second import.
-type (
-	// TraceWriter writes a task's events as a native JSONL trace: one JSON
-	// object per line, in the order the events arrive. The file is created
-	// new (never reused, never through a symlink) with mode 0600. The
-	// writer never grows the file past MaxBytes: room for the terminal
-	// run.finished record is reserved when it opens, a record that would
-	// eat into it is dropped and counted, and the terminal record says how
-	// many were. The task input and the host instructions are never
-	// written: no event carries them. TraceWriter is safe for concurrent
-	// use (a supervised tree shares one writer).
-	TraceWriter = tracefile.Writer
-	// TraceWriterOptions configure a TraceWriter: its bound (MaxBytes, 0
-	// for 256 MiB, at least 4,096 bytes, the room kept for the terminal
-	// record), whether it captures content, and the masker of what it
-	// captures.
-	TraceWriterOptions = tracefile.Options
-	// TraceError explains why a trace could not be opened; it is
-	// ErrTraceSetup.
-	TraceError = tracefile.Error
-)
 
 var (
 	// ErrTraceSetup is the sentinel kind of every failure to set up a
@@ -48,7 +28,7 @@ var (
 // there, and never follows a symlink at the final component. A host that
 // runs a deployment opens its traces with Deployment.OpenTrace instead, so
 // that the workspace tools can never reach them.
-func OpenTrace(path string, opts TraceWriterOptions) (*TraceWriter, error) {
+func OpenTrace(path string, opts tracefile.Options) (*tracefile.Writer, error) {
 	return tracefile.Open(path, opts)
 }
 
@@ -57,7 +37,7 @@ func OpenTrace(path string, opts TraceWriterOptions) (*TraceWriter, error) {
 // and inode), so when it lies in the workspace the model can never read,
 // write, list or search it, under any name or hard link. TraceSink opens
 // through it; a host opening its own trace path does too.
-func (d *Deployment) OpenTrace(path string, opts TraceWriterOptions) (*TraceWriter, error) {
+func (d *Deployment) OpenTrace(path string, opts tracefile.Options) (*tracefile.Writer, error) {
 	tw, err := OpenTrace(path, opts)
 	if err != nil {
 		return nil, err
@@ -102,7 +82,7 @@ func ChainSinks(sinks ...func(event.Event) error) func(event.Event) error {
 // nothing. When sessionID is empty and the path holds {session_id}, the
 // file is created at the first event, named after that event's session
 // ID; a failure then fails the task with event_sink_io instead of failing
-// here. Every other setup failure is a *TraceError (ErrTraceSetup).
+// here. Every other setup failure is a *tracefile.Error (ErrTraceSetup).
 //
 // The engine masks known secrets in tool output before it emits events,
 // and events never carry the task input or the instructions.
@@ -111,8 +91,8 @@ func (d *Deployment) TraceSink(sessionID string) (func(event.Event) error, io.Cl
 	if t.Path == nil {
 		return nil, nopCloser{}, nil
 	}
-	opts := TraceWriterOptions{MaxBytes: t.MaxBytes, CaptureContent: t.CaptureContent}
-	open := func(session string) (*TraceWriter, error) {
+	opts := tracefile.Options{MaxBytes: t.MaxBytes, CaptureContent: t.CaptureContent}
+	open := func(session string) (*tracefile.Writer, error) {
 		ref := *t.Path
 		p, err := tracefile.ExpandPath(ref.Path, session)
 		if err != nil {
@@ -121,7 +101,7 @@ func (d *Deployment) TraceSink(sessionID string) (func(event.Event) error, io.Cl
 		ref.Path = p
 		abs, err := d.resolvePath(ref)
 		if err != nil {
-			return nil, &TraceError{Path: ref.String(), Reason: "the path does not resolve inside its root", Err: err}
+			return nil, &tracefile.Error{Path: ref.String(), Reason: "the path does not resolve inside its root", Err: err}
 		}
 		return d.OpenTrace(abs, opts)
 	}
@@ -138,10 +118,10 @@ func (d *Deployment) TraceSink(sessionID string) (func(event.Event) error, io.Cl
 
 // lazyTrace opens its writer at the first event, named after its session.
 type lazyTrace struct {
-	open func(session string) (*TraceWriter, error)
+	open func(session string) (*tracefile.Writer, error)
 
 	mu  sync.Mutex
-	tw  *TraceWriter
+	tw  *tracefile.Writer
 	err error
 }
 

@@ -2,11 +2,12 @@ package pablo
 
 import (
 	"context"
-	"github.com/pabloagent/pablo/event"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pabloagent/pablo/event"
 )
 
 // TestLiveTraceIsNeverReachableThroughWorkspaceTools: with trace.path in

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/tracefile"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
@@ -23,7 +24,7 @@ const traceScript = `{"turns":[{"text":["Reading the SECRET-VALUE-1234 note."],"
 
 // traceRun runs the demo task with a trace writer as the sink and returns
 // the trace lines.
-func traceRun(t *testing.T, opts TraceWriterOptions) ([]map[string]any, []byte) {
+func traceRun(t *testing.T, opts tracefile.Options) ([]map[string]any, []byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "trace.jsonl")
 	tw, err := OpenTrace(path, opts)
@@ -84,7 +85,7 @@ func (fakeRead) Call(context.Context, authority.Call) ledger.ToolResult {
 
 func TestTraceContentIsNullUnlessCaptured(t *testing.T) {
 	t.Parallel()
-	lines, raw := traceRun(t, TraceWriterOptions{})
+	lines, raw := traceRun(t, tracefile.Options{})
 	for _, forbidden := range []string{"SECRET-VALUE", "INV-1042", "Paid", "evidence.md", "THE-TASK-INPUT", DefaultInstructions[:30]} {
 		if bytes.Contains(raw, []byte(forbidden)) {
 			t.Errorf("uncaptured trace holds %q", forbidden)
@@ -124,7 +125,7 @@ func TestTraceContentIsNullUnlessCaptured(t *testing.T) {
 func TestTraceCapturesContentWhenAskedAndMasksSecrets(t *testing.T) {
 	t.Parallel()
 	mask := func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("SECRET-VALUE-1234"), []byte("[redacted]")) }
-	lines, raw := traceRun(t, TraceWriterOptions{CaptureContent: true, Mask: mask})
+	lines, raw := traceRun(t, tracefile.Options{CaptureContent: true, Mask: mask})
 	if bytes.Contains(raw, []byte("SECRET-VALUE")) {
 		t.Fatal("a known secret reached the trace")
 	}
@@ -217,7 +218,7 @@ max_bytes = 65536
 func TestTraceSinkFailureFailsTheTask(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "t.jsonl")
-	tw, _ := OpenTrace(path, TraceWriterOptions{})
+	tw, _ := OpenTrace(path, tracefile.Options{})
 	tw.Close() // every later write fails
 	set, _ := authority.New(authority.Config{Native: []authority.ID{authority.FSRead}})
 	script, _ := ParseScript([]byte(traceScript))
@@ -233,7 +234,7 @@ func TestTraceSinkFailureFailsTheTask(t *testing.T) {
 func ExampleOpenTrace() {
 	dir, _ := os.MkdirTemp("", "trace")
 	defer os.RemoveAll(dir)
-	tw, err := OpenTrace(filepath.Join(dir, "run.jsonl"), TraceWriterOptions{MaxBytes: 1 << 20})
+	tw, err := OpenTrace(filepath.Join(dir, "run.jsonl"), tracefile.Options{MaxBytes: 1 << 20})
 	if err != nil {
 		fmt.Println(err)
 		return

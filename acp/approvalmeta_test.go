@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/children"
 )
 
@@ -20,8 +20,8 @@ func TestPermissionMetaCarriesTheDelegation(t *testing.T) {
 	const input = "summarise; token sk-live-4f9a1c secret"
 	sum := sha256.Sum256([]byte(input))
 	digest := "sha256:" + hex.EncodeToString(sum[:])
-	req := pablo.ApprovalRequest{ID: "apr_1", AgentID: "root", CallID: "s1", Tool: "subagent", Effect: "delegate", ArgumentsDigest: digest,
-		Delegation: &pablo.ApprovalDelegation{Action: children.ActionSpawn, Capabilities: children.Capabilities{Tools: []string{"notes.read"}},
+	req := approval.Request{ID: "apr_1", AgentID: "root", CallID: "s1", Tool: "subagent", Effect: "delegate", ArgumentsDigest: digest,
+		Delegation: &approval.Delegation{Action: children.ActionSpawn, Capabilities: children.Capabilities{Tools: []string{"notes.read"}},
 			Handoffs:    []children.Handoff{{SourceAgentID: "agent_a", ResultID: "res_1", Kind: children.HandoffInline}},
 			InputDigest: digest, InputBytes: len(input)}}
 	b, err := json.Marshal(approvalMeta(req))
@@ -33,7 +33,7 @@ func TestPermissionMetaCarriesTheDelegation(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("meta\n %s\nwant\n %s", b, want)
 	}
-	req.Delegation = &pablo.ApprovalDelegation{Action: children.ActionSpawnRemote, Remote: "billing", InputDigest: digest, InputBytes: len(input)}
+	req.Delegation = &approval.Delegation{Action: children.ActionSpawnRemote, Remote: "billing", InputDigest: digest, InputBytes: len(input)}
 	b, _ = json.Marshal(approvalMeta(req))
 	all += string(b)
 	if !strings.Contains(string(b), `"delegation":{"action":"spawn_remote","input_bytes":38,"input_digest":"`+digest+`","remote":"billing"}`) {

@@ -26,7 +26,7 @@ type elicitationAnswer struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// Elicit implements pablo.Elicitor: an MCP server's form, during one of
+// Elicit implements approval.Elicitor: an MCP server's form, during one of
 // the prompt's calls, goes to the client as _pablo/v1/elicitation when it
 // negotiated pablo/elicitation-v1, and is declined otherwise. The client's
 // accept must carry an object; an unknown action, a malformed answer or

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/textx"
@@ -158,16 +159,16 @@ const (
 
 // answerOf maps a selected permission option to the approver's answer;
 // anything else rejects.
-func answerOf(optionID sdk.PermissionOptionId) pablo.ApprovalAnswer {
+func answerOf(optionID sdk.PermissionOptionId) approval.Answer {
 	switch optionID {
 	case optionAllowOnce:
-		return pablo.ApprovalAllowOnce
+		return approval.AllowOnce
 	case optionAllowAlways:
-		return pablo.ApprovalAllowForTask
+		return approval.AllowForTask
 	case optionRejectAlways:
-		return pablo.ApprovalRejectForTask
+		return approval.RejectForTask
 	}
-	return pablo.ApprovalReject
+	return approval.Reject
 }
 
 // Approve sends session/request_permission for the call, after its
@@ -179,14 +180,14 @@ func answerOf(optionID sdk.PermissionOptionId) pablo.ApprovalAnswer {
 // With pablo/v2 the request's _meta carries what the answer is bound to:
 // the request ID, the agent, the capability, the arguments digest and the
 // effect, and on a subagent call what it delegates.
-func (r *promptRun) Approve(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+func (r *promptRun) Approve(ctx context.Context, req approval.Request) (approval.Answer, error) {
 	select {
 	case <-r.announcement(req.CallID):
 	case <-r.forwarded:
-		return pablo.ApprovalReject, nil
+		return approval.Reject, nil
 	case <-ctx.Done():
 		// No one answered: the task ended first.
-		return pablo.ApprovalReject, ctx.Err()
+		return approval.Reject, ctx.Err()
 	}
 	title := string(req.Tool)
 	params := sdk.RequestPermissionRequest{
@@ -208,14 +209,14 @@ func (r *promptRun) Approve(ctx context.Context, req pablo.ApprovalRequest) (pab
 	}
 	m, err := r.c.call(ctx, r.st.id, sdk.ClientMethodSessionRequestPermission, params)
 	if err != nil {
-		return pablo.ApprovalReject, err
+		return approval.Reject, err
 	}
 	if m.Error != nil {
-		return pablo.ApprovalReject, errors.New("acp: the client answered session/request_permission with an error")
+		return approval.Reject, errors.New("acp: the client answered session/request_permission with an error")
 	}
 	var resp sdk.RequestPermissionResponse
 	if json.Unmarshal(m.Result, &resp) != nil || resp.Outcome.Selected == nil {
-		return pablo.ApprovalReject, nil
+		return approval.Reject, nil
 	}
 	return answerOf(resp.Outcome.Selected.OptionId), nil
 }
@@ -227,7 +228,7 @@ func (r *promptRun) ApprovalChannel() string { return "acp" }
 // the request as the approval.requested event names it. The masked
 // arguments are the tool call's rawInput already; the resources, which
 // are not masked on the request, stay out.
-func approvalMeta(req pablo.ApprovalRequest) map[string]any {
+func approvalMeta(req approval.Request) map[string]any {
 	a := map[string]any{"request_id": req.ID, "agent_id": req.AgentID,
 		"capability": string(req.Tool), "arguments_digest": req.ArgumentsDigest, "effect": string(req.Effect)}
 	if d := req.Delegation; d != nil {
@@ -240,7 +241,7 @@ func approvalMeta(req pablo.ApprovalRequest) map[string]any {
 // approval.requested event's delegation names it: the action, the remote
 // or the child's narrowed capabilities, the handoffs by reference, and
 // the digest and size of what is handed over, never its content.
-func delegationMeta(d *pablo.ApprovalDelegation) map[string]any {
+func delegationMeta(d *approval.Delegation) map[string]any {
 	m := map[string]any{"action": string(d.Action), "input_digest": d.InputDigest, "input_bytes": d.InputBytes}
 	if d.Action == children.ActionSpawnRemote {
 		m["remote"] = d.Remote

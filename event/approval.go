@@ -53,7 +53,7 @@ type ApprovalResource struct {
 }
 
 // ApprovalDelegation is what a subagent call asking for approval
-// delegates, as pablo.ApprovalDelegation: the action, the remote a
+// delegates, as approval.Delegation: the action, the remote a
 // spawn_remote names or the capabilities a spawned child would get, the
 // handoffs by reference, and the digest and size of what is handed over,
 // never its content. Every value is masked.

@@ -2,9 +2,10 @@ package ledger
 
 import (
 	"encoding/json"
-	"github.com/pabloagent/pablo/internal/jsonx"
 	"strconv"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/jsonx"
 )
 
 // encodeRecord returns the JSON stored for r. Event records, the bulk of any

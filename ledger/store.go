@@ -7,9 +7,10 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/pabloagent/pablo/internal/seqlog"
 	"sync"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/seqlog"
 )
 
 // Store persists records. Implementations must be safe for concurrent use.

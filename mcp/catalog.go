@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pabloagent/pablo/internal/sandbox"
 	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/sandbox"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/clock"

@@ -2,8 +2,9 @@ package mcp
 
 import (
 	"context"
-	"github.com/pabloagent/pablo/internal/sandbox"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/sandbox"
 
 	"go.opentelemetry.io/otel/trace"
 

@@ -14,7 +14,7 @@
 // cannot be forgotten by the hand encoder.
 //
 // A host names [Writer], [Options] and [Error] here or by the root's names
-// for them (pablo.TraceWriter, pablo.TraceWriterOptions, pablo.TraceError);
+// for them (tracefile.Writer, tracefile.Options, tracefile.Error);
 // pablo.Deployment opens a trace of its tasks (its path template, its
 // bound) through [Open], reserving the file from the workspace tools.
 package tracefile
@@ -87,7 +87,7 @@ type Writer struct {
 
 // FileInfo describes the trace file tw writes: a host that must keep the
 // file out of reach of its own tools reserves it by device and inode. It is
-// a function of the package, not a method, so pablo.TraceWriter does not
+// a function of the package, not a method, so tracefile.Writer does not
 // show it to hosts.
 func FileInfo(tw *Writer) (os.FileInfo, error) {
 	tw.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/pabloagent/pablo"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/approval"
 )
 
 // acpPeers locates the real ACP client peer (scripts/install-peers.sh): the
@@ -194,7 +195,7 @@ func auditPermissions(t *testing.T, path string) {
 	t.Helper()
 	_, js, errs := cli(t, "ledger", "show", "--json", "--store", path)
 	var report struct {
-		Approvals []pablo.ApprovalRecord `json:"approvals"`
+		Approvals []approval.Record `json:"approvals"`
 	}
 	if err := json.Unmarshal([]byte(js), &report); err != nil {
 		t.Fatalf("ledger show: %v %s", err, errs)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/event"
 )
 
@@ -165,9 +166,9 @@ func TestACPRuntimeIsReusedUntilTheDeploymentChanges(t *testing.T) {
 // waitForever is an approver that answers only when the task ends.
 type waitForever struct{}
 
-func (waitForever) Approve(ctx context.Context, _ pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+func (waitForever) Approve(ctx context.Context, _ approval.Request) (approval.Answer, error) {
 	<-ctx.Done()
-	return pablo.ApprovalReject, ctx.Err()
+	return approval.Reject, ctx.Err()
 }
 
 // TestACPRefusesWhatItCannotServe: --stdio is required, no positional

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 )
 
@@ -18,11 +19,11 @@ type preApproved struct {
 }
 
 // Approve implements pablo.Approver.
-func (a preApproved) Approve(_ context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+func (a preApproved) Approve(_ context.Context, req approval.Request) (approval.Answer, error) {
 	if slices.Contains(a.ids, req.Tool) {
-		return pablo.ApprovalAllowOnce, nil
+		return approval.AllowOnce, nil
 	}
-	return pablo.ApprovalReject, nil
+	return approval.Reject, nil
 }
 
 // ApprovalChannel implements pablo.ApprovalChannel: the host answered.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 )
 
 // TestLedgerShowPrintsApprovals: a call that needs approval (here by
@@ -59,7 +60,7 @@ func TestLedgerShowPrintsApprovals(t *testing.T) {
 				Tasks []struct {
 					RootAgentID string `json:"root_agent_id"`
 				} `json:"tasks"`
-				Approvals []pablo.ApprovalRecord `json:"approvals"`
+				Approvals []approval.Record `json:"approvals"`
 			}
 			if err := json.Unmarshal([]byte(js), &report); err != nil || len(report.Tasks) != 1 || len(report.Approvals) != 1 {
 				t.Fatalf("ledger show --json: %v %s", err, js)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"fmt"
+
 	"github.com/pabloagent/pablo"
 )
 

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -102,7 +102,7 @@ func (in *inspector) task(w http.ResponseWriter, r *http.Request) {
 	}
 	data := map[string]any{"Task": row}
 	if row.Report != nil {
-		recs, err := pablo.Approvals(r.Context(), in.store, id)
+		recs, err := approval.Records(r.Context(), in.store, id)
 		if err != nil {
 			row.Error = err.Error()
 		}

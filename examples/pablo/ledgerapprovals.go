@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 )
 
 // printApprovals is the text form of a task's approval requests, one line
 // each: who asked about which call, the answer and where it came from, and
 // what the call then did.
-func printApprovals(h *host, recs []pablo.ApprovalRecord) {
+func printApprovals(h *host, recs []approval.Record) {
 	for _, a := range recs {
 		answer := a.Answer
 		if answer == "" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -65,7 +66,7 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 		io.WriteString(h.stdout, `{"tasks":[`)
 	}
 	var live []ledger.Lease
-	approvals := []pablo.ApprovalRecord{}
+	approvals := []approval.Record{}
 	unknown, first := false, true
 	for t, err := range each {
 		if le, ok := errors.AsType[*ledger.LeaseError](err); ok && !le.Lost {
@@ -76,9 +77,9 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 			return err
 		}
 		unknown = unknown || len(t.Unknown) > 0
-		var recs []pablo.ApprovalRecord
+		var recs []approval.Record
 		if show {
-			if recs, err = pablo.Approvals(ctx, store, t.TaskID); err != nil {
+			if recs, err = approval.Records(ctx, store, t.TaskID); err != nil {
 				return err
 			}
 		}
@@ -148,7 +149,7 @@ func ledgerCommand(ctx context.Context, args []string, h *host) error {
 // printReport is the text form of a ledger report; calls are listed when
 // detailed, each dispatch snapshot's entries with snapshots, and each
 // task's approval requests (approvals, by task ID) always.
-func printReport(h *host, report ledger.Report, detailed, snapshots bool, approvals map[string][]pablo.ApprovalRecord) {
+func printReport(h *host, report ledger.Report, detailed, snapshots bool, approvals map[string][]approval.Record) {
 	for _, t := range report.Tasks {
 		printTask(h, t, detailed, snapshots, approvals[t.TaskID])
 	}
@@ -157,7 +158,7 @@ func printReport(h *host, report ledger.Report, detailed, snapshots bool, approv
 
 // printTask is the text form of one task's report, as printReport gives
 // it, followed by its approval requests.
-func printTask(h *host, t ledger.TaskReport, detailed, snapshots bool, approvals []pablo.ApprovalRecord) {
+func printTask(h *host, t ledger.TaskReport, detailed, snapshots bool, approvals []approval.Record) {
 	end := "interrupted (no terminal outcome recorded)"
 	if t.Outcome != nil {
 		end = string(t.Outcome.Status)

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"github.com/pabloagent/pablo"
 	"net/url"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo"
 
 	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/pgtest"

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/termtext"
 )
@@ -67,19 +67,19 @@ func openTTYApprover(stdin io.Reader) *ttyApprover {
 }
 
 // Approve implements pablo.Approver.
-func (a *ttyApprover) Approve(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
+func (a *ttyApprover) Approve(ctx context.Context, req approval.Request) (approval.Answer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := ctx.Err(); err != nil {
-		return pablo.ApprovalReject, err
+		return approval.Reject, err
 	}
 	if _, err := io.WriteString(a.tty, approvalPrompt(req)); err != nil {
-		return pablo.ApprovalReject, err
+		return approval.Reject, err
 	}
 	for range maxAnswerTries {
 		line, err := a.readLine(ctx)
 		if err != nil {
-			return pablo.ApprovalReject, err
+			return approval.Reject, err
 		}
 		if answer, ok := parseAnswer(line); ok {
 			fmt.Fprintf(a.tty, "pablo: %s: %s\n", termtext.Printable(req.ID), answer)
@@ -88,7 +88,7 @@ func (a *ttyApprover) Approve(ctx context.Context, req pablo.ApprovalRequest) (p
 		io.WriteString(a.tty, "pablo: not an answer. "+answerChoices)
 	}
 	io.WriteString(a.tty, "\npablo: no readable answer: rejected\n")
-	return pablo.ApprovalReject, nil
+	return approval.Reject, nil
 }
 
 // readLine reads one line (a canonical-mode read returns at most one),
@@ -125,22 +125,22 @@ func (a *ttyApprover) readLine(ctx context.Context) (string, error) {
 
 // parseAnswer reads one answer: a letter or its word, any case but the
 // letters', which are lower case.
-func parseAnswer(line string) (pablo.ApprovalAnswer, bool) {
+func parseAnswer(line string) (approval.Answer, bool) {
 	switch strings.TrimSpace(line) {
 	case "o", "once", "allow once":
-		return pablo.ApprovalAllowOnce, true
+		return approval.AllowOnce, true
 	case "t", "task", "allow for task", "allow for this task":
-		return pablo.ApprovalAllowForTask, true
+		return approval.AllowForTask, true
 	case "r", "reject":
-		return pablo.ApprovalReject, true
+		return approval.Reject, true
 	case "x", "reject for task", "reject for this task":
-		return pablo.ApprovalRejectForTask, true
+		return approval.RejectForTask, true
 	}
 	return "", false
 }
 
 // approvalPrompt is the question as the terminal shows it.
-func approvalPrompt(req pablo.ApprovalRequest) string {
+func approvalPrompt(req approval.Request) string {
 	var b strings.Builder
 	b.WriteString("\npablo: approval needed before this call runs\n")
 	row := func(k, v string) { fmt.Fprintf(&b, "  %-11s%s\n", k, termtext.Printable(v)) }

@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/approval"
 	"golang.org/x/sys/unix"
-
-	"github.com/pabloagent/pablo"
 )
 
 // openPTY opens a real pseudo-terminal pair: the terminal (what a user's
@@ -194,7 +193,7 @@ func TestRunAsksOnItsTerminal(t *testing.T) {
 			}
 			_, js, _ := cli(t, "ledger", "show", "--json", "--store", store, obj.RunID)
 			var report struct {
-				Approvals []pablo.ApprovalRecord `json:"approvals"`
+				Approvals []approval.Record `json:"approvals"`
 			}
 			json.Unmarshal([]byte(js), &report)
 			var answers, results []string
@@ -221,7 +220,7 @@ func TestRunAsksOnItsTerminal(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		answered := make(chan error, 1)
 		go func() {
-			_, err := a.Approve(ctx, pablo.ApprovalRequest{ID: "apr_x", CallID: "c1", Tool: "fs.write", Effect: "write", Arguments: json.RawMessage(`{}`)})
+			_, err := a.Approve(ctx, approval.Request{ID: "apr_x", CallID: "c1", Tool: "fs.write", Effect: "write", Arguments: json.RawMessage(`{}`)})
 			answered <- err
 		}()
 		scr.waitFor(t, "Allow?", 1, nil)

@@ -5,7 +5,8 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/termtext"
 )
@@ -18,10 +19,10 @@ func FuzzTerminalAnswer(f *testing.F) {
 	for _, s := range []string{"o\n", "t", " r \n", "x", "allow for this task\n", "O", "yes", "", "\x1b[2J", "\u009b2J", "o\x00", "\xff\xfe", "reject\r\n"} {
 		f.Add(s)
 	}
-	spellings := map[string]pablo.ApprovalAnswer{"o": pablo.ApprovalAllowOnce, "once": pablo.ApprovalAllowOnce, "allow once": pablo.ApprovalAllowOnce,
-		"t": pablo.ApprovalAllowForTask, "task": pablo.ApprovalAllowForTask, "allow for task": pablo.ApprovalAllowForTask, "allow for this task": pablo.ApprovalAllowForTask,
-		"r": pablo.ApprovalReject, "reject": pablo.ApprovalReject,
-		"x": pablo.ApprovalRejectForTask, "reject for task": pablo.ApprovalRejectForTask, "reject for this task": pablo.ApprovalRejectForTask}
+	spellings := map[string]approval.Answer{"o": approval.AllowOnce, "once": approval.AllowOnce, "allow once": approval.AllowOnce,
+		"t": approval.AllowForTask, "task": approval.AllowForTask, "allow for task": approval.AllowForTask, "allow for this task": approval.AllowForTask,
+		"r": approval.Reject, "reject": approval.Reject,
+		"x": approval.RejectForTask, "reject for task": approval.RejectForTask, "reject for this task": approval.RejectForTask}
 	f.Fuzz(func(t *testing.T, line string) {
 		answer, ok := parseAnswer(line)
 		want, spelled := spellings[strings.TrimSpace(line)]
@@ -39,8 +40,8 @@ func FuzzTerminalAnswer(f *testing.F) {
 // TestPromptShowsTheExactCallEscaped: the prompt names every part of the
 // request, and a terminal control in any of them is shown escaped.
 func TestPromptShowsTheExactCallEscaped(t *testing.T) {
-	req := pablo.ApprovalRequest{ID: "apr_1", AgentID: "agent\x1b]0;owned\x07", CallID: "c1", Tool: "shell.run", Effect: "execute",
-		Arguments: []byte("{\"command\":\"rm \u009b2J\"}"), Resources: []pablo.Resource{{Kind: "executable", Value: "/bin/sh\u202e"}}}
+	req := approval.Request{ID: "apr_1", AgentID: "agent\x1b]0;owned\x07", CallID: "c1", Tool: "shell.run", Effect: "execute",
+		Arguments: []byte("{\"command\":\"rm \u009b2J\"}"), Resources: []authority.Resource{{Kind: "executable", Value: "/bin/sh\u202e"}}}
 	p := approvalPrompt(req)
 	for _, w := range []string{"request    apr_1", `agent      agent\u001b]0;owned\u0007`, "call       c1", "capability shell.run", "effect     execute",
 		`arguments  {"command":"rm \u009b2J"}`, `resource   executable /bin/sh\u202e`, answerChoices} {
@@ -60,8 +61,8 @@ func TestPromptShowsTheExactCallEscaped(t *testing.T) {
 // handoffs, the digest and size of its input), escaped, and a remote's
 // name for a spawn_remote; never the input itself.
 func TestPromptShowsWhatASpawnDelegatesEscaped(t *testing.T) {
-	req := pablo.ApprovalRequest{ID: "apr_1", AgentID: "root", CallID: "s1", Tool: "subagent", Effect: "delegate",
-		Delegation: &pablo.ApprovalDelegation{Action: children.ActionSpawn,
+	req := approval.Request{ID: "apr_1", AgentID: "root", CallID: "s1", Tool: "subagent", Effect: "delegate",
+		Delegation: &approval.Delegation{Action: children.ActionSpawn,
 			Capabilities: children.Capabilities{Tools: []string{"notes.read", "fs\x1b[2J.write"}, Skills: []string{"repo/review"}},
 			Handoffs:     []children.Handoff{{SourceAgentID: "agent_a", ResultID: "res_1", Kind: children.HandoffArtifact}},
 			InputDigest:  "sha256:" + strings.Repeat("ab", 32), InputBytes: 42}}
@@ -80,7 +81,7 @@ func TestPromptShowsWhatASpawnDelegatesEscaped(t *testing.T) {
 			t.Errorf("the prompt holds %U raw", r)
 		}
 	}
-	req.Delegation = &pablo.ApprovalDelegation{Action: children.ActionSpawnRemote, Remote: "billing\u009b", InputDigest: "sha256:" + strings.Repeat("cd", 32), InputBytes: 7}
+	req.Delegation = &approval.Delegation{Action: children.ActionSpawnRemote, Remote: "billing\u009b", InputDigest: "sha256:" + strings.Repeat("cd", 32), InputBytes: 7}
 	p = approvalPrompt(req)
 	for _, w := range []string{"delegates  spawn_remote", `remote     billing\u009b`, "input      sha256:" + strings.Repeat("cd", 32) + " (7 bytes)"} {
 		if !strings.Contains(p, w) {

@@ -11,7 +11,7 @@ import (
 	"github.com/pabloagent/pablo/termtext"
 )
 
-// Elicit implements pablo.Elicitor: an MCP server's form, asked on the
+// Elicit implements approval.Elicitor: an MCP server's form, asked on the
 // terminal field by field. The server's text is escaped; an empty line
 // takes the field's default (or leaves an optional field out), "!" at any
 // field declines the whole form, and a value that does not fit the field

@@ -4,9 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/pabloagent/pablo/internal/suggest"
 	"path/filepath"
 	"strconv"
+
+	"github.com/pabloagent/pablo/internal/suggest"
 )
 
 // body validates a file's top-level members and records its contributions.

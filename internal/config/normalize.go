@@ -2,12 +2,13 @@ package config
 
 import (
 	"fmt"
-	"github.com/pabloagent/pablo/internal/suggest"
 	"path"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pabloagent/pablo/internal/suggest"
 )
 
 // unsetValue is the normalized form of {unset = true}.

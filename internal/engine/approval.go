@@ -5,85 +5,28 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/pabloagent/pablo/mcp"
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/pabloagent/pablo/approval"
+	"github.com/pabloagent/pablo/mcp"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/redact"
-	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
-// CodeApprovalRejected is the error code of the recoverable result a call
-// its approver rejected returns to the model.
-const CodeApprovalRejected outcome.FailureCode = "approval_rejected"
-
-// Approver answers approval requests: the root's Approver, adapted.
-type Approver interface {
-	Approve(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
-}
-
-// ApprovalChannel is what an [Approver] may also implement to name the
-// channel its answers come from (the root's ApprovalChannel).
-type ApprovalChannel interface {
-	ApprovalChannel() string
-}
-
-// ElicitationChannel is what an [Approver] may also implement to answer
-// MCP servers' form elicitations (the root's Elicitor); a nil func means it
-// cannot.
-type ElicitationChannel interface {
-	ElicitFunc() mcp.ElicitFunc
-}
+// Approver answers approval requests: the host's own, called directly.
+type Approver = approval.Approver
 
 // elicitOf is the approver's elicitation channel, nil when it has none.
 func elicitOf(ap Approver) mcp.ElicitFunc {
-	if c, ok := ap.(ElicitationChannel); ok {
-		return c.ElicitFunc()
+	if e, ok := ap.(approval.Elicitor); ok {
+		return e.Elicit
 	}
 	return nil
-}
-
-// ApprovalAnswer is an approver's answer to one request, or a step of the
-// ledger's approval record. The zero value rejects.
-type ApprovalAnswer string
-
-// The answers to an approval request (the root's).
-const (
-	ApprovalReject        ApprovalAnswer = "reject"
-	ApprovalAllowOnce     ApprovalAnswer = "allow_once"
-	ApprovalAllowForTask  ApprovalAnswer = "allow_for_task"
-	ApprovalRejectForTask ApprovalAnswer = "reject_for_task"
-)
-
-// ApprovalRequest is one call that needs approval before it runs (the
-// root's ApprovalRequest documents each field).
-type ApprovalRequest struct {
-	ID              string
-	TaskID          string
-	AgentID         string
-	CallID          string
-	Tool            authority.ID
-	Arguments       json.RawMessage
-	ArgumentsDigest string
-	Resources       []authority.Resource
-	Effect          authority.CallEffect
-	Decision        authority.Decision
-	Delegation      *ApprovalDelegation
-}
-
-// ApprovalDelegation is what a subagent call asking for approval hands to
-// another agent (the root's ApprovalDelegation).
-type ApprovalDelegation struct {
-	Action       children.Action
-	Remote       string
-	Capabilities children.Capabilities
-	Handoffs     []children.Handoff
-	InputDigest  string
-	InputBytes   int
 }
 
 // The ledger's approval rules beyond the answers themselves: a request
@@ -91,12 +34,12 @@ type ApprovalDelegation struct {
 // the task ended before it was answered, and a call denied because no one
 // could be asked.
 const (
-	approvalAsked      ApprovalAnswer = "requested"
-	approvalGranted    ApprovalAnswer = "covered_by_task_grant"
-	approvalRefused    ApprovalAnswer = "rejected_by_task_grant"
-	approvalUnanswered ApprovalAnswer = "unanswered"
-	approvalLate       ApprovalAnswer = "late"
-	approvalNoChannel  ApprovalAnswer = "no_channel"
+	approvalAsked      approval.Answer = "requested"
+	approvalGranted    approval.Answer = "covered_by_task_grant"
+	approvalRefused    approval.Answer = "rejected_by_task_grant"
+	approvalUnanswered approval.Answer = "unanswered"
+	approvalLate       approval.Answer = "late"
+	approvalNoChannel  approval.Answer = "no_channel"
 )
 
 // The channels an answer comes from besides an approver's own.
@@ -108,18 +51,12 @@ const (
 
 // channelOf names the channel of ap's answers.
 func channelOf(ap Approver) string {
-	if c, ok := ap.(ApprovalChannel); ok {
+	if c, ok := ap.(approval.Channel); ok {
 		if name := c.ApprovalChannel(); name != "" {
 			return name
 		}
 	}
 	return channelApprover
-}
-
-// ApprovalRequestID is the ID of the approval request bound to one call
-// (the root's ApprovalRequestID documents it).
-func ApprovalRequestID(taskID, agentID, callID, argumentsDigest string) string {
-	return digest16("apr_", taskID, agentID, callID, argumentsDigest)
 }
 
 // digest16 is prefix (at most 16 bytes) and the hex of the first 16 bytes
@@ -176,9 +113,9 @@ func (g *approvalGrants) covers(x authority.ApprovalGrant) (allow, found bool) {
 // arguments, digest, the resources its contract names (masked, as every
 // approver sees them) and its effect. resources are the call's own, which
 // an answer for this task is bound to.
-func (s *step) approvalRequest(ac admittedCall) (req ApprovalRequest, resources []authority.Resource) {
+func (s *step) approvalRequest(ac admittedCall) (req approval.Request, resources []authority.Resource) {
 	args, _ := s.t.rt.opts.Secrets.MaskJSON(ac.args)
-	req = ApprovalRequest{ID: ApprovalRequestID(s.t.root.ID(), s.agent, ac.rec.ID, ac.rec.ArgumentsDigest),
+	req = approval.Request{ID: approval.RequestID(s.t.root.ID(), s.agent, ac.rec.ID, ac.rec.ArgumentsDigest),
 		TaskID: s.t.root.ID(), AgentID: s.agent, CallID: ac.rec.ID, Tool: ac.id,
 		Arguments: json.RawMessage(args), ArgumentsDigest: ac.rec.ArgumentsDigest,
 		Effect: authority.EffectOf(ac.id, ac.decision), Decision: ac.decision}
@@ -229,7 +166,7 @@ func workspaceResources(id authority.ID, args json.RawMessage) []authority.Resou
 // digest, effect and resources (masked), the request and, for an answer,
 // its channel, so a host can audit who approved what from the ledger
 // alone. Every step but the request is also an approval.answered event.
-func (s *step) recordApproval(req ApprovalRequest, step ApprovalAnswer) *event.Outcome {
+func (s *step) recordApproval(req approval.Request, step approval.Answer) *event.Outcome {
 	return s.recordAnswer(req, step, "")
 }
 
@@ -237,7 +174,7 @@ func (s *step) recordApproval(req ApprovalRequest, step ApprovalAnswer) *event.O
 // counted (a cancel, the deadline): "late" with the answer that came too
 // late, which grants nothing, or "unanswered" when none came. The task
 // has ended, so it is recorded on a context that is not.
-func (s *step) recordUnanswered(req ApprovalRequest, answer ApprovalAnswer, err error) {
+func (s *step) recordUnanswered(req approval.Request, answer approval.Answer, err error) {
 	saved := s.ctx
 	s.ctx = context.WithoutCancel(saved)
 	defer func() { s.ctx = saved }()
@@ -249,8 +186,8 @@ func (s *step) recordUnanswered(req ApprovalRequest, answer ApprovalAnswer, err 
 }
 
 // recordAnswer is recordApproval with the late answer of a "late" step.
-func (s *step) recordAnswer(req ApprovalRequest, step, late ApprovalAnswer) *event.Outcome {
-	allowed := step == ApprovalAllowOnce || step == ApprovalAllowForTask || step == approvalGranted
+func (s *step) recordAnswer(req approval.Request, step, late approval.Answer) *event.Outcome {
+	allowed := step == approval.AllowOnce || step == approval.AllowForTask || step == approvalGranted
 	channel := ""
 	switch step {
 	case approvalAsked:
@@ -307,13 +244,13 @@ func (s *step) recordAnswer(req ApprovalRequest, step, late ApprovalAnswer) *eve
 
 // emitApprovalRequested is the approval.requested event of req: every
 // call that needs approval has one, then one approval.answered.
-func (s *step) emitApprovalRequested(req ApprovalRequest) *event.Outcome {
+func (s *step) emitApprovalRequested(req approval.Request) *event.Outcome {
 	return s.emit(event.EventData{Type: event.ApprovalRequested, Approval: s.approvalEvent(req, true)})
 }
 
 // approvalEvent is req as its events carry it, masked; the request event
 // also carries the arguments and the rule that asked.
-func (s *step) approvalEvent(req ApprovalRequest, request bool) *event.Approval {
+func (s *step) approvalEvent(req approval.Request, request bool) *event.Approval {
 	a := &event.Approval{RequestID: req.ID, CallID: req.CallID, Capability: string(req.Tool),
 		ArgumentsDigest: req.ArgumentsDigest, Effect: string(req.Effect)}
 	for _, r := range req.Resources {
@@ -330,7 +267,7 @@ func (s *step) approvalEvent(req ApprovalRequest, request bool) *event.Approval 
 
 // maskDelegation masks every name d carries (a model wrote them), as the
 // request's resources are: every approver sees the same masked values.
-func maskDelegation(d *ApprovalDelegation, secrets *redact.Set) *ApprovalDelegation {
+func maskDelegation(d *approval.Delegation, secrets *redact.Set) *approval.Delegation {
 	if d == nil {
 		return nil
 	}
@@ -359,7 +296,7 @@ func maskDelegation(d *ApprovalDelegation, secrets *redact.Set) *ApprovalDelegat
 }
 
 // eventDelegation is d as the approval.requested event carries it.
-func eventDelegation(d *ApprovalDelegation) *event.ApprovalDelegation {
+func eventDelegation(d *approval.Delegation) *event.ApprovalDelegation {
 	if d == nil {
 		return nil
 	}
@@ -385,12 +322,12 @@ func nonNil(v []string) []string {
 // eventAnswer is the answer an approval.answered event gives for a ledger
 // step: an earlier answer for this task is that answer, and a late answer
 // leaves the request unanswered.
-func eventAnswer(step ApprovalAnswer) string {
+func eventAnswer(step approval.Answer) string {
 	switch step {
 	case approvalGranted:
-		return string(ApprovalAllowForTask)
+		return string(approval.AllowForTask)
 	case approvalRefused:
-		return string(ApprovalRejectForTask)
+		return string(approval.RejectForTask)
 	case approvalLate:
 		return string(approvalUnanswered)
 	}

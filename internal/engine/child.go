@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
@@ -304,12 +305,12 @@ func (c *subagentCatalog) delegates(call authority.Call) bool {
 
 // delegation is what the subagent call args delegates, for its approval
 // request: nil when it delegates nothing or its arguments are refused.
-func (c *subagentCatalog) delegation(args json.RawMessage) *ApprovalDelegation {
+func (c *subagentCatalog) delegation(args json.RawMessage) *approval.Delegation {
 	a, err := children.ParseArguments(args, c.Tool.Remotes())
 	if err != nil || !a.Action.Delegates() {
 		return nil
 	}
-	d := &ApprovalDelegation{Action: a.Action}
+	d := &approval.Delegation{Action: a.Action}
 	if a.Action == children.ActionSpawnRemote {
 		parts, _ := json.Marshal(a.Remote.Parts)
 		d.Remote, d.InputDigest, d.InputBytes = a.Remote.Remote, sha256Tag(parts), len(parts)

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
@@ -54,7 +55,7 @@ func (s *step) toolCall(call model.ToolCall, id string) *event.Outcome {
 	if res, denied := s.approve(ac); denied {
 		// Settled as a call that never left: tool.finished says why. A
 		// rejection counts as a dispatched call without being one.
-		return s.retain(s.observe(dispatchedCall{admittedCall: ac, res: res, counted: res.Code == CodeApprovalRejected}))
+		return s.retain(s.observe(dispatchedCall{admittedCall: ac, res: res, counted: res.Code == approval.CodeRejected}))
 	}
 	dc, o := s.dispatch(ac)
 	if o != nil {
@@ -264,29 +265,29 @@ func (s *step) approve(ac admittedCall) (res ledger.ToolResult, denied bool) {
 		return s.approvalDenied(req, "the approver could not answer"), true
 	}
 	switch answer {
-	case ApprovalAllowOnce:
-		if o := s.recordApproval(req, ApprovalAllowOnce); o != nil {
+	case approval.AllowOnce:
+		if o := s.recordApproval(req, approval.AllowOnce); o != nil {
 			return s.approvalStopped(o), true
 		}
 		return res, false
-	case ApprovalAllowForTask:
+	case approval.AllowForTask:
 		s.t.grants.add(grant, true)
-		if o := s.recordApproval(req, ApprovalAllowForTask); o != nil {
+		if o := s.recordApproval(req, approval.AllowForTask); o != nil {
 			return s.approvalStopped(o), true
 		}
 		return res, false
 	}
-	if answer == ApprovalRejectForTask {
+	if answer == approval.RejectForTask {
 		s.t.grants.add(grant, false)
-		return s.rejected(ac, req, ApprovalRejectForTask)
+		return s.rejected(ac, req, approval.RejectForTask)
 	}
-	return s.rejected(ac, req, ApprovalReject)
+	return s.rejected(ac, req, approval.Reject)
 }
 
 // rejected records a rejection and returns the recoverable result
 // approval_rejected. The rejected call counts as a dispatched call, so a
 // model that keeps asking spends its tool-call ceiling; it never leaves.
-func (s *step) rejected(ac admittedCall, req ApprovalRequest, step ApprovalAnswer) (ledger.ToolResult, bool) {
+func (s *step) rejected(ac admittedCall, req approval.Request, step approval.Answer) (ledger.ToolResult, bool) {
 	if o := s.recordApproval(req, step); o != nil {
 		return s.approvalStopped(o), true
 	}
@@ -329,7 +330,7 @@ func (s *step) approvalStopped(o *event.Outcome) ledger.ToolResult {
 // needed approval and had no one to give it. It is denied under what
 // required the approval (the layer and rule, the class key, the host's
 // list or the privileged default), so the outcome says what to change.
-func (s *step) approvalDenied(req ApprovalRequest, reason string) ledger.ToolResult {
+func (s *step) approvalDenied(req approval.Request, reason string) ledger.ToolResult {
 	src := authority.ApprovalSourceOf(req.Decision)
 	d := authority.Decision{Layer: src.Layer, RuleID: src.RuleID,
 		Reason: fmt.Sprintf("%s: %s needs approval by layer %q rule %q; give the task an approver, or change that rule", reason, req.Tool, src.Layer, src.RuleID)}
@@ -339,9 +340,9 @@ func (s *step) approvalDenied(req ApprovalRequest, reason string) ledger.ToolRes
 
 // rejectedResult is what the model sees of a call its approver rejected:
 // a recoverable error naming the call, so it can choose another way.
-func rejectedResult(req ApprovalRequest) ledger.ToolResult {
-	return ledger.ToolResult{Status: outcome.ToolRecoverableError, Code: CodeApprovalRejected, Delivery: outcome.NotSent,
-		Output: map[string]any{"error": map[string]any{"code": string(CodeApprovalRejected),
+func rejectedResult(req approval.Request) ledger.ToolResult {
+	return ledger.ToolResult{Status: outcome.ToolRecoverableError, Code: approval.CodeRejected, Delivery: outcome.NotSent,
+		Output: map[string]any{"error": map[string]any{"code": string(approval.CodeRejected),
 			"message": "the approver rejected this call; it did not run. Another call may be approved."}}}
 }
 

@@ -2,12 +2,13 @@ package schema
 
 import (
 	"bytes"
-	"github.com/pabloagent/pablo/internal/jsonx"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pabloagent/pablo/internal/jsonx"
 )
 
 // kind is the JSON type of a parsed value.

@@ -1,4 +1,4 @@
-package pablo
+package approval
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 	"github.com/pabloagent/pablo/ledger"
 )
 
-// ApprovalRecord is one approval request of a task and how it was
+// Record is one approval request of a task and how it was
 // answered, as the task's ledger retains them: who asked (the agent),
 // about exactly which call (its ID, capability, arguments digest,
 // resources and effect), under which rule, the answer, the channel it
 // came from and what the call it bound then did. Every value is masked,
 // as the events were.
-type ApprovalRecord struct {
+type Record struct {
 	TaskID          string                   `json:"task_id"`
 	RequestID       string                   `json:"request_id"`
 	AgentID         string                   `json:"agent_id"`
@@ -40,18 +40,18 @@ type ApprovalRecord struct {
 	CallStatus     string `json:"call_status,omitempty"`
 }
 
-// Approvals reads the approval requests of one task from store, in the
+// Records reads the approval requests of one task from store, in the
 // order they were asked: a host's audit of who approved what, from the
 // ledger alone (after a restart, on another host). It reads the
 // approval.requested and approval.answered events the ledger retained
 // (a store keeps event payloads) and binds each to its call's records.
-func Approvals(ctx context.Context, store ledger.Store, taskID string) ([]ApprovalRecord, error) {
+func Records(ctx context.Context, store ledger.Store, taskID string) ([]Record, error) {
 	recs, err := store.Records(ctx, taskID)
 	if err != nil {
 		return nil, err
 	}
 	type callKey struct{ agent, call string }
-	var out []ApprovalRecord
+	var out []Record
 	byRequest := map[callKey]int{} // (agent, request ID) → index in out
 	calls := map[callKey]*ledger.CallRecord{}
 	settled := map[callKey]string{}
@@ -73,7 +73,7 @@ func Approvals(ctx context.Context, store ledger.Store, taskID string) ([]Approv
 			}
 			var data event.EventData
 			if err := json.Unmarshal(r.Event.Payload, &data); err != nil || data.Approval == nil {
-				return nil, fmt.Errorf("pablo: task %s: the %s event at root_seq %d holds no approval", taskID, typ, r.Event.RootSeq)
+				return nil, fmt.Errorf("approval: task %s: the %s event at root_seq %d holds no approval", taskID, typ, r.Event.RootSeq)
 			}
 			a := data.Approval
 			k := callKey{r.Event.AgentID, a.RequestID}
@@ -81,7 +81,7 @@ func Approvals(ctx context.Context, store ledger.Store, taskID string) ([]Approv
 			if !seen {
 				i = len(out)
 				byRequest[k] = i
-				out = append(out, ApprovalRecord{TaskID: taskID, RequestID: a.RequestID, AgentID: r.Event.AgentID, CallID: a.CallID,
+				out = append(out, Record{TaskID: taskID, RequestID: a.RequestID, AgentID: r.Event.AgentID, CallID: a.CallID,
 					Capability: a.Capability, ArgumentsDigest: a.ArgumentsDigest, Resources: a.Resources, Effect: a.Effect})
 			}
 			if typ == event.ApprovalRequested {
@@ -95,7 +95,7 @@ func Approvals(ctx context.Context, store ledger.Store, taskID string) ([]Approv
 		k := callKey{out[i].AgentID, out[i].CallID}
 		if c := calls[k]; c != nil {
 			if c.ArgumentsDigest != out[i].ArgumentsDigest {
-				return nil, fmt.Errorf("pablo: task %s: approval %s names arguments %s, but its call %s was admitted with %s",
+				return nil, fmt.Errorf("approval: task %s: approval %s names arguments %s, but its call %s was admitted with %s",
 					taskID, out[i].RequestID, out[i].ArgumentsDigest, c.CallID, c.ArgumentsDigest)
 			}
 			out[i].IdempotencyKey = c.IdempotencyKey
