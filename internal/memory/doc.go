@@ -31,4 +31,12 @@
 // pin, with its SHA-256, for the caller to store as an artifact. An
 // Ontology validates proposals: kinds, required fields, edge kinds and
 // their endpoints, dangling edges and ID collisions.
+//
+// A proposal is a change request, answered from the proposer's scope
+// alone: a record outside it that holds a proposed path or ID, or refers
+// to a deleted record, changes nothing in the proposer's answer (no
+// oracle for hidden records), and a record the proposer sees whole only
+// through its scope is proposed against as it sees it. Review, for a
+// reviewer with full scope, reports those conflicts and carries the patch
+// onto the pinned blobs.
 package memory

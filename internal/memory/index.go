@@ -256,6 +256,25 @@ func (ix *Index) visibleID(id string, scope Scope) bool {
 	return !ok || scope.allows(t)
 }
 
+// byIDIn returns the record with ID id as scope knows it: one outside
+// scope is absent, exactly like one that does not exist.
+func (ix *Index) byIDIn(id string, scope Scope) (*Record, bool) {
+	r, ok := ix.byID[id]
+	if !ok || !scope.allows(r) {
+		return nil, false
+	}
+	return r, true
+}
+
+// byPathIn returns the record at path p as scope knows it.
+func (ix *Index) byPathIn(p string, scope Scope) (*Record, bool) {
+	r, ok := ix.byPath[p]
+	if !ok || !scope.allows(r) {
+		return nil, false
+	}
+	return r, true
+}
+
 // Read returns the record with ID or path key, as scope sees it. A record
 // outside scope is reported exactly like one that does not exist.
 func (ix *Index) Read(key string, scope Scope) (*Record, error) {

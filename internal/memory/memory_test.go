@@ -396,32 +396,57 @@ func TestProposeWritesAPatchGitApplyAcceptsOnThePin(t *testing.T) {
 			{Op: "delete", Record: Record{ID: "ledger"}},
 		},
 	}
-	patch, err := s.Propose(ix, p, Scope{Kinds: []string{"service"}, Paths: []string{"*"}})
+	applies := func(patch []byte) {
+		t.Helper()
+		file := filepath.Join(t.TempDir(), "p.patch")
+		if err := os.WriteFile(file, patch, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		index := filepath.Join(t.TempDir(), "index")
+		run := func(args ...string) {
+			t.Helper()
+			cmd := exec.Command(gitBin, append([]string{"--git-dir", r.dir}, args...)...)
+			cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s\npatch:\n%s", args, err, out, patch)
+			}
+		}
+		run("read-tree", pin.Commit)
+		run("apply", "--check", "--cached", file)
+	}
+	// Every record the proposal touches is whole in the proposer's
+	// scope: the patch applies on the pin as it is.
+	patch, err := s.Propose(ix, p, All())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(string(patch.Text), "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n") || !strings.HasPrefix(patch.SHA256, "sha256:") {
 		t.Fatalf("patch is not format-patch shaped:\n%s", patch.Text)
 	}
-	again, _ := s.Propose(ix, p, Scope{Kinds: []string{"service"}, Paths: []string{"*"}})
+	again, _ := s.Propose(ix, p, All())
 	if again.SHA256 != patch.SHA256 {
 		t.Errorf("the same proposal gave two digests: the patch must be deterministic")
 	}
-	file := filepath.Join(t.TempDir(), "p.patch")
-	if err := os.WriteFile(file, patch.Text, 0o600); err != nil {
+	applies(patch.Text)
+
+	// billing depends on vault, a secret the service grant hides: the
+	// proposer's patch is against billing as it sees it, and the
+	// reviewer's patch (Review) applies on the pin, keeping the edge.
+	narrow, err := s.Propose(ix, p, Scope{Kinds: []string{"service"}, Paths: []string{"*"}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	index := filepath.Join(t.TempDir(), "index")
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(gitBin, append([]string{"--git-dir", r.dir}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s\npatch:\n%s", args, err, out, patch.Text)
-		}
+	if strings.Contains(string(narrow.Text), "vault") {
+		t.Errorf("the proposer's patch names a hidden record:\n%s", narrow.Text)
 	}
-	run("read-tree", pin.Commit)
-	run("apply", "--check", "--cached", file)
+	rv, err := s.Review(ix, nil, narrow.Text, Scope{Kinds: []string{"service"}, Paths: []string{"*"}})
+	if err != nil || rv.Patch == nil {
+		t.Fatalf("Review = %+v, %v", rv, err)
+	}
+	if !strings.Contains(string(rv.Patch.Text), "vault") {
+		t.Errorf("the reviewed patch dropped billing's edge to vault:\n%s", rv.Patch.Text)
+	}
+	applies(rv.Patch.Text)
 
 	// Never a write to the memory repository.
 	now, _ := s.Resolve("refs/heads/main")

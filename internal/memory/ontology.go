@@ -126,8 +126,9 @@ func (o *Ontology) Validate(ix *Index, p Proposal, scope Scope) []Violation {
 		case "add":
 			if n, dup := proposedIDs[c.Record.ID]; dup {
 				out = append(out, Violation{Code: ViolationIDCollision, ID: c.Record.ID, Reason: fmt.Sprintf("changes %d and %d both add id %q", n, i, c.Record.ID)})
-			} else if _, exists := ix.byID[c.Record.ID]; exists {
-				// Named without its kind or path: it may be outside scope.
+			} else if _, exists := ix.byIDIn(c.Record.ID, scope); exists {
+				// A record outside scope is no collision here: it is
+				// the reviewer's conflict (Review), not the caller's.
 				out = append(out, Violation{Code: ViolationIDCollision, ID: c.Record.ID, Reason: fmt.Sprintf("id %q is already used at the pinned commit; choose another id or edit that record", c.Record.ID)})
 			}
 			proposedIDs[c.Record.ID] = i
@@ -144,8 +145,7 @@ func (o *Ontology) Validate(ix *Index, p Proposal, scope Scope) []Violation {
 		if r, ok := result[id]; ok {
 			return r, r != nil
 		}
-		r, ok := ix.byID[id]
-		return r, ok
+		return ix.byIDIn(id, scope)
 	}
 	for _, c := range p.Changes {
 		if c.Op == "delete" {
@@ -190,32 +190,27 @@ func (o *Ontology) Validate(ix *Index, p Proposal, scope Scope) []Violation {
 			}
 		}
 	}
-	// A deletion must not leave another record's edge dangling. Referrers
-	// outside scope are not named or counted: the deletion is flagged.
+	// A deletion must not leave another record's edge dangling. Only the
+	// records in scope, as scope sees them, are asked: a referrer outside
+	// it (or a visible record's edge to a hidden one) is the reviewer's
+	// conflict, so that the caller's answer is the same whether or not
+	// one exists.
 	for _, c := range p.Changes {
 		if c.Op != "delete" {
 			continue
 		}
 		id := c.Record.ID
 		var visible []string
-		hidden := false
 		for _, r := range ix.records {
-			if _, changed := result[r.ID]; changed {
+			if _, changed := result[r.ID]; changed || !scope.allows(r) {
 				continue
 			}
-			if refers(r, id) {
-				if scope.allows(r) {
-					visible = append(visible, r.ID)
-				} else {
-					hidden = true
-				}
+			if refers(ix.view(r, scope), id) {
+				visible = append(visible, r.ID)
 			}
 		}
-		switch {
-		case len(visible) > 0:
+		if len(visible) > 0 {
 			out = append(out, Violation{Code: ViolationDanglingEdge, ID: id, Reason: fmt.Sprintf("deleting %q leaves edges dangling from %s", id, strings.Join(visible, ", "))})
-		case hidden:
-			out = append(out, Violation{Code: ViolationDanglingEdge, ID: id, Reason: fmt.Sprintf("deleting %q leaves edges dangling from records outside your scope", id)})
 		}
 	}
 	return out

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // MaxPatchBytes bounds a patch read for validation.
@@ -89,18 +87,17 @@ func (s *Store) ChangesFromPatch(ix *Index, text []byte, scope Scope) ([]Propose
 		var old []string
 		var prev *Record
 		if !f.added {
-			r, ok := ix.byPath[f.path]
-			if !ok || !scope.allows(r) {
+			r, ok := ix.byPathIn(f.path, scope)
+			if !ok {
 				return nil, errorf(ErrNotFound, CodeNotFound, "", 0, "no record %q at commit %s", f.path, short(ix.pin.Commit))
 			}
 			prev = r
-			s.mu.Lock()
-			b, err := s.blob(r.Path, plumbing.NewHash(r.Blob))
-			s.mu.Unlock()
+			// The base is the record as scope sees it, as Propose wrote it.
+			b, _, err := s.baseText(ix, r, scope)
 			if err != nil {
 				return nil, err
 			}
-			old = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+			old = strings.Split(strings.TrimSuffix(b, "\n"), "\n")
 		}
 		var res []string
 		at := 0 // next old line (0-based)

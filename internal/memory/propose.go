@@ -89,10 +89,13 @@ func (s *Store) Propose(ix *Index, p Proposal, scope Scope) (Patch, error) {
 			if !scope.AllowsPath(cp) {
 				return bad("change %d: path %q is outside the propose grant", i, r.Path)
 			}
-			if old, ok := ix.byID[r.ID]; ok && scope.allows(old) {
+			// Only what scope sees may refuse an add: a record outside
+			// it at the same ID or path is a conflict for the reviewer
+			// (Review), never an answer to the proposer.
+			if _, ok := ix.byIDIn(r.ID, scope); ok {
 				return bad("change %d: record %q exists; use op edit", i, r.ID)
 			}
-			if _, ok := ix.byPath[cp]; ok {
+			if _, ok := ix.byPathIn(cp, scope); ok {
 				return bad("change %d: path %q is taken at the pinned commit", i, cp)
 			}
 			fc = fileChange{path: cp, add: true}
@@ -105,14 +108,12 @@ func (s *Store) Propose(ix *Index, p Proposal, scope Scope) (Patch, error) {
 				return bad("change %d: kind %q is outside the propose grant", i, r.Kind)
 			}
 			orig := ix.byID[r.ID]
-			s.mu.Lock()
-			b, err := s.blob(orig.Path, plumbing.NewHash(orig.Blob))
-			s.mu.Unlock()
+			base, hash, err := s.baseText(ix, orig, scope)
 			if err != nil {
 				return Patch{}, err
 			}
 			r.Path = orig.Path
-			fc = fileChange{path: orig.Path, old: string(b), oldHash: plumbing.NewHash(orig.Blob), del: c.Op == "delete"}
+			fc = fileChange{path: orig.Path, old: base, oldHash: hash, del: c.Op == "delete"}
 		default:
 			return bad("change %d: op must be add, edit or delete, got %q", i, c.Op)
 		}
@@ -133,6 +134,26 @@ func (s *Store) Propose(ix *Index, p Proposal, scope Scope) (Patch, error) {
 		files = append(files, fc)
 	}
 	return formatPatch(ix.pin.Commit, p, files)
+}
+
+// baseText is the text of record r a caller of scope proposes against:
+// its blob when scope sees all of it, else the record as scope sees it,
+// rendered. A blob that names a record outside scope (an edge, an
+// association) is never the base: a diff's context and removed lines
+// would name it. Review carries such a patch back onto the blob.
+func (s *Store) baseText(ix *Index, r *Record, scope Scope) (string, plumbing.Hash, error) {
+	v := ix.view(r, scope)
+	if len(v.Edges) == len(r.Edges) && len(v.Associations) == len(r.Associations) {
+		s.mu.Lock()
+		b, err := s.blob(r.Path, plumbing.NewHash(r.Blob))
+		s.mu.Unlock()
+		return string(b), plumbing.NewHash(r.Blob), err
+	}
+	b, err := Render(v)
+	if err != nil {
+		return "", plumbing.ZeroHash, err
+	}
+	return string(b), plumbing.ComputeHash(plumbing.BlobObject, b), nil
 }
 
 func formatPatch(base string, p Proposal, files []fileChange) (Patch, error) {

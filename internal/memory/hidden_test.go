@@ -1,0 +1,269 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The proposer's grants in these tests: services and teams, every path.
+// Secrets are hidden from it.
+var proposerScope = Scope{Kinds: []string{"service", "team"}, Paths: []string{"*"}}
+
+// proposerCall runs one memory tool call (propose or validate, granted
+// proposerScope) on a repository of files, and returns all the caller can
+// observe of it as one string: the payload or the error (its type, code
+// and text), and the bytes of a patch written to the workspace. The pinned
+// commit, and the digests of a patch that names it, are replaced by
+// placeholders: two repositories that differ in a hidden record differ in
+// their commit IDs, and nothing else may differ.
+func proposerCall(t *testing.T, files map[string]tfile, tool string, args string) string {
+	t.Helper()
+	o, err := ParseOntology("ontology.toml", []byte(testOntology))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRepo(t)
+	commit := r.commit(files)
+	s := r.store(Options{})
+	written := map[string][]byte{}
+	grant := Grant{Scope: proposerScope}
+	tools, err := OpenTools(context.Background(), ToolsOptions{Store: s, Ref: "refs/heads/main", Ontology: o,
+		Grants: map[string]Grant{ToolPropose: grant, ToolValidate: grant},
+		WritePatch: func(name string, data []byte) (string, error) {
+			written["memory-proposals/"+name] = data
+			return "memory-proposals/" + name, nil
+		},
+		ReadPatch: func(p string) ([]byte, error) {
+			if b, ok := written[p]; ok {
+				return b, nil
+			}
+			return nil, errors.New("no such file")
+		},
+		Now: func() time.Time { return time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	payload, err := tools.Call(context.Background(), tool, json.RawMessage(args))
+	if err != nil {
+		var me *Error
+		var ae *ArgumentError
+		switch {
+		case errors.As(err, &me):
+			fmt.Fprintf(&out, "error %T code=%s kind=%v path=%s line=%d: %s\n", me, me.Code, me.Kind, me.Path, me.Line, me.Reason)
+		case errors.As(err, &ae):
+			fmt.Fprintf(&out, "error %T: %s\n", ae, ae.Reason)
+		default:
+			fmt.Fprintf(&out, "error %T: %v\n", err, err)
+		}
+	} else {
+		b, _ := json.Marshal(payload)
+		out.Write(b)
+		out.WriteByte('\n')
+	}
+	for _, name := range sortedKeys(written) {
+		fmt.Fprintf(&out, "file %s:\n%s", name, written[name])
+	}
+	text := out.String()
+	if m, ok := payload.(map[string]any); ok {
+		if sum, ok := m["revision"].(string); ok {
+			text = strings.ReplaceAll(text, sum, "<sha256>")
+			text = strings.ReplaceAll(text, sum[:16], "<sha256-16>")
+		}
+	}
+	return strings.ReplaceAll(text, commit, "<pin>")
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// with returns base plus files.
+func with(base map[string]tfile, files map[string]tfile) map[string]tfile {
+	out := maps.Clone(base)
+	maps.Copy(out, files)
+	return out
+}
+
+// visibleFiles is baseFiles without its secret and billing's edge to it,
+// with ads, a service nothing refers to: the repository as the proposer
+// sees it, billing written as Render writes it.
+func visibleFiles(t *testing.T) map[string]tfile {
+	t.Helper()
+	files := baseFiles()
+	delete(files, recPath("secret", "vault"))
+	billing, err := ParseRecord(recPath("service", "billing"), []byte(files[recPath("service", "billing")].data), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	billing.Edges = []Edge{{"depends_on", "ledger"}}
+	b, err := Render(billing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files[recPath("service", "billing")] = text(string(b))
+	files[recPath("service", "ads")] = record("ads", "service", "owner: o", "repo: r")
+	return files
+}
+
+// TestAProposalCannotTellAHiddenRecordFromNoRecord defends the rule that
+// memory.update.propose and memory.ontology.validate are no oracle for
+// records their grant hides: for each way a hidden record could show
+// through (a path it holds, an ID it uses, an edge from it, an edge to
+// it), the caller's whole answer (payload, error type, code and text,
+// violations and their count, the patch written to the workspace) is the
+// same byte for byte whether the hidden record exists or not.
+func TestAProposalCannotTellAHiddenRecordFromNoRecord(t *testing.T) {
+	t.Parallel()
+	secret := func(id string, lines ...string) tfile { return record(id, "secret", lines...) }
+	cases := []struct {
+		name   string
+		hidden map[string]tfile // added to the visible repository
+		tool   string
+		args   string
+	}{
+		{"an add at a path a hidden record holds", map[string]tfile{"records/service/invoices.md": secret("keys")}, ToolPropose,
+			`{"subject":"add invoices","changes":[{"op":"add","record":{"id":"invoices","kind":"service","owner":"o","repo":"r","path":"records/service/invoices.md"}}]}`},
+		{"an add at the default path a hidden record holds", map[string]tfile{"records/service/invoices.md": secret("keys")}, ToolPropose,
+			`{"subject":"add invoices","changes":[{"op":"add","record":{"id":"invoices","kind":"service","owner":"o","repo":"r"}}]}`},
+		{"an add with the ID of a hidden record", map[string]tfile{recPath("secret", "invoices"): secret("invoices")}, ToolPropose,
+			`{"subject":"add invoices","changes":[{"op":"add","record":{"id":"invoices","kind":"service","owner":"o","repo":"r"}}]}`},
+		{"validating an add with the ID of a hidden record", map[string]tfile{recPath("secret", "invoices"): secret("invoices")}, ToolValidate,
+			`{"changes":[{"op":"add","record":{"id":"invoices","kind":"service","owner":"o","repo":"r"}}]}`},
+		{"validating an add with an edge to a hidden record", map[string]tfile{recPath("secret", "vault"): secret("vault")}, ToolValidate,
+			`{"changes":[{"op":"add","record":{"id":"invoices","kind":"service","owner":"o","repo":"r","edges":[{"kind":"depends_on","to":"vault"}]}}]}`},
+		{"a delete of a record a hidden record refers to", map[string]tfile{recPath("secret", "vault"): secret("vault", "edges:", "  depends_on: [ads]")}, ToolPropose,
+			`{"subject":"retire ads","changes":[{"op":"delete","record":{"id":"ads"}}]}`},
+		{"validating a delete of a record a hidden record refers to", map[string]tfile{recPath("secret", "vault"): secret("vault", "associations: [ads]")}, ToolValidate,
+			`{"changes":[{"op":"delete","record":{"id":"ads"}}]}`},
+		{"an edit of a record with an edge to a hidden record", map[string]tfile{
+			recPath("secret", "vault"):    secret("vault"),
+			recPath("service", "billing"): baseFiles()[recPath("service", "billing")], // depends_on: [ledger, vault]
+		}, ToolPropose,
+			`{"subject":"billing moves","changes":[{"op":"edit","record":{"id":"billing","kind":"service","owner":"finance","repo":"acme/billing"}}]}`},
+		{"a delete of a record with an edge to a hidden record", map[string]tfile{
+			recPath("secret", "vault"):    secret("vault"),
+			recPath("service", "billing"): baseFiles()[recPath("service", "billing")],
+		}, ToolPropose,
+			`{"subject":"retire billing","changes":[{"op":"delete","record":{"id":"billing"}}]}`},
+		{"validating a delete of a hidden record a visible one refers to", map[string]tfile{
+			recPath("secret", "vault"):    secret("vault"),
+			recPath("service", "billing"): baseFiles()[recPath("service", "billing")],
+		}, ToolValidate,
+			`{"changes":[{"op":"delete","record":{"id":"vault"}}]}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			absent := proposerCall(t, visibleFiles(t), c.tool, c.args)
+			present := proposerCall(t, with(visibleFiles(t), c.hidden), c.tool, c.args)
+			if absent != present {
+				t.Errorf("the answer tells a hidden record from none.\nwithout it:\n%s\nwith it:\n%s", absent, present)
+			}
+			for _, word := range []string{"secret", "keys", "vault"} {
+				if strings.Contains(present, word) && !strings.Contains(c.args, word) {
+					t.Errorf("the answer names %q, which only a hidden record holds:\n%s", word, present)
+				}
+			}
+		})
+	}
+}
+
+// TestAProposedPatchValidatesTheSameWhetherAHiddenRecordHoldsItsPath
+// defends the rule for a patch handed to validate: a patch adding a
+// record where a hidden one lies reads the same as where nothing lies.
+func TestAProposedPatchValidatesTheSameWhetherAHiddenRecordHoldsItsPath(t *testing.T) {
+	t.Parallel()
+	propose := `{"subject":"add invoices","changes":[{"op":"add","record":{"id":"invoices","kind":"service","owner":"o","repo":"r"}}]}`
+	hidden := map[string]tfile{"records/service/invoices.md": record("keys", "secret")}
+	for _, files := range []map[string]tfile{visibleFiles(t), with(visibleFiles(t), hidden)} {
+		// The patch file's name is its digest's prefix, the same in both.
+		out := proposerCall(t, files, ToolPropose, propose)
+		if strings.Contains(out, "error") {
+			t.Fatalf("propose = %s", out)
+		}
+	}
+	validate := func(files map[string]tfile) string {
+		o, _ := ParseOntology("ontology.toml", []byte(testOntology))
+		r := newTestRepo(t)
+		commit := r.commit(files)
+		s := r.store(Options{})
+		ix, _ := s.Index(context.Background(), Pin{Ref: "refs/heads/main", Commit: commit})
+		patch, err := s.Propose(ix, Proposal{Subject: "add invoices", Changes: []ProposedChange{{Op: "add", Record: Record{ID: "invoices", Kind: "service", Owner: "o", Repo: "r"}}}}, proposerScope)
+		if err != nil {
+			return fmt.Sprintf("propose: %v", err)
+		}
+		changes, err := s.ChangesFromPatch(ix, patch.Text, proposerScope)
+		if err != nil {
+			return fmt.Sprintf("changes: %v", err)
+		}
+		b, _ := json.Marshal(o.Validate(ix, Proposal{Changes: changes}, proposerScope))
+		return strings.ReplaceAll(string(patch.Text), commit, "<pin>") + string(b)
+	}
+	if a, b := validate(visibleFiles(t)), validate(with(visibleFiles(t), hidden)); a != b {
+		t.Errorf("validating the patch tells a hidden record from none:\n%s\n---\n%s", a, b)
+	}
+}
+
+// TestReviewerLearnsEachConflictTheProposerCannot defends the other half
+// of the rule: what the proposer is not told, the reviewer with full
+// scope is — a path or an ID a hidden record holds, and edges a deletion
+// leaves dangling from a hidden record.
+func TestReviewerLearnsEachConflictTheProposerCannot(t *testing.T) {
+	t.Parallel()
+	o, err := ParseOntology("ontology.toml", []byte(testOntology))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRepo(t)
+	files := with(visibleFiles(t), map[string]tfile{
+		"records/service/invoices.md": record("keys", "secret"),
+		recPath("secret", "payroll"):  record("payroll", "secret"),
+		recPath("secret", "vault"):    record("vault", "secret", "edges:", "  depends_on: [ads]"),
+	})
+	pin := Pin{Ref: "refs/heads/main", Commit: r.commit(files)}
+	s := r.store(Options{})
+	ix, _ := s.Index(context.Background(), pin)
+	cases := []struct {
+		name   string
+		change ProposedChange
+		code   string
+		patch  bool
+	}{
+		{"a path a hidden record holds", ProposedChange{Op: "add", Record: Record{ID: "invoices", Kind: "service", Owner: "o", Repo: "r"}}, ViolationPathTaken, false},
+		{"an ID a hidden record uses", ProposedChange{Op: "add", Record: Record{ID: "payroll", Kind: "service", Owner: "o", Repo: "r"}}, ViolationIDCollision, true},
+		{"a deletion a hidden record refers to", ProposedChange{Op: "delete", Record: Record{ID: "ads"}}, ViolationDanglingEdge, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := Proposal{Subject: c.name, Changes: []ProposedChange{c.change}}
+			patch, err := s.Propose(ix, p, proposerScope)
+			if err != nil {
+				t.Fatalf("the proposer is refused: %v", err)
+			}
+			if vs := o.Validate(ix, p, proposerScope); len(vs) != 0 {
+				t.Fatalf("the proposer is told %+v", vs)
+			}
+			rv, err := s.Review(ix, o, patch.Text, proposerScope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, v := range rv.Conflicts {
+				found = found || v.Code == c.code
+			}
+			if !found {
+				t.Errorf("the reviewer's conflicts %+v lack %s", rv.Conflicts, c.code)
+			}
+			if (rv.Patch != nil) != c.patch {
+				t.Errorf("reviewed patch = %v, want one: %v", rv.Patch != nil, c.patch)
+			}
+		})
+	}
+}
