@@ -6,6 +6,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/a2a"
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/mcp"
 )
@@ -64,25 +65,32 @@ func graphCommand(ctx context.Context, args []string, h *host) error {
 // probeHealth starts every configured MCP server, none treated as
 // required, and closes them without calling a tool: their health.
 func probeHealth(ctx context.Context, d *pablo.Deployment, h *host) ([]mcp.Health, error) {
+	health, _, err := probeMCP(ctx, d, h)
+	return health, err
+}
+
+// probeMCP is probeHealth with the admitted tools' definitions (their
+// descriptions as the servers wrote them).
+func probeMCP(ctx context.Context, d *pablo.Deployment, h *host) ([]mcp.Health, []authority.ToolSpec, error) {
 	if len(d.Options().MCP.Servers) == 0 {
-		return []mcp.Health{}, nil
+		return []mcp.Health{}, nil, nil
 	}
 	opts, err := d.MCPOptions(pablo.HostOptions{LookupEnv: h.lookupEnv})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := range opts.Servers {
 		opts.Servers[i].Required = false
 	}
 	cat, err := mcp.Open(ctx, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	health := cat.Health()
+	health, tools := cat.Health(), cat.Tools()
 	if err := cat.Close(); err != nil {
-		return nil, fmt.Errorf("MCP cleanup: %w", err)
+		return nil, nil, fmt.Errorf("MCP cleanup: %w", err)
 	}
-	return health, nil
+	return health, tools, nil
 }
 
 // probeCards fetches and admits every configured A2A remote's Agent Card

@@ -18,8 +18,11 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/a2a"
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/mcp"
 	"github.com/pabloagent/pablo/skills"
 )
 
@@ -117,7 +120,7 @@ func loadStacks(ctx context.Context, p *parsed, h *host) ([]*inspectStack, error
 			return nil, usagef("two --config files make the stack %q: rename one file", name)
 		}
 		names[name] = true
-		one := &parsed{values: map[string][]string{"config": {cfg}, "bind": p.values["bind"], "config-root": p.values["config-root"], "profile": p.values["profile"]}, bools: map[string]bool{}}
+		one := &parsed{values: map[string][]string{"config": {cfg}, "bind": p.values["bind"], "config-root": p.values["config-root"], "profile": p.values["profile"]}, bools: map[string]bool{"loopback-http": p.bools["loopback-http"]}}
 		d, err := loadDeployment(ctx, one, h, nil)
 		if err != nil {
 			return nil, err
@@ -158,7 +161,18 @@ type inspectStack struct {
 	Skills []skillView
 	// SkillErrors are discovery findings.
 	SkillErrors []string
+	// Descriptions are the admitted MCP tools' descriptions, as their
+	// servers wrote them, from the last probe (nil before one).
+	Descriptions map[authority.ID]string
 }
+
+// MCPHealth is the MCP servers' health of the last probe (nil before
+// one).
+func (s *inspectStack) MCPHealth() []mcp.Health { return s.opts.Health }
+
+// AgentCards are the A2A remotes' cards of the last probe (nil before
+// one).
+func (s *inspectStack) AgentCards() []a2a.Probe { return s.opts.Cards }
 
 // skillView is one Skill of a stack.
 type skillView struct {

@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/url"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/graph"
 )
 
 // newProbeToken is the per-process token a Probe form carries: a page
@@ -43,8 +46,16 @@ func (in *inspector) probe(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such stack", http.StatusNotFound)
 		return
 	}
-	opts, err := graphOptions(r.Context(), s.d, in.host, true)
-	if err != nil {
+	// The options `pablo graph --probe` computes with, and the admitted
+	// tools' definitions, which the MCP page shows.
+	opts := graph.Options{LookupEnv: in.host.lookupEnv, Bubblewrap: in.host.bubblewrap}
+	var tools []authority.ToolSpec
+	var err error
+	if opts.Health, tools, err = probeMCP(r.Context(), s.d, in.host); err != nil {
+		http.Error(w, "probe: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	if opts.Cards, err = probeCards(r.Context(), s.d, in.host); err != nil {
 		http.Error(w, "probe: "+err.Error(), http.StatusBadGateway)
 		return
 	}
@@ -55,6 +66,10 @@ func (in *inspector) probe(w http.ResponseWriter, r *http.Request) {
 	}
 	in.mu.Lock()
 	s.Graph, s.opts = g, opts
+	s.Descriptions = map[authority.ID]string{}
+	for _, t := range tools {
+		s.Descriptions[t.ID] = t.Description
+	}
 	in.mu.Unlock()
 	http.Redirect(w, r, "/mcp#stack-"+url.PathEscape(s.Name), http.StatusSeeOther)
 }

@@ -681,36 +681,45 @@ func TestInspectorPagesRunNothingInABrowser(t *testing.T) {
 	srv := newTestInspector(t, []string{"--config", filepath.Join(tmp, "stack.toml"), "--bind", "workspace=" + tmp, "--bind", "skills=" + filepath.Join(tmp, "skills")}, "")
 	profile := t.TempDir()
 	for _, path := range []string{"/skills", "/", "/why?stack=stack&capability=" + url.QueryEscape(xssPayloads[0]), "/why?stack=" + url.QueryEscape(xssPayloads[1]) + "&capability=fs.read"} {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-			"--user-data-dir="+profile, "--virtual-time-budget=2000", "--dump-dom", srv.URL+path)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		cancel()
-		if err != nil {
-			t.Fatalf("chromium on %s: %v: %s", path, err, stderr.String())
-		}
-		doc, err := html.Parse(bytes.NewReader(out))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var walk func(*html.Node)
-		walk = func(n *html.Node) {
-			if n.Type == html.ElementNode {
-				if v, ok := attr(n, "data-pwned"); ok {
-					t.Errorf("GET %s: a payload ran in the browser (data-pwned=%q)", path, v)
-				}
-			}
-			for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
-				walk(ch)
-			}
-		}
-		walk(doc)
-		if path == "/skills" && !strings.Contains(string(out), "pablo-xss-1") {
+		out := assertNothingRanInChromium(t, browser, profile, srv.URL, path)
+		if path == "/skills" && !strings.Contains(out, "pablo-xss-1") {
 			t.Errorf("the browser's /skills shows no hostile text: the page did not load?\n%s", out)
 		}
 	}
+}
+
+// assertNothingRanInChromium loads base+path in headless Chromium, lets
+// it run, and fails if the DOM after load carries the data-pwned mark
+// an XSS payload sets when it runs. It returns the DOM.
+func assertNothingRanInChromium(t *testing.T, browser, profile, base, path string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+		"--user-data-dir="+profile, "--virtual-time-budget=2000", "--dump-dom", base+path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium on %s: %v: %s", path, err, stderr.String())
+	}
+	doc, err := html.Parse(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			if v, ok := attr(n, "data-pwned"); ok {
+				t.Errorf("GET %s: a payload ran in the browser (data-pwned=%q)", path, v)
+			}
+		}
+		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+			walk(ch)
+		}
+	}
+	walk(doc)
+	return string(out)
 }
 
 // TestInspectorProbeIsBoundToTheProcessToken: the Probe button's POST is
