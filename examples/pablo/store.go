@@ -41,12 +41,15 @@ func openStore(ctx context.Context, h *host, d *pablo.Deployment, value string, 
 		if err != nil {
 			return nil, err
 		}
-		return s, nil
+		if readOnly {
+			return s, nil
+		}
+		return withFault(h, s), nil
 	}
 	if err := postgres.CheckURL(value); err != nil {
 		return nil, err
 	}
-	opts := postgres.Options{URL: value, ReadOnly: readOnly}
+	opts := postgres.Options{URL: value, ReadOnly: readOnly, Clock: faultClock(h)}
 	pw, err := storePassword(ctx, h, d)
 	if err != nil {
 		return nil, err
@@ -56,7 +59,10 @@ func openStore(ctx context.Context, h *host, d *pablo.Deployment, value string, 
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	if readOnly {
+		return s, nil
+	}
+	return withFault(h, s), nil
 }
 
 // storePassword is the PostgreSQL store's password: the deployment's
