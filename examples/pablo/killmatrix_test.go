@@ -157,10 +157,10 @@ type crashReport struct {
 	Tasks []struct {
 		TaskID      string         `json:"task_id"`
 		RootAgentID string         `json:"root_agent_id"`
-		Outcome   any            `json:"outcome"`
-		Completed []recoveredRef `json:"completed"`
-		Unknown   []recoveredRef `json:"unknown"`
-		Retryable []recoveredRef `json:"retryable"`
+		Outcome     any            `json:"outcome"`
+		Completed   []recoveredRef `json:"completed"`
+		Unknown     []recoveredRef `json:"unknown"`
+		Retryable   []recoveredRef `json:"retryable"`
 	} `json:"tasks"`
 }
 
