@@ -57,7 +57,8 @@ func crashBinaries(t *testing.T) (bin, counter string) {
 // the root's script.
 type crashTask struct {
 	dir, ws, cfg, counterLog string
-	env                      []string
+	// env is added to each command's environment; args to `pablo run`'s.
+	env, args []string
 }
 
 const crashScript = `{"turns":[
@@ -73,7 +74,7 @@ const crashScript = `{"turns":[
 
 // newCrashTask lays out a workspace, the script and a deployment whose
 // store is store (a bbolt path, or "" for one in the task's directory).
-func newCrashTask(t *testing.T, counter string) *crashTask {
+func newCrashTask(t *testing.T, counter string, extraConfig ...string) *crashTask {
 	t.Helper()
 	dir := t.TempDir()
 	c := &crashTask{dir: dir, ws: filepath.Join(dir, "work"), cfg: filepath.Join(dir, "deployment.toml"), counterLog: filepath.Join(dir, "counter.log")}
@@ -96,7 +97,7 @@ args = ["-log", "` + c.counterLog + `"]
 required = true
 [options.mcp.servers.counter.sandbox]
 mode = "off"
-`
+` + strings.Join(extraConfig, "")
 	if err := os.WriteFile(c.cfg, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func (c *crashTask) killAt(t *testing.T, bin, store, spec string) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	cmd := exec.Command(bin, "run", "go", "--config", c.cfg, "--bind", "workspace="+c.ws, "--store", store, "--json")
+	cmd := exec.Command(bin, append([]string{"run", "go", "--config", c.cfg, "--bind", "workspace=" + c.ws, "--store", store, "--json"}, c.args...)...)
 	cmd.Env = append(append(os.Environ(), c.env...), "PABLO_FAULT="+spec, "PABLO_FAULT_SIGNAL="+fifo)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stdout, stderr strings.Builder
@@ -173,11 +174,12 @@ type recoveredRef struct {
 	Delivery       string `json:"delivery"`
 }
 
-// recover runs `ledger recover --json` on store.
-func (c *crashTask) recover(t *testing.T, bin, store string) crashReport {
+// recover runs `ledger recover --json` on store, with env added to the
+// task's.
+func (c *crashTask) recover(t *testing.T, bin, store string, env ...string) crashReport {
 	t.Helper()
 	cmd := exec.Command(bin, "ledger", "recover", "--store", store, "--json")
-	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Env = append(append(os.Environ(), c.env...), env...)
 	out, err := cmd.Output()
 	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) {
 		t.Fatalf("recover: %v\n%s", err, out)
@@ -360,4 +362,74 @@ func checkKillPoint(t *testing.T, spec string, rep *crashReport, e effects) {
 	if applied >= 0 && applied != wantApplied {
 		t.Errorf("killed %s, the world shows the effect %d times, want %d", when, applied, wantApplied)
 	}
+}
+
+// TestKillWhileAnApprovalWaitsLeavesTheCallRetryable: a call that needs an
+// approval is admitted durably before the approver is asked (the runtime
+// flushes before a wait that outlives its say), so a host killed while the
+// question is open leaves the call retryable: admitted, never dispatched,
+// its effect absent.
+func TestKillWhileAnApprovalWaitsLeavesTheCallRetryable(t *testing.T) {
+	bin, counter := crashBinaries(t)
+	c := newCrashTask(t, counter, "[options.approvals]\nfilesystem_write = \"required\"\n")
+	c.args = []string{"--approve", "fs.write"}
+	store := filepath.Join(c.dir, "ledger.db")
+	c.killAt(t, bin, store, "after-admit:tool:fs.write:1")
+	rep := c.recover(t, bin, store)
+	if len(rep.Tasks) != 1 {
+		t.Fatalf("want one task: %+v", rep)
+	}
+	task := rep.Tasks[0]
+	if len(task.Retryable) != 1 || task.Retryable[0].Name != "fs.write" || task.Retryable[0].IdempotencyKey == "" {
+		t.Fatalf("want the fs.write waiting for its approval retryable, with its key: %+v", task)
+	}
+	if e := c.effects(t); e.out != "" {
+		t.Fatalf("a call that was never dispatched wrote %q", e.out)
+	}
+}
+
+// leaseExpired is the environment of a second host whose clock is past
+// the killed host's lease (30 s by default): a pablofault build reads its
+// PostgreSQL leases with the clock moved this far, so no test waits a
+// lease out.
+const leaseExpired = "PABLO_FAULT_SKEW=2m"
+
+// TestKillAtEveryBarrierLeavesAPostgresLedgerThatTellsWhatHappened is the
+// kill matrix on a PostgreSQL ledger: each killed host's task is refused
+// to a second host while the dead host's lease is live (exit 3), and once
+// it expired the second host's `ledger recover` says what the world shows,
+// as on bbolt.
+func TestKillAtEveryBarrierLeavesAPostgresLedgerThatTellsWhatHappened(t *testing.T) {
+	bin, counter := crashBinaries(t)
+	for _, spec := range killPoints() {
+		t.Run(spec, func(t *testing.T) {
+			t.Parallel()
+			u, cluster := pgDB(t)
+			c := newCrashTask(t, counter)
+			c.env = []string{"PGPASSWORD=" + cluster.Password}
+			c.killAt(t, bin, u, spec)
+			rep := c.recover(t, bin, u, leaseExpired)
+			if len(rep.Tasks) != 1 || rep.Tasks[0].Outcome != nil {
+				t.Fatalf("want one task without an outcome: %+v", rep)
+			}
+			live := exec.Command(bin, "ledger", "recover", "--store", u, rep.Tasks[0].TaskID)
+			live.Env = append(os.Environ(), c.env...)
+			if out, err := live.CombinedOutput(); exitCode(err) != 3 {
+				t.Errorf("recover while the dead host's lease is live: %v %s, want exit 3", err, out)
+			}
+			checkKillPoint(t, spec, &rep, c.effects(t))
+		})
+	}
+}
+
+// exitCode is a finished command's exit code (0 for a nil error, -1 when
+// it did not run).
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
 }
