@@ -102,8 +102,9 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 				out("progress", []byte(msg+"\n"))
 			}
 		},
-		ClientName:    "pablo",
-		ClientVersion: config.ContractRevision,
+		ClientName:      "pablo",
+		ClientVersion:   config.ContractRevision,
+		EgressForwarder: host.EgressForwarder,
 	}, nil
 }
 
@@ -121,6 +122,11 @@ func (d *Deployment) mcpCatalogs(host HostOptions, set *authority.Set) (func(ctx
 			return nil, err
 		}
 		opts.Ledger, opts.AgentID, opts.Elicit = task.Ledger, task.AgentID, task.Elicit
+		if record := task.Egress; record != nil {
+			// The engine records each decision and, during a call of
+			// the server's, emits it as that call's tool.egress event.
+			opts.OnEgress = func(server string, d authority.EgressDecision) { record("mcp/"+server, d) }
+		}
 		if opts.Elicit == nil {
 			// No channel to ask: a server's elicitation is declined, as a
 			// person who will not answer would.

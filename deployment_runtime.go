@@ -65,8 +65,9 @@ type HostOptions struct {
 	// mcp.ErrAuthorization.
 	MCPAuthorizer mcp.Authorizer
 	// EgressForwarder is the absolute path of the host's own executable,
-	// which calls EgressForwarderMain first thing in main; shell.run under
-	// network = "allowlist" needs it, and fails to build without it.
+	// which calls EgressForwarderMain first thing in main; shell.run and
+	// each stdio MCP server under network = "allowlist" need it: shell.run
+	// fails to build without it, and such a server fails to start.
 	EgressForwarder string
 
 	// secrets learns every credential value resolved for this runtime, so

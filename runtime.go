@@ -149,6 +149,11 @@ type TaskInfo struct {
 	// Approver's, when that is an [approval.Elicitor]; nil when it has none (a
 	// catalog then declines every elicitation).
 	Elicit mcp.ElicitFunc
+	// Egress records one decision of the egress proxy of a stdio MCP
+	// server the catalog runs under network allowlist, for capability
+	// "mcp/SERVER": a decision record in the ledger, and a tool.egress
+	// event when a call of that server is running (mcp.Options.OnEgress).
+	Egress func(capability string, d authority.EgressDecision)
 }
 
 // Runtime runs tasks. It is safe for concurrent use: each Start is an

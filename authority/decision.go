@@ -22,6 +22,55 @@ type Decision struct {
 	// is the sandbox it runs in: "off" (the host's explicit choice) or
 	// "required filesystem=F network=N" (internal/sandbox's Profile).
 	Sandbox string `json:"sandbox,omitempty"`
+	// Egress, on the decision of a sandbox's egress proxy (network
+	// allowlist), is what it decided about one connection: the ledger's
+	// decision records carry it, host and port included.
+	Egress *EgressDecision `json:"egress,omitempty"`
+}
+
+// EgressDecision is the egress proxy's verdict on one request of a
+// sandboxed process under network allowlist: the host and port it asked
+// for, whether it was carried, the allow entry that allowed it, or why it
+// was not.
+type EgressDecision struct {
+	// Method is CONNECT, or a plain-HTTP request's method.
+	Method string `json:"method"`
+	Host   string `json:"host"`
+	Port   int    `json:"port"`
+	// Allowed says whether the proxy carried the request.
+	Allowed bool `json:"allowed"`
+	// Rule is the allow entry that allowed it ("" when denied).
+	Rule string `json:"rule,omitempty"`
+	// Reason says why it was denied, or why an allowed one could not be
+	// carried ("" when it was).
+	Reason string `json:"reason,omitempty"`
+}
+
+// LayerEgress is the layer an egress decision names: the sandbox's
+// network allowlist, enforced by its proxy.
+const LayerEgress = "sandbox.network"
+
+// RuleEgressUnlisted is the rule of an egress decision no allow entry
+// allowed.
+const RuleEgressUnlisted = "builtin.egress_unlisted"
+
+// Decision is e as an authority decision of layer LayerEgress: the rule
+// is the allow entry, or RuleEgressUnlisted.
+func (e EgressDecision) Decision() Decision {
+	d := Decision{Allowed: e.Allowed, Layer: LayerEgress, RuleID: e.Rule, Egress: &e}
+	if e.Rule == "" {
+		d.RuleID = RuleEgressUnlisted
+	}
+	target := fmt.Sprintf("%s %s:%d", e.Method, e.Host, e.Port)
+	switch {
+	case !d.Allowed:
+		d.Reason = target + ": " + e.Reason
+	case e.Reason != "":
+		d.Reason = target + " allowed by " + e.Rule + "; " + e.Reason
+	default:
+		d.Reason = target + " allowed by " + e.Rule
+	}
+	return d
 }
 
 // ApprovalSource names what made a call need approval: a rule of a layer

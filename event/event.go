@@ -14,6 +14,7 @@ package event
 import (
 	"encoding/json"
 
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/model"
 	"github.com/pabloagent/pablo/skills"
@@ -36,8 +37,12 @@ const (
 	ModelFinished  Type = "model.finished"
 	ToolStarted    Type = "tool.started"
 	ToolOutput     Type = "tool.output"
-	ToolFinished   Type = "tool.finished"
-	RunFinished    Type = "run.finished"
+	// ToolEgress is one decision of a sandbox's egress proxy (network
+	// allowlist): during a call, the call's; an MCP server's outside any
+	// call has no event, only its ledger decision record.
+	ToolEgress   Type = "tool.egress"
+	ToolFinished Type = "tool.finished"
+	RunFinished  Type = "run.finished"
 )
 
 // Event is one entry of a task's typed event stream. Seq orders one agent's
@@ -93,6 +98,8 @@ type EventData struct {
 	Name   string          `json:"name,omitempty"`
 	Stream string          `json:"stream,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
+	// tool.egress: the proxy's verdict (with CallID and Name)
+	Egress *authority.EgressDecision `json:"egress,omitempty"`
 	// skill.activated
 	Skill *skills.Activation `json:"skill,omitempty"`
 	// context.compaction.started and .finished: the compaction-v1 record,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/clock"
+	"github.com/pabloagent/pablo/internal/egress"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/schema"
 	"github.com/pabloagent/pablo/internal/textx"
@@ -344,7 +345,7 @@ func (c *Catalog) start(ctx context.Context, srv *server) error {
 		}
 		srv.sess = c.newSession(cfg)
 		srv.sess.tracer, srv.sess.transport, srv.sess.mask = c.opts.Tracer, "pipe", c.secrets.String
-		conn, err := startStdio(ctx, c.launcher, cfg, env, srv.sess.notify, srv.sess.serve)
+		conn, err := startStdio(ctx, c.launcher, cfg, env, srv.sess.notify, srv.sess.serve, c.opts.EgressForwarder, c.egressRecorder(ctx, cfg.Name))
 		if err != nil {
 			return &ServerError{Server: cfg.Name, Code: CodeLauncher, Kind: ErrStartup, Reason: "the server could not be launched", Err: err}
 		}
@@ -506,6 +507,23 @@ func (c *Catalog) admitTools(ctx context.Context, srv *server, raws []json.RawMe
 		}
 	}
 	return statuses, admitted, degraded
+}
+
+// egressRecorder is what receives the egress proxy's decisions for the
+// stdio server name: Options.OnEgress, or else a decision record of
+// capability "mcp/NAME" in Options.Ledger. Secrets the catalog knows are
+// masked in the host and the reason.
+func (c *Catalog) egressRecorder(ctx context.Context, name string) func(egress.Decision) {
+	ctx = context.WithoutCancel(ctx)
+	return func(d egress.Decision) {
+		e := authority.EgressDecision{Method: d.Method, Host: c.secrets.String(d.Host), Port: d.Port, Allowed: d.Allowed, Rule: d.Rule, Reason: c.secrets.String(d.Reason)}
+		switch {
+		case c.opts.OnEgress != nil:
+			c.opts.OnEgress(name, e)
+		case c.opts.Ledger != nil:
+			_ = c.opts.Ledger.RecordDecision(ctx, c.opts.AgentID, "mcp/"+name, e.Decision())
+		}
+	}
 }
 
 // record adds a decision to the ledger, with the definition digest and the

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"github.com/pabloagent/pablo/internal/egress"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,6 +152,8 @@ func faultStdio(t testing.TB, name, mode string, extra ...string) Server {
 }
 
 func TestMain(m *testing.M) {
+	// The test binary is the egress forwarder of the allowlist tests.
+	egress.ForwarderMain()
 	code := m.Run()
 	if faultOnce.dir != "" {
 		os.RemoveAll(faultOnce.dir)

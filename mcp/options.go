@@ -113,8 +113,8 @@ type Server struct {
 
 // Sandbox is a stdio server's sandbox profile: Mode ("required" or
 // "off"), Filesystem ("no-fs", "read-only", "workspace-write"), Network
-// ("deny" or "allow") and ReadPaths (absolute host paths shown
-// read-only).
+// ("deny", "allowlist" with its Allow entries, or "allow") and ReadPaths
+// (absolute host paths shown read-only).
 type Sandbox = sandbox.Profile
 
 // ErrSandboxUnavailable is the kind of a required sandbox that cannot be
@@ -170,6 +170,21 @@ type Options struct {
 	Authorizer Authorizer
 	// Clock is the clock of health reports; nil means the system clock.
 	Clock Clock
+	// EgressForwarder is what a stdio server whose sandbox has network
+	// "allowlist" needs: the absolute path of a binary that calls
+	// pablo.EgressForwarderMain first thing in main (the host's own
+	// executable). Such a server gets an egress proxy of its own outside
+	// its sandbox, which carries HTTP and HTTPS only to Sandbox.Allow; the
+	// forwarder, bound into the sandbox as the server's parent, carries
+	// its connections to the proxy. Without it such a server fails to
+	// start (CodeLauncher).
+	EgressForwarder string
+	// OnEgress, when set, receives each decision of a stdio server's
+	// egress proxy (host, port, allowed, the allow entry, or why not),
+	// before the connection is carried, from the proxy's goroutines: it
+	// must be safe for concurrent use. Nil records each as a decision of
+	// capability "mcp/SERVER" in Ledger.
+	OnEgress func(server string, d authority.EgressDecision)
 	// ClientName and ClientVersion are sent in initialize.
 	ClientName, ClientVersion string
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pabloagent/pablo/internal/egress"
 	"github.com/pabloagent/pablo/internal/proc"
 	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/internal/textx"
@@ -36,6 +37,9 @@ type stdioConn struct {
 	// to name a path it hid from a server that failed.
 	sandboxed bool
 	shown     func(string) bool
+	// stopEgress ends the egress proxy of a server under network
+	// allowlist, once its group is gone (nil without one).
+	stopEgress func()
 }
 
 // exitReport describes a server that exited during startup: its exit
@@ -69,7 +73,12 @@ func (c *stdioConn) exitReport(mask func(string) string) string {
 // sandbox, its PID namespace ends with it). Notifications from the server
 // go to onNote, on the connection's reader. ctx only lends its values (a
 // process-group recorder among them): the group outlives it.
-func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []string, onNote func(method string, params json.RawMessage), onRequest requestHandler) (*stdioConn, error) {
+//
+// Under network allowlist the server gets an egress proxy of its own, on a
+// Unix socket bound into its sandbox, for as long as it runs: forwarder is
+// the binary that carries its connections out (Options.EgressForwarder),
+// and record receives each of the proxy's decisions.
+func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []string, onNote func(method string, params json.RawMessage), onRequest requestHandler, forwarder string, record func(egress.Decision)) (*stdioConn, error) {
 	if !filepath.IsAbs(srv.Command) {
 		return nil, fmt.Errorf("command must be an absolute path, got %q", textx.Shorten(srv.Command, 200))
 	}
@@ -107,8 +116,22 @@ func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []str
 		dir, p.Filesystem = "/", sandbox.NoFS
 	}
 	args := append(append([]string{ln.program}, ln.pre...), srv.Args...)
-	sc, err := l.Command(p, sandbox.Spec{Path: ln.program, Args: args, Env: env, Workspace: srv.Dir, Dir: dir})
+	spec := sandbox.Spec{Path: ln.program, Args: args, Env: env, Workspace: srv.Dir, Dir: dir}
+	stopEgress := func() {}
+	if p.Mode != sandbox.Off && p.Network == sandbox.Allowlist {
+		if !filepath.IsAbs(forwarder) {
+			return nil, errors.New(`network "allowlist" needs Options.EgressForwarder, the absolute path of a binary that calls pablo.EgressForwarderMain first thing in main (the host's own executable)`)
+		}
+		socket, stop, err := egress.ServeUnix(ctx, egress.Options{Allow: p.Allow, Record: record})
+		if err != nil {
+			return nil, err
+		}
+		stopEgress = stop
+		spec.Egress = &sandbox.Egress{Socket: socket, Forwarder: forwarder}
+	}
+	sc, err := l.Command(p, spec)
 	if err != nil {
+		stopEgress()
 		return nil, err
 	}
 	// The group lives as long as the catalog, not the caller's context:
@@ -121,10 +144,11 @@ func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []str
 	if err != nil {
 		sc.Close()
 		cancel()
+		stopEgress()
 		return nil, err
 	}
 	return &stdioConn{lineConn: newLineConn(pr.Stdout(), pr.Stdin(), onNote, onRequest), p: pr, cancel: cancel, sandbox: sc,
-		sandboxed: p.Mode != sandbox.Off, shown: shownBy(p, srv.Dir)}, nil
+		sandboxed: p.Mode != sandbox.Off, shown: shownBy(p, srv.Dir), stopEgress: stopEgress}, nil
 }
 
 // launcherTree is what a sandboxed server is shown of its launcher: the
@@ -178,6 +202,9 @@ func (c *stdioConn) close() error {
 	c.served.Wait()
 	if c.sandbox != nil {
 		c.sandbox.Close()
+	}
+	if c.stopEgress != nil {
+		c.stopEgress()
 	}
 	return err
 }

@@ -24,7 +24,7 @@ func TestTerminalHostHelperProcess(t *testing.T) {
 	}
 	srv := &Server{Name: "typist", Transport: Stdio, Command: "/bin/sh", Args: []string{"-c", "exec 2>mcp.report\n" + ttycanary.Program}, Dir: ws,
 		Sandbox: sandbox.Profile{Mode: sandbox.Mode(mode), Filesystem: sandbox.WorkspaceWrite}}
-	c, err := startStdio(context.Background(), sandbox.NewLauncher(""), srv, []string{"PATH=/usr/bin:/bin"}, nil, nil)
+	c, err := startStdio(context.Background(), sandbox.NewLauncher(""), srv, []string{"PATH=/usr/bin:/bin"}, nil, nil, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

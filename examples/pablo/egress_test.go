@@ -12,13 +12,18 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/ledger"
 )
 
 // TestRunUnderAllowlistReachesTheAllowedNameOnly runs `pablo run` with
 // shell.run under network allowlist, the CLI's own test binary as the
 // forwarder: curl reaches the allowed loopback fixture by name through
 // the proxy and the call completes; the same server by IP literal is
-// refused and the call fails.
+// refused and the call fails. Each of the proxy's decisions is its call's
+// tool.egress event in the trace, as it was made, and a decision record
+// of the ledger with the host, port, verdict and rule.
 func TestRunUnderAllowlistReachesTheAllowedNameOnly(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/curl"); err != nil {
 		t.Skip("needs /usr/bin/curl")
@@ -34,13 +39,14 @@ func TestRunUnderAllowlistReachesTheAllowedNameOnly(t *testing.T) {
 	script := filepath.Join(dir, "script.json")
 	os.WriteFile(script, []byte(fmt.Sprintf(`{"turns":[{"tool_calls":[{"id":"c1","name":"shell_run","arguments":{"command":"curl -fsS http://localhost:%d/","cwd":"."}},{"id":"c2","name":"shell_run","arguments":{"command":"curl -fsS http://127.0.0.1:%[1]d/","cwd":"."}}]},{"text":["done"]}]}`, port)), 0o600)
 	store := filepath.Join(dir, "ledger.db")
+	trace := filepath.Join(dir, "trace.jsonl")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
 	h := &host{stdout: &out, stderr: &errb, lookupEnv: func(string) (string, bool) { return "", false }, workDir: dir, forwarder: exe}
-	if code := run(context.Background(), []string{"run", "go", "--json", "--script", script, "--store", store, "--config", cfg, "--bind", "workspace=" + ws}, h); code != 0 {
+	if code := run(context.Background(), []string{"run", "go", "--json", "--script", script, "--store", store, "--trace", trace, "--config", cfg, "--bind", "workspace=" + ws}, h); code != 0 {
 		t.Fatalf("run: exit %d %s %s", code, out.String(), errb.String())
 	}
 	_, rec, _ := cli(t, "ledger", "recover", "--store", store, "--json")
@@ -59,5 +65,75 @@ func TestRunUnderAllowlistReachesTheAllowedNameOnly(t *testing.T) {
 	// curl -f exits 22 on the proxy's 403: a recoverable error.
 	if status["call_1_1"] != "completed" || status["call_1_2"] != "recoverable_error" {
 		t.Fatalf("calls %v, want the allowed name completed and the IP literal refused", status)
+	}
+
+	// The trace: one tool.egress event per decision, in its call, before
+	// the call's tool.finished.
+	type egressEvent struct {
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+		Name   string `json:"name"`
+		Egress *struct {
+			Host    string `json:"host"`
+			Port    int    `json:"port"`
+			Allowed bool   `json:"allowed"`
+			Rule    string `json:"rule"`
+			Reason  string `json:"reason"`
+		} `json:"egress"`
+	}
+	raw, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []egressEvent
+	finished := map[string]bool{}
+	for _, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		var e egressEvent
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatalf("trace line %s: %v", line, err)
+		}
+		switch e.Type {
+		case "tool.finished":
+			finished[e.CallID] = true
+		case "tool.egress":
+			if finished[e.CallID] {
+				t.Errorf("tool.egress of %s after its tool.finished", e.CallID)
+			}
+			events = append(events, e)
+		}
+	}
+	rule := fmt.Sprintf("localhost:%d", port)
+	if len(events) != 2 || events[0].CallID != "call_1_1" || events[0].Name != "shell.run" || events[0].Egress == nil ||
+		events[0].Egress.Host != "localhost" || events[0].Egress.Port != port || !events[0].Egress.Allowed || events[0].Egress.Rule != rule ||
+		events[1].CallID != "call_1_2" || events[1].Egress == nil || events[1].Egress.Host != "127.0.0.1" || events[1].Egress.Allowed || events[1].Egress.Reason == "" {
+		t.Errorf("tool.egress events %+v, want the allowed name in call_1_1 and the refused IP literal in call_1_2", events)
+	}
+
+	// The ledger: a decision record per decision, layer sandbox.network.
+	l, err := ledger.OpenBolt(store, ledger.BoltOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	tasks, err := l.Tasks(context.Background())
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("tasks %v, %v", tasks, err)
+	}
+	recs, err := l.Records(context.Background(), tasks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []authority.Decision
+	for _, r := range recs {
+		if r.Kind == ledger.RecordDecision && r.Decision.Decision.Egress != nil {
+			if r.Decision.Capability != "shell.run" {
+				t.Errorf("egress decision recorded for %q, want shell.run", r.Decision.Capability)
+			}
+			got = append(got, r.Decision.Decision)
+		}
+	}
+	if len(got) != 2 || !got[0].Allowed || got[0].Layer != authority.LayerEgress || got[0].RuleID != rule || got[0].Egress.Port != port ||
+		got[1].Allowed || got[1].RuleID != authority.RuleEgressUnlisted || got[1].Egress.Host != "127.0.0.1" {
+		t.Errorf("ledger egress decisions %+v, want the allowed name by its rule, then the IP literal refused", got)
 	}
 }

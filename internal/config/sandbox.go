@@ -47,10 +47,6 @@ func (d *Deployment) checkSandboxes(o *Options) error {
 			}
 			continue
 		}
-		if s.Sandbox != nil && s.Sandbox.Network == string(sandbox.Allowlist) {
-			return &Error{Code: CodeUnsupportedFeature, Option: ptr + "/network",
-				Message: fmt.Sprintf(`MCP server %q: network = "allowlist" is served for shell.run only in this release (the stdio launcher does not start the egress proxy yet): use "deny" or "allow"`, name)}
-		}
 		if s.Sandbox != nil && s.Sandbox.Mode != string(sandbox.Off) && writes(s.Sandbox.Filesystem) && !write {
 			return &Error{Code: CodeConflict, Option: ptr + "/filesystem",
 				Message: fmt.Sprintf(`MCP server %q: filesystem = %q needs the fs.write authority: set options.filesystem.write = true, or use "read-only" or "no-fs"`, name, s.Sandbox.Filesystem)}

@@ -50,9 +50,16 @@ func TestNetworkAllowlistTakesCheckedAllowEntries(t *testing.T) {
 	}
 }
 
-func TestMCPServerAllowlistIsNotYetSupported(t *testing.T) {
-	_, err := loadString(t, "schema_version = 1\n[options.mcp.servers.s]\ntransport = \"stdio\"\ncommand = \"/bin/true\"\n[options.mcp.servers.s.sandbox]\nnetwork = \"allowlist\"\nallow = [\"api.example.com\"]\n")
-	wantCode(t, err, CodeUnsupportedFeature, "/options/mcp/servers/s/sandbox/network")
+func TestMCPServerAllowlistTakesCheckedAllowEntries(t *testing.T) {
+	d, err := loadString(t, "schema_version = 1\n[options.mcp.servers.s]\ntransport = \"stdio\"\ncommand = \"/bin/true\"\n[options.mcp.servers.s.sandbox]\nnetwork = \"allowlist\"\nallow = [\"api.example.com\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := d.MCPSandbox("s"); p.String() != "required filesystem=read-only network=allowlist allow=api.example.com" {
+		t.Errorf("server sandbox %s, want its allowlist", p)
+	}
+	_, err = loadString(t, "schema_version = 1\n[options.mcp.servers.s]\ntransport = \"stdio\"\ncommand = \"/bin/true\"\n[options.mcp.servers.s.sandbox]\nnetwork = \"allowlist\"\nallow = [\"127.1\"]\n")
+	wantCode(t, err, CodeInvalidValue, "/options/mcp/servers/s/sandbox/allow/0")
 }
 
 func TestSandboxValuesAreChecked(t *testing.T) {

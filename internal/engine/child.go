@@ -223,7 +223,7 @@ func (s *step) runChild(ctx context.Context) children.Result {
 	if span.IsRecording() {
 		span.SetAttributes(agentAttributes(s.hdr)...)
 	}
-	s.ctx = WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput)
+	s.ctx = WithToolEgress(WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput), s.recordEgress)
 	s.traceID = s.hdr.TraceID
 	o := s.loop()
 	span.SetAttributes(attribute.String("pablo.outcome", string(o.Status)))

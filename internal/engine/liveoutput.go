@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync"
+
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/redact"
 )
@@ -29,6 +31,8 @@ type liveCall struct {
 // streamOutput emits a tool's live output as tool.output events, bounded per
 // call; the final result still carries everything the tool captured.
 func (s *step) streamOutput(stream string, chunk []byte) {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
 	l := &s.live
 	if l.id == "" || len(chunk) == 0 {
 		return
@@ -100,7 +104,10 @@ func (s *step) flushOutput() {
 
 // liveOutput is the live output of the tool call that streams now.
 type liveOutput struct {
-	live liveCall
+	// liveMu orders what reaches the live call from other goroutines: its
+	// output, and its egress proxy's decisions (recordEgress).
+	liveMu sync.Mutex
+	live   liveCall
 	// outMasks mask the live output of the call that streams now, one
 	// per stream (live.streams names them).
 	outMasks [maxLiveStreams]redact.Stream

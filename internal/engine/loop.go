@@ -80,7 +80,7 @@ func (t *Task) run(ctx, caller context.Context) {
 	}
 	ctx, span := r.tracer.Start(s.ctx, "invoke_agent", trace.WithAttributes(attribute.String("pablo.run_id", t.root.ID())))
 	s.span = span
-	s.ctx = WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput)
+	s.ctx = WithToolEgress(WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput), s.recordEgress)
 	if span.IsRecording() {
 		span.SetAttributes(agentAttributes(s.hdr)...)
 	}
@@ -307,7 +307,7 @@ func (s *step) openCatalogs() *event.Outcome {
 	if r.opts.OpenCatalogs != nil {
 		var err error
 		opened, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers,
-			Elicit: elicitOf(s.conf.approver)})
+			Elicit: elicitOf(s.conf.approver), Egress: s.recordEgress})
 		more = append(more, opened...)
 		s.catalogs = append(s.catalogs, opened...)
 		s.opened = append(s.opened, opened...)

@@ -56,11 +56,16 @@ func (c *ShellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 		req.OnOutput = out
 	}
 	req.IdempotencyKey = call.IdempotencyKey
-	// Under network allowlist, the egress proxy's decisions for this call
-	// are part of its recorded result: host, port, allowed, the rule.
+	// Under network allowlist, each decision of the egress proxy is the
+	// call's tool.egress event and a ledger decision record as it is made,
+	// and all of them are part of the call's recorded result.
 	var egressMu sync.Mutex
 	var decisions []egress.Decision
+	record := ToolEgress(ctx)
 	req.OnEgress = func(d egress.Decision) {
+		if record != nil {
+			record(string(authority.ShellRun), EgressDecision(d))
+		}
 		egressMu.Lock()
 		decisions = append(decisions, d)
 		egressMu.Unlock()

@@ -61,6 +61,9 @@ type TaskInfo struct {
 	Ledger     ledger.Recorder
 	MCPServers []string
 	Elicit     mcp.ElicitFunc
+	// Egress records the decisions of the egress proxies of the task's
+	// stdio MCP servers (see EgressFunc).
+	Egress func(capability string, d authority.EgressDecision)
 }
 
 // Task is one running root task.

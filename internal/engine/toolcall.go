@@ -358,7 +358,9 @@ func (s *step) dispatch(ac admittedCall) (dispatchedCall, *event.Outcome) {
 		span.End()
 		return dispatchedCall{}, s.settleUnsent(callID, outcome.ToolAdmissionFailed, "", s.ledgerOutcome(err))
 	}
+	s.liveMu.Lock()
 	s.live = liveCall{id: callID, name: string(ac.id)}
+	s.liveMu.Unlock()
 	// The workspace tools serialize their mutations across the tree
 	// themselves (fstools' cancellation-aware gate, one per workspace).
 	var res ledger.ToolResult
@@ -370,10 +372,12 @@ func (s *step) dispatch(ac admittedCall) (dispatchedCall, *event.Outcome) {
 		res = ledger.RecoverableError("process_limit", fmt.Sprintf("the %d processes this task's tree may own at once are running (stdio MCP servers and shell commands); retry when one has ended", children.MaxOwnedProcesses))
 	}
 	// A capture bound that stopped the tool cut its streams too.
+	s.liveMu.Lock()
 	s.live.cut = s.live.cut || res.Status == outcome.ToolOutputLimit
 	s.flushOutput()
 	streamFailed := s.live.failed
 	s.live = liveCall{}
+	s.liveMu.Unlock()
 	if res.Terminal() {
 		span.SetStatus(codes.Error, string(res.Status))
 	}

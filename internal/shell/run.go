@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -457,24 +455,7 @@ var errNoForwarder = errors.New("network allowlist needs the egress forwarder: t
 // serveEgress starts the allowlist's proxy for one command on a Unix
 // socket of its own; stop ends it and waits for its connections.
 func (r *Runner) serveEgress(ctx context.Context, allow []string, record func(egress.Decision)) (string, func(), error) {
-	px, err := egress.New(egress.Options{Allow: allow, Resolver: r.opts.EgressResolver, Record: record})
-	if err != nil {
-		return "", nil, err
-	}
-	dir, err := os.MkdirTemp("", "pablo-egress")
-	if err != nil {
-		return "", nil, fmt.Errorf("egress socket: %w", err)
-	}
-	socket := filepath.Join(dir, "proxy.sock")
-	ln, err := net.Listen("unix", socket)
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("egress socket: %w", err)
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() { defer close(done); _ = px.Serve(ctx, ln) }()
-	return socket, func() { cancel(); <-done; os.RemoveAll(dir) }, nil
+	return egress.ServeUnix(ctx, egress.Options{Allow: allow, Resolver: r.opts.EgressResolver, Record: record})
 }
 
 func toShellResult(res *proc.Result) *ShellResult {

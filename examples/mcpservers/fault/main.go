@@ -15,6 +15,8 @@
 //	null        the same with a frame that is JSON null (nullbatch: [null])
 //	twoids      the same with the answer written under two ids, the
 //	            request's last (objectid: under an object id)
+//	fetch       also serves "fetch", an HTTP GET of url through the proxy
+//	            HTTPS_PROXY or HTTP_PROXY names (a sandbox's egress)
 //	hostile     also serves a tool whose name and description hold what
 //	            a terminal acts on (hostileText), under a server name and
 //	            version that hold it too
@@ -28,7 +30,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -171,6 +175,12 @@ func main() {
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("never"), nil
 		})
+	if *mode == "fetch" {
+		s.AddTool(mcp.NewTool("fetch", mcp.WithDescription("GETs url through the environment's proxy and returns the status and body."), mcp.WithString("url", mcp.Required())),
+			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText(fetch(ctx, req.GetString("url", ""))), nil
+			})
+	}
 	if *mode == "relist" {
 		// mutate changes echo's definition and adds a tool, which has
 		// mcp-go send notifications/tools/list_changed.
@@ -329,4 +339,29 @@ func rawBrokenServer(mode, at string) {
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", req.ID)
 		}
 	}
+}
+
+// fetch GETs u through the proxy the environment names, always: Go's own
+// ProxyFromEnvironment skips it for loopback names, the fixtures' hosts.
+func fetch(ctx context.Context, u string) string {
+	proxy := os.Getenv("HTTPS_PROXY")
+	if strings.HasPrefix(u, "http:") {
+		proxy = os.Getenv("HTTP_PROXY")
+	}
+	pu, err := url.Parse(proxy)
+	if err != nil || proxy == "" {
+		return fmt.Sprintf("failed: no proxy in the environment (%v)", err)
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "failed: " + err.Error()
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "failed: " + err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(b)))
 }
