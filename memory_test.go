@@ -364,3 +364,49 @@ func TestMemoryValidateTakesAProposedPatchFromTheWorkspace(t *testing.T) {
 		t.Errorf("validating a path outside the workspace = %s, want it refused", b)
 	}
 }
+
+// TestMemoryChildNarrowsItsMemoryScopeNeverWidens defends the rule that a
+// spawn narrows the memory tools' kinds and paths like any capability: a
+// child given one record's path reads that record and no other, and a
+// spawn asking for a kind its parent lacks is refused, naming the field.
+func TestMemoryChildNarrowsItsMemoryScopeNeverWidens(t *testing.T) {
+	f := newMemoryFixture(`{
+  "turns": [
+    {"tool_calls": [{"id": "wide", "name": "subagent", "arguments": {"action": "spawn", "request": {
+      "input": "Read the vault.", "capabilities": {"memory": {"kinds": ["secret"]}}}}}]},
+    {"tool_calls": [{"id": "reader", "name": "subagent", "arguments": {"action": "spawn", "request": {
+      "input": "Read two records.", "capabilities": {"tools": ["memory.record.read"], "memory": {"paths": ["records/service/billing.md"]}}}}}]},
+    {"tool_calls": [{"name": "subagent", "arguments": {"action": "wait", "agent_ids": ["{{agent_id:reader}}"], "mode": "all", "timeout_ms": 60000}}]},
+    {"text": ["done"]}
+  ],
+  "agents": [
+    {"input": "Read two records.", "turns": [
+      {"tool_calls": [{"name": "memory_record_read", "arguments": {"id": "billing"}}]},
+      {"tool_calls": [{"name": "memory_record_read", "arguments": {"id": "ledger"}}]},
+      {"text": ["read"]}]}
+  ]}`, "\n[options.children]\nenabled = true\n")
+	defer os.RemoveAll(f.dir)
+	evs, obj := memoryTask(t, f, nil)
+	if obj.Outcome.Status != "completed" {
+		t.Fatalf("outcome = %+v", obj.Outcome)
+	}
+	spawns := toolResults(evs, "subagent")
+	if len(spawns) < 1 {
+		t.Fatalf("no subagent results")
+	}
+	wide, _ := json.Marshal(spawns[0])
+	if spawns[0]["status"] == "completed" || !strings.Contains(string(wide), "capability_not_inherited") || !strings.Contains(string(wide), "capabilities.memory.kinds") {
+		t.Errorf("a spawn widening the memory kinds = %s; want it refused, capability_not_inherited at capabilities.memory.kinds", wide)
+	}
+	reads := toolResults(evs, "memory.record.read")
+	if len(reads) != 2 {
+		t.Fatalf("child reads = %v", reads)
+	}
+	if rec, _ := memoryOf(reads[0])["record"].(map[string]any); rec == nil || rec["id"] != "billing" {
+		t.Errorf("the child could not read billing, inside its memory scope: %v", reads[0])
+	}
+	denied, _ := json.Marshal(reads[1])
+	if memoryOf(reads[1])["record"] != nil || !strings.Contains(string(denied), "not_found") {
+		t.Errorf("the child read ledger, outside its memory scope: %s", denied)
+	}
+}

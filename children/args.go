@@ -229,10 +229,15 @@ func parseCapabilities(at string, raw json.RawMessage) (Capabilities, error) {
 	if err != nil {
 		return Capabilities{}, err
 	}
-	if err := only(at, obj, "tools", "skills", "mcp_servers", "model_route"); err != nil {
+	if err := only(at, obj, "tools", "skills", "mcp_servers", "model_route", "memory"); err != nil {
 		return Capabilities{}, err
 	}
 	var c Capabilities
+	if v, ok := obj["memory"]; ok && !isNull(v) {
+		if c.Memory, err = parseMemoryScope(at+"/memory", v); err != nil {
+			return Capabilities{}, err
+		}
+	}
 	for k, dst := range map[string]*[]string{"tools": &c.Tools, "skills": &c.Skills, "mcp_servers": &c.MCPServers, "model_route": &c.ModelRoute} {
 		v, ok := obj[k]
 		if !ok || isNull(v) {

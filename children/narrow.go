@@ -18,6 +18,9 @@ type Capabilities struct {
 	Skills     []string `json:"skills"`
 	MCPServers []string `json:"mcp_servers"`
 	ModelRoute []string `json:"model_route"`
+	// Memory bounds the memory tools (seed 002): nil inherits the
+	// parent's; see MemoryScope and Narrow.
+	Memory *MemoryScope `json:"memory,omitempty"`
 }
 
 // Ceilings are an agent's ceilings, the subagent tool's ceilings object. A
@@ -88,6 +91,10 @@ type Scope struct {
 //     {"tools": []} is a child with no tool at all.
 //   - Model route: nil inherits; otherwise a non-empty ordered exact
 //     subsequence of the parent's entries (model_route_order).
+//   - Memory: nil inherits; otherwise each list it names (kinds, paths)
+//     keeps exactly that, each entry covered by the parent's list (a kind
+//     it has, a path inside one of its paths); a parent without memory
+//     tools passes none on. The child's memory tools are cut down to it.
 //   - Ceilings: the smaller of the request's and the parent's; a ceiling
 //     the request does not set is the parent's.
 //
@@ -134,6 +141,9 @@ func Narrow(parent, request Scope) (Scope, error) {
 		return ok && !slices.Contains(out.Capabilities.MCPServers, srv)
 	})
 	if out.Capabilities.ModelRoute, err = subsequence(p.ModelRoute, r.ModelRoute); err != nil {
+		return Scope{}, err
+	}
+	if out.Capabilities.Memory, err = narrowMemory(p.Memory, r.Memory); err != nil {
 		return Scope{}, err
 	}
 	out.Ceilings = parent.Ceilings

@@ -43,7 +43,8 @@ func inputSchema(remotes []string) json.RawMessage {
 		`"required":["source_agent_id","result_id","kind"],"properties":{"source_agent_id":` + uuid + `,"result_id":` + uuid +
 		`,"kind":{"type":"string","enum":["inline","artifact"]}}}},`)
 	b.WriteString(`"capabilities":{"type":"object","additionalProperties":false,"description":"Each list may only narrow yours; null inherits.","properties":{` +
-		`"tools":` + list + `,"skills":` + list + `,"mcp_servers":` + list + `,"model_route":` + list + `}},`)
+		`"tools":` + list + `,"skills":` + list + `,"mcp_servers":` + list + `,"model_route":` + list +
+		`,"memory":{"type":["object","null"],"additionalProperties":false,"description":"The memory tools' record kinds and repository paths; each may only narrow yours.","properties":{"kinds":` + list + `,"paths":` + list + `}}}},`)
 	b.WriteString(`"ceilings":{"type":"object","additionalProperties":false,"description":"Each may only be at most yours; null inherits.","properties":{` +
 		`"max_model_calls":` + count + `,"max_tool_calls":` + count + `,"max_duration_ms":` + count + `,"max_context_bytes":` + count +
 		`,"max_output_bytes":` + count + `,"max_total_tokens":` + decimal + `,"max_cost_microusd":` + decimal + `}},`)

@@ -87,7 +87,7 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 	}
 	s := &step{t: t, agent: id, modelInfo: m.Info(), payloads: p.payloads, conf: agentConf{
 		model: m, route: route, auth: auth, input: spec.Input, context: childContext(spec), approver: p.conf.approver, output: out,
-		child: true, catalogs: childCatalogs(p.catalogs), view: p.view, pins: handedPins(spec),
+		child: true, catalogs: childCatalogs(p.catalogs), view: p.view, pins: handedPins(spec), memory: spec.Capabilities.Memory,
 	}}
 	// The child compacts inside its own context ceiling, which lies
 	// within its parent's.
@@ -362,6 +362,7 @@ func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 		}
 	}
 	slices.Sort(parent.Capabilities.MCPServers)
+	parent.Capabilities.Memory = memoryScopeOf(v)
 	for _, a := range r.opts.Activations {
 		if s.conf.auth.Decide(authority.Request{Capability: authority.ID(a.QualifiedName)}).Allowed {
 			parent.Capabilities.Skills = append(parent.Capabilities.Skills, a.QualifiedName)

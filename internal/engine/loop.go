@@ -295,6 +295,7 @@ func (s *step) openCatalogs() *event.Outcome {
 		if v.err != nil {
 			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}
 		}
+		s.narrowMemory(v, s.conf.memory)
 		if err := s.pinHanded(v); err != nil {
 			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailChildAdmission, Delivery: outcome.NotSent,
 				Reason: textx.Shorten(err.Error(), ledger.MaxReasonBytes)}
@@ -668,6 +669,9 @@ type agentConf struct {
 	// the revisions verified when it started: its workspace reads of
 	// them return those bytes or fail artifact_changed.
 	pins []fstools.Pin
+	// memory is a child's memory scope: its memory tools' grants are cut
+	// down to it (nil: its parent has no memory tool).
+	memory *children.MemoryScope
 	// contextBytes is the agent's own context ceiling (a child's lies
 	// within its parent's); zero means none.
 	contextBytes uint64

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/memory"
 	"github.com/pabloagent/pablo/ledger"
@@ -113,4 +115,68 @@ func memoryPinOf(cats []Catalog) *event.MemoryPin {
 		}
 	}
 	return nil
+}
+
+// within is c with every grant cut down to a child's memory scope: the
+// same pin and index, never a wider grant.
+func (c *MemoryCatalog) within(m *children.MemoryScope) *MemoryCatalog {
+	t := c.tools.Within(memory.Scope{Kinds: m.Kinds, Paths: m.Paths})
+	return &MemoryCatalog{tools: t, specs: c.specs, grants: t.Grants()}
+}
+
+// memoryScopeOf is the memory scope an agent whose view is v may pass on
+// to a child: every kind and path any of its memory tools' grants
+// reaches, or nil when it has no memory tool.
+func memoryScopeOf(v *toolView) *children.MemoryScope {
+	var m *children.MemoryScope
+	for id, owner := range v.owner {
+		mc, ok := owner.(*MemoryCatalog)
+		if !ok {
+			continue
+		}
+		g, ok := mc.grants[string(id)]
+		if !ok {
+			continue
+		}
+		if m == nil {
+			m = &children.MemoryScope{Kinds: []string{}, Paths: []string{}}
+		}
+		m.Kinds = append(m.Kinds, g.Scope.Kinds...)
+		m.Paths = append(m.Paths, g.Scope.Paths...)
+	}
+	if m == nil {
+		return nil
+	}
+	for _, l := range []*[]string{&m.Kinds, &m.Paths} {
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+		if slices.Contains(*l, "*") {
+			*l = []string{"*"}
+		}
+	}
+	return m
+}
+
+// narrowMemory gives a child whose memory scope is m its own memory
+// catalog, cut down to m, in its catalogs and in v; nil m (a parent
+// without memory tools) changes nothing.
+func (s *step) narrowMemory(v *toolView, m *children.MemoryScope) {
+	if m == nil {
+		return
+	}
+	cats := slices.Clone(s.catalogs)
+	for i, c := range cats {
+		mc, ok := c.(*MemoryCatalog)
+		if !ok {
+			continue
+		}
+		mine := mc.within(m)
+		cats[i] = mine
+		for id, owner := range v.owner {
+			if owner == c {
+				v.owner[id] = mine
+			}
+		}
+	}
+	s.catalogs = cats
 }

@@ -267,3 +267,32 @@ func TestReviewerLearnsEachConflictTheProposerCannot(t *testing.T) {
 		})
 	}
 }
+
+// TestAGrantWithinAChildScopeIsNeverWider defends the rule a child's
+// memory scope relies on: a grant cut down to a bound allows no kind or
+// path the grant did not, and only what the bound allows.
+func TestAGrantWithinAChildScopeIsNeverWider(t *testing.T) {
+	t.Parallel()
+	grant := Scope{Kinds: []string{"service", "team"}, Paths: []string{"records/services/", "handbook"}}
+	cases := []struct {
+		bound Scope
+		want  Scope
+	}{
+		{All(), Scope{Kinds: []string{"service", "team"}, Paths: []string{"handbook", "records/services/"}}},
+		{Scope{Kinds: []string{"team", "secret"}, Paths: []string{"*"}}, Scope{Kinds: []string{"team"}, Paths: []string{"handbook", "records/services/"}}},
+		{Scope{Kinds: []string{"*"}, Paths: []string{"records/"}}, Scope{Kinds: []string{"service", "team"}, Paths: []string{"records/services/"}}},
+		{Scope{Kinds: []string{"*"}, Paths: []string{"records/services/billing.md", "handbook/oncall.md", "records/services-secret/"}}, Scope{Kinds: []string{"service", "team"}, Paths: []string{"handbook/oncall.md", "records/services/billing.md"}}},
+		{Scope{Kinds: []string{}, Paths: []string{}}, Scope{Kinds: []string{}, Paths: []string{}}},
+	}
+	for _, c := range cases {
+		got := grant.Within(c.bound)
+		if !slices.Equal(got.Kinds, c.want.Kinds) || !slices.Equal(got.Paths, c.want.Paths) {
+			t.Errorf("%+v within %+v = %+v, want %+v", grant, c.bound, got, c.want)
+		}
+		for _, p := range []string{"records/services/billing.md", "records/secrets/k.md", "records/services-secret/x.md", "handbook/oncall.md", "handbook", "elsewhere/x.md"} {
+			if got.AllowsPath(p) && (!grant.AllowsPath(p) || !c.bound.AllowsPath(p)) {
+				t.Errorf("%+v within %+v allows %s", grant, c.bound, p)
+			}
+		}
+	}
+}

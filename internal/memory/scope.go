@@ -1,6 +1,9 @@
 package memory
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Scope is what one grant lets a caller see: record kinds and repository
 // paths. An empty list allows nothing; "*" allows everything. A path entry
@@ -42,3 +45,50 @@ func (s Scope) AllowsPath(p string) bool {
 
 // allows reports whether record r is in the scope.
 func (s Scope) allows(r *Record) bool { return s.AllowsKind(r.Kind) && s.AllowsPath(r.Path) }
+
+// Within returns the part of s that bound also allows: a kind both
+// allow, a path both allow. It never allows more than s, so a child's
+// grant cut down by its memory scope can only be smaller.
+func (s Scope) Within(bound Scope) Scope {
+	out := Scope{Kinds: []string{}, Paths: []string{}}
+	for _, k := range s.Kinds {
+		for _, b := range bound.Kinds {
+			switch {
+			case k == "*":
+				out.Kinds = append(out.Kinds, b)
+			case b == "*" || b == k:
+				out.Kinds = append(out.Kinds, k)
+			}
+		}
+	}
+	for _, p := range s.Paths {
+		for _, b := range bound.Paths {
+			switch {
+			case pathCovers(p, b):
+				out.Paths = append(out.Paths, b)
+			case pathCovers(b, p):
+				out.Paths = append(out.Paths, p)
+			}
+		}
+	}
+	slices.Sort(out.Kinds)
+	slices.Sort(out.Paths)
+	out.Kinds, out.Paths = slices.Compact(out.Kinds), slices.Compact(out.Paths)
+	return out
+}
+
+// pathCovers reports whether every path scope entry b allows, entry a
+// allows too. Two entries either nest or share no path.
+func pathCovers(a, b string) bool {
+	switch {
+	case a == "*":
+		return true
+	case b == "*":
+		return false
+	}
+	bd := strings.TrimSuffix(b, "/")
+	if ad, dir := strings.CutSuffix(a, "/"); dir {
+		return strings.HasPrefix(bd, ad+"/") || (bd == ad && strings.HasSuffix(b, "/"))
+	}
+	return bd == a || strings.HasPrefix(bd, a+"/")
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 )
@@ -253,3 +254,18 @@ func (t *Tools) Call(ctx context.Context, id string, args json.RawMessage) (any,
 	}
 	return nil, &ArgumentError{Reason: fmt.Sprintf("unknown memory tool %s", id)}
 }
+
+// Within returns the tools with every grant cut down to bound (a child's
+// memory scope): the same pin, index and ontology, never a wider grant.
+func (t *Tools) Within(bound Scope) *Tools {
+	cp := *t
+	cp.opts.Grants = make(map[string]Grant, len(t.opts.Grants))
+	for id, g := range t.opts.Grants {
+		g.Scope = g.Scope.Within(bound)
+		cp.opts.Grants[id] = g
+	}
+	return &cp
+}
+
+// Grants are the tools' grants by capability ID.
+func (t *Tools) Grants() map[string]Grant { return maps.Clone(t.opts.Grants) }
