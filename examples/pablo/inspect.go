@@ -20,6 +20,7 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/a2a"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/clock"
 	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/mcp"
@@ -323,6 +324,8 @@ type inspector struct {
 	token string
 	host  *host
 	mu    sync.RWMutex
+	// clock stamps the page of a task in flight with when it was read.
+	clock clock.Clock
 }
 
 func newInspector(stacks []*inspectStack, store ledger.Store, exposed bool) (*inspector, error) {
@@ -341,7 +344,7 @@ func newInspector(stacks []*inspectStack, store ledger.Store, exposed bool) (*in
 	if err != nil {
 		return nil, err
 	}
-	in := &inspector{stacks: stacks, store: store, pageSize: taskPageSize, pages: map[string]*template.Template{}, exposed: exposed}
+	in := &inspector{stacks: stacks, store: store, pageSize: taskPageSize, pages: map[string]*template.Template{}, exposed: exposed, clock: clock.System{}}
 	for _, page := range []string{"stacks", "why", "tools", "mcp", "skills", "tasks", "task"} {
 		t, err := template.Must(base.Clone()).ParseFS(inspectAssets, "inspect/"+page+".tmpl")
 		if err != nil {

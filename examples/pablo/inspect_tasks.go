@@ -6,8 +6,11 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/pabloagent/pablo/approval"
+	"github.com/pabloagent/pablo/children"
+	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -16,6 +19,78 @@ const taskPageSize = 25
 
 // taskResultLimit bounds the bytes of a task's output a task page shows.
 const taskResultLimit = 8192
+
+// taskRefreshSeconds is how often the page of a task in flight in
+// another process reloads itself from the store.
+const taskRefreshSeconds = 2
+
+// taskProgress is what a task page reads from a task's records besides
+// its recovery report: its event count, its context compactions and the
+// handoffs its spawns carried.
+type taskProgress struct {
+	Events      int
+	Compactions []compactionView
+	Handoffs    []handoffView
+}
+
+// compactionView is one context compaction: its compaction-v1 record as
+// it last stood (the finished event's, else the started one's).
+type compactionView struct {
+	AgentID string
+	Time    time.Time
+	event.Compaction
+}
+
+// handoffView is one handoff a spawn carried: the earlier child's result
+// passed to the new child, by reference.
+type handoffView struct {
+	AgentID, CallID string
+	children.Handoff
+}
+
+// taskProgressOf folds a task's records into its progress.
+func taskProgressOf(recs []ledger.Record) taskProgress {
+	var p taskProgress
+	index := map[string]int{}
+	for _, r := range recs {
+		if r.Kind != ledger.RecordEvent {
+			continue
+		}
+		p.Events++
+		switch event.Type(r.Event.Type) {
+		case event.CompactionStarted, event.CompactionFinished:
+			var d struct {
+				Compaction *event.Compaction `json:"compaction"`
+			}
+			if json.Unmarshal(r.Event.Payload, &d) != nil || d.Compaction == nil {
+				continue
+			}
+			v := compactionView{AgentID: r.Event.AgentID, Time: r.Event.Time, Compaction: *d.Compaction}
+			key := r.Event.AgentID + "\x00" + d.Compaction.ID
+			if i, ok := index[key]; ok {
+				p.Compactions[i] = v
+			} else {
+				index[key] = len(p.Compactions)
+				p.Compactions = append(p.Compactions, v)
+			}
+		case event.ToolStarted:
+			var d struct {
+				Call *event.Call `json:"call"`
+			}
+			if json.Unmarshal(r.Event.Payload, &d) != nil || d.Call == nil || d.Call.Name != children.ToolID {
+				continue
+			}
+			args, err := children.ParseArguments(d.Call.Arguments, nil)
+			if err != nil || args.Action != children.ActionSpawn {
+				continue
+			}
+			for _, h := range args.Request.Handoffs {
+				p.Handoffs = append(p.Handoffs, handoffView{AgentID: r.Event.AgentID, CallID: d.Call.ID, Handoff: h})
+			}
+		}
+	}
+	return p
+}
 
 // taskRow is one task of the Tasks page.
 type taskRow struct {
@@ -64,10 +139,16 @@ func (in *inspector) tasks(w http.ResponseWriter, r *http.Request) {
 	more := len(ids) > in.pageSize
 	ids = ids[:min(len(ids), in.pageSize)]
 	rows := make([]taskRow, 0, len(ids))
+	data := map[string]any{"After": after}
 	for _, id := range ids {
-		rows = append(rows, in.taskRow(r.Context(), id))
+		row := in.taskRow(r.Context(), id)
+		if row.InFlight {
+			// A task in flight elsewhere: the page reloads until it settles.
+			data["Refresh"] = taskRefreshSeconds
+		}
+		rows = append(rows, row)
 	}
-	data := map[string]any{"Tasks": rows, "After": after}
+	data["Tasks"] = rows
 	if more {
 		data["Next"] = ids[len(ids)-1]
 	}
@@ -101,6 +182,15 @@ func (in *inspector) task(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := map[string]any{"Task": row}
+	// The records so far, read-only: a task in flight in another process
+	// shows its compactions and handoffs as they are recorded, and its
+	// page reloads itself until the task settles.
+	if recs, err := in.store.Records(r.Context(), id); err == nil {
+		data["Progress"] = taskProgressOf(recs)
+	}
+	if row.InFlight {
+		data["Refresh"], data["AsOf"] = taskRefreshSeconds, in.clock.Now().UTC()
+	}
 	if row.Report != nil {
 		recs, err := approval.Records(r.Context(), in.store, id)
 		if err != nil {
