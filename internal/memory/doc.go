@@ -9,6 +9,13 @@
 // already pinned. Index builds the graph of a commit once and keeps it in a
 // Cache keyed by commit and configuration, shared by every task on it.
 //
+// Concurrency: a Store is one repository's reader for every task of a
+// runtime. Its object reads (trees, blobs, refs) take the Store's lock,
+// because go-git's pack and index readers share file handles and decoder
+// state; an Index is immutable once built and is read by every task on
+// its commit without a lock. Two Stores on one repository share nothing
+// but their Cache, so each needs only its own lock.
+//
 // Reads are bounded and refuse what a hostile repository could use:
 // symlinks and submodules are never followed (a typed ErrUnsafeEntry on a
 // direct read, a Problem in the index); a blob over Limits.MaxBlobBytes is
