@@ -369,8 +369,9 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set, for
 			// The traces this deployment writes (options.trace.path lies in
 			// the workspace in the base preset) are never readable,
 			// writable or listed through the tools.
-			Reserved: d.reserved,
-			MaskPage: secrets.MaskWindow,
+			Reserved:  d.reserved,
+			MaskPage:  secrets.MaskWindow,
+			RepoWrite: o.Filesystem.Scope == "repo-write",
 		})
 		if err != nil {
 			return cats, cleanup, err

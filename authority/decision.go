@@ -124,9 +124,17 @@ func (d Decision) Err() error {
 
 // The built-in decision IDs for mandatory checks.
 const (
-	RuleToolUnavailable     = "builtin.tool_unavailable"
-	RuleWorkspace           = "builtin.workspace"
-	RuleSymlink             = "builtin.symlink"
+	RuleToolUnavailable = "builtin.tool_unavailable"
+	RuleWorkspace       = "builtin.workspace"
+	RuleSymlink         = "builtin.symlink"
+	// RuleRepoGitDir denies a write under filesystem scope repo-write
+	// into a repository's .git, at any depth: its hooks, config and refs
+	// are never the task's to write.
+	RuleRepoGitDir = "builtin.repo_write.git_dir"
+	// RuleRepoOutside denies a write under filesystem scope repo-write
+	// that would land outside the work tree of the repository holding the
+	// workspace: in a nested repository of its own.
+	RuleRepoOutside         = "builtin.repo_write.outside_repository"
 	RuleEnvironment         = "builtin.environment"
 	RuleUnsupportedPlatform = "builtin.unsupported_platform"
 	RuleUnconfiguredServer  = "builtin.mcp.unconfigured_server"

@@ -78,6 +78,8 @@ func (d *Deployment) checkRun(v *view) error {
 	switch {
 	case o.Filesystem.Write && !o.Filesystem.Enabled:
 		return invalid("/options/filesystem/write", "filesystem.write = true needs filesystem.enabled = true")
+	case o.Filesystem.Scope == "repo-write" && !o.Filesystem.Write:
+		return invalid("/options/filesystem/scope", `scope = "repo-write" bounds writing: it needs filesystem.write = true`)
 	case o.Trace.CaptureContent && o.Trace.Path == nil && !d.hostTrace:
 		return invalid("/options/trace/capture_content", "capture_content needs a trace.path destination")
 	case o.Output.Repair.Enabled && !v.hasSchema:

@@ -306,6 +306,10 @@ type CommandRule struct {
 type FilesystemOptions struct {
 	Enabled bool `json:"enabled"`
 	Write   bool `json:"write"`
+	// Scope is where the tools write: "workspace-write" (the default,
+	// written as absent) or "repo-write" (only the work tree of the git
+	// repository holding the workspace, never a .git).
+	Scope string `json:"scope,omitempty"`
 }
 
 // PolicyOptions are the ordinary static policy dimensions.

@@ -107,6 +107,7 @@ var optionEffects = map[string][]string{
 	"options.shell.sandbox":      {"TestShellSandboxDefaultsToDeny", "TestSandboxReachesNoNetwork", "TestSandboxReadOnlyBlocksWritesInTheWorkspace"},
 	"options.filesystem.enabled": {"TestFilesystemAndShellEnabledDecideTheTools"},
 	"options.filesystem.write":   {"TestWorkspaceWriteNeedsFSWrite"},
+	"options.filesystem.scope":   {"TestFilesystemRepoWriteScopeReachesTheTools", "TestRepoWriteWritesOnlyInTheWorkTree", "TestFilesystemRepoWriteScopeNeedsWrite"},
 	"options.policy":             {"TestRuleEvaluation", "TestDenyWinsOverMatchingAllow", "TestPolicyCheckGivesTheRuntimesAnswer"},
 
 	"options.output.schema":                    {"TestOutputValidationJudgesTheAnswerAsWritten", "TestOutputSpecIsTheDeploymentsOutputOptions"},

@@ -161,3 +161,17 @@ func TestStdioServersAreSandboxedByDefault(t *testing.T) {
 		t.Errorf("default server sandbox %s", p)
 	}
 }
+
+func TestFilesystemRepoWriteScopeNeedsWrite(t *testing.T) {
+	d, err := loadString(t, "schema_version = 1\n[options.filesystem]\nwrite = true\nscope = \"repo-write\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Options.Filesystem.Scope != "repo-write" {
+		t.Errorf("scope %q, want repo-write", d.Options.Filesystem.Scope)
+	}
+	_, err = loadString(t, "schema_version = 1\n[options.filesystem]\nscope = \"repo-write\"\n")
+	wantCode(t, err, CodeInvalidValue, "/options/filesystem/scope")
+	_, err = loadString(t, "schema_version = 1\n[options.filesystem]\nwrite = true\nscope = \"repo\"\n")
+	wantCode(t, err, CodeInvalidValue, "/options/filesystem/scope")
+}

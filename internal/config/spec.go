@@ -498,6 +498,9 @@ func optionsTables() *spec {
 		"filesystem", table(
 			"enabled", boolean(true),
 			"write", boolean(false),
+			// A Go extension (seed 002's filesystem scope): where
+			// fs.write and fs.edit may write; absent is the workspace.
+			"scope", enum(nil, "workspace-write", "repo-write"),
 		),
 		"policy", table(
 			"tools", rulesSpec(),

@@ -167,13 +167,19 @@ func (c *call) openDirs(rel string, parts []string) (*os.Root, error) {
 	if err != nil {
 		return nil, c.ioErr(rel, err)
 	}
-	for _, name := range parts {
+	for i, name := range parts {
 		next, err := c.openSubdir(cur, rel, name)
 		cur.Close()
 		if err != nil {
 			return nil, err
 		}
 		cur = next
+		if c.writing && c.t.repoWrite {
+			if err := c.nestedRepo(cur, rel, strings.Join(parts[:i+1], "/")); err != nil {
+				cur.Close()
+				return nil, err
+			}
+		}
 	}
 	return cur, nil
 }

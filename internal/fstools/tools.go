@@ -46,6 +46,12 @@ type Options struct {
 	// of a file, with the secrets its edges cut masked by the text around
 	// them (the caller masks the rest of the result), and their count.
 	MaskPage func(whole []byte, from, to int) (string, int)
+	// RepoWrite is filesystem scope repo-write: fs.write and fs.edit write
+	// only in the work tree of the git repository that holds the
+	// workspace, never into a .git at any depth nor into a repository
+	// nested in it. New fails when no repository holds the workspace
+	// (ErrNotInRepository).
+	RepoWrite bool
 }
 
 // Tools is one agent's set of workspace tools. It is immutable and safe for
@@ -61,6 +67,8 @@ type Tools struct {
 	// pins are the files this agent was handed (WithPins); nil pins none.
 	pins  *pins
 	hooks hooks
+	// repoWrite is Options.RepoWrite.
+	repoWrite bool
 }
 
 // hooks let tests act between steps; all nil in production.
@@ -89,7 +97,13 @@ func New(opts Options) (*Tools, error) {
 			return nil, fmt.Errorf("fstools: Limits.%s is %d; use 0 for unlimited or a positive bound", name, v)
 		}
 	}
-	return &Tools{ws: opts.Workspace, write: opts.Write, decide: opts.Decide, limits: l, reserved: opts.Reserved, maskPage: opts.MaskPage}, nil
+	if opts.RepoWrite {
+		if _, err := RepositoryOf(opts.Workspace.Dir()); err != nil {
+			return nil, err
+		}
+	}
+	return &Tools{ws: opts.Workspace, write: opts.Write, decide: opts.Decide, limits: l, reserved: opts.Reserved, maskPage: opts.MaskPage,
+		repoWrite: opts.RepoWrite}, nil
 }
 
 // call is the state of one tool invocation.
@@ -97,6 +111,9 @@ type call struct {
 	t   *Tools
 	id  authority.ID
 	ctx context.Context
+	// writing: the call resolves the path of a write (repo-write checks
+	// each directory it passes).
+	writing bool
 }
 
 func (t *Tools) begin(ctx context.Context, id authority.ID) *call {

@@ -126,6 +126,10 @@ func (c *call) mutate(path string, expected *string, kinds []authority.ResourceK
 	if len(parts) == 0 {
 		return nil, &Error{Tool: c.id, Code: NotFile, Path: rel, Detail: "the workspace itself is a directory; name a file"}
 	}
+	if err := c.repoCheck(rel, parts); err != nil {
+		return nil, err
+	}
+	c.writing = true
 	if err := c.t.ws.lock(c.ctx); err != nil {
 		return nil, c.alive()
 	}
