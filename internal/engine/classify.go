@@ -27,7 +27,7 @@ func (s *step) classifyRoute() *event.Outcome {
 	}
 	instructions := s.t.rt.opts.Instructions
 	req := &model.Request{Instructions: instructions, Messages: []model.Message{{Role: model.RoleUser, Content: s.conf.input}}}
-	call, o := s.beginCall(s.ctx, string(providers.Vercel), providers.RouterModel, nil, req)
+	call, _, o := s.beginCall(s.ctx, string(providers.Vercel), providers.RouterModel, nil, req, nil)
 	if o != nil {
 		return o
 	}

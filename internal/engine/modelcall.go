@@ -56,12 +56,15 @@ type modelCall struct {
 	retryInMS *int64
 }
 
-// beginCall reserves and dispatches one model call and emits model.started.
-func (s *step) beginCall(ctx context.Context, provider, mdl string, route *event.RouteAttempt, req *model.Request) (*modelCall, *event.Outcome) {
+// beginCall reserves and dispatches one model call of req, with the
+// worst case bd attests (nil: none), and emits model.started. It returns
+// the request to send: req, or a copy whose output allowance a ceiling
+// lowered.
+func (s *step) beginCall(ctx context.Context, provider, mdl string, route *event.RouteAttempt, req *model.Request, bd model.Bounder) (*modelCall, *model.Request, *event.Outcome) {
 	t, r := s.t, s.t.rt
-	id, err := t.root.ReserveModelCall(s.ctx, s.agent, s.modelCallRecord(provider, mdl, route, req))
-	if err != nil {
-		return nil, s.ledgerOutcome(err)
+	id, req, o := s.reserve(provider, mdl, route, req, bd)
+	if o != nil {
+		return nil, nil, o
 	}
 	call := &modelCall{id: id, profile: provider + "/" + mdl, bytes: s.requestBytes(req), items: len(req.Messages) + len(req.Tools)}
 	call.text.Reset(r.opts.Secrets)
@@ -69,7 +72,7 @@ func (s *step) beginCall(ctx context.Context, provider, mdl string, route *event
 		s.comp.profile = call.profile // the entry now selected
 	}
 	if o := s.emit(event.EventData{Type: event.ModelStarted, Provider: provider, Model: mdl, ModelRoute: route}); o != nil {
-		return nil, s.abandonCall(id, outcome.FailEventSinkIO, o)
+		return nil, nil, s.abandonCall(id, outcome.FailEventSinkIO, o)
 	}
 	// The OpenTelemetry GenAI conventions: "chat {model}", the provider,
 	// the requested model; the answer's attributes are set at its end.
@@ -77,13 +80,16 @@ func (s *step) beginCall(ctx context.Context, provider, mdl string, route *event
 	if call.span.IsRecording() {
 		call.span.SetAttributes(attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", provider),
 			attribute.String("gen_ai.request.model", mdl))
+		if req.MaxOutputTokens > 0 {
+			call.span.SetAttributes(attribute.Int64("gen_ai.request.max_tokens", req.MaxOutputTokens))
+		}
 	}
 	if err := t.root.Dispatch(s.ctx, s.agent, id); err != nil {
 		call.span.End()
-		return nil, s.abandonCall(id, "", s.ledgerOutcome(err))
+		return nil, nil, s.abandonCall(id, "", s.ledgerOutcome(err))
 	}
 	call.started = true
-	return call, nil
+	return call, req, nil
 }
 
 // modelCallRecord is the ledger's record of a model call about to be
@@ -293,12 +299,13 @@ func (op *modelOp) generate() (*model.Response, *event.Outcome) {
 		retry, clk = r.retryPolicy()
 	}
 	for tries := 1; ; tries++ {
-		call, o := s.beginCall(ctx, s.modelInfo.Provider, s.modelInfo.Model, nil, op.req)
+		bd, _ := s.conf.model.(model.Bounder)
+		call, req, o := s.beginCall(ctx, s.modelInfo.Provider, s.modelInfo.Model, nil, op.req, bd)
 		if o != nil {
 			return nil, o
 		}
 		op.current = call
-		resp, err := s.conf.model.Generate(ctx, op.req, op.delta)
+		resp, err := s.conf.model.Generate(ctx, req, op.delta)
 		if err != nil && clk != nil && op.sinkErr == nil && call.outBytes == 0 {
 			// Nothing of this attempt reached the task: a retryable
 			// failure is settled as its own failed call, and the same
@@ -347,14 +354,14 @@ func (op *modelOp) generateRouted(rm *Route) (*model.Response, *event.Outcome) {
 }
 
 // beginAttempt begins the ledger call of one route attempt.
-func (op *modelOp) beginAttempt(ctx context.Context, a event.RouteAttempt) error {
-	call, o := op.s.beginCall(ctx, a.Provider, a.Model, &a, op.req)
+func (op *modelOp) beginAttempt(ctx context.Context, a event.RouteAttempt, req *model.Request, bd model.Bounder) (*model.Request, error) {
+	call, req, o := op.s.beginCall(ctx, a.Provider, a.Model, &a, req, bd)
 	if o != nil {
 		op.failed = o
-		return errRouteStopped
+		return nil, errRouteStopped
 	}
 	op.current = call
-	return nil
+	return req, nil
 }
 
 // endAttempt settles the ledger call of one route attempt.

@@ -43,6 +43,15 @@ func (p *providerModel) retryPolicy() (providers.RetryPolicy, clock.Clock) { ret
 
 func (p *providerModel) Info() model.Info { return p.info }
 
+// Bound implements [model.Bounder]: the adapter's attested worst case,
+// or model.ErrUnbounded when its adapter attests none.
+func (p *providerModel) Bound(req *model.Request) (model.Bound, error) {
+	if bd, ok := p.m.(model.Bounder); ok {
+		return bd.Bound(req)
+	}
+	return model.Bound{}, model.ErrUnbounded
+}
+
 func (p *providerModel) Generate(ctx context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
 	resp, err := p.m.Generate(ctx, req, emit)
 	if err != nil {

@@ -18,8 +18,11 @@ import (
 type RouteSession struct {
 	// BeginAttempt, when set, runs before each attempt is dispatched (the
 	// engine reserves a model call and emits model.started with the
-	// record). An error stops the route and is returned as is.
-	BeginAttempt func(ctx context.Context, a event.RouteAttempt) error
+	// record). It gets the request the attempt would send and the
+	// entry's model when that attests bounds (nil when not), and returns
+	// the request to send: req, or a copy with a lower output allowance.
+	// An error stops the route and is returned as is.
+	BeginAttempt func(ctx context.Context, a event.RouteAttempt, req *model.Request, bd model.Bounder) (*model.Request, error)
 	// EndAttempt, when set, runs after each attempt with its response or
 	// error (the engine settles that call and emits model.finished).
 	EndAttempt func(ctx context.Context, a event.RouteAttempt, resp *model.Response, err error)
@@ -71,8 +74,8 @@ func (m *Route) EntryNames() []string {
 }
 
 func (m *Route) Info() model.Info {
-	// Each attempt names its own provider and model; the route attests no
-	// bound, like its entries.
+	// Each attempt names its own provider and model, and its entry
+	// attests that attempt's bound (RouteSession.BeginAttempt).
 	return model.Info{Provider: "route", Model: m.name}
 }
 
@@ -84,7 +87,11 @@ func (m *Route) GenerateRouted(ctx context.Context, s *RouteSession, req *model.
 	hooks := providers.AttemptHooks{}
 	if s.BeginAttempt != nil {
 		hooks.Begin = func(ctx context.Context, a *providers.Attempt) error {
-			return s.BeginAttempt(ctx, routeAttempt(a, "started"))
+			req, err := s.BeginAttempt(ctx, routeAttempt(a, "started"), a.Request, a.Bounder)
+			if err == nil {
+				a.Request = req
+			}
+			return err
 		}
 	}
 	if s.EndAttempt != nil {

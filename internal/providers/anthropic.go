@@ -133,10 +133,7 @@ type anthRequest struct {
 
 // MaxTokens is the max_tokens a request to m carries.
 func (m *AnthropicModel) MaxTokens(req *model.Request) int64 {
-	n := req.MaxOutputTokens
-	if m.opts.MaxOutputTokens > 0 && (n == 0 || m.opts.MaxOutputTokens < n) {
-		n = m.opts.MaxOutputTokens
-	}
+	n := allowance(req, m.opts.MaxOutputTokens)
 	if n == 0 {
 		n = DefaultAnthropicMaxTokens
 	}

@@ -109,10 +109,7 @@ func part(p gemPart) json.RawMessage {
 func (m *GeminiModel) body(req *model.Request) ([]byte, error) {
 	var w gemRequest
 	w.Contents = []gemContent{}
-	w.GenerationConfig.MaxOutputTokens = req.MaxOutputTokens
-	if m.opts.MaxOutputTokens > 0 && (w.GenerationConfig.MaxOutputTokens == 0 || m.opts.MaxOutputTokens < w.GenerationConfig.MaxOutputTokens) {
-		w.GenerationConfig.MaxOutputTokens = m.opts.MaxOutputTokens
-	}
+	w.GenerationConfig.MaxOutputTokens = allowance(req, m.opts.MaxOutputTokens)
 	if m.opts.ThinkingBudget > 0 {
 		w.GenerationConfig.ThinkingConfig = &struct {
 			ThinkingBudget uint64 `json:"thinkingBudget"`

@@ -137,10 +137,7 @@ type respRequest struct {
 }
 
 func (m *ResponsesModel) body(req *model.Request) ([]byte, error) {
-	w := respRequest{Model: m.opts.Model, Instructions: req.Instructions, Stream: true, Truncation: "disabled", MaxOutputTokens: req.MaxOutputTokens}
-	if m.opts.MaxOutputTokens > 0 && (w.MaxOutputTokens == 0 || m.opts.MaxOutputTokens < w.MaxOutputTokens) {
-		w.MaxOutputTokens = m.opts.MaxOutputTokens
-	}
+	w := respRequest{Model: m.opts.Model, Instructions: req.Instructions, Stream: true, Truncation: "disabled", MaxOutputTokens: allowance(req, m.opts.MaxOutputTokens)}
 	if w.MaxOutputTokens != 0 && w.MaxOutputTokens < minResponseOutput {
 		return nil, &Error{Code: CodeUnsupported, Delivery: NotSent, Reason: fmt.Sprintf("open_responses needs max_output_tokens >= %d", minResponseOutput)}
 	}

@@ -125,6 +125,13 @@ type Attempt struct {
 	// same entry is tried again (SelectionReason retry) after RetryIn.
 	Retried bool
 	RetryIn time.Duration
+	// Request is what the attempt sends. AttemptHooks.Begin may replace
+	// it with a copy whose output allowance is lower (what a ceiling
+	// leaves); the entry's model is sent the replacement.
+	Request *model.Request
+	// Bounder is the entry's model when it attests each call's worst case
+	// (model.Bounder); nil when it attests none.
+	Bounder model.Bounder
 }
 
 // RouteState is one task's use of a route: the sticky entry and the
@@ -213,6 +220,10 @@ func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHo
 		case state.moved || state.operation > 1:
 			a.SelectionReason = SelectSticky
 		}
+		a.Request = req
+		if bd, ok := e.Generator.(model.Bounder); ok {
+			a.Bounder = bd
+		}
 		if hooks.Begin != nil {
 			if err := hooks.Begin(ctx, &a); err != nil {
 				return nil, attempts, &RouteError{Attempts: attempts, Err: err}
@@ -220,7 +231,7 @@ func (r *Route) Generate(ctx context.Context, state *RouteState, hooks AttemptHo
 		}
 		a.Dispatched = true
 		escaped := false
-		resp, err := r.attempt(ctx, e.Generator, req, func(d string) error {
+		resp, err := r.attempt(ctx, e.Generator, a.Request, func(d string) error {
 			escaped = true
 			return emit(d)
 		})
