@@ -104,6 +104,15 @@ func commands() []command {
 				"The --trace file holds one event per line, each as docs/schemas/trace-event.schema.json describes it.",
 				"Exit: 0 completed, 1 the task ended otherwise, 2 invalid arguments or configuration, 130 cancelled.",
 			}},
+		{path: "tui", args: `["TASK"]`, summary: "an interactive terminal UI: Markdown answers, tool calls as they run, approvals asked in place (bare `pablo` on a terminal opens it)",
+			deployment: true, flags: with(runFlags(), []flag{
+				{name: "session", help: "each submission continues one session, carrying its earlier prompts and answers (a Go extension; default: each submission is a new task with fresh context)"},
+			}),
+			notes: []string{
+				"Needs a terminal as stdin and stdout and a TERM that is set and not dumb; TASK, when given, is submitted at start.",
+				"Keys: Enter submits; PgUp/PgDn or the wheel scroll the history; Ctrl-End returns to the live tail; o, t, r, x answer an approval; Ctrl-C cancels the active task (and waits for its cleanup), or exits when idle.",
+				"Exit: 0 exited, 1 the UI failed, 2 invalid arguments or configuration, 130 interrupted (SIGINT, SIGTERM).",
+			}},
 		{path: "acp", summary: "serve the deployment to an editor or host over the Agent Client Protocol (ACP v1) on stdin and stdout",
 			deployment: true, flags: acpFlags(),
 			notes: []string{

@@ -85,6 +85,10 @@ func run(ctx context.Context, args []string, h *host) int {
 		writeUsage(&b)
 		return report(usagef("pablo needs a command\n\n%s", strings.TrimRight(b.String(), "\n")), h)
 	}
+	if len(args) == 0 && tuiCapable(h) {
+		// A capable terminal: the interactive UI, as the reference.
+		args = []string{"tui"}
+	}
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
 		if len(args) > 1 && args[0] == "help" {
 			return report(helpFor(strings.Join(args[1:], " ")), h)
@@ -122,6 +126,8 @@ func run(ctx context.Context, args []string, h *host) int {
 		err = policyCommand(ctx, args[1:], h)
 	case "run":
 		err = runCommand(ctx, args[1:], h)
+	case "tui":
+		err = tuiCommand(ctx, args[1:], h)
 	case "demo":
 		err = demoCommand(ctx, args[1:], h)
 	case "ledger":

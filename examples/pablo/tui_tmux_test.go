@@ -1,0 +1,192 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxTerm is a real terminal for the test: a tmux server of its own
+// (its own socket, no user configuration), one pane running a script, driven
+// by send-keys and read by capture-pane.
+type tmuxTerm struct {
+	t    *testing.T
+	bin  string
+	sock string
+}
+
+func newTmux(t *testing.T, dir string, width, height int, script string) *tmuxTerm {
+	t.Helper()
+	bin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("no tmux on PATH: install Debian's tmux package (scripts/install-peers.sh debian) to run the terminal UI tests")
+	}
+	conf := filepath.Join(dir, "tmux.conf")
+	// No status bar, so the pane is the whole window. The script keeps
+	// its pane alive (a dead pane reports no cursor) until kill-server.
+	os.WriteFile(conf, []byte("set -g status off\nset -g default-terminal tmux-256color\n"), 0o600)
+	tm := &tmuxTerm{t: t, bin: bin, sock: filepath.Join(dir, "tmux.sock")}
+	if out, err := exec.Command(bin, "-S", tm.sock, "-f", conf, "new-session", "-d", "-s", "t",
+		"-x", strconv.Itoa(width), "-y", strconv.Itoa(height), "sh", script).CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(bin, "-S", tm.sock, "kill-server").Run() })
+	return tm
+}
+
+func (tm *tmuxTerm) tmux(args ...string) string {
+	tm.t.Helper()
+	out, err := exec.Command(tm.bin, append([]string{"-S", tm.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// keys types keys into the pane, as send-keys names them.
+func (tm *tmuxTerm) keys(keys ...string) {
+	tm.t.Helper()
+	tm.tmux(append([]string{"send-keys", "-t", "t"}, keys...)...)
+}
+
+// screen is what the pane shows now.
+func (tm *tmuxTerm) screen() string {
+	tm.t.Helper()
+	return tm.tmux("capture-pane", "-p", "-t", "t")
+}
+
+// waitFor polls the pane (with its history: the line a shell printed
+// after the UI left may have scrolled off a resized pane) until every want
+// is on it, up to a deadline
+// generous for a loaded host: the poll returns as soon as the screen is
+// there, so a fast run is fast.
+func (tm *tmuxTerm) waitFor(want ...string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s := tm.tmux("capture-pane", "-p", "-S", "-", "-t", "t")
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("the terminal did not show %q within the deadline:\n%s", missing, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// format reads one of tmux's formats of the pane (#{alternate_on}).
+func (tm *tmuxTerm) format(f string) string {
+	tm.t.Helper()
+	return strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "t", f))
+}
+
+// TestTUIInARealTerminal drives `pablo tui` in tmux as a user would, with a
+// scripted model (no network): a submission streams a Markdown answer whose
+// model text holds a terminal control (shown escaped), a tool call needs
+// approval and the question is drawn in place with the exact call, the
+// answer runs the call and its lifecycle is shown, the layout follows a
+// resize, Ctrl-C cancels a running task and then exits the idle UI, and
+// the terminal is as it was before: the same stty modes, the alternate
+// screen left, the cursor shown and mouse reporting off.
+func TestTUIInARealTerminal(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	os.WriteFile(filepath.Join(dir, "d.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"s.json\" }\n[options.filesystem]\nwrite = true\n[options.approvals]\nfilesystem_write = \"required\"\n"), 0o600)
+	// Turn 0 writes (a clear-screen in its text, a clipboard write in the
+	// call's arguments); turn 1 answers in Markdown. Each submission is a
+	// new task, so each starts at turn 0.
+	os.WriteFile(filepath.Join(dir, "s.json"), []byte(`{"turns":[
+ {"text":["Writing the **notes** \u001b[2J now."],"tool_calls":[{"id":"c1","name":"fs_write","arguments":{"path":"a.txt","text":"hi \u001b]52;c;aGk=\u0007","expected_revision":null}}]},
+ {"text":["# Done\n\nThe file **a.txt** ", "holds the notes.\n\n- one\n- two\n"]}
+]}`), 0o600)
+	bin := buildPablo(t, dir)
+	script := filepath.Join(dir, "run.sh")
+	os.WriteFile(script, []byte(`cd "$(dirname "$0")"
+stty -g > before
+`+bin+` tui --config d.toml --bind workspace=work
+echo "pablo exited $?"
+stty -g > after
+exec sleep 3600
+`), 0o600)
+	tm := newTmux(t, dir, 100, 30, script)
+
+	tm.waitFor("ready · Enter submits")
+	tm.keys("write the notes", "Enter")
+	s := tm.waitFor("approval needed before this call runs", "capability fs.write", "asked by   options.approvals rule options.approvals.filesystem_write")
+	for _, w := range []string{`Writing the notes \u001b[2J now.`, `"text":"hi \u001b]52;c;aGk=\u0007"`, "⋯ fs.write", "waiting for your answer"} {
+		if !strings.Contains(s, w) {
+			t.Errorf("the screen does not show %q:\n%s", w, s)
+		}
+	}
+	// Not an answer: ignored, the question stays.
+	tm.keys("z")
+	tm.keys("o")
+	s = tm.waitFor("■ completed", "✓ fs.write", "approval fs.write: allow_once (tty)", "The file a.txt holds the notes.", "• one", "ready · Enter submits")
+	if strings.Contains(s, "**") || strings.Contains(s, "# Done") {
+		t.Errorf("the answer is not rendered as Markdown:\n%s", s)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "a.txt")); err != nil || !strings.HasPrefix(string(b), "hi ") {
+		t.Errorf("the approved call did not write the file: %v %q", err, b)
+	}
+
+	// A narrower, shorter terminal: the status line and the input are
+	// drawn again at the bottom, cut to the new width.
+	tm.tmux("resize-window", "-t", "t", "-x", "60", "-y", "20")
+	tm.waitFor("ready · Enter submits · PgUp/PgDn scroll · Ctrl-End live tai")
+	lines := strings.Split(strings.TrimRight(tm.screen(), "\n"), "\n")
+	if len(lines) != 20 || !strings.HasPrefix(lines[19], "› ") || !strings.HasPrefix(lines[18], "ready") {
+		t.Errorf("after the resize the input is not on the last line of 20:\n%s", strings.Join(lines, "\n"))
+	}
+
+	// A second submission is a new task (turn 0 again); Ctrl-C while its
+	// question waits cancels it, and the question goes away.
+	tm.keys("again", "Enter")
+	tm.waitFor("approval needed before this call runs", "● ")
+	tm.keys("C-c")
+	s = tm.waitFor("■ cancelled", "approval fs.write: unanswered", "ready · Enter submits")
+	if strings.Contains(s, "approval needed") {
+		t.Errorf("the question of a cancelled task is still shown:\n%s", s)
+	}
+	// Idle, Ctrl-C exits.
+	tm.keys("C-c")
+	tm.waitFor("pablo exited 0")
+	tm.waitForFile(filepath.Join(dir, "after"))
+	for f, want := range map[string]string{"#{alternate_on}": "0", "#{cursor_flag}": "1", "#{mouse_any_flag}": "0", "#{mouse_sgr_flag}": "0"} {
+		if got := tm.format(f); got != want {
+			t.Errorf("after exit %s = %s, want %s", f, got, want)
+		}
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "before"))
+	after, _ := os.ReadFile(filepath.Join(dir, "after"))
+	if len(before) == 0 || string(before) != string(after) {
+		t.Errorf("the terminal modes changed: stty -g %q before, %q after", before, after)
+	}
+}
+
+// waitForFile waits for the pane's script to write path.
+func (tm *tmuxTerm) waitForFile(path string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("%s was not written:\n%s", path, tm.screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
