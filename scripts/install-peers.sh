@@ -7,7 +7,7 @@
 # Node >= 22; this leaves the system Node alone). The tests find them under
 # $PABLO_NPM_PREFIX.
 # With the argument "debian" it installs only the Debian packages
-# (bubblewrap, postgresql, chromium).
+# (bubblewrap, postgresql, chromium, tmux).
 set -eu
 # bubblewrap (the Debian package) is the sandbox of shell.run and stdio MCP
 # servers; the sandbox tests run through it.
@@ -18,10 +18,13 @@ set -eu
 # chromium (the Debian package) is the browser of examples/pablo's
 # inspector XSS test, which loads the pages headless and checks that no
 # hostile text ran.
+# tmux (the Debian package) is the real terminal of examples/pablo's
+# terminal UI test, driven by send-keys and read by capture-pane.
 need=""
 [ -x /usr/bin/bwrap ] || need="bubblewrap"
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need="$need postgresql"
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
+command -v tmux >/dev/null 2>&1 || need="$need tmux"
 if [ -n "$need" ]; then
 	sudo=""
 	[ "$(id -u)" = 0 ] || sudo="sudo"

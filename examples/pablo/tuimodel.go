@@ -389,6 +389,15 @@ func (m *tuiModel) done(msg tuiDoneMsg) {
 		fmt.Fprintf(&e.text, "not started: %s", termtext.AppendPrintable(nil, message(msg.err), true))
 		return
 	}
+	if msg.obj.Outcome == nil || msg.obj.Accounting == nil {
+		m.lastStatus = "failed"
+		why := "the task settled without an outcome"
+		if msg.obj.Error != nil {
+			why = msg.obj.Error.Message
+		}
+		fmt.Fprintf(&e.text, "not started: %s", termtext.AppendPrintable(nil, why, true))
+		return
+	}
 	o := msg.obj.Outcome
 	m.lastStatus = string(o.Status)
 	detail := ""
@@ -423,7 +432,7 @@ func (m *tuiModel) statusLine() string {
 		s = "ready · Enter submits · PgUp/PgDn scroll · Ctrl-End live tail · Ctrl-C exits"
 	}
 	if !m.follow {
-		s += " · scrolled (Ctrl-End returns)"
+		s = "↑ scrolled, Ctrl-End returns · " + s
 	}
 	return tuiStatusS.Render(padTo(s, m.width))
 }
