@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/deployment"
 )
 
@@ -265,19 +266,19 @@ func (b *tuiTasks) wait() { b.wg.Wait() }
 // until one of its answers is typed, or the task no longer waits.
 type tuiApprover struct{ send func(tea.Msg) }
 
-// Approve implements pablo.Approver.
-func (a tuiApprover) Approve(ctx context.Context, req pablo.ApprovalRequest) (pablo.ApprovalAnswer, error) {
-	reply := make(chan pablo.ApprovalAnswer, 1)
+// Approve implements approval.Approver.
+func (a tuiApprover) Approve(ctx context.Context, req approval.Request) (approval.Answer, error) {
+	reply := make(chan approval.Answer, 1)
 	a.send(tuiApprovalMsg{req: req, reply: reply})
 	select {
 	case answer := <-reply:
 		return answer, nil
 	case <-ctx.Done():
 		a.send(tuiApprovalGoneMsg{id: req.ID})
-		return pablo.ApprovalReject, ctx.Err()
+		return approval.Reject, ctx.Err()
 	}
 }
 
-// ApprovalChannel implements pablo.ApprovalChannel: the user answered on
+// ApprovalChannel implements approval.Channel: the user answered on
 // the terminal.
 func (tuiApprover) ApprovalChannel() string { return "tty" }

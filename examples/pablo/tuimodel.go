@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/termtext"
 )
@@ -43,8 +44,8 @@ type (
 	// tuiApprovalMsg is a call waiting for the user's answer; reply is
 	// buffered, so answering never blocks.
 	tuiApprovalMsg struct {
-		req   pablo.ApprovalRequest
-		reply chan<- pablo.ApprovalAnswer
+		req   approval.Request
+		reply chan<- approval.Answer
 	}
 	// tuiApprovalGoneMsg withdraws a question the task no longer waits on
 	// (it was cancelled, or timed out).
@@ -251,7 +252,7 @@ func (m *tuiModel) key(k tea.KeyMsg) (cmd tea.Cmd, done bool) {
 		if k.Type != tea.KeyRunes || k.Paste {
 			return nil, true
 		}
-		var answer pablo.ApprovalAnswer
+		var answer approval.Answer
 		for _, r := range k.Runes {
 			answer = approvalKey(r)
 			if answer != "" {
@@ -281,16 +282,16 @@ func (m *tuiModel) key(k tea.KeyMsg) (cmd tea.Cmd, done bool) {
 }
 
 // approvalKey is the answer a key gives, or "".
-func approvalKey(r rune) pablo.ApprovalAnswer {
+func approvalKey(r rune) approval.Answer {
 	switch r {
 	case 'o':
-		return pablo.ApprovalAllowOnce
+		return approval.AllowOnce
 	case 't':
-		return pablo.ApprovalAllowForTask
+		return approval.AllowForTask
 	case 'r':
-		return pablo.ApprovalReject
+		return approval.Reject
 	case 'x':
-		return pablo.ApprovalRejectForTask
+		return approval.RejectForTask
 	}
 	return ""
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
@@ -185,10 +186,10 @@ func TestTUIModelToolLifecycleAndChildTree(t *testing.T) {
 func TestTUIModelApprovalInPlace(t *testing.T) {
 	m, _, _ := newTestModel(t)
 	submitTyped(m, "write")
-	req := pablo.ApprovalRequest{ID: "apr_1", CallID: "call_1_1", AgentID: "root-agent", Tool: "fs.write", Effect: "write",
+	req := approval.Request{ID: "apr_1", CallID: "call_1_1", AgentID: "root-agent", Tool: "fs.write", Effect: "write",
 		Arguments: json.RawMessage(`{"path":"a.txt","text":"\u001b[2J"}`), Resources: []authority.Resource{{Kind: "write", Value: "a.txt"}}}
-	first := make(chan pablo.ApprovalAnswer, 1)
-	second := make(chan pablo.ApprovalAnswer, 1)
+	first := make(chan approval.Answer, 1)
+	second := make(chan approval.Answer, 1)
 	m.Update(tuiApprovalMsg{req: req, reply: first})
 	req2 := req
 	req2.ID, req2.CallID = "apr_2", "call_1_2"
@@ -212,7 +213,7 @@ func TestTUIModelApprovalInPlace(t *testing.T) {
 	default:
 	}
 	m.Update(keyRunes("zt")) // typed quickly: one message
-	if a := <-first; a != pablo.ApprovalAllowForTask {
+	if a := <-first; a != approval.AllowForTask {
 		t.Fatalf("answered %s, want allow_for_task", a)
 	}
 	if v := plain(m); !strings.Contains(v, "request    apr_2") || strings.Contains(v, "more waiting") {
