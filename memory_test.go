@@ -410,3 +410,55 @@ func TestMemoryChildNarrowsItsMemoryScopeNeverWidens(t *testing.T) {
 		t.Errorf("the child read ledger, outside its memory scope: %s", denied)
 	}
 }
+
+// TestMemoryProposalIsNoOracleThroughTheRuntime defends, end to end, the
+// rule that proposing and validating tell a hidden record from no record
+// in nothing the model or the ledger sees: a task proposing a service
+// with the ID of a secret its grants hide gets the same tool results
+// (status, payload, violations, patch digest and path, once the pinned
+// commit's ID is set aside) as a task on a repository without the secret.
+func TestMemoryProposalIsNoOracleThroughTheRuntime(t *testing.T) {
+	turns := `{"turns": [
+  {"tool_calls": [{"name": "memory_update_propose", "arguments": {"subject": "add vault", "changes": [
+    {"op": "add", "record": {"id": "vault", "kind": "service", "owner": "o", "repo": "r"}}]}}]},
+  {"tool_calls": [{"name": "memory_ontology_validate", "arguments": {"changes": [
+    {"op": "add", "record": {"id": "vault", "kind": "service", "owner": "o", "repo": "r"}}]}}]},
+  {"text": ["done"]}]}`
+	seen := func(hidden bool) string {
+		f := newMemoryFixture(turns, "")
+		defer os.RemoveAll(f.dir)
+		if !hidden {
+			// The same repository without the secret, and without
+			// billing's edge to it, which the grants hide too.
+			wt, _ := f.repo.Worktree()
+			if _, err := wt.Remove("records/secret/vault.md"); err != nil {
+				t.Fatal(err)
+			}
+			f.commit(map[string]string{"records/service/billing.md": strings.Replace(memoryRecords["records/service/billing.md"], "[ledger, vault]", "[ledger]", 1)})
+		}
+		head, _ := f.repo.Head()
+		evs, obj := memoryTask(t, f, nil)
+		if obj.Outcome.Status != "completed" {
+			t.Fatalf("outcome = %+v", obj.Outcome)
+		}
+		var out []string
+		for _, name := range []string{"memory.update.propose", "memory.ontology.validate"} {
+			for _, r := range toolResults(evs, name) {
+				b, _ := json.Marshal(r)
+				s := string(b)
+				if rev, ok := memoryOf(r)["revision"].(string); ok {
+					s = strings.ReplaceAll(strings.ReplaceAll(s, rev, "<sha256>"), rev[:16], "<sha256-16>")
+				}
+				out = append(out, name+" "+strings.ReplaceAll(s, head.Hash().String(), "<pin>"))
+			}
+		}
+		if len(out) != 2 {
+			t.Fatalf("memory results = %v", out)
+		}
+		return strings.Join(out, "\n")
+	}
+	absent, present := seen(false), seen(true)
+	if absent != present {
+		t.Errorf("the tool results tell a hidden record from none.\nwithout it:\n%s\nwith it:\n%s", absent, present)
+	}
+}
