@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -17,7 +16,9 @@ func encodeRecord(r *Record) ([]byte, error) {
 	}
 	if r.Kind != RecordEvent || r.Task != nil || r.Agent != nil || r.Call != nil ||
 		r.Decision != nil || r.Result != nil || r.Finish != nil || r.ProcessGroup != nil || r.Snapshot != nil {
-		return json.Marshal(r)
+		// Not json.Marshal: it would HTML-escape a result's Data, whose
+		// bytes are its content address.
+		return jsonx.Marshal(r)
 	}
 	if len(r.Event.Payload) > 0 && !validJSON(r.Event.Payload) {
 		return nil, &InvalidError{Field: "event payload", Reason: "not valid JSON"}

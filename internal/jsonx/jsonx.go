@@ -16,7 +16,11 @@
 // invalid UTF-8.
 package jsonx
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // Escaping chooses how a string is escaped in canonical JSON.
 type Escaping uint8
@@ -147,4 +151,19 @@ func le64(s string) uint64 {
 	_ = s[7]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// Marshal is json.Marshal without HTML escaping: '<', '>', '&', U+2028 and
+// U+2029 stay as written, in strings and in every json.RawMessage v
+// holds (encoding/json compacts a RawMessage with the same escaping). A
+// record that carries canonical bytes, such as a result under its content
+// address, must be written with it, or it reads back as other bytes.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -45,6 +45,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("TasksAreListedInBytewiseOrder", func(t *testing.T) { tasksInOrder(t, f) })
 	t.Run("UnknownTaskAndResultAreNotFound", func(t *testing.T) { notFound(t, f) })
 	t.Run("ResultsAreKeptOnceUnderTheirAddress", func(t *testing.T) { results(t, f) })
+	t.Run("AResultReadsBackUnderItsAddressWhateverItsText", func(t *testing.T) { resultBytes(t, f) })
 	t.Run("ConcurrentAppendsAreEachAcknowledged", func(t *testing.T) { concurrent(t, f) })
 	t.Run("InvalidRecordIsRefused", func(t *testing.T) { invalid(t, f) })
 	t.Run("ClosedStoreRefuses", func(t *testing.T) { closed(t, f) })
@@ -259,6 +260,35 @@ func results(t *testing.T, f Factory) {
 	}
 	if string(got) != string(data) {
 		t.Fatalf("Result = %s, want %s", got, data)
+	}
+}
+
+// resultBytes: a result whose text holds what an HTML-safe JSON encoder
+// rewrites ('<', '>', '&', U+2028, U+2029: a shell command, a model's
+// answer) reads back byte for byte, in its record and by its address, so
+// its content address still checks out. A store that re-encodes it fails
+// its own tamper check and can no longer read the task.
+func resultBytes(t *testing.T, f Factory) {
+	s := open(t, f)
+	data, err := ledger.Canonical([]byte(`{"command":"echo x >> append.log && cat <in>","sep":"a\u2028b\u2029c"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := ledger.RefOf(data)
+	recs := []ledger.Record{{TaskID: "h1", N: 1, Kind: ledger.RecordResult, Time: at, Result: &ledger.ResultRecord{ID: ref, Data: data}}}
+	if err := s.Append(bg, recs); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, f, s)
+	got, err := s.Records(bg, "h1")
+	if err != nil {
+		t.Fatalf("the task no longer reads: %v", err)
+	}
+	if len(got) != 1 || got[0].Result == nil || string(got[0].Result.Data) != string(data) {
+		t.Fatalf("the record's result reads back as %+v, want %s", got, data)
+	}
+	if kept, err := s.Result(bg, ref); err != nil || string(kept) != string(data) {
+		t.Fatalf("Result = %s, %v; want %s", kept, err, data)
 	}
 }
 

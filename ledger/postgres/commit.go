@@ -3,12 +3,12 @@ package postgres
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -71,7 +71,9 @@ func (s *Store) append(ctx context.Context, recs []ledger.Record, volatile bool)
 		if r.N > 1<<63-1 {
 			return &ledger.InvalidError{Field: "record", Reason: fmt.Sprintf("task %s record N %d does not fit a bigint", r.TaskID, r.N)}
 		}
-		body, err := json.Marshal(r)
+		// Not json.Marshal: it would HTML-escape a result's Data, whose
+		// bytes are its content address.
+		body, err := jsonx.Marshal(r)
 		if err != nil {
 			return &ledger.InvalidError{Field: "record", Reason: fmt.Sprintf("task %s record %d does not encode: %v", r.TaskID, r.N, err)}
 		}
