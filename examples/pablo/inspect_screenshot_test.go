@@ -30,7 +30,7 @@ const (
 	screenshotKey = "pablo-inspect-page-sha256"
 	// screenshotWidth and screenshotHeight are the browser window the
 	// picture is taken in: the page's top, its first cards.
-	screenshotWidth, screenshotHeight = 1200, 900
+	screenshotWidth, screenshotHeight = 1200, 1000
 	// screenshotUpdate regenerates the picture when set to 1.
 	screenshotUpdate = "PABLO_UPDATE_SCREENSHOT"
 	// screenshotMaxBytes keeps the picture a modest part of the
