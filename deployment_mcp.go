@@ -10,6 +10,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -66,6 +67,17 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 					return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: resolve sandbox read path %s: %w", name, ref, err)
 				}
 				profile.ReadPaths = append(profile.ReadPaths, p)
+			}
+			if profile.Network == sandbox.RepositoryHostOnly {
+				// Read per task (the options are built for each): the
+				// hosts of the workspace repository's remotes.
+				workspace, err := d.resolvePath(config.PathRef{Base: "workspace", Path: "."})
+				if err != nil {
+					return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: network \"repository-host-only\" needs the workspace: %w", name, err)
+				}
+				if profile, err = profile.ResolveRepositoryHosts(workspace); err != nil {
+					return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: %w", name, err)
+				}
 			}
 			srv.Sandbox = profile
 		}

@@ -13,6 +13,12 @@ func (d *Deployment) shellRunner(workspace, forwarder string) (*shell.Runner, er
 		return nil, err
 	}
 	opts.EgressForwarder = forwarder
+	// network = "repository-host-only": the allowlist is the hosts of the
+	// workspace repository's remotes, read now, once, and shown in every
+	// task's snapshot through the sandbox profile.
+	if opts.Sandbox, err = opts.Sandbox.ResolveRepositoryHosts(workspace); err != nil {
+		return nil, err
+	}
 	return shell.New(opts)
 }
 

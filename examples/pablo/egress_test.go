@@ -11,7 +11,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/ledger"
@@ -135,5 +139,81 @@ func TestRunUnderAllowlistReachesTheAllowedNameOnly(t *testing.T) {
 	if len(got) != 2 || !got[0].Allowed || got[0].Layer != authority.LayerEgress || got[0].RuleID != rule || got[0].Egress.Port != port ||
 		got[1].Allowed || got[1].RuleID != authority.RuleEgressUnlisted || got[1].Egress.Host != "127.0.0.1" {
 		t.Errorf("ledger egress decisions %+v, want the allowed name by its rule, then the IP literal refused", got)
+	}
+}
+
+// TestRunUnderRepositoryHostOnlyReachesTheRemotesHost runs `pablo run`
+// with shell.run under network repository-host-only in a workspace that
+// is a git repository whose one remote is a loopback fixture by name:
+// curl reaches that host through the proxy; a second fixture, no remote's
+// host, is refused; the task's snapshot records the allowlist read from
+// the remotes.
+func TestRunUnderRepositoryHostOnlyReachesTheRemotesHost(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/curl"); err != nil {
+		t.Skip("needs /usr/bin/curl")
+	}
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "remote-body") }))
+	defer remote.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "other-body") }))
+	defer other.Close()
+	port, otherPort := remote.Listener.Addr().(*net.TCPAddr).Port, other.Listener.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	repo, err := git.PlainInit(ws, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{fmt.Sprintf("http://localhost:%d/team/repo.git", port)}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "d.toml")
+	os.WriteFile(cfg, []byte("schema_version = 1\n[options.shell]\nenabled = true\n[options.shell.sandbox]\nnetwork = \"repository-host-only\"\n"), 0o600)
+	script := filepath.Join(dir, "script.json")
+	os.WriteFile(script, []byte(fmt.Sprintf(`{"turns":[{"tool_calls":[{"id":"c1","name":"shell_run","arguments":{"command":"curl -fsS http://localhost:%d/","cwd":"."}},{"id":"c2","name":"shell_run","arguments":{"command":"curl -fsS http://localhost:%d/","cwd":"."}}]},{"text":["done"]}]}`, port, otherPort)), 0o600)
+	store := filepath.Join(dir, "ledger.db")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	h := &host{stdout: &out, stderr: &errb, lookupEnv: func(string) (string, bool) { return "", false }, workDir: dir, forwarder: exe}
+	if code := run(context.Background(), []string{"run", "go", "--json", "--script", script, "--store", store, "--config", cfg, "--bind", "workspace=" + ws}, h); code != 0 {
+		t.Fatalf("run: exit %d %s %s", code, out.String(), errb.String())
+	}
+	l, err := ledger.OpenBolt(store, ledger.BoltOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	tasks, err := l.Tasks(context.Background())
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("tasks %v, %v", tasks, err)
+	}
+	recs, err := l.Records(context.Background(), tasks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := fmt.Sprintf("localhost:%d", port)
+	var snapshot string
+	status := map[string]string{}
+	var decided []authority.EgressDecision
+	for _, r := range recs {
+		switch {
+		case r.Kind == ledger.RecordSnapshot:
+			snapshot = r.Snapshot.Snapshot
+		case r.Kind == ledger.RecordCall && r.Call.State == ledger.CallSettled:
+			status[r.Call.CallID] = r.Call.Status
+		case r.Kind == ledger.RecordDecision && r.Decision.Decision.Egress != nil:
+			decided = append(decided, *r.Decision.Decision.Egress)
+		}
+	}
+	if !strings.Contains(snapshot, "network=allowlist allow="+rule+" from=repository-remotes") {
+		t.Errorf("snapshot %s does not record the remotes' allowlist", snapshot)
+	}
+	if status["call_1_1"] != "completed" || status["call_1_2"] != "recoverable_error" {
+		t.Errorf("calls %v, want the remote's host reached and the other refused", status)
+	}
+	if len(decided) != 2 || !decided[0].Allowed || decided[0].Rule != rule || decided[1].Allowed || decided[1].Port != otherPort {
+		t.Errorf("egress decisions %+v", decided)
 	}
 }

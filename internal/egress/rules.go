@@ -137,3 +137,25 @@ func (r Rule) matches(host string, ip netip.Addr, port int) bool {
 	}
 	return host == r.Host
 }
+
+// AllowsEntry reports whether every host and port the allow entry e
+// names is one p allows: e's host (a name, or an IP literal) on its port,
+// or on 80 and 443 when it names none. A wildcard entry is never wholly
+// allowed by another list.
+func (p *Proxy) AllowsEntry(e string) bool {
+	r, err := parseRule(e)
+	if err != nil || r.Wildcard {
+		return false
+	}
+	host := r.Host
+	ports := []int{r.Port}
+	if r.Port == 0 {
+		ports = []int{80, 443}
+	}
+	for _, port := range ports {
+		if !p.Decide("CONNECT", host, port).Allowed {
+			return false
+		}
+	}
+	return true
+}

@@ -223,6 +223,9 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 		return nil, err
 	}
 	p = p.Normalized()
+	if p.Mode != Off && p.Network == RepositoryHostOnly {
+		return nil, fmt.Errorf("%w: network repository-host-only must be resolved to the repository's hosts first (Profile.ResolveRepositoryHosts)", ErrInvalidProfile)
+	}
 	if spec.Dir == "" {
 		spec.Dir = spec.Workspace
 	}

@@ -54,6 +54,12 @@ const (
 	// only to the profile's Allow entries. The TLS trust files are shown;
 	// name resolution is the proxy's.
 	Allowlist Network = "allowlist"
+	// RepositoryHostOnly is an Allowlist whose entries are the hosts of
+	// the workspace repository's git remotes, read once, when the task's
+	// tools are built ([Profile.ResolveRepositoryHosts]), and nothing
+	// else. Its Allow, when set, is a bound a narrowing layer wrote: only
+	// the remotes' hosts those entries allow are kept.
+	RepositoryHostOnly Network = "repository-host-only"
 	// Allow shares the host's network, and shows the files name
 	// resolution and TLS need.
 	Allow Network = "allow"
@@ -72,8 +78,12 @@ type Profile struct {
 	// same place (a server's own installation, say).
 	ReadPaths []string `json:"read_paths,omitempty"`
 	// Allow are the egress allow entries of network allowlist (see
-	// egress.ParseAllow); no other network keeps any.
+	// egress.ParseAllow), or the bound of repository-host-only; no other
+	// network keeps any.
 	Allow []string `json:"allow,omitempty"`
+	// FromRepository says an allowlist's entries were resolved from the
+	// workspace repository's remotes (network repository-host-only).
+	FromRepository bool `json:"from_repository,omitempty"`
 }
 
 // Normalized returns p with its defaults written out: mode required,
@@ -92,8 +102,11 @@ func (p Profile) Normalized() Profile {
 	if p.Network == "" {
 		p.Network = Deny
 	}
-	if p.Network != Allowlist {
+	if p.Network != Allowlist && p.Network != RepositoryHostOnly {
 		p.Allow = nil
+	}
+	if p.Network != Allowlist {
+		p.FromRepository = false
 	}
 	return p
 }
@@ -110,9 +123,9 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("%w: filesystem %q: want \"no-fs\", \"read-only\", \"repo-write\" or \"workspace-write\"", ErrInvalidProfile, p.Filesystem)
 	}
 	if rank(netOrder, p.Network) < 0 {
-		return fmt.Errorf("%w: network %q: want \"deny\", \"allowlist\" or \"allow\"", ErrInvalidProfile, p.Network)
+		return fmt.Errorf("%w: network %q: want \"deny\", \"repository-host-only\", \"allowlist\" or \"allow\"", ErrInvalidProfile, p.Network)
 	}
-	if p.Network == Allowlist {
+	if p.Network == Allowlist || p.Network == RepositoryHostOnly {
 		if _, err := egress.ParseAllow(p.Allow); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidProfile, err)
 		}
@@ -132,7 +145,7 @@ func (p Profile) Validate() error {
 
 var (
 	fsOrder  = []Filesystem{"", NoFS, ReadOnly, RepoWrite, WorkspaceWrite}
-	netOrder = []Network{"", Deny, Allowlist, Allow}
+	netOrder = []Network{"", Deny, RepositoryHostOnly, Allowlist, Allow}
 )
 
 func rank[T comparable](order []T, v T) int { return slices.Index(order, v) }
@@ -154,14 +167,66 @@ func (p Profile) Narrow(ceiling Profile) Profile {
 	if c.Filesystem != "" && rank(fsOrder, c.Filesystem) < rank(fsOrder, p.Filesystem) {
 		p.Filesystem = c.Filesystem
 	}
+	bounded := func(n Network) bool { return n == Allowlist || n == RepositoryHostOnly }
 	switch {
+	case c.Network == RepositoryHostOnly && p.Network == Allowlist:
+		// The remotes' hosts, bounded by p's own list (and c's bound).
+		p.Network, p.Allow = RepositoryHostOnly, intersect(p.Allow, c.Allow)
 	case c.Network != "" && rank(netOrder, c.Network) < rank(netOrder, p.Network):
 		p.Network, p.Allow = c.Network, slices.Clone(c.Allow)
-	case c.Network == Allowlist && p.Network == Allowlist:
-		// Both lists bound the call: keep the entries both write.
-		p.Allow = slices.DeleteFunc(slices.Clone(p.Allow), func(e string) bool { return !slices.Contains(c.Allow, e) })
+	case bounded(c.Network) && bounded(p.Network):
+		// Both lists bound the call: keep the entries both write. A
+		// repository-host-only bound that is nil bounds nothing.
+		p.Allow = intersect(p.Allow, c.Allow)
+		if p.Network == RepositoryHostOnly && c.Network == Allowlist && p.Allow == nil {
+			p.Allow = []string{}
+		}
 	}
 	return p
+}
+
+// intersect is the entries both a and b write; a nil list (an unbounded
+// repository-host-only) bounds nothing.
+func intersect(a, b []string) []string {
+	switch {
+	case a == nil:
+		return slices.Clone(b)
+	case b == nil:
+		return slices.Clone(a)
+	}
+	out := slices.DeleteFunc(slices.Clone(a), func(e string) bool { return !slices.Contains(b, e) })
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// ResolveRepositoryHosts turns a repository-host-only profile into the
+// allowlist of the hosts of the remotes of the git repository holding
+// workspace (egress.RepositoryHosts), kept to those its bound allows, and
+// marked FromRepository; any other profile is returned as it is. An
+// error wraps egress.ErrRepository.
+func (p Profile) ResolveRepositoryHosts(workspace string) (Profile, error) {
+	p = p.Normalized()
+	if p.Mode == Off || p.Network != RepositoryHostOnly {
+		return p, nil
+	}
+	hosts, err := egress.RepositoryHosts(workspace)
+	if err != nil {
+		return p, err
+	}
+	if p.Allow != nil {
+		bound, err := egress.New(egress.Options{Allow: p.Allow})
+		if err != nil {
+			return p, fmt.Errorf("%w: %w", ErrInvalidProfile, err)
+		}
+		hosts = slices.DeleteFunc(hosts, func(h string) bool { return !bound.AllowsEntry(h) })
+	}
+	if hosts == nil {
+		hosts = []string{}
+	}
+	p.Network, p.Allow, p.FromRepository = Allowlist, hosts, true
+	return p, nil
 }
 
 // Within reports whether p is at most ceiling: p.Narrow(ceiling) is p.
@@ -178,7 +243,10 @@ func (p Profile) String() string {
 		return string(Off)
 	}
 	s := fmt.Sprintf("%s filesystem=%s network=%s", p.Mode, p.Filesystem, p.Network)
-	if p.Network == Allowlist {
+	switch {
+	case p.Network == Allowlist && p.FromRepository:
+		s += " allow=" + strings.Join(p.Allow, ",") + " from=repository-remotes"
+	case p.Network == Allowlist, p.Network == RepositoryHostOnly && p.Allow != nil:
 		s += " allow=" + strings.Join(p.Allow, ",")
 	}
 	if len(p.ReadPaths) > 0 {
