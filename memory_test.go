@@ -176,15 +176,19 @@ func TestMemoryRuntimeIsNotReadyWithoutItsRefOrOntology(t *testing.T) {
 	for _, c := range []struct{ name, from, to, want string }{
 		{"missing ref", `ref = "refs/heads/master"`, `ref = "refs/heads/nope"`, "options.memory.ref"},
 		{"ontology does not load", "", "", "options.memory.ontology"},
+		{"repository is not a git repository", "", "no-git", "options.memory.repository"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newMemoryFixture(`{"turns": [{"text": ["x"]}]}`, "")
 			defer os.RemoveAll(f.dir)
 			dep := filepath.Join(f.dir, "deployment.toml")
 			b, _ := os.ReadFile(dep)
-			if c.from != "" {
+			switch {
+			case c.to == "no-git":
+				os.RemoveAll(filepath.Join(f.dir, "memory", ".git"))
+			case c.from != "":
 				os.WriteFile(dep, []byte(strings.Replace(string(b), c.from, c.to, 1)), 0o600)
-			} else {
+			default:
 				os.WriteFile(filepath.Join(f.dir, "memory", "ontology.toml"), []byte("[kinds.a]\nbogus = 1\n"), 0o644)
 			}
 			d, err := pablo.Load(pablo.LoadOptions{Config: dep, Bindings: map[string]string{"workspace": filepath.Join(f.dir, "work"), "memory": filepath.Join(f.dir, "memory")}})
