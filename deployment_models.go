@@ -205,7 +205,8 @@ func (b *modelBuilder) adapter(ptr string, m config.ModelOptions) (providers.Mod
 		return nil, &config.Error{Code: config.CodeInvalidValue, Option: ptr + "/reasoning", Message: "openai_compatible takes a reasoning effort, not budget_tokens"}
 	}
 	return providers.NewChat(b.client, providers.ChatOptions{Provider: providers.Provider(m.Provider), Endpoint: endpoint, Model: m.ID,
-		Secret: secret, AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: g.Effort, ReasoningBudget: g.Budget, MaxOutputTokens: g.MaxOutputTokens, StreamIdleTimeout: idle})
+		Secret: secret, AuthHeader: m.AuthHeader, AuthScheme: m.AuthScheme, ReasoningEffort: g.Effort, ReasoningBudget: g.Budget, MaxOutputTokens: g.MaxOutputTokens, StreamIdleTimeout: idle,
+		PromptCaching: m.PromptCaching == "auto"})
 }
 
 // secret resolves a profile's credential for exactly its consumer and

@@ -28,7 +28,7 @@ import (
 // client sends trace context with each prompt.
 func acpFlags() []flag {
 	keep := map[string]bool{"store": true, "script": true, "timeout": true, "tool-timeout": true,
-		"max-model-calls": true, "max-tool-calls": true, "max-total-tokens": true, "no-shell": true,
+		"max-model-calls": true, "max-tool-calls": true, "max-total-tokens": true, "max-cost-microusd": true, "prompt-caching": true, "no-shell": true,
 		"no-filesystem": true, "allow-write": true, "skill": true, "fixture-endpoint": true}
 	out := []flag{
 		{name: "stdio", help: "serve ACP v1 on stdin and stdout (required; the only transport)"},

@@ -63,6 +63,8 @@ func runFlags() []flag {
 		{name: "max-model-calls", arg: "N", help: "model calls per task, 0..4294967295 (default: limits.max_model_calls)"},
 		{name: "max-tool-calls", arg: "N", help: "tool calls per task, 0..4294967295 (default: limits.max_tool_calls)"},
 		{name: "max-total-tokens", arg: "N", help: "input plus output tokens per task, a decimal integer (default: limits.max_total_tokens)"},
+		{name: "max-cost-microusd", arg: "N", help: "cost per task in micro-USD, a decimal integer; needs a model with pricing (default: limits.max_cost_microusd)"},
+		{name: "prompt-caching", arg: "MODE", help: "provider_default or auto; auto asks for prompt caching: Vercel's gateway caching, Anthropic cache breakpoints, OpenAI's and Gemini's implicit caching; any other provider refuses it (default: model.prompt_caching)"},
 		{name: "approve", arg: "CAPABILITY", repeat: true, help: "answer allow once to every call of this capability that needs approval (docs/approvals.md), such as shell.run; repeatable; answers, never adds authority (default: ask on the terminal when stdin is one, showing the exact call; otherwise no one, so such a call is denied)"},
 		{name: "no-shell", help: "remove shell.run (default: options.shell.enabled)"},
 		{name: "no-filesystem", help: "remove every fs.* tool; conflicts with --allow-write (default: options.filesystem.enabled)"},

@@ -87,3 +87,35 @@ func TestNativeProviderPricingReachesTheCost(t *testing.T) {
 		t.Fatalf("no computed cost in the task object: %s", r.stdout)
 	}
 }
+
+// --prompt-caching auto follows the reference's rule: on Vercel it adds
+// providerOptions.gateway.caching = "auto" to the body, on anthropic it
+// places the cache breakpoints, and on any other provider it exits 2
+// before a request is sent.
+func TestPromptCachingFlagFollowsTheVercelRule(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		provider, consumer string
+		wire               providertest.Wire
+		marker             string
+	}{
+		{"vercel", "provider.vercel", providertest.Chat, `"providerOptions":{"gateway":{"caching":"auto"}}`},
+		{"anthropic", "provider.anthropic", providertest.Anthropic, `"cache_control":{"type":"ephemeral"}`},
+	} {
+		for _, flag := range []string{"provider_default", "auto"} {
+			srv := providertest.New(providertest.Options{Wire: c.wire})
+			r := runReal(t, nativeModel(c.provider, "m-1", c.consumer, ""), nil, true, "--prompt-caching", flag, "--fixture-endpoint", srv.Endpoint())
+			srv.Close()
+			r.completed(t)
+			if sent := strings.Contains(string(srv.Bodies()[0]), c.marker); sent != (flag == "auto") {
+				t.Fatalf("%s --prompt-caching %s: caching marker sent %v", c.provider, flag, sent)
+			}
+		}
+	}
+	srv := providertest.New(providertest.Options{})
+	defer srv.Close()
+	r := runReal(t, localModel(srv.Endpoint(), ""), nil, false, "--prompt-caching", "auto")
+	if r.code != 2 || !strings.Contains(r.stderr, "automatic prompt caching requires Vercel Chat Completions") || srv.Requests() != 0 {
+		t.Fatalf("openai_compatible with --prompt-caching auto: exit %d, %d requests: %s", r.code, srv.Requests(), r.stderr)
+	}
+}

@@ -53,6 +53,16 @@ func runOverrides(p *parsed) ([]pablo.Override, error) {
 	if v := p.one("max-total-tokens"); v != "" {
 		out = append(out, pablo.Override{Target: "limits.max_total_tokens", Value: v})
 	}
+	if v := p.one("max-cost-microusd"); v != "" {
+		out = append(out, pablo.Override{Target: "limits.max_cost_microusd", Value: v})
+	}
+	switch v := p.one("prompt-caching"); v {
+	case "":
+	case "provider_default", "auto":
+		out = append(out, pablo.Override{Target: "model.prompt_caching", Value: v})
+	default:
+		return nil, usagef("--prompt-caching takes provider_default or auto, got %q", v)
+	}
 	if p.bools["no-shell"] {
 		out = append(out, pablo.Override{Target: "shell.enabled", Value: false})
 	}

@@ -256,6 +256,13 @@ func (d *Deployment) checkModel(ptr string, m ModelOptions) error {
 	if m.Script != nil && m.Provider != "script" {
 		return invalid(ptr+"/script", "script is only for provider = \"script\"")
 	}
+	if m.PromptCaching == "auto" {
+		switch m.Provider {
+		case "vercel", "anthropic", "openai", "gemini":
+		default:
+			return invalid(ptr+"/prompt_caching", "automatic prompt caching requires Vercel Chat Completions or a native provider (anthropic, openai, gemini), not %s; use prompt_caching = \"provider_default\"", m.Provider)
+		}
+	}
 	switch m.Provider {
 	case "vercel", "openrouter":
 		if _, fixed, _ := m.Target(); m.Endpoint != "" && m.Endpoint != fixed {

@@ -336,6 +336,11 @@ func (l *loader) overrides(options, deployment map[string]any, mg *merger, spec 
 
 // narrows reports whether next is no more permissive than cur.
 func narrows(target string, cur, next any) bool {
+	if target == "model.prompt_caching" {
+		// Caching grants nothing, but a locked deployment's run may only
+		// turn its "auto" off, never on.
+		return next == "provider_default" || next == cur
+	}
 	switch c := cur.(type) {
 	case bool:
 		n, ok := next.(bool)

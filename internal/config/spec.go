@@ -681,7 +681,7 @@ var overrideTargets = []string{
 	"limits.max_output_tokens", "limits.max_events", "limits.filesystem.max_file_bytes",
 	"limits.filesystem.max_entries", "limits.filesystem.max_depth", "limits.filesystem.max_scan_bytes",
 	"output.schema", "output.max_validation_work", "output.repair.enabled",
-	"output.repair.max_feedback_bytes", "skills.activate", "model.reasoning",
+	"output.repair.max_feedback_bytes", "skills.activate", "model.reasoning", "model.prompt_caching",
 }
 
 var environmentTargets = []string{

@@ -44,6 +44,10 @@ type ChatOptions struct {
 	// StreamIdleTimeout bounds the wait for the provider's next byte
 	// (DefaultStreamIdleTimeout when zero).
 	StreamIdleTimeout time.Duration
+	// PromptCaching asks the Vercel gateway for automatic prompt caching
+	// (providerOptions.gateway.caching = "auto", the reference's
+	// prompt_caching = "auto"); Vercel only.
+	PromptCaching bool
 }
 
 // ChatModel speaks OpenAI Chat Completions with SSE streaming.
@@ -64,6 +68,9 @@ func NewChat(c *Client, opts ChatOptions) (*ChatModel, error) {
 	}
 	if opts.ReasoningBudget > 0 && opts.Provider == OpenAICompatible {
 		return nil, errors.New("providers: openai_compatible takes a reasoning effort, not a token budget")
+	}
+	if opts.PromptCaching && opts.Provider != Vercel {
+		return nil, fmt.Errorf("providers: automatic prompt caching requires Vercel Chat Completions, not %s", opts.Provider)
 	}
 	return &ChatModel{c: c, opts: opts}, nil
 }
@@ -132,15 +139,24 @@ type chatToolDef struct {
 }
 
 type chatRequest struct {
-	Model           string         `json:"model"`
-	Messages        []chatMessage  `json:"messages"`
-	Tools           []chatTool     `json:"tools,omitempty"`
-	ToolChoice      string         `json:"tool_choice,omitempty"`
-	Stream          bool           `json:"stream"`
-	StreamOptions   *streamOptions `json:"stream_options,omitempty"`
-	MaxTokens       int64          `json:"max_tokens,omitempty"`
-	ReasoningEffort string         `json:"reasoning_effort,omitempty"`
-	Reasoning       *chatReasoning `json:"reasoning,omitempty"`
+	Model           string               `json:"model"`
+	Messages        []chatMessage        `json:"messages"`
+	Tools           []chatTool           `json:"tools,omitempty"`
+	ToolChoice      string               `json:"tool_choice,omitempty"`
+	Stream          bool                 `json:"stream"`
+	StreamOptions   *streamOptions       `json:"stream_options,omitempty"`
+	MaxTokens       int64                `json:"max_tokens,omitempty"`
+	ReasoningEffort string               `json:"reasoning_effort,omitempty"`
+	Reasoning       *chatReasoning       `json:"reasoning,omitempty"`
+	ProviderOptions *chatProviderOptions `json:"providerOptions,omitempty"`
+}
+
+// chatProviderOptions is the Vercel gateway's providerOptions: caching
+// "auto" asks it to place the provider's cache markers.
+type chatProviderOptions struct {
+	Gateway struct {
+		Caching string `json:"caching"`
+	} `json:"gateway"`
 }
 
 type streamOptions struct {
@@ -153,9 +169,10 @@ type chatReasoning struct {
 }
 
 func (m *ChatModel) body(req *model.Request) ([]byte, error) {
-	w := chatRequest{Model: m.opts.Model, Stream: true, MaxTokens: req.MaxOutputTokens}
-	if m.opts.MaxOutputTokens > 0 && (w.MaxTokens == 0 || m.opts.MaxOutputTokens < w.MaxTokens) {
-		w.MaxTokens = m.opts.MaxOutputTokens
+	w := chatRequest{Model: m.opts.Model, Stream: true, MaxTokens: allowance(req, m.opts.MaxOutputTokens)}
+	if m.opts.PromptCaching {
+		w.ProviderOptions = &chatProviderOptions{}
+		w.ProviderOptions.Gateway.Caching = "auto"
 	}
 	// OpenRouter deprecated stream_options.include_usage and always sends
 	// usage; the others need it asked for.
