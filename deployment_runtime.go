@@ -193,6 +193,7 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 	ro.Compaction = d.compactionOptions(ro.Model)
 	maxErrors, report := d.c.Options.Tools.Recoverable()
 	ro.Recovery = &Recovery{MaxRecoverableErrors: maxErrors, ReportDenials: report}
+	ro.ResumeUnknown = d.c.Options.Resume.Unknown
 	return ro, nil
 }
 

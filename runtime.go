@@ -7,6 +7,7 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -112,6 +113,14 @@ type RuntimeOptions struct {
 	// results instead of ending the task (a deployment's options.tools);
 	// nil keeps the reference's contract, where each ends the task.
 	Recovery *Recovery
+	// ResumeUnknown is what a resumed task does with a call whose outcome
+	// is unknown (dispatched before its host stopped, never settled; such
+	// a call is never run again): "report" (the default) gives the model
+	// a typed unknown_outcome result and lets it decide; "ask" asks the
+	// task's approver first (allowed: reported; refused, or no approver:
+	// the task ends); "fail" ends the task failed, naming the call
+	// (options.resume.unknown).
+	ResumeUnknown string
 
 	secrets     *redact.Set
 	cleanup     []func() error
@@ -175,6 +184,11 @@ func NewRuntime(opts RuntimeOptions) (*Runtime, error) {
 	if _, err := newOutputCheck(opts.Output); err != nil {
 		return nil, err
 	}
+	switch opts.ResumeUnknown {
+	case "", string(engine.UnknownReport), string(engine.UnknownAsk), string(engine.UnknownFail):
+	default:
+		return nil, fmt.Errorf("pablo: RuntimeOptions.ResumeUnknown must be \"report\", \"ask\" or \"fail\", got %q", opts.ResumeUnknown)
+	}
 	e, err := newEngine(opts)
 	if err != nil {
 		return nil, rekind(err, engine.ErrCompactionOptions, ErrCompactionOptions)
@@ -191,7 +205,7 @@ func newEngine(opts RuntimeOptions) (*engine.Runtime, error) {
 		Context: opts.Context, Limits: opts.Limits, MaxOutputTokens: opts.MaxOutputTokens, Store: opts.Store, NewLedger: opts.NewLedger,
 		Deployment: opts.Deployment, Sink: opts.Sink, Tracer: opts.Tracer, Clock: opts.Clock, NewID: opts.NewID,
 		Children: opts.Children, Remote: opts.Remote, Output: opts.Output.spec(),
-		Secrets: opts.secrets, Cleanup: opts.cleanup, Activations: opts.activations}
+		Secrets: opts.secrets, Cleanup: opts.cleanup, Activations: opts.activations, ResumeUnknown: engine.UnknownPolicy(opts.ResumeUnknown)}
 	if opts.Compaction != nil {
 		c := engine.CompactionOptions(*opts.Compaction)
 		eo.Compaction = &c
@@ -310,7 +324,8 @@ func (t *Task) Events() iter.Seq2[event.Event, error] { return t.t.Events() }
 // taskObject is the task object of a settled task.
 func taskObject(r *engine.Result) *TaskObject {
 	return &TaskObject{SchemaVersion: r.SchemaVersion, RunID: r.RunID, SessionID: r.SessionID, TraceID: r.TraceID, Outcome: r.Outcome,
-		Accounting: r.Accounting, OutputValidation: r.OutputValidation, OutputRepair: outputRepair(r.OutputRepair), SnapshotDigest: r.SnapshotDigest}
+		Accounting: r.Accounting, OutputValidation: r.OutputValidation, OutputRepair: outputRepair(r.OutputRepair), SnapshotDigest: r.SnapshotDigest,
+		Resume: r.Resume}
 }
 
 // rekind is err with the engine's error kind from replaced by the root's
@@ -321,4 +336,52 @@ func rekind(err, from, to error) error {
 		return err
 	}
 	return fmt.Errorf("%w%s", to, strings.TrimPrefix(err.Error(), from.Error()))
+}
+
+// ErrNotResumable is the kind of the error [Runtime.Resume] returns for a
+// task its store cannot continue: the runtime has no store, or the task
+// was recorded without its input. A settled task is refused with an error
+// matching [ledger.ErrTaskSettled], one whose lease another host holds
+// with one matching [ledger.ErrLeaseLive].
+var ErrNotResumable = errors.New("pablo: task cannot be resumed")
+
+// ResumeRequest is what a host gives a task it resumes.
+type ResumeRequest struct {
+	// Approver answers the resumed task's approval requests. Every call
+	// that needs approval is asked again: no answer of the stopped host
+	// is reused. Nil means none can be asked.
+	Approver Approver
+	// Deadline, when set, replaces the task's deadline. Zero keeps the
+	// original one, the task's first start plus its duration ceiling: the
+	// time the host was down counts, and the task object's resume record
+	// reports it.
+	Deadline time.Time
+}
+
+// Resume continues the interrupted task taskID from the runtime's store,
+// in the background, as Start runs a new one: ResumeTask with no approver
+// and the task's own deadline.
+func (r *Runtime) Resume(ctx context.Context, taskID string) (*Task, error) {
+	return r.ResumeTask(ctx, taskID, ResumeRequest{})
+}
+
+// ResumeTask continues the interrupted task taskID from the runtime's
+// store (RuntimeOptions.Store). It takes the task over — on a store a
+// fleet shares, only once the lease of the host that ran it has expired or
+// was released —, rebuilds each agent's history from the ledger (the
+// recorded model responses and tool results, nothing sent again) and
+// continues the loop. The calls the stop left open go by their class: a
+// retryable call (admitted, never dispatched) is decided again under this
+// runtime's deployment and authority and dispatched with its original
+// idempotency key; a call whose outcome is unknown (dispatched, never
+// settled) is never run again, and the model gets an unknown_outcome
+// result (RuntimeOptions.ResumeUnknown); a model call in flight is sent
+// again and charged again. Every charge made before the stop stays
+// charged. The task object's Resume field says what happened.
+func (r *Runtime) ResumeTask(ctx context.Context, taskID string, req ResumeRequest) (*Task, error) {
+	et, err := r.e.Resume(ctx, engine.ResumeRequest{TaskID: taskID, Approver: engineApprover(req.Approver), Deadline: req.Deadline})
+	if err != nil {
+		return nil, rekind(rekind(err, engine.ErrShutdown, ErrShutdown), engine.ErrNotResumable, ErrNotResumable)
+	}
+	return &Task{t: et}, nil
 }

@@ -31,6 +31,10 @@ type TaskObject struct {
 	// it was admitted to use. Empty when the task settled before its
 	// catalogs opened.
 	SnapshotDigest string `json:"snapshot_digest,omitempty"`
+	// Resume, on a task a host resumed ([Runtime.Resume]), says how it
+	// continued: the deployment fingerprint it started and resumed under
+	// (resumed_under), the downtime, and its calls by class.
+	Resume *event.Resume `json:"resume,omitempty"`
 }
 
 // TaskError is a pre-admission failure.

@@ -30,7 +30,10 @@ type Type string
 // run.started → (model.started → deltas → model.finished →
 // [tool.started → tool.output* → tool.finished])* → run.finished.
 const (
-	RunStarted     Type = "run.started"
+	RunStarted Type = "run.started"
+	// RunResumed opens the part of a task that a resumed host runs
+	// (Runtime.Resume), in place of a second run.started.
+	RunResumed     Type = "run.resumed"
 	SkillActivated Type = "skill.activated"
 	ModelStarted   Type = "model.started"
 	TextDelta      Type = "assistant.text.delta"
@@ -73,8 +76,10 @@ type AgentRef struct {
 // Type are set.
 type EventData struct {
 	Type Type `json:"type"`
-	// run.started
+	// run.started and run.resumed
 	Deployment *DeploymentRef `json:"deployment,omitempty"`
+	// run.resumed
+	Resume *Resume `json:"resume,omitempty"`
 	// model.started
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`

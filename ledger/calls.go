@@ -43,6 +43,9 @@ type ModelSettlement struct {
 	CostMicroUSD uint64
 	// Error is the failure code, if any.
 	Error outcome.FailureCode
+	// Result, when set, references the stored response (what a resumed
+	// task rebuilds its history from); see [Root.PutResult].
+	Result ResultRef
 }
 
 // ToolCall asks [Root.AdmitToolCall] to admit one tool call.
@@ -336,7 +339,7 @@ func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s Mo
 		return err
 	}
 	rec := CallRecord{CallID: callID, AgentID: a.id, Kind: ModelCallKind, State: CallSettled,
-		Status: string(s.Status), Delivery: s.Delivery, Error: string(s.Error)}
+		Status: string(s.Status), Delivery: s.Delivery, Error: string(s.Error), Result: s.Result}
 	var violation error
 	if c.state == CallAdmitted {
 		rec.Delivery = outcome.NotSent
@@ -455,6 +458,9 @@ func (r *Root) SettleToolCall(ctx context.Context, agentID, callID string, s Too
 	}
 	rec := CallRecord{CallID: callID, AgentID: a.id, Kind: ToolCallKind, State: CallSettled,
 		Status: string(s.Status), Delivery: s.Delivery, OutputBytes: s.OutputBytes, Result: s.Result, Error: s.Error, Decision: recorded(s.Decision)}
+	if c.state == CallAdmitted && c.reserved && s.Counted {
+		rec.Counted = true
+	}
 	var limitErr error
 	if c.state == CallAdmitted {
 		rec.Delivery = outcome.NotSent

@@ -69,9 +69,10 @@ func (c CallRecord) MarshalJSON() ([]byte, error) {
 		OutputBytes     uint64           `json:"output_bytes,omitempty"`
 		Result          ResultRef        `json:"result,omitempty"`
 		Error           string           `json:"error,omitempty"`
+		Counted         bool             `json:"counted,omitempty"`
 	}{c.CallID, c.AgentID, c.Kind, c.State, c.Step, c.Name, c.ArgumentsDigest, c.InputBytes, c.IdempotencyKey, decisionOf(c.Decision),
 		c.TokenBound, c.CostBound, c.Status, c.Delivery, c.Usage, c.CostMicroUSD, c.ChargedTokens, c.ChargedCost,
-		c.OutputBytes, c.Result, c.Error})
+		c.OutputBytes, c.Result, c.Error, c.Counted})
 }
 
 // MarshalJSON writes the record with its decision as the ledger writes one.

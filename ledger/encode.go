@@ -126,6 +126,9 @@ func appendCallRecord(r *Record) []byte {
 	}
 	b = appendNonEmpty(b, `,"result":`, string(c.Result))
 	b = appendNonEmpty(b, `,"error":`, c.Error)
+	if c.Counted {
+		b = append(b, `,"counted":true`...)
+	}
 	return append(b, "}}"...)
 }
 

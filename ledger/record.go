@@ -80,6 +80,9 @@ type TaskRecord struct {
 	// Session links the task to the conversation it belongs to; nil for a
 	// task that is its own session.
 	Session *SessionLink `json:"session,omitempty"`
+	// Input references the task's input, stored (masked) as a result so
+	// the task can be resumed from the store; empty when it was not kept.
+	Input ResultRef `json:"input,omitempty"`
 }
 
 // SessionLink places a task in a session: a conversation of prompts, each
@@ -150,6 +153,10 @@ type CallRecord struct {
 	OutputBytes   uint64           `json:"output_bytes,omitempty"`
 	Result        ResultRef        `json:"result,omitempty"`
 	Error         string           `json:"error,omitempty"`
+	// Counted: a tool call settled before dispatch that counts as a
+	// dispatched one (ToolSettlement.Counted), so a resumed ledger
+	// charges it again as its settlement did.
+	Counted bool `json:"counted,omitempty"`
 }
 
 // DecisionRecord records an authority decision that is part of the task's

@@ -107,6 +107,10 @@ type Options struct {
 	Fingerprint string
 	// Session, when set, links the task to its session in the task record.
 	Session *SessionLink
+	// Input, when set, is the task's input as it may be kept (masked):
+	// stored as a result (a JSON string) and referenced from the task
+	// record, so the task can be resumed from the store ([Resume]).
+	Input *string
 	// Clock is the clock records and deadlines read; nil means the system
 	// clock, read as the task's start on the wall clock plus the monotonic
 	// time since, so times never go backwards within a task. Times are
@@ -275,13 +279,27 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 	a.c.eventsRes = 1
 	r.root = a
 	r.agents[a.id] = a
-	r.record(Record{Kind: RecordTask, Time: now, Task: &TaskRecord{
-		TaskID: r.id, RootAgentID: a.id, InputDigest: opts.InputDigest, Fingerprint: opts.Fingerprint, Limits: opts.Limits,
-		Session: opts.Session,
-	}})
+	var input *ResultRecord
+	if opts.Input != nil {
+		data, err := canonicalOf(*opts.Input)
+		if err != nil {
+			return nil, err
+		}
+		input = &ResultRecord{ID: RefOf(data), Data: data}
+	}
+	tr := &TaskRecord{TaskID: r.id, RootAgentID: a.id, InputDigest: opts.InputDigest, Fingerprint: opts.Fingerprint, Limits: opts.Limits,
+		Session: opts.Session}
+	if input != nil {
+		tr.Input = input.ID
+	}
+	r.record(Record{Kind: RecordTask, Time: now, Task: tr})
 	r.record(Record{Kind: RecordAgent, Time: now, Agent: &AgentRecord{
 		AgentID: a.id, Kind: "root", InputDigest: opts.InputDigest, Limits: opts.Limits,
 	}})
+	if input != nil {
+		r.results[input.ID] = struct{}{}
+		r.record(Record{Kind: RecordResult, Time: now, Result: input})
+	}
 	// Not a barrier: the task's first records become durable with its first
 	// dispatch, before anything of the task leaves the process.
 	return r, nil

@@ -115,6 +115,13 @@ func commands() []command {
 				"Keys: Enter submits; PgUp/PgDn or the wheel scroll the history; Ctrl-End returns to the live tail; o, t, r, x answer an approval; Ctrl-C cancels the active task (and waits for its cleanup), or exits when idle.",
 				"Exit: 0 exited, 1 the UI failed, 2 invalid arguments or configuration, 130 interrupted (SIGINT, SIGTERM).",
 			}},
+		{path: "resume", args: "TASK_ID", schemas: []string{"task-object.schema.json"}, summary: "continue a task its host stopped, from its ledger, under the deployment's current authority",
+			deployment: true, flags: with([]flag{jsonFlag("print exactly one task object when the task settles, or the pre-admission envelope")}, runFlags()),
+			notes: []string{
+				"Needs the store the task ran with (--store or $PABLO_STORE). Calls settled before the stop are not sent again; a call admitted and never sent is decided again and sent with its original idempotency key; a call sent and never settled is never sent again (options.resume.unknown); a model call in flight is sent again.",
+				"The task keeps its original ceilings and charges; its duration counts from its first start.",
+				"Exit: 0 completed, 1 the task ended otherwise, 2 invalid arguments, configuration, or a task that settled already (task_settled) or is not in the store, 3 the task's lease is live (another host runs it; PostgreSQL stores only), 130 cancelled.",
+			}},
 		{path: "acp", summary: "serve the deployment to an editor or host over the Agent Client Protocol (ACP v1) on stdin and stdout",
 			deployment: true, flags: acpFlags(),
 			notes: []string{

@@ -37,7 +37,7 @@ type errorDetails struct {
 }
 
 func writeErrorJSON(h *host, args []string, err error) {
-	if args[0] == "run" || args[0] == "demo" {
+	if args[0] == "run" || args[0] == "demo" || args[0] == "resume" {
 		// A task command answers in its own shape, the task object, even
 		// for a failure no code path reported as pre-admission itself.
 		code := "invalid_arguments"

@@ -128,6 +128,8 @@ func run(ctx context.Context, args []string, h *host) int {
 		err = runCommand(ctx, args[1:], h)
 	case "tui":
 		err = tuiCommand(ctx, args[1:], h)
+	case "resume":
+		err = resumeCommand(ctx, args[1:], h)
 	case "demo":
 		err = demoCommand(ctx, args[1:], h)
 	case "ledger":

@@ -149,6 +149,14 @@ func writeJSON(h *host, v any) {
 
 // runTask runs one task of a loaded deployment and reports it.
 func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input string) error {
+	return hostTask(ctx, h, p, d, func(ctx context.Context, rt *pablo.Runtime, approver pablo.Approver) (*pablo.Task, error) {
+		return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: approver})
+	})
+}
+
+// hostTask builds the runtime of a loaded deployment as run's flags say,
+// starts one task on it with start, and reports it.
+func hostTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, start func(context.Context, *pablo.Runtime, pablo.Approver) (*pablo.Task, error)) error {
 	jsonOut := p.bools["json"] || d.Options().Interfaces.CLIOutput == "json"
 	if s := streamOf(h.stdout); jsonOut && s != nil {
 		s.printsJSON() // the deployment's cli_output, without --json
@@ -210,9 +218,9 @@ func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input
 	if err := knownCapabilities(ctx, d, h, "--approve", p.values["approve"]); err != nil {
 		return preAdmission(h, p, "invalid_arguments", err)
 	}
-	task, err := rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: approver})
+	task, err := start(ctx, rt, approver)
 	if err != nil {
-		return preAdmission(h, p, "invalid_arguments", err)
+		return startFailure(h, p, err)
 	}
 	obj := task.Wait()
 	view.done()

@@ -224,6 +224,9 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 	badSkillsDeployment := []string{"--config", filepath.Join("demo", "deployment.toml"), "--bind", "workspace=" + filepath.Join("demo", "work"), "--bind", "skills=" + badSkills}
 	vercel := []string{"--config", filepath.Join(originals, "examples", "vercel.toml"), "--bind", "workspace=" + ws}
 	traceOf := func(name string) string { return filepath.Join(dir, name+".jsonl") }
+	resumeCfg, resumeWS, resumeScript := resumeFiles(t, dir)
+	resumeStore := filepath.Join(dir, "resume.db")
+	resumeID := interruptedTask(t, resumeStore, resumeCfg, resumeWS, resumeScript)
 	a2aCards := a2aCardServer(t)
 	a2aAdmitted := write("a2a.toml", a2aRemotesTOML(a2aCards.URL, "/card", false))
 	a2aRefused := write("a2a-refused.toml", a2aRemoteTOML(a2aCards.URL, "/card-elsewhere"))
@@ -248,6 +251,9 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		{"run limit exceeded", append(append([]string{"run", "x", "--json", "--max-tool-calls", "0", "--trace", traceOf("limit")}, script...), demo...), 1, traceOf("limit")},
 		{"run failed startup", []string{"run", "x", "--json", "--config", brokenRun, "--bind", "workspace=" + ws, "--trace", traceOf("failed")}, 1, traceOf("failed")},
 		{"run masked", []string{"run", "x", "--json", "--capture-content", "--trace", traceOf("masked"), "--script", secretScript, "--config", plain, "--bind", "workspace=" + ws}, 0, traceOf("masked")},
+		{"resume interrupted", []string{"resume", resumeID, "--json", "--trace", traceOf("resume"), "--store", resumeStore, "--script", resumeScript, "--config", resumeCfg, "--bind", "workspace=" + resumeWS}, 0, traceOf("resume")},
+		{"resume settled", []string{"resume", resumeID, "--json", "--store", resumeStore, "--script", resumeScript, "--config", resumeCfg, "--bind", "workspace=" + resumeWS}, 2, ""},
+		{"resume not in store", []string{"resume", "no-such-task", "--json", "--store", resumeStore, "--script", resumeScript, "--config", resumeCfg, "--bind", "workspace=" + resumeWS}, 2, ""},
 		{"run bogus flag", []string{"run", "x", "--json", "--bogus"}, 2, ""},
 		{"run bad config", append([]string{"run", "x", "--json"}, bad...), 2, ""},
 		{"run missing binding", append(append([]string{"run", "x", "--json"}, script...), noSkills...), 2, ""},

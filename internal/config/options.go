@@ -31,6 +31,7 @@ type Options struct {
 	Approvals  ApprovalOptions         `json:"approvals"`
 	Memory     MemoryOptions           `json:"memory"`
 	Tools      ToolsOptions            `json:"tools"`
+	Resume     ResumeOptions           `json:"resume"`
 	OTel       OTelOptions             `json:"otel"`
 }
 
@@ -43,6 +44,15 @@ type Options struct {
 type ToolsOptions struct {
 	MaxRecoverableErrors *int64 `json:"max_recoverable_errors,omitempty"`
 	OnDenial             string `json:"on_denial,omitempty"`
+}
+
+// ResumeOptions is options.resume, a Go extension: what a resumed task
+// does with a call whose outcome is unknown (dispatched before its host
+// stopped, never settled; never run again). "report" (the default) gives
+// the model a typed unknown_outcome result; "ask" asks the task's approver
+// first; "fail" ends the task.
+type ResumeOptions struct {
+	Unknown string `json:"unknown,omitempty"`
 }
 
 // DefaultMaxRecoverableErrors is options.tools.max_recoverable_errors

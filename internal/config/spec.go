@@ -573,6 +573,11 @@ func optionsTables() *spec {
 			"max_recoverable_errors", integer(0, 100, nil),
 			"on_denial", enum(nil, "stop", "report"),
 		),
+		// A Go extension (issue 33): what a resumed task does with a call
+		// whose outcome is unknown.
+		"resume", table(
+			"unknown", enum(nil, "report", "ask", "fail"),
+		),
 		"approvals", table(
 			"shell", enum(nil, "required"),
 			"filesystem_write", enum(nil, "required"),

@@ -65,6 +65,9 @@ type step struct {
 	comp *compactor
 	// repairing is set during an output repair call, which never compacts.
 	repairing bool
+	// readmit holds the calls a resume decides again, by Pablo's call ID,
+	// with the decision recorded at their admission before the stop.
+	readmit map[string]authority.Decision
 }
 
 // run is the task's loop: model proposes → authority and contract validate
@@ -154,6 +157,11 @@ func (s *step) loop() *event.Outcome {
 	if o := s.begin(); o != nil {
 		return o
 	}
+	if s.t.resume != nil && !s.conf.child {
+		if o := s.resumeTurns(); o != nil {
+			return o
+		}
+	}
 	for {
 		if o := s.turn(); o != nil {
 			return o
@@ -181,11 +189,16 @@ func (s *step) begin() *event.Outcome {
 		ref.Memory = memoryPinOf(s.catalogs)
 		dep = &ref
 	}
-	if o := s.emit(event.EventData{Type: event.RunStarted, Deployment: dep}); o != nil {
+	start := event.EventData{Type: event.RunStarted, Deployment: dep}
+	resumed := s.t.resume != nil && !s.conf.child
+	if resumed {
+		start.Type, start.Resume = event.RunResumed, &s.t.resume.info
+	}
+	if o := s.emit(start); o != nil {
 		return o
 	}
 	for i := range r.opts.Activations {
-		if s.conf.child {
+		if s.conf.child || resumed {
 			break // a child's Skills are in its context; their activation is the root's event
 		}
 		if o := s.emit(event.EventData{Type: event.SkillActivated, Skill: &r.opts.Activations[i]}); o != nil {
@@ -569,6 +582,9 @@ func (t *Task) finish(s *step, o *event.Outcome) {
 	obj := &Result{SchemaVersion: event.SchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
 	obj.SnapshotDigest = s.snapDigest
 	obj.Transcript = s.transcript()
+	if t.resume != nil {
+		obj.Resume = &t.resume.info
+	}
 	if s.check != nil {
 		rec, rep := s.check.Records()
 		obj.OutputValidation, _ = json.Marshal(rec)

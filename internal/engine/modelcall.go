@@ -54,6 +54,9 @@ type modelCall struct {
 	// before the retry: the call settles as failed, but its failure is
 	// not the task's.
 	retryInMS *int64
+	// turn: the call answers one of the agent's turns (not a summary, not
+	// a route classification); its response is recorded for a resume.
+	turn bool
 }
 
 // beginCall reserves and dispatches one model call of req, with the
@@ -137,6 +140,15 @@ func (s *step) endCall(call *modelCall, resp *model.Response, err error, sinkErr
 	settle, end := s.modelResult(resp, err, sinkErr, route)
 	if call.retryInMS != nil {
 		end = nil
+	}
+	if call.turn && end == nil && err == nil && resp != nil && call.retryInMS == nil && s.payloads {
+		// The response is kept (masked) with the call's settlement, so a
+		// resumed task rebuilds its history without sending it again.
+		ref, rerr := s.recordResponse(resp)
+		if rerr != nil {
+			end = s.ledgerOutcome(rerr)
+		}
+		settle.Result = ref
 	}
 	if s.comp != nil && end == nil && resp != nil && resp.UsageReported && resp.Usage.InputTokens != nil {
 		s.comp.calib.Observe(call.profile, call.bytes, call.items, *resp.Usage.InputTokens)
@@ -263,7 +275,7 @@ func (s *step) generateTurn() (*model.Response, *event.Outcome) {
 	r := s.t.rt
 	req := &model.Request{Instructions: r.opts.Instructions, Messages: s.history, Tools: s.defs, MaxOutputTokens: r.opts.MaxOutputTokens}
 	model.SetTurn(req, s.histTurns+1)
-	op := &modelOp{s: s, req: req}
+	op := &modelOp{s: s, req: req, turn: true}
 	if rm, ok := s.conf.route, s.conf.route != nil; ok {
 		return op.generateRouted(rm)
 	}
@@ -281,6 +293,8 @@ type modelOp struct {
 	// collect, when set, takes the text deltas instead of the event
 	// stream: a summary is content and is never emitted.
 	collect func(string) error
+	// turn: the operation is one of the agent's turns (modelCall.turn).
+	turn    bool
 	current *modelCall     // the call streaming now; nil between attempts
 	sinkErr *event.Outcome // the first delta the ledger or the sink refused
 	failed  *event.Outcome // the ledger stopped a route between attempts
@@ -304,6 +318,7 @@ func (op *modelOp) generate() (*model.Response, *event.Outcome) {
 		if o != nil {
 			return nil, o
 		}
+		call.turn = op.turn
 		op.current = call
 		resp, err := s.conf.model.Generate(ctx, req, op.delta)
 		if err != nil && clk != nil && op.sinkErr == nil && call.outBytes == 0 {
@@ -360,6 +375,7 @@ func (op *modelOp) beginAttempt(ctx context.Context, a event.RouteAttempt, req *
 		op.failed = o
 		return nil, errRouteStopped
 	}
+	call.turn = op.turn
 	op.current = call
 	return req, nil
 }

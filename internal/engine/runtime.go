@@ -59,6 +59,9 @@ type Options struct {
 	// Reap, when set, is called once before the runtime's first task: it
 	// ends the process groups a crashed host left behind in Store.
 	Reap func(ctx context.Context)
+	// ResumeUnknown is what a resumed task does with a call whose outcome
+	// is unknown (options.resume.unknown); empty means UnknownReport.
+	ResumeUnknown UnknownPolicy
 
 	Secrets     *redact.Set
 	Cleanup     []func() error
@@ -151,6 +154,12 @@ func (r *Runtime) Start(ctx context.Context, req Request) (*Task, error) {
 		r.untrack(nil)
 		return nil, err
 	}
+	return r.launch(ctx, t), nil
+}
+
+// launch runs the admitted task t in the background.
+func (r *Runtime) launch(ctx context.Context, t *Task) *Task {
+	req := t.req
 	if r.opts.OnStart != nil {
 		r.opts.OnStart(TaskInfo{TaskID: t.root.ID(), AgentID: t.root.RootAgentID(), Ledger: t.root})
 	}
@@ -176,7 +185,7 @@ func (r *Runtime) Start(ctx context.Context, req Request) (*Task, error) {
 		// cancelled, and settles saying so.
 		t.stop(errShutdownCause)
 	}
-	return t, nil
+	return t
 }
 
 // newTask admits a root task on its own ledger, not yet running.
@@ -201,6 +210,11 @@ func (r *Runtime) newTask(ctx context.Context, req Request) (*Task, error) {
 		// The prompt is kept so the session can be continued from the
 		// store; masked like everything else the ledger holds.
 		lopts.Session = &ledger.SessionLink{SessionID: req.SessionID, Workspace: req.Workspace, Turn: req.Turn, Prompt: r.opts.Secrets.String(input)}
+	}
+	if r.opts.Store != nil {
+		// Kept, masked, so that the task can be resumed from the store.
+		masked := r.opts.Secrets.String(input)
+		lopts.Input = &masked
 	}
 	root, err := r.newLedger(ctx, lopts)
 	if err != nil {

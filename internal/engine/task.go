@@ -45,6 +45,9 @@ type Result struct {
 	OutputValidation json.RawMessage
 	OutputRepair     *output.Repair
 	SnapshotDigest   string
+	// Resume says how a resumed task continued; nil for one that ran on
+	// one host.
+	Resume *event.Resume
 	// Transcript is what the task added to its conversation, as the
 	// messages they were: its input, then the root's turns (assistant
 	// messages and their tool calls, the tool results, output feedback,
@@ -99,6 +102,9 @@ type Task struct {
 	// grants are the task's "allow for this task" answers, its root's and
 	// its children's.
 	grants approvalGrants
+
+	// resume is what a resumed task continues from; nil for a new one.
+	resume *resumeState
 }
 
 // ID returns the task ID (the run ID of its events).

@@ -194,7 +194,7 @@ func (s *step) reject(rc resolvedCall, ce *authority.ContractError) *event.Outco
 	}
 	rec := rc.rec
 	rec.Decision = s.conf.auth.Decide(authority.Request{Capability: rc.id})
-	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
+	if err := s.admitCall(rec); err != nil {
 		return s.ledgerOutcome(err)
 	}
 	fail := &event.Outcome{Status: event.StatusFailed, Code: outcome.FailInvalidToolArguments, Delivery: outcome.NotSent,
@@ -211,7 +211,7 @@ func (s *step) admit(cc checkedCall) (admittedCall, *event.Outcome) {
 	// The key the call's side effect carries is on its admission record,
 	// before anything can leave.
 	rec.IdempotencyKey = IdempotencyKey(s.t.root.ID(), s.agent, rec.ID)
-	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, rec); err != nil {
+	if err := s.admitCall(rec); err != nil {
 		return admittedCall{}, s.ledgerOutcome(err)
 	}
 	if o := s.emitToolStarted(rec.ID, string(cc.id), cc.args, cc.decision.Sandbox); o != nil {
@@ -454,10 +454,21 @@ func contractError(err error) *authority.ContractError {
 // the policy_denied outcome naming rule: a denial is terminal.
 func (s *step) deny(lc ledger.ToolCall, d authority.Decision, rule string) *event.Outcome {
 	lc.Decision = authority.Decision{Allowed: false, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason}
-	if err := s.t.root.AdmitToolCall(s.ctx, s.agent, lc); err != nil {
+	readmitted := s.readmitting(lc.ID)
+	if err := s.admitCall(lc); err != nil {
 		return s.ledgerOutcome(err)
 	}
-	return s.settleUnsent(lc.ID, outcome.ToolPolicyDenied, d.RuleID, &event.Outcome{Status: event.StatusPolicyDenied, Rule: ruleOf(rule)})
+	denied := &event.Outcome{Status: event.StatusPolicyDenied, Rule: ruleOf(rule)}
+	if readmitted {
+		// Admitted allowed before the host stopped, denied now: the
+		// settlement records what decided.
+		err := s.t.root.SettleToolCall(s.ctx, s.agent, lc.ID, ledger.ToolSettlement{Status: outcome.ToolPolicyDenied, Delivery: outcome.NotSent, Error: d.RuleID, Decision: lc.Decision})
+		if err != nil {
+			return s.ledgerFailure(err, outcome.NotSent)
+		}
+		return denied
+	}
+	return s.settleUnsent(lc.ID, outcome.ToolPolicyDenied, d.RuleID, denied)
 }
 
 // settleUnsent settles a tool call that never left the process and returns

@@ -1,0 +1,531 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/internal/eventlog"
+	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
+)
+
+// UnknownPolicy is what a resumed task does with a call whose outcome is
+// unknown (options.resume.unknown).
+type UnknownPolicy string
+
+// Unknown-outcome policies.
+const (
+	// UnknownReport gives the model a typed unknown_outcome result and
+	// lets it decide.
+	UnknownReport UnknownPolicy = "report"
+	// UnknownAsk asks the task's approver: allowed, the model gets the
+	// unknown_outcome result; refused (or no approver), the task ends.
+	UnknownAsk UnknownPolicy = "ask"
+	// UnknownFail ends the task failed, naming the call.
+	UnknownFail UnknownPolicy = "fail"
+)
+
+// ErrNotResumable is the kind of the error Resume returns for a task its
+// records cannot continue (the root's pablo.ErrNotResumable).
+var ErrNotResumable = errors.New("pablo: task cannot be resumed")
+
+// CodeUnknownOutcome is the status of the tool result a resumed task's
+// model gets for a call whose outcome is unknown, and the error its
+// settlement records.
+const CodeUnknownOutcome = "unknown_outcome"
+
+// codeHostStopped is the error a model call in flight when its host
+// stopped is settled with by the resume.
+const codeHostStopped outcome.FailureCode = "host_stopped"
+
+// ResumeRequest is an interrupted task to continue.
+type ResumeRequest struct {
+	TaskID string
+	// Approver answers the resumed task's approval requests (every one is
+	// asked again: no answer of the stopped host is reused).
+	Approver Approver
+	// Deadline, when set, replaces the task's deadline; zero keeps the
+	// original (its start plus its duration ceiling).
+	Deadline time.Time
+	// Settled, when set, is called once the task settled, before Done
+	// closes.
+	Settled func(*Result)
+}
+
+// resumeState is what a resumed task continues from: its ledger's
+// records, sorted for the root agent's loop.
+type resumeState struct {
+	rs   *ledger.Resumption
+	info event.Resume
+	// turns are the root agent's recorded model responses, in order.
+	turns []ledger.ResultRef
+	// calls are the root agent's tool calls by Pablo's call ID.
+	calls map[string]*pastCall
+	// openModel are the root agent's model calls the stop left open.
+	openModel []ledger.OpenCall
+}
+
+// pastCall is one tool call's records before the resume.
+type pastCall struct {
+	admitted, dispatched, settled *ledger.CallRecord
+	dispatchedAt                  time.Time
+}
+
+// Resume continues the interrupted task req.TaskID from the runtime's
+// store (see [ledger.Resume] for the lease and the rebuilt ledger), in the
+// background, as Start runs a new one.
+func (r *Runtime) Resume(ctx context.Context, req ResumeRequest) (*Task, error) {
+	if r.opts.Store == nil {
+		return nil, fmt.Errorf("%w: the runtime has no store (RuntimeOptions.Store) to resume task %q from", ErrNotResumable, req.TaskID)
+	}
+	if err := r.admit(); err != nil {
+		return nil, err
+	}
+	if r.opts.Reap != nil {
+		r.reapOnce.Do(func() { r.opts.Reap(ctx) })
+	}
+	t, err := r.resumedTask(ctx, req)
+	if err != nil {
+		r.untrack(nil)
+		return nil, err
+	}
+	return r.launch(ctx, t), nil
+}
+
+// resumedTask takes the task over and rebuilds what its loop needs.
+func (r *Runtime) resumedTask(ctx context.Context, req ResumeRequest) (*Task, error) {
+	rs, err := ledger.Resume(ctx, ledger.ResumeOptions{Store: r.opts.Store, TaskID: req.TaskID, Clock: r.opts.Clock, IDs: idFunc(r.opts.NewID),
+		TrustedPayloads: true, Deadline: req.Deadline})
+	if err != nil {
+		return nil, err
+	}
+	if rs.Task.Input == "" {
+		return nil, fmt.Errorf("%w: task %q was recorded without its input (it started under a runtime without a store, or before inputs were kept); run it again instead", ErrNotResumable, req.TaskID)
+	}
+	data, err := rs.Root.Result(ctx, rs.Task.Input)
+	if err != nil {
+		return nil, fmt.Errorf("%w: task %q: its input: %v", ErrNotResumable, req.TaskID, err)
+	}
+	var input string
+	if err := json.Unmarshal(data, &input); err != nil {
+		return nil, fmt.Errorf("%w: task %q: its input does not read back: %v", ErrNotResumable, req.TaskID, err)
+	}
+	er := Request{Input: input, Approver: req.Approver, Settled: req.Settled}
+	if l := rs.Task.Session; l != nil {
+		er.SessionID, er.Workspace, er.Turn = l.SessionID, l.Workspace, l.Turn
+	}
+	t := &Task{rt: r, root: rs.Root, req: er, finished: make(chan struct{})}
+	t.cond = sync.NewCond(&t.mu)
+	t.log = eventlog.New(&t.mu)
+	t.resume = r.resumeStateOf(rs, req)
+	return t, nil
+}
+
+// resumeStateOf sorts the records of rs for the root agent's loop.
+func (r *Runtime) resumeStateOf(rs *ledger.Resumption, req ResumeRequest) *resumeState {
+	root := rs.Task.RootAgentID
+	st := &resumeState{rs: rs, calls: map[string]*pastCall{}}
+	st.info = event.Resume{Attempt: 2, Fingerprint: rs.Task.Fingerprint, NewDeadline: !req.Deadline.IsZero(),
+		Completed: []string{}, Retried: []string{}, Unknown: []string{}}
+	if d := r.opts.Deployment; d != nil {
+		st.info.ResumedUnder = d.Fingerprint
+	}
+	now := time.Now()
+	if r.opts.Clock != nil {
+		now = r.opts.Clock.Now()
+	}
+	if d := now.Sub(rs.Interrupted); d > 0 {
+		st.info.DowntimeMS = uint64(d.Milliseconds())
+	}
+	for i := range rs.Records {
+		rec := &rs.Records[i]
+		if rec.Kind == ledger.RecordEvent && rec.Event.AgentID == root && rec.Event.Type == string(event.RunResumed) {
+			st.info.Attempt++
+		}
+		c := rec.Call
+		if rec.Kind != ledger.RecordCall || c == nil || c.AgentID != root {
+			continue
+		}
+		if c.Kind == ledger.ModelCallKind {
+			if c.State == ledger.CallSettled && c.Result != "" && c.Status == string(event.StatusCompleted) {
+				st.turns = append(st.turns, c.Result)
+			}
+			continue
+		}
+		pc := st.calls[c.CallID]
+		if pc == nil {
+			pc = &pastCall{}
+			st.calls[c.CallID] = pc
+		}
+		switch c.State {
+		case ledger.CallAdmitted:
+			pc.admitted = c
+		case ledger.CallDispatched:
+			pc.dispatched, pc.dispatchedAt = c, rec.Time
+		case ledger.CallSettled:
+			pc.settled = c
+		}
+	}
+	for _, oc := range rs.OpenCalls() {
+		if oc.AgentID != root {
+			continue
+		}
+		switch {
+		case oc.Kind == ledger.ModelCallKind:
+			st.openModel = append(st.openModel, oc)
+			if oc.State == ledger.CallDispatched {
+				st.info.ResentModelCalls++
+			}
+		case oc.State == ledger.CallDispatched:
+			st.info.Unknown = append(st.info.Unknown, oc.CallID)
+		default:
+			st.info.Retried = append(st.info.Retried, oc.CallID)
+		}
+	}
+	for _, c := range rs.Report.Completed {
+		if c.AgentID == root && c.Kind == ledger.ToolCallKind {
+			st.info.Completed = append(st.info.Completed, c.CallID)
+		}
+	}
+	return st
+}
+
+// resumeTurns rebuilds the root agent's history from its recorded turns
+// and settles what the stop left open, each call by its class; it returns
+// the task's outcome, or nil when the loop goes on with a new model turn.
+func (s *step) resumeTurns() *event.Outcome {
+	st := s.t.resume
+	if o := s.settleOrphans(); o != nil {
+		return o
+	}
+	for _, oc := range st.openModel {
+		// A model call has no side effect: one in flight is sent again
+		// (charged again), after this one is settled as what it may have
+		// been.
+		settle := ledger.ModelSettlement{Status: event.StatusFailed, Delivery: outcome.MayHaveBeenSent, Error: codeHostStopped}
+		if oc.State == ledger.CallAdmitted {
+			settle.Delivery = outcome.NotSent
+		}
+		if err := s.t.root.SettleModelCall(s.ctx, s.agent, oc.CallID, settle); err != nil && !errors.Is(err, ledger.ErrBoundViolated) {
+			return s.ledgerOutcome(err)
+		}
+	}
+	for i, ref := range st.turns {
+		resp, err := s.recordedResponse(ref)
+		if err != nil {
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent,
+				Reason: s.reason("resume: a recorded model response does not read back: %v", err)}
+		}
+		if calls := s.pairCalls(resp.ToolCalls, s.histTurns+1); len(calls) > 0 && &calls[0] != &resp.ToolCalls[0] {
+			resp.ToolCalls = calls
+		}
+		s.addHistory(model.Message{Role: model.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls, Reasoning: resp.Reasoning})
+		if len(resp.ToolCalls) == 0 {
+			if i == len(st.turns)-1 {
+				return s.final(resp.Text)
+			}
+			continue
+		}
+		turn := s.histTurns
+		for j, call := range resp.ToolCalls {
+			if o := s.interrupted(); o != nil {
+				return o
+			}
+			if o := s.resumeCall(call, callID(turn, j)); o != nil {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+// resumeCall continues one tool call of a recorded turn by its class.
+func (s *step) resumeCall(call model.ToolCall, id string) *event.Outcome {
+	pc := s.t.resume.calls[id]
+	switch {
+	case pc == nil || pc.admitted == nil:
+		// Never admitted: it never left the process. It runs now, like
+		// any call of the turn.
+		if o := s.modelCallRemains(); o != nil {
+			return o
+		}
+		return s.toolCall(call, id)
+	case pc.settled != nil:
+		return s.recordedResult(call, pc)
+	case pc.dispatched != nil:
+		return s.unknownOutcome(call, id, pc)
+	}
+	if o := s.modelCallRemains(); o != nil {
+		return o
+	}
+	return s.retryCall(call, id, pc)
+}
+
+// recordedResult puts a settled call's recorded result back in the
+// history, as the model saw it; nothing is sent again. A result that
+// ended the task ends it again.
+func (s *step) recordedResult(call model.ToolCall, pc *pastCall) *event.Outcome {
+	st := pc.settled
+	status := outcome.ToolStatus(st.Status)
+	back := status == outcome.ToolCompleted || status == outcome.ToolRecoverableError ||
+		pc.dispatched == nil && st.Result != "" && (status == outcome.ToolPolicyDenied || status == outcome.ToolInvalidArguments)
+	if !back || st.Result == "" {
+		d := st.Decision
+		if !d.Allowed && d.RuleID == "" && pc.admitted != nil {
+			d = pc.admitted.Decision
+		}
+		return s.toolOutcome(ledger.ToolResult{Status: status, Code: outcome.FailureCode(st.Error), Rule: d.RuleID, Delivery: st.Delivery})
+	}
+	content, err := s.readResult(st.Result)
+	if err != nil {
+		return s.ledgerOutcome(err)
+	}
+	s.addHistory(model.Message{Role: model.RoleTool, ToolCallID: call.ID, Content: string(content)})
+	return nil
+}
+
+// resultReader reads a stored result back; the resumed ledger, a
+// [*ledger.Root], is one.
+type resultReader interface {
+	Result(ctx context.Context, ref ledger.ResultRef) (json.RawMessage, error)
+}
+
+// unknownResult is the typed tool result of a call whose outcome is
+// unknown: what was sent, when, under which key, and that its effect may
+// have happened.
+type unknownResult struct {
+	Status          string `json:"status"`
+	Tool            string `json:"tool"`
+	CallID          string `json:"call_id"`
+	ArgumentsDigest string `json:"arguments_digest"`
+	IdempotencyKey  string `json:"idempotency_key,omitempty"`
+	DispatchedAt    string `json:"dispatched_at"`
+	EffectMayHave   bool   `json:"effect_may_have_happened"`
+	Message         string `json:"message"`
+}
+
+// unknownOutcome settles a call that was dispatched and never settled:
+// it is never run again. Under the host's policy the model is told, the
+// approver is asked first, or the task ends.
+func (s *step) unknownOutcome(call model.ToolCall, id string, pc *pastCall) *event.Outcome {
+	adm := pc.admitted
+	res := unknownResult{Status: CodeUnknownOutcome, Tool: adm.Name, CallID: id, ArgumentsDigest: adm.ArgumentsDigest, IdempotencyKey: adm.IdempotencyKey,
+		DispatchedAt: pc.dispatchedAt.UTC().Format(time.RFC3339Nano), EffectMayHave: true,
+		Message: "the host stopped after this call was sent and before its result was recorded: its effect may have happened, and it is not run again. " +
+			"Check its effect before you call the tool again: the same call may repeat the effect."}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return s.ledgerOutcome(err)
+	}
+	policy := s.t.rt.opts.ResumeUnknown
+	end := policy == UnknownFail
+	if policy == UnknownAsk {
+		end = !s.askUnknown(adm, id)
+	}
+	ref, err := s.t.root.PutResult(s.ctx, json.RawMessage(b))
+	if err != nil {
+		return s.ledgerOutcome(err)
+	}
+	settle := ledger.ToolSettlement{Status: outcome.ToolRecoverableError, Delivery: outcome.MayHaveBeenSent, OutputBytes: uint64(len(b)),
+		Result: ref, Error: CodeUnknownOutcome}
+	if err := s.t.root.SettleToolCall(s.ctx, s.agent, id, settle); err != nil {
+		return s.ledgerFailure(err, outcome.MayHaveBeenSent)
+	}
+	if o := s.emitToolFinished(id, adm.Name, b, 0); o != nil {
+		return o
+	}
+	if end {
+		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.MayHaveBeenSent,
+			Reason: s.reason("unknown_outcome: call %s (%s, idempotency key %s) was sent before the host stopped and never settled; options.resume.unknown = %q ends the task: check its effect by hand", id, adm.Name, adm.IdempotencyKey, string(policy))}
+	}
+	s.addHistory(model.Message{Role: model.RoleTool, ToolCallID: call.ID, Content: string(b)})
+	return nil
+}
+
+// askUnknown asks the task's approver whether the task goes on past a
+// call whose outcome is unknown; false without an approver.
+func (s *step) askUnknown(adm *ledger.CallRecord, id string) bool {
+	ap := s.conf.approver
+	if ap == nil {
+		return false
+	}
+	req := ApprovalRequest{ID: IdempotencyKey(s.t.root.ID(), s.agent, id+"/unknown"), TaskID: s.t.root.ID(), AgentID: s.agent, CallID: id,
+		Tool: authority.ID(adm.Name), ArgumentsDigest: adm.ArgumentsDigest, Decision: authority.Decision{Allowed: true, NeedsApproval: true, Layer: "builtin.resume", RuleID: CodeUnknownOutcome,
+			Reason: "the call was sent before the host stopped and never settled: its effect may have happened; allow to report it to the model and go on, reject to end the task"}}
+	answer, err := ap.Approve(s.ctx, req)
+	return err == nil && (answer == ApprovalAllowOnce || answer == ApprovalAllowForTask)
+}
+
+// retryCall runs again a call admitted and provably never dispatched:
+// decided again under the current deployment and authority (an approval
+// asked again), and when allowed dispatched under its admission, with its
+// original idempotency key.
+func (s *step) retryCall(call model.ToolCall, id string, pc *pastCall) *event.Outcome {
+	args := call.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if sha256Tag(args) != pc.admitted.ArgumentsDigest {
+		// The recorded arguments were masked (they held a secret): the
+		// call cannot be sent as it was admitted. The model is told.
+		b, _ := json.Marshal(ledger.RecoverableError("arguments_not_kept", "the host stopped before this call ran, and its arguments held a secret the ledger does not keep: it did not run; call it again").Output)
+		ref, err := s.t.root.PutResult(s.ctx, json.RawMessage(b))
+		if err != nil {
+			return s.ledgerOutcome(err)
+		}
+		if err := s.t.root.SettleToolCall(s.ctx, s.agent, id, ledger.ToolSettlement{Status: outcome.ToolRecoverableError, Delivery: outcome.NotSent,
+			Result: ref, Error: "arguments_not_kept", OutputBytes: uint64(len(b))}); err != nil {
+			return s.ledgerFailure(err, outcome.NotSent)
+		}
+		s.addHistory(model.Message{Role: model.RoleTool, ToolCallID: call.ID, Content: string(b)})
+		return nil
+	}
+	if s.readmit == nil {
+		s.readmit = map[string]authority.Decision{}
+	}
+	s.readmit[id] = pc.admitted.Decision
+	return s.toolCall(call, id)
+}
+
+// admitCall admits a tool call on the ledger, or, for a call a resume
+// decides again, keeps the admission recorded before the stop (its
+// reservation and idempotency key). A call admitted denied before the
+// stop is never dispatched, whatever is decided now.
+func (s *step) admitCall(rec ledger.ToolCall) error {
+	if d, ok := s.readmit[rec.ID]; ok {
+		delete(s.readmit, rec.ID)
+		if rec.Decision.Allowed && !d.Allowed {
+			return &ledger.StateError{What: "call", ID: rec.ID, Op: "resume", State: string(ledger.CallAdmitted),
+				Reason: "it was admitted denied before the host stopped, so it holds no reservation to dispatch under"}
+		}
+		return nil
+	}
+	return s.t.root.AdmitToolCall(s.ctx, s.agent, rec)
+}
+
+// readmitting reports whether id is a call a resume decides again.
+func (s *step) readmitting(id string) bool {
+	_, ok := s.readmit[id]
+	return ok
+}
+
+// settleOrphans settles the children the stop left running: each open
+// call by its class (a model call as may_have_been_sent, a dispatched tool
+// call as unknown, an admitted one as never sent) and the child as
+// cancelled. The root's own call of the subagent tool is then unknown to
+// its model. (A child is not resumed from its own records yet.)
+func (s *step) settleOrphans() *event.Outcome {
+	st := s.t.resume
+	root := st.rs.Task.RootAgentID
+	open := map[string]bool{}
+	for _, a := range st.rs.Report.Agents {
+		if a.AgentID != root && a.Outcome == nil {
+			open[a.AgentID] = true
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	for _, oc := range st.rs.OpenCalls() {
+		if !open[oc.AgentID] {
+			continue
+		}
+		var err error
+		if oc.Kind == ledger.ModelCallKind {
+			d := outcome.MayHaveBeenSent
+			if oc.State == ledger.CallAdmitted {
+				d = outcome.NotSent
+			}
+			err = s.t.root.SettleModelCall(s.ctx, oc.AgentID, oc.CallID, ledger.ModelSettlement{Status: event.StatusFailed, Delivery: d, Error: codeHostStopped})
+		} else {
+			d := outcome.MayHaveBeenSent
+			if oc.State == ledger.CallAdmitted {
+				d = outcome.NotSent
+			}
+			err = s.t.root.SettleToolCall(s.ctx, oc.AgentID, oc.CallID, ledger.ToolSettlement{Status: outcome.ToolCancelled, Delivery: d, Error: CodeUnknownOutcome})
+		}
+		if err != nil && !errors.Is(err, ledger.ErrBoundViolated) {
+			return s.ledgerOutcome(err)
+		}
+	}
+	for _, a := range st.rs.Report.Agents {
+		if !open[a.AgentID] {
+			continue
+		}
+		o := &event.Outcome{Status: event.StatusCancelled, Reason: "host_stopped: the host running the task stopped; a resumed task does not resume its children"}
+		payload, _ := json.Marshal(&event.EventData{Type: event.RunFinished, Outcome: o})
+		if _, err := s.t.root.Finish(s.ctx, a.AgentID, ledger.Finish{Outcome: ledgerOutcome(o), Payload: payload}); err != nil {
+			return s.ledgerOutcome(err)
+		}
+	}
+	return nil
+}
+
+// recordedTurn is a model response as the ledger keeps it, for a resume
+// to rebuild the history from: masked like everything the ledger holds,
+// content-addressed, referenced from the call's settlement.
+type recordedTurn struct {
+	Kind      string             `json:"kind"`
+	Text      string             `json:"text"`
+	ToolCalls []recordedToolCall `json:"tool_calls"`
+	Reasoning []model.Reasoning  `json:"reasoning,omitempty"`
+}
+
+type recordedToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+const recordedTurnKind = "model_response"
+
+// recordResponse stores resp, masked, and returns its reference.
+func (s *step) recordResponse(resp *model.Response) (ledger.ResultRef, error) {
+	sec := s.t.rt.opts.Secrets
+	rt := recordedTurn{Kind: recordedTurnKind, Text: sec.String(resp.Text), ToolCalls: make([]recordedToolCall, len(resp.ToolCalls)), Reasoning: resp.Reasoning}
+	for i, c := range resp.ToolCalls {
+		args, _ := sec.MaskJSON(c.Arguments)
+		rt.ToolCalls[i] = recordedToolCall{ID: sec.String(c.ID), Name: sec.String(c.Name), Arguments: string(args)}
+	}
+	return s.t.root.PutResult(s.ctx, rt)
+}
+
+// readResult reads a stored result back from the task's ledger.
+func (s *step) readResult(ref ledger.ResultRef) (json.RawMessage, error) {
+	rr, ok := s.t.root.(resultReader)
+	if !ok {
+		return nil, errors.New("the ledger cannot read results back")
+	}
+	return rr.Result(s.ctx, ref)
+}
+
+// recordedResponse reads a response recordResponse stored.
+func (s *step) recordedResponse(ref ledger.ResultRef) (*model.Response, error) {
+	data, err := s.readResult(ref)
+	if err != nil {
+		return nil, err
+	}
+	var rt recordedTurn
+	if err := json.Unmarshal(data, &rt); err != nil {
+		return nil, err
+	}
+	if rt.Kind != recordedTurnKind {
+		return nil, fmt.Errorf("result %s is a %q, not a model response", ref, rt.Kind)
+	}
+	resp := &model.Response{Text: rt.Text, Reasoning: rt.Reasoning}
+	for _, c := range rt.ToolCalls {
+		args := json.RawMessage(c.Arguments)
+		if c.Arguments == "" {
+			args = nil
+		}
+		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: args})
+	}
+	return resp, nil
+}
