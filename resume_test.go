@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
@@ -320,14 +321,14 @@ func TestResumeUnknownPolicyFailEndsTheTask(t *testing.T) {
 // recordingApprover answers every request with answer and keeps them.
 type recordingApprover struct {
 	mu     sync.Mutex
-	answer ApprovalAnswer
-	asked  []ApprovalRequest
+	answer approval.Answer
+	asked  []approval.Request
 	// onAsk, when set, runs before the answer (a host dying while a
 	// person thinks).
 	onAsk func()
 }
 
-func (a *recordingApprover) Approve(_ context.Context, req ApprovalRequest) (ApprovalAnswer, error) {
+func (a *recordingApprover) Approve(_ context.Context, req approval.Request) (approval.Answer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, req)
@@ -342,7 +343,7 @@ func (a *recordingApprover) Approve(_ context.Context, req ApprovalRequest) (App
 func TestResumeUnknownPolicyAskAsksTheApprover(t *testing.T) {
 	f := newResumeFixture(t, fsWrite+"[options.resume]\nunknown = \"ask\"\n")
 	id := f.crash(&turnModel{turns: writeTurns()}, crashAfterToolDispatch())
-	ap := &recordingApprover{answer: ApprovalAllowOnce}
+	ap := &recordingApprover{answer: approval.AllowOnce}
 	obj, err := f.resume(&turnModel{turns: []model.Response{doneTurn}}, id, ResumeRequest{Approver: ap})
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +408,7 @@ func (f *resumeFixture) crashWhileApproving() (string, string) {
 	f.t.Helper()
 	ds := &dyingStore{}
 	rt, done := f.runtime(&turnModel{turns: writeTurns()}, func(s ledger.Store) ledger.Store { ds.Store = s; return ds })
-	ap := &recordingApprover{answer: ApprovalAllowOnce, onAsk: func() { ds.dead.Store(true) }}
+	ap := &recordingApprover{answer: approval.AllowOnce, onAsk: func() { ds.dead.Store(true) }}
 	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "write the note", Approver: ap})
 	if err != nil {
 		f.t.Fatal(err)
@@ -430,7 +431,7 @@ func (f *resumeFixture) crashWhileApproving() (string, string) {
 func TestResumeDecidesARetryableCallAgain(t *testing.T) {
 	f := newResumeFixture(t, approvalWrites)
 	id, key := f.crashWhileApproving()
-	ap := &recordingApprover{answer: ApprovalAllowOnce}
+	ap := &recordingApprover{answer: approval.AllowOnce}
 	obj, err := f.resume(&turnModel{turns: []model.Response{doneTurn}}, id, ResumeRequest{Approver: ap})
 	if err != nil {
 		t.Fatal(err)
@@ -469,7 +470,7 @@ func TestResumeDeniesAToolRevokedSinceTheStop(t *testing.T) {
 	f := newResumeFixture(t, approvalWrites)
 	id, _ := f.crashWhileApproving()
 	f.write(approvalWrites + "[[authority]]\nid = \"ops\"\n[authority.policy.tools]\ndefault = \"allow\"\ndeny = [{ id = \"ops.nowrite\", value = \"fs.write\" }]\n")
-	ap := &recordingApprover{answer: ApprovalAllowOnce}
+	ap := &recordingApprover{answer: approval.AllowOnce}
 	obj, err := f.resume(&turnModel{turns: []model.Response{doneTurn}}, id, ResumeRequest{Approver: ap})
 	if err != nil {
 		t.Fatal(err)

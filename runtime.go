@@ -379,7 +379,7 @@ func (r *Runtime) Resume(ctx context.Context, taskID string) (*Task, error) {
 // again and charged again. Every charge made before the stop stays
 // charged. The task object's Resume field says what happened.
 func (r *Runtime) ResumeTask(ctx context.Context, taskID string, req ResumeRequest) (*Task, error) {
-	et, err := r.e.Resume(ctx, engine.ResumeRequest{TaskID: taskID, Approver: engineApprover(req.Approver), Deadline: req.Deadline})
+	et, err := r.e.Resume(ctx, engine.ResumeRequest{TaskID: taskID, Approver: req.Approver, Deadline: req.Deadline})
 	if err != nil {
 		return nil, rekind(rekind(err, engine.ErrShutdown, ErrShutdown), engine.ErrNotResumable, ErrNotResumable)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/eventlog"
@@ -356,11 +357,11 @@ func (s *step) askUnknown(adm *ledger.CallRecord, id string) bool {
 	if ap == nil {
 		return false
 	}
-	req := ApprovalRequest{ID: IdempotencyKey(s.t.root.ID(), s.agent, id+"/unknown"), TaskID: s.t.root.ID(), AgentID: s.agent, CallID: id,
+	req := approval.Request{ID: approval.RequestID(s.t.root.ID(), s.agent, id+"/unknown", adm.ArgumentsDigest), TaskID: s.t.root.ID(), AgentID: s.agent, CallID: id,
 		Tool: authority.ID(adm.Name), ArgumentsDigest: adm.ArgumentsDigest, Decision: authority.Decision{Allowed: true, NeedsApproval: true, Layer: "builtin.resume", RuleID: CodeUnknownOutcome,
 			Reason: "the call was sent before the host stopped and never settled: its effect may have happened; allow to report it to the model and go on, reject to end the task"}}
 	answer, err := ap.Approve(s.ctx, req)
-	return err == nil && (answer == ApprovalAllowOnce || answer == ApprovalAllowForTask)
+	return err == nil && (answer == approval.AllowOnce || answer == approval.AllowForTask)
 }
 
 // retryCall runs again a call admitted and provably never dispatched:
