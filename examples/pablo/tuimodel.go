@@ -86,6 +86,14 @@ type tuiEntry struct {
 	rendered string
 	width    int
 	dirty    bool
+	// streaming marks an answer whose deltas still arrive. Its finished
+	// blocks are drawn as Markdown once each (head holds them, drawn from
+	// the first headLen bytes of text), the block being written as plain
+	// text, so a long answer costs one render per block, not per delta.
+	streaming bool
+	head      string
+	headLen   int
+	headWidth int
 }
 
 // tuiModel is the Bubble Tea model of `pablo tui`: the retained history in
@@ -106,6 +114,8 @@ type tuiModel struct {
 	entries []*tuiEntry
 	md      *glamour.TermRenderer
 	mdWidth int
+	// renders counts Markdown renders: what an answer's drawing costs.
+	renders int
 
 	running, cancelling bool
 	started             time.Time
@@ -344,13 +354,14 @@ func (m *tuiModel) event(ev event.Event) {
 		}
 		if m.answer == nil {
 			m.answer = m.add(entryAnswer, 0)
+			m.answer.streaming = true
 		}
 		m.answer.text.Write(m.answer.stream.Append(nil, ev.Text))
 		m.answer.dirty = true
 		m.doing = "writing"
 	case event.ToolStarted:
 		m.toolCalls++
-		m.answer = nil // text after a call is a new paragraph
+		m.endAnswer() // text after a call is a new answer
 		e := m.add(entryTool, depth)
 		fmt.Fprintf(&e.text, "%s%s %s", child, termtext.Printable(ev.Call.Name), termtext.Printable(truncate(string(ev.Call.Arguments), 200)))
 		m.tools[ev.Call.ID] = e
@@ -382,7 +393,7 @@ func (m *tuiModel) event(ev event.Event) {
 func (m *tuiModel) done(msg tuiDoneMsg) {
 	m.running, m.cancelling = false, false
 	m.asks = nil
-	m.answer = nil
+	m.endAnswer()
 	elapsed := m.now().Sub(m.started).Truncate(time.Second)
 	e := m.add(entryOutcome, 0)
 	if msg.err != nil {
@@ -504,7 +515,7 @@ func (m *tuiModel) render(e *tuiEntry) string {
 	case entryPrompt:
 		out = tuiPrompt.Width(w).Render("› " + e.text.String())
 	case entryAnswer:
-		out = m.markdown(e.text.String())
+		out = m.answerView(e, w)
 	case entryTool:
 		mark, tail := tuiDim.Render("⋯"), tuiDim.Render("running")
 		switch e.status {
@@ -535,6 +546,73 @@ func (m *tuiModel) render(e *tuiEntry) string {
 	return out
 }
 
+// answerView draws an answer: all of it as Markdown once it ended; while
+// it streams, each finished block (up to a blank line outside a code
+// fence) as Markdown, rendered once, and the block being written as it
+// is. The whole answer is rendered again when it ends, so a list or a
+// quote that spans blocks is drawn as one then.
+func (m *tuiModel) answerView(e *tuiEntry, w int) string {
+	text := e.text.String()
+	if !e.streaming {
+		return m.markdown(text)
+	}
+	if e.headWidth != m.width {
+		e.head, e.headLen, e.headWidth = "", 0, m.width
+	}
+	for {
+		cut := nextBlock(text, e.headLen)
+		if cut < 0 {
+			break
+		}
+		if block := strings.Trim(text[e.headLen:cut], "\n"); block != "" {
+			if e.head != "" {
+				e.head += "\n\n"
+			}
+			e.head += m.markdown(block)
+		}
+		e.headLen = cut
+	}
+	tail := strings.Trim(text[e.headLen:], "\n")
+	switch {
+	case tail == "":
+		return e.head
+	case e.head == "":
+		return lipgloss.NewStyle().Width(w).PaddingLeft(2).Render(tail)
+	}
+	return e.head + "\n\n" + lipgloss.NewStyle().Width(w).PaddingLeft(2).Render(tail)
+}
+
+// nextBlock is the end of the Markdown block of text that starts at from
+// (after its blank line), or -1 when the block is not finished: a blank
+// line inside a code fence does not end one.
+func nextBlock(text string, from int) int {
+	fenced := false
+	at := from
+	for at < len(text) {
+		nl := strings.IndexByte(text[at:], '\n')
+		if nl < 0 {
+			return -1
+		}
+		line := text[at : at+nl]
+		at += nl + 1
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fenced = !fenced
+		}
+		if !fenced && strings.TrimSpace(line) == "" && at-nl-1 > from {
+			return at
+		}
+	}
+	return -1
+}
+
+// endAnswer ends the answer being streamed: it is drawn as Markdown whole.
+func (m *tuiModel) endAnswer() {
+	if m.answer != nil {
+		m.answer.streaming, m.answer.dirty = false, true
+		m.answer = nil
+	}
+}
+
 // markdown renders an answer, already escaped, as Markdown at the
 // current width; a renderer that fails shows the text as it is.
 func (m *tuiModel) markdown(text string) string {
@@ -545,6 +623,7 @@ func (m *tuiModel) markdown(text string) string {
 		}
 		m.md, m.mdWidth = r, m.width
 	}
+	m.renders++
 	out, err := m.md.Render(text)
 	if err != nil {
 		return text

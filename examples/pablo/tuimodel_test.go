@@ -312,3 +312,30 @@ func TestTUIModelScrollsRetainedHistory(t *testing.T) {
 func itoaTest(i int) string { return strconv.Itoa(i) }
 
 func lipglossWidth(s string) int { return lipgloss.Width(s) }
+
+// TestTUIModelLongAnswerRendersEachBlockOnce: a streamed answer's Markdown
+// is rendered once per finished block, not once per delta (a 32 KB answer
+// in 16-byte deltas re-rendered whole at every delta took half a minute),
+// a code fence's blank line does not end a block, and the whole answer is
+// rendered once more when it ends.
+func TestTUIModelLongAnswerRendersEachBlockOnce(t *testing.T) {
+	m, _, _ := newTestModel(t)
+	submitTyped(m, "go")
+	const blocks = 40
+	para := strings.Repeat("word ", 40) + "\n\n"
+	text := strings.Repeat(para, blocks-1) + "```\ncode\n\nmore code\n```\n"
+	for i := 0; i < len(text); i += 16 {
+		m.Update(rootEvent(event.EventData{Type: event.TextDelta, Text: text[i:min(i+16, len(text))]}))
+	}
+	if m.renders > blocks {
+		t.Errorf("%d Markdown renders while %d blocks streamed in %d deltas, want at most one a block", m.renders, blocks, (len(text)+15)/16)
+	}
+	if v := plain(m); !strings.Contains(v, "more code") {
+		t.Errorf("the streaming answer's last block is not shown:\n%s", v)
+	}
+	before := m.renders
+	m.Update(doneMsg(outcome.Completed))
+	if m.renders != before+1 {
+		t.Errorf("the ended answer was rendered %d times, want once", m.renders-before)
+	}
+}
