@@ -113,8 +113,10 @@ func tuiCommand(ctx context.Context, args []string, h *host) error {
 		now = h.clock.Now
 	}
 	model := newTUIModel(tasks, now, first)
+	// SIGINT and SIGTERM are the command's context's (main): Bubble Tea's
+	// own handler would quit as if the user had, racing the context.
 	prog := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out),
-		tea.WithAltScreen(), tea.WithMouseCellMotion())
+		tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithoutSignalHandler())
 	tasks.send = prog.Send
 	approver, closeApprover, err := runApprover(p, &host{})
 	if err != nil {
@@ -134,7 +136,8 @@ func tuiCommand(ctx context.Context, args []string, h *host) error {
 	switch {
 	case model.err != nil:
 		return model.err
-	case runErr != nil && ctx.Err() != nil:
+	case ctx.Err() != nil:
+		// Interrupted (SIGINT, SIGTERM): exit 130.
 		return context.Canceled
 	case runErr != nil:
 		return fmt.Errorf("the terminal UI failed: %w", runErr)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -93,17 +94,72 @@ func (tm *tmuxTerm) format(f string) string {
 }
 
 // TestTUIInARealTerminal drives `pablo tui` in tmux as a user would, with a
-// scripted model (no network): a submission streams a Markdown answer whose
-// model text holds a terminal control (shown escaped), a tool call needs
-// approval and the question is drawn in place with the exact call, the
-// answer runs the call and its lifecycle is shown, the layout follows a
-// resize, Ctrl-C cancels a running task and then exits the idle UI, and
-// the terminal is as it was before: the same stty modes, the alternate
-// screen left, the cursor shown and mouse reporting off.
+// scripted model (no network). Each case ends with the terminal as it was
+// before: the same stty modes, the alternate screen left, the cursor shown
+// and mouse reporting off.
 func TestTUIInARealTerminal(t *testing.T) {
+	bin := buildPablo(t, t.TempDir())
+	// A submission streams a Markdown answer whose model text holds a
+	// terminal control (shown escaped), a tool call needs approval and the
+	// question is drawn in place with the exact call, the answer runs the
+	// call and its lifecycle is shown, the layout follows a resize, Ctrl-C
+	// cancels a running task and then exits the idle UI.
+	t.Run("SubmitApproveResizeCancelExit", func(t *testing.T) {
+		t.Parallel()
+		dir := tuiFixture(t)
+		script := filepath.Join(dir, "run.sh")
+		os.WriteFile(script, []byte(`cd "$(dirname "$0")"
+stty -g > before
+`+bin+` tui --config d.toml --bind workspace=work
+echo "pablo exited $?"
+stty -g > after
+exec sleep 3600
+`), 0o600)
+		tm := newTmux(t, dir, 100, 30, script)
+		tm.run(filepath.Join(dir, "work"))
+		tm.restored(dir)
+	})
+	// SIGTERM while a task waits for an approval ends the UI with exit
+	// 130, the task cancelled (its call never ran).
+	t.Run("SIGTERMWhileAsked", func(t *testing.T) {
+		t.Parallel()
+		dir := tuiFixture(t)
+		script := filepath.Join(dir, "run.sh")
+		// The inner shell writes its own process ID and becomes pablo.
+		os.WriteFile(script, []byte(`cd "$(dirname "$0")"
+stty -g > before
+sh -c 'echo $$ > pid; exec "$0" tui --config d.toml --bind workspace=work "write the notes"' `+bin+`
+echo "pablo exited $?"
+stty -g > after
+exec sleep 3600
+`), 0o600)
+		tm := newTmux(t, dir, 100, 30, script)
+		tm.waitFor("approval needed before this call runs", "● ")
+		b, err := os.ReadFile(filepath.Join(dir, "pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		tm.waitFor("pablo exited 130")
+		tm.restored(dir)
+		if _, err := os.Stat(filepath.Join(dir, "work", "a.txt")); err == nil {
+			t.Error("the call whose approval was pending ran")
+		}
+	})
+}
+
+// tuiFixture writes the deployment, its script and the workspace of a
+// terminal UI test into a new directory.
+func tuiFixture(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
-	ws := filepath.Join(dir, "work")
-	os.Mkdir(ws, 0o700)
+	os.Mkdir(filepath.Join(dir, "work"), 0o700)
 	os.WriteFile(filepath.Join(dir, "d.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"s.json\" }\n[options.filesystem]\nwrite = true\n[options.approvals]\nfilesystem_write = \"required\"\n"), 0o600)
 	// Turn 0 writes (a clear-screen in its text, a clipboard write in the
 	// call's arguments); turn 1 answers in Markdown. Each submission is a
@@ -112,29 +168,23 @@ func TestTUIInARealTerminal(t *testing.T) {
  {"text":["Writing the **notes** \u001b[2J now."],"tool_calls":[{"id":"c1","name":"fs_write","arguments":{"path":"a.txt","text":"hi \u001b]52;c;aGk=\u0007","expected_revision":null}}]},
  {"text":["# Done\n\nThe file **a.txt** ", "holds the notes.\n\n- one\n- two\n"]}
 ]}`), 0o600)
-	bin := buildPablo(t, dir)
-	script := filepath.Join(dir, "run.sh")
-	os.WriteFile(script, []byte(`cd "$(dirname "$0")"
-stty -g > before
-`+bin+` tui --config d.toml --bind workspace=work
-echo "pablo exited $?"
-stty -g > after
-exec sleep 3600
-`), 0o600)
-	tm := newTmux(t, dir, 100, 30, script)
+	return dir
+}
 
+// run is the user's session of TestTUIInARealTerminal.
+func (tm *tmuxTerm) run(ws string) {
+	t := tm.t
+	t.Helper()
 	tm.waitFor("ready · Enter submits")
 	tm.keys("write the notes", "Enter")
-	s := tm.waitFor("approval needed before this call runs", "capability fs.write", "asked by   options.approvals rule options.approvals.filesystem_write")
-	for _, w := range []string{`Writing the notes \u001b[2J now.`, `"text":"hi \u001b]52;c;aGk=\u0007"`, "⋯ fs.write", "waiting for your answer"} {
-		if !strings.Contains(s, w) {
-			t.Errorf("the screen does not show %q:\n%s", w, s)
-		}
-	}
+	// The question and the events before it come by different ways (the
+	// approver, the event stream): wait for both.
+	tm.waitFor("approval needed before this call runs", "capability fs.write", "asked by   options.approvals rule options.approvals.filesystem_write",
+		`Writing the notes \u001b[2J now.`, `"text":"hi \u001b]52;c;aGk=\u0007"`, "⋯ fs.write", "waiting for your answer")
 	// Not an answer: ignored, the question stays.
 	tm.keys("z")
 	tm.keys("o")
-	s = tm.waitFor("■ completed", "✓ fs.write", "approval fs.write: allow_once (tty)", "The file a.txt holds the notes.", "• one", "ready · Enter submits")
+	s := tm.waitFor("■ completed", "✓ fs.write", "approval fs.write: allow_once (tty)", "The file a.txt holds the notes.", "• one", "ready · Enter submits")
 	if strings.Contains(s, "**") || strings.Contains(s, "# Done") {
 		t.Errorf("the answer is not rendered as Markdown:\n%s", s)
 	}
@@ -163,6 +213,13 @@ exec sleep 3600
 	// Idle, Ctrl-C exits.
 	tm.keys("C-c")
 	tm.waitFor("pablo exited 0")
+}
+
+// restored checks that the terminal is as it was before pablo started: the
+// same stty modes, the main screen, the cursor shown, no mouse reporting.
+func (tm *tmuxTerm) restored(dir string) {
+	t := tm.t
+	t.Helper()
 	tm.waitForFile(filepath.Join(dir, "after"))
 	for f, want := range map[string]string{"#{alternate_on}": "0", "#{cursor_flag}": "1", "#{mouse_any_flag}": "0", "#{mouse_sgr_flag}": "0"} {
 		if got := tm.format(f); got != want {
