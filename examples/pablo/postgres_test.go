@@ -35,6 +35,9 @@ var pg struct {
 func TestMain(m *testing.M) {
 	pablo.EgressForwarderMain()
 	code := m.Run()
+	if crashHost.dir != "" {
+		os.RemoveAll(crashHost.dir)
+	}
 	if c := pg.cluster; c != nil {
 		pid := c.PID()
 		if err := c.Stop(); err != nil || pgtest.Alive(pid) {
