@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/graph"
 )
@@ -388,11 +390,22 @@ func TestMemoryChildNarrowsItsMemoryScopeNeverWidens(t *testing.T) {
       {"tool_calls": [{"name": "memory_record_read", "arguments": {"id": "billing"}}]},
       {"tool_calls": [{"name": "memory_record_read", "arguments": {"id": "ledger"}}]},
       {"text": ["read"]}]}
-  ]}`, "\n[options.children]\nenabled = true\n")
+  ]}`, "\n[options.children]\nenabled = true\n[options.approvals]\nsubagent = \"required\"\n")
 	defer os.RemoveAll(f.dir)
-	evs, obj := memoryTask(t, f, nil)
+	evs, obj := memoryTask(t, f, approverFunc(func(context.Context, approval.Request) (approval.Answer, error) { return approval.AllowOnce, nil }))
 	if obj.Outcome.Status != "completed" {
 		t.Fatalf("outcome = %+v", obj.Outcome)
+	}
+	// The approval of the spawn shows the memory scope it delegates.
+	var scopes []string
+	for _, ev := range evs {
+		if ev.Type == event.ApprovalRequested && ev.Approval.Delegation != nil {
+			b, _ := json.Marshal(ev.Approval.Delegation.Capabilities.Memory)
+			scopes = append(scopes, string(b))
+		}
+	}
+	if want := `{"kinds":["service"],"paths":["records/service/billing.md"]}`; !slices.Contains(scopes, want) {
+		t.Errorf("approval.requested memory scopes = %v, want the narrowing spawn's: %s", scopes, want)
 	}
 	spawns := toolResults(evs, "subagent")
 	if len(spawns) < 1 {

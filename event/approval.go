@@ -80,6 +80,17 @@ type ApprovalCapabilities struct {
 	Skills     []string `json:"skills"`
 	MCPServers []string `json:"mcp_servers"`
 	ModelRoute []string `json:"model_route"`
+	// Memory is the memory scope (seed 002's memory tools' record kinds
+	// and repository paths) the child's memory grants are cut down to;
+	// nil when its parent has no memory tool.
+	Memory *ApprovalMemory `json:"memory,omitempty"`
+}
+
+// ApprovalMemory is a spawned child's memory scope, as
+// children.MemoryScope.
+type ApprovalMemory struct {
+	Kinds []string `json:"kinds"`
+	Paths []string `json:"paths"`
 }
 
 // ApprovalHandoff is one handoff by reference, as children.Handoff.

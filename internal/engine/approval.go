@@ -304,6 +304,9 @@ func eventDelegation(d *approval.Delegation) *event.ApprovalDelegation {
 	if d.Action != children.ActionSpawnRemote {
 		c := d.Capabilities
 		e.Capabilities = &event.ApprovalCapabilities{Tools: nonNil(c.Tools), Skills: nonNil(c.Skills), MCPServers: nonNil(c.MCPServers), ModelRoute: nonNil(c.ModelRoute)}
+		if m := c.Memory; m != nil {
+			e.Capabilities.Memory = &event.ApprovalMemory{Kinds: nonNil(m.Kinds), Paths: nonNil(m.Paths)}
+		}
 	}
 	for _, h := range d.Handoffs {
 		e.Handoffs = append(e.Handoffs, event.ApprovalHandoff{SourceAgentID: h.SourceAgentID, ResultID: h.ResultID, Kind: string(h.Kind)})
