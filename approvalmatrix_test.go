@@ -36,6 +36,7 @@ func TestApprovalMatrix(t *testing.T) {
 		literal  = "[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"t.ls\", executable = \"/usr/bin/ls\", args = [], match = \"prefix\" }]\n"
 		sbDeny   = "[options.shell.sandbox]\nnetwork = \"deny\"\n"
 		sbAllow  = "[options.shell.sandbox]\nnetwork = \"allow\"\n"
+		sbUWA    = "[options.shell.sandbox]\nnetwork = \"unrestricted-with-approval\"\n"
 		offDeny  = "[options.shell.sandbox]\nmode = \"off\"\nnetwork = \"deny\"\n"
 		offAllow = "[options.shell.sandbox]\nmode = \"off\"\nnetwork = \"allow\"\n"
 		class    = "[options.approvals]\nshell = \"required\"\n"
@@ -55,6 +56,8 @@ func TestApprovalMatrix(t *testing.T) {
 		{"ShellSandboxNetworkDenyLiteralPolicy", sbDeny + literal, authority.ShellRun, lsCall, "", authority.EffectExecute},
 		{"ShellSandboxNetworkAllowNoPolicy", sbAllow, authority.ShellRun, lsCall, authority.RuleApprovalShellNetwork, authority.EffectNetwork},
 		{"ShellSandboxNetworkAllowLiteralPolicy", sbAllow + literal, authority.ShellRun, lsCall, authority.RuleApprovalShellNetwork, authority.EffectNetwork},
+		{"ShellSandboxNetworkUnrestrictedWithApproval", sbUWA, authority.ShellRun, lsCall, authority.RuleApprovalUnrestrictedNetwork, authority.EffectNetwork},
+		{"ShellSandboxNetworkUnrestrictedWithApprovalLiteralPolicy", sbUWA + literal, authority.ShellRun, lsCall, authority.RuleApprovalUnrestrictedNetwork, authority.EffectNetwork},
 		{"ShellOffNetworkDenyNoPolicy", offDeny, authority.ShellRun, lsCall, authority.RuleApprovalUnconfinedShell, authority.EffectNetwork},
 		{"ShellOffNetworkAllowNoPolicy", offAllow, authority.ShellRun, lsCall, authority.RuleApprovalUnconfinedShell, authority.EffectNetwork},
 		{"ShellOffNetworkDenyLiteralPolicy", offDeny + literal, authority.ShellRun, lsCall, "", authority.EffectNetwork},

@@ -57,7 +57,8 @@ func EffectOf(id ID, d Decision) CallEffect {
 // Sandbox) can reach the network: with the sandbox off, or one that
 // allows it.
 func reachesNetwork(sandbox string) bool {
-	return sandbox == "off" || strings.Contains(sandbox, "network=allow")
+	return sandbox == "off" || strings.Contains(sandbox, "network=allow") || strings.Contains(sandbox, "network=unrestricted-with-approval") ||
+		strings.Contains(sandbox, "network=repository-host-only")
 }
 
 // ApprovalGrant is what an "allow for this task" answer adds to the rest of

@@ -150,6 +150,11 @@ const (
 	// RuleApprovalShellNetwork requires approval of a sandboxed shell.run
 	// whose sandbox allows the network (a privileged default).
 	RuleApprovalShellNetwork = "builtin.approval.shell_network"
+	// RuleApprovalUnrestrictedNetwork requires approval of every call of
+	// a tool whose sandbox has network "unrestricted-with-approval": the
+	// host's network, each call asked about; no "allow for this task"
+	// answer covers a later one.
+	RuleApprovalUnrestrictedNetwork = "builtin.approval.unrestricted_network"
 )
 
 // LayerDefaults is the layer the privileged defaults' approval

@@ -130,7 +130,7 @@ func sandboxSpec(readPaths bool) *spec {
 	f := []any{
 		"mode", enum(nil, "required", "off"),
 		"filesystem", enum(nil, "no-fs", "read-only", "repo-write", "workspace-write"),
-		"network", enum(nil, "deny", "repository-host-only", "allowlist", "allow"),
+		"network", enum(nil, "deny", "repository-host-only", "allowlist", "unrestricted-with-approval", "allow"),
 		// network = "allowlist": the hosts the egress proxy carries
 		// HTTP and HTTPS to (internal/egress).
 		"allow", list(64, str(1, 260, nil).with(allowEntry), nil).atom(),

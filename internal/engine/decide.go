@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/sandbox"
 )
 
 // CallDecider is a catalog whose tools check what a call names (paths, a
@@ -50,6 +51,12 @@ func DecideCall(ctx context.Context, contracts *authority.Contracts, owner Catal
 	if sc, ok := owner.(SandboxReporter); ok && d.Allowed {
 		if p, ok := sc.Sandbox(call.Tool); ok {
 			d.Sandbox = p.String()
+			// Network unrestricted-with-approval asks about every call,
+			// whichever catalog runs it (shell.run, a stdio MCP server's
+			// tool): the sandbox says so, and nothing lifts it.
+			if p = p.Normalized(); p.Mode != sandbox.Off && p.Network == sandbox.UnrestrictedWithApproval {
+				d.RequireApproval(authority.LayerDefaults, authority.RuleApprovalUnrestrictedNetwork)
+			}
 		}
 	}
 	if ac, ok := owner.(ArgumentGatedCatalog); ok && d.Allowed {

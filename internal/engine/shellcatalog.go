@@ -132,6 +132,8 @@ func (c *ShellCatalog) Privileged(id authority.ID) string {
 	switch {
 	case p.Mode == sandbox.Off && !c.literal:
 		return authority.RuleApprovalUnconfinedShell
+	case p.Mode != sandbox.Off && p.Network == sandbox.UnrestrictedWithApproval:
+		return authority.RuleApprovalUnrestrictedNetwork
 	case p.Mode != sandbox.Off && p.Network == sandbox.Allow:
 		return authority.RuleApprovalShellNetwork
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/internal/jsonx"
+	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -240,7 +241,11 @@ func (s *step) approve(ac admittedCall) (res ledger.ToolResult, denied bool) {
 		return s.approvalStopped(o), true
 	}
 	grant := authority.NewApprovalGrant(req.Tool, req.Effect, resources, req.ArgumentsDigest)
-	if allow, found := s.t.grants.covers(grant); found {
+	// Network unrestricted-with-approval asks about every call: no grant
+	// answers it, and its "allow for this task" records none.
+	// (whichever rule asked first: the decision's sandbox says so).
+	everyCall := strings.Contains(ac.decision.Sandbox, "network="+string(sandbox.UnrestrictedWithApproval))
+	if allow, found := s.t.grants.covers(grant); found && (!everyCall || !allow) {
 		if !allow {
 			return s.rejected(ac, req, approvalRefused)
 		}
@@ -271,7 +276,9 @@ func (s *step) approve(ac admittedCall) (res ledger.ToolResult, denied bool) {
 		}
 		return res, false
 	case approval.AllowForTask:
-		s.t.grants.add(grant, true)
+		if !everyCall {
+			s.t.grants.add(grant, true)
+		}
 		if o := s.recordApproval(req, approval.AllowForTask); o != nil {
 			return s.approvalStopped(o), true
 		}

@@ -396,7 +396,7 @@ func (l *Launcher) args(p Profile, spec Spec, gitDir string) []string {
 		// filter pipe, ExtraFiles[1]).
 		a = append(a, "--seccomp", "4")
 	}
-	if p.Network != Allow {
+	if !p.SharesHostNetwork() {
 		// bubblewrap brings up the new namespace's loopback interface;
 		// nothing else is there.
 		a = append(a, "--unshare-net")
@@ -410,7 +410,7 @@ func (l *Launcher) args(p Profile, spec Spec, gitDir string) []string {
 		}
 	}
 	switch p.Network {
-	case Allow:
+	case Allow, UnrestrictedWithApproval:
 		for _, f := range etcNetwork {
 			a = append(a, "--ro-bind-try", f, f)
 		}

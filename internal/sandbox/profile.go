@@ -60,10 +60,21 @@ const (
 	// else. Its Allow, when set, is a bound a narrowing layer wrote: only
 	// the remotes' hosts those entries allow are kept.
 	RepositoryHostOnly Network = "repository-host-only"
+	// UnrestrictedWithApproval shares the host's network as Allow does,
+	// and every call of a tool with this scope asks the task's approver
+	// first (builtin.approval.unrestricted_network), an "allow for this
+	// task" answer included: no answer covers a later call.
+	UnrestrictedWithApproval Network = "unrestricted-with-approval"
 	// Allow shares the host's network, and shows the files name
 	// resolution and TLS need.
 	Allow Network = "allow"
 )
+
+// SharesHostNetwork reports whether a call under p reaches the host's
+// network directly: network allow or unrestricted-with-approval.
+func (p Profile) SharesHostNetwork() bool {
+	return p.Network == Allow || p.Network == UnrestrictedWithApproval
+}
 
 // ErrInvalidProfile is the kind of a Profile that cannot be used.
 var ErrInvalidProfile = errors.New("sandbox: invalid profile")
@@ -123,7 +134,7 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("%w: filesystem %q: want \"no-fs\", \"read-only\", \"repo-write\" or \"workspace-write\"", ErrInvalidProfile, p.Filesystem)
 	}
 	if rank(netOrder, p.Network) < 0 {
-		return fmt.Errorf("%w: network %q: want \"deny\", \"repository-host-only\", \"allowlist\" or \"allow\"", ErrInvalidProfile, p.Network)
+		return fmt.Errorf("%w: network %q: want \"deny\", \"repository-host-only\", \"allowlist\", \"unrestricted-with-approval\" or \"allow\"", ErrInvalidProfile, p.Network)
 	}
 	if p.Network == Allowlist || p.Network == RepositoryHostOnly {
 		if _, err := egress.ParseAllow(p.Allow); err != nil {
@@ -145,7 +156,7 @@ func (p Profile) Validate() error {
 
 var (
 	fsOrder  = []Filesystem{"", NoFS, ReadOnly, RepoWrite, WorkspaceWrite}
-	netOrder = []Network{"", Deny, RepositoryHostOnly, Allowlist, Allow}
+	netOrder = []Network{"", Deny, RepositoryHostOnly, Allowlist, UnrestrictedWithApproval, Allow}
 )
 
 func rank[T comparable](order []T, v T) int { return slices.Index(order, v) }
