@@ -15,6 +15,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/pabloagent/pablo/internal/fsx"
 )
@@ -123,6 +124,9 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 		return openBoltReadOnly(path, opts)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync, OpenFile: openStoreFile, PageSize: storePageSize})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		err = fmt.Errorf("%w: waited %s for the file lock, which the process running its tasks holds (%w)", ErrLocked, opts.Timeout, err)
+	}
 	if err != nil {
 		return nil, &StoreError{Op: "open " + path, Err: err}
 	}

@@ -38,6 +38,10 @@ var (
 	ErrClosed = errors.New("ledger: store closed")
 	// ErrReadOnly: the store was opened to read only.
 	ErrReadOnly = errors.New("ledger: store opened read-only")
+	// ErrLocked: a bolt store's file is locked by another process, which
+	// owns every task of it (the file lock is a bolt store's lease): its
+	// tasks are live there. Also matches ErrStore.
+	ErrLocked = errors.New("ledger: store locked by another process")
 )
 
 // LimitError reports the ceiling that refused an admission.

@@ -30,7 +30,7 @@ func resumeCommand(ctx context.Context, args []string, h *host) error {
 		return preAdmission(h, p, "invalid_configuration", err)
 	}
 	id := p.args[0]
-	return hostTask(ctx, h, p, d, func(ctx context.Context, rt *pablo.Runtime, approver pablo.Approver) (*pablo.Task, error) {
+	return hostTask(ctx, h, p, d, true, func(ctx context.Context, rt *pablo.Runtime, approver pablo.Approver) (*pablo.Task, error) {
 		return rt.ResumeTask(ctx, id, pablo.ResumeRequest{Approver: approver})
 	})
 }
@@ -44,7 +44,7 @@ func startFailure(h *host, p *parsed, err error) error {
 	switch {
 	case errors.Is(err, ledger.ErrTaskSettled):
 		code = "task_settled"
-	case errors.Is(err, ledger.ErrLeaseLive):
+	case errors.Is(err, ledger.ErrLeaseLive), errors.Is(err, ledger.ErrLocked):
 		code = "lease_live"
 	case errors.Is(err, ledger.ErrNotFound):
 		code = "task_not_found"

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -81,4 +83,53 @@ func resumeFiles(t *testing.T, dir string) (cfg, ws, script string) {
 	os.WriteFile(cfg, []byte("schema_version = 1\n[options.shell]\nenabled = false\n[options.filesystem]\nwrite = true\n"), 0o600)
 	os.WriteFile(script, []byte(resumeScript), 0o600)
 	return cfg, ws, script
+}
+
+// pablo resume continues an interrupted task from its bbolt store:
+// the write settled before the stop is not done again, and the task
+// object's resume record lists it among the completed calls.
+func TestResumeCommandContinuesAnInterruptedTask(t *testing.T) {
+	dir := t.TempDir()
+	cfg, ws, script := resumeFiles(t, dir)
+	store := filepath.Join(dir, "ledger.db")
+	id := interruptedTask(t, store, cfg, ws, script)
+	os.WriteFile(filepath.Join(ws, "note.txt"), []byte("kept\n"), 0o600)
+	code, out, errOut := cli(t, "resume", id, "--json", "--store", store, "--script", script, "--config", cfg, "--bind", "workspace="+ws)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	var obj pablo.TaskObject
+	if err := json.Unmarshal([]byte(out), &obj); err != nil {
+		t.Fatal(err)
+	}
+	if obj.Outcome.Status != "completed" || obj.Resume == nil || len(obj.Resume.Completed) != 1 || *obj.RunID != id {
+		t.Fatalf("task object %s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "note.txt")); string(b) != "kept\n" {
+		t.Fatalf("the settled write ran again: %q", b)
+	}
+	// Settled now: a second resume is task_settled, exit 2.
+	code, out, _ = cli(t, "resume", id, "--json", "--store", store, "--script", script, "--config", cfg, "--bind", "workspace="+ws)
+	if code != 2 || !strings.Contains(out, `"code":"task_settled"`) {
+		t.Fatalf("second resume: exit %d, %s", code, out)
+	}
+}
+
+// A bbolt store is leased whole by the process that holds its file
+// lock: resuming one of its tasks while that process runs exits 3,
+// like `ledger recover` of a live lease.
+func TestResumeCommandOfALiveTaskExits3(t *testing.T) {
+	dir := t.TempDir()
+	cfg, ws, script := resumeFiles(t, dir)
+	store := filepath.Join(dir, "ledger.db")
+	id := interruptedTask(t, store, cfg, ws, script)
+	held, err := ledger.OpenBolt(store, ledger.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	code, out, errOut := cli(t, "resume", id, "--json", "--store", store, "--script", script, "--config", cfg, "--bind", "workspace="+ws)
+	if code != 3 || !strings.Contains(out, `"code":"lease_live"`) {
+		t.Fatalf("exit %d, %s %s", code, out, errOut)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/ledger"
 )
 
 // runOverrides maps run flags to typed deployment overrides.
@@ -149,14 +150,16 @@ func writeJSON(h *host, v any) {
 
 // runTask runs one task of a loaded deployment and reports it.
 func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input string) error {
-	return hostTask(ctx, h, p, d, func(ctx context.Context, rt *pablo.Runtime, approver pablo.Approver) (*pablo.Task, error) {
+	return hostTask(ctx, h, p, d, false, func(ctx context.Context, rt *pablo.Runtime, approver pablo.Approver) (*pablo.Task, error) {
 		return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: approver})
 	})
 }
 
 // hostTask builds the runtime of a loaded deployment as run's flags say,
-// starts one task on it with start, and reports it.
-func hostTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, start func(context.Context, *pablo.Runtime, pablo.Approver) (*pablo.Task, error)) error {
+// starts one task on it with start, and reports it. resuming: the task is
+// one of the store's, so a store another process holds is that task's
+// live lease.
+func hostTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, resuming bool, start func(context.Context, *pablo.Runtime, pablo.Approver) (*pablo.Task, error)) error {
 	jsonOut := p.bools["json"] || d.Options().Interfaces.CLIOutput == "json"
 	if s := streamOf(h.stdout); jsonOut && s != nil {
 		s.printsJSON() // the deployment's cli_output, without --json
@@ -184,6 +187,9 @@ func hostTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, star
 	}
 	if value := storeValue(h, p); value != "" {
 		store, err := openStore(ctx, h, d, value, false)
+		if resuming && errors.Is(err, ledger.ErrLocked) {
+			return startFailure(h, p, fmt.Errorf("--store: %w", err))
+		}
 		if err != nil {
 			return preAdmission(h, p, "invalid_arguments", fmt.Errorf("--store: %w", err))
 		}
