@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/model"
+)
+
+// TestTUINeedsACapableTerminal: `pablo tui` runs only with a terminal as
+// stdin and stdout and a TERM that can draw it; otherwise it exits 2
+// saying which is missing, before loading anything.
+func TestTUINeedsACapableTerminal(t *testing.T) {
+	term, _ := openPTY(t)
+	pipeR, pipeW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipeR.Close()
+	defer pipeW.Close()
+	env := func(term string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			if k == "TERM" && term != "" {
+				return term, true
+			}
+			return "", false
+		}
+	}
+	cases := []struct {
+		name   string
+		stdin  *os.File
+		stdout *os.File
+		term   string
+		want   string
+	}{
+		{"StdinAPipe", pipeR, term, "xterm-256color", "stdin is not one"},
+		{"StdoutAPipe", term, pipeW, "xterm-256color", "stdout is not one"},
+		{"DumbTerm", term, term, "dumb", `TERM is "dumb"`},
+		{"NoTerm", term, term, "", `TERM is ""`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var errb bytes.Buffer
+			code := run(context.Background(), []string{"tui", "--config", "missing.toml"},
+				&host{stdin: c.stdin, stdout: c.stdout, stderr: &errb, lookupEnv: env(c.term), workDir: t.TempDir()})
+			if code != 2 || !strings.Contains(errb.String(), "pablo tui needs a terminal") || !strings.Contains(errb.String(), c.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errb.String(), c.want)
+			}
+		})
+	}
+	// Bare `pablo` on a terminal that cannot draw the UI keeps printing
+	// the usage; on a capable one it is `pablo tui` (which, given no
+	// deployment, says so).
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), nil, &host{stdin: term, stdout: &out, stderr: &errb, lookupEnv: env("dumb")}); code != 0 || !strings.Contains(out.String(), "usage: pablo COMMAND") {
+		t.Errorf("bare pablo with TERM=dumb: exit %d, %q", code, out.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), nil, &host{stdin: term, stdout: term, stderr: &errb, lookupEnv: env("xterm-256color")}); code != 2 || !strings.Contains(errb.String(), "--config") {
+		t.Errorf("bare pablo on a capable terminal: exit %d, %q; want the tui's need for a deployment", code, errb.String())
+	}
+}
+
+// historyModel answers every request with the number of user messages it
+// was sent, and records it.
+type historyModel struct {
+	mu    sync.Mutex
+	users []int
+}
+
+func (*historyModel) Info() model.Info { return model.Info{Provider: "test", Model: "history"} }
+
+func (h *historyModel) Generate(_ context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == model.RoleUser {
+			n++
+		}
+	}
+	h.mu.Lock()
+	h.users = append(h.users, n)
+	h.mu.Unlock()
+	text := "seen " + strings.Repeat("|", n)
+	if err := emit(text); err != nil {
+		return nil, err
+	}
+	return &model.Response{Text: text, FinishReason: model.FinishStop}, nil
+}
+
+// TestTUISessionCarriesEarlierPrompts: with --session, each submission is
+// the next prompt of one session, sent with the earlier prompts and
+// answers, and its events name that session; without it each submission
+// is a new task with fresh context, its own session.
+func TestTUISessionCarriesEarlierPrompts(t *testing.T) {
+	for _, session := range []bool{false, true} {
+		dir := t.TempDir()
+		ws := filepath.Join(dir, "work")
+		os.Mkdir(ws, 0o700)
+		cfg := filepath.Join(dir, "d.toml")
+		os.WriteFile(cfg, []byte("schema_version = 1\n"), 0o600)
+		ctx := context.Background()
+		d, err := pablo.LoadContext(ctx, pablo.LoadOptions{Config: cfg, Bindings: map[string]string{"workspace": ws}, WorkDir: dir, LookupEnv: func(string) (string, bool) { return "", false }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hm := &historyModel{}
+		rt, err := d.NewRuntime(ctx, pablo.HostOptions{Model: hm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		msgs := make(chan tea.Msg, 1024)
+		tasks := &tuiTasks{ctx: ctx, send: func(m tea.Msg) { msgs <- m }}
+		tasks.start = func(ctx context.Context, input string, a pablo.Approver) (*pablo.Task, error) {
+			return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: a})
+		}
+		if session {
+			s, err := tuiSession(ctx, &host{}, d, rt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			tasks.start = func(ctx context.Context, input string, a pablo.Approver) (*pablo.Task, error) {
+				return s.Prompt(ctx, input, a)
+			}
+		}
+		var sessions []string
+		for _, input := range []string{"first", "second"} {
+			tasks.Submit(input)
+			for done := false; !done; {
+				switch m := (<-msgs).(type) {
+				case tuiEventMsg:
+					if m.ev.Type == "run.started" {
+						sessions = append(sessions, m.ev.SessionID)
+					}
+				case tuiDoneMsg:
+					if m.err != nil || m.obj.Outcome.Status != "completed" {
+						t.Fatalf("session %v, %s: %v %+v", session, input, m.err, m.obj)
+					}
+					done = true
+				}
+			}
+		}
+		tasks.wait()
+		want := []int{1, 1}
+		if session {
+			want = []int{1, 2}
+		}
+		if len(hm.users) != 2 || hm.users[0] != want[0] || hm.users[1] != want[1] {
+			t.Errorf("session %v: the model saw %v user messages per task, want %v", session, hm.users, want)
+		}
+		if same := sessions[0] == sessions[1]; same != session {
+			t.Errorf("session %v: the tasks' sessions %q", session, sessions)
+		}
+	}
+}
+
+// TestTUITaskPanicEndsTheUI: a panic in the goroutine that runs a task
+// would end the process with the terminal in raw mode; it is recovered,
+// ends the UI (which restores the terminal) and is reported after, with
+// its value and stack.
+func TestTUITaskPanicEndsTheUI(t *testing.T) {
+	msgs := make(chan tea.Msg, 4)
+	tasks := &tuiTasks{ctx: context.Background(), send: func(m tea.Msg) { msgs <- m }}
+	tasks.start = func(context.Context, string, pablo.Approver) (*pablo.Task, error) { panic("broken host") }
+	tasks.Submit("go")
+	tasks.wait()
+	failed, ok := (<-msgs).(tuiFailedMsg)
+	if !ok || !strings.Contains(failed.err.Error(), "broken host") || !strings.Contains(failed.err.Error(), "goroutine") {
+		t.Fatalf("the panic was reported as %#v", failed)
+	}
+	m, _, _ := newTestModel(t)
+	_, cmd := m.Update(failed)
+	if cmd == nil {
+		t.Fatal("a failed host goroutine does not end the UI")
+	}
+	if _, quit := cmd().(tea.QuitMsg); !quit || m.err == nil {
+		t.Fatalf("a failed host goroutine does not end the UI with its error (%v)", m.err)
+	}
+}
