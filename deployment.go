@@ -41,6 +41,13 @@ type LoadOptions struct {
 	// http://localhost URLs stand in for remote endpoints: a host test
 	// fixture. Never honoured under lock.
 	LoopbackHTTP bool
+	// UserConfig and WorkspaceConfig name optional preference files
+	// (options only: no imports, credentials, profiles, authority or
+	// deployment controls), applied above the built-in defaults and
+	// below Config: defaults < user < workspace < entry < environment <
+	// Overrides. A locked deployment refuses both; lock is decided by
+	// Config and Locked before either is opened.
+	UserConfig, WorkspaceConfig string
 }
 
 // Override is one typed per-run assignment, such as
@@ -58,6 +65,7 @@ func (o LoadOptions) config() config.LoadOptions {
 	c := config.LoadOptions{
 		Config: o.Config, ConfigRoot: o.ConfigRoot, Profile: o.Profile, Bindings: o.Bindings,
 		WorkDir: o.WorkDir, Locked: o.Locked, LookupEnv: o.LookupEnv, HostTrace: o.HostTrace, LoopbackHTTP: o.LoopbackHTTP,
+		UserConfig: o.UserConfig, WorkspaceConfig: o.WorkspaceConfig,
 	}
 	for _, ov := range o.Overrides {
 		c.Overrides = append(c.Overrides, config.Override{Target: ov.Target, Value: ov.Value})

@@ -16,6 +16,9 @@ type parsed struct {
 	values map[string][]string
 	bools  map[string]bool
 	args   []string
+	// noConfig: the deployment is no-config mode's, and --workspace is
+	// already its binding.
+	noConfig bool
 }
 
 func (p *parsed) one(name string) string {

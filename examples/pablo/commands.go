@@ -47,6 +47,8 @@ func deploymentFlags() []flag {
 		{name: "profile", arg: "NAME", help: "the profile to apply (default: the file's own `profile`)"},
 		{name: "bind", arg: "NAME=DIR", repeat: true, help: "a named host directory that path objects resolve against; repeatable"},
 		{name: "locked", help: "force lock mode; a deployment cannot turn it off (default: the deployment's own)"},
+		{name: "user-config", arg: "FILE", help: "a user preference file (options only), applied below the deployment; refused under lock (default: none with --config; without it $XDG_CONFIG_HOME/pablo/config.toml, else ~/.config/pablo/config.toml, when present)"},
+		{name: "workspace-config", arg: "FILE", help: "a workspace preference file (options only) you trust, applied above --user-config and below the deployment; refused under lock (default: none)"},
 		{name: "loopback-http", help: "let http://127.0.0.1, http://[::1] and http://localhost stand in for remote endpoints (tests; never under lock)"},
 	}
 }
@@ -55,7 +57,7 @@ func deploymentFlags() []flag {
 func jsonFlag(help string) flag { return flag{name: "json", help: help} }
 
 func runFlags() []flag {
-	return []flag{
+	return append(append([]flag{
 		{name: "store", arg: "PATH|URL", help: "keep the task's ledger in this bbolt database, created if absent, or in the PostgreSQL database of a postgres:// URL without a password (PGPASSWORD, PGPASSFILE), schema created or migrated (default: $PABLO_STORE, else no store)"},
 		{name: "script", arg: "FILE", help: "replace the configured model with a scripted replay (refused under lock)"},
 		{name: "timeout", arg: "SECONDS", help: "the run deadline, 1..86400 (default: limits.max_run_duration_ms)"},
@@ -73,9 +75,10 @@ func runFlags() []flag {
 		{name: "fixture-endpoint", arg: "URL", help: "point the model at a loopback HTTP test server with a fixed key (refused under lock)"},
 		{name: "trace", arg: "PATH", help: "write the native JSONL trace to a new file, mode 0600 (default: trace.path, or none)"},
 		{name: "capture-content", help: "include model and tool content in the trace (default: trace.capture_content)"},
+	}, extraRunFlags()...), []flag{
 		{name: "traceparent", arg: "VALUE", help: "the caller's W3C traceparent, at most 512 bytes (default: a new trace)"},
 		{name: "tracestate", arg: "VALUE", help: "the caller's W3C tracestate, at most 512 bytes; needs --traceparent"},
-	}
+	}...)
 }
 
 // withoutFlag is flags less the one named: doctor takes run's flags to
@@ -98,6 +101,8 @@ func commands() []command {
 			flags: []flag{
 				jsonFlag("print one task object when the task settles"),
 				{name: "store", arg: "PATH|URL", help: "keep the task's ledger in this bbolt database or the PostgreSQL database of a postgres:// URL without a password (default: $PABLO_STORE, else no store)"},
+				{name: "trace", arg: "PATH", help: "write the native JSONL trace to a new file, mode 0600 (default: none)"},
+				{name: "capture-content", help: "include model and tool content in the trace; needs --trace"},
 			}},
 		{path: "run", args: `"TASK"`, schemas: []string{"task-object.schema.json"}, summary: "run one task under the deployment's authority",
 			deployment: true, flags: with([]flag{jsonFlag("print exactly one task object when the task settles, or the pre-admission envelope")}, runFlags()),

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/pabloagent/pablo"
 )
 
 //go:embed demo
@@ -32,7 +34,14 @@ func demoCommand(ctx context.Context, args []string, h *host) error {
 	}
 	p.values["config"] = []string{filepath.Join(dir, "deployment.toml")}
 	p.values["bind"] = []string{"workspace=" + filepath.Join(dir, "work"), "skills=" + filepath.Join(dir, "skills")}
-	d, err := loadDeployment(ctx, p, h, nil)
+	var overrides []pablo.Override
+	if p.bools["capture-content"] {
+		if p.one("trace") == "" {
+			return usagef("--capture-content needs --trace PATH: the demo writes no trace otherwise")
+		}
+		overrides = append(overrides, pablo.Override{Target: "trace.capture_content", Value: true})
+	}
+	d, err := loadDeployment(ctx, p, h, overrides)
 	if err != nil {
 		return err
 	}

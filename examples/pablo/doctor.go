@@ -188,7 +188,9 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 	}
 	var d *pablo.Deployment
 	if err == nil {
-		d, err = loadDeployment(ctx, p, h, overrides)
+		var cleanup func()
+		d, cleanup, err = loadRun(ctx, p, h, overrides)
+		defer cleanup()
 	}
 	if err != nil {
 		dr.fail("config", doctorInvalid, "invalid_configuration", err.Error())

@@ -151,9 +151,7 @@ func run(ctx context.Context, args []string, h *host) int {
 	case "inspect":
 		err = inspectCommand(ctx, args[1:], h)
 	default:
-		var b strings.Builder
-		writeUsage(&b)
-		err = usagef("unknown command %q\n\n%s", args[0], strings.TrimRight(b.String(), "\n"))
+		err = shorthand(ctx, args, h)
 	}
 	if err != nil && jsonMode && out.n == 0 {
 		writeErrorJSON(h, args, err)
@@ -306,19 +304,27 @@ func loadDeploymentBound(ctx context.Context, p *parsed, h *host, overrides []pa
 		}
 		binds[name] = dir
 	}
+	if ws := p.one("workspace"); ws != "" && !p.noConfig {
+		if _, dup := binds["workspace"]; dup {
+			return nil, usagef("--workspace and --bind workspace=DIR name the same binding: give one")
+		}
+		binds["workspace"] = ws
+	}
 	for name, dir := range rebind {
 		binds[name] = dir
 	}
 	return pablo.LoadContext(ctx, pablo.LoadOptions{
-		Config:       cfg,
-		ConfigRoot:   p.one("config-root"),
-		Profile:      p.one("profile"),
-		Bindings:     binds,
-		WorkDir:      h.workDir,
-		Locked:       p.bools["locked"],
-		Overrides:    overrides,
-		LookupEnv:    h.lookupEnv,
-		LoopbackHTTP: p.bools["loopback-http"],
-		HostTrace:    p.one("trace") != "",
+		Config:          cfg,
+		ConfigRoot:      p.one("config-root"),
+		Profile:         p.one("profile"),
+		Bindings:        binds,
+		WorkDir:         h.workDir,
+		Locked:          p.bools["locked"],
+		Overrides:       overrides,
+		LookupEnv:       h.lookupEnv,
+		LoopbackHTTP:    p.bools["loopback-http"],
+		HostTrace:       p.one("trace") != "",
+		UserConfig:      p.one("user-config"),
+		WorkspaceConfig: p.one("workspace-config"),
 	})
 }

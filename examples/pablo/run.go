@@ -86,7 +86,11 @@ func runOverrides(p *parsed) ([]pablo.Override, error) {
 		}
 		out = append(out, pablo.Override{Target: "skills.activate", Value: items})
 	}
-	return out, nil
+	more, err := extraOverrides(p)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, more...), nil
 }
 
 // runCommand implements `pablo run "TASK"`.
@@ -96,15 +100,21 @@ func runCommand(ctx context.Context, args []string, h *host) error {
 		return preAdmission(h, p, "invalid_arguments", err)
 	}
 	if len(p.args) != 1 {
-		return preAdmission(h, p, "invalid_arguments", usagef("usage: pablo run \"TASK\" --config F --bind workspace=DIR [--json] [--store PATH] [--script FILE]"))
+		return preAdmission(h, p, "invalid_arguments", usagef("usage: pablo run \"TASK\" [--config F --bind workspace=DIR | --provider NAME --model ID] [--json] [--store PATH] [--script FILE]"))
 	}
 	overrides, err := runOverrides(p)
 	if err != nil {
 		return preAdmission(h, p, "invalid_arguments", err)
 	}
-	d, err := loadDeployment(ctx, p, h, overrides)
+	d, cleanup, err := loadRun(ctx, p, h, overrides)
+	defer cleanup()
 	if err != nil {
-		return preAdmission(h, p, "invalid_configuration", err)
+		code := "invalid_configuration"
+		var ue *usageError
+		if errors.As(err, &ue) {
+			code = "invalid_arguments"
+		}
+		return preAdmission(h, p, code, err)
 	}
 	return runTask(ctx, h, p, d, p.args[0])
 }

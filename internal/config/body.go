@@ -180,6 +180,10 @@ func deploymentSpec() *spec {
 			}
 			return nil
 		}),
+		// A Go addition: "any" (the default) lets a run narrow an
+		// unlisted switch or ceiling under lock; "listed" admits only
+		// allowed_run_overrides, as the reference does.
+		"narrowing_run_overrides", enum(nil, "any", "listed"),
 	)
 }
 

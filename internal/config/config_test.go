@@ -196,9 +196,51 @@ func TestLockedOverridesOnlyNarrow(t *testing.T) {
 	})
 	wantCode(t, err, CodeOverrideForbidden, "")
 	_, err = loadString(t, doc, func(o *LoadOptions) {
-		o.Overrides = []Override{{Target: "shell.enabled", Value: false}}
+		o.Overrides = []Override{{Target: "filesystem.write", Value: true}}
 	})
-	wantCode(t, err, CodeOverrideForbidden, "/options/shell/enabled")
+	wantCode(t, err, CodeOverrideForbidden, "/options/filesystem/write")
+}
+
+// TestLockedDeploymentAcceptsUnlistedNarrowing: under lock a switch may be
+// turned off and a ceiling lowered without allowed_run_overrides listing
+// it; raising one, turning one on, or anything that is not a switch or a
+// ceiling (the model, the policy) stays refused.
+func TestLockedDeploymentAcceptsUnlistedNarrowing(t *testing.T) {
+	doc := "schema_version = 1\n[deployment]\nlocked = true\n[options.limits]\nmax_model_calls = 8\n"
+	d, err := loadString(t, doc, func(o *LoadOptions) {
+		o.Overrides = []Override{{Target: "shell.enabled", Value: false}, {Target: "limits.max_model_calls", Value: int64(3)}, {Target: "limits.max_cost_microusd", Value: "5000"}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := d.Options.Limits.MaxModelCalls.Value(); d.Options.Shell.Enabled || n != 3 {
+		t.Fatalf("narrowing not applied: shell %v, model calls %d", d.Options.Shell.Enabled, d.Options.Limits.MaxModelCalls)
+	}
+	for _, widen := range []Override{
+		{Target: "limits.max_model_calls", Value: int64(9)},
+		{Target: "filesystem.write", Value: true},
+		{Target: "model.id", Value: "other"},
+		{Target: "policy", Value: map[string]any{}},
+		{Target: "model.reasoning", Value: "high"},
+	} {
+		_, err := loadString(t, doc, func(o *LoadOptions) { o.Overrides = []Override{widen} })
+		wantCode(t, err, CodeOverrideForbidden, "")
+	}
+}
+
+// TestNarrowingRunOverridesListedAdmitsOnlyTheList: an entry that writes
+// narrowing_run_overrides = "listed" takes the reference's rule: an
+// unlisted target is refused even when the value narrows.
+func TestNarrowingRunOverridesListedAdmitsOnlyTheList(t *testing.T) {
+	doc := "schema_version = 1\n[deployment]\nlocked = true\nnarrowing_run_overrides = \"listed\"\nallowed_run_overrides = [\"input\", \"limits.max_tool_calls\"]\n"
+	if _, err := loadString(t, doc, func(o *LoadOptions) { o.Overrides = []Override{{Target: "limits.max_tool_calls", Value: int64(1)}} }); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadString(t, doc, func(o *LoadOptions) { o.Overrides = []Override{{Target: "shell.enabled", Value: false}} })
+	ce := wantCode(t, err, CodeOverrideForbidden, "/options/shell/enabled")
+	if !strings.Contains(ce.Message, `narrowing_run_overrides = "listed"`) {
+		t.Fatalf("the refusal does not say why: %v", ce)
+	}
 }
 
 func TestAuthorityCeilingViolation(t *testing.T) {

@@ -43,6 +43,10 @@ type LoadOptions struct {
 	// http://localhost URLs stand in for remote endpoints: a host test
 	// fixture. Never honoured under lock.
 	LoopbackHTTP bool
+	// UserConfig and WorkspaceConfig name the optional user and
+	// workspace layers (options only), applied above the defaults and
+	// below the entry. A locked deployment refuses both.
+	UserConfig, WorkspaceConfig string
 }
 
 // Override is one typed per-run assignment, such as
@@ -83,6 +87,7 @@ type loader struct {
 	entryDoc  *document
 	bindings  map[string]string
 	sourceSeq int
+	wd        string
 }
 
 // Load reads, composes and resolves a deployment. It reads no credential,
@@ -126,6 +131,7 @@ func loadContext(ctx context.Context, opts LoadOptions) (*Deployment, error) {
 		return nil, err
 	}
 	l.bindings = bindings
+	l.wd = wd
 	entry := anchor(opts.Config, wd)
 	realEntry, err := filepath.EvalSymlinks(entry)
 	if err != nil {

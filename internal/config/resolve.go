@@ -26,6 +26,11 @@ func (l *loader) resolve() (*Deployment, error) {
 	if locked && len(l.bindings) == 0 {
 		return nil, &Error{Code: CodeBinding, Binding: "workspace", Message: "a locked deployment needs an explicit workspace binding"}
 	}
+	prefs, err := l.preferenceLayers(locked, l.wd)
+	if err != nil {
+		return nil, err
+	}
+	l.insertLayers(prefs)
 
 	// Profiles apply after the entry body, parents first.
 	profile := l.opts.Profile
@@ -291,11 +296,24 @@ func (l *loader) overrides(options, deployment map[string]any, mg *merger, spec 
 	id := l.nextSource()
 	for _, o := range l.opts.Overrides {
 		ptr := "/options" + pointer(strings.Split(o.Target, ".")...)
-		if !slices.Contains(overrideTargets, o.Target) && o.Target != "model.provider" && o.Target != "model.id" && o.Target != "trace.path" {
+		if !slices.Contains(overrideTargets, o.Target) && !slices.Contains(hostOnlyTargets, o.Target) {
 			return &Error{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("%q cannot be overridden per run", shown(o.Target, 64))}
 		}
-		if locked && !slices.Contains(allowed, any(o.Target)) {
-			return &Error{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("the locked deployment does not allow overriding %s (allowed_run_overrides)", o.Target)}
+		if locked && o.Target == "policy" {
+			return &Error{Code: CodeOverrideForbidden, Option: ptr, Message: "a locked deployment's policy is never replaced per run (--policy)"}
+		}
+		// Under lock a listed target may change within narrowing; an
+		// unlisted switch or ceiling may still narrow (turn a tool off,
+		// lower a limit) unless the entry says narrowing_run_overrides =
+		// "listed". Nothing unlisted ever widens.
+		listed := slices.Contains(allowed, any(o.Target))
+		narrowOnly := deployment["narrowing_run_overrides"] != "listed" && slices.Contains(narrowingTargets, o.Target)
+		if locked && !listed && !narrowOnly {
+			why := "allowed_run_overrides"
+			if slices.Contains(narrowingTargets, o.Target) {
+				why += `; narrowing_run_overrides = "listed" admits no other narrowing`
+			}
+			return &Error{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("the locked deployment does not allow overriding %s (%s)", o.Target, why)}
 		}
 		if o.Target == "input" {
 			continue
@@ -312,7 +330,7 @@ func (l *loader) overrides(options, deployment map[string]any, mg *merger, spec 
 		if err != nil {
 			return err
 		}
-		if locked {
+		if locked && !freeWhenListed(o.Target) {
 			cur, _ := getPath(options, o.Target)
 			if !narrows(o.Target, cur, nv) {
 				return &Error{Code: CodeOverrideForbidden, Option: ptr, Message: fmt.Sprintf("under lock an override of %s may only narrow the current value", o.Target)}
@@ -332,6 +350,13 @@ func (l *loader) overrides(options, deployment map[string]any, mg *merger, spec 
 		options[k] = v
 	}
 	return nil
+}
+
+// freeWhenListed reports whether a listed target takes any valid value
+// under lock: the output format and the reasoning request change neither
+// a tool, a destination nor a ceiling (each call stays within the limits).
+func freeWhenListed(target string) bool {
+	return target == "interfaces.cli_output" || target == "model.reasoning"
 }
 
 // narrows reports whether next is no more permissive than cur.

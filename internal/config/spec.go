@@ -689,6 +689,26 @@ var overrideTargets = []string{
 	"output.repair.max_feedback_bytes", "skills.activate", "model.reasoning", "model.prompt_caching",
 }
 
+// hostOnlyTargets may be overridden by the host but are never in
+// allowed_run_overrides: under lock they are refused (policy before its
+// file is read).
+var hostOnlyTargets = []string{"model.provider", "model.id", "trace.path", "policy"}
+
+// narrowingTargets are the switches and ceilings whose override can only
+// take authority away when it narrows: under lock such an override is
+// accepted without being listed, unless the entry says
+// narrowing_run_overrides = "listed".
+var narrowingTargets = []string{
+	"shell.enabled", "filesystem.enabled", "filesystem.write", "trace.capture_content",
+	"limits.max_model_calls", "limits.max_tool_calls", "limits.max_total_tokens", "limits.max_cost_microusd",
+	"limits.max_run_duration_ms", "limits.max_tool_duration_ms", "limits.max_tool_input_bytes",
+	"limits.max_context_bytes", "limits.max_input_bytes", "limits.max_output_bytes",
+	"limits.max_tool_output_bytes", "limits.max_output_tokens", "limits.max_events",
+	"limits.filesystem.max_file_bytes", "limits.filesystem.max_entries", "limits.filesystem.max_depth",
+	"limits.filesystem.max_scan_bytes", "output.max_validation_work", "output.repair.enabled",
+	"output.repair.max_feedback_bytes",
+}
+
 var environmentTargets = []string{
 	"model.provider", "model.id", "shell.enabled", "filesystem.enabled", "filesystem.write",
 	"interfaces.cli_output", "trace.capture_content",

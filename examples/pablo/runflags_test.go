@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/deployment"
+)
+
+// The run flags of REFERENCE §2: each is parsed, validated, becomes its
+// typed override, and passes the lock checks. loadRunArgs is the path
+// `pablo run` takes from the command line to the resolved deployment.
+
+// loadRunArgs parses args as `pablo run`'s and loads the deployment the
+// run would use, in the invocation directory wd with environment env.
+func loadRunArgs(t *testing.T, wd string, env map[string]string, args ...string) (*pablo.Deployment, error) {
+	t.Helper()
+	p, err := parseArgs(append(args, "TASK"), "run")
+	if err != nil {
+		return nil, err
+	}
+	ov, err := runOverrides(p)
+	if err != nil {
+		return nil, err
+	}
+	h := &host{lookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, workDir: wd}
+	d, cleanup, err := loadRun(context.Background(), p, h, ov)
+	t.Cleanup(cleanup)
+	return d, err
+}
+
+// resolvedOption reads a dotted path of the resolved document.
+func resolvedOption(t *testing.T, d *pablo.Deployment, dotted string) any {
+	t.Helper()
+	var tree any
+	if err := json.Unmarshal(d.CanonicalJSON(), &tree); err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range strings.Split(dotted, ".") {
+		m, _ := tree.(map[string]any)
+		tree = m[part]
+	}
+	return tree
+}
+
+// deploymentIn writes a deployment body and returns the flags that load
+// it with a workspace binding.
+func deploymentIn(t *testing.T, body string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "work"), 0o700)
+	cfg := filepath.Join(dir, "deployment.toml")
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--config", cfg, "--bind", "workspace=" + filepath.Join(dir, "work")}
+}
+
+const (
+	unlockedBody = "schema_version = 1\n[options.model]\nprovider = \"openai\"\nid = \"gpt-5\"\ncredential = \"openai\"\n[credentials.openai]\nconsumer = \"provider.openai\"\nsources = [{ kind = \"environment\", name = \"OPENAI_API_KEY\" }]\n[options.limits]\nmax_cost_microusd = \"9000\"\n"
+	lockedBody   = unlockedBody + "[deployment]\nlocked = true\n"
+)
+
+// wantUsage fails unless err is an invalid command line whose message
+// holds want.
+func wantUsage(t *testing.T, err error, want string) {
+	t.Helper()
+	var ue *usageError
+	if !errors.As(err, &ue) || !strings.Contains(ue.msg, want) {
+		t.Fatalf("want a usage error saying %q, got %v", want, err)
+	}
+}
+
+// wantForbidden fails unless err is config_override_forbidden.
+func wantForbidden(t *testing.T, err error) {
+	t.Helper()
+	var ce *deployment.Error
+	if !errors.As(err, &ce) || ce.Code != deployment.CodeOverrideForbidden {
+		t.Fatalf("want config_override_forbidden, got %v", err)
+	}
+}
+
+// TestRunFlagsBecomeTypedOverrides: each flag's value lands on its
+// option, unlocked.
+func TestRunFlagsBecomeTypedOverrides(t *testing.T) {
+	schema := filepath.Join(t.TempDir(), "answer.json")
+	os.WriteFile(schema, []byte(`{"type":"object","properties":{"paid":{"type":"boolean"}},"required":["paid"]}`), 0o600)
+	for _, c := range []struct {
+		flags  []string
+		option string
+		want   string
+	}{
+		{[]string{"--max-cost-microusd", "1200"}, "options.limits.max_cost_microusd", `"1200"`},
+		{[]string{"--max-total-tokens", "5000"}, "options.limits.max_total_tokens", `"5000"`},
+		{[]string{"--reasoning-effort", "high"}, "options.model.reasoning", `"high"`},
+		{[]string{"--reasoning-budget-tokens", "2048"}, "options.model.reasoning", `{"budget_tokens":2048}`},
+		{[]string{"--prompt-caching", "auto"}, "options.model.prompt_caching", `"auto"`},
+		{[]string{"--model", "gpt-5-mini"}, "options.model.id", `"gpt-5-mini"`},
+		{[]string{"--no-shell"}, "options.shell.enabled", `false`},
+		{[]string{"--max-model-calls", "2"}, "options.limits.max_model_calls", `2`},
+	} {
+		t.Run(strings.Join(c.flags, " "), func(t *testing.T) {
+			d, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, unlockedBody), c.flags...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(resolvedOption(t, d, c.option))
+			if string(got) != c.want {
+				t.Fatalf("%s = %s, want %s", c.option, got, c.want)
+			}
+		})
+	}
+	t.Run("--provider openrouter", func(t *testing.T) {
+		d, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, "schema_version = 1\n"), "--provider", "openrouter")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(resolvedOption(t, d, "options.model.provider")); got != "openrouter" {
+			t.Fatalf("model.provider = %s", got)
+		}
+	})
+	t.Run("--output-schema", func(t *testing.T) {
+		d, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, unlockedBody), "--output-schema", schema)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(resolvedOption(t, d, "options.output.schema")); !strings.Contains(got, "paid") {
+			t.Fatalf("output.schema = %s", got)
+		}
+	})
+}
+
+// TestRunFlagsRefuseBadValues: each flag's range, with a message that
+// names the flag and what it takes (exit 2 before anything loads).
+func TestRunFlagsRefuseBadValues(t *testing.T) {
+	notJSON := filepath.Join(t.TempDir(), "schema.json")
+	os.WriteFile(notJSON, []byte(`not json`), 0o600)
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--max-cost-microusd", "-1"}, "--max-cost-microusd takes a decimal integer"},
+		{[]string{"--max-cost-microusd", "1.5"}, "--max-cost-microusd takes a decimal integer"},
+		{[]string{"--max-total-tokens", "lots"}, "--max-total-tokens takes a decimal integer"},
+		{[]string{"--reasoning-effort", "extreme"}, "--reasoning-effort takes one of provider_default, none"},
+		{[]string{"--reasoning-budget-tokens", "0"}, "--reasoning-budget-tokens takes 1..4294967295"},
+		{[]string{"--reasoning-budget-tokens", "4294967296"}, "--reasoning-budget-tokens takes 1..4294967295"},
+		{[]string{"--reasoning-effort", "low", "--reasoning-budget-tokens", "10"}, "exclude each other"},
+		{[]string{"--prompt-caching", "always"}, "--prompt-caching takes provider_default or auto"},
+		{[]string{"--provider", "bedrock"}, "--provider takes one of vercel"},
+		{[]string{"--model", "gpt 5"}, "--model takes 1..256 bytes without whitespace"},
+		{[]string{"--model", strings.Repeat("m", 257)}, "--model takes 1..256 bytes"},
+		{[]string{"--output-schema", notJSON}, "is not JSON"},
+		{[]string{"--output-schema", "/nonexistent/schema.json"}, "--output-schema: cannot open"},
+		{[]string{"--provider", "ollama"}, "no-config shorthand"},
+	} {
+		t.Run(strings.Join(c.flags, " "), func(t *testing.T) {
+			_, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, unlockedBody), c.flags...)...)
+			wantUsage(t, err, c.want)
+		})
+	}
+}
+
+// TestLockedRunAcceptsNarrowingFlagsOnly: on a locked deployment a flag
+// that turns a tool off or lowers a ceiling is accepted; one that raises
+// a ceiling, turns something on or changes the model, its reasoning,
+// its caching or the answer schema is config_override_forbidden.
+func TestLockedRunAcceptsNarrowingFlagsOnly(t *testing.T) {
+	schema := filepath.Join(t.TempDir(), "answer.json")
+	os.WriteFile(schema, []byte(`{"type":"object"}`), 0o600)
+	for _, narrow := range [][]string{
+		{"--no-shell"}, {"--no-filesystem"}, {"--max-model-calls", "3"}, {"--max-tool-calls", "0"},
+		{"--max-cost-microusd", "100"}, {"--max-total-tokens", "1000"}, {"--timeout", "30"}, {"--tool-timeout", "5"},
+	} {
+		t.Run("narrow "+strings.Join(narrow, " "), func(t *testing.T) {
+			if _, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, lockedBody), narrow...)...); err != nil {
+				t.Fatalf("a narrowing flag is refused under lock: %v", err)
+			}
+		})
+	}
+	for _, widen := range [][]string{
+		{"--allow-write"}, {"--max-cost-microusd", "9001"}, {"--provider", "anthropic"}, {"--model", "gpt-5-pro"},
+		{"--reasoning-effort", "high"}, {"--reasoning-budget-tokens", "100"}, {"--prompt-caching", "auto"},
+		{"--output-schema", schema},
+	} {
+		t.Run("widen "+strings.Join(widen, " "), func(t *testing.T) {
+			_, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, lockedBody), widen...)...)
+			wantForbidden(t, err)
+		})
+	}
+}
+
+// TestLockedPresetAcceptsNoShellAndALowerModelCallCeiling: the shipped
+// production preset, which lists only input and the run deadline,
+// accepts the narrowing flags the issue names.
+func TestLockedPresetAcceptsNoShellAndALowerModelCallCeiling(t *testing.T) {
+	code, stdout, stderr := cli(t, append([]string{"doctor", "--json", "--no-shell", "--max-model-calls", "1"}, productionIn(t, shipped)...)...)
+	if strings.Contains(stdout+stderr, "config_override_forbidden") || strings.Contains(stdout, `"invalid_configuration"`) {
+		t.Fatalf("exit %d: the locked preset refused a narrowing flag: %s %s", code, stdout, stderr)
+	}
+}
+
+// TestPolicyFlagReplacesThePolicyUnlockedOnly: --policy replaces
+// options.policy (an omitted dimension allows); under lock it is refused
+// before its file is read (a path that does not exist gives the same
+// refusal).
+func TestPolicyFlagReplacesThePolicyUnlockedOnly(t *testing.T) {
+	pol := filepath.Join(t.TempDir(), "policy.json")
+	os.WriteFile(pol, []byte(`{"tools":{"default":"deny","allow":[{"id":"read-only","value":"fs.read"}]}}`), 0o600)
+	body := unlockedBody + "[options.policy.executables]\ndefault = \"deny\"\n"
+	d, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, body), "--policy", pol)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(resolvedOption(t, d, "options.policy.tools.default")); got != "deny" {
+		t.Fatalf("policy.tools.default = %s", got)
+	}
+	if got := fmt.Sprint(resolvedOption(t, d, "options.policy.executables.default")); got != "allow" {
+		t.Fatalf("an omitted dimension must allow: executables.default = %s", got)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"tols":{}}`), 0o600)
+	_, err = loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, unlockedBody), "--policy", bad)...)
+	wantUsage(t, err, `unknown dimension "tols"`)
+	_, err = loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, lockedBody), "--policy", "/nonexistent/policy.json")...)
+	wantForbidden(t, err)
+}
+
+// TestWorkspaceFlagWithConfigIsTheWorkspaceBinding: with --config,
+// --workspace DIR binds workspace; giving both is refused.
+func TestWorkspaceFlagWithConfigIsTheWorkspaceBinding(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "d.toml")
+	os.WriteFile(cfg, []byte(unlockedBody), 0o600)
+	ws := t.TempDir()
+	d, err := loadRunArgs(t, dir, nil, "--config", cfg, "--workspace", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := d.Workspace(); got != ws {
+		t.Fatalf("workspace %s, want %s", got, ws)
+	}
+	_, err = loadRunArgs(t, dir, nil, "--config", cfg, "--workspace", ws, "--bind", "workspace="+ws)
+	wantUsage(t, err, "name the same binding")
+}
+
+// TestEnvFileWithConfigIsForbiddenAtCredentials: a deployment declares
+// its credential sources; --env-file beside it is
+// config_override_forbidden at /credentials, as the reference says.
+func TestEnvFileWithConfigIsForbiddenAtCredentials(t *testing.T) {
+	env := filepath.Join(t.TempDir(), ".env")
+	os.WriteFile(env, []byte("OPENAI_API_KEY=x\n"), 0o600)
+	_, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, unlockedBody), "--env-file", env)...)
+	var ce *deployment.Error
+	if !errors.As(err, &ce) || ce.Code != deployment.CodeOverrideForbidden || ce.Option != "/credentials" {
+		t.Fatalf("want config_override_forbidden at /credentials, got %v", err)
+	}
+}
