@@ -42,7 +42,7 @@ type flag struct {
 // deployment.
 func deploymentFlags() []flag {
 	return []flag{
-		{name: "config", arg: "FILE", help: "the deployment file (required)"},
+		{name: "config", arg: "FILE", help: "the deployment file (required; run and doctor without it write one from --provider, --model and --workspace)"},
 		{name: "config-root", arg: "DIR", help: "the directory every imported file must lie in (default: the config file's directory)"},
 		{name: "profile", arg: "NAME", help: "the profile to apply (default: the file's own `profile`)"},
 		{name: "bind", arg: "NAME=DIR", repeat: true, help: "a named host directory that path objects resolve against; repeatable"},
@@ -97,6 +97,7 @@ func commands() []command {
 		return out
 	}
 	return []command{
+		{path: "init", summary: "write a commented starter deployment for a provider (never overwrites a file)", flags: initFlags()},
 		{path: "demo", schemas: []string{"task-object.schema.json"}, summary: "run the bundled offline demo (a scripted model, a fresh temporary workspace)",
 			flags: []flag{
 				jsonFlag("print one task object when the task settles"),

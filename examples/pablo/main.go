@@ -132,6 +132,8 @@ func run(ctx context.Context, args []string, h *host) int {
 		err = resumeCommand(ctx, args[1:], h)
 	case "demo":
 		err = demoCommand(ctx, args[1:], h)
+	case "init":
+		err = initCommand(ctx, args[1:], h)
 	case "ledger":
 		err = ledgerCommand(ctx, args[1:], h)
 	case "mcp":
