@@ -105,6 +105,12 @@ func TestRunFlagsBecomeTypedOverrides(t *testing.T) {
 		{[]string{"--model", "gpt-5-mini"}, "options.model.id", `"gpt-5-mini"`},
 		{[]string{"--no-shell"}, "options.shell.enabled", `false`},
 		{[]string{"--max-model-calls", "2"}, "options.limits.max_model_calls", `2`},
+		{[]string{"--max-tool-calls", "0"}, "options.limits.max_tool_calls", `0`},
+		{[]string{"--timeout", "30"}, "options.limits.max_run_duration_ms", `30000`},
+		{[]string{"--tool-timeout", "7"}, "options.limits.max_tool_duration_ms", `7000`},
+		{[]string{"--no-filesystem"}, "options.filesystem.enabled", `false`},
+		{[]string{"--allow-write"}, "options.filesystem.write", `true`},
+		{[]string{"--trace", "t.jsonl", "--capture-content"}, "options.trace.capture_content", `true`},
 	} {
 		t.Run(strings.Join(c.flags, " "), func(t *testing.T) {
 			d, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, unlockedBody), c.flags...)...)
@@ -160,6 +166,14 @@ func TestRunFlagsRefuseBadValues(t *testing.T) {
 		{[]string{"--output-schema", notJSON}, "is not JSON"},
 		{[]string{"--output-schema", "/nonexistent/schema.json"}, "--output-schema: cannot open"},
 		{[]string{"--provider", "ollama"}, "no-config shorthand"},
+		{[]string{"--timeout", "0"}, "--timeout takes 1..86400 seconds"},
+		{[]string{"--timeout", "86401"}, "--timeout takes 1..86400 seconds"},
+		{[]string{"--tool-timeout", "x"}, "--tool-timeout takes 1..86400 seconds"},
+		{[]string{"--max-model-calls", "4294967296"}, "--max-model-calls takes 0..4294967295"},
+		{[]string{"--max-tool-calls", "-1"}, "--max-tool-calls takes 0..4294967295"},
+		{[]string{"--no-filesystem", "--allow-write"}, "--no-filesystem conflicts with --allow-write"},
+		{[]string{"--model", "a", "--model", "b"}, "--model is repeated"},
+		{[]string{"--no-shell", "--no-shell"}, "--no-shell is repeated"},
 	} {
 		t.Run(strings.Join(c.flags, " "), func(t *testing.T) {
 			_, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, unlockedBody), c.flags...)...)
