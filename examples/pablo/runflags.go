@@ -28,9 +28,10 @@ var reasoningEfforts = []string{"provider_default", "none", "minimal", "low", "m
 // hostFileMax bounds --policy and --output-schema files (1 MiB).
 const hostFileMax = 1 << 20
 
-// extraRunFlags are the reference's run flags that select the model,
-// its reasoning and caching, the cost ceiling, the policy and the answer
-// schema, and no-config mode's workspace and credential file.
+// extraRunFlags are the reference's run flags that select the model and
+// its reasoning, the policy and the answer schema, and no-config mode's
+// workspace and credential file (--max-cost-microusd and
+// --prompt-caching are in runFlags).
 func extraRunFlags() []flag {
 	return []flag{
 		{name: "workspace", arg: "DIR", help: "the workspace, an existing directory (default: the current directory without --config; with --config the same as --bind workspace=DIR)"},
@@ -38,15 +39,14 @@ func extraRunFlags() []flag {
 		{name: "model", arg: "ID", help: "the model ID, 1..256 bytes without whitespace or control characters (default: options.model.id, else the provider's default)"},
 		{name: "env-file", arg: "FILE", help: "without --config: the dotenv file the provider key is read from after the environment (default: .env in the current directory, when present); refused with --config"},
 		{name: "policy", arg: "FILE", help: "replace options.policy with this JSON policy (at most 1 MiB; an omitted dimension allows); refused under lock before the file is read"},
-		{name: "max-cost-microusd", arg: "N", help: "cost per task in micro-USD, a decimal integer (default: limits.max_cost_microusd)"},
 		{name: "output-schema", arg: "FILE", help: "a Draft 2020-12 JSON Schema the final answer must satisfy, at most 1 MiB (default: output.schema)"},
 		{name: "reasoning-effort", arg: "VALUE", help: "provider_default, none, minimal, low, medium, high, xhigh or max; not with --reasoning-budget-tokens (default: options.model.reasoning)"},
 		{name: "reasoning-budget-tokens", arg: "N", help: "a reasoning token budget, 1..4294967295; not with --reasoning-effort (default: options.model.reasoning)"},
-		{name: "prompt-caching", arg: "provider_default|auto", help: "auto marks the stable prompt prefix for the provider's cache (anthropic); provider_default sends nothing (default: options.model.prompt_caching)"},
 	}
 }
 
-// extraOverrides maps the flags of extraRunFlags to overrides. --policy,
+// extraOverrides maps the flags of extraRunFlags to overrides and checks
+// the ranges of --max-cost-microusd and --max-total-tokens. --policy,
 // --workspace and --env-file are not overrides: loadDeploymentBound and
 // no-config mode handle them.
 func extraOverrides(p *parsed) ([]pablo.Override, error) {
@@ -55,7 +55,6 @@ func extraOverrides(p *parsed) ([]pablo.Override, error) {
 		if _, err := strconv.ParseUint(v, 10, 64); err != nil {
 			return nil, usagef("--max-cost-microusd takes a decimal integer 0..18446744073709551615, got %q", v)
 		}
-		out = append(out, pablo.Override{Target: "limits.max_cost_microusd", Value: v})
 	}
 	if v := p.one("max-total-tokens"); v != "" {
 		if _, err := strconv.ParseUint(v, 10, 64); err != nil {
@@ -77,12 +76,6 @@ func extraOverrides(p *parsed) ([]pablo.Override, error) {
 			return nil, usagef("--reasoning-budget-tokens takes 1..4294967295, got %q", budget)
 		}
 		out = append(out, pablo.Override{Target: "model.reasoning", Value: map[string]any{"budget_tokens": int64(n)}})
-	}
-	if v := p.one("prompt-caching"); v != "" {
-		if v != "provider_default" && v != "auto" {
-			return nil, usagef("--prompt-caching takes provider_default or auto, got %q", v)
-		}
-		out = append(out, pablo.Override{Target: "model.prompt_caching", Value: v})
 	}
 	if v := p.one("model"); v != "" {
 		if err := checkModelID(v); err != nil {

@@ -113,6 +113,8 @@ var keyDocs = map[string]string{
 	"options.shell.cwd_roots.deny":                      "Workspace-relative directories commands may not run in.",
 	"options.filesystem.enabled":                        "Offer `fs.read`, `fs.list`, `fs.search`.",
 	"options.filesystem.write":                          "Also offer `fs.write` and `fs.edit` (needs `enabled`).",
+	"options.filesystem.scope":                          "Where `fs.write` and `fs.edit` may write: `workspace-write` (the default, the workspace) or `repo-write`.",
+	"options.resume.unknown":                            "What a resumed task does with a call whose outcome is unknown: `report`, `ask` or `fail`.",
 
 	"options.policy.tools.default":       "A tool no rule matches is allowed or denied.",
 	"options.policy.executables.default": "An executable no rule matches is allowed or denied.",
@@ -257,7 +259,7 @@ var keyDocs = map[string]string{
 	"*.deny[].approval":    "Refused on a deny rule.",
 	"*.sandbox.mode":       "`required` runs inside bubblewrap or not at all; `off` runs without (a recorded host choice).",
 	"*.sandbox.filesystem": "What is visible: `no-fs`, `read-only`, `repo-write`, `workspace-write`.",
-	"*.sandbox.network":    "`deny`, `allowlist` (through the egress proxy) or `allow`.",
+	"*.sandbox.network":    "The network: `deny`, `repository-host-only` (the repository remotes' hosts), `allowlist` (through the egress proxy) or `allow`.",
 	"*.sandbox.allow":      "`network = \"allowlist\"`: the hosts reachable.",
 	"*.sandbox.read_paths": "Further read-only paths visible inside.",
 }
