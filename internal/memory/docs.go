@@ -27,7 +27,7 @@ func (s *Store) ReadDoc(ctx context.Context, ix *Index, path string, scope Scope
 			continue
 		}
 		s.mu.Lock()
-		b, err := s.blob(d.Path, d.Hash)
+		b, err := s.textAs(ix, d, scope)
 		s.mu.Unlock()
 		if err != nil {
 			return Doc{}, err

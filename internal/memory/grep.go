@@ -115,7 +115,9 @@ func (s *Store) Grep(ctx context.Context, ix *Index, q GrepQuery, scope Scope) (
 		if r, ok := ix.byPath[d.Path]; ok && !scope.allows(r) {
 			continue
 		}
-		b, err := s.blob(d.Path, d.Hash)
+		// A record under a docs path is grepped as scope sees it: its
+		// edges to hidden records are not in its lines.
+		b, err := s.textAs(ix, d, scope)
 		if err != nil {
 			var e *Error
 			if errors.As(err, &e) && e.Kind == ErrLimitExceeded {

@@ -296,3 +296,38 @@ func TestAGrantWithinAChildScopeIsNeverWider(t *testing.T) {
 		}
 	}
 }
+
+// TestGrepAndDocReadNeverShowAHiddenEdgeOfARecord defends the rule that a
+// record under a docs path (docs_paths overlapping graph_paths) is read
+// and grepped as the grant sees it: its edge to a hidden record is not in
+// its lines, as it is not in memory.record.read's answer.
+func TestGrepAndDocReadNeverShowAHiddenEdgeOfARecord(t *testing.T) {
+	t.Parallel()
+	r := newTestRepo(t)
+	pin := Pin{Ref: "refs/heads/main", Commit: r.commit(baseFiles())}
+	s := r.store(Options{DocsPaths: []string{"records/", "handbook/"}})
+	ix, err := s.Index(context.Background(), pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := Scope{Kinds: []string{"service", "team"}, Paths: []string{"*"}}
+	page, err := s.Grep(context.Background(), ix, GrepQuery{Pattern: "depends_on"}, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(page)
+	if !strings.Contains(string(b), "records/service/billing.md") || strings.Contains(string(b), "vault") {
+		t.Errorf("grep of billing's edges = %s; want its line, without vault", b)
+	}
+	if page, _ := s.Grep(context.Background(), ix, GrepQuery{Pattern: "vault"}, scope); len(page.Matches) != 0 {
+		t.Errorf("grep for a hidden record's ID matched %+v", page.Matches)
+	}
+	doc, err := s.ReadDoc(context.Background(), ix, "records/service/billing.md", scope)
+	if err != nil || strings.Contains(doc.Text, "vault") || !strings.Contains(doc.Text, "ledger") {
+		t.Errorf("ReadDoc of billing = %q, %v; want it without vault", doc.Text, err)
+	}
+	// With the whole graph in scope, the file is its blob.
+	if doc, _ := s.ReadDoc(context.Background(), ix, "records/service/billing.md", All()); !strings.Contains(doc.Text, "[ledger, vault]") {
+		t.Errorf("ReadDoc at full scope = %q, want the blob", doc.Text)
+	}
+}

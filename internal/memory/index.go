@@ -249,6 +249,22 @@ func (ix *Index) view(r *Record, scope Scope) *Record {
 	return &cp
 }
 
+// whole reports whether scope sees all of record r: none of its edges or
+// associations names a record outside scope.
+func (ix *Index) whole(r *Record, scope Scope) bool {
+	for _, a := range r.Associations {
+		if !ix.visibleID(a, scope) {
+			return false
+		}
+	}
+	for _, e := range r.Edges {
+		if !ix.visibleID(e.To, scope) {
+			return false
+		}
+	}
+	return true
+}
+
 // visibleID reports whether id may be named to scope: a record in scope,
 // or no record at all (a dangling reference names nothing hidden).
 func (ix *Index) visibleID(id string, scope Scope) bool {

@@ -142,18 +142,27 @@ func (s *Store) Propose(ix *Index, p Proposal, scope Scope) (Patch, error) {
 // association) is never the base: a diff's context and removed lines
 // would name it. Review carries such a patch back onto the blob.
 func (s *Store) baseText(ix *Index, r *Record, scope Scope) (string, plumbing.Hash, error) {
-	v := ix.view(r, scope)
-	if len(v.Edges) == len(r.Edges) && len(v.Associations) == len(r.Associations) {
+	if ix.whole(r, scope) {
 		s.mu.Lock()
 		b, err := s.blob(r.Path, plumbing.NewHash(r.Blob))
 		s.mu.Unlock()
 		return string(b), plumbing.NewHash(r.Blob), err
 	}
-	b, err := Render(v)
+	b, err := Render(ix.view(r, scope))
 	if err != nil {
 		return "", plumbing.ZeroHash, err
 	}
 	return string(b), plumbing.ComputeHash(plumbing.BlobObject, b), nil
+}
+
+// textAs is the text of the file at path f, as scope may see it: its blob,
+// or, for a record that names records outside scope, the record as scope
+// sees it, rendered. The caller holds s.mu.
+func (s *Store) textAs(ix *Index, f file, scope Scope) ([]byte, error) {
+	if r, ok := ix.byPath[f.Path]; ok && !ix.whole(r, scope) {
+		return Render(ix.view(r, scope))
+	}
+	return s.blob(f.Path, f.Hash)
 }
 
 func formatPatch(base string, p Proposal, files []fileChange) (Patch, error) {
