@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -162,6 +163,14 @@ type crashReport struct {
 		Completed   []recoveredRef `json:"completed"`
 		Unknown     []recoveredRef `json:"unknown"`
 		Retryable   []recoveredRef `json:"retryable"`
+		Agents      []struct {
+			AgentID  string `json:"agent_id"`
+			ParentID string `json:"parent_id"`
+			Outcome  *struct {
+				Status string `json:"status"`
+				Reason string `json:"reason"`
+			} `json:"outcome"`
+		} `json:"agents"`
 	} `json:"tasks"`
 }
 
@@ -172,6 +181,9 @@ type recoveredRef struct {
 	Name           string `json:"name"`
 	IdempotencyKey string `json:"idempotency_key"`
 	Delivery       string `json:"delivery"`
+	Status         string `json:"status"`
+	Result         string `json:"result"`
+	Error          string `json:"error"`
 }
 
 // recover runs `ledger recover --json` on store, with env added to the
@@ -180,13 +192,15 @@ func (c *crashTask) recover(t *testing.T, bin, store string, env ...string) cras
 	t.Helper()
 	cmd := exec.Command(bin, "ledger", "recover", "--store", store, "--json")
 	cmd.Env = append(append(os.Environ(), c.env...), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) {
-		t.Fatalf("recover: %v\n%s", err, out)
+	if code := exitCode(err); code != 0 && code != 1 {
+		t.Fatalf("recover: %v\n%s\n%s", err, out, stderr.String())
 	}
 	var rep crashReport
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatalf("recover: %v\n%s", err, out)
+	if jerr := json.Unmarshal(out, &rep); jerr != nil {
+		t.Fatalf("recover: %v %v\n%s\n%s", err, jerr, out, stderr.String())
 	}
 	return rep
 }
@@ -268,7 +282,8 @@ func (r *crashReport) class(match func(recoveredRef) bool) (string, recoveredRef
 // effect exactly once. Every effect the world shows belongs to a call the
 // ledger lists as completed or unknown, the MCP server saw every key at
 // most once, and nothing is retryable: no call here was admitted durably
-// without its dispatch.
+// without its dispatch. Then `pablo resume` continues the task to its end
+// (checkResumed), and resuming it once more is refused as task_settled.
 func TestKillAtEveryBarrierLeavesALedgerThatTellsWhatHappened(t *testing.T) {
 	bin, counter := crashBinaries(t)
 	for _, spec := range killPoints() {
@@ -281,7 +296,14 @@ func TestKillAtEveryBarrierLeavesALedgerThatTellsWhatHappened(t *testing.T) {
 			if len(rep.Tasks) != 1 || rep.Tasks[0].Outcome != nil {
 				t.Fatalf("want one task without an outcome: %+v", rep)
 			}
-			checkKillPoint(t, spec, &rep, c.effects(t))
+			was := c.effects(t)
+			checkKillPoint(t, spec, &rep, was)
+			_, obj := c.resume(t, bin, store, rep.Tasks[0].TaskID)
+			after := c.recover(t, bin, store)
+			checkResumed(t, spec, &rep, was, obj, &after, c.effects(t))
+			if code, again := c.resume(t, bin, store, rep.Tasks[0].TaskID); code != 2 || !strings.Contains(again.raw, "task_settled") {
+				t.Errorf("resuming the settled task again: exit %d %s, want 2 and task_settled", code, again.raw)
+			}
 		})
 	}
 }
@@ -396,9 +418,10 @@ const leaseExpired = "PABLO_FAULT_SKEW=2m"
 
 // TestKillAtEveryBarrierLeavesAPostgresLedgerThatTellsWhatHappened is the
 // kill matrix on a PostgreSQL ledger: each killed host's task is refused
-// to a second host while the dead host's lease is live (exit 3), and once
-// it expired the second host's `ledger recover` says what the world shows,
-// as on bbolt.
+// to a second host while the dead host's lease is live (`ledger recover`
+// and `pablo resume` exit 3), and once it expired the second host's
+// `ledger recover` says what the world shows, as on bbolt, and its
+// `pablo resume` takes the task over and continues it (checkResumed).
 func TestKillAtEveryBarrierLeavesAPostgresLedgerThatTellsWhatHappened(t *testing.T) {
 	bin, counter := crashBinaries(t)
 	for _, spec := range killPoints() {
@@ -417,7 +440,14 @@ func TestKillAtEveryBarrierLeavesAPostgresLedgerThatTellsWhatHappened(t *testing
 			if out, err := live.CombinedOutput(); exitCode(err) != 3 {
 				t.Errorf("recover while the dead host's lease is live: %v %s, want exit 3", err, out)
 			}
-			checkKillPoint(t, spec, &rep, c.effects(t))
+			was := c.effects(t)
+			checkKillPoint(t, spec, &rep, was)
+			if code, obj := c.resume(t, bin, u, rep.Tasks[0].TaskID); code != 3 {
+				t.Errorf("resume while the dead host's lease is live: exit %d %s, want 3", code, obj.raw)
+			}
+			_, obj := c.resume(t, bin, u, rep.Tasks[0].TaskID, leaseExpired)
+			after := c.recover(t, bin, u, leaseExpired)
+			checkResumed(t, spec, &rep, was, obj, &after, c.effects(t))
 		})
 	}
 }
@@ -432,4 +462,363 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// resume runs `pablo resume TASK_ID --json` on store, with env added to
+// the task's, and returns its exit code and task object.
+func (c *crashTask) resume(t *testing.T, bin, store, taskID string, env ...string) (int, resumedTask) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"resume", taskID, "--config", c.cfg, "--bind", "workspace=" + c.ws, "--store", store, "--json"}, c.args...)...)
+	cmd.Env = append(append(os.Environ(), c.env...), env...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var obj resumedTask
+	if jerr := json.Unmarshal([]byte(stdout.String()), &obj); jerr != nil {
+		t.Fatalf("resume: %v, its task object: %v\nstdout: %s\nstderr: %s", err, jerr, stdout.String(), stderr.String())
+	}
+	obj.raw = stdout.String()
+	return exitCode(err), obj
+}
+
+// resumedTask is the task object `pablo resume --json` prints.
+type resumedTask struct {
+	RunID   string `json:"run_id"`
+	Outcome struct {
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	} `json:"outcome"`
+	Resume struct {
+		Attempt   int      `json:"attempt"`
+		Completed []string `json:"completed"`
+		Retried   []string `json:"retried"`
+		Unknown   []string `json:"unknown"`
+	} `json:"resume"`
+	raw string
+}
+
+// sideEffects pairs each of crashTask's effects with the call that makes
+// it and how many times the world shows it.
+func sideEffects(rep *crashReport, e effects) []sideEffect {
+	task := rep.Tasks[0]
+	named := func(name string, ofRoot bool) func(recoveredRef) bool {
+		return func(c recoveredRef) bool { return c.Name == name && (c.AgentID == task.RootAgentID) == ofRoot }
+	}
+	count := func(s string) int {
+		if s == "" {
+			return 0
+		}
+		return 1
+	}
+	return []sideEffect{
+		{named("fs.write", true), "fs.write:1", count(e.out)},
+		{named("mcp/counter/bump", true), "mcp/counter/bump:1", len(e.runs)},
+		{named("shell.run", true), "shell.run:1", e.appended},
+		{named("fs.write", false), "fs.write:2", count(e.child)},
+	}
+}
+
+// sideEffect is one effect of crashTask: its call and how often it shows.
+type sideEffect struct {
+	call    func(recoveredRef) bool
+	label   string
+	applied int
+}
+
+// checkResumed checks a task resumed after a kill at spec (before and was:
+// what recover said and the world showed at the kill; obj: the resume's
+// task object; after and now: the same once the resume ended). The task
+// completes; a call whose outcome was unknown is never run again (the
+// fs.write not installed twice, the MCP key not sent again, the shell
+// append not repeated), any other call's effect happens exactly once; the
+// resume's completed, unknown and retried lists are the ledger's classes at
+// the kill; and the final ledger tells each attempt's part: the first
+// attempt's completed calls kept with their results, its unknown calls
+// settled by the resume as unknown under their original keys.
+func checkResumed(t *testing.T, spec string, before *crashReport, was effects, obj resumedTask, after *crashReport, now effects) {
+	t.Helper()
+	// The scripted model cannot name a child whose spawn result it never
+	// got: where the spawn's outcome is unknown, its wait turn fails the
+	// task. A real model decides what to do; the script ends there.
+	// The spawn is the root's call of its fifth turn.
+	spawnUnknown := false
+	for _, c := range before.Tasks[0].Unknown {
+		spawnUnknown = spawnUnknown || c.AgentID == before.Tasks[0].RootAgentID && c.CallID == "call_4_1"
+	}
+	switch {
+	case spawnUnknown:
+		if obj.Outcome.Status != "failed" || !strings.Contains(obj.Outcome.Reason, "no spawn result") {
+			t.Errorf("resumed past an unknown spawn: %s, want the script to fail at its wait", obj.raw)
+		}
+	case obj.Outcome.Status != "completed":
+		t.Errorf("the resumed task did not complete: %s", obj.raw)
+	}
+	if obj.Resume.Attempt != 2 {
+		t.Errorf("resume attempt %d, want 2", obj.Resume.Attempt)
+	}
+	// Each effect: a call whose outcome was unknown is never run again,
+	// any other runs once; the child's own write, whose agent the resume
+	// may or may not continue, never runs twice nor is undone.
+	for i, s := range sideEffects(before, was) {
+		class, _ := before.class(s.call)
+		got := sideEffects(after, now)[i].applied
+		switch {
+		case s.label == "fs.write:2" || spawnUnknown:
+			if got > 1 || got < s.applied {
+				t.Errorf("%s: shown %d times at the kill, %d after the resume", s.label, s.applied, got)
+			}
+		case class == "unknown":
+			if got != s.applied {
+				t.Errorf("%s, unknown at the kill (shown %d times), is shown %d times after the resume: an unknown outcome was run again", s.label, s.applied, got)
+			}
+		case got != 1:
+			t.Errorf("%s (%q at the kill) is shown %d times after the resume, want once", s.label, class, got)
+		}
+	}
+	for key, n := range now.calls {
+		if n != 1 {
+			t.Errorf("the MCP server saw key %s %d times", key, n)
+		}
+	}
+	if now.out != "" && now.out != "one\n" {
+		t.Errorf("out.txt holds %q", now.out)
+	}
+	// The resume's lists are the ledger's classes at the kill, call by call.
+	root := before.Tasks[0].RootAgentID
+	ids := func(calls []recoveredRef) []string {
+		var out []string
+		for _, c := range calls {
+			if c.Kind == "tool" && c.AgentID == root {
+				out = append(out, c.CallID)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	sorted := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+	k := before.Tasks[0]
+	if !slices.Equal(sorted(obj.Resume.Completed), ids(k.Completed)) || !slices.Equal(sorted(obj.Resume.Unknown), ids(k.Unknown)) || !slices.Equal(sorted(obj.Resume.Retried), ids(k.Retryable)) {
+		t.Errorf("the resume's classes %+v are not the ledger's at the kill: completed %v unknown %v retryable %v", obj.Resume, ids(k.Completed), ids(k.Unknown), ids(k.Retryable))
+	}
+	// The final ledger keeps what each attempt did: the first attempt's
+	// completed calls with their results, its unknown calls settled by the
+	// resume as unknown, never dispatched again.
+	final := map[string]recoveredRef{}
+	finalClass := map[string]string{}
+	a := after.Tasks[0]
+	for class, calls := range map[string][]recoveredRef{"completed": a.Completed, "unknown": a.Unknown, "retryable": a.Retryable} {
+		for _, c := range calls {
+			final[c.AgentID+"/"+c.CallID] = c
+			finalClass[c.AgentID+"/"+c.CallID] = class
+		}
+	}
+	for _, c := range k.Completed {
+		f, key := final[c.AgentID+"/"+c.CallID], c.AgentID+"/"+c.CallID
+		if finalClass[key] != "completed" || f.Result != c.Result || f.Status != c.Status {
+			t.Errorf("call %s %s, completed at the kill, is %s %+v in the final ledger", c.CallID, c.Name, finalClass[key], f)
+		}
+	}
+	for _, c := range k.Unknown {
+		if c.Kind != "tool" {
+			continue
+		}
+		f, key := final[c.AgentID+"/"+c.CallID], c.AgentID+"/"+c.CallID
+		if finalClass[key] != "unknown" || f.Status == "" || f.Delivery != "may_have_been_sent" || f.IdempotencyKey != c.IdempotencyKey {
+			t.Errorf("call %s %s, unknown at the kill, is %s %+v in the final ledger; want it settled unknown under its key", c.CallID, c.Name, finalClass[key], f)
+		}
+	}
+	if len(a.Retryable) != 0 || a.Outcome == nil {
+		t.Errorf("the final ledger leaves work open: %+v", a)
+	}
+}
+
+// approvalsOf is what `ledger show --json` says of the task's approvals.
+func (c *crashTask) approvalsOf(t *testing.T, bin, store, taskID string) []approvalEntry {
+	t.Helper()
+	cmd := exec.Command(bin, "ledger", "show", "--json", "--store", store, taskID)
+	cmd.Env = append(os.Environ(), c.env...)
+	out, err := cmd.Output()
+	if code := exitCode(err); code != 0 && code != 1 {
+		t.Fatalf("ledger show: %v %s", err, out)
+	}
+	var v struct {
+		Approvals []approvalEntry `json:"approvals"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("ledger show: %v %s", err, out)
+	}
+	return v.Approvals
+}
+
+// approvalEntry is one approval as `ledger show --json` gives it.
+type approvalEntry struct {
+	RequestID       string `json:"request_id"`
+	AgentID         string `json:"agent_id"`
+	CallID          string `json:"call_id"`
+	Capability      string `json:"capability"`
+	ArgumentsDigest string `json:"arguments_digest"`
+	Answer          string `json:"answer"`
+	Channel         string `json:"channel"`
+	CallStatus      string `json:"call_status"`
+	IdempotencyKey  string `json:"idempotency_key"`
+}
+
+// rootWrite is the approval of the root's fs.write among as.
+func rootWrite(as []approvalEntry, root string) (approvalEntry, int) {
+	var found approvalEntry
+	n := 0
+	for _, a := range as {
+		if a.AgentID == root && a.Capability == "fs.write" {
+			found = a
+			n++
+		}
+	}
+	return found, n
+}
+
+// TestResumeAsksAgainTheApprovalTheDeadHostWaitedOn: the host is killed
+// while the root's fs.write waits for its approval (admitted, never
+// dispatched: retryable). On resume the call is decided again under the
+// deployment and approver the resuming host has, and the question is
+// asked again, bound to the same call (its request, call ID, arguments
+// digest and idempotency key), never answered from the dead host's state:
+// with an approver that allows it, the write happens once under the
+// original key; with no approver it is denied (no_channel) and nothing is
+// written; with fs.write revoked from the deployment meanwhile, it is
+// denied by the configuration and nothing is written.
+func TestResumeAsksAgainTheApprovalTheDeadHostWaitedOn(t *testing.T) {
+	bin, counter := crashBinaries(t)
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		revoke   bool
+		answer   string // the approval's final answer
+		status   string // the call's
+		written  bool
+		resolved bool // the task completes
+	}{
+		{name: "Allowed", args: []string{"--approve", "fs.write"}, answer: "allow_once", status: "completed", written: true, resolved: true},
+		{name: "NoApprover", answer: "no_channel", status: "policy_denied"},
+		{name: "Revoked", args: []string{"--approve", "fs.write"}, revoke: true, status: "policy_denied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := newCrashTask(t, counter, "[options.approvals]\nfilesystem_write = \"required\"\n")
+			c.args = []string{"--approve", "fs.write"}
+			store := filepath.Join(c.dir, "ledger.db")
+			c.killAt(t, bin, store, "after-admit:tool:fs.write:1")
+			rep := c.recover(t, bin, store)
+			task := rep.Tasks[0]
+			if len(task.Retryable) != 1 || task.Retryable[0].Name != "fs.write" {
+				t.Fatalf("want the waiting fs.write retryable: %+v", task)
+			}
+			asked, n := rootWrite(c.approvalsOf(t, bin, store, task.TaskID), task.RootAgentID)
+			if n != 1 || asked.Answer != "" || asked.CallID != task.Retryable[0].CallID {
+				t.Fatalf("want one open approval of the waiting call: %+v (%d)", asked, n)
+			}
+			c.args = tc.args
+			if tc.revoke {
+				b, _ := os.ReadFile(c.cfg)
+				os.WriteFile(c.cfg, []byte(strings.Replace(string(b), "[options.filesystem]\nwrite = true", "[options.filesystem]\nwrite = false", 1)), 0o600)
+			}
+			_, obj := c.resume(t, bin, store, task.TaskID)
+			if !slices.Equal(obj.Resume.Retried, []string{task.Retryable[0].CallID}) {
+				t.Errorf("the resume retried %v, want the waiting call", obj.Resume.Retried)
+			}
+			if (obj.Outcome.Status == "completed") != tc.resolved {
+				t.Errorf("resumed task: %s", obj.raw)
+			}
+			final, n := rootWrite(c.approvalsOf(t, bin, store, task.TaskID), task.RootAgentID)
+			if n != 1 || final.RequestID != asked.RequestID || final.CallID != asked.CallID || final.ArgumentsDigest != asked.ArgumentsDigest || final.IdempotencyKey != task.Retryable[0].IdempotencyKey {
+				t.Errorf("the approval after the resume is not the same call's: %+v (%d), asked before %+v", final, n, asked)
+			}
+			if final.Answer != tc.answer || final.CallStatus != tc.status {
+				t.Errorf("the approval ended %q with the call %q, want %q and %q", final.Answer, final.CallStatus, tc.answer, tc.status)
+			}
+			if e := c.effects(t); (e.out == "one\n") != tc.written || (e.out != "" && e.out != "one\n") {
+				t.Errorf("out.txt holds %q after the resume; written: %v", e.out, tc.written)
+			}
+		})
+	}
+}
+
+// TestResumeHonoursOnceAnAnswerGivenBeforeTheCrash: the root's fs.write
+// was approved and its write happened, and the host was killed before the
+// call settled. The answer is in the ledger with the dispatch; a resume
+// under a host with no approver at all neither asks again nor runs the
+// write again: the call is an unknown outcome, its approval answered once.
+func TestResumeHonoursOnceAnAnswerGivenBeforeTheCrash(t *testing.T) {
+	bin, counter := crashBinaries(t)
+	c := newCrashTask(t, counter, "[options.approvals]\nfilesystem_write = \"required\"\n")
+	c.args = []string{"--approve", "fs.write"}
+	store := filepath.Join(c.dir, "ledger.db")
+	c.killAt(t, bin, store, "before-settle:tool:fs.write:1")
+	rep := c.recover(t, bin, store)
+	task := rep.Tasks[0]
+	before, _ := rootWrite(c.approvalsOf(t, bin, store, task.TaskID), task.RootAgentID)
+	if before.Answer != "allow_once" || len(task.Unknown) != 1 {
+		t.Fatalf("want the approved fs.write unknown, its answer kept: %+v %+v", before, task)
+	}
+	c.args = nil
+	_, obj := c.resume(t, bin, store, task.TaskID)
+	if !slices.Equal(obj.Resume.Unknown, []string{before.CallID}) || len(obj.Resume.Retried) != 0 {
+		t.Errorf("the resume's classes: %+v, want the approved call unknown", obj.Resume)
+	}
+	after, n := rootWrite(c.approvalsOf(t, bin, store, task.TaskID), task.RootAgentID)
+	if n != 1 || after.RequestID != before.RequestID || after.Answer != "allow_once" {
+		t.Errorf("the approval after the resume: %+v (%d of them), want the one answer given before the crash", after, n)
+	}
+	if e := c.effects(t); e.out != "one\n" {
+		t.Errorf("out.txt holds %q, want the one write made before the crash", e.out)
+	}
+}
+
+// TestResumeKeepsASettledChildSettled: the host is killed after the child
+// finished (its terminal record is a barrier) while the root's wait for it
+// was being settled. The resume runs no agent again: the child keeps its
+// outcome and its completed write, no other child is started, and its
+// file is written once; the root's wait, an unknown outcome, is reported
+// to the model, which finishes.
+func TestResumeKeepsASettledChildSettled(t *testing.T) {
+	bin, counter := crashBinaries(t)
+	c := newCrashTask(t, counter)
+	store := filepath.Join(c.dir, "ledger.db")
+	c.killAt(t, bin, store, "before-settle:tool:subagent:2")
+	rep := c.recover(t, bin, store)
+	task := rep.Tasks[0]
+	var child string
+	for _, a := range task.Agents {
+		if a.ParentID != "" {
+			if child != "" || a.Outcome == nil || a.Outcome.Status != "completed" {
+				t.Fatalf("want one settled child at the kill: %+v", task.Agents)
+			}
+			child = a.AgentID
+		}
+	}
+	_, childWrite := rep.class(func(c recoveredRef) bool { return c.AgentID == child && c.Name == "fs.write" })
+	_, obj := c.resume(t, bin, store, task.TaskID)
+	if obj.Outcome.Status != "completed" {
+		t.Fatalf("resumed: %s", obj.raw)
+	}
+	after := c.recover(t, bin, store)
+	var children int
+	for _, a := range after.Tasks[0].Agents {
+		if a.ParentID == "" {
+			continue
+		}
+		children++
+		if a.AgentID != child || a.Outcome == nil || a.Outcome.Status != "completed" {
+			t.Errorf("after the resume the child is %+v, want %s completed as it was", a, child)
+		}
+	}
+	if children != 1 {
+		t.Errorf("%d children after the resume, want the one that settled before the crash", children)
+	}
+	class, w := after.class(func(c recoveredRef) bool { return c.AgentID == child && c.Name == "fs.write" })
+	if class != "completed" || w.Result != childWrite.Result || w.CallID != childWrite.CallID {
+		t.Errorf("the child's write is %s %+v after the resume, was %+v", class, w, childWrite)
+	}
+	if e := c.effects(t); e.child != "two\n" {
+		t.Errorf("child.txt holds %q", e.child)
+	}
 }
