@@ -133,6 +133,10 @@ type Response struct {
 	Usage         Usage
 	UsageReported bool
 	FinishReason  FinishReason
+	// Model is the model the provider says answered (its response's model
+	// or model version), which may differ from the requested ID (an alias
+	// resolved to a snapshot); empty when the provider did not say.
+	Model string
 }
 
 // Info identifies a model and what its adapter attests.

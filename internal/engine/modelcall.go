@@ -164,6 +164,10 @@ func (s *step) endCall(call *modelCall, resp *model.Response, err error, sinkErr
 	}
 	if resp != nil && call.span.IsRecording() {
 		attrs := []attribute.KeyValue{attribute.StringSlice("gen_ai.response.finish_reasons", []string{string(resp.FinishReason)})}
+		if resp.Model != "" {
+			// The provider's words: masked like any text it sends.
+			attrs = append(attrs, attribute.String("gen_ai.response.model", t.rt.opts.Secrets.String(resp.Model)))
+		}
 		if resp.UsageReported {
 			for _, u := range []struct {
 				key string

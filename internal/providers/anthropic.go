@@ -557,7 +557,7 @@ func (p *anthStream) result() (*model.Response, error) {
 			return nil, malformed("the message ended with an open content block")
 		}
 	}
-	r := &model.Response{Text: p.text.String()}
+	r := &model.Response{Text: p.text.String(), Model: p.model}
 	switch p.stop {
 	case "end_turn", "stop_sequence":
 		r.FinishReason = model.FinishStop

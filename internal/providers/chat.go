@@ -239,6 +239,7 @@ type chatChunk struct {
 	} `json:"choices"`
 	Usage *chatUsage      `json:"usage"`
 	Error json.RawMessage `json:"error"`
+	Model string          `json:"model"`
 }
 
 type chatDelta struct {
@@ -285,6 +286,7 @@ type chatStream struct {
 	finish   string
 	usage    *model.Usage
 	done     bool
+	model    string
 }
 
 func newChatStream(p Provider, emit func(string) error) *chatStream {
@@ -315,6 +317,9 @@ func (p *chatStream) frame(data []byte) error {
 		// before any output it may be retried (overloaded, rate limit).
 		pe, _ := parseProviderError([]byte(`{"error":` + string(c.Error) + `}`))
 		return streamError("an error", pe, p.secret, p.escaped)
+	}
+	if c.Model != "" {
+		p.model = textx.Cut(c.Model, 256)
 	}
 	if c.Usage != nil {
 		u, err := p.mapUsage(c.Usage)
@@ -485,7 +490,7 @@ func (p *chatStream) mapUsage(u *chatUsage) (*model.Usage, error) {
 
 // result is the completed turn.
 func (p *chatStream) result() (*model.Response, error) {
-	r := &model.Response{Text: p.text.String()}
+	r := &model.Response{Text: p.text.String(), Model: p.model}
 	switch p.finish {
 	case "stop":
 		r.FinishReason = model.FinishStop

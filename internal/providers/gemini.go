@@ -277,6 +277,7 @@ type gemStream struct {
 	signed bool
 	finish string
 	usage  *model.Usage
+	model  string
 }
 
 func (p *gemStream) frame(data []byte) error {
@@ -295,6 +296,9 @@ func (p *gemStream) frame(data []byte) error {
 		if len(c.Candidates) > 0 && c.Candidates[0].Content != nil && len(c.Candidates[0].Content.Parts) > 0 {
 			return malformed("content arrived after the finish reason")
 		}
+	}
+	if c.ModelVersion != "" {
+		p.model = textx.Cut(c.ModelVersion, 256)
 	}
 	if f := c.PromptFeedback; f != nil && f.BlockReason != "" {
 		return rejected("the provider's safety filter blocked the prompt (promptFeedback.blockReason %s); this is a content filter, not a transient failure", textx.Cut(f.BlockReason, 64))
@@ -379,7 +383,7 @@ func (p *gemStream) part(part gemPart) error {
 }
 
 func (p *gemStream) result() (*model.Response, error) {
-	r := &model.Response{Text: p.text.String()}
+	r := &model.Response{Text: p.text.String(), Model: p.model}
 	var calls []*gemCall
 	for i := range p.parts {
 		if c := p.parts[i].FunctionCall; c != nil {

@@ -311,6 +311,7 @@ type responsesStream struct {
 	text     strings.Builder
 	finish   model.FinishReason
 	usage    *model.Usage
+	model    string
 	// keepReasoning keeps each finished reasoning item (openai).
 	keepReasoning bool
 	reasoning     []model.Reasoning
@@ -644,6 +645,7 @@ func (p *responsesStream) completed(ev *respEvent, finish model.FinishReason) er
 			return malformed("the response ended with an open output item")
 		}
 	}
+	p.model = textx.Cut(ev.Response.Model, 256)
 	if u := ev.Response.Usage; u != nil {
 		us := &model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
 		if u.InputTokensDetails != nil {
@@ -662,7 +664,7 @@ func (p *responsesStream) result() (*model.Response, error) {
 	if !p.terminal {
 		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: p.escaped, Reason: "the stream ended before its terminal event"}
 	}
-	r := &model.Response{Text: p.text.String(), FinishReason: p.finish, Reasoning: p.reasoning}
+	r := &model.Response{Text: p.text.String(), FinishReason: p.finish, Reasoning: p.reasoning, Model: p.model}
 	for _, idx := range p.order {
 		it := p.items[idx]
 		if it.kind != "function_call" {

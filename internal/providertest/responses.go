@@ -144,7 +144,7 @@ func responsesFrames(t Turn, turn int, q Quirk, reasoning bool) []string {
 	if q == UsageAbsent {
 		usage = `"usage":null`
 	}
-	r.ev("response.completed", `"response":{"id":"resp_`+strconv.Itoa(turn)+`","object":"response","status":"completed","model":"m",`+usage+`}`)
+	r.ev("response.completed", `"response":{"id":"resp_`+strconv.Itoa(turn)+`","object":"response","status":"completed","model":"gpt-fixture-2025",`+usage+`}`)
 	if q == NoDone {
 		return r.out
 	}
