@@ -41,7 +41,7 @@ func TestModelSpanCarriesTheProvidersResponseModel(t *testing.T) {
 			}
 			attrs := map[string]string{}
 			for _, kv := range s.Attributes() {
-				attrs[string(kv.Key)] = kv.Value.Emit()
+				attrs[string(kv.Key)] = kv.Value.AsString()
 			}
 			if attrs["gen_ai.request.model"] != "requested-id" || attrs["gen_ai.response.model"] != c.answered {
 				t.Fatalf("%s: span attributes %v", c.provider, attrs)
