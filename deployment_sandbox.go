@@ -3,9 +3,11 @@ package pablo
 import (
 	"context"
 	"errors"
+	"path/filepath"
 
 	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/internal/probe"
+	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -41,6 +43,29 @@ func (d *Deployment) ProbeSandbox(ctx context.Context, bwrap string) (deployment
 	out, err := probe.Canaries(ctx, d.c, bwrap)
 	if err != nil {
 		return out, &sandboxProbeError{err}
+	}
+	return out, nil
+}
+
+// ProbeEgress runs the egress canary of network allowlist with bubblewrap
+// at bwrap (empty: the default path) and forwarder, the host's own
+// executable that calls EgressForwarderMain: in a sandbox under an
+// allowlist of its own, a request through the proxy for an allowed
+// loopback fixture must be answered, and one for a port no entry names,
+// one for the allowed fixture by IP literal, and a connection past the
+// proxy must each fail. Nothing leaves the host. It is part of `pablo
+// doctor --probe sandbox`; the error wraps ErrSandboxProbe.
+func (d *Deployment) ProbeEgress(ctx context.Context, bwrap, forwarder string) (deployment.EgressProbe, error) {
+	if !filepath.IsAbs(forwarder) {
+		return deployment.EgressProbe{}, &sandboxProbeError{errors.New("the egress canary needs the absolute path of the host's own executable, which calls pablo.EgressForwarderMain first thing in main")}
+	}
+	p, err := sandbox.ProbeEgress(ctx, sandbox.NewLauncher(bwrap), forwarder)
+	if err != nil {
+		return deployment.EgressProbe{}, &sandboxProbeError{err}
+	}
+	out := deployment.EgressProbe{Reached: p.Reached, Detail: p.Detail}
+	for _, c := range p.Canaries {
+		out.Canaries = append(out.Canaries, deployment.SandboxCanary(c))
 	}
 	return out, nil
 }

@@ -67,6 +67,18 @@ type SandboxCanary struct {
 	Detail string `json:"detail"`
 }
 
+// EgressProbe is what Deployment.ProbeEgress found: the egress canary of
+// network allowlist, against loopback fixtures of the probing process.
+type EgressProbe struct {
+	// Reached is true when the allowed fixture answered through the
+	// proxy; Detail says what was asked and what came back.
+	Reached bool   `json:"reached"`
+	Detail  string `json:"detail"`
+	// Canaries are the escapes tried ("egress_other_port",
+	// "egress_ip_literal", "egress_direct"), each blocked or not.
+	Canaries []SandboxCanary `json:"canaries"`
+}
+
 // SandboxProbe is what Deployment.ProbeSandbox found.
 type SandboxProbe struct {
 	// Profile is the sandbox the canaries ran under, as a string.

@@ -215,7 +215,7 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 	dr.sandbox(ctx, d, h.bubblewrap)
 	switch probe {
 	case "sandbox":
-		dr.probeSandbox(ctx, d, h.bubblewrap)
+		dr.probeSandbox(ctx, d, h.bubblewrap, h.forwarder)
 	case "provider":
 		if n := dr.failedAmong(probeNeeds("provider")...); n != "" {
 			dr.skip("probe.provider", "the "+n+" check failed; nothing was sent")

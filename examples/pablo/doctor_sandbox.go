@@ -31,7 +31,7 @@ func (dr *doctor) sandbox(ctx context.Context, d *pablo.Deployment, bwrap string
 // (the default sandbox when shell.run is off or unconfined) and reports
 // each blocked or not (skipped where it cannot be tried here: the terminal
 // canaries need perl in the sandbox and a pseudo-terminal).
-func (dr *doctor) probeSandbox(ctx context.Context, d *pablo.Deployment, bwrap string) {
+func (dr *doctor) probeSandbox(ctx context.Context, d *pablo.Deployment, bwrap, forwarder string) {
 	if n := dr.failedAmong(probeNeeds("sandbox")...); n != "" {
 		dr.skip("probe.sandbox", "the "+n+" check failed; no canary was run")
 		return
@@ -51,6 +51,33 @@ func (dr *doctor) probeSandbox(ctx context.Context, d *pablo.Deployment, bwrap s
 			dr.ok("probe.sandbox."+c.Name, "blocked under %s: %s", p, c.Detail)
 		} else {
 			dr.fail("probe.sandbox."+c.Name, doctorUnsupported, "sandbox_escape", "NOT blocked under "+p+": "+c.Detail)
+		}
+	}
+	dr.probeEgress(ctx, d, bwrap, forwarder)
+}
+
+// probeEgress runs the egress canary of network allowlist: the allowed
+// loopback fixture reached through the proxy, the other requests refused.
+func (dr *doctor) probeEgress(ctx context.Context, d *pablo.Deployment, bwrap, forwarder string) {
+	if forwarder == "" {
+		dr.skip("probe.egress", "this host binary is no egress forwarder")
+		return
+	}
+	e, err := d.ProbeEgress(ctx, bwrap, forwarder)
+	if err != nil {
+		dr.fail("probe.egress", doctorUnsupported, "sandbox_unavailable", err.Error())
+		return
+	}
+	if e.Reached {
+		dr.ok("probe.egress.allowed", "reached: %s", e.Detail)
+	} else {
+		dr.fail("probe.egress.allowed", doctorUnsupported, "egress_unreachable", "NOT reached: "+e.Detail)
+	}
+	for _, c := range e.Canaries {
+		if c.Blocked {
+			dr.ok("probe.egress."+c.Name, "blocked: %s", c.Detail)
+		} else {
+			dr.fail("probe.egress."+c.Name, doctorUnsupported, "sandbox_escape", "NOT blocked: "+c.Detail)
 		}
 	}
 }

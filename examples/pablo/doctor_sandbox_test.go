@@ -57,7 +57,8 @@ func TestDoctorProbeSandboxBlocksEveryCanary(t *testing.T) {
 
 // TestDoctorProbeSandboxNeedsNoCredential: the sandbox's canaries use no
 // credential, so a deployment whose provider key is missing from the
-// environment still gets every canary from `pablo doctor --probe sandbox`
+// environment still gets every canary from `pablo doctor --probe sandbox`,
+// the egress canary of network allowlist included
 // (the shipped development preset, through the built binary), each one
 // blocked; the failed credentials check keeps its finding and the exit
 // code 3.
@@ -110,6 +111,18 @@ func TestDoctorProbeSandboxNeedsNoCredential(t *testing.T) {
 		"connect_loopback", "outlive_the_call", "type_into_terminal", "terminal_ioctl"} {
 		if !canaries[name] {
 			t.Errorf("canary %s was not reported: %s", name, out.String())
+		}
+	}
+	// The egress canary, the binary its own forwarder: the allowed
+	// loopback fixture reached through the proxy, every escape refused.
+	for _, name := range []string{"allowed", "egress_other_port", "egress_ip_literal", "egress_direct"} {
+		c := namedCheck(rep, "probe.egress."+name)
+		want := "blocked"
+		if name == "allowed" {
+			want = "reached"
+		}
+		if c.Status != "ok" || !strings.HasPrefix(c.Detail, want) {
+			t.Errorf("egress canary %s: %+v, want ok and %s", name, c, want)
 		}
 	}
 }

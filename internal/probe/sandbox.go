@@ -53,6 +53,12 @@ func Canaries(ctx context.Context, c *config.Deployment, bwrap string) (deployme
 	if p.Mode == sandbox.Off {
 		p = sandbox.Profile{}
 	}
+	if p.Network == sandbox.Allowlist || p.Network == sandbox.RepositoryHostOnly {
+		// What the proxy lets out is the egress canary's to show
+		// (Deployment.ProbeEgress); these run in the same namespace
+		// without it.
+		p.Network, p.Allow = sandbox.Deny, nil
+	}
 	out := deployment.SandboxProbe{Profile: p.String()}
 	canaries, err := sandbox.Probe(ctx, sandbox.NewLauncher(bwrap), p)
 	if err != nil {
