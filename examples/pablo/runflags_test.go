@@ -202,7 +202,7 @@ func TestLockedRunAcceptsNarrowingFlagsOnly(t *testing.T) {
 	for _, widen := range [][]string{
 		{"--allow-write"}, {"--max-cost-microusd", "9001"}, {"--provider", "anthropic"}, {"--model", "gpt-5-pro"},
 		{"--reasoning-effort", "high"}, {"--reasoning-budget-tokens", "100"}, {"--prompt-caching", "auto"},
-		{"--output-schema", schema},
+		{"--output-schema", schema}, {"--timeout", "86400"}, {"--trace", "t.jsonl", "--capture-content"},
 	} {
 		t.Run("widen "+strings.Join(widen, " "), func(t *testing.T) {
 			_, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, lockedBody), widen...)...)
