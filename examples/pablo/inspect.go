@@ -397,7 +397,10 @@ func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/", "/stacks":
 		in.render(w, "stacks", map[string]any{"Stacks": in.stacks})
 	case "/tools":
-		in.render(w, "tools", map[string]any{"Stacks": in.stacks})
+		in.mu.RLock()
+		uses := toolUses(in.stacks)
+		in.mu.RUnlock()
+		in.render(w, "tools", map[string]any{"Stacks": in.stacks, "Uses": uses})
 	case "/mcp":
 		in.render(w, "mcp", map[string]any{"Stacks": in.stacks, "Token": in.token})
 	case "/skills":
