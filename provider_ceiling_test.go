@@ -163,7 +163,7 @@ func (m *sharedCeilingTree) Info() model.Info {
 
 func (m *sharedCeilingTree) Bound(req *model.Request) (model.Bound, error) {
 	if req.Messages[0].Content == sharedCeilingRoot {
-		return model.Bound{InputTokens: 1, OutputTokens: 1}, nil
+		return model.Bound{InputTokens: 1, OutputTokens: 1, Priced: true, InputCostMicroUSD: 1, OutputPrice: 1_000_000}, nil
 	}
 	return m.child.(model.Bounder).Bound(req)
 }
@@ -179,7 +179,7 @@ func (m *sharedCeilingTree) Generate(ctx context.Context, req *model.Request, em
 		return m.child.Generate(ctx, req, emit)
 	}
 	one, zero := uint64(1), uint64(0)
-	resp := &model.Response{UsageReported: true, Usage: model.Usage{InputTokens: &one, OutputTokens: &zero}, FinishReason: model.FinishToolCalls}
+	resp := &model.Response{UsageReported: true, Usage: model.Usage{InputTokens: &one, OutputTokens: &zero, CostMicroUSD: &one}, FinishReason: model.FinishToolCalls}
 	var ids []string
 	waited := false
 	for _, msg := range req.Messages {
@@ -216,51 +216,61 @@ func (m *sharedCeilingTree) Generate(ctx context.Context, req *model.Request, em
 }
 
 // The acceptance: two children under one root ceiling never
-// overshoot it. Both children's calls are held in flight together; the
-// first reserves its full worst case (its body, the overhead, 65,536
-// output tokens), so the second is sent with max_tokens lowered to what
-// the root's max_total_tokens leaves, and the two bounds together fit the
-// ceiling with nothing to spare beyond the root's own few tokens.
+// overshoot it, for tokens and for cost. Both children's calls are held
+// in flight together; the first reserves its full worst case (its body,
+// the overhead, 65,536 output tokens: at one micro-USD a token, the same
+// figure in micro-USD), so the second is sent with max_tokens lowered to
+// what the root's ceiling leaves, and the two bounds together fit the
+// ceiling with nothing to spare beyond the root's own few units.
 func TestTwoChildrenUnderOneRootCeilingNeverOvershootIt(t *testing.T) {
 	t.Parallel()
 	const ceiling = 111072
-	srv := providertest.New(providertest.Options{Wire: providertest.Anthropic})
-	defer srv.Close()
-	d := providerDeployment(t, anthropicDemo(srv.Endpoint(), "", "max_total_tokens = \""+strconv.Itoa(ceiling)+"\"\n")+"[options.children]\nenabled = true\n", nil)
-	child, err := d.FixtureModel(srv.Endpoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &sharedCeilingTree{child: child, inGen: make(chan struct{}), release: make(chan struct{})}
-	go func() {
-		<-m.inGen
-		<-m.inGen
-		close(m.release)
-	}()
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	obj, _ := runTask(t, rt, sharedCeilingRoot)
-	if obj.Outcome.Status != event.StatusCompleted || srv.Requests() != 2 {
-		t.Fatalf("%s after %d child requests", outcomeJSON(obj.Outcome), srv.Requests())
-	}
-	var bounds []uint64
-	full := 0
-	for _, body := range srv.Bodies() {
-		mt := wireMaxTokens(t, body)
-		if mt == 65536 {
-			full++
+	for _, c := range []struct{ name, model, limit string }{
+		{"total_tokens", "", "max_total_tokens"},
+		{"cost", "pricing = { input = 1000000, output = 1000000 }\n", "max_cost_microusd"},
+	} {
+		srv := providertest.New(providertest.Options{Wire: providertest.Anthropic})
+		defer srv.Close()
+		d := providerDeployment(t, anthropicDemo(srv.Endpoint(), c.model, c.limit+" = \""+strconv.Itoa(ceiling)+"\"\n")+"[options.children]\nenabled = true\n", nil)
+		child, err := d.FixtureModel(srv.Endpoint())
+		if err != nil {
+			t.Fatal(err)
 		}
-		bounds = append(bounds, uint64(len(body))+providers.BoundOverheadTokens+mt)
-	}
-	// The root's calls reserve 2 tokens each; two of them at most are
-	// charged or held while the children run.
-	if full != 1 || bounds[0]+bounds[1] > ceiling || bounds[0]+bounds[1]+16 < ceiling {
-		t.Fatalf("child bounds %v (%d at the full allowance) for a ceiling of %d", bounds, full, ceiling)
-	}
-	if n := obj.Accounting.ChargedTokens.N; n > ceiling {
-		t.Fatalf("charged %d above the ceiling", n)
+		m := &sharedCeilingTree{child: child, inGen: make(chan struct{}), release: make(chan struct{})}
+		go func() {
+			<-m.inGen
+			<-m.inGen
+			close(m.release)
+		}()
+		rt, err := d.NewRuntime(context.Background(), HostOptions{Model: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, _ := runTask(t, rt, sharedCeilingRoot)
+		rt.Close()
+		if obj.Outcome.Status != event.StatusCompleted || srv.Requests() != 2 {
+			t.Fatalf("%s: %s after %d child requests", c.name, outcomeJSON(obj.Outcome), srv.Requests())
+		}
+		var bounds []uint64
+		full := 0
+		for _, body := range srv.Bodies() {
+			mt := wireMaxTokens(t, body)
+			if mt == 65536 {
+				full++
+			}
+			bounds = append(bounds, uint64(len(body))+providers.BoundOverheadTokens+mt)
+		}
+		// The root's calls reserve 2 units each; two of them at most are
+		// charged or held while the children run.
+		if full != 1 || bounds[0]+bounds[1] > ceiling || bounds[0]+bounds[1]+16 < ceiling {
+			t.Fatalf("%s: child bounds %v (%d at the full allowance) for a ceiling of %d", c.name, bounds, full, ceiling)
+		}
+		charged := obj.Accounting.ChargedTokens
+		if c.name == "cost" {
+			charged = obj.Accounting.ChargedCostMicroUSD
+		}
+		if charged.Unknown || charged.N > ceiling || charged.N == 0 {
+			t.Fatalf("%s: charged %v for a ceiling of %d", c.name, charged, ceiling)
+		}
 	}
 }

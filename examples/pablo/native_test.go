@@ -119,3 +119,32 @@ func TestPromptCachingFlagFollowsTheVercelRule(t *testing.T) {
 		t.Fatalf("openai_compatible with --prompt-caching auto: exit %d, %d requests: %s", r.code, srv.Requests(), r.stderr)
 	}
 }
+
+// The issue's acceptance through the CLI: `pablo run --max-cost-microusd`
+// on a priced anthropic deployment against its fixture completes the demo
+// task when both calls fit and ends limit_exceeded (cost) before the
+// second call otherwise. Input costs 1 micro-USD per million tokens and
+// output 1000 per token, so each call's worst case is 1 + 1024*1000 and
+// each actual 7001: the second call fits 1031002 and not one less.
+func TestNativeProviderCostCeilingHoldsOnLiveCalls(t *testing.T) {
+	t.Parallel()
+	extra := "pricing = { input = 1, output = 1000000000 }\n[options.limits]\nmax_output_tokens = 1024\n"
+	for _, c := range []struct {
+		ceiling, status string
+		requests        int
+	}{{"1031002", "completed", 2}, {"1031001", "limit_exceeded", 1}} {
+		srv := providertest.New(providertest.Options{Wire: providertest.Anthropic, Turns: []providertest.Turn{
+			{Calls: []providertest.Call{{ID: "call_1", Name: "fs_read", Args: `{"path":"a.txt"}`}}},
+			{Text: "Paid on time."},
+		}})
+		r := runReal(t, nativeModel("anthropic", "claude-sonnet-4-5", "provider.anthropic", extra), nil, true,
+			"--max-cost-microusd", c.ceiling, "--fixture-endpoint", srv.Endpoint())
+		srv.Close()
+		if r.obj.Outcome.Status != c.status || srv.Requests() != c.requests {
+			t.Fatalf("--max-cost-microusd %s: %s after %d requests, want %s after %d", c.ceiling, r.stdout, srv.Requests(), c.status, c.requests)
+		}
+		if c.status == "limit_exceeded" && !strings.Contains(r.stdout, `"limit":"cost"`) {
+			t.Fatalf("the outcome does not name the cost ceiling: %s", r.stdout)
+		}
+	}
+}
