@@ -10,7 +10,6 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/pabloagent/pablo"
@@ -112,7 +111,7 @@ type tuiModel struct {
 	// Ctrl-End and scrolling to the bottom return to it.
 	follow  bool
 	entries []*tuiEntry
-	md      *glamour.TermRenderer
+	md      *mdRenderer
 	mdWidth int
 	// renders counts Markdown renders: what an answer's drawing costs.
 	renders int
@@ -614,21 +613,13 @@ func (m *tuiModel) endAnswer() {
 }
 
 // markdown renders an answer, already escaped, as Markdown at the
-// current width; a renderer that fails shows the text as it is.
+// current width.
 func (m *tuiModel) markdown(text string) string {
 	if m.md == nil || m.mdWidth != m.width {
-		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle("dark"), glamour.WithWordWrap(max(m.width-4, 20)))
-		if err != nil {
-			return text
-		}
-		m.md, m.mdWidth = r, m.width
+		m.md, m.mdWidth = newMDRenderer(max(m.width-4, 20)), m.width
 	}
 	m.renders++
-	out, err := m.md.Render(text)
-	if err != nil {
-		return text
-	}
-	return strings.Trim(out, "\n")
+	return strings.Trim(m.md.Render(text), "\n")
 }
 
 // View implements tea.Model.
