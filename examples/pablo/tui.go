@@ -42,7 +42,9 @@ func tuiCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	d, err := loadDeployment(ctx, p, h, overrides)
+	// As `pablo run`: --config with its overrides, or no-config mode.
+	d, cleanup, err := loadRun(ctx, p, h, overrides)
+	defer cleanup()
 	if err != nil {
 		return preAdmission(h, nil, "", err)
 	}

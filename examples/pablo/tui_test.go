@@ -57,15 +57,16 @@ func TestTUINeedsACapableTerminal(t *testing.T) {
 		})
 	}
 	// Bare `pablo` on a terminal that cannot draw the UI keeps printing
-	// the usage; on a capable one it is `pablo tui` (which, given no
-	// deployment, says so).
+	// the usage; on a capable one it is `pablo tui` in no-config mode (the
+	// invocation directory the workspace, the default model), which here
+	// stops before drawing anything for want of the model's credential.
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), nil, &host{stdin: term, stdout: &out, stderr: &errb, lookupEnv: env("dumb")}); code != 0 || !strings.Contains(out.String(), "usage: pablo COMMAND") {
 		t.Errorf("bare pablo with TERM=dumb: exit %d, %q", code, out.String())
 	}
 	errb.Reset()
-	if code := run(context.Background(), nil, &host{stdin: term, stdout: term, stderr: &errb, lookupEnv: env("xterm-256color")}); code != 2 || !strings.Contains(errb.String(), "--config") {
-		t.Errorf("bare pablo on a capable terminal: exit %d, %q; want the tui's need for a deployment", code, errb.String())
+	if code := run(context.Background(), nil, &host{stdin: term, stdout: term, stderr: &errb, lookupEnv: env("xterm-256color"), workDir: t.TempDir()}); code != 2 || !strings.Contains(errb.String(), "set it with: export AI_GATEWAY_API_KEY=") {
+		t.Errorf("bare pablo on a capable terminal: exit %d, %q; want the tui in no-config mode, asking for the default model's credential", code, errb.String())
 	}
 }
 

@@ -127,8 +127,6 @@ type tuiModel struct {
 	asks   []tuiApprovalMsg     // questions waiting, the first shown
 	// err is why the UI ended on its own (a failed goroutine).
 	err error
-	// lastStatus is the last task's outcome status, for the exit code.
-	lastStatus string
 }
 
 func newTUIModel(backend tuiBackend, now func() time.Time, first string) *tuiModel {
@@ -396,12 +394,10 @@ func (m *tuiModel) done(msg tuiDoneMsg) {
 	elapsed := m.now().Sub(m.started).Truncate(time.Second)
 	e := m.add(entryOutcome, 0)
 	if msg.err != nil {
-		m.lastStatus = "failed"
 		fmt.Fprintf(&e.text, "not started: %s", termtext.AppendPrintable(nil, message(msg.err), true))
 		return
 	}
 	if msg.obj.Outcome == nil || msg.obj.Accounting == nil {
-		m.lastStatus = "failed"
 		why := "the task settled without an outcome"
 		if msg.obj.Error != nil {
 			why = msg.obj.Error.Message
@@ -410,7 +406,6 @@ func (m *tuiModel) done(msg tuiDoneMsg) {
 		return
 	}
 	o := msg.obj.Outcome
-	m.lastStatus = string(o.Status)
 	detail := ""
 	switch o.Status {
 	case event.StatusLimitExceeded:
