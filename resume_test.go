@@ -10,9 +10,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/event"
+	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
@@ -98,6 +100,8 @@ type resumeFixture struct {
 	dir   string
 	ws    string
 	store string
+	// clock, when set, is every runtime's clock.
+	clock ledger.Clock
 }
 
 func newResumeFixture(t *testing.T, body string) *resumeFixture {
@@ -131,7 +135,7 @@ func (f *resumeFixture) runtime(m model.Model, wrap func(ledger.Store) ledger.St
 	if wrap != nil {
 		store = wrap(b)
 	}
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: m, Store: store})
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: m, Store: store, Clock: f.clock})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -510,5 +514,76 @@ func TestResumeOfASettledTaskIsTaskSettled(t *testing.T) {
 	var se *ledger.SettledError
 	if !errors.Is(err, ledger.ErrTaskSettled) || !errors.As(err, &se) || se.Outcome.Status != outcome.Completed {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Ceilings hold across the stop: the duration ceiling counts from the
+// task's first start, so the time the host was down is spent (and
+// reported), unless the host passes a new deadline.
+func TestResumeKeepsTheOriginalDeadlineUnlessGivenOne(t *testing.T) {
+	f := newResumeFixture(t, fsWrite+"[options.limits]\nmax_run_duration_ms = 60000\n")
+	c := clock.NewManual(time.Now())
+	f.clock = c
+	var models atomic.Int32
+	stopAtAnswer := func() func([]ledger.Record) (bool, bool) {
+		models.Store(0)
+		return killAt(false, func(r *ledger.CallRecord) bool {
+			return r.Kind == ledger.ModelCallKind && r.State == ledger.CallDispatched && models.Add(1) == 2
+		})
+	}
+	id := f.crash(&turnModel{turns: writeTurns()}, stopAtAnswer())
+	c.Move(2 * time.Minute) // the host was down two minutes
+	m := &turnModel{turns: []model.Response{doneTurn}}
+	obj, err := f.resume(m, id, ResumeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.Outcome.Status != event.StatusTimedOut || len(m.requests()) != 0 {
+		t.Fatalf("outcome %+v after %d requests, want timed_out before any", obj.Outcome, len(m.requests()))
+	}
+	if obj.Resume.DowntimeMS < 120000 || obj.Resume.NewDeadline {
+		t.Fatalf("resume record %+v, want two minutes of downtime", obj.Resume)
+	}
+
+	id = f.crash(&turnModel{turns: writeTurns()}, stopAtAnswer())
+	c.Move(2 * time.Minute)
+	obj, err = f.resume(m, id, ResumeRequest{Deadline: c.Now().Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.Outcome.Status != event.StatusCompleted || !obj.Resume.NewDeadline {
+		t.Fatalf("with a new deadline: outcome %+v, resume %+v", obj.Outcome, obj.Resume)
+	}
+}
+
+// A mistake the model was told about before the stop (a tool it may not
+// call) is given back to it as it was: the rebuilt history holds the
+// recorded result, and the task goes on.
+func TestResumeGivesBackARecoveredMistake(t *testing.T) {
+	f := newResumeFixture(t, fsWrite)
+	turns := []model.Response{calls(call("n1", "no_such_tool", `{}`)), calls(call("w1", "fs_write", writeNote)), doneTurn}
+	var models atomic.Int32
+	id := f.crash(&turnModel{turns: turns}, killAt(false, func(c *ledger.CallRecord) bool {
+		return c.Kind == ledger.ModelCallKind && c.State == ledger.CallDispatched && models.Add(1) == 3
+	}))
+	m := &turnModel{turns: []model.Response{doneTurn}}
+	obj, err := f.resume(m, id, ResumeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.Outcome.Status != event.StatusCompleted || len(m.requests()) != 1 {
+		t.Fatalf("outcome %+v after %d requests", obj.Outcome, len(m.requests()))
+	}
+	var told []string
+	for _, msg := range m.requests()[0].Messages {
+		if msg.Role == model.RoleTool {
+			told = append(told, msg.ToolCallID)
+			if msg.ToolCallID == "n1" && !strings.Contains(msg.Content, `"status":"tool_unavailable"`) {
+				t.Fatalf("the mistake's result: %s", msg.Content)
+			}
+		}
+	}
+	if !slices.Equal(told, []string{"n1", "w1"}) {
+		t.Fatalf("tool results in the rebuilt history: %v", told)
 	}
 }

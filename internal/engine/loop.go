@@ -35,6 +35,8 @@ type step struct {
 	// to the model in a row (Recovery).
 	mistake *mistake
 	misses  int
+	// answer is the tool result of mistake, once computed (mistakeAnswer).
+	answer []byte
 	t       *Task
 	conf    agentConf
 	agent   string

@@ -76,23 +76,40 @@ type mistakeDetail struct {
 // recovered under the runtime's Recovery; otherwise it returns o. A
 // ledger failure is never recovered.
 func (s *step) answerMistake(call model.ToolCall, o *event.Outcome) *event.Outcome {
-	m := s.mistake
-	s.mistake = nil
-	isMistake := o.Status == event.StatusPolicyDenied || o.Status == event.StatusFailed && o.Code == outcome.FailInvalidToolArguments
-	if m == nil || !isMistake {
-		return o
-	}
-	r := s.t.rt.opts.Recovery
-	if r.MaxErrors <= 0 || s.misses >= r.MaxErrors || m.kind == mistakeDenied && !r.ReportDenials {
+	b, ok := s.mistakeAnswer(o)
+	s.mistake, s.answer = nil, nil
+	if !ok {
 		return o
 	}
 	s.misses++
-	b, err := json.Marshal(s.mistakeResult(m, r.MaxErrors-s.misses))
-	if err != nil {
-		return o
-	}
 	s.addHistory(model.Message{Role: model.RoleTool, ToolCallID: call.ID, Content: string(b)})
 	return nil
+}
+
+// mistakeAnswer is the tool result the model gets for the mistake the
+// outcome o would end the task with, and false when it ends the task
+// (answerMistake). It is computed once per call: the settlement records it
+// (so a resumed task gives the model the same history), and answerMistake
+// returns it.
+func (s *step) mistakeAnswer(o *event.Outcome) ([]byte, bool) {
+	if s.answer != nil {
+		return s.answer, true
+	}
+	m := s.mistake
+	isMistake := o != nil && (o.Status == event.StatusPolicyDenied || o.Status == event.StatusFailed && o.Code == outcome.FailInvalidToolArguments)
+	if m == nil || !isMistake {
+		return nil, false
+	}
+	r := s.t.rt.opts.Recovery
+	if r.MaxErrors <= 0 || s.misses >= r.MaxErrors || m.kind == mistakeDenied && !r.ReportDenials {
+		return nil, false
+	}
+	b, err := json.Marshal(s.mistakeResult(m, r.MaxErrors-s.misses-1))
+	if err != nil {
+		return nil, false
+	}
+	s.answer = b
+	return b, true
 }
 
 // mistakeResult is what the model is told: what it called, what failed

@@ -288,6 +288,13 @@ func (s *step) recordedResult(call model.ToolCall, pc *pastCall) *event.Outcome 
 	if err != nil {
 		return s.ledgerOutcome(err)
 	}
+	// The run of mistakes goes on as it went: a recovered mistake counts,
+	// a call that ran ends the run.
+	if pc.dispatched == nil && status != outcome.ToolCompleted && status != outcome.ToolRecoverableError {
+		s.misses++
+	} else {
+		s.misses = 0
+	}
 	s.addHistory(model.Message{Role: model.RoleTool, ToolCallID: call.ID, Content: string(content)})
 	return nil
 }

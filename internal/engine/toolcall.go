@@ -483,7 +483,17 @@ func (s *step) deny(lc ledger.ToolCall, d authority.Decision, rule string) *even
 // settlement is refused: a call the ledger still holds open would keep the
 // task from its terminal record.
 func (s *step) settleUnsent(callID string, status outcome.ToolStatus, code string, o *event.Outcome) *event.Outcome {
-	err := s.t.root.SettleToolCall(s.ctx, s.agent, callID, ledger.ToolSettlement{Status: status, Delivery: outcome.NotSent, Error: code})
+	settle := ledger.ToolSettlement{Status: status, Delivery: outcome.NotSent, Error: code}
+	if b, ok := s.mistakeAnswer(o); ok && s.payloads {
+		// A mistake the model is told about: its result is kept with the
+		// settlement, as a dispatched call's is.
+		ref, err := s.t.root.PutResult(s.ctx, json.RawMessage(b))
+		if err != nil {
+			return s.ledgerFailure(err, outcome.NotSent)
+		}
+		settle.Result, settle.OutputBytes = ref, uint64(len(b))
+	}
+	err := s.t.root.SettleToolCall(s.ctx, s.agent, callID, settle)
 	if err != nil {
 		return s.ledgerFailure(err, outcome.NotSent)
 	}
