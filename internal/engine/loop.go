@@ -37,13 +37,13 @@ type step struct {
 	misses  int
 	// answer is the tool result of mistake, once computed (mistakeAnswer).
 	answer []byte
-	t       *Task
-	conf    agentConf
-	agent   string
-	hdr     *eventlog.Header
-	base    context.Context // the agent's own context, before its deadline and tool wiring
-	ctx     context.Context
-	caller  context.Context
+	t      *Task
+	conf   agentConf
+	agent  string
+	hdr    *eventlog.Header
+	base   context.Context // the agent's own context, before its deadline and tool wiring
+	ctx    context.Context
+	caller context.Context
 	// span is the agent's invoke_agent span, set once before any child
 	// starts: the parent of its children's spans.
 	span trace.Span
