@@ -488,11 +488,17 @@ type resumedTask struct {
 		Status string `json:"status"`
 		Reason string `json:"reason"`
 	} `json:"outcome"`
+	Accounting struct {
+		ModelCalls string `json:"model_calls"`
+	} `json:"accounting"`
 	Resume struct {
-		Attempt   int      `json:"attempt"`
-		Completed []string `json:"completed"`
-		Retried   []string `json:"retried"`
-		Unknown   []string `json:"unknown"`
+		Fingerprint      string   `json:"fingerprint"`
+		ResumedUnder     string   `json:"resumed_under"`
+		ResentModelCalls int      `json:"resent_model_calls"`
+		Attempt          int      `json:"attempt"`
+		Completed        []string `json:"completed"`
+		Retried          []string `json:"retried"`
+		Unknown          []string `json:"unknown"`
 	} `json:"resume"`
 	raw string
 }
@@ -820,5 +826,53 @@ func TestResumeKeepsASettledChildSettled(t *testing.T) {
 	}
 	if e := c.effects(t); e.child != "two\n" {
 		t.Errorf("child.txt holds %q", e.child)
+	}
+}
+
+// TestResumeDeniesAToolRevokedSinceTheCrash: the host is killed after the
+// model proposed the MCP call and before the call's dispatch was durable,
+// and the MCP server is removed from the deployment before the resume.
+// The model call that was in flight is sent again and charged again (nine
+// model calls where an uninterrupted run makes eight), the resume records
+// that it runs under another fingerprint, and the MCP call the model
+// proposes again is decided under the new deployment: denied, the server
+// never sees a key, and the task goes on to complete.
+func TestResumeDeniesAToolRevokedSinceTheCrash(t *testing.T) {
+	bin, counter := crashBinaries(t)
+	c := newCrashTask(t, counter)
+	store := filepath.Join(c.dir, "ledger.db")
+	c.killAt(t, bin, store, "before-dispatch:tool:mcp/counter/bump:1")
+	rep := c.recover(t, bin, store)
+	b, err := os.ReadFile(c.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, _ := strings.Cut(string(b), "[options.mcp.servers.counter]")
+	if err := os.WriteFile(c.cfg, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, obj := c.resume(t, bin, store, rep.Tasks[0].TaskID)
+	if obj.Outcome.Status != "completed" {
+		t.Fatalf("resumed: %s", obj.raw)
+	}
+	if obj.Resume.ResentModelCalls != 1 || obj.Accounting.ModelCalls != "9" {
+		t.Errorf("the model call in flight: resent %d, %s model calls charged; want it resent once and charged again (9)", obj.Resume.ResentModelCalls, obj.Accounting.ModelCalls)
+	}
+	if obj.Resume.Fingerprint == "" || obj.Resume.ResumedUnder == "" || obj.Resume.Fingerprint == obj.Resume.ResumedUnder {
+		t.Errorf("the resume does not record the changed deployment: %s", obj.raw)
+	}
+	after := c.recover(t, bin, store)
+	class, call := after.class(func(r recoveredRef) bool {
+		return r.AgentID == after.Tasks[0].RootAgentID && r.Name == "mcp/counter/bump"
+	})
+	if class != "completed" || call.Status != "policy_denied" {
+		t.Errorf("the revoked MCP call is %s %+v, want it denied", class, call)
+	}
+	e := c.effects(t)
+	if len(e.calls) != 0 {
+		t.Errorf("the MCP server removed from the deployment was called: %v", e.calls)
+	}
+	if e.out != "one\n" || e.appended != 1 || e.child != "two\n" {
+		t.Errorf("the other effects: %+v, want each once", e)
 	}
 }
