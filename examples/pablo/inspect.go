@@ -180,7 +180,15 @@ type skillView struct {
 	skills.Skill
 	Preview   string
 	Truncated bool
-	Node      *graph.Node
+}
+
+// SkillNode is the current graph's node of the Skill named name (ROOT/NAME),
+// nil when the graph has none.
+func (s *inspectStack) SkillNode(name string) *graph.Node {
+	if n, ok := s.Graph.Node("skill:" + name); ok {
+		return &n
+	}
+	return nil
 }
 
 func newInspectStack(ctx context.Context, name string, d *pablo.Deployment, opts graph.Options) (*inspectStack, error) {
@@ -209,11 +217,6 @@ func newInspectStack(ctx context.Context, name string, d *pablo.Deployment, opts
 	for _, sk := range cat.Skills() {
 		v := skillView{Skill: sk}
 		v.Preview, v.Truncated = skillPreview(cat, sk)
-		if n, ok := g.NodeFor(sk.QualifiedName); ok {
-			if node, ok := g.Node(n); ok {
-				v.Node = &node
-			}
-		}
 		s.Skills = append(s.Skills, v)
 	}
 	return s, nil
@@ -295,6 +298,14 @@ func (s *inspectStack) Kind(kinds ...string) []graph.Node {
 		}
 	}
 	return out
+}
+
+// NodeState is the readiness of node id, "" when the graph has none.
+func (s *inspectStack) NodeState(id string) string {
+	if n, ok := s.Graph.Node(id); ok {
+		return string(n.State)
+	}
+	return ""
 }
 
 // Requires is what node id requires or offers.
