@@ -143,8 +143,9 @@ type Response struct {
 type Info struct {
 	Provider string
 	Model    string
-	// TokenBound and CostBound are attested per-call upper bounds; zero
-	// means none. A hard token or cost ceiling needs them.
+	// TokenBound and CostBound are static per-call upper bounds; zero
+	// means none. A hard token or cost ceiling needs them, unless the
+	// model is a [Bounder], whose per-request bound is used instead.
 	TokenBound uint64
 	CostBound  uint64
 }

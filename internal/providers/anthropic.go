@@ -589,18 +589,11 @@ func (p *anthStream) result() (*model.Response, error) {
 			}{"redacted_thinking", b.data})
 			r.Reasoning = append(r.Reasoning, model.Reasoning{Provider: string(Anthropic), Data: raw})
 		case "tool_use":
-			args := strings.TrimSpace(b.text.String())
-			if args == "" {
-				args = "{}"
+			args, err := callArguments(b.text.String(), "tool_use "+textx.Cut(b.name, 64), "input", r.FinishReason == model.FinishLength, "stop_reason max_tokens")
+			if err != nil {
+				return nil, err
 			}
-			if !json.Valid([]byte(args)) || args[0] != '{' {
-				reason := fmt.Sprintf("tool_use %s's input is not a JSON object", textx.Cut(b.name, 64))
-				if r.FinishReason == model.FinishLength {
-					reason = fmt.Sprintf("the output limit (stop_reason max_tokens) cut tool_use %s off mid-input; raise the model's max_output_tokens", textx.Cut(b.name, 64))
-				}
-				return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: true, Reason: reason}
-			}
-			r.ToolCalls = append(r.ToolCalls, model.ToolCall{ID: b.id, Name: b.name, Arguments: json.RawMessage(args)})
+			r.ToolCalls = append(r.ToolCalls, model.ToolCall{ID: b.id, Name: b.name, Arguments: args})
 		}
 	}
 	if len(r.ToolCalls) > 0 && r.FinishReason == model.FinishStop {

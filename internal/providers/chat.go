@@ -504,18 +504,11 @@ func (p *chatStream) result() (*model.Response, error) {
 		return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: p.escaped, Reason: fmt.Sprintf("unknown finish reason %q", textx.Cut(p.finish, 32))}
 	}
 	for i := range p.calls {
-		args := strings.TrimSpace(string(p.args[i]))
-		if args == "" {
-			args = "{}"
+		args, err := callArguments(string(p.args[i]), fmt.Sprintf("tool call %d (%s)", i, textx.Cut(p.calls[i].Name, 64)), "arguments", p.finish == "length", "finish_reason length")
+		if err != nil {
+			return nil, err
 		}
-		if !json.Valid([]byte(args)) || args[0] != '{' {
-			reason := fmt.Sprintf("tool call %d (%s)'s arguments are not a JSON object", i, textx.Cut(p.calls[i].Name, 64))
-			if p.finish == "length" {
-				reason = fmt.Sprintf("the output limit (finish_reason length) cut tool call %d (%s) off mid-arguments; raise the model's max_output_tokens", i, textx.Cut(p.calls[i].Name, 64))
-			}
-			return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: true, Reason: reason}
-		}
-		p.calls[i].Arguments = json.RawMessage(args)
+		p.calls[i].Arguments = args
 	}
 	if len(p.calls) > 0 {
 		// Some servers say "stop" for a turn that proposed tools.

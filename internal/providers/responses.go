@@ -670,18 +670,11 @@ func (p *responsesStream) result() (*model.Response, error) {
 		if it.kind != "function_call" {
 			continue
 		}
-		args := strings.TrimSpace(it.args.String())
-		if args == "" {
-			args = "{}"
+		args, err := callArguments(it.args.String(), "function call "+textx.Cut(it.name, 64), "arguments", p.finish == model.FinishLength, "incomplete: max_output_tokens")
+		if err != nil {
+			return nil, err
 		}
-		if !json.Valid([]byte(args)) || args[0] != '{' {
-			reason := fmt.Sprintf("function call %s's arguments are not a JSON object", textx.Cut(it.name, 64))
-			if p.finish == model.FinishLength {
-				reason = fmt.Sprintf("the output limit (incomplete: max_output_tokens) cut function call %s off mid-arguments; raise the model's max_output_tokens", textx.Cut(it.name, 64))
-			}
-			return nil, &Error{Code: CodeMalformed, Delivery: ResponseReceived, Escaped: true, Reason: reason}
-		}
-		r.ToolCalls = append(r.ToolCalls, model.ToolCall{ID: it.callID, Name: it.name, Arguments: json.RawMessage(args)})
+		r.ToolCalls = append(r.ToolCalls, model.ToolCall{ID: it.callID, Name: it.name, Arguments: args})
 	}
 	if len(r.ToolCalls) > 0 && r.FinishReason == model.FinishStop {
 		r.FinishReason = model.FinishToolCalls
