@@ -91,7 +91,10 @@ func TestRunUnderAllowlistReachesTheAllowedNameOnly(t *testing.T) {
 	}
 	var events []egressEvent
 	finished := map[string]bool{}
-	for _, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+	schemas, _ := loadSchemas(t)
+	for i, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		// Every line, tool.egress among them, is what the trace schema says.
+		validateOne(t, fmt.Sprintf("trace line %d", i+1), schemas, []string{traceSchema}, string(line))
 		var e egressEvent
 		if err := json.Unmarshal(line, &e); err != nil {
 			t.Fatalf("trace line %s: %v", line, err)
@@ -147,7 +150,7 @@ func TestRunUnderAllowlistReachesTheAllowedNameOnly(t *testing.T) {
 // is a git repository whose one remote is a loopback fixture by name:
 // curl reaches that host through the proxy; a second fixture, no remote's
 // host, is refused; the task's snapshot records the allowlist read from
-// the remotes.
+// the remotes, and every trace line is what the trace schema says.
 func TestRunUnderRepositoryHostOnlyReachesTheRemotesHost(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/curl"); err != nil {
 		t.Skip("needs /usr/bin/curl")
@@ -171,14 +174,23 @@ func TestRunUnderRepositoryHostOnlyReachesTheRemotesHost(t *testing.T) {
 	script := filepath.Join(dir, "script.json")
 	os.WriteFile(script, []byte(fmt.Sprintf(`{"turns":[{"tool_calls":[{"id":"c1","name":"shell_run","arguments":{"command":"curl -fsS http://localhost:%d/","cwd":"."}},{"id":"c2","name":"shell_run","arguments":{"command":"curl -fsS http://localhost:%d/","cwd":"."}}]},{"text":["done"]}]}`, port, otherPort)), 0o600)
 	store := filepath.Join(dir, "ledger.db")
+	trace := filepath.Join(dir, "trace.jsonl")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
 	h := &host{stdout: &out, stderr: &errb, lookupEnv: func(string) (string, bool) { return "", false }, workDir: dir, forwarder: exe}
-	if code := run(context.Background(), []string{"run", "go", "--json", "--script", script, "--store", store, "--config", cfg, "--bind", "workspace=" + ws}, h); code != 0 {
+	if code := run(context.Background(), []string{"run", "go", "--json", "--script", script, "--store", store, "--trace", trace, "--config", cfg, "--bind", "workspace=" + ws}, h); code != 0 {
 		t.Fatalf("run: exit %d %s %s", code, out.String(), errb.String())
+	}
+	raw, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas, _ := loadSchemas(t)
+	for i, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		validateOne(t, fmt.Sprintf("trace line %d", i+1), schemas, []string{traceSchema}, string(line))
 	}
 	l, err := ledger.OpenBolt(store, ledger.BoltOptions{ReadOnly: true})
 	if err != nil {
