@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/graph"
+	"github.com/pabloagent/pablo/model"
 )
 
 // memoryTask runs one task of f's deployment and returns its events.
@@ -477,5 +479,137 @@ func TestMemoryProposalIsNoOracleThroughTheRuntime(t *testing.T) {
 	absent, present := seen(false), seen(true)
 	if absent != present {
 		t.Errorf("the tool results tell a hidden record from none.\nwithout it:\n%s\nwith it:\n%s", absent, present)
+	}
+}
+
+// proposeHandoffModel: the root spawns a proposer child whose validated
+// answer names the patch memory.update.propose wrote as an artifact, then
+// hands that artifact to a reader child, which reads it with fs.read.
+type proposeHandoffModel struct {
+	mu    sync.Mutex
+	asked map[string]int
+	read  string // what the reader's fs.read returned
+}
+
+const (
+	proposeRoot   = "Propose, then review."
+	proposeWriter = "Propose the invoices service."
+	proposeReader = "Review the proposed patch."
+)
+
+func (m *proposeHandoffModel) Info() model.Info {
+	return model.Info{Provider: "test", Model: "propose"}
+}
+
+func (m *proposeHandoffModel) Generate(_ context.Context, req *model.Request, emit func(string) error) (*model.Response, error) {
+	first := req.Messages[0].Content
+	m.mu.Lock()
+	m.asked[first]++
+	m.mu.Unlock()
+	call := func(name, args string) *model.Response {
+		return &model.Response{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: "c", Name: name, Arguments: json.RawMessage(args)}}}
+	}
+	var results []string
+	for _, msg := range req.Messages {
+		if msg.Role == model.RoleTool {
+			results = append(results, msg.Content)
+		}
+	}
+	last := ""
+	if len(results) > 0 {
+		last = results[len(results)-1]
+	}
+	answer := func(text string) (*model.Response, error) {
+		return &model.Response{Text: text, FinishReason: model.FinishStop}, emit(text)
+	}
+	switch first {
+	case proposeWriter:
+		if len(results) == 0 {
+			return call("memory_update_propose", `{"subject":"add invoices","changes":[{"op":"add","record":{"id":"invoices","kind":"service","owner":"payments","repo":"acme/invoices"}}]}`), nil
+		}
+		var v struct {
+			Memory struct{ Path, Revision string } `json:"memory"`
+		}
+		json.Unmarshal([]byte(last), &v)
+		return answer(`{"artifact":{"path":"` + v.Memory.Path + `","revision":"` + v.Memory.Revision + `"}}`)
+	case proposeReader:
+		if len(results) == 0 {
+			return call("fs_read", `{"path":"`+handedPath(req)+`"}`), nil
+		}
+		m.mu.Lock()
+		m.read = last
+		m.mu.Unlock()
+		return answer("reviewed")
+	}
+	var v struct {
+		Subagent struct {
+			Agent struct {
+				AgentID string `json:"agent_id"`
+			} `json:"agent"`
+			Settled []struct {
+				AgentID  string `json:"agent_id"`
+				ResultID string `json:"result_id"`
+			} `json:"settled"`
+		} `json:"subagent"`
+	}
+	json.Unmarshal([]byte(last), &v)
+	switch len(results) {
+	case 0:
+		return call("subagent", `{"action":"spawn","request":{"input":"`+proposeWriter+`","capabilities":{"tools":["memory.update.propose"]},
+			"output_schema":{"type":"object","properties":{"artifact":{"type":"object","properties":{"path":{"type":"string"},"revision":{"type":"string"}},"required":["path","revision"],"additionalProperties":false}},"required":["artifact"],"additionalProperties":false}}}`), nil
+	case 1, 3:
+		return call("subagent", `{"action":"wait","agent_ids":["`+v.Subagent.Agent.AgentID+`"],"mode":"all","timeout_ms":60000}`), nil
+	case 2:
+		if len(v.Subagent.Settled) == 0 {
+			return answer("the proposer did not settle: " + last)
+		}
+		s := v.Subagent.Settled[0]
+		return call("subagent", `{"action":"spawn","request":{"input":"`+proposeReader+`","capabilities":{"tools":["fs.read"]},
+			"handoffs":[{"source_agent_id":"`+s.AgentID+`","result_id":"`+s.ResultID+`","kind":"artifact"}]}}`), nil
+	}
+	return answer(last)
+}
+
+// handedPath is the artifact path a handoff message names.
+func handedPath(req *model.Request) string {
+	for _, msg := range req.Messages {
+		if i := strings.Index(msg.Content, "memory-proposals/"); i >= 0 {
+			rest := msg.Content[i:]
+			if j := strings.IndexAny(rest, " \n\",}"); j > 0 {
+				return rest[:j]
+			}
+			return rest
+		}
+	}
+	return "missing"
+}
+
+// TestMemoryProposedPatchIsHandedOffAsAnArtifact defends the rule that a
+// patch from memory.update.propose is a workspace file like any other: a
+// proposer child names it (path and revision) in its validated answer,
+// and a reader child handed it as an artifact starts after the revision
+// is re-checked and reads the patch.
+func TestMemoryProposedPatchIsHandedOffAsAnArtifact(t *testing.T) {
+	f := newMemoryFixture(`{"turns": [{"text": ["unused"]}]}`, "\n[options.children]\nenabled = true\n")
+	defer os.RemoveAll(f.dir)
+	d, err := pablo.Load(pablo.LoadOptions{
+		Config:   filepath.Join(f.dir, "deployment.toml"),
+		Bindings: map[string]string{"workspace": filepath.Join(f.dir, "work"), "memory": filepath.Join(f.dir, "memory")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &proposeHandoffModel{asked: map[string]int{}}
+	rt, err := d.NewRuntime(context.Background(), pablo.HostOptions{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	obj, err := rt.Run(context.Background(), proposeRoot)
+	if err != nil || obj.Outcome.Status != event.StatusCompleted {
+		t.Fatalf("%+v %v", obj.Outcome, err)
+	}
+	if m.asked[proposeReader] == 0 || !strings.Contains(m.read, "Subject: [PATCH] add invoices") || !strings.Contains(m.read, "records/service/invoices.md") {
+		t.Errorf("the reader (asked %d) read %q; want the proposed patch. Root's answer: %s", m.asked[proposeReader], m.read, *obj.Outcome.Output)
 	}
 }
