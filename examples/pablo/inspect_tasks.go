@@ -31,6 +31,10 @@ type taskProgress struct {
 	Events      int
 	Compactions []compactionView
 	Handoffs    []handoffView
+	// Started is the first record's time; Finished the root's run.finished
+	// event's, with the task's accounting (nil until the root finished).
+	Started, Finished time.Time
+	Accounting        *ledger.Accounting
 }
 
 // compactionView is one context compaction: its compaction-v1 record as
@@ -53,11 +57,21 @@ func taskProgressOf(recs []ledger.Record) taskProgress {
 	var p taskProgress
 	index := map[string]int{}
 	for _, r := range recs {
+		if p.Started.IsZero() {
+			p.Started = r.Time
+		}
 		if r.Kind != ledger.RecordEvent {
 			continue
 		}
 		p.Events++
 		switch event.Type(r.Event.Type) {
+		case event.RunFinished:
+			var d struct {
+				Accounting *ledger.Accounting `json:"accounting"`
+			}
+			if r.Event.ParentID == "" && json.Unmarshal(r.Event.Payload, &d) == nil {
+				p.Finished, p.Accounting = r.Event.Time, d.Accounting
+			}
 		case event.CompactionStarted, event.CompactionFinished:
 			var d struct {
 				Compaction *event.Compaction `json:"compaction"`
@@ -98,6 +112,8 @@ type taskRow struct {
 	Report   *ledger.TaskReport
 	InFlight bool
 	Error    string
+	// Progress is read from the task's records: its times and accounting.
+	Progress *taskProgress
 }
 
 // callView is a completed call with the start of its recorded result.
@@ -166,6 +182,10 @@ func (in *inspector) taskRow(ctx context.Context, id string) taskRow {
 	default:
 		row.Report = &t
 	}
+	if recs, err := in.store.Records(ctx, id); err == nil {
+		p := taskProgressOf(recs)
+		row.Progress = &p
+	}
 	return row
 }
 
@@ -185,8 +205,8 @@ func (in *inspector) task(w http.ResponseWriter, r *http.Request) {
 	// The records so far, read-only: a task in flight in another process
 	// shows its compactions and handoffs as they are recorded, and its
 	// page reloads itself until the task settles.
-	if recs, err := in.store.Records(r.Context(), id); err == nil {
-		data["Progress"] = taskProgressOf(recs)
+	if row.Progress != nil {
+		data["Progress"] = *row.Progress
 	}
 	if row.InFlight {
 		data["Refresh"], data["AsOf"] = taskRefreshSeconds, in.clock.Now().UTC()

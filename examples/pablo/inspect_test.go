@@ -604,6 +604,13 @@ func TestInspectorTasksPageAndEscapeOutputs(t *testing.T) {
 	if len(firstIDs) != 1 || !strings.Contains(first, "/tasks?after="+url.QueryEscape(firstIDs[0])) {
 		t.Fatalf("the first page lists %q and no link to the next page:\n%s", firstIDs, first)
 	}
+	// Each task made two model calls and one tool call (the script's two
+	// turns, its fs_read): the Tasks page shows the accounting and times.
+	if acc, _ := attrValues(t, first, "data-accounting"); len(acc) != 1 {
+		t.Errorf("the Tasks page shows no accounting:\n%s", first)
+	} else if _, texts := attrValues(t, first, "data-accounting"); texts[0] != "2" || !strings.Contains(first, "<td>1</td><td>") {
+		t.Errorf("the Tasks page's accounting says %q model calls:\n%s", texts[0], first)
+	}
 	_, second := get(t, srv, "/tasks?after="+url.QueryEscape(firstIDs[0]))
 	secondIDs := taskIDs(t, second)
 	if len(secondIDs) != 1 || secondIDs[0] == firstIDs[0] || strings.Contains(second, "next page") {
@@ -620,6 +627,9 @@ func TestInspectorTasksPageAndEscapeOutputs(t *testing.T) {
 		}
 		if !strings.Contains(page, "pablo-xss-1") || !strings.Contains(page, "pablo-xss-5") {
 			t.Errorf("GET %s does not show the task's output", path)
+		}
+		if !strings.Contains(page, "model calls 2 · tool calls 1") || !strings.Contains(page, "started ") || !strings.Contains(page, "finished ") {
+			t.Errorf("GET %s shows no accounting or times", path)
 		}
 		for _, p := range xssPayloads {
 			if strings.Contains(page, p) {
