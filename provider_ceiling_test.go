@@ -11,6 +11,7 @@ import (
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/internal/providertest"
+	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
 )
@@ -131,7 +132,8 @@ func TestCostCeilingRefusesTheCallThatCouldPassIt(t *testing.T) {
 		{"1024000", event.StatusLimitExceeded, 0},
 	} {
 		srv := demoFixture(t)
-		obj, _ := runProviderTask(t, providerDeployment(t, anthropicDemo(srv.Endpoint(), prices, "max_output_tokens = 1024\nmax_cost_microusd = \""+c.ceiling+"\"\n"), nil), HostOptions{LookupEnv: lookupKey})
+		store := ledger.NewMemoryStore()
+		obj, _ := runProviderTask(t, providerDeployment(t, anthropicDemo(srv.Endpoint(), prices, "max_output_tokens = 1024\nmax_cost_microusd = \""+c.ceiling+"\"\n"), nil), HostOptions{LookupEnv: lookupKey, Store: store})
 		if obj.Outcome.Status != c.status || srv.Requests() != c.requests {
 			t.Fatalf("ceiling %s: %s after %d requests, want %s after %d", c.ceiling, outcomeJSON(obj.Outcome), srv.Requests(), c.status, c.requests)
 		}
@@ -140,6 +142,41 @@ func TestCostCeilingRefusesTheCallThatCouldPassIt(t *testing.T) {
 		}
 		if want := uint64(7001 * c.requests); obj.Accounting.ChargedCostMicroUSD.N != want {
 			t.Fatalf("ceiling %s: charged %v, want %d", c.ceiling, obj.Accounting.ChargedCostMicroUSD, want)
+		}
+		// The ledger records each sent call's bound when it is admitted
+		// and its actual when it settles: the body's size plus the
+		// overhead plus 1024 tokens, 1 + 1024000 micro-USD; 18 tokens and
+		// 7001 micro-USD.
+		tasks, _ := store.Tasks(context.Background())
+		recs, err := store.Records(context.Background(), tasks[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := 0
+		for _, r := range recs {
+			if r.Call == nil || r.Call.Kind != ledger.ModelCallKind {
+				continue
+			}
+			switch r.Call.State {
+			case ledger.CallAdmitted:
+				if sent < c.requests {
+					want := uint64(len(srv.Bodies()[sent])) + providers.BoundOverheadTokens + 1024
+					if tb, _ := r.Call.TokenBound.Value(); tb != want {
+						t.Fatalf("ceiling %s: call %d token bound %v, want %d", c.ceiling, sent+1, r.Call.TokenBound, want)
+					}
+					if cb, _ := r.Call.CostBound.Value(); cb != 1024001 {
+						t.Fatalf("ceiling %s: call %d cost bound %v", c.ceiling, sent+1, r.Call.CostBound)
+					}
+				}
+				sent++
+			case ledger.CallSettled:
+				if r.Call.ChargedTokens.N != 18 || r.Call.ChargedCost.N != 7001 {
+					t.Fatalf("ceiling %s: settled charges %v %v", c.ceiling, r.Call.ChargedTokens, r.Call.ChargedCost)
+				}
+			}
+		}
+		if sent != c.requests {
+			t.Fatalf("ceiling %s: %d model calls admitted, want %d", c.ceiling, sent, c.requests)
 		}
 	}
 }
