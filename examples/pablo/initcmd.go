@@ -109,14 +109,21 @@ func starterDeployment(provider, model, output string) (string, error) {
 	if model != "" {
 		data.Model = model
 	}
+	// Parsed here, not at package initialization: every pablo start
+	// (an ACP server's idle memory) would pay for it otherwise.
+	tmpl, err := template.New("starter").Parse(starterText)
+	if err != nil {
+		return "", err
+	}
 	var b strings.Builder
-	if err := starterTemplate.Execute(&b, data); err != nil {
+	if err := tmpl.Execute(&b, data); err != nil {
 		return "", err
 	}
 	return b.String(), nil
 }
 
-var starterTemplate = template.Must(template.New("starter").Parse(`# A Pablo deployment, written by pablo init --provider {{.Provider}}.
+// starterText is init's template.
+const starterText = `# A Pablo deployment, written by pablo init --provider {{.Provider}}.
 #
 # Check it (offline: no key read, nothing started):
 #   pablo config validate --config {{.Output}} --bind workspace=.
@@ -181,7 +188,7 @@ max_tool_calls = 200
 # command = "/usr/bin/npx"
 # args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
 # cwd = { base = "workspace", path = "." }
-`))
+`
 
 // initFlags are init's flags.
 func initFlags() []flag {
