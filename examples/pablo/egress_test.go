@@ -130,6 +130,14 @@ func TestRunUnderAllowlistReachesTheAllowedNameOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	l.Close()
+	// `pablo ledger show --json` of the task, its egress decisions among
+	// its records, is what its schema says.
+	_, show, _ := cli(t, "ledger", "show", tasks[0], "--store", store, "--json")
+	if !strings.Contains(show, `"egress"`) {
+		t.Errorf("ledger show does not show the egress decisions: %s", show)
+	}
+	validateOne(t, "ledger show", schemas, []string{"urn:pablo:cli:ledger-report"}, show)
 	var got []authority.Decision
 	for _, r := range recs {
 		if r.Kind == ledger.RecordDecision && r.Decision.Decision.Egress != nil {
