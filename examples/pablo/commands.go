@@ -114,7 +114,7 @@ func commands() []command {
 			}},
 		{path: "tui", args: `["TASK"]`, summary: "an interactive terminal UI: Markdown answers, tool calls as they run, approvals asked in place (bare `pablo` on a terminal opens it)",
 			deployment: true, flags: with(runFlags(), []flag{
-				{name: "session", help: "each submission continues one session, carrying its earlier prompts and answers (a Go extension; default: each submission is a new task with fresh context)"},
+				{name: "session", arg: "new|ID", help: "each submission continues one session, carrying its earlier prompts and answers: a new one, or the session ID of --store, whose turns are shown again first (a Go extension; default: each submission is a new task with fresh context)"},
 			}),
 			notes: []string{
 				"Needs a terminal as stdin and stdout and a TERM that is set and not dumb; TASK, when given, is submitted at start.",

@@ -14,6 +14,8 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/deployment"
+	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/termtext"
 )
 
 // tuiCommand implements `pablo tui [TASK]`, and bare `pablo` on a capable
@@ -69,13 +71,14 @@ func tuiCommand(ctx context.Context, args []string, h *host) error {
 		}
 		hopts.Model = pablo.NewScriptModel(s)
 	}
+	var store ledger.Store
 	if value := storeValue(h, p); value != "" {
-		store, err := openStore(ctx, h, d, value, false)
+		s, err := openStore(ctx, h, d, value, false)
 		if err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--store: %w", err)}
 		}
-		defer store.Close()
-		hopts.Store = store
+		defer s.Close()
+		store, hopts.Store = s, s
 	}
 	obs, _, err := openObservability(ctx, h, p, d)
 	if err != nil {
@@ -96,12 +99,14 @@ func tuiCommand(ctx context.Context, args []string, h *host) error {
 	tasks.start = func(ctx context.Context, input string, a pablo.Approver) (*pablo.Task, error) {
 		return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: a})
 	}
-	if p.bools["session"] {
-		session, err := tuiSession(ctx, h, d, rt)
+	var turns []pablo.SessionTurn
+	if id := p.one("session"); id != "" {
+		session, earlier, err := tuiSession(ctx, h, d, rt, store, id)
 		if err != nil {
 			return &exitError{code: 2, err: err}
 		}
 		defer session.Close()
+		turns = earlier
 		tasks.start = func(ctx context.Context, input string, a pablo.Approver) (*pablo.Task, error) {
 			return session.Prompt(ctx, input, a)
 		}
@@ -115,6 +120,9 @@ func tuiCommand(ctx context.Context, args []string, h *host) error {
 		now = h.clock.Now
 	}
 	model := newTUIModel(tasks, now, first)
+	for _, turn := range turns {
+		model.replay(turn)
+	}
 	// SIGINT and SIGTERM are the command's context's (main): Bubble Tea's
 	// own handler would quit as if the user had, racing the context.
 	prog := tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out),
@@ -171,13 +179,17 @@ func tuiTerminal(h *host) (in, out *os.File, err error) {
 	return in, out, nil
 }
 
-// tuiSession opens the session whose prompts the submissions are: the
-// deployment's workspace is its working directory, and the store, when
-// given, records each task's link to it (the runtime records there).
-func tuiSession(ctx context.Context, h *host, d *pablo.Deployment, rt *pablo.Runtime) (*pablo.Session, error) {
+// tuiSession opens the session whose prompts the submissions are, with
+// the deployment's workspace as its working directory: a new one for
+// "new", or the session id the store holds, with its earlier turns. The
+// store, when given, records each task's link to the session.
+func tuiSession(ctx context.Context, h *host, d *pablo.Deployment, rt *pablo.Runtime, store ledger.Store, id string) (*pablo.Session, []pablo.SessionTurn, error) {
+	if id != "new" && store == nil {
+		return nil, nil, usagef("--session %s continues a session of a ledger: give its --store (or --session new for a new one)", termtext.Printable(id))
+	}
 	ws, err := d.Workspace()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if real, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = real
@@ -185,14 +197,19 @@ func tuiSession(ctx context.Context, h *host, d *pablo.Deployment, rt *pablo.Run
 	opts := pablo.SessionOptions{
 		Runtime:   func(context.Context) (*pablo.Runtime, error) { return rt, nil },
 		Workspace: ws,
+		Store:     store,
 		Clock:     h.clock,
 		NewID:     h.newID,
 	}
 	sessions, err := pablo.NewSessions(opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return sessions.New(ctx, pablo.SessionRequest{Cwd: ws})
+	if id == "new" {
+		s, err := sessions.New(ctx, pablo.SessionRequest{Cwd: ws})
+		return s, nil, err
+	}
+	return sessions.Load(ctx, id, pablo.SessionRequest{Cwd: ws})
 }
 
 // tuiTasks runs the UI's tasks, one at a time, and sends what each does

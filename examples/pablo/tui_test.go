@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/model"
 )
 
@@ -96,24 +98,30 @@ func (h *historyModel) Generate(_ context.Context, req *model.Request, emit func
 	return &model.Response{Text: text, FinishReason: model.FinishStop}, nil
 }
 
-// TestTUISessionCarriesEarlierPrompts: with --session, each submission is
-// the next prompt of one session, sent with the earlier prompts and
+// TestTUISessionCarriesEarlierPrompts: with --session new, each submission
+// is the next prompt of one session, sent with the earlier prompts and
 // answers, and its events name that session; without it each submission
-// is a new task with fresh context, its own session.
+// is a new task with fresh context, its own session. --session ID in a
+// later process continues the session from the ledger: its earlier turns
+// are shown again and the next prompt carries them; an ID without
+// --store is a usage error.
 func TestTUISessionCarriesEarlierPrompts(t *testing.T) {
-	for _, session := range []bool{false, true} {
-		dir := t.TempDir()
-		ws := filepath.Join(dir, "work")
-		os.Mkdir(ws, 0o700)
-		cfg := filepath.Join(dir, "d.toml")
-		os.WriteFile(cfg, []byte("schema_version = 1\n"), 0o600)
-		ctx := context.Background()
-		d, err := pablo.LoadContext(ctx, pablo.LoadOptions{Config: cfg, Bindings: map[string]string{"workspace": ws}, WorkDir: dir, LookupEnv: func(string) (string, bool) { return "", false }})
-		if err != nil {
-			t.Fatal(err)
-		}
+	ctx := context.Background()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	cfg := filepath.Join(dir, "d.toml")
+	os.WriteFile(cfg, []byte("schema_version = 1\n"), 0o600)
+	d, err := pablo.LoadContext(ctx, pablo.LoadOptions{Config: cfg, Bindings: map[string]string{"workspace": ws}, WorkDir: dir, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// submit runs each input as the UI would and returns each task's
+	// session ID and the user messages the model saw.
+	submit := func(t *testing.T, store ledger.Store, session string, inputs ...string) (sessions []string, users []int, replayed *tuiModel) {
+		t.Helper()
 		hm := &historyModel{}
-		rt, err := d.NewRuntime(ctx, pablo.HostOptions{Model: hm})
+		rt, err := d.NewRuntime(ctx, pablo.HostOptions{Model: hm, Store: store})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,18 +131,21 @@ func TestTUISessionCarriesEarlierPrompts(t *testing.T) {
 		tasks.start = func(ctx context.Context, input string, a pablo.Approver) (*pablo.Task, error) {
 			return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: a})
 		}
-		if session {
-			s, err := tuiSession(ctx, &host{}, d, rt)
+		replayed, _, _ = newTestModel(t)
+		if session != "" {
+			s, turns, err := tuiSession(ctx, &host{}, d, rt, store, session)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
+			for _, turn := range turns {
+				replayed.replay(turn)
+			}
 			tasks.start = func(ctx context.Context, input string, a pablo.Approver) (*pablo.Task, error) {
 				return s.Prompt(ctx, input, a)
 			}
 		}
-		var sessions []string
-		for _, input := range []string{"first", "second"} {
+		for _, input := range inputs {
 			tasks.Submit(input)
 			for done := false; !done; {
 				switch m := (<-msgs).(type) {
@@ -144,23 +155,41 @@ func TestTUISessionCarriesEarlierPrompts(t *testing.T) {
 					}
 				case tuiDoneMsg:
 					if m.err != nil || m.obj.Outcome.Status != "completed" {
-						t.Fatalf("session %v, %s: %v %+v", session, input, m.err, m.obj)
+						t.Fatalf("session %q, %s: %v %+v", session, input, m.err, m.obj)
 					}
 					done = true
 				}
 			}
 		}
 		tasks.wait()
-		want := []int{1, 1}
-		if session {
-			want = []int{1, 2}
+		return sessions, hm.users, replayed
+	}
+
+	sessions, users, _ := submit(t, nil, "", "first", "second")
+	if fmt.Sprint(users) != "[1 1]" || sessions[0] == sessions[1] {
+		t.Errorf("without --session: the model saw %v user messages, sessions %q; want [1 1] and two sessions", users, sessions)
+	}
+	store, err := ledger.OpenBolt(filepath.Join(dir, "ledger.db"), ledger.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sessions, users, _ = submit(t, store, "new", "first", "second")
+	if fmt.Sprint(users) != "[1 2]" || sessions[0] != sessions[1] {
+		t.Errorf("--session new: the model saw %v user messages, sessions %q; want [1 2] and one session", users, sessions)
+	}
+	again, users, replayed := submit(t, store, sessions[0], "third")
+	if fmt.Sprint(users) != "[3]" || again[0] != sessions[0] {
+		t.Errorf("--session ID: the model saw %v user messages in session %q; want [3] in %q", users, again, sessions[0])
+	}
+	v := plain(replayed)
+	for _, w := range []string{"› first", "seen |", "› second", "seen ||", "completed (earlier turn)"} {
+		if !strings.Contains(v, w) {
+			t.Errorf("the continued session does not show %q again:\n%s", w, v)
 		}
-		if len(hm.users) != 2 || hm.users[0] != want[0] || hm.users[1] != want[1] {
-			t.Errorf("session %v: the model saw %v user messages per task, want %v", session, hm.users, want)
-		}
-		if same := sessions[0] == sessions[1]; same != session {
-			t.Errorf("session %v: the tasks' sessions %q", session, sessions)
-		}
+	}
+	if _, _, err := tuiSession(ctx, &host{}, d, nil, nil, sessions[0]); err == nil || !strings.Contains(err.Error(), "give its --store") {
+		t.Errorf("--session ID without --store: %v", err)
 	}
 }
 

@@ -421,6 +421,28 @@ func (m *tuiModel) done(msg tuiDoneMsg) {
 	e.status = string(o.Status)
 }
 
+// replay shows an earlier turn of a continued session as it happened:
+// its prompt, its events and how it ended. A turn cut off by a crash has
+// no outcome; its calls whose outcome is unknown are named, never run
+// again.
+func (m *tuiModel) replay(turn pablo.SessionTurn) {
+	defer m.layout()
+	e := m.add(entryPrompt, 0)
+	e.text.Write(termtext.AppendPrintable(nil, turn.Prompt, true))
+	m.tools = map[string]*tuiEntry{}
+	for _, ev := range turn.Events {
+		m.event(ev)
+	}
+	m.endAnswer()
+	o := m.add(entryOutcome, 0)
+	if turn.Outcome == nil {
+		fmt.Fprintf(&o.text, "cut off (%d calls of unknown outcome, not run again)", len(turn.Unknown))
+		return
+	}
+	fmt.Fprintf(&o.text, "%s (earlier turn)", termtext.Printable(string(turn.Outcome.Status)))
+	o.status = string(turn.Outcome.Status)
+}
+
 // statusLine is the live line under the history: what the task does and
 // for how long, or what the keys do when idle.
 func (m *tuiModel) statusLine() string {
