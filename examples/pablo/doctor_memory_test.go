@@ -31,29 +31,36 @@ func memoryRepo(t *testing.T) string {
 	return dir
 }
 
-func TestDoctorReportsAMemoryRefThatDoesNotResolve(t *testing.T) {
+func TestDoctorReportsMemoryThatIsNotReady(t *testing.T) {
 	t.Parallel()
 	mem := memoryRepo(t)
+	notRepo := t.TempDir()
+	os.WriteFile(filepath.Join(mem, "bad-ontology.toml"), []byte("[kinds.a]\nbogus = 1\n"), 0o644)
 	for _, c := range []struct {
-		ref  string
-		exit int
-	}{{"refs/heads/master", 0}, {"refs/heads/gone", doctorUnsupported}} {
+		name, ref, mem, extra, names string
+		exit                         int
+	}{
+		{"a ref that resolves", "refs/heads/master", mem, "", "", 0},
+		{"a ref that does not", "refs/heads/gone", mem, "", "options.memory.ref", doctorUnsupported},
+		{"no git repository", "refs/heads/master", notRepo, "", "options.memory.repository", doctorUnsupported},
+		{"an ontology that does not load", "refs/heads/master", mem, `ontology = { base = "binding", name = "memory", path = "bad-ontology.toml" }` + "\n", "options.memory.ontology", doctorUnsupported},
+	} {
 		cfg, ws := writeConfig(t, chatModel+`[options.memory]
 repository = { base = "binding", name = "memory", path = "." }
 ref = "`+c.ref+`"
 graph_paths = ["records/"]
-[options.memory.grants.query]
+`+c.extra+`[options.memory.grants.query]
 kinds = ["*"]
 paths = ["*"]
 `)
-		code, rep, all := doctorJSON(t, map[string]string{"LOCAL_KEY": "k-123456"}, "--config", cfg, "--bind", "workspace="+ws, "--bind", "memory="+mem)
+		code, rep, all := doctorJSON(t, map[string]string{"LOCAL_KEY": "k-123456"}, "--config", cfg, "--bind", "workspace="+ws, "--bind", "memory="+c.mem)
 		if code != c.exit {
-			t.Fatalf("ref %s: exit %d, want %d\n%s", c.ref, code, c.exit, all)
+			t.Fatalf("%s: exit %d, want %d\n%s", c.name, code, c.exit, all)
 		}
 		if c.exit != 0 {
 			f := namedCheck(rep, "graph memory")
-			if f.Status != "failed" || !strings.Contains(all, "options.memory.ref") {
-				t.Errorf("ref %s: finding %+v, want graph memory failed naming options.memory.ref\n%s", c.ref, f, all)
+			if f.Status != "failed" || !strings.Contains(all, c.names) {
+				t.Errorf("%s: finding %+v, want graph memory failed naming %s\n%s", c.name, f, c.names, all)
 			}
 		}
 	}
