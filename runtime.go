@@ -356,6 +356,9 @@ type ResumeRequest struct {
 	// time the host was down counts, and the task object's resume record
 	// reports it.
 	Deadline time.Time
+
+	history []model.Message                    // a session's turns before the task, from Session.Resume
+	settled func(*TaskObject, []model.Message) // called once the task settled, before Done closes, with its transcript
 }
 
 // Resume continues the interrupted task taskID from the runtime's store,
@@ -379,9 +382,15 @@ func (r *Runtime) Resume(ctx context.Context, taskID string) (*Task, error) {
 // again and charged again. Every charge made before the stop stays
 // charged. The task object's Resume field says what happened.
 func (r *Runtime) ResumeTask(ctx context.Context, taskID string, req ResumeRequest) (*Task, error) {
-	et, err := r.e.Resume(ctx, engine.ResumeRequest{TaskID: taskID, Approver: req.Approver, Deadline: req.Deadline})
+	er := engine.ResumeRequest{TaskID: taskID, Approver: req.Approver, Deadline: req.Deadline, History: req.history}
+	t := &Task{}
+	if settled := req.settled; settled != nil {
+		er.Settled = func(res *engine.Result) { settled(t.object(res), res.Transcript) }
+	}
+	et, err := r.e.Resume(ctx, er)
 	if err != nil {
 		return nil, rekind(rekind(err, engine.ErrShutdown, ErrShutdown), engine.ErrNotResumable, ErrNotResumable)
 	}
-	return &Task{t: et}, nil
+	t.t = et
+	return t, nil
 }

@@ -242,6 +242,8 @@ func newSession(s *Sessions, id string, spec SessionSpec, servers []string) *Ses
 // messages it added to the conversation.
 type sessionTurn struct {
 	messages []model.Message
+	// taskID and prompt name the turn's task, for a resume.
+	taskID, prompt string
 }
 
 // turnOf is the turn a settled task adds to its session: the messages it
@@ -472,7 +474,9 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 		turns = append(turns, turn)
 		// The store keeps a turn's events, not its messages: a loaded
 		// session carries each earlier turn as its prompt and answer.
-		x.turns = append(x.turns, turnOf(t.link.Prompt, turn.Outcome, nil))
+		st := turnOf(t.link.Prompt, turn.Outcome, nil)
+		st.taskID, st.prompt = t.id, t.link.Prompt
+		x.turns = append(x.turns, st)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -564,6 +568,7 @@ func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (
 	}
 	req.settled = func(obj *TaskObject, transcript []model.Message) {
 		turn := turnOf(input, obj.Outcome, transcript)
+		turn.taskID, turn.prompt = *obj.RunID, input
 		release(&turn)
 	}
 	t, err := rt.StartTask(ctx, req)
@@ -574,6 +579,89 @@ func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (
 	x.mu.Lock()
 	if x.busy && x.gen == gen {
 		x.task = t // unless it already settled
+	}
+	cancelled := x.cancelled || x.closed
+	x.mu.Unlock()
+	if cancelled {
+		t.Cancel()
+	}
+	return t, nil
+}
+
+// Resume continues a prompt of the session whose host stopped before it
+// settled (a turn [Sessions.Load] reported without an outcome), as
+// [Runtime.ResumeTask] does, carrying the session's turns before it as
+// its conversation. When it settles its turn is the one the session
+// carries on. The session runs one prompt at a time, as Prompt.
+func (x *Session) Resume(ctx context.Context, taskID string, approver Approver) (*Task, error) {
+	s := x.s
+	x.mu.Lock()
+	i := slices.IndexFunc(x.turns, func(t sessionTurn) bool { return t.taskID == taskID })
+	switch {
+	case x.closed:
+		x.mu.Unlock()
+		return nil, &SessionError{Code: SessionUnknown, Message: fmt.Sprintf("session %q is closed", x.id)}
+	case x.busy:
+		x.mu.Unlock()
+		return nil, &SessionError{Code: SessionBusy, Message: fmt.Sprintf("session %q is running a prompt; cancel it or wait for its answer", x.id)}
+	case i < 0:
+		x.mu.Unlock()
+		return nil, invalid("session %q has no prompt of task %q", x.id, textx.Shorten(taskID, 128))
+	}
+	s.mu.Lock()
+	if s.running >= s.opts.MaxSessions {
+		s.mu.Unlock()
+		x.mu.Unlock()
+		return nil, &SessionError{Code: SessionLimit, Message: fmt.Sprintf("%d sessions are running prompts, the most allowed; retry when one answers", s.opts.MaxSessions)}
+	}
+	s.running++
+	s.mu.Unlock()
+	x.busy, x.cancelled = true, false
+	x.gen++
+	gen := x.gen
+	earlier := make([][]model.Message, i)
+	for j := range earlier {
+		earlier[j] = x.turns[j].messages
+	}
+	prompt := x.turns[i].prompt
+	req := ResumeRequest{Approver: approver, history: engine.History(earlier, s.opts.MaxHistoryBytes)}
+	x.mu.Unlock()
+	release := func(turn *sessionTurn) {
+		x.mu.Lock()
+		if turn != nil && i < len(x.turns) && x.turns[i].taskID == taskID {
+			x.turns[i] = *turn
+		}
+		x.busy, x.task = false, nil
+		x.idle.Broadcast()
+		x.mu.Unlock()
+		s.mu.Lock()
+		s.running--
+		s.mu.Unlock()
+	}
+	var rt *Runtime
+	var err error
+	if x.spec.own(s.workspace) {
+		rt, err = s.opts.Runtime(ctx)
+	} else {
+		rt, err = s.opts.SessionRuntime(ctx, x.spec)
+	}
+	if err != nil {
+		release(nil)
+		return nil, err
+	}
+	req.settled = func(obj *TaskObject, transcript []model.Message) {
+		turn := turnOf(prompt, obj.Outcome, transcript)
+		turn.taskID, turn.prompt = taskID, prompt
+		release(&turn)
+	}
+	t, err := rt.ResumeTask(ctx, taskID, req)
+	if err != nil {
+		release(nil)
+		return nil, err
+	}
+	x.mu.Lock()
+	if x.busy && x.gen == gen {
+		x.task = t
 	}
 	cancelled := x.cancelled || x.closed
 	x.mu.Unlock()

@@ -309,3 +309,72 @@ func TestSessionLoadsFromTheStore(t *testing.T) {
 	}()
 	wantSessionError(t, err, pablo.SessionNoStore)
 }
+
+// stopAtDispatch stands for a host killed right after a model call of
+// the task it runs left: the dispatch is durable, nothing after it is.
+type stopAtDispatch struct {
+	ledger.Store
+	mu      sync.Mutex
+	stopped bool
+}
+
+func (s *stopAtDispatch) Append(ctx context.Context, recs []ledger.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return errors.New("the host stopped")
+	}
+	err := s.Store.Append(ctx, recs)
+	for _, r := range recs {
+		if r.Kind == ledger.RecordCall && r.Call.Kind == ledger.ModelCallKind && r.Call.State == ledger.CallDispatched {
+			s.stopped = true
+		}
+	}
+	return err
+}
+
+// A session's prompt whose host stopped is resumed from the store with the
+// session's earlier turns as its conversation, and the session goes on
+// from the resumed turn.
+func TestSessionResumesAPromptItsHostStopped(t *testing.T) {
+	store := ledger.NewMemoryStore()
+	s1, ws := sessionHandler(t, &echoModel{}, store, nil)
+	x, _ := s1.New(context.Background(), pablo.SessionRequest{Cwd: ws})
+	first, _ := x.Prompt(context.Background(), "remember 42", nil)
+	first.Wait()
+	stopping := &stopAtDispatch{Store: store}
+	s2, _ := sessionHandler(t, &echoModel{}, stopping, func(o *pablo.SessionOptions) { o.Workspace = ws })
+	y, _, err := s2.Load(context.Background(), x.ID(), pablo.SessionRequest{Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, _ := y.Prompt(context.Background(), "what was it?", nil)
+	cut.Wait()
+
+	m := &echoModel{}
+	s3, _ := sessionHandler(t, m, store, func(o *pablo.SessionOptions) { o.Workspace = ws })
+	z, turns, err := s3.Load(context.Background(), x.ID(), pablo.SessionRequest{Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) != 2 || turns[1].Outcome != nil || turns[1].TaskID != cut.ID() {
+		t.Fatalf("turns %+v", turns)
+	}
+	resumed, err := z.Resume(context.Background(), cut.ID(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := resumed.Wait()
+	if obj.Outcome.Status != event.StatusCompleted || *obj.Outcome.Output != "re: what was it?" || obj.Resume == nil {
+		t.Fatalf("resumed %+v", obj.Outcome)
+	}
+	got := m.requests()[0]
+	if len(got) != 3 || got[0].Content != "remember 42" || got[1].Content != "re: remember 42" || got[2].Content != "what was it?" {
+		t.Fatalf("the resumed prompt's conversation: %+v", got)
+	}
+	next, _ := z.Prompt(context.Background(), "and then?", nil)
+	next.Wait()
+	if got := m.requests()[1]; len(got) != 5 || got[3].Content != "re: what was it?" {
+		t.Fatalf("the session goes on from the resumed turn: %+v", got)
+	}
+}

@@ -55,6 +55,9 @@ type ResumeRequest struct {
 	// Deadline, when set, replaces the task's deadline; zero keeps the
 	// original (its start plus its duration ceiling).
 	Deadline time.Time
+	// History is the conversation the task continues (a session's
+	// earlier turns), as Request.History.
+	History []model.Message
 	// Settled, when set, is called once the task settled, before Done
 	// closes.
 	Settled func(*Result)
@@ -118,7 +121,10 @@ func (r *Runtime) resumedTask(ctx context.Context, req ResumeRequest) (*Task, er
 	if err := json.Unmarshal(data, &input); err != nil {
 		return nil, fmt.Errorf("%w: task %q: its input does not read back: %v", ErrNotResumable, req.TaskID, err)
 	}
-	er := Request{Input: input, Approver: req.Approver, Settled: req.Settled}
+	if err := checkConversation(req.History); err != nil {
+		return nil, err
+	}
+	er := Request{Input: input, History: req.History, Approver: req.Approver, Settled: req.Settled}
 	if l := rs.Task.Session; l != nil {
 		er.SessionID, er.Workspace, er.Turn = l.SessionID, l.Workspace, l.Turn
 	}
