@@ -703,10 +703,21 @@ func TestInspectorPagesRunNothingInABrowser(t *testing.T) {
 // an XSS payload sets when it runs. It returns the DOM.
 func assertNothingRanInChromium(t *testing.T, browser, profile, base, path string) string {
 	t.Helper()
+	return browse(t, browser, profile, base, path, "")
+}
+
+// browse is assertNothingRanInChromium that also saves, when shot is not
+// empty, a screenshot of the page there.
+func browse(t *testing.T, browser, profile, base, path, shot string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-		"--user-data-dir="+profile, "--virtual-time-budget=2000", "--dump-dom", base+path)
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+		"--user-data-dir=" + profile, "--virtual-time-budget=2000", "--window-size=1200,1600", "--dump-dom"}
+	if shot != "" {
+		args = append(args, "--screenshot="+shot)
+	}
+	cmd := exec.CommandContext(ctx, browser, append(args, base+path)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
