@@ -33,7 +33,7 @@ func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawM
 	if err != nil {
 		return authority.Decision{}, err
 	}
-	cats, cleanup, err := d.nativeCatalogs(base, &redact.Set{}, "")
+	cats, cleanup, err := d.nativeCatalogs(base, &redact.Set{}, "", false)
 	defer func() {
 		for _, c := range cleanup {
 			c()

@@ -143,7 +143,7 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 		}
 		return RuntimeOptions{}, err
 	}
-	natives, closers, err := d.nativeCatalogs(set, ro.secrets, opts.EgressForwarder)
+	natives, closers, err := d.nativeCatalogs(set, ro.secrets, opts.EgressForwarder, true)
 	ro.cleanup = append(ro.cleanup, closers...)
 	if err != nil {
 		return fail(err)
@@ -169,6 +169,13 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 	}
 	if o.Memory.Configured() {
 		open, err := d.memoryCatalogs(opts.Clock, ro.OpenCatalogs)
+		if err != nil {
+			return fail(err)
+		}
+		ro.OpenCatalogs = open
+	}
+	if d.remotesPinnedPerTask() {
+		open, err := d.taskShellCatalogs(opts.EgressForwarder, ro.secrets, ro.OpenCatalogs)
 		if err != nil {
 			return fail(err)
 		}
@@ -342,7 +349,10 @@ func (c *skillCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 // nativeCatalogs opens the workspace tools and shell.run the deployment
 // enables, deciding paths with set. The caller runs cleanup, also after an
 // error.
-func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set, forwarder string) (cats []ToolCatalog, cleanup []func() error, err error) {
+//
+// perTask leaves out a shell.run that is built for each task instead
+// (remotesPinnedPerTask).
+func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set, forwarder string, perTask bool) (cats []ToolCatalog, cleanup []func() error, err error) {
 	o := &d.c.Options
 	if o.Filesystem.Enabled {
 		dir, err := d.Workspace()
@@ -379,7 +389,7 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set, for
 		}
 		cats = append(cats, engine.NewWorkspaceCatalog(tools))
 	}
-	if o.Shell.Enabled {
+	if o.Shell.Enabled && !(perTask && d.remotesPinnedPerTask()) {
 		dir, err := d.Workspace()
 		if err != nil {
 			return cats, cleanup, err

@@ -1,0 +1,70 @@
+package pablo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
+
+	"github.com/pabloagent/pablo/ledger"
+)
+
+// TestRepositoryHostOnlyReadsTheRemotesAtEachTaskStart: on one long-lived
+// runtime, shell.run under network repository-host-only reads the
+// workspace repository's remotes when each task starts: a task started
+// after the remote changed allows the new host, never the old, and its
+// snapshot records what it was given.
+func TestRepositoryHostOnlyReadsTheRemotesAtEachTaskStart(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	repo, err := git.PlainInit(ws, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setOrigin := func(u string) {
+		_ = repo.DeleteRemote("origin")
+		if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{u}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setOrigin("https://first.example.com/r.git")
+	d := scriptDeployment(t, dir, ws, `{"turns":[{"text":["done"]}]}`,
+		"[options.shell]\nenabled = true\n[options.shell.sandbox]\nnetwork = \"repository-host-only\"\n")
+	store := ledger.NewMemoryStore()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store, EgressForwarder: exe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	snapshot := func() string {
+		t.Helper()
+		obj, _ := runTask(t, rt, "go")
+		recs, err := store.Records(context.Background(), *obj.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.Kind == ledger.RecordSnapshot {
+				return r.Snapshot.Snapshot
+			}
+		}
+		t.Fatalf("task %s has no snapshot", *obj.RunID)
+		return ""
+	}
+	if s := snapshot(); !strings.Contains(s, "allow=first.example.com from=repository-remotes") {
+		t.Errorf("first task's snapshot %s, want first.example.com", s)
+	}
+	setOrigin("https://second.example.com/r.git")
+	s := snapshot()
+	if !strings.Contains(s, "allow=second.example.com from=repository-remotes") || strings.Contains(s, "first.example.com") {
+		t.Errorf("second task's snapshot %s, want second.example.com only", s)
+	}
+}
