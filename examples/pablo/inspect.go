@@ -409,11 +409,14 @@ func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.render(w, "stacks", map[string]any{"Stacks": in.stacks})
 	case "/tools":
 		in.mu.RLock()
-		uses := toolUses(in.stacks)
+		uses := toolUses(in.stacks, graph.KindTool, graph.KindMCPTool)
 		in.mu.RUnlock()
 		in.render(w, "tools", map[string]any{"Stacks": in.stacks, "Uses": uses})
 	case "/mcp":
-		in.render(w, "mcp", map[string]any{"Stacks": in.stacks, "Token": in.token})
+		in.mu.RLock()
+		uses := toolUses(in.stacks, graph.KindMCPServer, graph.KindMCPTool, graph.KindRemote)
+		in.mu.RUnlock()
+		in.render(w, "mcp", map[string]any{"Stacks": in.stacks, "Token": in.token, "Uses": uses})
 	case "/skills":
 		in.render(w, "skills", map[string]any{"Stacks": in.stacks})
 	case "/why":

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/pabloagent/pablo/graph"
 )
 
 // policyList is one rule list of a stack's resolved configuration: an
@@ -172,14 +170,14 @@ type toolUse struct {
 	States []string
 }
 
-// toolUses lists every tool node of any stack with its readiness in each,
-// in the order the stacks first name them.
-func toolUses(stacks []*inspectStack) []toolUse {
+// toolUses lists every node of the given kinds in any stack with its
+// readiness in each, in the order the stacks first name them.
+func toolUses(stacks []*inspectStack, kinds ...string) []toolUse {
 	var out []toolUse
 	index := map[string]int{}
 	for i, s := range stacks {
 		for _, n := range s.Graph.Nodes {
-			if n.Kind != graph.KindTool && n.Kind != graph.KindMCPTool {
+			if !slices.Contains(kinds, n.Kind) {
 				continue
 			}
 			j, ok := index[n.ID]

@@ -10,7 +10,8 @@ import (
 
 // TestInspectorToolsPageShowsTheProfile: the Tools page of the locked
 // production preset beside a stack without a shell lists each tool's
-// readiness in each stack (shell.run not offered by the second), the
+// readiness in each stack (shell.run not offered by the second; on the
+// MCP page, the evidence server configured by the first only), the
 // native tool switches with the shell's sandbox and network scope, and
 // every rule list of every layer with its default and its rules' IDs:
 // the literal command allowlist of both the options and the
@@ -28,6 +29,11 @@ func TestInspectorToolsPageShowsTheProfile(t *testing.T) {
 	i := slices.Index(uses, "tool:shell.run")
 	if i < 0 || !strings.Contains(texts[i], "ready") || !strings.Contains(texts[i], "not offered") {
 		t.Errorf("the tools-across-stacks row of shell.run says %q (rows %q)", texts[max(i, 0)], uses)
+	}
+	_, mcpPage := get(t, newTestInspector(t, args, ""), "/mcp")
+	servers, stexts := attrValues(t, mcpPage, "data-server-use")
+	if i := slices.Index(servers, "mcp:evidence"); i < 0 || !strings.Contains(stexts[i], "missing_grant") || !strings.Contains(stexts[i], "not configured") {
+		t.Errorf("the MCP page's across-stacks row of mcp:evidence says %q (rows %q)", stexts[max(i, 0)], servers)
 	}
 	lists, ltexts := attrValues(t, page, "data-list")
 	for list, want := range map[string][]string{
