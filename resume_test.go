@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/approval"
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/ledger"
@@ -585,5 +586,69 @@ func TestResumeGivesBackARecoveredMistake(t *testing.T) {
 	}
 	if !slices.Equal(told, []string{"n1", "w1"}) {
 		t.Fatalf("tool results in the rebuilt history: %v", told)
+	}
+}
+
+// keyedTool records the idempotency key of every call it runs.
+type keyedTool struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (*keyedTool) Tools() []ToolSpec {
+	return []ToolSpec{{ID: "tickets.open", Description: "Open a ticket.", InputSchema: []byte(`{"type":"object","additionalProperties":false}`)}}
+}
+
+func (k *keyedTool) Call(_ context.Context, call ToolInvocation) ToolResult {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.keys = append(k.keys, call.IdempotencyKey)
+	return ToolCompleted(map[string]any{"ticket": "T-1"})
+}
+
+// The call a resume decides again reaches its tool once, with the
+// idempotency key its admission recorded before the stop.
+func TestResumeDispatchesARetriedCallWithItsOriginalKey(t *testing.T) {
+	set, err := authority.New(authority.Config{Host: []authority.ID{"tickets.open"}, Layers: []authority.Layer{{ID: "ops", Kind: authority.KindAuthority,
+		Dimensions: map[authority.Dimension]*authority.Rules{authority.DimTools: {Default: authority.Deny,
+			Allow: []authority.Rule{{ID: "ops.tickets", Value: "tickets.open", Approval: authority.ApprovalRequired}}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := ledger.NewMemoryStore()
+	tool := &keyedTool{}
+	turns := []model.Response{calls(call("k1", "tickets_open", `{}`)), doneTurn}
+	ds := &dyingStore{Store: store}
+	rt, err := NewRuntime(RuntimeOptions{Model: &turnModel{turns: turns}, Authority: set, Catalogs: []ToolCatalog{tool}, Store: ds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := &recordingApprover{answer: approval.AllowOnce, onAsk: func() { ds.dead.Store(true) }}
+	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "open a ticket", Approver: ap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Wait()
+	rt.Close()
+	rep, err := ledger.RecoverTask(context.Background(), store, task.ID())
+	if err != nil || len(rep.Retryable) != 1 || len(tool.keys) != 0 {
+		t.Fatalf("before the resume: %v, retryable %+v, keys %v", err, rep.Retryable, tool.keys)
+	}
+	key := rep.Retryable[0].IdempotencyKey
+
+	rt, err = NewRuntime(RuntimeOptions{Model: &turnModel{turns: []model.Response{doneTurn}}, Authority: set, Catalogs: []ToolCatalog{tool}, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	resumed, err := rt.ResumeTask(context.Background(), task.ID(), ResumeRequest{Approver: &recordingApprover{answer: approval.AllowOnce}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj := resumed.Wait(); obj.Outcome.Status != event.StatusCompleted {
+		t.Fatalf("outcome %+v", obj.Outcome)
+	}
+	if !slices.Equal(tool.keys, []string{key}) {
+		t.Fatalf("the tool saw keys %v, want once the original %s", tool.keys, key)
 	}
 }
