@@ -137,7 +137,7 @@ func (d *Deployment) mcpCatalogs(host HostOptions, set *authority.Set) (func(ctx
 		if record := task.Egress; record != nil {
 			// The engine records each decision and, during a call of
 			// the server's, emits it as that call's tool.egress event.
-			opts.OnEgress = func(server string, d authority.EgressDecision) { record("mcp/"+server, d) }
+			opts.OnEgress = func(server string, d authority.EgressDecision) error { return record("mcp/"+server, d) }
 		}
 		if opts.Elicit == nil {
 			// No channel to ask: a server's elicitation is declined, as a

@@ -162,7 +162,8 @@ type TaskInfo struct {
 	// server the catalog runs under network allowlist, for capability
 	// "mcp/SERVER": a decision record in the ledger, and a tool.egress
 	// event when a call of that server is running (mcp.Options.OnEgress).
-	Egress func(capability string, d authority.EgressDecision)
+	// An error (the ledger refused the record) refuses the request.
+	Egress func(capability string, d authority.EgressDecision) error
 }
 
 // Runtime runs tasks. It is safe for concurrent use: each Start is an

@@ -512,17 +512,19 @@ func (c *Catalog) admitTools(ctx context.Context, srv *server, raws []json.RawMe
 // egressRecorder is what receives the egress proxy's decisions for the
 // stdio server name: Options.OnEgress, or else a decision record of
 // capability "mcp/NAME" in Options.Ledger. Secrets the catalog knows are
-// masked in the host and the reason.
-func (c *Catalog) egressRecorder(ctx context.Context, name string) func(egress.Decision) {
+// masked in the host and the reason. A decision it fails to record
+// refuses the request.
+func (c *Catalog) egressRecorder(ctx context.Context, name string) func(egress.Decision) error {
 	ctx = context.WithoutCancel(ctx)
-	return func(d egress.Decision) {
+	return func(d egress.Decision) error {
 		e := authority.EgressDecision{Method: d.Method, Host: c.secrets.String(d.Host), Port: d.Port, Allowed: d.Allowed, Rule: d.Rule, Reason: c.secrets.String(d.Reason)}
 		switch {
 		case c.opts.OnEgress != nil:
-			c.opts.OnEgress(name, e)
+			return c.opts.OnEgress(name, e)
 		case c.opts.Ledger != nil:
-			_ = c.opts.Ledger.RecordDecision(ctx, c.opts.AgentID, "mcp/"+name, e.Decision())
+			return c.opts.Ledger.RecordDecision(ctx, c.opts.AgentID, "mcp/"+name, e.Decision())
 		}
+		return nil
 	}
 }
 

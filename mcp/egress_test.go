@@ -42,13 +42,14 @@ func TestStdioServerAllowlistReachesOnlyAllowedHosts(t *testing.T) {
 	var mu sync.Mutex
 	var got []authority.EgressDecision
 	c := open(t, Options{Servers: []Server{srv}, Authority: allowAll(t, srv), EgressForwarder: exe,
-		OnEgress: func(server string, d authority.EgressDecision) {
+		OnEgress: func(server string, d authority.EgressDecision) error {
 			if server != "web" {
 				t.Errorf("decision for server %q, want web", server)
 			}
 			mu.Lock()
 			got = append(got, d)
 			mu.Unlock()
+			return nil
 		}})
 	fetch := func(u string) string {
 		res, err := c.CallTool(context.Background(), "mcp/web/fetch", mustJSON(map[string]string{"url": u}))

@@ -182,9 +182,10 @@ type Options struct {
 	// OnEgress, when set, receives each decision of a stdio server's
 	// egress proxy (host, port, allowed, the allow entry, or why not),
 	// before the connection is carried, from the proxy's goroutines: it
-	// must be safe for concurrent use. Nil records each as a decision of
-	// capability "mcp/SERVER" in Ledger.
-	OnEgress func(server string, d authority.EgressDecision)
+	// must be safe for concurrent use. An allowed request whose decision
+	// it fails to record (an error) is refused. Nil records each as a
+	// decision of capability "mcp/SERVER" in Ledger.
+	OnEgress func(server string, d authority.EgressDecision) error
 	// ClientName and ClientVersion are sent in initialize.
 	ClientName, ClientVersion string
 }

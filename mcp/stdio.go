@@ -78,7 +78,7 @@ func (c *stdioConn) exitReport(mask func(string) string) string {
 // Unix socket bound into its sandbox, for as long as it runs: forwarder is
 // the binary that carries its connections out (Options.EgressForwarder),
 // and record receives each of the proxy's decisions.
-func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []string, onNote func(method string, params json.RawMessage), onRequest requestHandler, forwarder string, record func(egress.Decision)) (*stdioConn, error) {
+func startStdio(ctx context.Context, l *sandbox.Launcher, srv *Server, env []string, onNote func(method string, params json.RawMessage), onRequest requestHandler, forwarder string, record func(egress.Decision) error) (*stdioConn, error) {
 	if !filepath.IsAbs(srv.Command) {
 		return nil, fmt.Errorf("command must be an absolute path, got %q", textx.Shorten(srv.Command, 200))
 	}

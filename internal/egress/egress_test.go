@@ -89,7 +89,7 @@ func TestProxyCarriesAllowedRequestsAndRecordsEveryDecision(t *testing.T) {
 	p, err := New(Options{
 		Allow:    []string{fmt.Sprintf("ok.test:%d", port)},
 		Resolver: mapResolver{"ok.test": "127.0.0.1", "other.test": "127.0.0.1"},
-		Record:   func(d Decision) { mu.Lock(); got = append(got, d); mu.Unlock() },
+		Record:   func(d Decision) error { mu.Lock(); got = append(got, d); mu.Unlock(); return nil },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -150,5 +150,62 @@ func TestProxyCarriesAllowedRequestsAndRecordsEveryDecision(t *testing.T) {
 		if got[i].Allowed != want || want && got[i].Rule == "" || !want && got[i].Reason == "" {
 			t.Errorf("decision %d = %+v, want allowed %v with its rule or reason", i, got[i], want)
 		}
+	}
+}
+
+// TestProxyRefusesWhatItCannotRecord: an allowed request whose decision
+// the recorder refuses is answered 403 and never reaches the fixture: no
+// egress leaves unrecorded.
+func TestProxyRefusesWhatItCannotRecord(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		io.WriteString(w, "fixture")
+	}))
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	p, err := New(Options{
+		Allow:    []string{fmt.Sprintf("ok.test:%d", port)},
+		Resolver: mapResolver{"ok.test": "127.0.0.1"},
+		Record:   func(Decision) error { return errors.New("the ledger is closed") },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	for _, req := range []string{
+		fmt.Sprintf("GET http://ok.test:%d/plain HTTP/1.1\r\nHost: ok.test\r\n\r\n", port),
+		fmt.Sprintf("CONNECT ok.test:%d HTTP/1.1\r\nHost: ok.test\r\n\r\n", port),
+	} {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, req)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		c.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "could not be recorded") {
+			t.Errorf("%q: %d %s, want 403 saying the decision could not be recorded", req, resp.StatusCode, b)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits != 0 {
+		t.Errorf("the fixture was reached %d times", hits)
 	}
 }

@@ -44,8 +44,10 @@ type Options struct {
 	// itself.
 	Resolver Resolver
 	// Record receives every decision, from the goroutine serving the
-	// request; it must be safe for concurrent use. Nil records nothing.
-	Record func(Decision)
+	// request, before an allowed request is carried; it must be safe for
+	// concurrent use. An allowed request whose decision it fails to record
+	// (an error) is refused. Nil records nothing.
+	Record func(Decision) error
 	// DialTimeout bounds each outgoing connection; zero means 10s.
 	DialTimeout time.Duration
 }
@@ -55,7 +57,7 @@ type Options struct {
 type Proxy struct {
 	rules    []Rule
 	resolver Resolver
-	record   func(Decision)
+	record   func(Decision) error
 	dial     time.Duration
 }
 
@@ -175,7 +177,12 @@ func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
 		return
 	}
 	defer up.Close()
-	p.emit(d)
+	// What cannot be recorded is not carried: the decision is kept before
+	// a byte of the request leaves.
+	if err := p.emit(d); err != nil {
+		reply(c, http.StatusForbidden, fmt.Sprintf("egress: %s:%d allowed, but the decision could not be recorded (%v), so it is not carried", d.Host, d.Port, err))
+		return
+	}
 	if req.Method == http.MethodConnect {
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 			return
@@ -224,10 +231,11 @@ func (p *Proxy) connect(ctx context.Context, host string, port int) (net.Conn, e
 	return nil, fmt.Errorf("no address of it answers (%v)", last)
 }
 
-func (p *Proxy) emit(d Decision) {
+func (p *Proxy) emit(d Decision) error {
 	if p.record != nil {
-		p.record(d)
+		return p.record(d)
 	}
+	return nil
 }
 
 func reply(c net.Conn, code int, msg string) {

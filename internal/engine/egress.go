@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/pabloagent/pablo/authority"
@@ -14,8 +15,9 @@ type toolEgressKey struct{}
 // EgressFunc receives one decision of a sandbox's egress proxy made for
 // capability: shell.run, or an MCP server's "mcp/SERVER". It is safe for
 // concurrent use: the proxy calls it from the goroutine serving the
-// connection, before that connection is carried.
-type EgressFunc func(capability string, d authority.EgressDecision)
+// connection, before that connection is carried. An error (the decision
+// could not be recorded) refuses the request.
+type EgressFunc func(capability string, d authority.EgressDecision) error
 
 // WithToolEgress returns a context that carries the egress recorder of
 // one agent. The engine sets it; a catalog whose calls run behind an
@@ -39,16 +41,24 @@ func EgressDecision(d egress.Decision) authority.EgressDecision {
 // of capability, and, when it belongs to the call running now (the call of
 // that capability, or of a tool of that MCP server), as that call's
 // tool.egress event. A decision of an MCP server made outside any of its
-// calls is a decision record only: no call owns it.
-func (s *step) recordEgress(capability string, e authority.EgressDecision) {
+// calls is a decision record only: no call owns it. The ledger's refusal
+// of the record is the error (the proxy then refuses the request); an
+// event the ledger or the sink refuses fails the call's task, as a
+// refused tool.output does.
+func (s *step) recordEgress(capability string, e authority.EgressDecision) error {
 	e.Host = s.t.rt.opts.Secrets.String(e.Host)
 	e.Reason = s.t.rt.opts.Secrets.String(e.Reason)
-	_ = s.t.root.RecordDecision(s.ctx, s.agent, capability, e.Decision())
+	if err := s.t.root.RecordDecision(s.ctx, s.agent, capability, e.Decision()); err != nil {
+		return err
+	}
 	s.liveMu.Lock()
 	defer s.liveMu.Unlock()
 	l := &s.live
 	if l.id == "" || l.failed != nil || l.name != capability && !strings.HasPrefix(l.name, capability+"/") {
-		return
+		return nil
 	}
-	l.failed = s.emit(event.EventData{Type: event.ToolEgress, CallID: l.id, Name: l.name, Egress: &e})
+	if l.failed = s.emit(event.EventData{Type: event.ToolEgress, CallID: l.id, Name: l.name, Egress: &e}); l.failed != nil {
+		return errors.New(l.failed.Reason)
+	}
+	return nil
 }

@@ -62,13 +62,17 @@ func (c *ShellCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 	var egressMu sync.Mutex
 	var decisions []egress.Decision
 	record := ToolEgress(ctx)
-	req.OnEgress = func(d egress.Decision) {
+	req.OnEgress = func(d egress.Decision) error {
+		var err error
 		if record != nil {
-			record(string(authority.ShellRun), EgressDecision(d))
+			if err = record(string(authority.ShellRun), EgressDecision(d)); err != nil && d.Allowed {
+				d.Reason = "allowed, but the decision could not be recorded, so it was not carried"
+			}
 		}
 		egressMu.Lock()
 		decisions = append(decisions, d)
 		egressMu.Unlock()
+		return err
 	}
 	res, err := c.runner.Run(ctx, req)
 	masked := 0

@@ -66,7 +66,7 @@ type TaskInfo struct {
 	Elicit     mcp.ElicitFunc
 	// Egress records the decisions of the egress proxies of the task's
 	// stdio MCP servers (see EgressFunc).
-	Egress func(capability string, d authority.EgressDecision)
+	Egress func(capability string, d authority.EgressDecision) error
 }
 
 // Task is one running root task.

@@ -64,10 +64,11 @@ func startEgress(t *testing.T, allow []string, r egress.Resolver) *egressFixture
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	f := &egressFixture{socket: filepath.Join(dir, "proxy.sock")}
-	p, err := egress.New(egress.Options{Allow: allow, Resolver: r, Record: func(d egress.Decision) {
+	p, err := egress.New(egress.Options{Allow: allow, Resolver: r, Record: func(d egress.Decision) error {
 		f.mu.Lock()
 		f.got = append(f.got, d)
 		f.mu.Unlock()
+		return nil
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -83,7 +83,7 @@ func TestShellRunUnderAllowlistReachesOnlyTheAllowedHost(t *testing.T) {
 		var got []egress.Decision
 		res, err := r.Run(context.Background(), Request{
 			Command: fmt.Sprintf("curl -sS --max-time 10 --cacert ca.pem https://%s:%d/", c.host, port), Cwd: ".",
-			OnEgress: func(d egress.Decision) { mu.Lock(); got = append(got, d); mu.Unlock() },
+			OnEgress: func(d egress.Decision) error { mu.Lock(); got = append(got, d); mu.Unlock(); return nil },
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -240,8 +240,9 @@ type Request struct {
 	OnOutput func(stream string, chunk []byte) `json:"-"`
 	// OnEgress, when set, receives each decision of the network
 	// allowlist's proxy for this command (the host records it), from the
-	// proxy's goroutines, never after Run returns.
-	OnEgress func(egress.Decision) `json:"-"`
+	// proxy's goroutines, never after Run returns; an allowed request
+	// whose decision it fails to record (an error) is refused.
+	OnEgress func(egress.Decision) error `json:"-"`
 }
 
 // ShellResult is what a command left behind (reference §4.3).
@@ -454,7 +455,7 @@ var errNoForwarder = errors.New("network allowlist needs the egress forwarder: t
 
 // serveEgress starts the allowlist's proxy for one command on a Unix
 // socket of its own; stop ends it and waits for its connections.
-func (r *Runner) serveEgress(ctx context.Context, allow []string, record func(egress.Decision)) (string, func(), error) {
+func (r *Runner) serveEgress(ctx context.Context, allow []string, record func(egress.Decision) error) (string, func(), error) {
 	return egress.ServeUnix(ctx, egress.Options{Allow: allow, Resolver: r.opts.EgressResolver, Record: record})
 }
 
