@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -401,5 +402,31 @@ func TestReferenceCLIUsesOnlyThePublicAPI(t *testing.T) {
 		if rel == "internal" || strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/") || strings.HasSuffix(rel, "/internal") {
 			t.Errorf("examples/pablo imports %s: the reference CLI uses the public API only; make what it needs public (documented, with an Example) or move the work into the library", rel)
 		}
+	}
+}
+
+// TestRootHoldsTheCompositionAPIOnly: the root package's non-test files
+// stay under 4,000 lines (issue 29): the engine, the façade's work and the
+// capability graph live in their own packages, and a root that grows past
+// the ceiling is moving work back in.
+func TestRootHoldsTheCompositionAPIOnly(t *testing.T) {
+	const ceiling = 4000
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += bytes.Count(b, []byte("\n"))
+	}
+	if lines >= ceiling {
+		t.Errorf("the root package has %d non-test lines, at or over its ceiling of %d: move engine or façade work into its package", lines, ceiling)
 	}
 }

@@ -3,7 +3,6 @@ package pablo
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -76,7 +75,7 @@ type HostOptions struct {
 }
 
 // ErrUnavailable marks a configured capability this build cannot provide.
-var ErrUnavailable = errors.New("pablo: not available")
+var ErrUnavailable = engine.ErrUnavailable
 
 // NewRuntime builds the runtime a deployment describes: its authority, its
 // workspace tools, its activated Skills, its model and its ceilings.

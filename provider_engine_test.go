@@ -263,7 +263,7 @@ func TestFixtureRouteFallsBackAfter503(t *testing.T) {
 		t.Fatalf("attempts %s", b)
 	}
 	for _, a := range f.auth {
-		if a != "Bearer "+fixtureKey {
+		if a != "Bearer "+engine.FixtureKey {
 			t.Fatalf("the fixture saw %q, not the fake key", a)
 		}
 	}

@@ -34,3 +34,6 @@ func routeOf(m model.Model) (*engine.Route, bool) {
 	}
 	return r.route(), true
 }
+
+// wrapRoute is a route the engine built, as a Router.
+func wrapRoute(r *engine.Route) model.Model { return routed{r} }

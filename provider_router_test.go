@@ -17,6 +17,7 @@ import (
 	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
@@ -24,7 +25,7 @@ import (
 
 const routerTestSecret = "sk-router-secret-0123456789abcdef"
 
-// routerTestFixture serves the evaluation-model endpoint at routerPath
+// routerTestFixture serves the evaluation-model endpoint at engine.RouterPath
 // (answer decides each answer) and every other path with a chatFixture.
 type routerTestFixture struct {
 	srv    *httptest.Server
@@ -38,7 +39,7 @@ type routerTestFixture struct {
 func newRouterTestFixture(t *testing.T, answer func(w http.ResponseWriter, r *http.Request)) *routerTestFixture {
 	f := &routerTestFixture{chat: newChatFixture(t, false), answer: answer}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != routerPath {
+		if r.URL.Path != engine.RouterPath {
 			f.chat.srv.Config.Handler.ServeHTTP(w, r)
 			return
 		}
@@ -118,8 +119,8 @@ func routerRuntimeModel(t *testing.T, d *Deployment, f *routerTestFixture) model
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &modelBuilder{d: d, client: providers.NewClient(providers.ClientOptions{}), resolver: r, routerEndpoint: f.srv.URL + routerPath}
-	m, err := b.build()
+	b := &engine.ModelBuilder{Deployment: d.c, Client: providers.NewClient(providers.ClientOptions{}), Resolver: r, RouterEndpoint: f.srv.URL + engine.RouterPath, WrapRoute: wrapRoute}
+	m, err := b.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestFixtureServesTheRouter(t *testing.T) {
 		b, _ := json.Marshal(obj.Outcome)
 		t.Fatalf("outcome %s routes %v", b, startedRoutes(events))
 	}
-	if f.auth[0] != "Bearer "+fixtureKey {
+	if f.auth[0] != "Bearer "+engine.FixtureKey {
 		t.Fatalf("the router fixture saw %q", f.auth[0])
 	}
 }
