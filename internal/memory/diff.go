@@ -40,13 +40,22 @@ type DiffPage struct {
 
 // Diff lists what changed under the graph and docs paths from one commit
 // to another, in path order, as scope sees it: a record whose kind is
-// outside scope on either side is neither listed nor counted. Unchanged
-// subtrees are skipped by their hash, so the cost follows the changes, not
-// the repository.
+// outside scope on either side is neither listed nor counted, and a record
+// is compared as scope sees it on each side (edges and associations to
+// hidden records removed, see Index.view), so a change only to what names a
+// hidden record is no change at all. Unchanged subtrees are skipped by
+// their hash, so the cost follows the changes, not the repository (the
+// index of from, which a bounded scope needs, is the pin's, built once).
 func (s *Store) Diff(ctx context.Context, from, to Pin, scope Scope, cursor, limit int) (DiffPage, error) {
 	cursor, limit, err := pageBounds(cursor, limit)
 	if err != nil {
 		return DiffPage{}, err
+	}
+	var ix *Index
+	if bounded(s.graph, scope) {
+		if ix, err = s.Index(ctx, from); err != nil {
+			return DiffPage{}, err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -65,6 +74,7 @@ func (s *Store) Diff(ctx context.Context, from, to Pin, scope Scope, cursor, lim
 		prefixes []string
 	}{{"record", s.graph}, {"doc", s.docs}}
 	done := map[string]bool{}
+	var pending []pendingChange
 	for _, ar := range areas {
 		for _, pre := range ar.prefixes {
 			dir := strings.TrimSuffix(pre, "/")
@@ -86,17 +96,39 @@ func (s *Store) Diff(ctx context.Context, from, to Pin, scope Scope, cursor, lim
 				if err := ctx.Err(); err != nil {
 					return DiffPage{}, err
 				}
-				ch, prob, ok := s.change(ar.area, pre, c, scope)
+				pc, prob, ok := s.change(ar.area, pre, c, scope)
 				if prob != nil {
 					page.Skipped = append(page.Skipped, *prob)
 				}
-				if !ok || done[ch.Path] {
+				if !ok || done[pc.ch.Path] {
 					continue
 				}
-				done[ch.Path] = true
-				all = append(all, ch)
+				done[pc.ch.Path] = true
+				pending = append(pending, pc)
 			}
 		}
+	}
+	after := afterIDs(ix, pending)
+	for _, pc := range pending {
+		if pc.hidden {
+			continue
+		}
+		ch, old, cur := pc.ch, pc.old, pc.cur
+		if ix != nil && old != nil && cur != nil {
+			// Each side as scope sees it at its own commit.
+			old = ix.view(old, scope)
+			cur = viewWith(cur, func(id string) bool { return after.visible(ix, id, scope) })
+		}
+		if old != nil && cur != nil {
+			ch.Fields = changedFields(old, cur)
+			ch.Body = old.Body != cur.Body
+			if ix != nil && len(ch.Fields) == 0 && !ch.Body {
+				// Nothing scope sees changed: the blob's text, or an edge
+				// to a hidden record, is not scope's to see.
+				continue
+			}
+		}
+		all = append(all, ch)
 	}
 	slices.SortFunc(all, func(x, y Change) int { return strings.Compare(x.Path, y.Path) })
 	page.Total = len(all)
@@ -120,12 +152,21 @@ func subtree(t *object.Tree, dir string) *object.Tree {
 	return sub
 }
 
-// change summarises one tree change; ok is false for what scope hides or
+// pendingChange is one tree change, read: its summary and, for a record,
+// both sides parsed. hidden marks a record outside scope on either side,
+// kept so the records of the newer commit are known whole.
+type pendingChange struct {
+	ch       Change
+	old, cur *Record
+	hidden   bool
+}
+
+// change reads one tree change; ok is false for what scope's paths hide or
 // what is not Markdown. The caller holds s.mu.
-func (s *Store) change(area, pre string, c *object.Change, scope Scope) (Change, *Problem, bool) {
+func (s *Store) change(area, pre string, c *object.Change, scope Scope) (pendingChange, *Problem, bool) {
 	action, err := c.Action()
 	if err != nil {
-		return Change{}, nil, false
+		return pendingChange{}, nil, false
 	}
 	name := c.To.Name
 	if action == merkletrie.Delete {
@@ -133,22 +174,21 @@ func (s *Store) change(area, pre string, c *object.Change, scope Scope) (Change,
 	}
 	p := pre + name
 	if !isMarkdown(p) || !scope.AllowsPath(p) {
-		return Change{}, nil, false
+		return pendingChange{}, nil, false
 	}
-	ch := Change{Path: p, Area: area, Action: map[merkletrie.Action]string{merkletrie.Insert: "added", merkletrie.Modify: "modified", merkletrie.Delete: "deleted"}[action]}
+	pc := pendingChange{ch: Change{Path: p, Area: area, Action: map[merkletrie.Action]string{merkletrie.Insert: "added", merkletrie.Modify: "modified", merkletrie.Delete: "deleted"}[action]}}
 	if area == "doc" {
-		return ch, nil, true
+		return pc, nil, true
 	}
-	var old, cur *Record
 	for _, side := range []struct {
 		e   object.ChangeEntry
 		dst **Record
-	}{{c.From, &old}, {c.To, &cur}} {
+	}{{c.From, &pc.old}, {c.To, &pc.cur}} {
 		if side.e.Name == "" || side.e.TreeEntry.Hash == plumbing.ZeroHash {
 			continue
 		}
 		if side.e.TreeEntry.Mode != filemode.Regular && side.e.TreeEntry.Mode != filemode.Executable {
-			return Change{}, &Problem{p, CodeSymlink, "not a regular file; not read"}, false
+			return pendingChange{}, &Problem{p, CodeSymlink, "not a regular file; not read"}, false
 		}
 		b, err := s.blob(p, side.e.TreeEntry.Hash)
 		if err == nil {
@@ -157,27 +197,62 @@ func (s *Store) change(area, pre string, c *object.Change, scope Scope) (Change,
 		if err != nil {
 			var e *Error
 			if errors.As(err, &e) {
-				return Change{}, &Problem{p, e.Code, e.Reason}, false
+				return pendingChange{}, &Problem{p, e.Code, e.Reason}, false
 			}
-			return Change{}, nil, false
+			return pendingChange{}, nil, false
 		}
-		if !scope.AllowsKind((*side.dst).Kind) {
-			return Change{}, nil, false
-		}
+		pc.hidden = pc.hidden || !scope.AllowsKind((*side.dst).Kind)
 	}
-	r := cur
+	r := pc.cur
 	if r == nil {
-		r = old
+		r = pc.old
 	}
 	if r == nil {
-		return Change{}, nil, false
+		return pendingChange{}, nil, false
 	}
-	ch.ID, ch.Kind = r.ID, r.Kind
-	if old != nil && cur != nil {
-		ch.Fields = changedFields(old, cur)
-		ch.Body = old.Body != cur.Body
+	pc.ch.ID, pc.ch.Kind = r.ID, r.Kind
+	return pc, nil, true
+}
+
+// after is what the newer commit of a diff holds that the pinned index
+// does not: the records the changes add or rewrite, by ID, and the IDs
+// they remove. With the pin's index it tells, for the cost of the changes,
+// which record an ID names at the newer commit.
+type after struct {
+	added   map[string]*Record
+	removed map[string]bool
+}
+
+func afterIDs(ix *Index, pending []pendingChange) after {
+	a := after{added: map[string]*Record{}, removed: map[string]bool{}}
+	if ix == nil {
+		return a
 	}
-	return ch, nil, true
+	for _, pc := range pending {
+		if pc.old != nil {
+			if r, ok := ix.byID[pc.old.ID]; ok && r.Path == pc.ch.Path {
+				a.removed[pc.old.ID] = true
+			}
+		}
+	}
+	for _, pc := range pending {
+		if pc.cur != nil {
+			a.added[pc.cur.ID] = pc.cur
+		}
+	}
+	return a
+}
+
+// visible reports whether id may be named to scope at the newer commit:
+// no record there, or one scope allows.
+func (a after) visible(ix *Index, id string, scope Scope) bool {
+	if r, ok := a.added[id]; ok {
+		return scope.allows(r)
+	}
+	if a.removed[id] {
+		return true
+	}
+	return ix.visibleID(id, scope)
 }
 
 func changedFields(a, b *Record) []string {

@@ -33,6 +33,10 @@
 // A Scope (kinds and paths, from a grant) bounds every answer: a record
 // outside it is never returned, counted or named, and edges or
 // associations that point at one are removed from what the caller sees.
+// A bounded scope (one that leaves out a kind or part of a graph path)
+// sees every record as rendered from that view, never its blob, in every
+// tool (text, blob ID, patch base, diff): whether a record names a hidden
+// one never changes how it is shown, so its formatting is no tell.
 //
 // Propose writes nothing: it returns a `git format-patch` mail against the
 // pin, with its SHA-256, for the caller to store as an artifact. An

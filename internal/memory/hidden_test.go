@@ -93,23 +93,34 @@ func with(base map[string]tfile, files map[string]tfile) map[string]tfile {
 
 // visibleFiles is baseFiles without its secret and billing's edge to it,
 // with ads, a service nothing refers to: the repository as the proposer
-// sees it, billing written as Render writes it.
+// sees it. billing keeps its own formatting (flow lists, not what Render
+// writes): only the hidden edge is cut from its text, so that a tool
+// that showed a record's blob when it names no hidden record, and the
+// record rendered when it does, would tell the two repositories apart.
 func visibleFiles(t *testing.T) map[string]tfile {
 	t.Helper()
 	files := baseFiles()
 	delete(files, recPath("secret", "vault"))
-	billing, err := ParseRecord(recPath("service", "billing"), []byte(files[recPath("service", "billing")].data), Limits{})
-	if err != nil {
-		t.Fatal(err)
+	billing := files[recPath("service", "billing")].data
+	cut := strings.Replace(billing, "[ledger, vault]", "[ledger]", 1)
+	if cut == billing {
+		t.Fatal("billing's edge to vault is not where the test cuts it")
 	}
-	billing.Edges = []Edge{{"depends_on", "ledger"}}
-	b, err := Render(billing)
-	if err != nil {
-		t.Fatal(err)
+	if b, err := Render(mustParse(t, recPath("service", "billing"), cut)); err != nil || string(b) == cut {
+		t.Fatalf("billing must not be written as Render writes it: %v", err)
 	}
-	files[recPath("service", "billing")] = text(string(b))
+	files[recPath("service", "billing")] = text(cut)
 	files[recPath("service", "ads")] = record("ads", "service", "owner: o", "repo: r")
 	return files
+}
+
+func mustParse(t *testing.T, path, data string) *Record {
+	t.Helper()
+	r, err := ParseRecord(path, []byte(data), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // TestAProposalCannotTellAHiddenRecordFromNoRecord defends the rule that
@@ -329,5 +340,156 @@ func TestGrepAndDocReadNeverShowAHiddenEdgeOfARecord(t *testing.T) {
 	// With the whole graph in scope, the file is its blob.
 	if doc, _ := s.ReadDoc(context.Background(), ix, "records/service/billing.md", All()); !strings.Contains(doc.Text, "[ledger, vault]") {
 		t.Errorf("ReadDoc at full scope = %q, want the blob", doc.Text)
+	}
+}
+
+// TestEveryToolAnswersAlikeWithOrWithoutAHiddenRecord defends the rule
+// for all six tools at once: two repositories that differ only in hidden
+// records (a secret, billing's edge and association to it, and, at the
+// newer commit, another secret and billing's edges to both) give the
+// grant that hides them byte-identical answers to every call, commit IDs
+// aside. billing keeps its own formatting on both sides, so a tool that
+// re-rendered only a record with a hidden edge would show it.
+func TestEveryToolAnswersAlikeWithOrWithoutAHiddenRecord(t *testing.T) {
+	t.Parallel()
+	const billing = "---\nid: billing\nkind: service\nowner:   payments   # the team\nrepo: 'acme/billing'\nassociations: [team-payments%s]\nedges: {depends_on: [ledger%s]}\n---\nBilling charges customers.\n%s"
+	repo := func(hidden bool) (string, map[string]tfile, map[string]tfile) {
+		h := func(s string) string {
+			if hidden {
+				return s
+			}
+			return ""
+		}
+		first := map[string]tfile{
+			recPath("service", "billing"): text(fmt.Sprintf(billing, h(", vault"), h(", vault"), "")),
+			recPath("service", "ledger"):  record("ledger", "service", "owner: payments", "repo: acme/ledger", "body:The ledger."),
+			recPath("team", "payments"):   record("team-payments", "team", "owner: payments"),
+			"handbook/oncall.md":          text("# On call\nPage the payments team.\n"),
+		}
+		next := maps.Clone(first)
+		next[recPath("service", "billing")] = text(fmt.Sprintf(billing, h(", vault"), h(", vault, hsm"), "Version two.\n"))
+		next["handbook/oncall.md"] = text("# On call\nPage billing.\n")
+		if hidden {
+			first[recPath("secret", "vault")] = record("vault", "secret", "owner: security", "edges:", "  depends_on: [billing]", "body:Where the keys live.")
+			next[recPath("secret", "vault")] = record("vault", "secret", "owner: security", "edges:", "  depends_on: [billing, ledger]", "body:Where the keys live now.")
+			next[recPath("secret", "hsm")] = record("hsm", "secret", "owner: security", "associations: [billing]")
+		}
+		return h("x"), first, next
+	}
+	calls := []struct{ tool, args string }{
+		{ToolSearch, `{}`},
+		{ToolSearch, `{"text":"billing"}`},
+		{ToolSearch, `{"edge_kind":"depends_on"}`},
+		{ToolSearch, `{"edge_to":"vault"}`},
+		{ToolSearch, `{"association":"vault"}`},
+		{ToolSearch, `{"kind":"secret"}`},
+		{ToolRead, `{"id":"billing"}`},
+		{ToolRead, `{"path":"records/service/billing.md"}`},
+		{ToolRead, `{"id":"vault"}`},
+		{ToolRead, `{"path":"records/secret/vault.md"}`},
+		{ToolGrep, `{"pattern":".","regexp":true}`},
+		{ToolGrep, `{"pattern":"vault|hsm|security","regexp":true}`},
+		{ToolGrep, `{"pattern":"depends_on"}`},
+		{ToolDiff, `{"against":"current"}`},
+		{ToolPropose, `{"subject":"billing moves","changes":[{"op":"edit","record":{"id":"billing","kind":"service","owner":"finance","repo":"acme/billing","edges":[{"kind":"depends_on","to":"ledger"}]}}]}`},
+		{ToolValidate, `{"patch":"memory-proposals/<last>"}`},
+		{ToolPropose, `{"subject":"retire billing","changes":[{"op":"delete","record":{"id":"billing"}}]}`},
+		{ToolValidate, `{"patch":"memory-proposals/<last>"}`},
+		{ToolValidate, `{"changes":[{"op":"delete","record":{"id":"ledger"}}]}`},
+		{ToolPropose, `{"subject":"add vault","changes":[{"op":"add","record":{"id":"vault","kind":"service","owner":"o","repo":"r"}}]}`},
+	}
+	transcript := func(hidden bool) string {
+		_, first, next := repo(hidden)
+		o, err := ParseOntology("ontology.toml", []byte(testOntology))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newTestRepo(t)
+		pin := Pin{Ref: "refs/heads/main", Commit: r.commit(first)}
+		current := r.commit(next)
+		s := r.store(Options{DocsPaths: []string{"records/", "handbook/"}})
+		written := map[string][]byte{}
+		var order []string // the patches in the order they were written
+		last := ""
+		grant := Grant{Scope: proposerScope, Refresh: true}
+		grants := map[string]Grant{}
+		for _, id := range []string{ToolSearch, ToolRead, ToolGrep, ToolDiff, ToolPropose, ToolValidate} {
+			grants[id] = grant
+		}
+		tools, err := OpenTools(context.Background(), ToolsOptions{Store: s, Ref: "refs/heads/main", Pin: &pin, Ontology: o, Grants: grants,
+			WritePatch: func(name string, data []byte) (string, error) {
+				last = name
+				order = append(order, "memory-proposals/"+name)
+				written["memory-proposals/"+name] = data
+				return "memory-proposals/" + name, nil
+			},
+			ReadPatch: func(p string) ([]byte, error) {
+				if b, ok := written[p]; ok {
+					return b, nil
+				}
+				return nil, errors.New("no such file")
+			},
+			Now: func() time.Time { return time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC) },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		var sums []string
+		for _, c := range calls {
+			args := strings.ReplaceAll(c.args, "<last>", last)
+			fmt.Fprintf(&out, "%s %s\n", c.tool, c.args)
+			payload, err := tools.Call(context.Background(), c.tool, json.RawMessage(args))
+			if err != nil {
+				var me *Error
+				if errors.As(err, &me) {
+					fmt.Fprintf(&out, "error code=%s kind=%v path=%s line=%d: %s\n", me.Code, me.Kind, me.Path, me.Line, me.Reason)
+				} else {
+					fmt.Fprintf(&out, "error %T: %v\n", err, err)
+				}
+				continue
+			}
+			b, _ := json.Marshal(payload)
+			fmt.Fprintf(&out, "%s\n", b)
+			if m, ok := payload.(map[string]any); ok {
+				if sum, ok := m["revision"].(string); ok {
+					sums = append(sums, sum) // a patch's digest covers the pin's ID
+				}
+			}
+		}
+		for _, name := range order {
+			fmt.Fprintf(&out, "file %s:\n%s", name, written[name])
+		}
+		text := out.String()
+		for i, sum := range sums {
+			text = strings.ReplaceAll(text, sum, fmt.Sprintf("<sha256 %d>", i))
+			text = strings.ReplaceAll(text, sum[:16], fmt.Sprintf("<sha256-16 %d>", i))
+		}
+		for _, c := range []string{pin.Commit, current} {
+			text = strings.ReplaceAll(text, c, "<commit>")
+			text = strings.ReplaceAll(text, c[:12], "<commit>")
+		}
+		return text
+	}
+	absent, present := transcript(false), transcript(true)
+	if absent != present {
+		a, p := strings.Split(absent, "\n"), strings.Split(present, "\n")
+		for i := range min(len(a), len(p)) {
+			if a[i] != p[i] {
+				t.Fatalf("the answers tell hidden records from none, first at line %d:\nwithout: %s\nwith:    %s\n\nwhole answer with them:\n%s", i+1, a[i], p[i], present)
+			}
+		}
+		t.Fatalf("the answers tell hidden records from none:\nwithout:\n%s\nwith:\n%s", absent, present)
+	}
+	for _, word := range []string{"secret", "security", "hsm", "keys"} {
+		if strings.Contains(present, word) && !strings.Contains(strings.Join([]string{calls[3].args, calls[4].args, calls[5].args, calls[9].args, calls[11].args}, ""), word) {
+			t.Errorf("the answers name %q, which only a hidden record holds", word)
+		}
+	}
+	// The answers are answers: each tool found what it should.
+	for _, want := range []string{`"id":"billing"`, `"body":true`, `"action":"modified"`, `"base":"<commit>"`, `"valid":true`, `"valid":false`, "-owner: payments"} {
+		if !strings.Contains(present, want) {
+			t.Errorf("the answers lack %q:\n%s", want, present)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Index is the graph of one pinned commit: its records by ID and path, the
@@ -231,38 +233,61 @@ func searchText(r *Record) string {
 }
 
 // view is r as scope sees it: associations and edges to records outside
-// the scope are removed, so that a hidden record is never named.
+// the scope are removed, so that a hidden record is never named. Under a
+// bounded scope Blob is the ID of the record as rendered (see text): the
+// blob's own ID would tell a record with a hidden edge from one without.
 func (ix *Index) view(r *Record, scope Scope) *Record {
+	cp := viewWith(r, func(id string) bool { return ix.visibleID(id, scope) })
+	if ix.bounded(scope) {
+		cp.Blob = ""
+		if b, err := Render(cp); err == nil {
+			cp.Blob = plumbing.ComputeHash(plumbing.BlobObject, b).String()
+		}
+	}
+	return cp
+}
+
+// viewWith is r with the associations and edges visible rejects removed.
+func viewWith(r *Record, visible func(id string) bool) *Record {
 	cp := *r
 	cp.Associations = nil
 	cp.Edges = nil
 	for _, a := range r.Associations {
-		if ix.visibleID(a, scope) {
+		if visible(a) {
 			cp.Associations = append(cp.Associations, a)
 		}
 	}
 	for _, e := range r.Edges {
-		if ix.visibleID(e.To, scope) {
+		if visible(e.To) {
 			cp.Edges = append(cp.Edges, e)
 		}
 	}
 	return &cp
 }
 
-// whole reports whether scope sees all of record r: none of its edges or
-// associations names a record outside scope.
-func (ix *Index) whole(r *Record, scope Scope) bool {
-	for _, a := range r.Associations {
-		if !ix.visibleID(a, scope) {
-			return false
+// bounded reports whether scope leaves some of the graph out: a kind or a
+// part of a graph path it does not allow. It depends on the scope and the
+// configured graph paths alone, never on which records exist, so that
+// what it decides (a record's text is its blob, or the record rendered as
+// the scope sees it) tells the caller nothing about hidden records: a
+// record's blob is its own to show only to a scope that could hide
+// nothing from it.
+func (ix *Index) bounded(scope Scope) bool { return bounded(ix.graph, scope) }
+
+func bounded(graph []string, scope Scope) bool {
+	if !slices.Contains(scope.Kinds, "*") {
+		return true
+	}
+	for _, g := range graph {
+		covered := false
+		for _, p := range scope.Paths {
+			covered = covered || pathCovers(p, g)
+		}
+		if !covered {
+			return true
 		}
 	}
-	for _, e := range r.Edges {
-		if !ix.visibleID(e.To, scope) {
-			return false
-		}
-	}
-	return true
+	return false
 }
 
 // visibleID reports whether id may be named to scope: a record in scope,

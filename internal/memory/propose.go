@@ -137,12 +137,15 @@ func (s *Store) Propose(ix *Index, p Proposal, scope Scope) (Patch, error) {
 }
 
 // baseText is the text of record r a caller of scope proposes against:
-// its blob when scope sees all of it, else the record as scope sees it,
-// rendered. A blob that names a record outside scope (an edge, an
-// association) is never the base: a diff's context and removed lines
-// would name it. Review carries such a patch back onto the blob.
+// its blob when scope is not bounded (it sees the whole graph), else the
+// record as scope sees it, rendered, whether or not it names a hidden
+// record. A blob that names a record outside scope is never the base (a
+// diff's context and removed lines would name it), and choosing the blob
+// only for records that name none would itself tell them apart: a
+// non-canonical blob re-rendered would mean a hidden edge. Review carries
+// such a patch back onto the blob.
 func (s *Store) baseText(ix *Index, r *Record, scope Scope) (string, plumbing.Hash, error) {
-	if ix.whole(r, scope) {
+	if !ix.bounded(scope) {
 		s.mu.Lock()
 		b, err := s.blob(r.Path, plumbing.NewHash(r.Blob))
 		s.mu.Unlock()
@@ -156,10 +159,10 @@ func (s *Store) baseText(ix *Index, r *Record, scope Scope) (string, plumbing.Ha
 }
 
 // textAs is the text of the file at path f, as scope may see it: its blob,
-// or, for a record that names records outside scope, the record as scope
-// sees it, rendered. The caller holds s.mu.
+// or, for a record under a bounded scope, the record as scope sees it,
+// rendered (see baseText). The caller holds s.mu.
 func (s *Store) textAs(ix *Index, f file, scope Scope) ([]byte, error) {
-	if r, ok := ix.byPath[f.Path]; ok && !ix.whole(r, scope) {
+	if r, ok := ix.byPath[f.Path]; ok && ix.bounded(scope) {
 		return Render(ix.view(r, scope))
 	}
 	return s.blob(f.Path, f.Hash)
