@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -87,6 +88,23 @@ func (tm *tmuxTerm) waitFor(want ...string) string {
 	}
 }
 
+// waitUntil polls the visible screen (no history: what scrolling shows)
+// until ok holds, up to the same deadline as waitFor.
+func (tm *tmuxTerm) waitUntil(what string, ok func(screen string) bool) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s := tm.screen()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("the terminal did not show %s within the deadline:\n%s", what, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // format reads one of tmux's formats of the pane (#{alternate_on}).
 func (tm *tmuxTerm) format(f string) string {
 	tm.t.Helper()
@@ -94,9 +112,12 @@ func (tm *tmuxTerm) format(f string) string {
 }
 
 // TestTUIInARealTerminal drives `pablo tui` in tmux as a user would, with a
-// scripted model (no network). Each case ends with the terminal as it was
-// before: the same stty modes, the alternate screen left, the cursor shown
-// and mouse reporting off.
+// scripted model (no network): submit, a tool call and a subagent's child
+// tree, an approval in place (the exact call, escaped), the live status
+// line's elapsed time, scrolling (PgUp, the wheel, Ctrl-End), resize,
+// Ctrl-C cancelling and exiting, SIGTERM. Each case ends with the terminal
+// as it was before: the same stty modes, the alternate screen left, the
+// cursor shown and mouse reporting off.
 func TestTUIInARealTerminal(t *testing.T) {
 	bin := buildPablo(t, t.TempDir())
 	// A submission streams a Markdown answer whose model text holds a
@@ -118,6 +139,29 @@ exec sleep 3600
 		tm := newTmux(t, dir, 100, 30, script)
 		tm.run(filepath.Join(dir, "work"))
 		tm.restored(dir)
+	})
+	// A task given on the command line delegates to a subagent whose
+	// call asks in place: the child's lifecycle is drawn indented under
+	// the root's, the status line's elapsed time moves while the question
+	// waits, and the retained history scrolls with PgUp, the wheel and
+	// Ctrl-End.
+	t.Run("ChildTreeElapsedAndScroll", func(t *testing.T) {
+		t.Parallel()
+		dir := tuiChildFixture(t)
+		script := filepath.Join(dir, "run.sh")
+		os.WriteFile(script, []byte(`cd "$(dirname "$0")"
+stty -g > before
+`+bin+` tui --config d.toml --bind workspace=work "delegate the notes"
+echo "pablo exited $?"
+stty -g > after
+exec sleep 3600
+`), 0o600)
+		tm := newTmux(t, dir, 100, 16, script)
+		tm.childTreeAndScroll()
+		tm.restored(dir)
+		if b, err := os.ReadFile(filepath.Join(dir, "work", "a.txt")); err != nil || string(b) != "hi" {
+			t.Errorf("the child's approved call did not write the file: %v %q", err, b)
+		}
 	})
 	// SIGTERM while a task waits for an approval ends the UI with exit
 	// 130, the task cancelled (its call never ran).
@@ -246,4 +290,85 @@ func (tm *tmuxTerm) waitForFile(path string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// tuiChildFixture is tuiFixture's deployment with children enabled: the
+// root spawns a child that writes a file (asking first), waits for it and
+// answers with a list longer than the screen.
+func tuiChildFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "work"), 0o700)
+	os.WriteFile(filepath.Join(dir, "d.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"source\", path = \"s.json\" }\n[options.filesystem]\nwrite = true\n[options.approvals]\nfilesystem_write = \"required\"\n[options.children]\nenabled = true\n"), 0o600)
+	var items strings.Builder
+	for i := 1; i <= 24; i++ {
+		items.WriteString("- item " + strconv.Itoa(i) + "\\n")
+	}
+	os.WriteFile(filepath.Join(dir, "s.json"), []byte(`{"turns":[
+ {"text":["Delegating."],"tool_calls":[{"id":"s1","name":"subagent","arguments":{"action":"spawn","request":{"input":"write the notes","capabilities":{"tools":["fs.write"]}}}}]},
+ {"tool_calls":[{"name":"subagent","arguments":{"action":"wait","agent_ids":["{{agent_id:s1}}"],"mode":"all","timeout_ms":60000}}]},
+ {"text":["# Done\n\nThe child wrote **a.txt**.\n\n`+items.String()+`"]}
+],"agents":[{"input":"write the notes","turns":[
+ {"tool_calls":[{"name":"fs_write","arguments":{"path":"a.txt","text":"hi","expected_revision":null}}]},
+ {"text":["written"]}
+]}]}`), 0o600)
+	return dir
+}
+
+// childTreeAndScroll is the user's session of ChildTreeElapsedAndScroll.
+func (tm *tmuxTerm) childTreeAndScroll() {
+	t := tm.t
+	t.Helper()
+	// The child's call waits for its answer, drawn under its parent.
+	tm.waitFor("approval needed before this call runs", "│ └ child ", "│ ⋯ child ", "capability fs.write", "waiting for your answer")
+	// The elapsed time moves while the question waits: the first frame
+	// says 0s, a later one at least 1s.
+	moving := regexp.MustCompile(`● [1-9][0-9]*s · waiting for your answer`)
+	tm.waitUntil("the elapsed time past 0s", moving.MatchString)
+	tm.keys("o")
+	s := tm.waitUntil("the settled task at the live tail", func(s string) bool {
+		return strings.Contains(s, "■ completed") && strings.Contains(s, "• item 24") && strings.Contains(s, "ready · Enter submits")
+	})
+	if strings.Contains(s, "scrolled") {
+		t.Errorf("the live tail says it is scrolled:\n%s", s)
+	}
+
+	// PgUp leaves the tail; further up is the whole task, the child's
+	// lifecycle indented under the root's calls.
+	tm.keys("PPage")
+	tm.waitUntil("PgUp leaving the tail", func(s string) bool {
+		return strings.Contains(s, "↑ scrolled, Ctrl-End returns") && !strings.Contains(s, "• item 24")
+	})
+	tm.keys("PPage", "PPage", "PPage")
+	ended := regexp.MustCompile(`│ └ child \S+ completed`)
+	s = tm.waitUntil("the top of the history", func(s string) bool { return strings.Contains(s, "› delegate the notes") })
+	for _, w := range []string{"✓ subagent {\"action\":\"spawn\"", "│ └ child ", "│ ✓ child ", "fs.write {\"path\":\"a.txt\"", "approval fs.write: allow_once (tty)"} {
+		if !strings.Contains(s, w) {
+			t.Errorf("the history does not show %q:\n%s", w, s)
+		}
+	}
+	if !ended.MatchString(s) {
+		t.Errorf("the history does not show the child's end:\n%s", s)
+	}
+	// Ctrl-End returns to the live tail.
+	tm.keys("C-End")
+	tm.waitUntil("Ctrl-End returning to the tail", func(s string) bool {
+		return strings.Contains(s, "• item 24") && !strings.Contains(s, "scrolled")
+	})
+	// The wheel (an SGR mouse report of wheel-up, as a terminal sends
+	// it) scrolls too.
+	wheelUp := []string{"-H"}
+	for range 3 {
+		for _, b := range []byte("\x1b[<64;10;5M") {
+			wheelUp = append(wheelUp, strconv.FormatInt(int64(b), 16))
+		}
+	}
+	tm.keys(wheelUp...)
+	tm.waitUntil("the wheel scrolling up", func(s string) bool {
+		return strings.Contains(s, "↑ scrolled, Ctrl-End returns") && !strings.Contains(s, "• item 24")
+	})
+	tm.keys("C-End")
+	tm.waitUntil("Ctrl-End returning to the tail", func(s string) bool { return strings.Contains(s, "• item 24") })
+	tm.keys("C-c")
+	tm.waitFor("pablo exited 0")
 }
