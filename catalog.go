@@ -6,7 +6,6 @@ import (
 	"github.com/pabloagent/pablo/ledger/outcome"
 
 	"github.com/pabloagent/pablo/authority"
-	"github.com/pabloagent/pablo/internal/fstools"
 	"github.com/pabloagent/pablo/mcp"
 )
 
@@ -43,7 +42,7 @@ type HealthReporter interface {
 // artifact handoff) no longer holds the handed revision: none of its bytes
 // is returned, and the result's filesystem.error names the path, the
 // handed_revision and the current_revision.
-const CodeArtifactChanged = outcome.FailureCode(fstools.ArtifactChanged)
+const CodeArtifactChanged outcome.FailureCode = "artifact_changed"
 
 // SandboxReporter is an optional capability of a ToolCatalog, named as
 // http.Flusher is: a catalog whose tools run in processes it starts in a

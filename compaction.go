@@ -2,8 +2,6 @@ package pablo
 
 import (
 	"errors"
-
-	"github.com/pabloagent/pablo/internal/compaction"
 )
 
 // CompactionOptions turn on context compaction (REFERENCE §5.6,
@@ -42,7 +40,7 @@ type CompactionOptions struct {
 // The reference summarizes once per task; a long Pablo task compacts
 // again each time its context fills, each summary replacing the previous
 // one and the turns since, up to this many times (docs/differences.md).
-const MaxCompactionsPerTask = compaction.MaxPerTask
+const MaxCompactionsPerTask = 32
 
 // ErrCompactionOptions is the kind of an invalid CompactionOptions.
 var ErrCompactionOptions = errors.New("pablo: invalid compaction options")
