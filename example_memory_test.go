@@ -116,7 +116,11 @@ func (f *memoryFixture) commit(files map[string]string) string {
 // memory tool's result through show.
 func (f *memoryFixture) run(input string, approver pablo.Approver, show func(name string, result map[string]any)) *pablo.TaskObject {
 	defer os.RemoveAll(f.dir)
-	ctx := context.Background()
+	return f.runOn(f.load(), input, approver, show)
+}
+
+// load loads the fixture's deployment.
+func (f *memoryFixture) load() *pablo.Deployment {
 	d, err := pablo.Load(pablo.LoadOptions{
 		Config:   filepath.Join(f.dir, "deployment.toml"),
 		Bindings: map[string]string{"workspace": filepath.Join(f.dir, "work"), "memory": filepath.Join(f.dir, "memory")},
@@ -124,6 +128,12 @@ func (f *memoryFixture) run(input string, approver pablo.Approver, show func(nam
 	if err != nil {
 		log.Fatal(err)
 	}
+	return d
+}
+
+// runOn runs one task of d as run does.
+func (f *memoryFixture) runOn(d *pablo.Deployment, input string, approver pablo.Approver, show func(name string, result map[string]any)) *pablo.TaskObject {
+	ctx := context.Background()
 	rt, err := d.NewRuntime(ctx, pablo.HostOptions{})
 	if err != nil {
 		log.Fatal(err)
@@ -274,4 +284,52 @@ func ExampleDeployment_NewRuntime_memoryValidate() {
 	// memory.ontology.validate valid: false
 	// missing_field repo
 	// dangling_edge edges.depends_on
+}
+
+// A patch from memory.update.propose is written against the records as
+// the proposer's grant sees them, and the proposer is never told what its
+// grant hides. The host reviews it with full scope: here the task (whose
+// grants hide the secret kind) edits billing, whose edge to the secret
+// vault it cannot see, and adds a service with the ID vault. The review
+// names the collision the task could not be told, and carries the edit
+// onto billing's file, keeping the hidden edge, so `git am` takes it.
+func ExampleDeployment_ReviewMemoryProposal() {
+	f := newMemoryFixture(`{"turns": [
+  {"tool_calls": [{"name": "memory_update_propose", "arguments": {"subject": "billing moves to finance", "changes": [
+    {"op": "edit", "record": {"id": "billing", "kind": "service", "owner": "finance", "repo": "acme/billing", "stack": "go",
+      "edges": [{"kind": "depends_on", "to": "ledger"}], "body": "Billing charges customers monthly.\n"}},
+    {"op": "add", "record": {"id": "vault", "kind": "service", "owner": "finance", "repo": "acme/vault"}}]}}]},
+  {"text": ["Proposed."]}]}`, "")
+	defer os.RemoveAll(f.dir)
+	d := f.load()
+	var proposed string
+	f.runOn(d, "Billing moves to finance; record the vault service.", nil, func(name string, r map[string]any) {
+		m := memoryOf(r)
+		fmt.Println(name, m["files"], "violations:", len(m["violations"].([]any)))
+		proposed = m["path"].(string)
+	})
+	patch, err := os.ReadFile(filepath.Join(f.dir, "work", proposed))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("the proposal names vault's edge:", strings.Contains(string(patch), "- vault"))
+
+	rv, err := d.ReviewMemoryProposal(context.Background(), patch, pablo.MemoryReviewOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range rv.Changes {
+		fmt.Println("change:", c.Op, c.ID, c.Path)
+	}
+	for _, c := range rv.Conflicts {
+		fmt.Println("conflict:", c.Code, c.ID)
+	}
+	fmt.Println("the reviewed patch keeps vault's edge:", strings.Contains(rv.Patch, "\n+    - vault\n"), rv.Files)
+	// Output:
+	// memory.update.propose [records/service/billing.md records/service/vault.md] violations: 0
+	// the proposal names vault's edge: false
+	// change: edit billing records/service/billing.md
+	// change: add vault records/service/vault.md
+	// conflict: id_collision vault
+	// the reviewed patch keeps vault's edge: true [records/service/billing.md records/service/vault.md]
 }
