@@ -228,6 +228,23 @@ func TestLockedDeploymentAcceptsUnlistedNarrowing(t *testing.T) {
 	}
 }
 
+// TestModelOverrideConflictsWithASelectedRoute: with options.model_route
+// set, the route chooses the model, so a run's model.provider or model.id
+// override (--provider, --model) is config_conflict, not silently unused.
+func TestModelOverrideConflictsWithASelectedRoute(t *testing.T) {
+	doc := "schema_version = 1\n[options]\nmodel_route = \"main\"\n[options.models.fast]\nprovider = \"openai\"\nid = \"gpt-5-mini\"\ncredential = \"openai\"\n[options.routes.main]\nentries = [{ model = \"fast\" }]\n[credentials.openai]\nconsumer = \"provider.openai\"\nsources = [{ kind = \"environment\", name = \"OPENAI_API_KEY\" }]\n"
+	if _, err := loadString(t, doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Override{{Target: "model.id", Value: "gpt-5"}, {Target: "model.provider", Value: "openai"}} {
+		_, err := loadString(t, doc, func(lo *LoadOptions) { lo.Overrides = []Override{o} })
+		ce := wantCode(t, err, CodeConflict, "/options/model/"+strings.TrimPrefix(o.Target, "model."))
+		if !strings.Contains(ce.Message, `route "main"`) {
+			t.Errorf("the conflict does not name the route: %v", ce)
+		}
+	}
+}
+
 // TestNarrowingRunOverridesListedAdmitsOnlyTheList: an entry that writes
 // narrowing_run_overrides = "listed" takes the reference's rule: an
 // unlisted target is refused even when the value narrows.

@@ -318,6 +318,11 @@ func (l *loader) overrides(options, deployment map[string]any, mg *merger, spec 
 		if o.Target == "input" {
 			continue
 		}
+		if route, _ := options["model_route"].(string); route != "" && (o.Target == "model.provider" || o.Target == "model.id") {
+			// A selected route chooses the models; a run's model would be
+			// silently unused, so the two conflict, as in the reference.
+			return &Error{Code: CodeConflict, Option: ptr, Message: fmt.Sprintf("options.model_route selects route %q, which chooses the model: a run cannot override %s (--provider and --model conflict with a route)", shown(route, 64), o.Target)}
+		}
 		s, ok := lookup(spec, o.Target)
 		if !ok {
 			return &Error{Code: CodeOverrideForbidden, Option: ptr, Message: "unknown override target"}
