@@ -337,6 +337,9 @@ type inspector struct {
 	mu    sync.RWMutex
 	// clock stamps the page of a task in flight with when it was read.
 	clock clock.Clock
+	// refresh is how often, in seconds, the page of a task in flight
+	// reloads itself.
+	refresh int
 }
 
 func newInspector(stacks []*inspectStack, store ledger.Store, exposed bool) (*inspector, error) {
@@ -355,7 +358,7 @@ func newInspector(stacks []*inspectStack, store ledger.Store, exposed bool) (*in
 	if err != nil {
 		return nil, err
 	}
-	in := &inspector{stacks: stacks, store: store, pageSize: taskPageSize, pages: map[string]*template.Template{}, exposed: exposed, clock: clock.System{}}
+	in := &inspector{stacks: stacks, store: store, pageSize: taskPageSize, pages: map[string]*template.Template{}, exposed: exposed, clock: clock.System{}, refresh: taskRefreshSeconds}
 	for _, page := range []string{"stacks", "why", "tools", "mcp", "skills", "tasks", "task"} {
 		t, err := template.Must(base.Clone()).ParseFS(inspectAssets, "inspect/"+page+".tmpl")
 		if err != nil {
@@ -379,7 +382,11 @@ func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	hdr.Set("X-Content-Type-Options", "nosniff")
-	hdr.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with the Probe form's POST, which the probe's origin
+	// check refuses (TestInspectorProbeAndXSSInABrowser presses the
+	// button in Chromium). Nothing leaves for another origin either way.
+	hdr.Set("Referrer-Policy", "same-origin")
 	hdr.Set("Cache-Control", "no-store")
 	if !in.exposed {
 		host, _, err := net.SplitHostPort(r.Host)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,14 +26,15 @@ func (c *fixedClock) AfterFunc(time.Duration, func()) clock.Timer {
 
 // leasedStore is a ledger store shared with another process (as the
 // PostgreSQL store is): live says whether that process still holds
-// every task's lease.
+// every task's lease (read by the server's goroutines while a test
+// ends the lease).
 type leasedStore struct {
 	*ledger.MemoryStore
-	live bool
+	live atomic.Bool
 }
 
 func (s *leasedStore) Lease(_ context.Context, taskID string) (ledger.Lease, error) {
-	return ledger.Lease{TaskID: taskID, Owner: "other-process", Token: 1, Live: s.live, Released: !s.live}, nil
+	return ledger.Lease{TaskID: taskID, Owner: "other-process", Token: 1, Live: s.live.Load(), Released: !s.live.Load()}, nil
 }
 
 // liveTaskRecords are the records a running task has written so far: its
@@ -90,7 +92,8 @@ func TestInspectorTaskPageFollowsALiveTask(t *testing.T) {
 	if err := mem.Append(context.Background(), liveTaskRecords(t, at)); err != nil {
 		t.Fatal(err)
 	}
-	store := &leasedStore{MemoryStore: mem, live: true}
+	store := &leasedStore{MemoryStore: mem}
+	store.live.Store(true)
 	c := readinessCases(t)[0]
 	p, err := parseArgs(c.args, "inspect")
 	if err != nil {
@@ -134,7 +137,7 @@ func TestInspectorTaskPageFollowsALiveTask(t *testing.T) {
 		t.Errorf("a reload does not read the clock again:\n%s", page)
 	}
 
-	store.live = false
+	store.live.Store(false)
 	_, page = get(t, srv, "/task?id=task-live")
 	if strings.Contains(page, "http-equiv") || strings.Contains(page, "data-live") {
 		t.Errorf("the page of a task whose lease has ended still reloads:\n%s", page)

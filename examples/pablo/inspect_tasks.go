@@ -160,7 +160,7 @@ func (in *inspector) tasks(w http.ResponseWriter, r *http.Request) {
 		row := in.taskRow(r.Context(), id)
 		if row.InFlight {
 			// A task in flight elsewhere: the page reloads until it settles.
-			data["Refresh"] = taskRefreshSeconds
+			data["Refresh"] = in.refresh
 		}
 		rows = append(rows, row)
 	}
@@ -209,7 +209,7 @@ func (in *inspector) task(w http.ResponseWriter, r *http.Request) {
 		data["Progress"] = *row.Progress
 	}
 	if row.InFlight {
-		data["Refresh"], data["AsOf"] = taskRefreshSeconds, in.clock.Now().UTC()
+		data["Refresh"], data["AsOf"] = in.refresh, in.clock.Now().UTC()
 	}
 	if row.Report != nil {
 		recs, err := approval.Records(r.Context(), in.store, id)

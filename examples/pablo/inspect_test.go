@@ -9,12 +9,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/net/html"
 
@@ -664,83 +662,6 @@ func taskIDs(t *testing.T, page string) []string {
 	}
 	walk(doc)
 	return out
-}
-
-// TestInspectorPagesRunNothingInABrowser loads the pages holding the XSS
-// corpus (a Skill's description and instructions, a why request naming
-// a payload) in headless Chromium and reads back the DOM after load: no
-// payload ran (the document carries no data-pwned mark) and the hostile
-// text is there, as text. It skips only where no chromium executable is
-// installed (scripts/install-peers.sh installs it).
-func TestInspectorPagesRunNothingInABrowser(t *testing.T) {
-	browser := chromiumPath()
-	if browser == "" {
-		t.Skip("no chromium executable on PATH: install the chromium package (scripts/install-peers.sh debian) to run the browser XSS test")
-	}
-	tmp := t.TempDir()
-	body := strings.Join(xssPayloads, "\n")
-	if err := os.MkdirAll(filepath.Join(tmp, "skills", "hostile"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "skills", "hostile", "SKILL.md"), []byte("---\nname: hostile\ndescription: '"+strings.ReplaceAll(xssPayloads[0]+" "+xssPayloads[1], "'", "''")+"'\n---\n"+body+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "stack.toml"), []byte("schema_version = 1\n[options.shell]\nenabled = false\n[options.skills.roots]\nteam = { base = \"binding\", name = \"skills\", path = \".\" }\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := newTestInspector(t, []string{"--config", filepath.Join(tmp, "stack.toml"), "--bind", "workspace=" + tmp, "--bind", "skills=" + filepath.Join(tmp, "skills")}, "")
-	profile := t.TempDir()
-	for _, path := range []string{"/skills", "/", "/why?stack=stack&capability=" + url.QueryEscape(xssPayloads[0]), "/why?stack=" + url.QueryEscape(xssPayloads[1]) + "&capability=fs.read"} {
-		out := assertNothingRanInChromium(t, browser, profile, srv.URL, path)
-		if path == "/skills" && !strings.Contains(out, "pablo-xss-1") {
-			t.Errorf("the browser's /skills shows no hostile text: the page did not load?\n%s", out)
-		}
-	}
-}
-
-// assertNothingRanInChromium loads base+path in headless Chromium, lets
-// it run, and fails if the DOM after load carries the data-pwned mark
-// an XSS payload sets when it runs. It returns the DOM.
-func assertNothingRanInChromium(t *testing.T, browser, profile, base, path string) string {
-	t.Helper()
-	return browse(t, browser, profile, base, path, "")
-}
-
-// browse is assertNothingRanInChromium that also saves, when shot is not
-// empty, a screenshot of the page there.
-func browse(t *testing.T, browser, profile, base, path, shot string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-		"--user-data-dir=" + profile, "--virtual-time-budget=2000", "--window-size=1200,1600", "--dump-dom"}
-	if shot != "" {
-		args = append(args, "--screenshot="+shot)
-	}
-	cmd := exec.CommandContext(ctx, browser, append(args, base+path)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium on %s: %v: %s", path, err, stderr.String())
-	}
-	doc, err := html.Parse(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode {
-			if v, ok := attr(n, "data-pwned"); ok {
-				t.Errorf("GET %s: a payload ran in the browser (data-pwned=%q)", path, v)
-			}
-		}
-		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
-			walk(ch)
-		}
-	}
-	walk(doc)
-	return string(out)
 }
 
 // TestInspectorProbeIsBoundToTheProcessToken: the Probe button's POST is
