@@ -12,6 +12,8 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/eventlog"
+	"github.com/pabloagent/pablo/internal/jsonx"
+	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
@@ -502,13 +504,71 @@ const recordedTurnKind = "model_response"
 
 // recordResponse stores resp, masked, and returns its reference.
 func (s *step) recordResponse(resp *model.Response) (ledger.ResultRef, error) {
-	sec := s.t.rt.opts.Secrets
+	if b, ok := canonicalResponse(s.t.rt.opts.Secrets, resp); ok {
+		return s.t.root.PutResult(s.ctx, json.RawMessage(b))
+	}
+	return s.t.root.PutResult(s.ctx, recordedTurnOf(s.t.rt.opts.Secrets, resp))
+}
+
+// canonicalResponse is the recordedTurn of resp written in its canonical
+// form (keys sorted, strings escaped as the ledger escapes them), so the
+// ledger recognizes it as canonical without decoding it: every turn of a
+// task with a durable ledger records one. ok is false for a reasoning
+// entry whose data the canonical form cannot take as it is: the general
+// way then says why.
+func canonicalResponse(sec *redact.Set, resp *model.Response) (b []byte, ok bool) {
+	text := sec.String(resp.Text)
+	n := 64 + len(text)
+	for _, c := range resp.ToolCalls {
+		n += 48 + len(c.ID) + len(c.Name) + 2*len(c.Arguments)
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, `{"kind":"`+recordedTurnKind+`"`...)
+	if len(resp.Reasoning) > 0 {
+		buf = append(buf, `,"reasoning":[`...)
+		for i, r := range resp.Reasoning {
+			data, err := jsonx.Canonical(r.Data)
+			if len(r.Data) == 0 || err != nil {
+				return nil, false
+			}
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, `{"data":`...)
+			buf = append(buf, data...)
+			buf = append(buf, `,"provider":`...)
+			buf = jsonx.AppendString(buf, r.Provider)
+			buf = append(buf, '}')
+		}
+		buf = append(buf, ']')
+	}
+	buf = append(buf, `,"text":`...)
+	buf = jsonx.AppendString(buf, text)
+	buf = append(buf, `,"tool_calls":[`...)
+	for i, c := range resp.ToolCalls {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		args, _ := sec.MaskJSON(c.Arguments)
+		buf = append(buf, `{"arguments":`...)
+		buf = jsonx.AppendBytes(buf, args)
+		buf = append(buf, `,"id":`...)
+		buf = jsonx.AppendString(buf, sec.String(c.ID))
+		buf = append(buf, `,"name":`...)
+		buf = jsonx.AppendString(buf, sec.String(c.Name))
+		buf = append(buf, '}')
+	}
+	return append(buf, "]}"...), true
+}
+
+// recordedTurnOf is resp, masked, as the ledger keeps it.
+func recordedTurnOf(sec *redact.Set, resp *model.Response) recordedTurn {
 	rt := recordedTurn{Kind: recordedTurnKind, Text: sec.String(resp.Text), ToolCalls: make([]recordedToolCall, len(resp.ToolCalls)), Reasoning: resp.Reasoning}
 	for i, c := range resp.ToolCalls {
 		args, _ := sec.MaskJSON(c.Arguments)
 		rt.ToolCalls[i] = recordedToolCall{ID: sec.String(c.ID), Name: sec.String(c.Name), Arguments: string(args)}
 	}
-	return s.t.root.PutResult(s.ctx, rt)
+	return rt
 }
 
 // readResult reads a stored result back from the task's ledger.

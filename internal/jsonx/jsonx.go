@@ -88,7 +88,12 @@ func plainWord(x uint64) bool {
 // escaped, the short forms \n \r \t \b \f, \u00xx (lowercase) for the other
 // control characters, everything else as raw UTF-8; invalid UTF-8 becomes
 // U+FFFD.
-func AppendString(out []byte, s string) []byte {
+func AppendString(out []byte, s string) []byte { return appendString(out, s) }
+
+// AppendBytes is [AppendString] of string(b), without the conversion.
+func AppendBytes(out []byte, b []byte) []byte { return appendString(out, b) }
+
+func appendString[S string | []byte](out []byte, s S) []byte {
 	const hexdigits = "0123456789abcdef"
 	out = append(out, '"')
 	start := 0
@@ -110,7 +115,8 @@ func AppendString(out []byte, s string) []byte {
 			continue
 		}
 		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
+			// At most four bytes, converted on the stack.
+			r, size := utf8.DecodeRune([]byte(s[i:min(i+utf8.UTFMax, len(s))]))
 			if r == utf8.RuneError && size == 1 {
 				out = append(out, s[start:i]...)
 				out = append(out, "\ufffd"...)
@@ -147,7 +153,7 @@ func AppendString(out []byte, s string) []byte {
 
 // le64 reads the first eight bytes of s little endian (the compiler merges
 // the loads into one).
-func le64(s string) uint64 {
+func le64[S string | []byte](s S) uint64 {
 	_ = s[7]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56

@@ -74,6 +74,9 @@ func TestAppendStringMatchesOracle(t *testing.T) {
 		if got, want := string(AppendString(nil, s)), string(appendStringOracle(nil, s)); got != want {
 			t.Errorf("%q: got %s, want %s", s, got, want)
 		}
+		if got, want := string(AppendBytes(nil, []byte(s))), string(appendStringOracle(nil, s)); got != want {
+			t.Errorf("bytes %q: got %s, want %s", s, got, want)
+		}
 	}
 }
 
@@ -95,7 +98,7 @@ func TestPlainWordNeverSaysTrueWrongly(t *testing.T) {
 // FuzzAppendString checks that the output is valid JSON and the
 // word-at-a-time encoder matches the oracle.
 func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "a\"b\n\xff", "plain ascii text!", "q\"b\\", "\n\x00\x1f", "é ☃ 😀", "bad\xffutf8"} {
+	for _, s := range []string{"", "a\"b\n\xff", "plain ascii text!", "q\"b\\", "\n\x00\x1f", "é ☃ 😀", "bad\xffutf8", "trail\xe2\x98", "\xf0\x9f\x98\x80x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -104,6 +107,9 @@ func FuzzAppendString(f *testing.F) {
 		}
 		if got, want := AppendString(nil, s), appendStringOracle(nil, s); string(got) != string(want) {
 			t.Fatalf("%q: got %s, want %s", s, got, want)
+		}
+		if got, want := AppendBytes(nil, []byte(s)), appendStringOracle(nil, s); string(got) != string(want) {
+			t.Fatalf("bytes %q: got %s, want %s", s, got, want)
 		}
 	})
 }
