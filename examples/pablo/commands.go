@@ -171,6 +171,17 @@ func commands() []command {
 			deployment: true, flags: with([]flag{jsonFlag("print one JSON report")})},
 		{path: "a2a probe", schemas: []string{"a2a-probe.schema.json", "error.schema.json"}, summary: "fetch and admit each configured A2A remote's card: admitted, or exactly why not",
 			deployment: true, flags: with([]flag{jsonFlag("print one JSON report")})},
+		{path: "memory review", args: "PATCH", schemas: []string{"memory-review.schema.json", "error.schema.json"}, summary: "review a patch memory.update.propose wrote, at full scope: its changes, every conflict, and the patch for git am",
+			deployment: true, flags: with([]flag{
+				jsonFlag("print one JSON review"),
+				{name: "kinds", arg: "KIND", repeat: true, help: "a record kind the proposer's grant allowed; repeatable (default, with --paths: options.memory.grants.propose_update)"},
+				{name: "paths", arg: "PATH", repeat: true, help: "a repository path the proposer's grant allowed; repeatable (default, with --kinds: options.memory.grants.propose_update)"},
+				{name: "out", arg: "FILE", help: "write the reviewed patch to a new file, mode 0600, for git am (default: not written)"},
+			}),
+			notes: []string{
+				"PATCH is a file memory.update.propose wrote in a task's workspace. Nothing is written to the memory repository: applying the reviewed patch is yours to decide.",
+				"Exit: 0 no conflict, 1 conflicts (listed), 2 invalid arguments, configuration or a patch that does not apply to the commit it names.",
+			}},
 		{path: "doctor", schemas: []string{"doctor-report.schema.json"}, summary: "readiness checks of a deployment (see the README for exit codes 3..8)",
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the version-1 doctor report"),

@@ -140,6 +140,8 @@ func run(ctx context.Context, args []string, h *host) int {
 		err = mcpCommand(ctx, args[1:], h)
 	case "a2a":
 		err = a2aCommand(ctx, args[1:], h)
+	case "memory":
+		err = memoryCommand(ctx, args[1:], h)
 	case "skills":
 		err = skillsCommand(ctx, args[1:], h)
 	case "doctor":

@@ -231,6 +231,7 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 	a2aAdmitted := write("a2a.toml", a2aRemotesTOML(a2aCards.URL, "/card", false))
 	a2aRefused := write("a2a-refused.toml", a2aRemoteTOML(a2aCards.URL, "/card-elsewhere"))
 
+	mem := newMemoryReviewFixture(t)
 	cases := []struct {
 		name  string
 		args  []string
@@ -285,6 +286,9 @@ allow = [{ id = "t.printf", executable = "/usr/bin/printf", args = [], match = "
 		{"a2a probe admitted", []string{"a2a", "probe", "--json", "--loopback-http", "--config", a2aAdmitted, "--bind", "workspace=" + ws}, 0, ""},
 		{"a2a probe refused", []string{"a2a", "probe", "--json", "--loopback-http", "--config", a2aRefused, "--bind", "workspace=" + ws}, 6, ""},
 		{"a2a probe bad config", append([]string{"a2a", "probe", "--json"}, bad...), 2, ""},
+		{"memory review", mem.args(mem.clean, "--json"), 0, ""},
+		{"memory review conflicts", mem.args(mem.colliding, "--json"), 1, ""},
+		{"memory review not a patch", mem.args(write("not.patch", "hello\n"), "--json"), 2, ""},
 		{"doctor", append([]string{"doctor", "--json"}, demo...), 0, ""},
 		{"doctor bad config", append([]string{"doctor", "--json"}, bad...), 2, ""},
 		{"doctor missing credential", append([]string{"doctor", "--json"}, vercel...), 3, ""},
