@@ -71,7 +71,7 @@ func runFlags() []flag {
 		{name: "no-shell", help: "remove shell.run (default: options.shell.enabled)"},
 		{name: "no-filesystem", help: "remove every fs.* tool; conflicts with --allow-write (default: options.filesystem.enabled)"},
 		{name: "allow-write", help: "add fs.write and fs.edit (default: options.filesystem.write)"},
-		{name: "skill", arg: "ROOT/NAME", repeat: true, help: "activate this Skill, replacing skills.activate; repeatable"},
+		{name: "skill", arg: "ROOT/NAME", repeat: true, help: "activate this Skill, replacing skills.activate; repeatable, at most 8; needs --config, and under lock allowed_run_overrides listing skills.activate (default: skills.activate)"},
 		{name: "fixture-endpoint", arg: "URL", help: "point the model at a loopback HTTP test server with a fixed key (refused under lock)"},
 		{name: "trace", arg: "PATH", help: "write the native JSONL trace to a new file, mode 0600 (default: trace.path, or none)"},
 		{name: "capture-content", help: "include model and tool content in the trace (default: trace.capture_content)"},

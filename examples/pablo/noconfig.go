@@ -105,6 +105,9 @@ func noConfig(p *parsed, h *host) (func(), error) {
 	case provider != "" && provider != "vercel" && provider != "openrouter" && model == "":
 		return nothing, usagef("--provider %s needs --model ID (for example %s)", provider, exampleModel(provider))
 	}
+	if len(p.values["skill"]) > 0 {
+		return nothing, usagef("--skill needs --config: a deployment names the Skills roots (options.skills.roots) it activates from")
+	}
 	for _, b := range p.values["bind"] {
 		if name, _, _ := strings.Cut(b, "="); name == "workspace" || name == "env" {
 			return nothing, usagef("--bind %s is not taken without --config: use --workspace DIR and --env-file FILE", name)

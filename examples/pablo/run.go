@@ -80,8 +80,14 @@ func runOverrides(p *parsed) ([]pablo.Override, error) {
 		out = append(out, pablo.Override{Target: "trace.capture_content", Value: true})
 	}
 	if skills := p.values["skill"]; len(skills) > 0 {
+		if len(skills) > 8 {
+			return nil, usagef("--skill is given %d times: at most 8 Skills are active at once", len(skills))
+		}
 		items := make([]any, len(skills))
 		for i, s := range skills {
+			if s == "" || len(s) > 512 {
+				return nil, usagef("--skill takes ROOT/NAME or a unique short name of 1..512 bytes")
+			}
 			items[i] = s
 		}
 		out = append(out, pablo.Override{Target: "skills.activate", Value: items})

@@ -277,3 +277,128 @@ func TestEnvFileWithConfigIsForbiddenAtCredentials(t *testing.T) {
 		t.Fatalf("want config_override_forbidden at /credentials, got %v", err)
 	}
 }
+
+// TestSkillFlagReplacesSkillsActivate: --skill replaces skills.activate;
+// more than 8, an empty or a 513-byte name, or no --config are usage
+// errors; under lock it needs allowed_run_overrides to list
+// skills.activate, and then takes any of the deployment's Skills.
+func TestSkillFlagReplacesSkillsActivate(t *testing.T) {
+	skills := "[options.skills]\nroots = { team = { base = \"source\", path = \"skills\" } }\nactivate = [\"team/other\"]\n"
+	d, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, unlockedBody+skills), "--skill", "team/evidence-review", "--skill", "team/notes")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(resolvedOption(t, d, "options.skills.activate")); string(got) != `["team/evidence-review","team/notes"]` {
+		t.Fatalf("skills.activate = %s", got)
+	}
+	nine := []string{}
+	for i := range 9 {
+		nine = append(nine, "--skill", fmt.Sprintf("team/s%d", i))
+	}
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{nine, "--skill is given 9 times: at most 8"},
+		{[]string{"--skill", ""}, "--skill takes ROOT/NAME or a unique short name of 1..512 bytes"},
+		{[]string{"--skill", strings.Repeat("s", 513)}, "1..512 bytes"},
+	} {
+		_, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, unlockedBody+skills), c.flags...)...)
+		wantUsage(t, err, c.want)
+	}
+	_, err = loadRunArgs(t, t.TempDir(), nil, "--workspace", t.TempDir(), "--skill", "team/notes")
+	wantUsage(t, err, "--skill needs --config")
+
+	_, err = loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, lockedBody+skills), "--skill", "team/notes")...)
+	wantForbidden(t, err)
+	listed := strings.Replace(lockedBody, "locked = true\n", "locked = true\nallowed_run_overrides = [\"input\", \"skills.activate\"]\n", 1) + skills
+	d, err = loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, listed), "--skill", "team/notes")...)
+	if err != nil {
+		t.Fatalf("a listed skills.activate is refused under lock: %v", err)
+	}
+	if got, _ := json.Marshal(resolvedOption(t, d, "options.skills.activate")); string(got) != `["team/notes"]` {
+		t.Fatalf("skills.activate under lock = %s", got)
+	}
+}
+
+// TestLockedFlagForcesLockMode: --locked locks a deployment that does not
+// lock itself: a narrowing flag is still accepted, a widening one is
+// config_override_forbidden, and --policy is refused before its file is
+// read.
+func TestLockedFlagForcesLockMode(t *testing.T) {
+	d, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, unlockedBody), "--locked", "--no-shell")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Locked() {
+		t.Fatal("--locked did not lock the deployment")
+	}
+	for _, widen := range [][]string{{"--allow-write"}, {"--model", "gpt-5-pro"}, {"--policy", "/nonexistent/policy.json"}} {
+		_, err := loadRunArgs(t, t.TempDir(), nil, append(append(deploymentIn(t, unlockedBody), "--locked"), widen...)...)
+		wantForbidden(t, err)
+	}
+}
+
+// TestProfileAndConfigRootFlags: --profile applies the named profile
+// over the file's own; an unknown one is config_unknown_profile.
+// --config-root bounds the imports: an import above the config file's
+// directory is config_import_path until --config-root contains it.
+func TestProfileAndConfigRootFlags(t *testing.T) {
+	body := unlockedBody + "[profiles.small.options.limits]\nmax_model_calls = 2\n"
+	d, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, body), "--profile", "small")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resolvedOption(t, d, "options.limits.max_model_calls"); got != float64(2) {
+		t.Fatalf("--profile small: max_model_calls %v", got)
+	}
+	_, err = loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, body), "--profile", "nope")...)
+	var ce *deployment.Error
+	if !errors.As(err, &ce) || ce.Code != deployment.CodeUnknownProfile {
+		t.Fatalf("--profile nope: want config_unknown_profile, got %v", err)
+	}
+
+	root := t.TempDir()
+	sub := filepath.Join(root, "team")
+	os.MkdirAll(filepath.Join(root, "work"), 0o700)
+	os.Mkdir(sub, 0o700)
+	os.WriteFile(filepath.Join(root, "shared.toml"), []byte("schema_version = 1\n[options.limits]\nmax_tool_calls = 3\n"), 0o600)
+	cfg := filepath.Join(sub, "d.toml")
+	os.WriteFile(cfg, []byte("schema_version = 1\nimports = [\"../shared.toml\"]\n"), 0o600)
+	bind := []string{"--config", cfg, "--bind", "workspace=" + filepath.Join(root, "work")}
+	_, err = loadRunArgs(t, t.TempDir(), nil, bind...)
+	if !errors.As(err, &ce) || ce.Code != deployment.CodeImportPath {
+		t.Fatalf("an import above the config root: want config_import_path, got %v", err)
+	}
+	d, err = loadRunArgs(t, t.TempDir(), nil, append(bind, "--config-root", root)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resolvedOption(t, d, "options.limits.max_tool_calls"); got != float64(3) {
+		t.Fatalf("--config-root: the import did not apply: max_tool_calls %v", got)
+	}
+}
+
+// TestVersionDemoAndACPFlagRules: --version and version print the
+// version; demo takes no deployment flag; acp refuses --workspace (each
+// session's cwd is its workspace); tui refuses --json (it draws text).
+func TestVersionDemoAndACPFlagRules(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		if code, out, _ := cli(t, args...); code != 0 || out != "pablo "+Version+"\n" {
+			t.Errorf("pablo %s: exit %d, %q", args[0], code, out)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"demo", "--config", "deployment.toml"}, "unknown flag --config"},
+		{[]string{"demo", "--no-shell"}, "unknown flag --no-shell"},
+		{[]string{"acp", "--stdio", "--workspace", t.TempDir(), "--config", "deployment.toml"}, "unknown flag --workspace"},
+		{[]string{"tui", "--json"}, "unknown flag --json"},
+	} {
+		if code, out, errs := cli(t, c.args...); code != 2 || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("pablo %s: exit %d, stdout %q, stderr %q; want 2 and %q", strings.Join(c.args, " "), code, out, errs, c.want)
+		}
+	}
+}

@@ -359,9 +359,12 @@ func (l *loader) overrides(options, deployment map[string]any, mg *merger, spec 
 
 // freeWhenListed reports whether a listed target takes any valid value
 // under lock: the output format and the reasoning request change neither
-// a tool, a destination nor a ceiling (each call stays within the limits).
+// a tool, a destination nor a ceiling (each call stays within the limits),
+// and the Skills a run activates come from the deployment's own roots,
+// whose requirements are still checked against its authority (listing
+// skills.activate is the operator's consent that a run chooses them).
 func freeWhenListed(target string) bool {
-	return target == "interfaces.cli_output" || target == "model.reasoning"
+	return target == "interfaces.cli_output" || target == "model.reasoning" || target == "skills.activate"
 }
 
 // narrows reports whether next is no more permissive than cur.
