@@ -246,6 +246,20 @@ func skillPreview(cat *skills.Catalog, s skills.Skill) (string, bool) {
 	return strings.ToValidUTF8(string(b), "?"), false
 }
 
+// authorityClaimCode is the graph's reason code for Skill instructions
+// that claim to grant authority.
+const authorityClaimCode = "authority_claim_flagged"
+
+// ClaimsAuthority reports whether the graph flags the instructions of the
+// Skill named name (ROOT/NAME) for claiming authority they cannot grant.
+func (s *inspectStack) ClaimsAuthority(name string) bool {
+	n := s.SkillNode(name)
+	if n == nil {
+		return false
+	}
+	return slices.ContainsFunc(n.Reasons, func(r graph.Reason) bool { return r.Code == authorityClaimCode })
+}
+
 // cards groups a stack's nodes by what the stack builder shows.
 type cardGroup struct {
 	Title string
@@ -425,7 +439,10 @@ func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.mu.RUnlock()
 		in.render(w, "mcp", map[string]any{"Stacks": in.stacks, "Token": in.token, "Uses": uses})
 	case "/skills":
-		in.render(w, "skills", map[string]any{"Stacks": in.stacks})
+		in.mu.RLock()
+		uses := toolUses(in.stacks, graph.KindSkill)
+		in.mu.RUnlock()
+		in.render(w, "skills", map[string]any{"Stacks": in.stacks, "Uses": uses})
 	case "/why":
 		in.why(w, r)
 	case "/tasks":
