@@ -514,78 +514,27 @@ func (x *Session) ID() string { return x.id }
 // MaxSessions running sessions or MaxPrompts prompts with SessionLimit.
 // The task's events are its updates and its task object the terminal one.
 func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (*Task, error) {
-	s := x.s
 	x.mu.Lock()
-	switch {
-	case x.closed:
-		x.mu.Unlock()
-		return nil, &SessionError{Code: SessionUnknown, Message: fmt.Sprintf("session %q is closed", x.id)}
-	case x.busy:
-		x.mu.Unlock()
-		return nil, &SessionError{Code: SessionBusy, Message: fmt.Sprintf("session %q is running a prompt; cancel it or wait for its answer", x.id)}
-	case len(x.turns) >= s.opts.MaxPrompts:
-		x.mu.Unlock()
-		return nil, &SessionError{Code: SessionLimit, Message: fmt.Sprintf("session %q reached its %d prompts; open a new session", x.id, s.opts.MaxPrompts)}
+	err := x.refuse()
+	if err == nil && len(x.turns) >= x.s.opts.MaxPrompts {
+		err = &SessionError{Code: SessionLimit, Message: fmt.Sprintf("session %q reached its %d prompts; open a new session", x.id, x.s.opts.MaxPrompts)}
 	}
-	s.mu.Lock()
-	if s.running >= s.opts.MaxSessions {
-		s.mu.Unlock()
-		x.mu.Unlock()
-		return nil, &SessionError{Code: SessionLimit, Message: fmt.Sprintf("%d sessions are running prompts, the most allowed; retry when one answers", s.opts.MaxSessions)}
+	if err == nil {
+		err = x.admit()
 	}
-	s.running++
-	s.mu.Unlock()
-	x.busy, x.cancelled = true, false
-	x.gen++
-	gen := x.gen
+	if err != nil {
+		x.mu.Unlock()
+		return nil, err
+	}
 	req := TaskRequest{Input: input, History: x.history(), SessionID: x.id, Workspace: x.workspace, MCPServers: x.servers,
 		Approver: approver, turn: uint64(len(x.turns) + 1)}
+	gen := x.gen
 	x.mu.Unlock()
-	// The runtime may be rebuilt here (a host re-reading its deployment):
-	// not under the session's lock, so Cancel is never kept waiting.
-	release := func(turn *sessionTurn) {
-		x.mu.Lock()
-		if turn != nil {
-			x.turns = append(x.turns, *turn)
-		}
-		x.busy, x.task = false, nil
-		x.idle.Broadcast()
-		x.mu.Unlock()
-		s.mu.Lock()
-		s.running--
-		s.mu.Unlock()
-	}
-	var rt *Runtime
-	var err error
-	if x.spec.own(s.workspace) {
-		rt, err = s.opts.Runtime(ctx)
-	} else {
-		rt, err = s.opts.SessionRuntime(ctx, x.spec)
-	}
-	if err != nil {
-		release(nil)
-		return nil, err
-	}
-	req.settled = func(obj *TaskObject, transcript []model.Message) {
-		turn := turnOf(input, obj.Outcome, transcript)
-		turn.taskID, turn.prompt = *obj.RunID, input
-		release(&turn)
-	}
-	t, err := rt.StartTask(ctx, req)
-	if err != nil {
-		release(nil)
-		return nil, err
-	}
-	x.mu.Lock()
-	if x.busy && x.gen == gen {
-		x.task = t // unless it already settled
-	}
-	cancelled := x.cancelled || x.closed
-	x.mu.Unlock()
-	if cancelled {
-		t.Cancel()
-	}
-	return t, nil
+	keep := func(turn sessionTurn) { x.turns = append(x.turns, turn) }
+	return x.start(ctx, gen, input, keep, func(rt *Runtime, settled func(*TaskObject, []model.Message)) (*Task, error) {
+		req.settled = settled
+		return rt.StartTask(ctx, req)
+	})
 }
 
 // Resume continues a prompt of the session whose host stopped before it
@@ -594,42 +543,77 @@ func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (
 // its conversation. When it settles its turn is the one the session
 // carries on. The session runs one prompt at a time, as Prompt.
 func (x *Session) Resume(ctx context.Context, taskID string, approver Approver) (*Task, error) {
-	s := x.s
 	x.mu.Lock()
 	i := slices.IndexFunc(x.turns, func(t sessionTurn) bool { return t.taskID == taskID })
-	switch {
-	case x.closed:
-		x.mu.Unlock()
-		return nil, &SessionError{Code: SessionUnknown, Message: fmt.Sprintf("session %q is closed", x.id)}
-	case x.busy:
-		x.mu.Unlock()
-		return nil, &SessionError{Code: SessionBusy, Message: fmt.Sprintf("session %q is running a prompt; cancel it or wait for its answer", x.id)}
-	case i < 0:
-		x.mu.Unlock()
-		return nil, invalid("session %q has no prompt of task %q", x.id, textx.Shorten(taskID, 128))
+	err := x.refuse()
+	if err == nil && i < 0 {
+		err = invalid("session %q has no prompt of task %q", x.id, textx.Shorten(taskID, 128))
 	}
-	s.mu.Lock()
-	if s.running >= s.opts.MaxSessions {
-		s.mu.Unlock()
-		x.mu.Unlock()
-		return nil, &SessionError{Code: SessionLimit, Message: fmt.Sprintf("%d sessions are running prompts, the most allowed; retry when one answers", s.opts.MaxSessions)}
+	if err == nil {
+		err = x.admit()
 	}
-	s.running++
-	s.mu.Unlock()
-	x.busy, x.cancelled = true, false
-	x.gen++
-	gen := x.gen
+	if err != nil {
+		x.mu.Unlock()
+		return nil, err
+	}
 	earlier := make([][]model.Message, i)
 	for j := range earlier {
 		earlier[j] = x.turns[j].messages
 	}
 	prompt := x.turns[i].prompt
-	req := ResumeRequest{Approver: approver, history: engine.History(earlier, s.opts.MaxHistoryBytes)}
+	req := ResumeRequest{Approver: approver, history: engine.History(earlier, x.s.opts.MaxHistoryBytes)}
+	gen := x.gen
 	x.mu.Unlock()
+	keep := func(turn sessionTurn) {
+		if i < len(x.turns) && x.turns[i].taskID == taskID {
+			x.turns[i] = turn
+		}
+	}
+	return x.start(ctx, gen, prompt, keep, func(rt *Runtime, settled func(*TaskObject, []model.Message)) (*Task, error) {
+		req.settled = settled
+		return rt.ResumeTask(ctx, taskID, req)
+	})
+}
+
+// refuse is why the session takes no prompt now (x.mu held): it is
+// closed, or running one.
+func (x *Session) refuse() error {
+	switch {
+	case x.closed:
+		return &SessionError{Code: SessionUnknown, Message: fmt.Sprintf("session %q is closed", x.id)}
+	case x.busy:
+		return &SessionError{Code: SessionBusy, Message: fmt.Sprintf("session %q is running a prompt; cancel it or wait for its answer", x.id)}
+	}
+	return nil
+}
+
+// admit takes one of the handler's running prompts for the session (x.mu
+// held) and starts its next generation, or refuses past MaxSessions.
+func (x *Session) admit() error {
+	s := x.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running >= s.opts.MaxSessions {
+		return &SessionError{Code: SessionLimit, Message: fmt.Sprintf("%d sessions are running prompts, the most allowed; retry when one answers", s.opts.MaxSessions)}
+	}
+	s.running++
+	x.busy, x.cancelled = true, false
+	x.gen++
+	return nil
+}
+
+// start runs the prompt admitted as generation gen on the session's
+// runtime (the runtime may be rebuilt here, as a host re-reads its
+// deployment: not under the session's lock, so Cancel is never kept
+// waiting). begin starts its task with the settled hook, which hands
+// keep (under x.mu) the turn it adds; the admission is released when
+// the task settles or fails to start.
+func (x *Session) start(ctx context.Context, gen uint64, prompt string, keep func(sessionTurn), begin func(*Runtime, func(*TaskObject, []model.Message)) (*Task, error)) (*Task, error) {
+	s := x.s
 	release := func(turn *sessionTurn) {
 		x.mu.Lock()
-		if turn != nil && i < len(x.turns) && x.turns[i].taskID == taskID {
-			x.turns[i] = *turn
+		if turn != nil {
+			keep(*turn)
 		}
 		x.busy, x.task = false, nil
 		x.idle.Broadcast()
@@ -649,19 +633,18 @@ func (x *Session) Resume(ctx context.Context, taskID string, approver Approver) 
 		release(nil)
 		return nil, err
 	}
-	req.settled = func(obj *TaskObject, transcript []model.Message) {
+	t, err := begin(rt, func(obj *TaskObject, transcript []model.Message) {
 		turn := turnOf(prompt, obj.Outcome, transcript)
-		turn.taskID, turn.prompt = taskID, prompt
+		turn.taskID, turn.prompt = *obj.RunID, prompt
 		release(&turn)
-	}
-	t, err := rt.ResumeTask(ctx, taskID, req)
+	})
 	if err != nil {
 		release(nil)
 		return nil, err
 	}
 	x.mu.Lock()
 	if x.busy && x.gen == gen {
-		x.task = t
+		x.task = t // unless it already settled
 	}
 	cancelled := x.cancelled || x.closed
 	x.mu.Unlock()
