@@ -120,6 +120,59 @@ func TestMemoryReadBeyondThePinWithApprovalIsRecorded(t *testing.T) {
 	}
 }
 
+// TestMemorySearchReadAndGrepStayOnThePinAfterTheRefMoves: a newer commit
+// lands on the ref mid-task (while the task waits on the diff's
+// approval); every later search, read and grep of the task answers from
+// the pinned commit, and names it.
+func TestMemorySearchReadAndGrepStayOnThePinAfterTheRefMoves(t *testing.T) {
+	f := newMemoryFixture(`{"turns": [
+  {"tool_calls": [{"name": "memory_snapshot_diff", "arguments": {"against": "current"}}]},
+  {"tool_calls": [{"name": "memory_graph_search", "arguments": {"text": "invoices"}}]},
+  {"tool_calls": [{"name": "memory_graph_search", "arguments": {"owner": "payments"}}]},
+  {"tool_calls": [{"name": "memory_record_read", "arguments": {"id": "ledger"}}]},
+  {"tool_calls": [{"name": "memory_record_read", "arguments": {"id": "invoices"}}]},
+  {"tool_calls": [{"name": "memory_docs_grep", "arguments": {"pattern": "Page the"}}]},
+  {"text": ["done"]}]}`, "")
+	defer os.RemoveAll(f.dir)
+	head, _ := f.repo.Head()
+	pin := head.Hash().String()
+	var next string
+	evs, obj := memoryTask(t, f, approveMemory(func() {
+		if next == "" {
+			next = f.commit(map[string]string{
+				"records/service/ledger.md":   strings.Replace(memoryRecords["records/service/ledger.md"], "owner: payments", "owner: finance", 1),
+				"records/service/invoices.md": "---\nid: invoices\nkind: service\nowner: payments\nrepo: acme/invoices\n---\nInvoices.\n",
+				"handbook/oncall.md":          "# On call\nPage the finance team for billing.\n",
+			})
+		}
+	}))
+	if obj.Outcome.Status != "completed" || next == "" || next == pin {
+		t.Fatalf("outcome %+v; the ref moved to %q from %s", obj.Outcome, next, pin)
+	}
+	if d := memoryOf(toolResults(evs, "memory.snapshot.diff")[0]); d["total"] != float64(3) || d["to"] != next {
+		t.Fatalf("the diff = %v, want the 3 changes up to %s", d, next)
+	}
+	searches := toolResults(evs, "memory.graph.search")
+	if s := memoryOf(searches[0]); s["total"] != float64(0) || s["commit"] != pin {
+		t.Errorf("a search for a record of the newer commit = %v, want none at the pin %s", s, pin)
+	}
+	if s := memoryOf(searches[1]); s["total"] != float64(2) || s["commit"] != pin {
+		t.Errorf("a search by the pinned owner = %v, want billing and ledger at the pin", s)
+	}
+	reads := toolResults(evs, "memory.record.read")
+	if r := memoryOf(reads[0]); r["commit"] != pin || r["record"].(map[string]any)["owner"] != "payments" {
+		t.Errorf("read ledger = %v, want owner payments at the pin", r)
+	}
+	if b, _ := json.Marshal(reads[1]); reads[1]["status"] == "completed" || !strings.Contains(string(b), "not_found") {
+		t.Errorf("read of a record only the newer commit holds = %s, want not_found", b)
+	}
+	g := memoryOf(toolResults(evs, "memory.docs.grep")[0])
+	ms, _ := g["matches"].([]any)
+	if len(ms) != 1 || ms[0].(map[string]any)["text"] != "Page the payments team for billing." || ms[0].(map[string]any)["revision"] != pin {
+		t.Errorf("grep = %v, want the pinned line at revision %s", g, pin)
+	}
+}
+
 func TestMemoryRefreshGrantReadsBeyondThePinWithoutApproval(t *testing.T) {
 	f := newMemoryFixture(diffThenRead, "")
 	defer os.RemoveAll(f.dir)
