@@ -23,6 +23,11 @@ func TestReadmeLinksTheConfigurationReferenceFromEverySectionThatNamesAKey(t *te
 		if rest, ok := strings.CutPrefix(m[1], "options."); ok && strings.Contains(rest, ".") {
 			keys[rest] = true
 		}
+		// A key's own name, when it is a word no prose uses otherwise
+		// (max_backoff_ms, on_denial): it has an underscore.
+		if leaf := m[1][strings.LastIndex(m[1], ".")+1:]; strings.Contains(leaf, "_") {
+			keys[leaf] = true
+		}
 	}
 	if len(keys) < 100 {
 		t.Fatalf("docs/configuration.md lists %d keys: is it generated?", len(keys))
@@ -31,7 +36,9 @@ func TestReadmeLinksTheConfigurationReferenceFromEverySectionThatNamesAKey(t *te
 	if err != nil {
 		t.Fatal(err)
 	}
-	tick := regexp.MustCompile("`([^`\\s]+)`")
+	// A name in backticks, alone or as a TOML table or assignment
+	// (`[options.shell.sandbox]`, `on_denial = "report"`).
+	tick := regexp.MustCompile("`\\[{0,2}([A-Za-z_][A-Za-z0-9_.\\[\\]]*?)\\]{0,2}(?: = [^`]*)?`")
 	table := regexp.MustCompile(`^\[\[?(options|credentials|authority|deployment)[\].]`)
 	heading, body, fence := "", []string{}, false
 	check := func() {
