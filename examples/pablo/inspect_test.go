@@ -629,6 +629,14 @@ func TestInspectorTasksPageAndEscapeOutputs(t *testing.T) {
 		if !strings.Contains(page, "model calls 2 · tool calls 1") || !strings.Contains(page, "started ") || !strings.Contains(page, "finished ") {
 			t.Errorf("GET %s shows no accounting or times", path)
 		}
+		// The root's dispatch snapshot: what it was offered, entry by
+		// entry, fs.read among them.
+		if agents, _ := attrValues(t, page, "data-snapshot"); len(agents) != 1 {
+			t.Errorf("GET %s shows the dispatch snapshots of %q, want the root's", path, agents)
+		}
+		if entries, _ := attrValues(t, page, "data-snapshot-entry"); !slices.Contains(entries, "tool:fs.read") {
+			t.Errorf("GET %s shows the snapshot entries %q, want tool:fs.read among them", path, entries)
+		}
 		for _, p := range xssPayloads {
 			if strings.Contains(page, p) {
 				t.Errorf("GET %s shows %q raw", path, p)
