@@ -478,13 +478,9 @@ func (s *step) emitToolStarted(id, name string, args json.RawMessage, sandbox st
 		buf = appendMasked(buf, masked)
 		buf = append(buf, '}')
 	}
-	// One allocation holds the event and its call.
-	ev := &struct {
-		data event.EventData
-		call event.Call
-	}{data: event.EventData{Type: event.ToolStarted, Masked: masked}, call: event.Call{ID: id, Name: name, Arguments: args, Sandbox: sandbox}}
-	ev.data.Call = &ev.call
-	return s.publish(buf, "", &ev.data)
+	// The log keeps the call, not an event of its own.
+	call := &event.Call{ID: id, Name: name, Arguments: args, Sandbox: sandbox}
+	return s.publishTool(buf, &eventlog.Tool{Call: call, Masked: masked})
 }
 
 func (s *step) emitToolFinished(callID, name string, result []byte, masked int) *event.Outcome {
@@ -501,7 +497,7 @@ func (s *step) emitToolFinished(callID, name string, result []byte, masked int) 
 		buf = appendMasked(buf, masked)
 		buf = append(buf, '}')
 	}
-	return s.publish(buf, "", &event.EventData{Type: event.ToolFinished, CallID: callID, Name: name, Result: result, Masked: masked})
+	return s.publishTool(buf, &eventlog.Tool{CallID: callID, Name: name, Result: result, Masked: masked})
 }
 
 // appendMasked appends an event's masked member, present only when
@@ -567,6 +563,35 @@ func (s *step) publish(payload []byte, text string, data *event.EventData) *even
 	}
 	if s.t.log.Low() {
 		// Between events, not inside one's delivery.
+		s.t.log.Grow()
+	}
+	return nil
+}
+
+// publishTool is publish for tool.started and tool.finished, which the
+// task's log keeps as a tool (a fraction of an event's size) rather than
+// as an event: every tool call publishes both.
+func (s *step) publishTool(payload []byte, tool *eventlog.Tool) *event.Outcome {
+	data := tool.Data()
+	st, err := s.t.log.AddTool(func() (eventlog.Stamp, error) {
+		ev, err := s.t.root.Append(s.ctx, s.agent, string(data.Type), payload)
+		return stampOf(ev), err
+	}, s.hdr, tool)
+	if st.RootSeq != 0 {
+		s.t.wake()
+	}
+	if err != nil {
+		return s.ledgerOutcome(err)
+	}
+	if sink := s.t.rt.opts.Sink; sink != nil {
+		e := event.Event{SchemaVersion: event.SchemaVersion, Seq: st.Seq, RootSeq: st.RootSeq, TimestampUnixMicros: st.UnixMicros,
+			RunID: s.hdr.RunID, SessionID: s.hdr.SessionID, TraceID: s.hdr.TraceID, Agent: s.hdr.Agent, EventData: data}
+		if err := sink(e); err != nil {
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.ResponseReceived,
+				Reason: s.reason("the host's event sink failed on event %s (root_seq %d): %v", data.Type, st.RootSeq, err)}
+		}
+	}
+	if s.t.log.Low() {
 		s.t.log.Grow()
 	}
 	return nil

@@ -12,6 +12,7 @@
 package eventlog
 
 import (
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 
@@ -28,6 +29,10 @@ func New(readers *sync.Mutex) *Log { return &Log{mu: readers} }
 // deltas, so entries and delta text live in pointer-free chunks the
 // collector never scans and appends never meet a write barrier; only the
 // rare event that is not a text delta keeps an event.EventData.
+//
+// A tool call's two events, tool.started and tool.finished, are kept as a
+// [Tool], a fraction of an event.EventData's size: every tool call of a
+// long task publishes both.
 //
 // And it is appended to without the readers' lock: one appender at a time,
 // under the log's own lock (appendMu, see Add), takes the event's ledger
@@ -48,6 +53,7 @@ type Log struct {
 	entries  [][]logEntry // chunks of fixed length
 	text     [][]byte     // chunks of fixed length
 	data     []*event.EventData
+	tools    seqlog.Log[Tool]
 	hdrs     []*Header
 
 	// The appender's own; guarded by appendMu.
@@ -75,14 +81,33 @@ const (
 func markOf(n, left int) int { return n - min(n/8, left) }
 
 // logEntry is one retained event. A text delta's text is n bytes at off in
-// text[chunk]; any other event is data[data-1].
+// text[chunk]; a tool event is tools.At(tool-1); any other event is
+// data[data-1].
 type logEntry struct {
 	rootSeq, seq uint64
 	micros       int64
 	chunk, off   uint32
 	n            uint32
 	data         uint32
+	tool         uint32
 	hdr          uint32
+}
+
+// Tool is a tool.started event (Call set) or a tool.finished one (CallID,
+// Name and Result set) as the log keeps it.
+type Tool struct {
+	Call         *event.Call
+	CallID, Name string
+	Result       json.RawMessage
+	Masked       int
+}
+
+// Data is the event t is.
+func (t *Tool) Data() event.EventData {
+	if t.Call != nil {
+		return event.EventData{Type: event.ToolStarted, Call: t.Call, Masked: t.Masked}
+	}
+	return event.EventData{Type: event.ToolFinished, CallID: t.CallID, Name: t.Name, Result: t.Result, Masked: t.Masked}
 }
 
 // Entry chunks have seqlog's lengths, so seqlog.Locate finds an entry in
@@ -125,7 +150,19 @@ func (l *Log) Add(stamp func() (Stamp, error), hdr *Header, text string, data *e
 	defer l.appendMu.Unlock()
 	st, err := stamp()
 	if st.RootSeq != 0 {
-		l.append(st, hdr, text, data)
+		l.append(st, hdr, text, data, nil)
+	}
+	return st, err
+}
+
+// AddTool is [Log.Add] for a tool event: the log keeps t, not an
+// event.EventData.
+func (l *Log) AddTool(stamp func() (Stamp, error), hdr *Header, t *Tool) (Stamp, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	st, err := stamp()
+	if st.RootSeq != 0 {
+		l.append(st, hdr, "", nil, t)
 	}
 	return st, err
 }
@@ -134,7 +171,7 @@ func (l *Log) Add(stamp func() (Stamp, error), hdr *Header, text string, data *e
 // other event's data. l.appendMu must be held. (The fields come one by one
 // rather than as an Entry: a struct built for the call and read back
 // whole costs a store-forwarding stall on the hot path.)
-func (l *Log) append(st Stamp, hdr *Header, text string, data *event.EventData) {
+func (l *Log) append(st Stamp, hdr *Header, text string, data *event.EventData, tool *Tool) {
 	if len(l.entries) == 0 || l.used == len(l.entries[l.k]) {
 		l.nextEntries()
 	}
@@ -143,10 +180,13 @@ func (l *Log) append(st Stamp, hdr *Header, text string, data *event.EventData) 
 		l.nextText(n)
 	}
 	h, knownHdr := l.header(hdr)
-	if data != nil || !knownHdr {
+	if data != nil || tool != nil || !knownHdr {
 		l.mu.Lock()
 		if data != nil {
 			l.data = append(l.data, data)
+		}
+		if tool != nil {
+			l.tools.Append(*tool)
 		}
 		if !knownHdr {
 			l.hdrs = append(l.hdrs, hdr)
@@ -154,9 +194,12 @@ func (l *Log) append(st Stamp, hdr *Header, text string, data *event.EventData) 
 		l.mu.Unlock()
 	}
 	e := logEntry{rootSeq: st.RootSeq, seq: st.Seq, micros: st.UnixMicros, hdr: h}
-	if data != nil {
+	switch {
+	case data != nil:
 		e.data = uint32(len(l.data))
-	} else if n > 0 {
+	case tool != nil:
+		e.tool = uint32(l.tools.Len())
+	case n > 0:
 		e.chunk, e.off, e.n = uint32(l.t), uint32(l.fill), uint32(n)
 		l.fill += copy(l.text[l.t][l.fill:], text)
 	}
@@ -308,6 +351,9 @@ func (l *Log) At(i int) event.Event {
 	switch {
 	case e.data > 0:
 		en.Data = l.data[e.data-1]
+	case e.tool > 0:
+		data := l.tools.At(int(e.tool - 1)).Data()
+		en.Data = &data
 	case e.n > 0:
 		en.Text = string(l.text[e.chunk][e.off : e.off+e.n])
 	}

@@ -3,6 +3,7 @@ package eventlog
 import (
 	"context"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -280,6 +281,50 @@ func TestEventLogKeepsRootSeqOrderAcrossAgents(t *testing.T) {
 	for i := range r.Len() {
 		if ev := lt.l.At(i); ev.RootSeq != uint64(i+1) {
 			t.Fatalf("event %d has root_seq %d", i, ev.RootSeq)
+		}
+	}
+}
+
+// A tool event the log keeps as a Tool reads back as the event it was,
+// among deltas and other events, in its place.
+func TestEventLogReadsToolEventsBackWhole(t *testing.T) {
+	lt := newLogUnderTest()
+	hdr := &Header{RunID: "r", Agent: event.AgentRef{AgentID: "a"}}
+	var want []event.EventData
+	for i := range 3000 {
+		st := func() (Stamp, error) {
+			return Stamp{RootSeq: uint64(i + 1), Seq: uint64(i + 1), UnixMicros: int64(i)}, nil
+		}
+		var d event.EventData
+		switch i % 4 {
+		case 0:
+			tool := &Tool{Call: &event.Call{ID: "call_1", Name: "fs.read", Arguments: []byte(`{"path":"a"}`), Sandbox: "off"}, Masked: i % 3}
+			lt.l.AddTool(st, hdr, tool)
+			d = event.EventData{Type: event.ToolStarted, Call: tool.Call, Masked: i % 3}
+		case 1:
+			lt.l.AddTool(st, hdr, &Tool{CallID: "call_1", Name: "fs.read", Result: []byte(`{"status":"completed"}`), Masked: i % 5})
+			d = event.EventData{Type: event.ToolFinished, CallID: "call_1", Name: "fs.read", Result: []byte(`{"status":"completed"}`), Masked: i % 5}
+		case 2:
+			lt.l.Add(st, hdr, "delta", nil)
+			d = event.EventData{Type: event.TextDelta, Text: "delta"}
+		default:
+			d = event.EventData{Type: event.ModelStarted, Provider: "p"}
+			lt.l.Add(st, hdr, "", &d)
+		}
+		want = append(want, d)
+		if lt.l.Low() {
+			lt.l.Grow()
+		}
+	}
+	lt.task.Lock()
+	defer lt.task.Unlock()
+	for i, w := range want {
+		ev := lt.l.At(i)
+		if ev.RootSeq != uint64(i+1) || ev.TimestampUnixMicros != int64(i) || ev.RunID != "r" || ev.Agent.AgentID != "a" {
+			t.Fatalf("event %d: stamp or header %+v", i, ev)
+		}
+		if !reflect.DeepEqual(ev.EventData, w) {
+			t.Fatalf("event %d: %+v, want %+v", i, ev.EventData, w)
 		}
 	}
 }
