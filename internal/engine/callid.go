@@ -28,7 +28,13 @@ const maxWireCallIDBytes = 256
 
 // callID is Pablo's ID of the i-th call (from 0) of turn turn.
 func callID(turn, i int) string {
-	return "call_" + strconv.Itoa(turn) + "_" + strconv.Itoa(i+1)
+	// One allocation, the string: Itoa allocates its own from 100 on.
+	var room [48]byte
+	b := append(room[:0], "call_"...)
+	b = strconv.AppendInt(b, int64(turn), 10)
+	b = append(b, '_')
+	b = strconv.AppendInt(b, int64(i+1), 10)
+	return string(b)
 }
 
 // pairCalls returns the calls of turn turn under the IDs they go back to

@@ -79,7 +79,7 @@ func (s *step) beginCall(ctx context.Context, provider, mdl string, route *event
 	}
 	// The OpenTelemetry GenAI conventions: "chat {model}", the provider,
 	// the requested model; the answer's attributes are set at its end.
-	_, call.span = r.startSpan(ctx, "chat "+mdl)
+	_, call.span = r.startSpanFor(ctx, "chat", mdl)
 	if call.span.IsRecording() {
 		call.span.SetAttributes(attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", provider),
 			attribute.String("gen_ai.request.model", mdl))

@@ -129,6 +129,16 @@ func (r *Runtime) startSpan(ctx context.Context, name string) (context.Context, 
 	return r.tracer.Start(ctx, name)
 }
 
+// startSpanFor is startSpan of the span named op and target ("chat
+// gpt-5", "execute_tool fs.read"): the name is built only when a tracer is
+// set, since a model call and a tool call each start one.
+func (r *Runtime) startSpanFor(ctx context.Context, op, target string) (context.Context, trace.Span) {
+	if r.opts.Tracer == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	return r.tracer.Start(ctx, op+" "+target)
+}
+
 // Start admits the root task req describes and runs it in the
 // background. Only admission can fail here (the input over its ceiling, a
 // store failure, a runtime whose Shutdown began: [ErrShutdown]);

@@ -357,7 +357,7 @@ func rejectedResult(req approval.Request) ledger.ToolResult {
 // its catalog, inside an execute_tool span, streaming its live output.
 func (s *step) dispatch(ac admittedCall) (dispatchedCall, *event.Outcome) {
 	callID := ac.rec.ID
-	ctx, span := s.t.rt.startSpan(s.ctx, "execute_tool "+string(ac.id))
+	ctx, span := s.t.rt.startSpanFor(s.ctx, "execute_tool", string(ac.id))
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", string(ac.id)))
 	}
