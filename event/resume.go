@@ -2,8 +2,9 @@ package event
 
 // Resume says how a task continued after the host that ran it stopped
 // (Runtime.Resume): the run.resumed event and the task object carry it.
-// The call lists name Pablo's call IDs ("call_T_I") of the root agent's
-// tool calls, as the ledger recorded them before the resume.
+// The call lists name Pablo's call IDs ("call_T_I") of the agent's tool
+// calls (the task object's: the root's; a continued child's run.resumed:
+// the child's), as the ledger recorded them before the resume.
 type Resume struct {
 	// Attempt numbers the hosts that ran the task: 2 on its first resume.
 	Attempt int `json:"attempt"`

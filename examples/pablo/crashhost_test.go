@@ -59,7 +59,10 @@ func crashBinaries(t *testing.T) (bin, counter string) {
 // crashTask is the task every kill point interrupts: in order, a model
 // call, an fs.write, an idempotent MCP call, a shell.run that appends to a
 // file, and a spawned child that writes a file of its own, each a turn of
-// the root's script.
+// the root's script. The root waits for the child twice: where a kill
+// leaves the first wait's outcome unknown, the second waits for the child
+// the resume continues (a real model, told the outcome is unknown, would
+// look again).
 type crashTask struct {
 	dir, ws, cfg, counterLog string
 	// env is added to each command's environment; args to `pablo run`'s.
@@ -71,6 +74,7 @@ const crashScript = `{"turns":[
  {"tool_calls":[{"name":"mcp/counter/bump","arguments":{"label":"a"}}]},
  {"tool_calls":[{"name":"shell_run","arguments":{"command":"echo x >> append.log","cwd":"."}}]},
  {"tool_calls":[{"id":"s0","name":"subagent","arguments":{"action":"spawn","request":{"input":"child","capabilities":{"tools":["fs.write"]}}}}]},
+ {"tool_calls":[{"name":"subagent","arguments":{"action":"wait","agent_ids":["{{agent_id:s0}}"],"mode":"all","timeout_ms":60000}}]},
  {"tool_calls":[{"name":"subagent","arguments":{"action":"wait","agent_ids":["{{agent_id:s0}}"],"mode":"all","timeout_ms":60000}}]},
  {"text":["done"]}],
  "agents":[{"input":"child","turns":[

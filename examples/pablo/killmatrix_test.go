@@ -187,14 +187,22 @@ func checkResumed(t *testing.T, spec string, before *crashReport, was effects, o
 	if obj.Resume.Attempt != 2 {
 		t.Errorf("resume attempt %d, want 2", obj.Resume.Attempt)
 	}
+	// Past a known spawn the child completes: continued from its records,
+	// or started when it never had.
+	for _, a := range after.Tasks[0].Agents {
+		if a.ParentID != "" && !spawnUnknown && (a.Outcome == nil || a.Outcome.Status != "completed") {
+			t.Errorf("child %s after the resume: %+v, want it completed", a.AgentID, a.Outcome)
+		}
+	}
 	// Each effect: a call whose outcome was unknown is never run again,
-	// any other runs once; the child's own write, whose agent the resume
-	// may or may not continue, never runs twice nor is undone.
+	// any other runs once, the child's own write included: the resume
+	// continues the child from its records. Past an unknown spawn the
+	// child is not continued: its write never runs twice nor is undone.
 	for i, s := range sideEffects(before, was) {
 		class, _ := before.class(s.call)
 		got := sideEffects(after, now)[i].applied
 		switch {
-		case s.label == "fs.write:2" || spawnUnknown:
+		case s.label == "fs.write:2" && spawnUnknown:
 			if got > 1 || got < s.applied {
 				t.Errorf("%s: shown %d times at the kill, %d after the resume", s.label, s.applied, got)
 			}

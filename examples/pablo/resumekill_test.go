@@ -182,8 +182,8 @@ func TestResumeKeepsASettledChildSettled(t *testing.T) {
 // TestResumeDeniesAToolRevokedSinceTheCrash: the host is killed after the
 // model proposed the MCP call and before the call's dispatch was durable,
 // and the MCP server is removed from the deployment before the resume.
-// The model call that was in flight is sent again and charged again (nine
-// model calls where an uninterrupted run makes eight), the resume records
+// The model call that was in flight is sent again and charged again (ten
+// model calls where an uninterrupted run makes nine), the resume records
 // that it runs under another fingerprint, and the MCP call the model
 // proposes again is decided under the new deployment: denied, the server
 // never sees a key, and the task goes on to complete.
@@ -205,8 +205,8 @@ func TestResumeDeniesAToolRevokedSinceTheCrash(t *testing.T) {
 	if obj.Outcome.Status != "completed" {
 		t.Fatalf("resumed: %s", obj.raw)
 	}
-	if obj.Resume.ResentModelCalls != 1 || obj.Accounting.ModelCalls != "9" {
-		t.Errorf("the model call in flight: resent %d, %s model calls charged; want it resent once and charged again (9)", obj.Resume.ResentModelCalls, obj.Accounting.ModelCalls)
+	if obj.Resume.ResentModelCalls != 1 || obj.Accounting.ModelCalls != "10" {
+		t.Errorf("the model call in flight: resent %d, %s model calls charged; want it resent once and charged again (10)", obj.Resume.ResentModelCalls, obj.Accounting.ModelCalls)
 	}
 	if obj.Resume.Fingerprint == "" || obj.Resume.ResumedUnder == "" || obj.Resume.Fingerprint == obj.Resume.ResumedUnder {
 		t.Errorf("the resume does not record the changed deployment: %s", obj.raw)

@@ -76,10 +76,16 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 			return nil, fmt.Errorf("pablo: child %s: output schema: %w", spec.AgentID, err)
 		}
 	}
-	id, err := p.t.root.StartAgent(ctx, ledger.AgentSpec{ID: spec.AgentID, ParentID: p.agent, Kind: string(children.KindLocal),
-		Limits: spec.Ceilings.Limits(), InputDigest: sha256Tag([]byte(spec.Input)), InputBytes: uint64(spec.InputBytes())})
-	if err != nil {
-		return nil, err
+	// A child a resume readmitted continues its own agent from its
+	// records; any other is a new agent of the root's ledger.
+	id, res := spec.AgentID, t.resumedChild(spec.AgentID)
+	if res == nil {
+		var err error
+		id, err = p.t.root.StartAgent(ctx, ledger.AgentSpec{ID: spec.AgentID, ParentID: p.agent, Kind: string(children.KindLocal),
+			Limits: spec.Ceilings.Limits(), InputDigest: sha256Tag([]byte(spec.Input)), InputBytes: uint64(spec.InputBytes())})
+		if err != nil {
+			return nil, err
+		}
 	}
 	m, route := p.conf.model, narrowRoute(p.conf.route, spec.Capabilities.ModelRoute)
 	if route != p.conf.route {
@@ -88,7 +94,7 @@ func (c *childRunner) Start(ctx context.Context, spec children.Spec) (children.H
 	s := &step{t: t, agent: id, modelInfo: m.Info(), payloads: p.payloads, conf: agentConf{
 		model: m, route: route, auth: auth, input: spec.Input, context: childContext(spec), approver: p.conf.approver, output: out,
 		child: true, catalogs: childCatalogs(p.catalogs), view: p.view, pins: handedPins(spec), memory: spec.Capabilities.Memory,
-	}}
+	}, res: res}
 	// The child compacts inside its own context ceiling, which lies
 	// within its parent's.
 	s.conf.contextBytes = p.conf.contextBytes

@@ -70,6 +70,9 @@ type step struct {
 	// readmit holds the calls a resume decides again, by Pablo's call ID,
 	// with the decision recorded at their admission before the stop.
 	readmit map[string]authority.Decision
+	// res is the agent's records before a resume; nil when it is not
+	// resumed.
+	res *agentResume
 }
 
 // run is the task's loop: model proposes → authority and contract validate
@@ -129,6 +132,9 @@ func newStep(t *Task, ctx, caller context.Context) *step {
 		conf.contextBytes = n
 	}
 	s := &step{t: t, conf: conf, ctx: ctx, caller: caller, agent: t.root.RootAgentID(), modelInfo: r.opts.Model.Info(), payloads: r.opts.Store != nil || r.opts.NewLedger != nil}
+	if t.resume != nil {
+		s.res = t.resume.agents[s.agent]
+	}
 	s.hdr = &eventlog.Header{RunID: t.root.ID(), SessionID: t.req.SessionID, Agent: event.AgentRef{AgentID: s.agent, RootRunID: t.root.ID(), Kind: "root"}}
 	if s.hdr.SessionID == "" {
 		s.hdr.SessionID = s.hdr.RunID
@@ -159,7 +165,7 @@ func (s *step) loop() *event.Outcome {
 	if o := s.begin(); o != nil {
 		return o
 	}
-	if s.t.resume != nil && !s.conf.child {
+	if s.res != nil {
 		if o := s.resumeTurns(); o != nil {
 			return o
 		}
@@ -192,9 +198,12 @@ func (s *step) begin() *event.Outcome {
 		dep = &ref
 	}
 	start := event.EventData{Type: event.RunStarted, Deployment: dep}
-	resumed := s.t.resume != nil && !s.conf.child
+	resumed := s.res != nil
 	if resumed {
-		start.Type, start.Resume = event.RunResumed, &s.t.resume.info
+		start.Type, start.Resume = event.RunResumed, &s.res.info
+		if !s.conf.child {
+			start.Resume = &s.t.resume.info
+		}
 	}
 	if o := s.emit(start); o != nil {
 		return o

@@ -10,10 +10,12 @@ import (
 
 	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/redact"
+	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
@@ -66,15 +68,23 @@ type ResumeRequest struct {
 }
 
 // resumeState is what a resumed task continues from: its ledger's
-// records, sorted for the root agent's loop.
+// records, sorted by agent for each agent's loop.
 type resumeState struct {
 	rs   *ledger.Resumption
 	info event.Resume
-	// turns are the root agent's recorded model responses, in order.
+	// agents are each agent's records, by agent ID (the root's and every
+	// child's the ledger holds).
+	agents map[string]*agentResume
+}
+
+// agentResume is one agent's records before the resume.
+type agentResume struct {
+	info event.Resume
+	// turns are the agent's recorded model responses, in order.
 	turns []ledger.ResultRef
-	// calls are the root agent's tool calls by Pablo's call ID.
+	// calls are the agent's tool calls by Pablo's call ID.
 	calls map[string]*pastCall
-	// openModel are the root agent's model calls the stop left open.
+	// openModel are the agent's model calls the stop left open.
 	openModel []ledger.OpenCall
 }
 
@@ -137,41 +147,54 @@ func (r *Runtime) resumedTask(ctx context.Context, req ResumeRequest) (*Task, er
 	return t, nil
 }
 
-// resumeStateOf sorts the records of rs for the root agent's loop.
+// resumeStateOf sorts the records of rs by agent, for each agent's loop.
 func (r *Runtime) resumeStateOf(rs *ledger.Resumption, req ResumeRequest) *resumeState {
 	root := rs.Task.RootAgentID
-	st := &resumeState{rs: rs, calls: map[string]*pastCall{}}
-	st.info = event.Resume{Attempt: 2, Fingerprint: rs.Task.Fingerprint, NewDeadline: !req.Deadline.IsZero(),
-		Completed: []string{}, Retried: []string{}, Unknown: []string{}}
+	st := &resumeState{rs: rs, agents: map[string]*agentResume{}}
+	base := event.Resume{Attempt: 2, Fingerprint: rs.Task.Fingerprint, NewDeadline: !req.Deadline.IsZero()}
 	if d := r.opts.Deployment; d != nil {
-		st.info.ResumedUnder = d.Fingerprint
+		base.ResumedUnder = d.Fingerprint
 	}
 	now := time.Now()
 	if r.opts.Clock != nil {
 		now = r.opts.Clock.Now()
 	}
 	if d := now.Sub(rs.Interrupted); d > 0 {
-		st.info.DowntimeMS = uint64(d.Milliseconds())
+		base.DowntimeMS = uint64(d.Milliseconds())
 	}
+	agent := func(id string) *agentResume {
+		a := st.agents[id]
+		if a == nil {
+			a = &agentResume{info: base, calls: map[string]*pastCall{}}
+			a.info.Completed, a.info.Retried, a.info.Unknown = []string{}, []string{}, []string{}
+			st.agents[id] = a
+		}
+		return a
+	}
+	for _, a := range rs.Report.Agents {
+		agent(a.AgentID)
+	}
+	attempt := 2
 	for i := range rs.Records {
 		rec := &rs.Records[i]
 		if rec.Kind == ledger.RecordEvent && rec.Event.AgentID == root && rec.Event.Type == string(event.RunResumed) {
-			st.info.Attempt++
+			attempt++
 		}
 		c := rec.Call
-		if rec.Kind != ledger.RecordCall || c == nil || c.AgentID != root {
+		if rec.Kind != ledger.RecordCall || c == nil {
 			continue
 		}
+		a := agent(c.AgentID)
 		if c.Kind == ledger.ModelCallKind {
 			if c.State == ledger.CallSettled && c.Result != "" && c.Status == string(event.StatusCompleted) {
-				st.turns = append(st.turns, c.Result)
+				a.turns = append(a.turns, c.Result)
 			}
 			continue
 		}
-		pc := st.calls[c.CallID]
+		pc := a.calls[c.CallID]
 		if pc == nil {
 			pc = &pastCall{}
-			st.calls[c.CallID] = pc
+			a.calls[c.CallID] = pc
 		}
 		switch c.State {
 		case ledger.CallAdmitted:
@@ -183,36 +206,52 @@ func (r *Runtime) resumeStateOf(rs *ledger.Resumption, req ResumeRequest) *resum
 		}
 	}
 	for _, oc := range rs.OpenCalls() {
-		if oc.AgentID != root {
-			continue
-		}
+		a := agent(oc.AgentID)
 		switch {
 		case oc.Kind == ledger.ModelCallKind:
-			st.openModel = append(st.openModel, oc)
+			a.openModel = append(a.openModel, oc)
 			if oc.State == ledger.CallDispatched {
-				st.info.ResentModelCalls++
+				a.info.ResentModelCalls++
 			}
 		case oc.State == ledger.CallDispatched:
-			st.info.Unknown = append(st.info.Unknown, oc.CallID)
+			a.info.Unknown = append(a.info.Unknown, oc.CallID)
 		default:
-			st.info.Retried = append(st.info.Retried, oc.CallID)
+			a.info.Retried = append(a.info.Retried, oc.CallID)
 		}
 	}
 	for _, c := range rs.Report.Completed {
-		if c.AgentID == root && c.Kind == ledger.ToolCallKind {
-			st.info.Completed = append(st.info.Completed, c.CallID)
+		if c.Kind == ledger.ToolCallKind {
+			a := agent(c.AgentID)
+			a.info.Completed = append(a.info.Completed, c.CallID)
 		}
 	}
+	for _, a := range st.agents {
+		a.info.Attempt = attempt
+	}
+	st.info = agent(root).info
 	return st
 }
 
-// resumeTurns rebuilds the root agent's history from its recorded turns
-// and settles what the stop left open, each call by its class; it returns
-// the task's outcome, or nil when the loop goes on with a new model turn.
+// resumeTurns rebuilds the agent's history from its recorded turns and
+// settles what the stop left open, each call by its class; it returns
+// the agent's outcome, or nil when the loop goes on with a new model
+// turn. The root first puts its children back under its supervisor
+// (resumeChildren).
 func (s *step) resumeTurns() *event.Outcome {
-	st := s.t.resume
-	if o := s.settleOrphans(); o != nil {
-		return o
+	st := s.res
+	resps := make([]*model.Response, len(st.turns))
+	for i, ref := range st.turns {
+		resp, err := s.recordedResponse(ref)
+		if err != nil {
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent,
+				Reason: s.reason("resume: a recorded model response does not read back: %v", err)}
+		}
+		resps[i] = resp
+	}
+	if !s.conf.child {
+		if o := s.resumeChildren(resps); o != nil {
+			return o
+		}
 	}
 	for _, oc := range st.openModel {
 		// A model call has no side effect: one in flight is sent again
@@ -226,18 +265,13 @@ func (s *step) resumeTurns() *event.Outcome {
 			return s.ledgerOutcome(err)
 		}
 	}
-	for i, ref := range st.turns {
-		resp, err := s.recordedResponse(ref)
-		if err != nil {
-			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent,
-				Reason: s.reason("resume: a recorded model response does not read back: %v", err)}
-		}
+	for i, resp := range resps {
 		if calls := s.pairCalls(resp.ToolCalls, s.histTurns+1); len(calls) > 0 && &calls[0] != &resp.ToolCalls[0] {
 			resp.ToolCalls = calls
 		}
 		s.addHistory(model.Message{Role: model.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls, Reasoning: resp.Reasoning})
 		if len(resp.ToolCalls) == 0 {
-			if i == len(st.turns)-1 {
+			if i == len(resps)-1 {
 				return s.final(resp.Text)
 			}
 			continue
@@ -255,9 +289,126 @@ func (s *step) resumeTurns() *event.Outcome {
 	return nil
 }
 
+// resumeChildren puts the root's children back under its supervisor
+// before its history is replayed, reading what its recorded subagent
+// calls returned (resps are its recorded turns: turn i+1's calls are
+// call_{i+1}_*):
+//
+//   - a child settled before the stop is restored settled, as the root
+//     last saw it (its snapshot, with its result ID) or else as its
+//     terminal record says, and runs no more;
+//   - a local child the stop left running, or admitted and not yet
+//     started, whose spawn the root got the result of, is readmitted
+//     under its agent ID from that spawn's request, narrowed again from
+//     the parent's current scope, and continues from its own records as
+//     the root does (a child never started starts);
+//   - any other child left open (a remote one, one started with
+//     handoffs, one whose spawn's outcome the root never learned, or any
+//     when children are no longer enabled) has its open calls settled by
+//     their classes and is settled cancelled.
+func (s *step) resumeChildren(resps []*model.Response) *event.Outcome {
+	st := s.t.resume
+	spawned := map[string]json.RawMessage{}
+	var order []string
+	last := map[string]children.Snapshot{}
+	for i, resp := range resps {
+		for j, call := range resp.ToolCalls {
+			pc := s.res.calls[callID(i+1, j)]
+			if pc == nil || pc.admitted == nil || pc.settled == nil || pc.admitted.Name != string(authority.Subagent) ||
+				pc.settled.Status != string(outcome.ToolCompleted) || pc.settled.Result == "" {
+				continue
+			}
+			data, err := s.readResult(pc.settled.Result)
+			if err != nil {
+				return s.ledgerOutcome(err)
+			}
+			var payload struct {
+				Subagent json.RawMessage `json:"subagent"`
+			}
+			if json.Unmarshal(data, &payload) != nil {
+				continue
+			}
+			if id, ok := children.SpawnedAgent(payload.Subagent); ok {
+				args := call.Arguments
+				if len(args) == 0 {
+					args = json.RawMessage("{}")
+				}
+				if sha256Tag(args) == pc.admitted.ArgumentsDigest {
+					spawned[id] = args
+					order = append(order, id)
+				}
+			}
+			for _, snap := range children.SettledSnapshots(payload.Subagent) {
+				last[snap.AgentID] = snap
+			}
+		}
+	}
+	recorded := map[string]bool{}
+	orphans := map[string]string{} // agent ID → why it is not continued
+	for _, a := range st.rs.Report.Agents {
+		if a.ParentID != s.agent {
+			continue
+		}
+		recorded[a.AgentID] = true
+		if a.Outcome != nil {
+			if s.tree != nil {
+				snap, ok := last[a.AgentID]
+				if !ok {
+					o := a.Outcome
+					snap = children.Snapshot{AgentID: a.AgentID, ParentAgentID: s.agent, Kind: children.Kind(a.Kind), Depth: 1, State: children.StateSettled,
+						Outcome: &event.Outcome{Status: o.Status, Rule: nonEmpty(o.Rule), Limit: o.Limit, Code: o.Code, Delivery: o.Delivery, Reason: o.Reason}}
+				}
+				_ = s.tree.Restore(snap)
+			}
+			continue
+		}
+		if err := s.readmitChild(a.AgentID, a.Kind, spawned[a.AgentID]); err != nil {
+			orphans[a.AgentID] = err.Error()
+		}
+	}
+	for _, id := range order {
+		if !recorded[id] {
+			// Admitted and never started: nothing of it ran; it starts
+			// now, as the spawn's result told the model.
+			_ = s.readmitChild(id, string(children.KindLocal), spawned[id])
+		}
+	}
+	return s.settleOrphans(orphans)
+}
+
+// nonEmpty is r as an outcome's rule: nil when empty.
+func nonEmpty(r string) any {
+	if r == "" {
+		return nil
+	}
+	return r
+}
+
+// readmitChild readmits the local child id from its spawn arguments
+// args, or says why it cannot be (see resumeChildren).
+func (s *step) readmitChild(id, kind string, args json.RawMessage) error {
+	switch {
+	case s.tree == nil:
+		return errors.New("children are not enabled in the deployment it resumes under")
+	case kind != string(children.KindLocal):
+		return errors.New("it is a remote child whose remote task is not known")
+	case args == nil:
+		return errors.New("its spawn's result never reached its parent, whose records are the child's request")
+	}
+	a, err := children.ParseArguments(args, s.tree.Remotes())
+	if err != nil {
+		return err
+	}
+	if a.Action != children.ActionSpawn {
+		return errors.New("its spawn is not a local spawn")
+	}
+	_, err = s.tree.Readmit(s.ctx, id, a.Request)
+	return err
+}
+
 // resumeCall continues one tool call of a recorded turn by its class.
 func (s *step) resumeCall(call model.ToolCall, id string) *event.Outcome {
-	pc := s.t.resume.calls[id]
+	pc := s.res.calls[id]
 	switch {
 	case pc == nil || pc.admitted == nil:
 		// Never admitted: it never left the process. It runs now, like
@@ -432,39 +583,29 @@ func (s *step) readmitting(id string) bool {
 	return ok
 }
 
-// settleOrphans settles the children the stop left running: each open
-// call by its class (a model call as may_have_been_sent, a dispatched tool
-// call as unknown, an admitted one as never sent) and the child as
-// cancelled. The root's own call of the subagent tool is then unknown to
-// its model. (A child is not resumed from its own records yet.)
-func (s *step) settleOrphans() *event.Outcome {
+// settleOrphans settles the children in open that a resume does not
+// continue: each open call by its class (a model call as
+// may_have_been_sent, a dispatched tool call as unknown, an admitted one
+// as never sent) and the child as cancelled, which its parent's wait and
+// inspect then see. The root's calls of the subagent tool go on by their
+// own classes.
+func (s *step) settleOrphans(open map[string]string) *event.Outcome {
 	st := s.t.resume
-	root := st.rs.Task.RootAgentID
-	open := map[string]bool{}
-	for _, a := range st.rs.Report.Agents {
-		if a.AgentID != root && a.Outcome == nil {
-			open[a.AgentID] = true
-		}
-	}
 	if len(open) == 0 {
 		return nil
 	}
 	for _, oc := range st.rs.OpenCalls() {
-		if !open[oc.AgentID] {
+		if _, ok := open[oc.AgentID]; !ok {
 			continue
 		}
 		var err error
+		d := outcome.MayHaveBeenSent
+		if oc.State == ledger.CallAdmitted {
+			d = outcome.NotSent
+		}
 		if oc.Kind == ledger.ModelCallKind {
-			d := outcome.MayHaveBeenSent
-			if oc.State == ledger.CallAdmitted {
-				d = outcome.NotSent
-			}
 			err = s.t.root.SettleModelCall(s.ctx, oc.AgentID, oc.CallID, ledger.ModelSettlement{Status: event.StatusFailed, Delivery: d, Error: codeHostStopped})
 		} else {
-			d := outcome.MayHaveBeenSent
-			if oc.State == ledger.CallAdmitted {
-				d = outcome.NotSent
-			}
 			err = s.t.root.SettleToolCall(s.ctx, oc.AgentID, oc.CallID, ledger.ToolSettlement{Status: outcome.ToolCancelled, Delivery: d, Error: CodeUnknownOutcome})
 		}
 		if err != nil && !errors.Is(err, ledger.ErrBoundViolated) {
@@ -472,13 +613,18 @@ func (s *step) settleOrphans() *event.Outcome {
 		}
 	}
 	for _, a := range st.rs.Report.Agents {
-		if !open[a.AgentID] {
+		why, ok := open[a.AgentID]
+		if !ok {
 			continue
 		}
-		o := &event.Outcome{Status: event.StatusCancelled, Reason: "host_stopped: the host running the task stopped; a resumed task does not resume its children"}
+		o := &event.Outcome{Status: event.StatusCancelled, Reason: textx.Shorten("host_stopped: the host running the task stopped, and the resume cannot continue this child: "+why, ledger.MaxReasonBytes)}
 		payload, _ := json.Marshal(&event.EventData{Type: event.RunFinished, Outcome: o})
 		if _, err := s.t.root.Finish(s.ctx, a.AgentID, ledger.Finish{Outcome: ledgerOutcome(o), Payload: payload}); err != nil {
 			return s.ledgerOutcome(err)
+		}
+		if s.tree != nil && a.ParentID == s.agent {
+			// Its parent's wait and inspect see it settled, as it is.
+			_ = s.tree.Restore(children.Snapshot{AgentID: a.AgentID, ParentAgentID: s.agent, Kind: children.Kind(a.Kind), Depth: 1, State: children.StateSettled, Outcome: o})
 		}
 	}
 	return nil
@@ -602,4 +748,19 @@ func (s *step) recordedResponse(ref ledger.ResultRef) (*model.Response, error) {
 		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: args})
 	}
 	return resp, nil
+}
+
+// resumedChild is the records of child id when the task is resumed and
+// the ledger holds the child's agent (a readmitted child continues it);
+// nil otherwise.
+func (t *Task) resumedChild(id string) *agentResume {
+	if t.resume == nil {
+		return nil
+	}
+	for _, a := range t.resume.rs.Report.Agents {
+		if a.AgentID == id && a.ParentID != "" {
+			return t.resume.agents[id]
+		}
+	}
+	return nil
 }

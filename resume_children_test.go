@@ -1,0 +1,183 @@
+package pablo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/ledger/outcome"
+	"github.com/pabloagent/pablo/model"
+)
+
+// treeModel is a root that spawns one child and waits for it (again, when
+// the wait's outcome is unknown) and a child that writes two files, one a
+// turn. It counts the child's requests by the tool results they carry.
+type treeModel struct {
+	mu sync.Mutex
+	// childTurns are the numbers of tool results each of the child's
+	// requests carried, in order.
+	childTurns []int
+}
+
+const childTask = "write the two child files"
+
+var agentIDIn = regexp.MustCompile(`"agent_id":"([^"]+)"`)
+
+func (*treeModel) Info() model.Info { return model.Info{Provider: "test", Model: "tree"} }
+
+func (m *treeModel) Generate(_ context.Context, req *model.Request, _ func(string) error) (*model.Response, error) {
+	var results []string
+	for _, msg := range req.Messages {
+		if msg.Role == model.RoleTool {
+			results = append(results, msg.Content)
+		}
+	}
+	if req.Messages[0].Content == childTask {
+		m.mu.Lock()
+		m.childTurns = append(m.childTurns, len(results))
+		m.mu.Unlock()
+		switch len(results) {
+		case 0:
+			r := calls(call("c1", "fs_write", `{"path":"child1.txt","text":"one\n","expected_revision":null}`))
+			return &r, nil
+		case 1:
+			r := calls(call("c2", "fs_write", `{"path":"child2.txt","text":"two\n","expected_revision":null}`))
+			return &r, nil
+		}
+		return &model.Response{Text: "child done", FinishReason: model.FinishStop}, nil
+	}
+	if len(results) == 0 {
+		r := calls(call("s", "subagent", `{"action":"spawn","request":{"input":"`+childTask+`","capabilities":{"tools":["fs.write"]}}}`))
+		return &r, nil
+	}
+	last := results[len(results)-1]
+	if strings.Contains(last, `"settled":[{`) {
+		return &doneTurn, nil
+	}
+	id := agentIDIn.FindStringSubmatch(results[0])
+	if id == nil {
+		return &model.Response{Text: "no spawn result", FinishReason: model.FinishStop}, nil
+	}
+	r := calls(call("w", "subagent", `{"action":"wait","agent_ids":["`+id[1]+`"],"mode":"all","timeout_ms":60000}`))
+	return &r, nil
+}
+
+// crashInTheChild runs the tree and kills its host once the child's first
+// write settled, and returns the task ID and the child's agent ID.
+func crashInTheChild(t *testing.T, f *resumeFixture) (string, string) {
+	t.Helper()
+	var write string // the child's first write, by agent and call ID
+	id := f.crash(&treeModel{}, killAt(true, func(c *ledger.CallRecord) bool {
+		if c.Name == "fs.write" && c.State == ledger.CallAdmitted && write == "" {
+			write = c.AgentID + "/" + c.CallID
+		}
+		return c.State == ledger.CallSettled && c.AgentID+"/"+c.CallID == write
+	}))
+	rep := f.report(id)
+	var child string
+	for _, a := range rep.Agents {
+		if a.ParentID != "" {
+			if a.Outcome != nil {
+				t.Fatalf("the child settled before the kill: %+v", a.Outcome)
+			}
+			child = a.AgentID
+		}
+	}
+	if child == "" {
+		t.Fatalf("no child at the kill: %+v", rep.Agents)
+	}
+	return id, child
+}
+
+// A child running when its host died is continued by the resume from its
+// own records, as the root is: under its agent ID, its settled write kept
+// (the file written once, its result given back to its model, which is
+// not asked that turn again), its next write run, its outcome completed;
+// the root's wait, unknown, is reported to the root's model, whose second
+// wait sees the child settle.
+func TestResumeContinuesARunningChildFromItsRecords(t *testing.T) {
+	f := newResumeFixture(t, fsWrite+"[options.children]\nenabled = true\n")
+	id, child := crashInTheChild(t, f)
+	m := &treeModel{}
+	obj, err := f.resume(m, id, ResumeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.Outcome.Status != "completed" {
+		t.Fatalf("resumed: %+v", obj.Outcome)
+	}
+	for _, name := range []string{"child1.txt", "child2.txt"} {
+		if b, err := os.ReadFile(filepath.Join(f.ws, name)); err != nil || len(b) == 0 {
+			t.Errorf("%s: %q %v", name, b, err)
+		}
+	}
+	if len(m.childTurns) != 2 || m.childTurns[0] != 1 || m.childTurns[1] != 2 {
+		t.Errorf("the resumed child's requests carried %v tool results, want [1 2]: its first turn is rebuilt, not asked again", m.childTurns)
+	}
+	rep := f.report(id)
+	var children int
+	for _, a := range rep.Agents {
+		if a.ParentID == "" {
+			continue
+		}
+		children++
+		if a.AgentID != child || a.Outcome == nil || a.Outcome.Status != outcome.Completed {
+			t.Errorf("child after the resume: %s %+v, want %s completed", a.AgentID, a.Outcome, child)
+		}
+	}
+	if children != 1 {
+		t.Errorf("%d children after the resume, want the one continued", children)
+	}
+	writes := map[string]int{}
+	for _, c := range rep.Completed {
+		if c.AgentID == child && c.Kind == ledger.ToolCallKind {
+			writes[c.Status]++
+		}
+	}
+	if writes[string(outcome.ToolCompleted)] != 2 || len(writes) != 1 {
+		t.Errorf("the child's calls after the resume: %v, want its two writes completed once each", writes)
+	}
+	if len(rep.Retryable) != 0 || rep.Outcome == nil {
+		t.Errorf("the resumed task leaves work open: %+v", rep)
+	}
+}
+
+// The child's authority is recomputed from its parent's on resume: the
+// deployment denies fs.write since the stop, so the parent cannot hand it
+// on, and the child, whose request named it, is not continued: it settles
+// cancelled saying why, and its parent's wait sees it so.
+func TestResumeRecomputesAChildsAuthority(t *testing.T) {
+	f := newResumeFixture(t, fsWrite+"[options.children]\nenabled = true\n")
+	id, child := crashInTheChild(t, f)
+	f.write(fsWrite + "[options.children]\nenabled = true\n[[authority]]\nid = \"ops\"\n[authority.policy.tools]\ndefault = \"allow\"\ndeny = [{ id = \"ops.nowrite\", value = \"fs.write\" }]\n")
+	if _, err := f.resume(&treeModel{}, id, ResumeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "child2.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the child wrote under a revoked authority (stat: %v)", err)
+	}
+	for _, a := range f.report(id).Agents {
+		if a.AgentID == child && (a.Outcome == nil || a.Outcome.Status != outcome.Cancelled || !strings.Contains(a.Outcome.Reason, "fs.write")) {
+			t.Errorf("child after the resume: %+v, want it cancelled for the write its parent no longer holds", a.Outcome)
+		}
+	}
+	if n := writesOf(f, id, child); n != 1 {
+		t.Errorf("the child's completed writes: %d, want the one before the stop", n)
+	}
+}
+
+// writesOf counts the completed writes of agent in task id.
+func writesOf(f *resumeFixture, id, agent string) int {
+	n := 0
+	for _, c := range f.report(id).Completed {
+		if c.AgentID == agent && c.Name == "fs.write" && c.Status == string(outcome.ToolCompleted) {
+			n++
+		}
+	}
+	return n
+}
