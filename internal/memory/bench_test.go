@@ -109,3 +109,26 @@ func BenchmarkDiff100(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDiff100Bounded is BenchmarkDiff100 under a grant of half the
+// kinds, as a task's diff runs: each side of a changed record is compared
+// as the grant sees it, through the pin's index (built when the task
+// started, so not timed here).
+func BenchmarkDiff100Bounded(b *testing.B) {
+	r, first, second := benchRepo(b, 10_000, 2_000, 100)
+	s := r.store(Options{})
+	if _, err := s.Index(context.Background(), first); err != nil {
+		b.Fatal(err)
+	}
+	scope := Scope{Paths: []string{"*"}}
+	for i := range 10 {
+		scope.Kinds = append(scope.Kinds, fmt.Sprintf("kind%02d", i))
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		d, err := s.Diff(context.Background(), first, second, scope, 0, 100)
+		if err != nil || d.Total != 100 {
+			b.Fatalf("diff = %d changes, %v", d.Total, err)
+		}
+	}
+}
