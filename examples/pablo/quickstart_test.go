@@ -38,6 +38,10 @@ func readQuickStart(t *testing.T) quickStart {
 	if begin < 0 || end < begin {
 		t.Fatalf("the README has no quick start section (%q … %q)", quickBegin, quickEnd)
 	}
+	// On the first screen, right after the demo.
+	if demo := strings.Index(readme, "go run ./examples/pablo demo\n"); demo < 0 || demo > begin || strings.Count(readme[:begin], "\n") > 40 {
+		t.Fatalf("the quick start does not follow the demo on the README's first screen (line %d)", strings.Count(readme[:begin], "\n")+1)
+	}
 	qs := quickStart{files: map[string]string{}}
 	fence := regexp.MustCompile("(?s)```(sh|toml)\n(.*?)```")
 	for _, m := range fence.FindAllStringSubmatch(readme[begin:end], -1) {

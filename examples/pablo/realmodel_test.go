@@ -266,7 +266,7 @@ func TestReadmeRealModelDeploymentsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"# deploy/local-model.toml", "# deploy/hosted-model.toml", "# deploy/anthropic.toml", "# deploy/openai.toml", "# deploy/gemini.toml"} {
+	for _, name := range []string{"# deploy/local-model.toml", "# deploy/hosted-model.toml", "# deploy/anthropic.toml", "# deploy/openai.toml", "# deploy/gemini.toml", "# deploy/remote-reviewer.toml"} {
 		i := strings.Index(string(readme), "```toml\n"+name+"\n")
 		if i < 0 {
 			t.Fatalf("the README has no block %s", name)
