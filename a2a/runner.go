@@ -74,12 +74,14 @@ type Report struct {
 // Handle is one started remote child: a children.Handle with its
 // [Report].
 type Handle struct {
-	// bound is closed once the remote bound its task.
-	bound  chan struct{}
-	done   chan struct{}
-	cancel context.CancelCauseFunc
-	result children.Result
-	report Report
+	// bound is closed once the remote bound its task, whose IDs are then
+	// taskID and contextID.
+	bound             chan struct{}
+	taskID, contextID string
+	done              chan struct{}
+	cancel            context.CancelCauseFunc
+	result            children.Result
+	report            Report
 }
 
 var _ children.Handle = (*Handle)(nil)
@@ -98,21 +100,40 @@ func (h *Handle) Report() Report { return h.report }
 // sends the task's one CancelTask.
 func (h *Handle) Bound() <-chan struct{} { return h.bound }
 
+// RemoteTask returns the IDs the remote bound its task under (opaque peer
+// values), valid once Bound is closed: what a resume follows the task by
+// (children.RemoteSpec's TaskID and ContextID).
+func (h *Handle) RemoteTask() (taskID, contextID string) {
+	select {
+	case <-h.bound:
+		return h.taskID, h.contextID
+	default:
+		return "", ""
+	}
+}
+
 // Cancel asks the remote child to stop: one CancelTask when the remote
 // bound a task, nothing sent at all when nothing was sent yet.
 func (h *Handle) Cancel() { h.cancel(errCancelled) }
 
 // StartRemote checks spec and starts the remote child. A child whose ctx
 // is already done settles cancelled with nothing sent, not even the card
-// request.
+// request. A spec with a TaskID (a resume's) sends nothing either: the
+// task the remote bound before is followed with GetTask until it
+// settles.
 func (r *Runner) StartRemote(ctx context.Context, spec children.RemoteSpec) (children.Handle, error) {
 	remote, ok := r.c.Remote(spec.Remote)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q is not a configured remote", ErrUnknownRemote, spec.Remote)
 	}
-	msg, err := r.message(spec.RemoteRequest)
-	if err != nil {
-		return nil, err
+	var msg *sdk.Message
+	if spec.TaskID == "" {
+		var err error
+		if msg, err = r.message(spec.RemoteRequest); err != nil {
+			return nil, err
+		}
+	} else if err := checkID("task", spec.TaskID); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRequest, err)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	h := &Handle{bound: make(chan struct{}), done: make(chan struct{}), cancel: cancel, report: Report{Remote: remote.Name}}
@@ -120,7 +141,10 @@ func (r *Runner) StartRemote(ctx context.Context, spec children.RemoteSpec) (chi
 		defer close(h.done)
 		defer cancel(context.Canceled)
 		growStack(0)
-		h.result = r.run(ctx, remote, spec, msg, &h.report, func() { close(h.bound) })
+		h.result = r.run(ctx, remote, spec, msg, &h.report, func(taskID, contextID string) {
+			h.taskID, h.contextID = taskID, contextID
+			close(h.bound)
+		})
 	}()
 	return h, nil
 }
@@ -179,7 +203,7 @@ func (r *Runner) message(req children.RemoteRequest) (*sdk.Message, error) {
 }
 
 // run is one remote child, from the card to its settlement.
-func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpec, msg *sdk.Message, rep *Report, onBound func()) children.Result {
+func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpec, msg *sdk.Message, rep *Report, onBound func(taskID, contextID string)) children.Result {
 	clock := r.c.opts.clock()
 	if n, ok := spec.MaxDurationMillis.Value(); ok {
 		d := time.Duration(min(n, uint64(1<<62)/uint64(time.Millisecond))) * time.Millisecond
@@ -201,13 +225,17 @@ func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpe
 		return failed(outcome.NotSent, err.Error())
 	}
 	rep.CardDigest = card.Digest
+	if spec.TaskID != "" {
+		return r.follow(ctx, remote, card, spec, rep, onBound)
+	}
 	stream := card.Streaming
 	if spec.Stream != nil {
 		stream = *spec.Stream && card.Streaming
 	}
 	sctx, bind, stopSend := sendContext(ctx, clock)
 	defer stopSend()
-	t := &tracker{remote: remote.Name, max: r.c.opts.maxOutput(), onBound: func() { bind(); onBound() }}
+	t := &tracker{remote: remote.Name, max: r.c.opts.maxOutput()}
+	t.onBound = func() { bind(); onBound(t.taskID, t.contextID) }
 	params := sendParams{Message: msg}
 	params.Configuration.AcceptedOutputModes = spec.AcceptedOutputModes
 	// A blocking send returns with the task's first state, so its ID is
@@ -236,6 +264,26 @@ func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpe
 	rep.UsageClaims = t.usage
 	res := r.settle(ctx, err, t, rep)
 	if t.taskID != "" && res.Outcome.Status != outcome.Completed && !settled(t.state) {
+		r.cancelTask(ctx, remote, card, t.taskID, rep)
+	}
+	return res
+}
+
+// follow is a resumed remote child: the task the remote bound before the
+// host running it stopped (spec.TaskID; the request left then, so the
+// delivery is at least may_have_been_sent) is polled with GetTask, by the
+// same rules as a blocking send's, until it settles or ctx ends; nothing
+// is sent again. A task the peer no longer knows fails the child.
+func (r *Runner) follow(ctx context.Context, remote Remote, card *Card, spec children.RemoteSpec, rep *Report, onBound func(taskID, contextID string)) children.Result {
+	rep.Sent = true
+	t := &tracker{remote: remote.Name, max: r.c.opts.maxOutput(), taskID: spec.TaskID, contextID: spec.ContextID}
+	onBound(spec.TaskID, spec.ContextID)
+	call := rpcCall{remote: remote, card: card, id: r.c.opts.newID()}
+	err := r.poll(ctx, call, t)
+	rep.ContextID, rep.TaskID, rep.State = r.c.redact.String(t.contextID), r.c.redact.String(t.taskID), stateName(t.state)
+	rep.UsageClaims = t.usage
+	res := r.settle(ctx, err, t, rep)
+	if res.Outcome.Status != outcome.Completed && !settled(t.state) {
 		r.cancelTask(ctx, remote, card, t.taskID, rep)
 	}
 	return res

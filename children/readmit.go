@@ -88,6 +88,33 @@ func (t *Tree) Readmit(_ context.Context, agentID string, req Request) (Snapshot
 	return t.enterLocked(c)
 }
 
+// ReadmitRemote admits again, under its recorded agent ID, a remote child
+// whose remote task the stopped host had bound: req is its spawn_remote
+// request as the parent's records keep it, checked again against the
+// configured remotes, and the remote runner follows task taskID (in
+// context contextID) rather than sending the request again.
+func (t *Tree) ReadmitRemote(_ context.Context, agentID string, req RemoteRequest, taskID, contextID string) (Snapshot, error) {
+	if t.opts.Remote == nil {
+		return Snapshot{}, errorf(CodeRemoteUnavailable, "action", "no remote runner is configured")
+	}
+	if taskID == "" {
+		return Snapshot{}, errorf(CodeOutOfRange, "task_id", "a remote child is followed by its task ID")
+	}
+	if err := checkRemote(req, t.opts.Remote.Remotes()); err != nil {
+		return Snapshot{}, err
+	}
+	c := &child{id: agentID, kind: KindRemote}
+	spec := RemoteSpec{AgentID: agentID, ParentID: t.opts.ParentID, RemoteRequest: req, TaskID: taskID, ContextID: contextID}
+	spec.MaxDurationMillis = t.withinDeadline(t.opts.Parent.Ceilings.MaxDurationMillis.Min(req.MaxDurationMillis.Or(t.opts.Parent.Ceilings.MaxDurationMillis)))
+	c.remote = spec
+	t.lock()
+	defer t.unlock()
+	if _, dup := t.children[agentID]; dup || agentID == "" || agentID == t.opts.ParentID {
+		return Snapshot{}, errorf(CodeDuplicateAgentID, "agent_id", "agent %q cannot be readmitted: it is known already", shorten(agentID))
+	}
+	return t.enterLocked(c)
+}
+
 // SpawnedAgent reads the subagent tool's recorded result payload of a
 // spawn (its {"action": "spawn", "agent": {...}} member): the agent ID it
 // admitted; false for any other payload.

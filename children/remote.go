@@ -48,4 +48,9 @@ type RemoteSpec struct {
 	AgentID  string
 	ParentID string
 	RemoteRequest
+	// TaskID and ContextID, set when a resume continues a remote child
+	// whose task the remote bound before the host running it stopped,
+	// are that task's IDs: the runner follows the task (GetTask) and
+	// sends nothing.
+	TaskID, ContextID string
 }
