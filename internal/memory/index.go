@@ -233,18 +233,10 @@ func searchText(r *Record) string {
 }
 
 // view is r as scope sees it: associations and edges to records outside
-// the scope are removed, so that a hidden record is never named. Under a
-// bounded scope Blob is the ID of the record as rendered (see text): the
-// blob's own ID would tell a record with a hidden edge from one without.
+// the scope are removed, so that a hidden record is never named. Its Blob
+// is still r's; Read gives the caller the blob ID scope may see.
 func (ix *Index) view(r *Record, scope Scope) *Record {
-	cp := viewWith(r, func(id string) bool { return ix.visibleID(id, scope) })
-	if ix.bounded(scope) {
-		cp.Blob = ""
-		if b, err := Render(cp); err == nil {
-			cp.Blob = plumbing.ComputeHash(plumbing.BlobObject, b).String()
-		}
-	}
-	return cp
+	return viewWith(r, func(id string) bool { return ix.visibleID(id, scope) })
 }
 
 // viewWith is r with the associations and edges visible rejects removed.
@@ -326,7 +318,17 @@ func (ix *Index) Read(key string, scope Scope) (*Record, error) {
 	if !ok || !scope.allows(r) {
 		return nil, errorf(ErrNotFound, CodeNotFound, "", 0, "no record %q at commit %s", key, short(ix.pin.Commit))
 	}
-	return ix.view(r, scope), nil
+	v := ix.view(r, scope)
+	if ix.bounded(scope) {
+		// The ID of the record as rendered (see Store.baseText): the
+		// blob's own ID would tell a record with a hidden edge from one
+		// without.
+		v.Blob = ""
+		if b, err := Render(v); err == nil {
+			v.Blob = plumbing.ComputeHash(plumbing.BlobObject, b).String()
+		}
+	}
+	return v, nil
 }
 
 func short(h string) string {
