@@ -577,15 +577,30 @@ func (s *step) publish(payload []byte, text string, data *event.EventData) *even
 	return nil
 }
 
-// publishTool is publish for tool.started and tool.finished, which the
-// task's log keeps as a tool (a fraction of an event's size) rather than
-// as an event: every tool call publishes both.
+// publishTool and publishModel are publish for the four events every turn
+// publishes, which the task's log keeps as a tool or a model (a fraction
+// of an event's size) rather than as an event.
 func (s *step) publishTool(payload []byte, tool *eventlog.Tool) *event.Outcome {
 	data := tool.Data()
 	st, err := s.t.log.AddTool(func() (eventlog.Stamp, error) {
 		ev, err := s.t.root.Append(s.ctx, s.agent, string(data.Type), payload)
 		return stampOf(ev), err
 	}, s.hdr, tool)
+	return s.deliver(st, err, &data)
+}
+
+func (s *step) publishModel(payload []byte, m *eventlog.Model) *event.Outcome {
+	data := m.Data()
+	st, err := s.t.log.AddModel(func() (eventlog.Stamp, error) {
+		ev, err := s.t.root.Append(s.ctx, s.agent, string(data.Type), payload)
+		return stampOf(ev), err
+	}, s.hdr, m)
+	return s.deliver(st, err, &data)
+}
+
+// deliver is the rest of publishing an event the log has (or the ledger
+// refused with err): the readers are woken and the host's sink gets it.
+func (s *step) deliver(st eventlog.Stamp, err error, data *event.EventData) *event.Outcome {
 	if st.RootSeq != 0 {
 		s.t.wake()
 	}
@@ -594,7 +609,7 @@ func (s *step) publishTool(payload []byte, tool *eventlog.Tool) *event.Outcome {
 	}
 	if sink := s.t.rt.opts.Sink; sink != nil {
 		e := event.Event{SchemaVersion: event.SchemaVersion, Seq: st.Seq, RootSeq: st.RootSeq, TimestampUnixMicros: st.UnixMicros,
-			RunID: s.hdr.RunID, SessionID: s.hdr.SessionID, TraceID: s.hdr.TraceID, Agent: s.hdr.Agent, EventData: data}
+			RunID: s.hdr.RunID, SessionID: s.hdr.SessionID, TraceID: s.hdr.TraceID, Agent: s.hdr.Agent, EventData: *data}
 		if err := sink(e); err != nil {
 			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.ResponseReceived,
 				Reason: s.reason("the host's event sink failed on event %s (root_seq %d): %v", data.Type, st.RootSeq, err)}
@@ -605,6 +620,23 @@ func (s *step) publishTool(payload []byte, tool *eventlog.Tool) *event.Outcome {
 	}
 	return nil
 }
+
+// emitModel is emit for model.started and model.finished.
+func (s *step) emitModel(m eventlog.Model) *event.Outcome {
+	var payload []byte
+	if s.payloads {
+		var err error
+		if payload, err = marshalEvent(m.Data()); err != nil {
+			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.NotSent,
+				Reason: s.reason("event %s could not be encoded: %v", m.Data().Type, err)}
+		}
+	}
+	return s.publishModel(payload, &m)
+}
+
+// marshalEvent is the payload of an event: its own copy goes to the heap
+// only when a payload is wanted.
+func marshalEvent(data event.EventData) ([]byte, error) { return json.Marshal(&data) }
 
 // finish settles the task: the terminal event, the ledger's outcome record
 // and the task object. A terminal record the ledger refuses is not

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/internal/compaction"
+	"github.com/pabloagent/pablo/internal/eventlog"
 	"github.com/pabloagent/pablo/internal/providers"
 	"github.com/pabloagent/pablo/internal/redact"
 	"github.com/pabloagent/pablo/internal/textx"
@@ -74,7 +75,7 @@ func (s *step) beginCall(ctx context.Context, provider, mdl string, route *event
 	if s.comp != nil {
 		s.comp.profile = call.profile // the entry now selected
 	}
-	if o := s.emit(event.EventData{Type: event.ModelStarted, Provider: provider, Model: mdl, ModelRoute: route}); o != nil {
+	if o := s.emitModel(eventlog.Model{Provider: provider, Model: mdl, Route: route}); o != nil {
 		return nil, nil, s.abandonCall(id, outcome.FailEventSinkIO, o)
 	}
 	// The OpenTelemetry GenAI conventions: "chat {model}", the provider,
@@ -183,7 +184,7 @@ func (s *step) endCall(call *modelCall, resp *model.Response, err error, sinkErr
 	}
 	fin := modelFinished(call, resp, settle, route)
 	fin.RetryInMS = call.retryInMS
-	if o := s.emit(fin); o != nil && end == nil {
+	if o := s.emitModel(fin); o != nil && end == nil {
 		end = o
 	}
 	return end
@@ -229,9 +230,9 @@ func (s *step) modelResult(resp *model.Response, err error, sinkErr *event.Outco
 }
 
 // modelFinished is the model.finished event of a call settled as settle.
-func modelFinished(call *modelCall, resp *model.Response, settle ledger.ModelSettlement, route *event.RouteAttempt) event.EventData {
+func modelFinished(call *modelCall, resp *model.Response, settle ledger.ModelSettlement, route *event.RouteAttempt) eventlog.Model {
 	out := call.outBytes
-	fin := event.EventData{Type: event.ModelFinished, Status: string(settle.Status), OutputBytes: &out, ModelRoute: route}
+	fin := eventlog.Model{Finished: true, Status: string(settle.Status), OutputBytes: &out, Route: route}
 	if resp != nil {
 		fin.FinishReason = resp.FinishReason
 		if resp.UsageReported {

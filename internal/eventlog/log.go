@@ -18,6 +18,7 @@ import (
 
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/seqlog"
+	"github.com/pabloagent/pablo/model"
 )
 
 // New returns an empty log whose readers hold readers while they read.
@@ -30,9 +31,10 @@ func New(readers *sync.Mutex) *Log { return &Log{mu: readers} }
 // collector never scans and appends never meet a write barrier; only the
 // rare event that is not a text delta keeps an event.EventData.
 //
-// A tool call's two events, tool.started and tool.finished, are kept as a
-// [Tool], a fraction of an event.EventData's size: every tool call of a
-// long task publishes both.
+// The four events every turn of a task publishes are kept at a fraction of
+// an event.EventData's size: a tool call's tool.started and tool.finished
+// as a [Tool], a model call's model.started and model.finished as a
+// [Model].
 //
 // And it is appended to without the readers' lock: one appender at a time,
 // under the log's own lock (appendMu, see Add), takes the event's ledger
@@ -54,6 +56,7 @@ type Log struct {
 	text     [][]byte     // chunks of fixed length
 	data     []*event.EventData
 	tools    seqlog.Log[Tool]
+	models   seqlog.Log[Model]
 	hdrs     []*Header
 
 	// The appender's own; guarded by appendMu.
@@ -81,17 +84,26 @@ const (
 func markOf(n, left int) int { return n - min(n/8, left) }
 
 // logEntry is one retained event. A text delta's text is n bytes at off in
-// text[chunk]; a tool event is tools.At(tool-1); any other event is
-// data[data-1].
+// text[chunk]; a tool event is tools.At(data-1), a model event
+// models.At(data-1); any other event is data[data-1].
 type logEntry struct {
 	rootSeq, seq uint64
 	micros       int64
 	chunk, off   uint32
 	n            uint32
 	data         uint32
-	tool         uint32
 	hdr          uint32
+	kind         entryKind
 }
+
+// entryKind is the list a logEntry's data indexes.
+type entryKind uint8
+
+const (
+	kindData entryKind = iota
+	kindTool
+	kindModel
+)
 
 // Tool is a tool.started event (Call set) or a tool.finished one (CallID,
 // Name and Result set) as the log keeps it.
@@ -108,6 +120,29 @@ func (t *Tool) Data() event.EventData {
 		return event.EventData{Type: event.ToolStarted, Call: t.Call, Masked: t.Masked}
 	}
 	return event.EventData{Type: event.ToolFinished, CallID: t.CallID, Name: t.Name, Result: t.Result, Masked: t.Masked}
+}
+
+// Model is a model.started event (Provider, Model and Route set) or a
+// model.finished one (Finished, and Route and the rest) as the log keeps
+// it.
+type Model struct {
+	Finished        bool
+	Provider, Model string
+	Route           *event.RouteAttempt
+	Status          string
+	FinishReason    model.FinishReason
+	Usage           *event.OutcomeUsage
+	OutputBytes     *uint64
+	RetryInMS       *int64
+}
+
+// Data is the event m is.
+func (m *Model) Data() event.EventData {
+	if !m.Finished {
+		return event.EventData{Type: event.ModelStarted, Provider: m.Provider, Model: m.Model, ModelRoute: m.Route}
+	}
+	return event.EventData{Type: event.ModelFinished, ModelRoute: m.Route, Status: m.Status, FinishReason: m.FinishReason,
+		Usage: m.Usage, OutputBytes: m.OutputBytes, RetryInMS: m.RetryInMS}
 }
 
 // Entry chunks have seqlog's lengths, so seqlog.Locate finds an entry in
@@ -150,7 +185,7 @@ func (l *Log) Add(stamp func() (Stamp, error), hdr *Header, text string, data *e
 	defer l.appendMu.Unlock()
 	st, err := stamp()
 	if st.RootSeq != 0 {
-		l.append(st, hdr, text, data, nil)
+		l.append(st, hdr, text, data, nil, nil)
 	}
 	return st, err
 }
@@ -162,7 +197,19 @@ func (l *Log) AddTool(stamp func() (Stamp, error), hdr *Header, t *Tool) (Stamp,
 	defer l.appendMu.Unlock()
 	st, err := stamp()
 	if st.RootSeq != 0 {
-		l.append(st, hdr, "", nil, t)
+		l.append(st, hdr, "", nil, t, nil)
+	}
+	return st, err
+}
+
+// AddModel is [Log.Add] for a model event: the log keeps m, not an
+// event.EventData.
+func (l *Log) AddModel(stamp func() (Stamp, error), hdr *Header, m *Model) (Stamp, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	st, err := stamp()
+	if st.RootSeq != 0 {
+		l.append(st, hdr, "", nil, nil, m)
 	}
 	return st, err
 }
@@ -171,7 +218,7 @@ func (l *Log) AddTool(stamp func() (Stamp, error), hdr *Header, t *Tool) (Stamp,
 // other event's data. l.appendMu must be held. (The fields come one by one
 // rather than as an Entry: a struct built for the call and read back
 // whole costs a store-forwarding stall on the hot path.)
-func (l *Log) append(st Stamp, hdr *Header, text string, data *event.EventData, tool *Tool) {
+func (l *Log) append(st Stamp, hdr *Header, text string, data *event.EventData, tool *Tool, mdl *Model) {
 	if len(l.entries) == 0 || l.used == len(l.entries[l.k]) {
 		l.nextEntries()
 	}
@@ -180,13 +227,16 @@ func (l *Log) append(st Stamp, hdr *Header, text string, data *event.EventData, 
 		l.nextText(n)
 	}
 	h, knownHdr := l.header(hdr)
-	if data != nil || tool != nil || !knownHdr {
+	if data != nil || tool != nil || mdl != nil || !knownHdr {
 		l.mu.Lock()
 		if data != nil {
 			l.data = append(l.data, data)
 		}
 		if tool != nil {
 			l.tools.Append(*tool)
+		}
+		if mdl != nil {
+			l.models.Append(*mdl)
 		}
 		if !knownHdr {
 			l.hdrs = append(l.hdrs, hdr)
@@ -198,7 +248,9 @@ func (l *Log) append(st Stamp, hdr *Header, text string, data *event.EventData, 
 	case data != nil:
 		e.data = uint32(len(l.data))
 	case tool != nil:
-		e.tool = uint32(l.tools.Len())
+		e.data, e.kind = uint32(l.tools.Len()), kindTool
+	case mdl != nil:
+		e.data, e.kind = uint32(l.models.Len()), kindModel
 	case n > 0:
 		e.chunk, e.off, e.n = uint32(l.t), uint32(l.fill), uint32(n)
 		l.fill += copy(l.text[l.t][l.fill:], text)
@@ -349,11 +401,14 @@ func (l *Log) At(i int) event.Event {
 	e := &l.entries[k][off]
 	en := Entry{Stamp: Stamp{RootSeq: e.rootSeq, Seq: e.seq, UnixMicros: e.micros}, Header: l.hdrs[e.hdr]}
 	switch {
+	case e.data > 0 && e.kind == kindTool:
+		data := l.tools.At(int(e.data - 1)).Data()
+		en.Data = &data
+	case e.data > 0 && e.kind == kindModel:
+		data := l.models.At(int(e.data - 1)).Data()
+		en.Data = &data
 	case e.data > 0:
 		en.Data = l.data[e.data-1]
-	case e.tool > 0:
-		data := l.tools.At(int(e.tool - 1)).Data()
-		en.Data = &data
 	case e.n > 0:
 		en.Text = string(l.text[e.chunk][e.off : e.off+e.n])
 	}

@@ -285,8 +285,8 @@ func TestEventLogKeepsRootSeqOrderAcrossAgents(t *testing.T) {
 	}
 }
 
-// A tool event the log keeps as a Tool reads back as the event it was,
-// among deltas and other events, in its place.
+// A tool or model event the log keeps as a Tool or a Model reads back as
+// the event it was, among deltas and other events, in its place.
 func TestEventLogReadsToolEventsBackWhole(t *testing.T) {
 	lt := newLogUnderTest()
 	hdr := &Header{RunID: "r", Agent: event.AgentRef{AgentID: "a"}}
@@ -305,8 +305,20 @@ func TestEventLogReadsToolEventsBackWhole(t *testing.T) {
 			lt.l.AddTool(st, hdr, &Tool{CallID: "call_1", Name: "fs.read", Result: []byte(`{"status":"completed"}`), Masked: i % 5})
 			d = event.EventData{Type: event.ToolFinished, CallID: "call_1", Name: "fs.read", Result: []byte(`{"status":"completed"}`), Masked: i % 5}
 		case 2:
-			lt.l.Add(st, hdr, "delta", nil)
-			d = event.EventData{Type: event.TextDelta, Text: "delta"}
+			if i%8 == 2 {
+				lt.l.Add(st, hdr, "delta", nil)
+				d = event.EventData{Type: event.TextDelta, Text: "delta"}
+				break
+			}
+			out, retry := uint64(i), int64(i)
+			m := &Model{Finished: i%16 == 6, Provider: "p", Model: "m", Route: &event.RouteAttempt{Route: "r"}}
+			d = event.EventData{Type: event.ModelStarted, Provider: "p", Model: "m", ModelRoute: m.Route}
+			if m.Finished {
+				m.Provider, m.Model = "", ""
+				m.Status, m.FinishReason, m.Usage, m.OutputBytes, m.RetryInMS = "completed", "stop", &event.OutcomeUsage{}, &out, &retry
+				d = event.EventData{Type: event.ModelFinished, ModelRoute: m.Route, Status: "completed", FinishReason: "stop", Usage: m.Usage, OutputBytes: &out, RetryInMS: &retry}
+			}
+			lt.l.AddModel(st, hdr, m)
 		default:
 			d = event.EventData{Type: event.ModelStarted, Provider: "p"}
 			lt.l.Add(st, hdr, "", &d)
