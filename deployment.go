@@ -141,6 +141,11 @@ func (d *Deployment) Ref() *event.DeploymentRef {
 // Locked reports whether the deployment runs in lock mode.
 func (d *Deployment) Locked() bool { return d.c.Locked() }
 
+// Name is the entry file's deployment.name, "" when it gives none: the
+// name a host that shows several deployments (pablo inspect) gives this
+// one.
+func (d *Deployment) Name() string { return d.c.Name() }
+
 // AllowedRunOverrides lists what a run may override.
 func (d *Deployment) AllowedRunOverrides() []string { return d.c.AllowedRunOverrides() }
 

@@ -199,7 +199,7 @@ func commands() []command {
 			})},
 		{path: "inspect", summary: "a read-only local web UI: each deployment's dependency cards, why, tools, MCP servers and Skills",
 			flags: []flag{
-				{name: "config", arg: "FILE", repeat: true, help: "a deployment file, one stack each (its name: the file's base name); repeatable, at least one"},
+				{name: "config", arg: "FILE", repeat: true, help: "a deployment file, one stack each (its name: the file's deployment.name, else its base name); repeatable, at least one"},
 				{name: "config-root", arg: "DIR", help: "the directory every imported file must lie in (default: each config file's directory)"},
 				{name: "profile", arg: "NAME", help: "the profile to apply to every stack (default: each file's own `profile`)"},
 				{name: "bind", arg: "NAME=DIR", repeat: true, help: "a named host directory that path objects resolve against, for every stack; repeatable"},

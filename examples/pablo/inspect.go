@@ -116,16 +116,19 @@ func loadStacks(ctx context.Context, p *parsed, h *host) ([]*inspectStack, error
 	var stacks []*inspectStack
 	names := map[string]bool{}
 	for _, cfg := range configs {
-		name := stackName(cfg)
-		if names[name] {
-			return nil, usagef("two --config files make the stack %q: rename one file", name)
-		}
-		names[name] = true
 		one := &parsed{values: map[string][]string{"config": {cfg}, "bind": p.values["bind"], "config-root": p.values["config-root"], "profile": p.values["profile"]}, bools: map[string]bool{"loopback-http": p.bools["loopback-http"]}}
 		d, err := loadDeployment(ctx, one, h, nil)
 		if err != nil {
 			return nil, err
 		}
+		name := d.Name()
+		if name == "" {
+			name = stackName(cfg)
+		}
+		if names[name] {
+			return nil, usagef("two --config files make the stack %q: set deployment.name in one, or rename its file", name)
+		}
+		names[name] = true
 		s, err := newInspectStack(ctx, name, d, graph.Options{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap})
 		if err != nil {
 			return nil, err
@@ -135,8 +138,8 @@ func loadStacks(ctx context.Context, p *parsed, h *host) ([]*inspectStack, error
 	return stacks, nil
 }
 
-// stackName is the stack's name: the config file's base name without
-// its extension.
+// stackName is the name of a stack whose file sets no deployment.name:
+// the file's base name without its extension.
 func stackName(cfg string) string {
 	base := filepath.Base(cfg)
 	return strings.TrimSuffix(base, filepath.Ext(base))

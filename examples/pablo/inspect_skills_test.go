@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,4 +84,45 @@ func TestInspectorSkillsPageShowsConsumersAndAuthorityClaims(t *testing.T) {
 		t.Error("the Skills page does not give the graph's reason for the flag")
 	}
 	assertInert(t, "/skills", page)
+}
+
+// TestInspectStacksTakeTheDeploymentName: a file that sets
+// deployment.name is the stack of that name (on the pages, in why links),
+// a file that sets none is named after itself, two files making one name
+// are refused, and a name outside [A-Za-z0-9_.-] is refused at load.
+func TestInspectStacksTakeTheDeploymentName(t *testing.T) {
+	tmp := t.TempDir()
+	write := func(name, text string) string {
+		t.Helper()
+		path := filepath.Join(tmp, name)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	named := write("a.toml", "schema_version = 1\n[deployment]\nname = \"billing-prod\"\n[options.shell]\nenabled = false\n")
+	plain := write("plain.toml", "schema_version = 1\n[options.shell]\nenabled = false\n")
+	clash := write("billing-prod.toml", "schema_version = 1\n[options.shell]\nenabled = false\n")
+	bad := write("bad.toml", "schema_version = 1\n[deployment]\nname = \"two words\"\n")
+	bind := []string{"--bind", "workspace=" + tmp}
+
+	srv := newTestInspector(t, append([]string{"--config", named, "--config", plain}, bind...), "")
+	_, page := get(t, srv, "/")
+	for _, want := range []string{`id="stack-billing-prod"`, `id="stack-plain"`, `/why?stack=billing-prod&amp;capability=`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the Stacks page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, `id="stack-a"`) {
+		t.Error("the named deployment is shown under its file's name")
+	}
+	if code, _ := get(t, srv, "/why?stack=billing-prod&capability=fs.read"); code != http.StatusOK {
+		t.Errorf("the why page of the named stack answered %d", code)
+	}
+	if _, err := tryInspector(t, append([]string{"--config", named, "--config", clash}, bind...), ""); err == nil || !strings.Contains(err.Error(), `make the stack "billing-prod"`) {
+		t.Errorf("two files making the stack billing-prod: %v", err)
+	}
+	if _, err := tryInspector(t, append([]string{"--config", bad}, bind...), ""); err == nil || !strings.Contains(err.Error(), "[A-Za-z0-9_.-]") {
+		t.Errorf("deployment.name = \"two words\" loaded: %v", err)
+	}
 }

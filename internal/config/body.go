@@ -184,7 +184,21 @@ func deploymentSpec() *spec {
 		// unlisted switch or ceiling under lock; "listed" admits only
 		// allowed_run_overrides, as the reference does.
 		"narrowing_run_overrides", enum(nil, "any", "listed"),
+		// A Go addition: the name tools that show several deployments
+		// (pablo inspect's stacks) give this one.
+		"name", str(1, 64, nil).with(deploymentName),
 	)
+}
+
+// deploymentName checks deployment.name: 1..64 bytes of [A-Za-z0-9_.-],
+// so it reads the same in a URL, a page and a terminal.
+func deploymentName(v any) error {
+	for _, r := range v.(string) {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return fmt.Errorf("a deployment name is 1..64 bytes of [A-Za-z0-9_.-]")
+		}
+	}
+	return nil
 }
 
 func hasDup(l []any) bool {

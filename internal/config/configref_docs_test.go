@@ -11,6 +11,7 @@ var keyDocs = map[string]string{
 
 	"deployment.locked":                  "Lock mode: user and workspace files, undeclared environment and widening overrides are refused. Entry file only; `--locked` cannot be undone.",
 	"deployment.allowed_run_overrides":   "What a run may override under lock (each still only narrowing where narrowing applies). `input` is the task text.",
+	"deployment.name":                    "The deployment's name where a tool shows several (`pablo inspect`'s stacks; default: the entry file's base name without its extension). 1..64 bytes of `[A-Za-z0-9_.-]`. Entry file only.",
 	"deployment.narrowing_run_overrides": "`any`: under lock a run may also narrow an unlisted switch or ceiling; `listed`: only `allowed_run_overrides`, as the reference.",
 
 	"options.run.workspace":    "The directory every file tool and shell command is confined to. Not `base = \"workspace\"`.",

@@ -166,7 +166,7 @@ var goExtensions = []string{
 	"options.mcp.servers.NAME.oauth.", "options.mcp.servers.NAME.sandbox.", "options.shell.sandbox.",
 	"options.interfaces.acp.", "options.redaction.", "options.tools.", "options.approvals.", "options.memory.",
 	"options.filesystem.scope", "options.resume.", "options.mcp.servers.NAME.pins",
-	"deployment.narrowing_run_overrides", "authority[].shell.sandbox.", "authority[].mcp.sandbox.",
+	"deployment.narrowing_run_overrides", "deployment.name", "authority[].shell.sandbox.", "authority[].mcp.sandbox.",
 	"authority[].a2a_remotes.NAME.approval",
 }
 

@@ -50,6 +50,12 @@ func (d *Deployment) Locked() bool { return d.locked }
 // not locked.
 func (d *Deployment) LoopbackHTTP() bool { return d.loopbackHTTP }
 
+// Name is deployment.name, "" when the entry file gives none.
+func (d *Deployment) Name() string {
+	name, _ := d.tree["deployment"].(map[string]any)["name"].(string)
+	return name
+}
+
 // AllowedRunOverrides lists what a run may override.
 func (d *Deployment) AllowedRunOverrides() []string {
 	var out []string

@@ -188,6 +188,7 @@ var optionEffects = map[string][]string{
 	"deployment.locked":                  {"TestProductionPresetIsLockedWithReadOnlyLayer", "TestLockedOverridesOnlyNarrow"},
 	"deployment.allowed_run_overrides":   {"TestLockedOverridesOnlyNarrow"},
 	"deployment.narrowing_run_overrides": {"TestNarrowingRunOverridesListedAdmitsOnlyTheList", "TestLockedDeploymentAcceptsUnlistedNarrowing"},
+	"deployment.name":                    {"TestInspectStacksTakeTheDeploymentName"},
 }
 
 // optionsRefused are keys refused at load with config_unsupported_feature
