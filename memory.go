@@ -359,6 +359,11 @@ func (d *Deployment) ReviewMemoryProposal(ctx context.Context, patch []byte, opt
 	}
 	rv, err := store.Review(ix, ont, patch, scope)
 	if err != nil {
+		if len(opts.Kinds) == 0 && len(opts.Paths) == 0 && memory.CodeOf(err) == memory.CodeBadProposal {
+			// A child's grant, narrowed by its memory scope, sees records
+			// otherwise than the propose_update grant does.
+			return MemoryReview{}, fmt.Errorf("pablo: memory review: %w (read under options.memory.grants.propose_update; a patch a child proposed under a narrower memory scope needs that scope's kinds and paths)", err)
+		}
 		return MemoryReview{}, fmt.Errorf("pablo: memory review: %w", err)
 	}
 	out := MemoryReview{Base: pin.Commit, Changes: []MemoryChange{}, Conflicts: []MemoryConflict{}, Files: []string{}}

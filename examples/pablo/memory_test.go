@@ -24,6 +24,9 @@ import (
 type memoryReviewFixture struct {
 	mem, cfg, ws, commit string
 	clean, colliding     string
+	// narrowed edits billing under a child's scope of billing's file
+	// alone, which hides ledger too.
+	narrowed string
 }
 
 func newMemoryReviewFixture(t *testing.T) memoryReviewFixture {
@@ -35,7 +38,8 @@ func newMemoryReviewFixture(t *testing.T) memoryReviewFixture {
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		"records/service/billing.md": "---\nid: billing\nkind: service\nowner: payments\nedges:\n  depends_on: [vault]\n---\nBilling.\n",
+		"records/service/billing.md": "---\nid: billing\nkind: service\nowner: payments\nedges:\n  depends_on: [vault, ledger]\n---\nBilling.\n",
+		"records/service/ledger.md":  "---\nid: ledger\nkind: service\n---\nLedger.\n",
 		"records/secret/vault.md":    "---\nid: vault\nkind: secret\n---\nKeys.\n",
 	}
 	wt, _ := repo.Worktree()
@@ -68,17 +72,27 @@ paths = ["records/service/"]
 	}
 	scope := memory.Scope{Kinds: []string{"service"}, Paths: []string{"records/service/"}}
 	write := func(name string, changes ...memory.ProposedChange) string {
-		p, err := s.Propose(ix, memory.Proposal{Subject: name, Changes: changes, Date: time.Unix(0, 0)}, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, name+".patch")
-		os.WriteFile(path, p.Text, 0o600)
-		return path
+		return proposeFile(t, s, ix, scope, dir, name, changes...)
 	}
-	f.clean = write("billing-moves", memory.ProposedChange{Op: "edit", Record: memory.Record{ID: "billing", Kind: "service", Owner: "finance", Body: "Billing.\n"}})
+	f.clean = write("billing-moves", memory.ProposedChange{Op: "edit", Record: memory.Record{ID: "billing", Kind: "service", Owner: "finance", Edges: []memory.Edge{{Kind: "depends_on", To: "ledger"}}, Body: "Billing.\n"}})
 	f.colliding = write("add-vault", memory.ProposedChange{Op: "add", Record: memory.Record{ID: "vault", Kind: "service", Owner: "finance"}})
+	child := memory.Scope{Kinds: []string{"service"}, Paths: []string{"records/service/billing.md"}}
+	f.narrowed = proposeFile(t, s, ix, child, dir, "child-billing", memory.ProposedChange{Op: "edit", Record: memory.Record{ID: "billing", Kind: "service", Owner: "finance", Body: "Billing.\n"}})
 	return f
+}
+
+// proposeFile writes the patch memory.update.propose writes under scope.
+func proposeFile(t *testing.T, s *memory.Store, ix *memory.Index, scope memory.Scope, dir, name string, changes ...memory.ProposedChange) string {
+	t.Helper()
+	p, err := s.Propose(ix, memory.Proposal{Subject: name, Changes: changes, Date: time.Unix(0, 0)}, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".patch")
+	if err := os.WriteFile(path, p.Text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func (f memoryReviewFixture) args(extra ...string) []string {
@@ -126,9 +140,16 @@ func TestMemoryReviewCarriesAPatchOntoThePin(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, "conflict id_collision") || !strings.Contains(stdout, f.commit) {
 		t.Errorf("a colliding proposal: exit %d, want 1 naming id_collision\n%s", code, stdout)
 	}
-	// --kinds and --paths name a narrower proposer's scope.
-	if code, stdout, stderr := runWithEnv(t, nil, f.args(f.clean, "--kinds", "service", "--paths", "records/service/billing.md")...); code != 0 {
-		t.Errorf("with the proposer's scope given: exit %d\n%s%s", code, stdout, stderr)
+	// A child's patch, proposed under a narrower scope (billing's file
+	// alone: ledger is hidden too), is read under that scope, named by
+	// --kinds and --paths; under the propose grant it does not apply,
+	// and the error says why.
+	if code, _, stderr := runWithEnv(t, nil, f.args(f.narrowed)...); code != 2 || !strings.Contains(stderr, "narrower memory scope") {
+		t.Errorf("a child's patch under the propose grant: exit %d, %s", code, stderr)
+	}
+	code, stdout, stderr = runWithEnv(t, nil, f.args(f.narrowed, "--json", "--kinds", "service", "--paths", "records/service/billing.md")...)
+	if code != 0 || !strings.Contains(stdout, `- vault\n`) || !strings.Contains(stdout, `- ledger\n`) {
+		t.Errorf("a child's patch under its own scope: exit %d, want both hidden edges kept\n%s%s", code, stdout, stderr)
 	}
 	if code, _, stderr := runWithEnv(t, nil, f.args(f.clean, "--kinds", "service")...); code != 2 || !strings.Contains(stderr, "together") {
 		t.Errorf("--kinds alone: exit %d, %s", code, stderr)
