@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
+
 	"github.com/pabloagent/pablo/clock"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
@@ -148,4 +150,73 @@ func TestInspectorTaskPageFollowsALiveTask(t *testing.T) {
 	if !strings.Contains(page, "interrupted (no terminal outcome recorded)") || !strings.Contains(page, `data-compaction="compaction_1"`) {
 		t.Errorf("the page of a settled lease shows no recovery report or lost its records:\n%s", page)
 	}
+}
+
+// TestInspectorTaskPageShowsTheAgentTree: a task whose root started a
+// child that started a remote shows its agents as that tree, each agent
+// nested under the one that started it, with its kind and outcome.
+func TestInspectorTaskPageShowsTheAgentTree(t *testing.T) {
+	at := time.Date(2026, 12, 5, 3, 4, 5, 0, time.UTC)
+	recs := liveTaskRecords(t, at)
+	for _, a := range []ledger.AgentRecord{{AgentID: "child-1", ParentID: "root", Kind: "child"}, {AgentID: "remote-1", ParentID: "child-1", Kind: "remote"}, {AgentID: "child-2", ParentID: "root", Kind: "child"}} {
+		recs = append(recs, ledger.Record{TaskID: "task-live", N: uint64(len(recs) + 1), Time: at, Kind: ledger.RecordAgent, Agent: &a})
+	}
+	mem := ledger.NewMemoryStore()
+	if err := mem.Append(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	store := &leasedStore{MemoryStore: mem} // the lease has ended
+	c := readinessCases(t)[0]
+	p, err := parseArgs(c.args, "inspect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks, err := loadStacks(context.Background(), p, inspectHost(c.bubblewrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := newInspector(stacks, store, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	code, page := get(t, srv, "/task?id=task-live")
+	if code != http.StatusOK {
+		t.Fatalf("the task page answered %d:\n%s", code, page)
+	}
+	doc, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// parent is each agent's nearest enclosing agent on the page.
+	parent := map[string]string{}
+	kinds := map[string]string{}
+	var walk func(*html.Node, string)
+	walk = func(n *html.Node, in string) {
+		if n.Type == html.ElementNode {
+			if id, ok := attr(n, "data-agent"); ok {
+				parent[id] = in
+				kinds[id], _ = attr(n, "data-kind")
+				in = id
+			}
+		}
+		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+			walk(ch, in)
+		}
+	}
+	walk(doc, "")
+	want := map[string]string{"root": "", "child-1": "root", "remote-1": "child-1", "child-2": "root"}
+	for id, p := range want {
+		if got, ok := parent[id]; !ok || got != p {
+			t.Errorf("agent %s is under %q on the page (shown %t), want under %q", id, got, ok, p)
+		}
+	}
+	if kinds["remote-1"] != "remote" || kinds["child-1"] != "child" {
+		t.Errorf("the agents' kinds on the page are %v", kinds)
+	}
+	if !strings.Contains(page, "no outcome recorded") {
+		t.Error("an agent with no outcome does not say so")
+	}
+	assertInert(t, "/task", page)
 }

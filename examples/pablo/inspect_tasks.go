@@ -217,6 +217,7 @@ func (in *inspector) task(w http.ResponseWriter, r *http.Request) {
 			row.Error = err.Error()
 		}
 		data["Approvals"] = recs
+		data["AgentTree"] = agentTree(row.Report.Agents)
 		if o := row.Report.Outcome; o != nil && o.Result != "" {
 			data["Result"], data["ResultTruncated"] = taskResult(r.Context(), in.store, o.Result)
 		}
@@ -231,6 +232,32 @@ func (in *inspector) task(w http.ResponseWriter, r *http.Request) {
 		data["Calls"] = calls
 	}
 	in.render(w, "task", data)
+}
+
+// agentNode is one agent of a task's tree with the agents it started.
+type agentNode struct {
+	ledger.AgentReport
+	Children []*agentNode
+}
+
+// agentTree is a task's agents as the tree they form: the root (and any
+// agent whose parent the records do not name) at the top, each child
+// under its parent, in record order.
+func agentTree(agents []ledger.AgentReport) []*agentNode {
+	nodes := make(map[string]*agentNode, len(agents))
+	for _, a := range agents {
+		nodes[a.AgentID] = &agentNode{AgentReport: a}
+	}
+	var top []*agentNode
+	for _, a := range agents {
+		n := nodes[a.AgentID]
+		if p, ok := nodes[a.ParentID]; ok && a.ParentID != a.AgentID {
+			p.Children = append(p.Children, n)
+		} else {
+			top = append(top, n)
+		}
+	}
+	return top
 }
 
 // taskResult is the start of a recorded result, as text when it is a
