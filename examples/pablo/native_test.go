@@ -28,7 +28,7 @@ func TestNativeProviderRunsTheDemoTaskAgainstItsFixture(t *testing.T) {
 	}{
 		{"anthropic", "claude-sonnet-4-5", "provider.anthropic", providertest.Anthropic, `"signature":"sig-turn-1"`},
 		{"openai", "gpt-5", "provider.openai", providertest.Responses, `"encrypted_content":"enc-turn-1"`},
-		{"gemini", "gemini-2.5-flash", "provider.gemini", providertest.Gemini, `"thoughtSignature":"sig-turn-1"`},
+		{"gemini", "gemini-2.5-flash", "provider.gemini", providertest.Gemini, `"thoughtSignature":"` + providertest.GeminiSignature(1) + `"`},
 	}
 	for _, c := range cases {
 		t.Run(c.provider, func(t *testing.T) {

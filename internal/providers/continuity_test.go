@@ -29,7 +29,7 @@ func TestReasoningContinuityReachesTheSecondRequest(t *testing.T) {
 		}, []string{`"role":"assistant","content":[{"type":"thinking","thinking":"Let me think.","signature":"sig-turn-1"},{"type":"text"`}},
 		{Gemini, providertest.Gemini, func(c *Client, e string) (Model, error) {
 			return NewGemini(c, GeminiOptions{Endpoint: e, Model: "gemini-test", Secret: testSecret})
-		}, []string{`{"role":"model","parts":[{"text":"Let me think.","thought":true},{"text":"Reading."},{"thoughtSignature":"sig-turn-1","functionCall":{"id":"call_1","name":"fs_read","args":{"path":"a.md"}}}]}`,
+		}, []string{`{"role":"model","parts":[{"text":"Let me think.","thought":true},{"text":"Reading."},{"thoughtSignature":"` + providertest.GeminiSignature(1) + `","functionCall":{"id":"call_1","name":"fs_read","args":{"path":"a.md"}}}]}`,
 			`{"functionResponse":{"id":"call_1","name":"fs_read","response":{"content":"paid"}}}`}},
 		{OpenResponses, providertest.Responses, func(c *Client, e string) (Model, error) {
 			return NewResponses(c, ResponsesOptions{Endpoint: e, Model: "m", Secret: testSecret})

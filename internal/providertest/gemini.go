@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 )
@@ -19,13 +20,21 @@ func gemChunk(parts []string, finish string, usage bool) string {
 	return data(s + `,"modelVersion":"gemini-fixture"}`)
 }
 
+// GeminiSignature is the thoughtSignature the server gives turn n's first
+// function call: base64 of "sig-turn-N", since the API's field is bytes
+// (a client that decodes it, as the Google Gen AI SDK does, refuses any
+// other text).
+func GeminiSignature(n int) string {
+	return base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("sig-turn-%d", n)))
+}
+
 // geminiFrames renders turn t as streamGenerateContent chunks (alt=sse),
 // as the Gemini API reference documents them: data-only frames, each a
 // GenerateContentResponse holding new parts of the one candidate, the
 // last with finishReason and usageMetadata, no terminator. A function
 // call arrives whole (its args an object), so the argument-splitting
 // quirks render as a well-behaved stream; with Reasoning, the first call
-// carries a thoughtSignature naming its turn ("sig-turn-N").
+// carries a thoughtSignature naming its turn ([GeminiSignature]).
 func geminiFrames(t Turn, turn int, q Quirk, reasoning bool) []string {
 	var out []string
 	if q == OverloadedEvent {
@@ -56,7 +65,7 @@ func geminiFrames(t Turn, turn int, q Quirk, reasoning bool) []string {
 		}
 		sig := ""
 		if i == 0 && reasoning {
-			sig = fmt.Sprintf(`,"thoughtSignature":"sig-turn-%d"`, turn)
+			sig = `,"thoughtSignature":"` + GeminiSignature(turn) + `"`
 		}
 		calls = append(calls, fmt.Sprintf(`{"functionCall":{%s"name":%s,"args":%s}%s}`, idField, quote(c.Name), c.Args, sig))
 	}

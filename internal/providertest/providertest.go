@@ -146,7 +146,8 @@ type Options struct {
 	// Reasoning starts every answer with a reasoning item whose opaque
 	// state names its turn ("enc-turn-N" as a Responses item's
 	// encrypted_content, "sig-turn-N" as an Anthropic thinking block's
-	// signature), so a test can find it in the next request's body.
+	// signature, [GeminiSignature] as a Gemini function call's
+	// thoughtSignature), so a test can find it in the next request's body.
 	Reasoning bool
 	// RetryAfter is the Retry-After header of RateLimited, Overloaded529
 	// and ServiceUnavailable answers ("1" when empty; "-" sends none).
