@@ -36,7 +36,7 @@ func extraRunFlags() []flag {
 	return []flag{
 		{name: "workspace", arg: "DIR", help: "the workspace, an existing directory (default: the current directory without --config; with --config the same as --bind workspace=DIR)"},
 		{name: "provider", arg: "NAME", help: "the model provider: vercel, openrouter, anthropic, openai, gemini, ollama (a local server at localhost:11434), or with --config also open_responses and openai_compatible (default: options.model.provider, else vercel)"},
-		{name: "model", arg: "ID", help: "the model ID, 1..256 bytes without whitespace or control characters (default: options.model.id, else the provider's default)"},
+		{name: "model", arg: "ID", help: "the model ID, 1..256 bytes without whitespace or control characters; conflicts with a selected options.model_route (default: options.model.id, else the provider's default)"},
 		{name: "env-file", arg: "FILE", help: "without --config: the dotenv file the provider key is read from after the environment (default: .env in the current directory, when present); refused with --config"},
 		{name: "policy", arg: "FILE", help: "replace options.policy with this JSON policy (at most 1 MiB; an omitted dimension allows); refused under lock before the file is read"},
 		{name: "output-schema", arg: "FILE", help: "a Draft 2020-12 JSON Schema the final answer must satisfy, at most 1 MiB (default: output.schema)"},
