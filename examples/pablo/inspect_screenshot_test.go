@@ -13,10 +13,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // The README's screenshot of the inspector: the Stacks page of the
@@ -33,6 +32,9 @@ const (
 	screenshotWidth, screenshotHeight = 1200, 1000
 	// screenshotUpdate regenerates the picture when set to 1.
 	screenshotUpdate = "PABLO_UPDATE_SCREENSHOT"
+	// screenshotOut, when set with screenshotUpdate, is where the picture
+	// is written instead (to look at it before it replaces the README's).
+	screenshotOut = "PABLO_SCREENSHOT_OUT"
 	// screenshotMaxBytes keeps the picture a modest part of the
 	// repository.
 	screenshotMaxBytes = 200 << 10
@@ -94,38 +96,35 @@ func pageDigest(t *testing.T, srv *httptest.Server) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// takeScreenshot draws url in headless Chromium and writes it, with the
-// page digest, to the README's screenshot.
+// takeScreenshot draws url in headless Chromium, driven with chromedp,
+// in a window of the screenshot's size, and writes it, with the page
+// digest, to the README's screenshot.
 func takeScreenshot(t *testing.T, url, digest string) {
 	t.Helper()
-	browser := chromiumPath()
-	if browser == "" {
+	if chromiumPath() == "" {
 		t.Fatal("no chromium executable on PATH: install the chromium package (scripts/install-peers.sh debian) to take the screenshot")
 	}
-	dir := t.TempDir()
-	shot := filepath.Join(dir, "shot.png")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	c := newChromium(t)
+	c.do("size the window", chromedp.EmulateViewport(screenshotWidth, screenshotHeight, chromedp.EmulateScale(1)))
+	c.open(url, "")
+	ctx, cancel := context.WithTimeout(c.ctx, chromiumActionTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-		"--hide-scrollbars", "--force-device-scale-factor=1", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--window-size="+strconv.Itoa(screenshotWidth)+","+strconv.Itoa(screenshotHeight), "--screenshot="+shot, url)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium --screenshot: %v: %s", err, stderr.String())
-	}
-	raw, err := os.ReadFile(shot)
+	raw, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("chromium: screenshot: %v", err)
 	}
 	tagged, err := withPNGText(raw, screenshotKey, digest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(screenshotPath, tagged, 0o644); err != nil {
+	out := screenshotPath
+	if p := os.Getenv(screenshotOut); p != "" {
+		out = p
+	}
+	if err := os.WriteFile(out, tagged, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %s (%d bytes) of the page with digest %s", screenshotPath, len(tagged), digest)
+	t.Logf("wrote %s (%d bytes) of the page with digest %s", out, len(tagged), digest)
 }
 
 // chromiumPath is the first headless Chromium on PATH, or "".
