@@ -362,9 +362,9 @@ func TestProfileAndConfigRootFlags(t *testing.T) {
 	sub := filepath.Join(root, "team")
 	os.MkdirAll(filepath.Join(root, "work"), 0o700)
 	os.Mkdir(sub, 0o700)
-	os.WriteFile(filepath.Join(root, "shared.toml"), []byte("schema_version = 1\n[options.limits]\nmax_tool_calls = 3\n"), 0o600)
+	os.WriteFile(filepath.Join(root, "common.toml"), []byte("schema_version = 1\n[options.limits]\nmax_tool_calls = 3\n"), 0o600)
 	cfg := filepath.Join(sub, "d.toml")
-	os.WriteFile(cfg, []byte("schema_version = 1\nimports = [\"../shared.toml\"]\n"), 0o600)
+	os.WriteFile(cfg, []byte("schema_version = 1\nimports = [\"../common.toml\"]\n"), 0o600)
 	bind := []string{"--config", cfg, "--bind", "workspace=" + filepath.Join(root, "work")}
 	_, err = loadRunArgs(t, t.TempDir(), nil, bind...)
 	if !errors.As(err, &ce) || ce.Code != deployment.CodeImportPath {
