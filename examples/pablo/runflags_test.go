@@ -183,15 +183,18 @@ func TestRunFlagsRefuseBadValues(t *testing.T) {
 }
 
 // TestLockedRunAcceptsNarrowingFlagsOnly: on a locked deployment a flag
-// that turns a tool off or lowers a ceiling is accepted; one that raises
-// a ceiling, turns something on or changes the model, its reasoning,
-// its caching or the answer schema is config_override_forbidden.
+// that turns a tool off or lowers a ceiling is accepted, and so are
+// --json and --trace (where this process writes, no override); one that
+// raises a ceiling, turns something on or changes the model, its
+// reasoning, its caching or the answer schema is config_override_forbidden.
 func TestLockedRunAcceptsNarrowingFlagsOnly(t *testing.T) {
 	schema := filepath.Join(t.TempDir(), "answer.json")
 	os.WriteFile(schema, []byte(`{"type":"object"}`), 0o600)
 	for _, narrow := range [][]string{
 		{"--no-shell"}, {"--no-filesystem"}, {"--max-model-calls", "3"}, {"--max-tool-calls", "0"},
 		{"--max-cost-microusd", "100"}, {"--max-total-tokens", "1000"}, {"--timeout", "30"}, {"--tool-timeout", "5"},
+		// Host outputs, not overrides (docs/differences.md).
+		{"--json"}, {"--trace", "t.jsonl"},
 	} {
 		t.Run("narrow "+strings.Join(narrow, " "), func(t *testing.T) {
 			if _, err := loadRunArgs(t, t.TempDir(), nil, append(deploymentIn(t, lockedBody), narrow...)...); err != nil {
