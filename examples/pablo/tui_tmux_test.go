@@ -118,12 +118,12 @@ func (tm *tmuxTerm) format(f string) string {
 }
 
 // TestTUIInARealTerminal drives `pablo tui` in tmux as a user would, with a
-// scripted model (no network): submit, a tool call and a subagent's child
-// tree, an approval in place (the exact call, escaped), the live status
-// line's elapsed time, scrolling (PgUp, the wheel, Ctrl-End), resize,
-// Ctrl-C cancelling and exiting, SIGTERM. Each case ends with the terminal
-// as it was before: the same stty modes, the alternate screen left, the
-// cursor shown and mouse reporting off.
+// scripted model (no network): bare `pablo` opening it, submit, a tool
+// call and a subagent's child tree, an approval in place (the exact call,
+// escaped), the live status line's elapsed time, scrolling (PgUp, the
+// wheel, Ctrl-End), resize, Ctrl-C cancelling and exiting, SIGTERM. Each
+// case ends with the terminal as it was before: the same stty modes, the
+// alternate screen left, the cursor shown and mouse reporting off.
 func TestTUIInARealTerminal(t *testing.T) {
 	bin := buildPablo(t, t.TempDir())
 	// A submission streams a Markdown answer whose model text holds a
@@ -168,6 +168,35 @@ exec sleep 3600
 		if b, err := os.ReadFile(filepath.Join(dir, "work", "a.txt")); err != nil || string(b) != "hi" {
 			t.Errorf("the child's approved call did not write the file: %v %q", err, b)
 		}
+	})
+	// Bare `pablo` on a terminal is the UI in no-config mode: the
+	// invocation directory is the workspace and the default user
+	// configuration ($XDG_CONFIG_HOME/pablo/config.toml) names the model.
+	t.Run("BarePabloOpensTheUI", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "xdg", "pablo"), 0o700)
+		os.Mkdir(filepath.Join(dir, "work"), 0o700)
+		os.WriteFile(filepath.Join(dir, "xdg", "pablo", "config.toml"), []byte("schema_version = 1\n[options.model]\nprovider = \"script\"\nscript = { base = \"workspace\", path = \"s.json\" }\n"), 0o600)
+		os.WriteFile(filepath.Join(dir, "work", "s.json"), []byte(`{"turns":[{"text":["The **bare** answer."]}]}`), 0o600)
+		script := filepath.Join(dir, "run.sh")
+		os.WriteFile(script, []byte(`cd "$(dirname "$0")"
+stty -g > before
+cd work && XDG_CONFIG_HOME="$(dirname "$PWD")/xdg" `+bin+`
+echo "pablo exited $?"
+cd .. && stty -g > after
+exec sleep 3600
+`), 0o600)
+		tm := newTmux(t, dir, 80, 20, script)
+		tm.waitFor("ready · Enter submits")
+		tm.keys("hello", "Enter")
+		s := tm.waitFor("The bare answer.", "■ completed")
+		if strings.Contains(s, "**") {
+			t.Errorf("the answer is not rendered as Markdown:\n%s", s)
+		}
+		tm.keys("C-c")
+		tm.waitFor("pablo exited 0")
+		tm.restored(dir)
 	})
 	// SIGTERM while a task waits for an approval ends the UI with exit
 	// 130, the task cancelled (its call never ran).
