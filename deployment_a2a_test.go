@@ -270,10 +270,11 @@ func TestSpawnRemoteThroughTheRuntime(t *testing.T) {
 	if obj.Outcome.Status != event.StatusCompleted || !strings.Contains(*obj.Outcome.Output, `delegated`) || !strings.Contains(*obj.Outcome.Output, `remote_a2a`) {
 		t.Fatalf("%+v %v", obj.Outcome, *obj.Outcome.Output)
 	}
-	// The remote child is an agent of the tree: its proxy's run.started
-	// and run.finished are in the task's one stream, and its span, a
-	// child of the root's, carries its agent.
-	if strings.Join(proxy, " ") != "run.started run.finished" {
+	// The remote child is an agent of the tree: its proxy's run.started,
+	// remote.bound (the task a resume would follow) and run.finished are
+	// in the task's one stream, and its span, a child of the root's,
+	// carries its agent.
+	if strings.Join(proxy, " ") != "run.started remote.bound run.finished" {
 		t.Errorf("the proxy agent's events: %v", proxy)
 	}
 	// A remote spawn is a child spawn: its proxy records its own dispatch

@@ -103,6 +103,8 @@ type resumeFixture struct {
 	store string
 	// clock, when set, is every runtime's clock.
 	clock ledger.Clock
+	// loopback admits remotes on the loopback interface (a fixture peer).
+	loopback bool
 }
 
 func newResumeFixture(t *testing.T, body string) *resumeFixture {
@@ -124,7 +126,7 @@ func (f *resumeFixture) write(body string) {
 // step (close).
 func (f *resumeFixture) runtime(m model.Model, wrap func(ledger.Store) ledger.Store) (*Runtime, func()) {
 	f.t.Helper()
-	d, err := Load(LoadOptions{Config: filepath.Join(f.dir, "deployment.toml"), Bindings: map[string]string{"workspace": f.ws}})
+	d, err := Load(LoadOptions{Config: filepath.Join(f.dir, "deployment.toml"), Bindings: map[string]string{"workspace": f.ws}, LoopbackHTTP: f.loopback})
 	if err != nil {
 		f.t.Fatal(err)
 	}

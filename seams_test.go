@@ -456,6 +456,13 @@ func scrub(v any, concurrent bool) any {
 			switch {
 			case k == "pid" || k == "pgid" || k == "leader_start":
 				delete(x, k)
+			case k == "remote_task":
+				// The IDs a remote peer bound its task under: the
+				// peer's own, new on each run.
+				if rt, ok := e.(map[string]any); ok {
+					delete(rt, "task_id")
+					delete(rt, "context_id")
+				}
 			case concurrent && (k == "root_seq" || k == "n" || k == "arguments_digest" || k == "idempotency_key"):
 				delete(x, k)
 			case concurrent && isDigest(e) && (k == "result" || k == "ref" || k == "digest" || k == "id"):

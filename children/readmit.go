@@ -92,13 +92,12 @@ func (t *Tree) Readmit(_ context.Context, agentID string, req Request) (Snapshot
 // whose remote task the stopped host had bound: req is its spawn_remote
 // request as the parent's records keep it, checked again against the
 // configured remotes, and the remote runner follows task taskID (in
-// context contextID) rather than sending the request again.
+// context contextID) rather than sending the request again. An empty
+// taskID is a child that never started (its request never left): it is
+// sent now.
 func (t *Tree) ReadmitRemote(_ context.Context, agentID string, req RemoteRequest, taskID, contextID string) (Snapshot, error) {
 	if t.opts.Remote == nil {
 		return Snapshot{}, errorf(CodeRemoteUnavailable, "action", "no remote runner is configured")
-	}
-	if taskID == "" {
-		return Snapshot{}, errorf(CodeOutOfRange, "task_id", "a remote child is followed by its task ID")
 	}
 	if err := checkRemote(req, t.opts.Remote.Remotes()); err != nil {
 		return Snapshot{}, err

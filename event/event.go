@@ -45,7 +45,10 @@ const (
 	// call has no event, only its ledger decision record.
 	ToolEgress   Type = "tool.egress"
 	ToolFinished Type = "tool.finished"
-	RunFinished  Type = "run.finished"
+	// RemoteBound is a remote A2A child's: the remote bound its task, and
+	// the IDs a resume follows it by are recorded.
+	RemoteBound Type = "remote.bound"
+	RunFinished Type = "run.finished"
 )
 
 // Event is one entry of a task's typed event stream. Seq orders one agent's
@@ -107,6 +110,8 @@ type EventData struct {
 	Egress *authority.EgressDecision `json:"egress,omitempty"`
 	// skill.activated
 	Skill *skills.Activation `json:"skill,omitempty"`
+	// remote.bound
+	RemoteTask *RemoteTask `json:"remote_task,omitempty"`
 	// context.compaction.started and .finished: the compaction-v1 record,
 	// the summary (always null: it is content) and its bytes (a decimal
 	// string: zero on the start and when no summary came back).
@@ -160,4 +165,14 @@ type DeploymentRef struct {
 type MemoryPin struct {
 	Ref    string `json:"ref"`
 	Commit string `json:"commit"`
+}
+
+// RemoteTask is the task a remote A2A child's remote bound: the remote's
+// name and the IDs it bound the task under (opaque peer values, masked
+// like any peer text). A resume follows the task by them with GetTask
+// instead of sending the request again.
+type RemoteTask struct {
+	Remote    string `json:"remote"`
+	TaskID    string `json:"task_id"`
+	ContextID string `json:"context_id,omitempty"`
 }

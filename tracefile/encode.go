@@ -66,7 +66,7 @@ func plainText(ev *event.Event) bool {
 	return (d.Type == event.TextDelta || d.Type == event.ToolOutput) &&
 		d.Deployment == nil && d.Provider == "" && d.Model == "" && d.ModelRoute == nil &&
 		d.Status == "" && d.FinishReason == "" && d.Usage == nil && d.OutputBytes == nil && d.Call == nil &&
-		len(d.Result) == 0 && d.Skill == nil && d.Compaction == nil && len(d.Summary) == 0 && d.SummaryBytes == nil && d.Approval == nil && d.Outcome == nil && d.Accounting == nil && d.Masked == 0 && d.RetryInMS == nil && d.Egress == nil && d.Resume == nil
+		len(d.Result) == 0 && d.Skill == nil && d.Compaction == nil && len(d.Summary) == 0 && d.SummaryBytes == nil && d.Approval == nil && d.Outcome == nil && d.Accounting == nil && d.Masked == 0 && d.RetryInMS == nil && d.Egress == nil && d.Resume == nil && d.RemoteTask == nil
 }
 
 // appendText appends the line encode writes for a plainText event,

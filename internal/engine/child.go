@@ -462,16 +462,35 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 		return nil, err
 	}
 	parts, _ := json.Marshal(spec.Parts)
-	id, err := p.t.root.StartAgent(ctx, ledger.AgentSpec{ID: spec.AgentID, ParentID: p.agent, Kind: string(children.KindRemote),
-		InputDigest: sha256Tag(parts), InputBytes: uint64(len(parts))})
-	if err != nil {
-		return nil, err
+	// A remote child a resume follows continues its proxy agent; any
+	// other is a new agent of the root's ledger.
+	id, res := spec.AgentID, p.t.resumedChild(spec.AgentID)
+	if res == nil {
+		var err error
+		id, err = p.t.root.StartAgent(ctx, ledger.AgentSpec{ID: spec.AgentID, ParentID: p.agent, Kind: string(children.KindRemote),
+			InputDigest: sha256Tag(parts), InputBytes: uint64(len(parts))})
+		if err != nil {
+			return nil, err
+		}
 	}
-	s := &step{t: p.t, agent: id, payloads: p.payloads, ctx: p.base, base: p.base, caller: p.base, traceID: p.hdr.TraceID}
+	s := &step{t: p.t, agent: id, payloads: p.payloads, ctx: p.base, base: p.base, caller: p.base, traceID: p.hdr.TraceID, res: res}
 	s.hdr = p.childHeader(id, children.KindRemote)
-	dep, o := s.recordRemoteSnapshot(spec)
+	var o *event.Outcome
+	if res != nil {
+		o = s.emit(event.EventData{Type: event.RunResumed, Deployment: s.t.rt.opts.Deployment, Resume: &res.info})
+	} else {
+		var dep *event.DeploymentRef
+		dep, o = s.recordRemoteSnapshot(spec)
+		if o == nil {
+			o = s.emit(event.EventData{Type: event.RunStarted, Deployment: dep})
+		}
+	}
 	if o == nil {
-		o = s.emit(event.EventData{Type: event.RunStarted, Deployment: dep})
+		// The proxy agent is durable before its request can leave: a
+		// resume that finds no record of it knows nothing was sent.
+		if err := p.t.root.Flush(ctx); err != nil {
+			o = s.ledgerOutcome(err)
+		}
 	}
 	if o != nil {
 		s.terminal(o)
@@ -492,6 +511,13 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 	ph := &proxyHandle{inner: h, done: make(chan struct{})}
 	go func() {
 		defer close(ph.done)
+		if b, ok := h.(remoteBinder); ok && spec.TaskID == "" {
+			select {
+			case <-b.Bound():
+				s.recordBound(spec.Remote, b)
+			case <-h.Done():
+			}
+		}
 		<-h.Done()
 		ph.result = h.Result()
 		o := ph.result.Outcome
@@ -500,6 +526,28 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 		s.terminal(&o)
 	}()
 	return ph, nil
+}
+
+// remoteBinder is a remote child's handle that tells when the remote
+// bound its task, and under which IDs (the a2a runner's).
+type remoteBinder interface {
+	Bound() <-chan struct{}
+	RemoteTask() (taskID, contextID string)
+}
+
+// recordBound records, durably, the task the remote bound for the proxy
+// agent s: what a resume follows it by (remote.bound). A record that
+// fails leaves the child running; a resume then finds no task ID and
+// reports the child's outcome as unknown.
+func (s *step) recordBound(remote string, b remoteBinder) {
+	taskID, contextID := b.RemoteTask()
+	if taskID == "" {
+		return
+	}
+	sec := s.t.rt.opts.Secrets
+	if s.emit(event.EventData{Type: event.RemoteBound, RemoteTask: &event.RemoteTask{Remote: remote, TaskID: sec.String(taskID), ContextID: sec.String(contextID)}}) == nil {
+		_ = s.t.root.Flush(s.ctx)
+	}
 }
 
 // recordRemoteSnapshot records a remote child's dispatch snapshot: what

@@ -344,7 +344,7 @@ func (s *step) resumeChildren(resps []*model.Response) *event.Outcome {
 		}
 	}
 	recorded := map[string]bool{}
-	orphans := map[string]string{} // agent ID → why it is not continued
+	orphans := map[string]*event.Outcome{} // agent ID → its outcome: it is not continued
 	for _, a := range st.rs.Report.Agents {
 		if a.ParentID != s.agent {
 			continue
@@ -362,15 +362,16 @@ func (s *step) resumeChildren(resps []*model.Response) *event.Outcome {
 			}
 			continue
 		}
-		if err := s.readmitChild(a.AgentID, a.Kind, spawned[a.AgentID]); err != nil {
-			orphans[a.AgentID] = err.Error()
+		if o := s.readmitChild(a.AgentID, a.Kind, spawned[a.AgentID], true); o != nil {
+			orphans[a.AgentID] = o
 		}
 	}
 	for _, id := range order {
 		if !recorded[id] {
-			// Admitted and never started: nothing of it ran; it starts
-			// now, as the spawn's result told the model.
-			_ = s.readmitChild(id, string(children.KindLocal), spawned[id])
+			// Admitted and never started: nothing of it ran (a remote
+			// child's request never left); it starts now, as the spawn's
+			// result told the model.
+			_ = s.readmitChild(id, "", spawned[id], false)
 		}
 	}
 	return s.settleOrphans(orphans)
@@ -384,26 +385,63 @@ func nonEmpty(r string) any {
 	return r
 }
 
-// readmitChild readmits the local child id from its spawn arguments
-// args, or says why it cannot be (see resumeChildren).
-func (s *step) readmitChild(id, kind string, args json.RawMessage) error {
+// readmitChild readmits child id from its spawn arguments args (kind is
+// its recorded agent kind; started, whether it has an agent record), or
+// returns the outcome it settles with instead (see resumeChildren): a
+// local child that cannot be continued is cancelled, saying why; a remote
+// one whose request left but whose task ID is not recorded failed with an
+// unknown outcome.
+func (s *step) readmitChild(id, kind string, args json.RawMessage, started bool) *event.Outcome {
+	cancelled := func(why string) *event.Outcome {
+		return &event.Outcome{Status: event.StatusCancelled, Reason: textx.Shorten("host_stopped: the host running the task stopped, and the resume cannot continue this child: "+why, ledger.MaxReasonBytes)}
+	}
 	switch {
 	case s.tree == nil:
-		return errors.New("children are not enabled in the deployment it resumes under")
-	case kind != string(children.KindLocal):
-		return errors.New("it is a remote child whose remote task is not known")
+		return cancelled("children are not enabled in the deployment it resumes under")
 	case args == nil:
-		return errors.New("its spawn's result never reached its parent, whose records are the child's request")
+		return cancelled("its spawn's result never reached its parent, whose records are the child's request")
 	}
 	a, err := children.ParseArguments(args, s.tree.Remotes())
 	if err != nil {
-		return err
+		return cancelled(err.Error())
 	}
-	if a.Action != children.ActionSpawn {
-		return errors.New("its spawn is not a local spawn")
+	switch {
+	case a.Action == children.ActionSpawn && (!started || kind == string(children.KindLocal)):
+		_, err = s.tree.Readmit(s.ctx, id, a.Request)
+	case a.Action == children.ActionSpawnRemote && (!started || kind == string(children.KindRemote)):
+		var bound *event.RemoteTask
+		if started {
+			if bound = s.t.resume.boundTask(id); bound == nil {
+				return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailRemoteTask, Delivery: outcome.MayHaveBeenSent,
+					Reason: CodeUnknownOutcome + ": the host stopped after this remote child started and before the remote's task ID was recorded: its request may have left, and its outcome is unknown; it is not sent again"}
+			}
+		} else {
+			bound = &event.RemoteTask{}
+		}
+		_, err = s.tree.ReadmitRemote(s.ctx, id, a.Remote, bound.TaskID, bound.ContextID)
+	default:
+		return cancelled("its spawn does not match its agent record")
 	}
-	_, err = s.tree.Readmit(s.ctx, id, a.Request)
-	return err
+	if err != nil {
+		return cancelled(err.Error())
+	}
+	return nil
+}
+
+// boundTask is the remote task the remote child id's remote bound before
+// the stop, as its remote.bound event recorded it; nil when none was.
+func (st *resumeState) boundTask(id string) *event.RemoteTask {
+	for i := range st.rs.Records {
+		rec := &st.rs.Records[i]
+		if rec.Kind != ledger.RecordEvent || rec.Event.AgentID != id || rec.Event.Type != string(event.RemoteBound) {
+			continue
+		}
+		var d event.EventData
+		if json.Unmarshal(rec.Event.Payload, &d) == nil && d.RemoteTask != nil && d.RemoteTask.TaskID != "" {
+			return d.RemoteTask
+		}
+	}
+	return nil
 }
 
 // resumeCall continues one tool call of a recorded turn by its class.
@@ -586,10 +624,10 @@ func (s *step) readmitting(id string) bool {
 // settleOrphans settles the children in open that a resume does not
 // continue: each open call by its class (a model call as
 // may_have_been_sent, a dispatched tool call as unknown, an admitted one
-// as never sent) and the child as cancelled, which its parent's wait and
+// as never sent) and the child with its outcome, which its parent's wait and
 // inspect then see. The root's calls of the subagent tool go on by their
 // own classes.
-func (s *step) settleOrphans(open map[string]string) *event.Outcome {
+func (s *step) settleOrphans(open map[string]*event.Outcome) *event.Outcome {
 	st := s.t.resume
 	if len(open) == 0 {
 		return nil
@@ -613,11 +651,10 @@ func (s *step) settleOrphans(open map[string]string) *event.Outcome {
 		}
 	}
 	for _, a := range st.rs.Report.Agents {
-		why, ok := open[a.AgentID]
+		o, ok := open[a.AgentID]
 		if !ok {
 			continue
 		}
-		o := &event.Outcome{Status: event.StatusCancelled, Reason: textx.Shorten("host_stopped: the host running the task stopped, and the resume cannot continue this child: "+why, ledger.MaxReasonBytes)}
 		payload, _ := json.Marshal(&event.EventData{Type: event.RunFinished, Outcome: o})
 		if _, err := s.t.root.Finish(s.ctx, a.AgentID, ledger.Finish{Outcome: ledgerOutcome(o), Payload: payload}); err != nil {
 			return s.ledgerOutcome(err)
