@@ -26,6 +26,10 @@ type Decision struct {
 	// allowlist), is what it decided about one connection: the ledger's
 	// decision records carry it, host and port included.
 	Egress *EgressDecision `json:"egress,omitempty"`
+	// MissingRole, on a denial because the capability requires a role
+	// the task does not hold, names that role; Layer and RuleID say
+	// where the requirement was declared.
+	MissingRole string `json:"missing_role,omitempty"`
 }
 
 // EgressDecision is the egress proxy's verdict on one request of a
@@ -173,4 +177,7 @@ func (e *DeniedError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrDenied) true.
-func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+// A denial naming a missing role also matches ErrRoleMissing.
+func (e *DeniedError) Is(target error) bool {
+	return target == ErrDenied || (target == ErrRoleMissing && e.Decision.MissingRole != "")
+}

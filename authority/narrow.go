@@ -28,6 +28,9 @@ type Narrowing struct {
 	// ReadRoots and WriteRoots keep only these workspace subtrees.
 	ReadRoots  []string
 	WriteRoots []string
+	// Roles, when not nil, keeps only these of the roles the parent
+	// holds: a child never gains a role.
+	Roles []string
 }
 
 // Narrow implements Authority. The result is this Set with the configured
@@ -49,18 +52,18 @@ func (s *Set) NarrowSet(n Narrowing) (*Set, error) {
 			return nil, fmt.Errorf("authority: narrowing layer %q already exists", id)
 		}
 	}
-	out := &Set{
-		native:  slices.Clone(s.native),
-		servers: maps.Clone(s.servers),
-		skills:  slices.Clone(s.skills),
-		host:    slices.Clone(s.host),
-		layers:  make([]Layer, 0, len(s.layers)+1),
-	}
-	for _, l := range s.layers {
-		out.layers = append(out.layers, l.clone())
+	out := s.clone()
+	var errs []error
+	if n.Roles != nil {
+		for _, r := range n.Roles {
+			if !slices.Contains(s.roles, r) {
+				errs = append(errs, fmt.Errorf("role %q: %w (the parent does not hold it)", textx.Shorten(r, 64), ErrWiden))
+			}
+		}
+		out.roles = slices.DeleteFunc(out.roles, func(r string) bool { return !slices.Contains(n.Roles, r) })
+		out.rolesBound = true
 	}
 	child := Layer{ID: id, Kind: KindChild, Dimensions: map[Dimension]*Rules{}}
-	var errs []error
 
 	if n.Tools != nil {
 		var mcpTools []Rule

@@ -3,6 +3,7 @@ package authority
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -23,6 +24,10 @@ type Rule struct {
 	// this rule allows then runs only once the task's approver allows
 	// that one call. A Go extension (docs/approvals.md).
 	Approval string `json:"approval,omitempty"`
+	// Roles, on an allow rule, are the roles a task must hold for a
+	// value this rule allows: a missing one denies, naming it, this
+	// rule and its layer. A Go extension.
+	Roles []string `json:"roles,omitempty"`
 }
 
 // ApprovalRequired is the one value a rule's Approval takes: a rule can
@@ -71,6 +76,9 @@ type Verdict struct {
 	// ApprovalRule, on an allowed verdict, is the ID of the first allow
 	// rule matching the value that requires approval, or empty.
 	ApprovalRule string
+	// Roles, on an allowed verdict, are the roles the allow rule that
+	// matched requires.
+	Roles []string
 }
 
 // Evaluate decides value under r: the first matching deny wins, then a
@@ -89,7 +97,7 @@ func (r *Rules) Evaluate(dim Dimension, value string) Verdict {
 	if len(r.Allow) > 0 {
 		for i, rule := range r.Allow {
 			if dim.matches(rule.Value, value) {
-				return Verdict{Allowed: true, RuleID: rule.ID, Explicit: true, ApprovalRule: r.approvalRule(dim, value, i)}
+				return Verdict{Allowed: true, RuleID: rule.ID, Explicit: true, ApprovalRule: r.approvalRule(dim, value, i), Roles: rule.Roles}
 			}
 		}
 		return Verdict{Allowed: false, RuleID: builtinID(dim, "allowlist_miss")}
@@ -127,6 +135,14 @@ func (r *Rules) validateApproval() error {
 	for _, rule := range r.Deny {
 		if rule.Approval != "" {
 			return fmt.Errorf("rule %q: approval applies to allow rules only; a denied call never runs", rule.ID)
+		}
+		if len(rule.Roles) > 0 {
+			return fmt.Errorf("rule %q: roles apply to allow rules only; a denied call is denied to every role", rule.ID)
+		}
+	}
+	for _, rule := range r.Allow {
+		if err := ValidateRoles(rule.Roles); err != nil {
+			return fmt.Errorf("rule %q: %w", rule.ID, err)
 		}
 	}
 	return nil
@@ -187,6 +203,9 @@ func (r *Rules) Clone() *Rules {
 	}
 	c := &Rules{Default: r.Default}
 	c.Allow = append([]Rule(nil), r.Allow...)
+	for i := range c.Allow {
+		c.Allow[i].Roles = slices.Clone(c.Allow[i].Roles)
+	}
 	c.Deny = append([]Rule(nil), r.Deny...)
 	return c
 }

@@ -66,6 +66,9 @@ type Request struct {
 type MCPServer struct {
 	// Launcher is the absolute command of a stdio server; empty for HTTP.
 	Launcher string `json:"launcher,omitempty"`
+	// Roles are the roles a task must hold to use any tool of the server
+	// (its configuration's roles).
+	Roles []string `json:"roles,omitempty"`
 }
 
 // Config is the configured possibility space and the layers over it.
@@ -80,6 +83,11 @@ type Config struct {
 	Host []ID
 	// Layers are evaluated in order; every one must allow.
 	Layers []Layer
+	// CapabilityRoles holds, by capability ID, the roles a task must hold
+	// to use it (a Skill's, a memory tool's or a native tool's
+	// configuration roles). A task holds the roles the host gives it
+	// ([Set.WithRoles]); a Set built by New holds none.
+	CapabilityRoles map[ID][]string
 }
 
 // Set is the standard Authority: a configured catalog and layers over it. The
@@ -91,6 +99,37 @@ type Set struct {
 	skills  []ID
 	host    []ID
 	layers  []Layer
+	// capRoles are the configuration's role requirements by capability.
+	capRoles map[ID][]string
+	// roles are the roles the task holds; rolesBound is true once they
+	// were given (WithRoles), after which they only narrow.
+	roles      []string
+	rolesBound bool
+}
+
+// clone is a deep copy of s.
+func (s *Set) clone() *Set {
+	out := &Set{
+		native:     slices.Clone(s.native),
+		servers:    make(map[string]MCPServer, len(s.servers)),
+		skills:     slices.Clone(s.skills),
+		host:       slices.Clone(s.host),
+		layers:     make([]Layer, 0, len(s.layers)+1),
+		capRoles:   make(map[ID][]string, len(s.capRoles)),
+		roles:      slices.Clone(s.roles),
+		rolesBound: s.rolesBound,
+	}
+	for n, srv := range s.servers {
+		srv.Roles = slices.Clone(srv.Roles)
+		out.servers[n] = srv
+	}
+	for id, rs := range s.capRoles {
+		out.capRoles[id] = slices.Clone(rs)
+	}
+	for _, l := range s.layers {
+		out.layers = append(out.layers, l.clone())
+	}
+	return out
 }
 
 var _ Authority = (*Set)(nil)
@@ -109,7 +148,18 @@ func New(cfg Config) (*Set, error) {
 		if !ValidMCPServerName(name) {
 			return nil, fmt.Errorf("authority: %q is not a valid MCP server name", name)
 		}
+		if err := ValidateRoles(srv.Roles); err != nil {
+			return nil, fmt.Errorf("authority: MCP server %q: %w", name, err)
+		}
+		srv.Roles = slices.Clone(srv.Roles)
 		s.servers[name] = srv
+	}
+	s.capRoles = make(map[ID][]string, len(cfg.CapabilityRoles))
+	for id, rs := range cfg.CapabilityRoles {
+		if err := ValidateRoles(rs); err != nil {
+			return nil, fmt.Errorf("authority: %s: %w", id, err)
+		}
+		s.capRoles[id] = slices.Clone(rs)
 	}
 	s.skills = append(s.skills, cfg.Skills...)
 	for _, id := range cfg.Host {
@@ -172,6 +222,7 @@ func (s *Set) Decide(req Request) Decision {
 		return d
 	}
 	var server, launcher string
+	var serverRoles []string
 	switch kind {
 	case KindInvalid:
 		return deny(LayerConfiguration, RuleToolUnavailable, fmt.Sprintf("%q is not a capability ID", textx.Shorten(string(id), 80)))
@@ -185,7 +236,7 @@ func (s *Set) Decide(req Request) Decision {
 		if !ok {
 			return deny(LayerConfiguration, RuleUnconfiguredServer, fmt.Sprintf("MCP server %q is not configured by the host; no rule can create it", server))
 		}
-		launcher = srv.Launcher
+		launcher, serverRoles = srv.Launcher, srv.Roles
 	case KindHost:
 		if !slices.Contains(s.host, id) {
 			return deny(LayerConfiguration, RuleToolUnavailable, fmt.Sprintf("host tool %s is not configured", id))
@@ -199,6 +250,18 @@ func (s *Set) Decide(req Request) Decision {
 		if r.Kind == ResourceExecutable && len(r.Value) == 0 {
 			return deny(LayerConfiguration, RuleToolUnavailable, "empty executable")
 		}
+	}
+
+	// A configuration's role requirement denies before any layer is
+	// consulted: the capability is the configuration's, and so is the
+	// requirement.
+	if role := s.missingRole(serverRoles); role != "" {
+		d = RoleDecision(id, LayerConfiguration, RuleRoleRequired, role)
+		return d
+	}
+	if role := s.missingRole(s.capRoles[id]); role != "" {
+		d = RoleDecision(id, LayerConfiguration, RuleRoleRequired, role)
+		return d
 	}
 
 	checks := make([]check, 0, 8)
@@ -265,6 +328,12 @@ func (s *Set) Decide(req Request) Decision {
 			d.Trail = append(d.Trail, Step{Layer: l.ID, Dimension: c.dim, Value: c.value, Allowed: v.Allowed, RuleID: v.RuleID})
 			if !v.Allowed {
 				return deny(l.ID, v.RuleID, fmt.Sprintf("%s %q is not allowed by %s layer %q", c.dim, c.value, l.Kind, l.ID))
+			}
+			if role := s.missingRole(v.Roles); role != "" {
+				r := RoleDecision(id, l.ID, v.RuleID, role)
+				r.Trail = d.Trail
+				r.Reason = fmt.Sprintf("%s %q: %s", c.dim, c.value, r.Reason)
+				return r
 			}
 			if v.Explicit && grantLayer == "" && c.dim != DimToolNames {
 				grantLayer, grantRule = l.ID, v.RuleID
