@@ -24,9 +24,20 @@ import (
 // model sees is decided. Arguments the tool's contract rejects fail with
 // the *authority.ContractError (errors.Is authority.ErrInvalidArguments).
 func (d *Deployment) Decide(ctx context.Context, id authority.ID, args json.RawMessage) (authority.Decision, error) {
+	return d.decideAs(ctx, id, args, nil)
+}
+
+// decideAs is Decide for a task holding roles (TaskRequest.Roles); nil
+// roles decide as a task the host gave none.
+func (d *Deployment) decideAs(ctx context.Context, id authority.ID, args json.RawMessage, roles []string) (authority.Decision, error) {
 	base, err := d.Authority()
 	if err != nil {
 		return authority.Decision{}, err
+	}
+	if roles != nil {
+		if base, err = base.WithRolesSet(roles); err != nil {
+			return authority.Decision{}, err
+		}
 	}
 	// The deployment's own approval classes ask here too, as in a task.
 	set, err := engine.AskGate(base, nil, d.c.Options.Approvals)

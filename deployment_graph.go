@@ -2,6 +2,9 @@ package pablo
 
 import (
 	"context"
+	"encoding/json"
+
+	"github.com/pabloagent/pablo/authority"
 
 	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/internal/graphfill"
@@ -18,7 +21,7 @@ import (
 // whether they resolve, never records a value, and starts no MCP server;
 // a required sandbox is checked with one bubblewrap run.
 func (d *Deployment) Graph(ctx context.Context, opts graph.Options) (*graph.Graph, error) {
-	return graphfill.Graph(ctx, d.graphSource(), opts)
+	return graphfill.Graph(ctx, d.graphSource(opts.Roles), opts)
 }
 
 // Why explains capability: a native tool (fs.write), an MCP tool
@@ -26,11 +29,14 @@ func (d *Deployment) Graph(ctx context.Context, opts graph.Options) (*graph.Grap
 // remote, a model route or a model, or a graph node ID. A name that is
 // none of them fails with [graph.ErrUnknownCapability], saying what to name.
 func (d *Deployment) Why(ctx context.Context, capability string, opts graph.Options) (*graph.Explanation, error) {
-	return graphfill.Why(ctx, d.graphSource(), capability, opts)
+	return graphfill.Why(ctx, d.graphSource(opts.Roles), capability, opts)
 }
 
 // graphSource is what the graph is filled from: the configuration and the
-// runtime's own decision function.
-func (d *Deployment) graphSource() *graphfill.Source {
-	return &graphfill.Source{Config: d.c, Decision: d.Decide, SkillOptions: d.SkillOptions, Memory: d.memoryGraph}
+// runtime's own decision function, for a task holding roles.
+func (d *Deployment) graphSource(roles []string) *graphfill.Source {
+	decide := func(ctx context.Context, id authority.ID, args json.RawMessage) (authority.Decision, error) {
+		return d.decideAs(ctx, id, args, roles)
+	}
+	return &graphfill.Source{Config: d.c, Decision: decide, Roles: roles, SkillOptions: d.SkillOptions, Memory: d.memoryGraph}
 }

@@ -144,6 +144,14 @@ func (d *Deployment) mcpCatalogs(host HostOptions, set *authority.Set) (func(ctx
 			// person who will not answer would.
 			opts.Elicit = declineElicitation
 		}
+		if task.Roles != nil {
+			// The task's roles decide its tools, as the engine's do.
+			bound, err := set.WithRolesSet(task.Roles)
+			if err != nil {
+				return nil, err
+			}
+			opts.Authority = bound
+		}
 		if task.MCPServers != nil {
 			opts.Servers = slices.DeleteFunc(opts.Servers, func(s mcp.Server) bool { return !slices.Contains(task.MCPServers, s.Name) })
 		}

@@ -164,6 +164,9 @@ type TaskInfo struct {
 	// event when a call of that server is running (mcp.Options.OnEgress).
 	// An error (the ledger refused the record) refuses the request.
 	Egress func(capability string, d authority.EgressDecision) error
+	// Roles are the roles the task holds (TaskRequest.Roles); nil when
+	// the host gave none.
+	Roles []string
 }
 
 // Runtime runs tasks. It is safe for concurrent use: each Start is an
@@ -279,7 +282,7 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 // background, as Start does.
 func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error) {
 	er := engine.Request{Input: req.Input, History: req.History, SessionID: req.SessionID, Workspace: req.Workspace,
-		MCPServers: req.MCPServers, Approver: req.Approver, Turn: req.turn}
+		MCPServers: req.MCPServers, Roles: req.Roles, Approver: req.Approver, Turn: req.turn}
 	t := &Task{}
 	if settled := req.settled; settled != nil {
 		// Called before the task's Done closes, so not through Wait.
@@ -357,6 +360,10 @@ type ResumeRequest struct {
 	// time the host was down counts, and the task object's resume record
 	// reports it.
 	Deadline time.Time
+	// Roles are the roles the host gives the resumed task, as
+	// TaskRequest.Roles: the ledger does not keep a task's roles, so a
+	// task resumed without them holds none.
+	Roles []string
 
 	history []model.Message                    // a session's turns before the task, from Session.Resume
 	settled func(*TaskObject, []model.Message) // called once the task settled, before Done closes, with its transcript
@@ -383,7 +390,7 @@ func (r *Runtime) Resume(ctx context.Context, taskID string) (*Task, error) {
 // again and charged again. Every charge made before the stop stays
 // charged. The task object's Resume field says what happened.
 func (r *Runtime) ResumeTask(ctx context.Context, taskID string, req ResumeRequest) (*Task, error) {
-	er := engine.ResumeRequest{TaskID: taskID, Approver: req.Approver, Deadline: req.Deadline, History: req.history}
+	er := engine.ResumeRequest{TaskID: taskID, Approver: req.Approver, Deadline: req.Deadline, History: req.history, Roles: req.Roles}
 	t := &Task{}
 	if settled := req.settled; settled != nil {
 		er.Settled = func(res *engine.Result) { settled(t.object(res), res.Transcript) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pabloagent/pablo/authority"
 	"iter"
 	"os"
 	"path/filepath"
@@ -52,6 +53,11 @@ type SessionOptions struct {
 	// workspace, or MCP servers of its client. Like Runtime it is called
 	// at every prompt. Nil refuses such sessions.
 	SessionRuntime func(ctx context.Context, spec SessionSpec) (*Runtime, error)
+	// Roles are the roles the host gives sessions (TaskRequest.Roles of
+	// each prompt): a session that names none holds them all, and one
+	// that names some (SessionRequest.Roles) holds those, each of which
+	// must be one of these. Nil: sessions hold no role.
+	Roles []string
 	// MaxSessions bounds the sessions whose prompts run at once (0: 4).
 	// A prompt past it is refused, never queued.
 	MaxSessions int
@@ -118,6 +124,10 @@ type SessionRequest struct {
 	// MCPServers, when not empty, selects host-approved servers; each must
 	// equal one of SessionOptions.MCPServers exactly.
 	MCPServers []SessionMCPServer
+	// Roles, when not nil, are the roles the session's prompts hold: a
+	// subset of SessionOptions.Roles (a client never gains a role the
+	// host did not give). Nil holds every role of SessionOptions.Roles.
+	Roles []string
 }
 
 // SessionTurn is one earlier prompt of a loaded session: its task, its
@@ -187,6 +197,10 @@ func NewSessions(opts SessionOptions) (*Sessions, error) {
 	if opts.Runtime == nil {
 		return nil, errors.New("pablo: SessionOptions.Runtime is required")
 	}
+	if err := authority.ValidateRoles(opts.Roles); err != nil {
+		return nil, fmt.Errorf("pablo: SessionOptions.Roles: %w", err)
+	}
+	opts.Roles = slices.Clone(opts.Roles)
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = defaultMaxSessions
 	}
@@ -221,6 +235,7 @@ type Session struct {
 	workspace string
 	servers   []string // nil: every configured server
 	spec      SessionSpec
+	roles     []string // the roles its prompts hold
 
 	mu        sync.Mutex
 	turns     []sessionTurn
@@ -319,6 +334,23 @@ func (s *Sessions) check(req SessionRequest) (SessionSpec, []string, error) {
 	return spec, names, s.checkOwn(spec)
 }
 
+// roles are the roles a session asking for asked holds: the host's when
+// it asks for none, else asked, each of which the host must give.
+func (s *Sessions) roles(asked []string) ([]string, error) {
+	if asked == nil {
+		return slices.Clone(s.opts.Roles), nil
+	}
+	if err := authority.ValidateRoles(asked); err != nil {
+		return nil, invalid("%v", err)
+	}
+	for _, r := range asked {
+		if !slices.Contains(s.opts.Roles, r) {
+			return nil, invalid("the session asks for role %q, which the host does not give (pablo acp --role)", r)
+		}
+	}
+	return slices.Clone(asked), nil
+}
+
 // checkWorkspace accepts a canonical working directory that is the
 // deployment's workspace or inside one of the workspace roots.
 func (s *Sessions) checkWorkspace(ws, asked string) error {
@@ -351,7 +383,12 @@ func (s *Sessions) New(ctx context.Context, req SessionRequest) (*Session, error
 	if err != nil {
 		return nil, err
 	}
+	roles, err := s.roles(req.Roles)
+	if err != nil {
+		return nil, err
+	}
 	x := newSession(s, s.opts.NewID(), spec, servers)
+	x.roles = roles
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.open[x.id]; dup {
@@ -450,6 +487,10 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 	if err != nil {
 		return nil, nil, err
 	}
+	roles, err := s.roles(req.Roles)
+	if err != nil {
+		return nil, nil, err
+	}
 	ws := spec.Workspace
 	tasks, err := s.stored(ctx, id, func(l ledger.SessionLink) bool { return l.SessionID == id })
 	if err != nil {
@@ -462,6 +503,7 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 		return nil, nil, invalid("session %q ran in another workspace", textx.Shorten(id, 128))
 	}
 	x := newSession(s, id, spec, servers)
+	x.roles = roles
 	var turns []SessionTurn
 	for _, t := range tasks {
 		if t.recs, err = s.opts.Store.Records(ctx, t.id); err != nil {
@@ -527,7 +569,7 @@ func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (
 		return nil, err
 	}
 	req := TaskRequest{Input: input, History: x.history(), SessionID: x.id, Workspace: x.workspace, MCPServers: x.servers,
-		Approver: approver, turn: uint64(len(x.turns) + 1)}
+		Roles: x.roles, Approver: approver, turn: uint64(len(x.turns) + 1)}
 	gen := x.gen
 	x.mu.Unlock()
 	keep := func(turn sessionTurn) { x.turns = append(x.turns, turn) }
@@ -561,7 +603,7 @@ func (x *Session) Resume(ctx context.Context, taskID string, approver Approver) 
 		earlier[j] = x.turns[j].messages
 	}
 	prompt := x.turns[i].prompt
-	req := ResumeRequest{Approver: approver, history: engine.History(earlier, x.s.opts.MaxHistoryBytes)}
+	req := ResumeRequest{Approver: approver, Roles: x.roles, history: engine.History(earlier, x.s.opts.MaxHistoryBytes)}
 	gen := x.gen
 	x.mu.Unlock()
 	keep := func(turn sessionTurn) {

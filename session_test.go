@@ -378,3 +378,45 @@ func TestSessionResumesAPromptItsHostStopped(t *testing.T) {
 		t.Fatalf("the session goes on from the resumed turn: %+v", got)
 	}
 }
+
+// TestSessionRolesNarrowTheHosts: a session holds the roles the host gives
+// (SessionOptions.Roles) unless it asks for fewer; asking for another is
+// refused; each prompt's task holds the session's roles.
+func TestSessionRolesNarrowTheHosts(t *testing.T) {
+	var mu sync.Mutex
+	var seen [][]string
+	set, err := authority.New(authority.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := pablo.NewRuntime(pablo.RuntimeOptions{Model: &echoModel{}, Authority: set,
+		OnStart: func(ti pablo.TaskInfo) { mu.Lock(); seen = append(seen, ti.Roles); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	s, err := pablo.NewSessions(pablo.SessionOptions{Runtime: func(context.Context) (*pablo.Runtime, error) { return rt, nil }, Workspace: ws,
+		Roles: []string{"oncall", "support-lead"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, err = s.New(ctx, pablo.SessionRequest{Cwd: ws, Roles: []string{"admin"}})
+	wantSessionError(t, err, pablo.SessionInvalid)
+	for _, asked := range [][]string{nil, {"oncall"}} {
+		x, err := s.New(ctx, pablo.SessionRequest{Cwd: ws, Roles: asked})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, err := x.Prompt(ctx, "hi", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task.Wait()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 || strings.Join(seen[0], ",") != "oncall,support-lead" || strings.Join(seen[1], ",") != "oncall" {
+		t.Errorf("the prompts' tasks held %v, want [oncall support-lead] then [oncall]", seen)
+	}
+}

@@ -78,6 +78,12 @@ type TaskRequest struct {
 	// task may open, by name: an exact subset of the deployment's. Nil
 	// means every configured server.
 	MCPServers []string
+	// Roles are the roles the host gives the task: a capability whose
+	// rule or configuration requires a role the task does not hold is
+	// denied, the decision naming the role. The runtime's Authority must
+	// be an [authority.RoleBinder] (a deployment's is) when Roles is not
+	// empty. A child holds its parent's roles and never gains one.
+	Roles []string
 	// Approver answers the approval requests of this task's calls. Nil
 	// means none can be asked: a call that needs approval is denied.
 	Approver Approver

@@ -66,6 +66,31 @@ func (c *conn) initialize(m *message) error {
 // client's own, which the session handler runs only when the deployment
 // admits a client's servers (options.interfaces.acp.client_mcp_servers),
 // with the client's env and header values as secrets.
+// sessionRoles reads the roles a session asks for from its request's
+// _meta["pablo/v2"].roles, an array of role names: nil when absent (the
+// session holds every role the host gives, pablo acp --role). A client
+// only narrows: a role the host does not give refuses the session.
+func sessionRoles(meta map[string]any) ([]string, *sdk.RequestError) {
+	v2, _ := meta[ExtV2].(map[string]any)
+	raw, present := v2["roles"]
+	if !present {
+		return nil, nil
+	}
+	list, ok := raw.([]any)
+	if !ok || len(list) > 16 {
+		return nil, invalidParams(`_meta["pablo/v2"].roles must be an array of at most 16 role names`)
+	}
+	roles := make([]string, 0, len(list))
+	for _, r := range list {
+		s, ok := r.(string)
+		if !ok {
+			return nil, invalidParams(`_meta["pablo/v2"].roles must be an array of role names (strings)`)
+		}
+		roles = append(roles, s)
+	}
+	return roles, nil
+}
+
 func sessionRequest(cwd string, servers []sdk.McpServer, dirs []string) (pablo.SessionRequest, *sdk.RequestError) {
 	req := pablo.SessionRequest{Cwd: cwd}
 	if cwd == "" {
@@ -125,6 +150,9 @@ func (c *conn) newSession(m *message) error {
 	if e == nil {
 		sreq, e = sessionRequest(req.Cwd, req.McpServers, req.AdditionalDirectories)
 	}
+	if e == nil {
+		sreq.Roles, e = sessionRoles(req.Meta)
+	}
 	if e != nil {
 		if err := c.countSessionless(); err != nil {
 			return err
@@ -154,15 +182,16 @@ func (c *conn) loadSession(m *message, replay bool) error {
 	var id, cwd string
 	var servers []sdk.McpServer
 	var dirs []string
+	var meta map[string]any
 	var e *sdk.RequestError
 	if replay {
 		var req sdk.LoadSessionRequest
 		e = decode(m.Params, &req)
-		id, cwd, servers, dirs = string(req.SessionId), req.Cwd, req.McpServers, req.AdditionalDirectories
+		id, cwd, servers, dirs, meta = string(req.SessionId), req.Cwd, req.McpServers, req.AdditionalDirectories, req.Meta
 	} else {
 		var req sdk.ResumeSessionRequest
 		e = decode(m.Params, &req)
-		id, cwd, servers, dirs = string(req.SessionId), req.Cwd, req.McpServers, req.AdditionalDirectories
+		id, cwd, servers, dirs, meta = string(req.SessionId), req.Cwd, req.McpServers, req.AdditionalDirectories, req.Meta
 	}
 	st, err := c.lookup(id)
 	if err != nil {
@@ -174,6 +203,9 @@ func (c *conn) loadSession(m *message, replay bool) error {
 	}
 	if e == nil {
 		sreq, e = sessionRequest(cwd, servers, dirs)
+	}
+	if e == nil {
+		sreq.Roles, e = sessionRoles(meta)
 	}
 	if e == nil && st != nil {
 		c.mu.Lock()

@@ -76,7 +76,11 @@ func (b *Builder) Note(id string, r Reason) {
 // approval gate when it allows only behind an approval.
 func (b *Builder) Deny(id string, d authority.Decision) {
 	if !d.Allowed {
-		b.Set(id, Denied, Reason{Code: "policy_denied", Layer: d.Layer, Rule: d.RuleID, Detail: d.Reason})
+		code := "policy_denied"
+		if d.MissingRole != "" {
+			code = "role_missing"
+		}
+		b.Set(id, Denied, Reason{Code: code, Layer: d.Layer, Rule: d.RuleID, Detail: d.Reason})
 		return
 	}
 	b.Gate(id, d)

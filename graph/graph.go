@@ -168,6 +168,12 @@ type Options struct {
 	// every remote's card unfetched. An admitted card's digest and a
 	// refused card's reason land on the remote's node.
 	Cards []a2a.Probe
+	// Roles are the roles of the task the graph is computed for
+	// (TaskRequest.Roles, pablo run --role): a capability requiring a
+	// role outside them is denied with reason role_missing, and the tool
+	// profile's readiness check "required roles admitted" compares them
+	// with every role the deployment requires. Nil: a task given none.
+	Roles []string
 	// Bubblewrap is the bubblewrap executable a required sandbox is
 	// checked with (empty: the default path).
 	Bubblewrap string

@@ -21,7 +21,7 @@ func recorded(d authority.Decision) authority.Decision {
 
 // decided reports whether d is a decision rather than the zero value.
 func decided(d authority.Decision) bool {
-	return d.Allowed || d.Layer != "" || d.RuleID != "" || d.Reason != "" || len(d.Trail) > 0 || d.NeedsApproval || d.ApprovalBy != nil || d.Sandbox != "" || d.Egress != nil
+	return d.Allowed || d.Layer != "" || d.RuleID != "" || d.Reason != "" || len(d.Trail) > 0 || d.NeedsApproval || d.ApprovalBy != nil || d.Sandbox != "" || d.Egress != nil || d.MissingRole != ""
 }
 
 // decisionJSON is a decision as records and reports write it.
@@ -39,10 +39,12 @@ type decisionJSON struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Egress: the egress proxy's verdict on one connection.
 	Egress *authority.EgressDecision `json:"egress,omitempty"`
+	// MissingRole: the role the task lacked for a denied capability.
+	MissingRole string `json:"missing_role,omitempty"`
 }
 
 func decisionOf(d authority.Decision) decisionJSON {
-	return decisionJSON{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason, NeedsApproval: d.NeedsApproval, ApprovalBy: d.ApprovalBy, Sandbox: d.Sandbox, Egress: d.Egress}
+	return decisionJSON{Allowed: d.Allowed, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason, NeedsApproval: d.NeedsApproval, ApprovalBy: d.ApprovalBy, Sandbox: d.Sandbox, Egress: d.Egress, MissingRole: d.MissingRole}
 }
 
 // MarshalJSON writes the record with its decision as the ledger writes one.

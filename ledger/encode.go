@@ -69,7 +69,7 @@ func plainCall(r *Record) bool {
 		r.Finish == nil && r.ProcessGroup == nil && r.Snapshot == nil &&
 		c.TokenBound == (Limit{}) && c.CostBound == (Limit{}) && c.Usage == (Usage{}) &&
 		c.CostMicroUSD == (Count{}) && c.ChargedTokens == (Count{}) && c.ChargedCost == (Count{}) &&
-		c.Decision.ApprovalBy == nil && c.Decision.Egress == nil
+		c.Decision.ApprovalBy == nil && c.Decision.Egress == nil && c.Decision.MissingRole == ""
 }
 
 // appendCallRecord writes a plain call record (plainCall) as encoding/json

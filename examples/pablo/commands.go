@@ -53,6 +53,12 @@ func deploymentFlags() []flag {
 	}
 }
 
+// roleFlag is --role: a role the task holds (TaskRequest.Roles). It
+// grants nothing: a capability that requires a role is denied without it.
+func roleFlag() flag {
+	return flag{name: "role", arg: "ROLE", repeat: true, help: "a role the task holds (TaskRequest.Roles): a capability whose rule or configuration requires a role is denied without it, the decision naming the role; repeatable; never adds authority (default: none)"}
+}
+
 // jsonFlag is --json with the command's own meaning.
 func jsonFlag(help string) flag { return flag{name: "json", help: help} }
 
@@ -72,6 +78,7 @@ func runFlags() []flag {
 		{name: "no-filesystem", help: "remove every fs.* tool; conflicts with --allow-write (default: options.filesystem.enabled)"},
 		{name: "allow-write", help: "add fs.write and fs.edit (default: options.filesystem.write)"},
 		{name: "skill", arg: "ROOT/NAME", repeat: true, help: "activate this Skill, replacing skills.activate; repeatable, at most 8; needs --config, and under lock allowed_run_overrides listing skills.activate (default: skills.activate)"},
+		roleFlag(),
 		{name: "fixture-endpoint", arg: "URL", help: "point the model at a loopback HTTP test server with a fixed key (refused under lock)"},
 		{name: "trace", arg: "PATH", help: "write the native JSONL trace to a new file, mode 0600 (default: trace.path, or none)"},
 		{name: "capture-content", help: "include model and tool content in the trace (default: trace.capture_content)"},
@@ -191,11 +198,13 @@ func commands() []command {
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the graph as JSON"),
 				{name: "probe", help: "start the MCP servers (no tool called) and fetch the A2A remotes' cards (no credential) to include their live health, tools and cards (default: offline)"},
+				roleFlag(),
 			})},
 		{path: "why", args: "CAPABILITY", schemas: []string{"why.schema.json", "error.schema.json"}, summary: "why a capability is admitted or not: the chain of nodes, layers, rules and missing grants (exit 0 admitted, 1 not)",
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the explanation as JSON"),
 				{name: "probe", help: "start the MCP servers (no tool called) and fetch the A2A remotes' cards (no credential) to include their live health and cards (default: offline)"},
+				roleFlag(),
 			})},
 		{path: "inspect", summary: "a read-only local web UI: each deployment's dependency cards, why, tools, MCP servers and Skills",
 			flags: []flag{

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/graph"
@@ -29,12 +30,13 @@ func readinessExit(r graph.Readiness) int {
 // each naming its first reason and, as its code, its root cause's; a
 // node policy turned off on purpose (a denied tool or optional server
 // nothing requires) is reported, never failed.
-func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixture bool) {
-	g, err := d.Graph(ctx, graph.Options{LookupEnv: h.lookupEnv, Health: dr.health, Cards: dr.cards, HostModel: fixture, Bubblewrap: h.bubblewrap})
+func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixture bool, roles []string) {
+	g, err := d.Graph(ctx, graph.Options{LookupEnv: h.lookupEnv, Health: dr.health, Cards: dr.cards, HostModel: fixture, Bubblewrap: h.bubblewrap, Roles: roles})
 	if err != nil {
 		dr.fail("graph", doctorInvalid, "invalid_configuration", err.Error())
 		return
 	}
+	dr.roles(g)
 	required := map[string]bool{}
 	for _, e := range g.Edges {
 		if e.Kind != "offers" {
@@ -84,6 +86,29 @@ func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixtu
 	}
 	if bad == 0 {
 		dr.ok("graph", "%d nodes, %d edges, every required node ready; digest %s", len(g.Nodes), len(g.Edges), g.Digest)
+	}
+}
+
+// roles reports the tool profile's readiness check "required roles
+// admitted": ok when the task's roles (--role) hold every role the
+// deployment requires, a warning naming each one missing (what requires
+// it is denied, and fails below only when something required needs it).
+func (dr *doctor) roles(g *graph.Graph) {
+	n, ok := g.Node("tools")
+	if !ok || n.Attributes["required_roles"] == "" {
+		return
+	}
+	var missing []string
+	for _, r := range n.Reasons {
+		switch r.Code {
+		case "required_roles_admitted":
+			dr.ok("roles", "required roles admitted: %s", r.Detail)
+		case "role_missing":
+			missing = append(missing, r.Detail)
+		}
+	}
+	if len(missing) > 0 {
+		dr.warn("roles", strings.Join(missing, "; "))
 	}
 }
 

@@ -31,7 +31,7 @@ func graphCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	opts, err := graphOptions(ctx, d, h, p.bools["probe"])
+	opts, err := graphOptions(ctx, d, h, p)
 	if err != nil {
 		return err
 	}
@@ -116,9 +116,12 @@ func probeCards(ctx context.Context, d *pablo.Deployment, h *host) ([]a2a.Probe,
 // graphOptions are the options `graph` and `why` compute the graph with:
 // the host's environment and bubblewrap, and with probe, live MCP health
 // and A2A cards.
-func graphOptions(ctx context.Context, d *pablo.Deployment, h *host, probe bool) (graph.Options, error) {
-	opts := graph.Options{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap}
-	if !probe {
+func graphOptions(ctx context.Context, d *pablo.Deployment, h *host, p *parsed) (graph.Options, error) {
+	opts := graph.Options{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap, Roles: p.values["role"]}
+	if err := authority.ValidateRoles(opts.Roles); err != nil {
+		return opts, usagef("--role: %v", err)
+	}
+	if !p.bools["probe"] {
 		return opts, nil
 	}
 	var err error

@@ -92,6 +92,9 @@ func runOverrides(p *parsed) ([]pablo.Override, error) {
 		}
 		out = append(out, pablo.Override{Target: "skills.activate", Value: items})
 	}
+	if err := authority.ValidateRoles(p.values["role"]); err != nil {
+		return nil, usagef("--role: %v", err)
+	}
 	more, err := extraOverrides(p)
 	if err != nil {
 		return nil, err
@@ -167,7 +170,7 @@ func writeJSON(h *host, v any) {
 // runTask runs one task of a loaded deployment and reports it.
 func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input string) error {
 	return hostTask(ctx, h, p, d, false, func(ctx context.Context, rt *pablo.Runtime, approver pablo.Approver) (*pablo.Task, error) {
-		return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: approver})
+		return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: approver, Roles: p.values["role"]})
 	})
 }
 

@@ -97,7 +97,7 @@ func tuiCommand(ctx context.Context, args []string, h *host) error {
 	}
 	tasks := &tuiTasks{ctx: ctx}
 	tasks.start = func(ctx context.Context, input string, a pablo.Approver) (*pablo.Task, error) {
-		return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: a})
+		return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: a, Roles: p.values["role"]})
 	}
 	var turns []pablo.SessionTurn
 	if id := p.one("session"); id != "" {

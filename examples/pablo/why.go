@@ -27,7 +27,7 @@ func whyCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	opts, err := graphOptions(ctx, d, h, p.bools["probe"])
+	opts, err := graphOptions(ctx, d, h, p)
 	if err != nil {
 		return err
 	}

@@ -248,7 +248,7 @@ func (d *Deployment) Authority() (*authority.Set, error) {
 	o := &d.Options
 	cfg := authority.Config{Native: d.NativeTools(), MCPServers: map[string]authority.MCPServer{}}
 	for name, s := range o.MCP.Servers {
-		srv := authority.MCPServer{}
+		srv := authority.MCPServer{Roles: s.Roles}
 		if s.Transport == "stdio" {
 			srv.Launcher = s.Command
 		}
@@ -259,6 +259,12 @@ func (d *Deployment) Authority() (*authority.Set, error) {
 			if _, ok := o.Memory.Grants[g[0]]; ok {
 				cfg.Host = append(cfg.Host, authority.ID(g[1]))
 			}
+		}
+	}
+	if len(o.RequiredRoles) > 0 {
+		cfg.CapabilityRoles = map[authority.ID][]string{}
+		for id, roles := range o.RequiredRoles {
+			cfg.CapabilityRoles[authority.ID(id)] = roles
 		}
 	}
 	for _, a := range o.Skills.Activate {
@@ -301,7 +307,7 @@ func (d *Deployment) Authority() (*authority.Set, error) {
 func remoteRules(remotes map[string]A2ARemote) *authority.Rules {
 	r := &authority.Rules{Default: authority.Deny}
 	for _, name := range sortedKeysOf(remotes) {
-		r.Allow = append(r.Allow, authority.Rule{ID: RemoteRuleID(name), Value: name, Approval: remotes[name].Approval})
+		r.Allow = append(r.Allow, authority.Rule{ID: RemoteRuleID(name), Value: name, Approval: remotes[name].Approval, Roles: remotes[name].Roles})
 	}
 	return r
 }

@@ -248,6 +248,9 @@ var keyDocs = map[string]string{
 	"authority[].a2a_remotes.NAME.card_url":       "The remote's card URL must be this.",
 	"authority[].a2a_remotes.NAME.endpoint":       "The remote's endpoint must be this.",
 	"authority[].a2a_remotes.NAME.approval":       "`required`: every spawn_remote to it asks the approver.",
+	"authority[].a2a_remotes.NAME.roles":          "Roles a task must hold to delegate to it.",
+	"options.required_roles":                      "By capability ID (a tool, a memory tool, a Skill): roles a task must hold to use it (`TaskRequest.Roles`, `pablo run --role`).",
+	"options.mcp.servers.NAME.roles":              "Roles a task must hold to use any tool of this server.",
 
 	"*.default":            "What a value no rule matches gets: `allow` or `deny`.",
 	"*.allow":              "Rules that allow; a non-empty list must match.",
@@ -258,6 +261,8 @@ var keyDocs = map[string]string{
 	"*.deny[].id":          "The rule's ID.",
 	"*.deny[].value":       "The exact value the rule matches.",
 	"*.deny[].approval":    "Refused on a deny rule.",
+	"*.allow[].roles":      "Roles a task must hold for what this rule allows; a missing one is a denial naming it.",
+	"*.deny[].roles":       "Refused on a deny rule.",
 	"*.sandbox.mode":       "`required` runs inside bubblewrap or not at all; `off` runs without (a recorded host choice).",
 	"*.sandbox.filesystem": "What is visible: `no-fs`, `read-only`, `repo-write`, `workspace-write`.",
 	"*.sandbox.network":    "The network: `deny`, `repository-host-only` (the repository remotes' hosts), `allowlist` (through the egress proxy) or `allow`.",

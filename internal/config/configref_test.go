@@ -168,6 +168,7 @@ var goExtensions = []string{
 	"options.filesystem.scope", "options.resume.", "options.mcp.servers.NAME.pins",
 	"deployment.narrowing_run_overrides", "deployment.name", "authority[].shell.sandbox.", "authority[].mcp.sandbox.",
 	"authority[].a2a_remotes.NAME.approval",
+	"options.required_roles", "options.mcp.servers.NAME.roles", "authority[].a2a_remotes.NAME.roles",
 }
 
 func isGoExtension(key string) bool {
@@ -176,7 +177,7 @@ func isGoExtension(key string) bool {
 			return true
 		}
 	}
-	return strings.HasSuffix(key, "[].approval") || strings.Contains(key, ".examples.")
+	return strings.HasSuffix(key, "[].approval") || strings.HasSuffix(key, "[].roles") || strings.Contains(key, ".examples.")
 }
 
 // describe finds a key's text: its own, or the text of the shape it

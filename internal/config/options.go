@@ -33,6 +33,9 @@ type Options struct {
 	Tools      ToolsOptions            `json:"tools"`
 	Resume     ResumeOptions           `json:"resume"`
 	OTel       OTelOptions             `json:"otel"`
+	// RequiredRoles, a Go extension (issue 37), holds by capability ID the
+	// roles a task must hold to use it.
+	RequiredRoles map[string][]string `json:"required_roles,omitempty"`
 }
 
 // ToolsOptions is options.tools, a Go extension: how a model's mistakes
@@ -363,10 +366,13 @@ type MCPServer struct {
 	URL       string            `json:"url,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"`
 	// OAuth is an http server's OAuth 2.1 client (a Go extension).
-	OAuth              *MCPOAuth `json:"oauth,omitempty"`
-	Required           bool      `json:"required"`
-	StartupTimeoutMS   int64     `json:"startup_timeout_ms"`
-	OperationTimeoutMS int64     `json:"operation_timeout_ms"`
+	OAuth    *MCPOAuth `json:"oauth,omitempty"`
+	Required bool      `json:"required"`
+	// Roles are the roles a task must hold to use any tool of the server
+	// (a Go extension, issue 37).
+	Roles              []string `json:"roles,omitempty"`
+	StartupTimeoutMS   int64    `json:"startup_timeout_ms"`
+	OperationTimeoutMS int64    `json:"operation_timeout_ms"`
 	// Pins maps raw tool names to expected definition digests.
 	Pins map[string]string `json:"pins,omitempty"`
 	// Sandbox is a stdio server's sandbox, its defaults written out.
@@ -419,7 +425,10 @@ type A2ARemote struct {
 	// "required" or empty: every spawn_remote to the remote then asks the
 	// task's approver (a Go extension, docs/approvals.md).
 	Approval string `json:"approval,omitempty"`
-	Bearer   *struct {
+	// Roles, on an [[authority]] layer's a2a_remotes entry only, are the
+	// roles a task must hold to delegate to the remote (a Go extension).
+	Roles  []string `json:"roles,omitempty"`
+	Bearer *struct {
 		Scheme     string `json:"scheme"`
 		Credential string `json:"credential"`
 	} `json:"bearer,omitempty"`

@@ -53,6 +53,8 @@ var optionEffects = map[string][]string{
 	"options.model.stream_idle_timeout_ms":   {"TestStreamIdleTimeoutIsAModelKey", "TestStalledStreamEndsAsAttemptTimedOut"},
 	"options.tools.max_recoverable_errors":   {"TestMisselectionGoesBackToTheModel", "TestMisselectionWithoutRecoveryEndsAsToday", "TestRecoverableErrorsAreBoundedAndConsecutive"},
 	"options.tools.on_denial":                {"TestDenialEndsTheTaskUnlessReported"},
+	"options.mcp.servers.*.roles":            {"TestRequiredRolesReachTheAuthority"},
+	"options.required_roles.*":               {"TestRequiredRolesReachTheAuthority"},
 	"options.resume.unknown":                 {"TestResumeUnknownPolicyFailEndsTheTask", "TestResumeUnknownPolicyAskAsksTheApprover"},
 	"options.model.retry.max_attempts":       {"TestModelRetryOptions", "TestRetryOffAndNotSent", "TestRouteRetriesRecordEachAttempt"},
 	"options.model.retry.initial_backoff_ms": {"TestModelRetryOptions", "TestRetryBackoffDoublesUpToTheCap", "TestRouteRetriesRecordEachAttempt"},

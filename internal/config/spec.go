@@ -156,7 +156,10 @@ func rulesSpec() *spec {
 	// approval = "required" (a Go extension, docs/approvals.md) makes a
 	// call an allow rule allows ask first. "required" is the only value,
 	// so no rule can lift a requirement another layer set.
-	rule := table("id", str(1, 64, nil).with(ruleID), "value", str(1, 4096, nil).with(noNUL), "approval", enum(nil, authority.ApprovalRequired)).need("id", "value")
+	// roles (a Go extension, issue 37) are the roles a task must hold
+	// for what an allow rule allows.
+	rule := table("id", str(1, 64, nil).with(ruleID), "value", str(1, 4096, nil).with(noNUL), "approval", enum(nil, authority.ApprovalRequired),
+		"roles", rolesSpec()).need("id", "value")
 	return table(
 		"default", enum(nil, "allow", "deny"),
 		"allow", list(maxRulesPerDim, rule, nil).ops(),
@@ -164,6 +167,9 @@ func rulesSpec() *spec {
 	).with(func(v any) error {
 		if err := needDefault(v); err != nil {
 			return err
+		}
+		if ruleHas(v, "deny", "roles") {
+			return fmt.Errorf("roles apply to allow rules only; a deny rule denies every role, so remove roles from it")
 		}
 		return noDenyApproval(v)
 	})
@@ -196,9 +202,29 @@ func noDenyApproval(v any) error {
 	return nil
 }
 
+// rolesSpec is a list of role names a task must hold (issue 37).
+func rolesSpec() *spec {
+	return list(16, str(1, 64, nil).with(roleValue), nil)
+}
+
+func roleValue(v any) error { return authority.ValidateRoles([]string{v.(string)}) }
+
+// capabilityKey checks an options.required_roles key: a capability ID
+// (a native or host tool, an MCP tool, a Skill).
+func capabilityKey(k string) error {
+	if authority.ID(k).Kind() == authority.KindInvalid {
+		return fmt.Errorf("%q is not a capability ID (a tool such as shell.run, an MCP tool mcp/SERVER/TOOL, or a Skill team/name)", k)
+	}
+	return nil
+}
+
 // hasApproval reports whether a rule set's list key (allow or deny), as
 // written or through a list operation, holds a rule with approval.
-func hasApproval(v any, key string) bool {
+func hasApproval(v any, key string) bool { return ruleHas(v, key, "approval") }
+
+// ruleHas reports whether a rule set's list key (allow or deny), as
+// written or through a list operation, holds a rule with field.
+func ruleHas(v any, key, field string) bool {
 	m, _ := v.(map[string]any)
 	var rules []any
 	switch l := m[key].(type) {
@@ -209,7 +235,7 @@ func hasApproval(v any, key string) bool {
 	}
 	for _, r := range rules {
 		if rm, ok := r.(map[string]any); ok {
-			if _, has := rm["approval"]; has {
+			if _, has := rm[field]; has {
 				return true
 			}
 		}
@@ -466,6 +492,9 @@ func optionsTables() *spec {
 		"pins", mapOf(64, keyRE(toolRE, "tool name"), str(71, 71, nil).with(digestValue)),
 		// A Go extension: the bubblewrap sandbox of a stdio server.
 		"sandbox", sandboxSpec(true),
+		// A Go extension (issue 37): the roles a task must hold to use
+		// any tool of the server.
+		"roles", rolesSpec(),
 	).atom()
 	return table(
 		"run", table(
@@ -578,6 +607,9 @@ func optionsTables() *spec {
 		"resume", table(
 			"unknown", enum(nil, "report", "ask", "fail"),
 		),
+		// A Go extension (issue 37): the roles a task must hold to use a
+		// capability (a tool, a memory tool, a Skill), by capability ID.
+		"required_roles", mapOf(64, capabilityKey, rolesSpec()),
 		"approvals", table(
 			"shell", enum(nil, "required"),
 			"filesystem_write", enum(nil, "required"),
@@ -655,6 +687,9 @@ func authoritySpec() *spec {
 			// A Go extension (docs/approvals.md): every spawn_remote to
 			// this remote asks the task's approver.
 			"approval", enum(nil, "required"),
+			// A Go extension (issue 37): the roles a task must hold to
+			// delegate to this remote.
+			"roles", rolesSpec(),
 		).need("card_url", "endpoint")),
 	)
 }

@@ -48,6 +48,20 @@ func (a askFirst) Narrow(n authority.Narrowing) (authority.Authority, error) {
 	return askFirst{Authority: inner, ask: a.ask, class: a.class}, nil
 }
 
+// WithRoles implements authority.RoleBinder when the wrapped authority
+// does: the bound authority still asks.
+func (a askFirst) WithRoles(roles []string) (authority.Authority, error) {
+	b, ok := a.Authority.(authority.RoleBinder)
+	if !ok {
+		return nil, fmt.Errorf("pablo: task roles: the authority (%T) is not an authority.RoleBinder, so it cannot decide what a role admits", a.Authority)
+	}
+	inner, err := b.WithRoles(roles)
+	if err != nil {
+		return nil, err
+	}
+	return askFirst{Authority: inner, ask: a.ask, class: a.class}, nil
+}
+
 // AskGate wraps set when the host (ask) or the deployment
 // (options.approvals) asks for approvals. Each name must be a valid
 // capability ID.

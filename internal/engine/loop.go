@@ -126,7 +126,7 @@ func (t *Task) run(ctx, caller context.Context) {
 // task's own context, caller the one its host started it with.
 func newStep(t *Task, ctx, caller context.Context) *step {
 	r := t.rt
-	conf := agentConf{model: r.opts.Model, route: r.opts.Route, auth: r.opts.Authority, input: t.req.Input, history: t.req.History, context: r.opts.Context,
+	conf := agentConf{model: r.opts.Model, route: r.opts.Route, auth: t.auth, input: t.req.Input, history: t.req.History, context: r.opts.Context,
 		approver: t.req.Approver, output: r.opts.Output}
 	if n, finite := r.opts.Limits.ContextBytes.Value(); finite {
 		conf.contextBytes = n
@@ -331,7 +331,7 @@ func (s *step) openCatalogs() *event.Outcome {
 	var more []Catalog
 	if r.opts.OpenCatalogs != nil {
 		var err error
-		opened, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers,
+		opened, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers, Roles: s.t.req.Roles,
 			Elicit: elicitOf(s.conf.approver), Egress: s.recordEgress})
 		more = append(more, opened...)
 		s.catalogs = append(s.catalogs, opened...)
@@ -349,13 +349,18 @@ func (s *step) openCatalogs() *event.Outcome {
 	}
 	// The runtime's own catalogs are compiled once and shared; a task's
 	// own are added on top, in a view of its own.
-	v := r.sharedTools()
+	// A task bound to roles decides its own: the shared view is the
+	// runtime's authority's, which holds none.
+	var v *toolView
+	if !s.t.bound {
+		v = r.sharedTools()
+	}
 	s.shared = v != nil && len(more) == 0
 	switch {
 	case v == nil:
-		v = buildToolView(r.opts.Authority, r.opts.Secrets, nil, s.catalogs)
+		v = buildToolView(s.t.auth, r.opts.Secrets, nil, s.catalogs)
 	case len(more) > 0:
-		v = buildToolView(r.opts.Authority, r.opts.Secrets, v, more)
+		v = buildToolView(s.t.auth, r.opts.Secrets, v, more)
 	}
 	if v.err != nil {
 		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}

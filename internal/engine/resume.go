@@ -65,6 +65,9 @@ type ResumeRequest struct {
 	// Settled, when set, is called once the task settled, before Done
 	// closes.
 	Settled func(*Result)
+	// Roles are the roles the host gives the resumed task, as
+	// Request.Roles: the ledger does not keep a task's roles.
+	Roles []string
 }
 
 // resumeState is what a resumed task continues from: its ledger's
@@ -117,6 +120,11 @@ func (r *Runtime) Resume(ctx context.Context, req ResumeRequest) (*Task, error) 
 
 // resumedTask takes the task over and rebuilds what its loop needs.
 func (r *Runtime) resumedTask(ctx context.Context, req ResumeRequest) (*Task, error) {
+	// The roles are checked before the task is taken over.
+	auth, err := r.taskAuthority(req.Roles)
+	if err != nil {
+		return nil, err
+	}
 	rs, err := ledger.Resume(ctx, ledger.ResumeOptions{Store: r.opts.Store, TaskID: req.TaskID, Clock: r.opts.Clock, IDs: idFunc(r.opts.NewID),
 		TrustedPayloads: true, Deadline: req.Deadline})
 	if err != nil {
@@ -136,11 +144,13 @@ func (r *Runtime) resumedTask(ctx context.Context, req ResumeRequest) (*Task, er
 	if err := checkConversation(req.History); err != nil {
 		return nil, err
 	}
-	er := Request{Input: input, History: req.History, Approver: req.Approver, Settled: req.Settled}
+	er := Request{Input: input, History: req.History, Approver: req.Approver, Settled: req.Settled, Roles: req.Roles}
 	if l := rs.Task.Session; l != nil {
 		er.SessionID, er.Workspace, er.Turn = l.SessionID, l.Workspace, l.Turn
 	}
-	t := &Task{rt: r, root: rs.Root, req: er, finished: make(chan struct{})}
+	// A resumed task holds the roles the host gives it again: the ledger
+	// does not keep them.
+	t := &Task{rt: r, root: rs.Root, req: er, finished: make(chan struct{}), auth: auth, bound: req.Roles != nil}
 	t.cond = sync.NewCond(&t.mu)
 	t.log = eventlog.New(&t.mu)
 	t.resume = r.resumeStateOf(rs, req)

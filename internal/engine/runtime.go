@@ -147,6 +147,10 @@ func (r *Runtime) Start(ctx context.Context, req Request) (*Task, error) {
 	if err := checkConversation(req.History); err != nil {
 		return nil, err
 	}
+	auth, err := r.taskAuthority(req.Roles)
+	if err != nil {
+		return nil, err
+	}
 	if err := r.admit(); err != nil {
 		return nil, err
 	}
@@ -164,14 +168,33 @@ func (r *Runtime) Start(ctx context.Context, req Request) (*Task, error) {
 		r.untrack(nil)
 		return nil, err
 	}
+	t.auth, t.bound = auth, req.Roles != nil
 	return r.launch(ctx, t), nil
+}
+
+// taskAuthority is the authority of a root task holding roles: the
+// runtime's, bound to them when there are any. An authority that cannot
+// hold roles refuses a task that has some, rather than ignore them.
+func (r *Runtime) taskAuthority(roles []string) (authority.Authority, error) {
+	if roles == nil {
+		return r.opts.Authority, nil
+	}
+	b, ok := r.opts.Authority.(authority.RoleBinder)
+	if !ok {
+		return nil, fmt.Errorf("pablo: task roles %q: the runtime's authority (%T) is not an authority.RoleBinder, so it cannot decide what a role admits", roles, r.opts.Authority)
+	}
+	auth, err := b.WithRoles(roles)
+	if err != nil {
+		return nil, fmt.Errorf("pablo: task roles: %w", err)
+	}
+	return auth, nil
 }
 
 // launch runs the admitted task t in the background.
 func (r *Runtime) launch(ctx context.Context, t *Task) *Task {
 	req := t.req
 	if r.opts.OnStart != nil {
-		r.opts.OnStart(TaskInfo{TaskID: t.root.ID(), AgentID: t.root.RootAgentID(), Ledger: t.root})
+		r.opts.OnStart(TaskInfo{TaskID: t.root.ID(), AgentID: t.root.RootAgentID(), Ledger: t.root, Roles: t.req.Roles})
 	}
 	// The caller's cancellation reaches the task, but the task owns its own
 	// context so that it can settle and record its outcome after a cancel.
@@ -230,7 +253,7 @@ func (r *Runtime) newTask(ctx context.Context, req Request) (*Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pablo: admit task: %w", err)
 	}
-	t := &Task{rt: r, root: root, req: req, finished: make(chan struct{})}
+	t := &Task{rt: r, root: root, req: req, finished: make(chan struct{}), auth: r.opts.Authority}
 	t.cond = sync.NewCond(&t.mu)
 	t.log = eventlog.New(&t.mu)
 	return t, nil

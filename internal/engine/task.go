@@ -24,6 +24,9 @@ type Request struct {
 	SessionID  string
 	Workspace  string
 	MCPServers []string
+	// Roles are the roles the host gives the task: its authority is
+	// bound to them ([authority.RoleBinder]) at admission.
+	Roles []string
 	// Approver answers the task's approval requests; nil asks no one.
 	Approver Approver
 	// Turn is the prompt's number in its session.
@@ -67,6 +70,8 @@ type TaskInfo struct {
 	// Egress records the decisions of the egress proxies of the task's
 	// stdio MCP servers (see EgressFunc).
 	Egress func(capability string, d authority.EgressDecision) error
+	// Roles are the roles the task holds (Request.Roles).
+	Roles []string
 }
 
 // Task is one running root task.
@@ -105,6 +110,11 @@ type Task struct {
 
 	// resume is what a resumed task continues from; nil for a new one.
 	resume *resumeState
+
+	// auth is the root's authority: the runtime's, bound to the task's
+	// roles when it has any (then bound is true).
+	auth  authority.Authority
+	bound bool
 }
 
 // ID returns the task ID (the run ID of its events).

@@ -460,7 +460,7 @@ func contractError(err error) *authority.ContractError {
 // deny records a denied call with the decision that denied it and returns
 // the policy_denied outcome naming rule: a denial is terminal.
 func (s *step) deny(lc ledger.ToolCall, d authority.Decision, rule string) *event.Outcome {
-	lc.Decision = authority.Decision{Allowed: false, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason}
+	lc.Decision = authority.Decision{Allowed: false, Layer: d.Layer, RuleID: d.RuleID, Reason: d.Reason, MissingRole: d.MissingRole}
 	readmitted := s.readmitting(lc.ID)
 	if err := s.admitCall(lc); err != nil {
 		return s.ledgerOutcome(err)

@@ -62,8 +62,25 @@ func Graph(ctx context.Context, d *Source, opts graph.Options) (*graph.Graph, er
 		}
 	}
 
-	// The tool profile.
-	b.Node(graph.Node{ID: "tools", Kind: graph.KindToolProfile})
+	// The tool profile, and its readiness check "required roles
+	// admitted": every role a rule or the configuration requires, against
+	// the roles the task holds (opts.Roles). A missing role is noted
+	// here; each capability requiring it is denied (role_missing).
+	profile := graph.Node{ID: "tools", Kind: graph.KindToolProfile}
+	if required := set.RequiredRoles(); len(required) > 0 {
+		profile.Attributes = map[string]string{"required_roles": strings.Join(required, ",")}
+	}
+	b.Node(profile)
+	if required := set.RequiredRoles(); len(required) > 0 {
+		missing := set.MissingRoles()
+		if len(missing) == 0 {
+			b.Note("tools", graph.Reason{Code: "required_roles_admitted", Detail: fmt.Sprintf("the task holds every required role (%s)", strings.Join(required, ", "))})
+		}
+		for _, r := range missing {
+			b.Note("tools", graph.Reason{Code: "role_missing",
+				Detail: fmt.Sprintf("role %q is required and the task does not hold it; what requires it is denied (give it with TaskRequest.Roles or pablo run --role %s)", r, r)})
+		}
+	}
 	for _, t := range d.NativeTools() {
 		id := "tool:" + string(t)
 		b.Node(graph.Node{ID: id, Kind: graph.KindTool, Capability: string(t)})
@@ -108,7 +125,12 @@ func Graph(ctx context.Context, d *Source, opts graph.Options) (*graph.Graph, er
 		b.Node(graph.Node{ID: id, Kind: graph.KindMCPServer, Capability: "mcp/" + name, Attributes: attrs})
 		// A tool name no server uses: what denies it denies the server.
 		dec := set.Decide(authority.Request{Capability: authority.MCPTool(name, "pablo-graph-probe")})
-		if !dec.Allowed {
+		if len(s.Roles) > 0 {
+			attrs["required_roles"] = strings.Join(s.Roles, ",")
+		}
+		if !dec.Allowed && dec.MissingRole != "" && dec.RuleID == authority.RuleRoleRequired {
+			b.Deny(id, dec) // the server's own roles
+		} else if !dec.Allowed {
 			for _, st := range dec.Trail {
 				if !st.Allowed && (st.Dimension == authority.DimMCPServers || st.Dimension == authority.DimMCPLaunchers || st.Dimension == authority.DimExecutables) {
 					b.Deny(id, dec)

@@ -28,6 +28,9 @@ type Source struct {
 	// Decision is the runtime's decision function (Deployment.Decide):
 	// every layer, the approval gates and the memory rules.
 	Decision func(ctx context.Context, id authority.ID, args json.RawMessage) (authority.Decision, error)
+	// Roles are the roles of the task the graph is computed for
+	// (graph.Options.Roles); nil: none.
+	Roles []string
 	// SkillOptions are the Skills discovery options a runtime uses.
 	SkillOptions func() (skills.Options, error)
 	// Memory, when set, adds the memory node and its tools.
@@ -39,8 +42,14 @@ func (d *Source) Decide(ctx context.Context, id authority.ID, args json.RawMessa
 	return d.Decision(ctx, id, args)
 }
 
-// Authority is the deployment's authority set.
-func (d *Source) Authority() (*authority.Set, error) { return d.Config.Authority() }
+// Authority is the deployment's authority set, holding Roles.
+func (d *Source) Authority() (*authority.Set, error) {
+	set, err := d.Config.Authority()
+	if err != nil || d.Roles == nil {
+		return set, err
+	}
+	return set.WithRolesSet(d.Roles)
+}
 
 // Resolver is the deployment's credential resolver.
 func (d *Source) Resolver(opts authority.ResolverOptions) (*authority.Resolver, error) {
