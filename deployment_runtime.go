@@ -112,6 +112,9 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 		secrets:         &redact.Set{},
 		Output:          d.outputSpec(),
 	}
+	if o.Audit.Level != "" || len(o.Audit.Capabilities) > 0 {
+		ro.auditLevel = o.ToolLevel
+	}
 	opts.secrets = ro.secrets
 	for i, expr := range o.Redaction.Patterns {
 		p, err := redact.NewPattern("options.redaction.patterns/"+strconv.Itoa(i), expr)

@@ -123,6 +123,7 @@ type RuntimeOptions struct {
 	ResumeUnknown string
 
 	secrets     *redact.Set
+	auditLevel  func(string) string // a deployment's tool audit levels, when it sets any
 	cleanup     []func() error
 	activations []skills.Activation
 }
@@ -208,7 +209,7 @@ func newEngine(opts RuntimeOptions) (*engine.Runtime, error) {
 	eo := engine.Options{Model: opts.Model, Authority: opts.Authority, Catalogs: catalogs(opts.Catalogs), Instructions: opts.Instructions,
 		Context: opts.Context, Limits: opts.Limits, MaxOutputTokens: opts.MaxOutputTokens, Store: opts.Store, NewLedger: opts.NewLedger,
 		Deployment: opts.Deployment, Sink: opts.Sink, Tracer: opts.Tracer, Clock: opts.Clock, NewID: opts.NewID,
-		Children: opts.Children, Remote: opts.Remote, Output: opts.Output.spec(),
+		Children: opts.Children, Remote: opts.Remote, Output: opts.Output.spec(), AuditLevel: opts.auditLevel,
 		Secrets: opts.secrets, Cleanup: opts.cleanup, Activations: opts.activations, ResumeUnknown: engine.UnknownPolicy(opts.ResumeUnknown)}
 	if opts.Compaction != nil {
 		c := engine.CompactionOptions(*opts.Compaction)

@@ -73,6 +73,22 @@ func ChainSinks(sinks ...func(event.Event) error) func(event.Event) error {
 	}
 }
 
+// TraceOptions are the trace options of options.trace and options.audit:
+// the bound, content capture, and the tool profile's and each
+// capability's audit level. A host that opens a trace of its own
+// (OpenTrace) passes them, so the deployment's audit levels hold.
+func (d *Deployment) TraceOptions() tracefile.Options {
+	o := d.c.Options
+	opts := tracefile.Options{MaxBytes: o.Trace.MaxBytes, CaptureContent: o.Trace.CaptureContent, ToolAudit: tracefile.AuditLevel(o.Audit.Level)}
+	if len(o.Audit.Capabilities) > 0 {
+		opts.Audit = make(map[string]tracefile.AuditLevel, len(o.Audit.Capabilities))
+		for id, l := range o.Audit.Capabilities {
+			opts.Audit[id] = tracefile.AuditLevel(l)
+		}
+	}
+	return opts
+}
+
 // TraceSink opens the deployment's native trace (options.trace.path, with
 // {session_id} expanded and the result resolved like any path reference)
 // with its max_bytes and capture_content, and returns it as a sink plus
@@ -91,7 +107,7 @@ func (d *Deployment) TraceSink(sessionID string) (func(event.Event) error, io.Cl
 	if t.Path == nil {
 		return nil, nopCloser{}, nil
 	}
-	opts := tracefile.Options{MaxBytes: t.MaxBytes, CaptureContent: t.CaptureContent}
+	opts := d.TraceOptions()
 	open := func(session string) (*tracefile.Writer, error) {
 		ref := *t.Path
 		p, err := tracefile.ExpandPath(ref.Path, session)

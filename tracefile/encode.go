@@ -145,7 +145,19 @@ func appendHeader(b []byte, ev *event.Event) []byte {
 // plain path writes the same values by hand); content appears only when
 // captured and allowed.
 func (tw *Writer) encode(ev event.Event, allowContent bool) ([]byte, error) {
-	capture := tw.opts.CaptureContent && allowContent
+	return tw.encodeAs(ev, tw.opts.CaptureContent, allowContent)
+}
+
+// encodeAs is encode with content captured when capture (the tool's audit
+// level, or CaptureContent) and allowContent say so; a tool call whose
+// audit level is none keeps neither content nor its byte counts.
+func (tw *Writer) encodeAs(ev event.Event, captured, allowContent bool) ([]byte, error) {
+	capture := captured && allowContent
+	none := false
+	if tw.opts.audited() {
+		l, ok := tw.opts.eventLevel(&ev)
+		none = ok && l == AuditNone
+	}
 	var v any = &ev
 	switch ev.Type {
 	case event.TextDelta, event.ToolOutput:
@@ -158,6 +170,9 @@ func (tw *Writer) encode(ev event.Event, allowContent bool) ([]byte, error) {
 	case event.ToolStarted:
 		if ev.Call != nil {
 			r := &traceToolStarted{Event: ev, Call: traceCall{ID: ev.Call.ID, Name: ev.Call.Name, Arguments: jsonNull, ArgumentsBytes: len(ev.Call.Arguments), Sandbox: ev.Call.Sandbox}}
+			if none {
+				r.Call.ArgumentsBytes = 0
+			}
 			if capture && len(ev.Call.Arguments) > 0 {
 				r.Call.Arguments = tw.maskJSON(ev.Call.Arguments)
 			}
@@ -165,7 +180,9 @@ func (tw *Writer) encode(ev event.Event, allowContent bool) ([]byte, error) {
 		}
 	case event.ToolFinished:
 		r := &traceToolFinished{Event: ev, Result: jsonNull, ResultBytes: len(ev.Result)}
-		if len(ev.Result) > 0 {
+		if none {
+			r.ResultBytes = 0
+		} else if len(ev.Result) > 0 {
 			if capture {
 				r.Result = tw.maskJSON(ev.Result)
 			} else {

@@ -49,6 +49,13 @@ type Options struct {
 	// the final output. Without it those fields are null and only their
 	// byte counts are kept.
 	CaptureContent bool
+	// ToolAudit is the tool profile's audit level (seed 002): every tool
+	// capability's unless Audit names it. Empty: content when
+	// CaptureContent is set, metadata otherwise.
+	ToolAudit AuditLevel
+	// Audit holds, by capability ID (shell.run, mcp/SERVER/TOOL, ...),
+	// a tool's own audit level, over ToolAudit and CaptureContent.
+	Audit map[string]AuditLevel
 	// Mask, when set, rewrites every captured content value before it is
 	// written (a host passes its known-secret masker). It must return
 	// its input when nothing matched and never panic.
@@ -134,12 +141,21 @@ func Open(path string, opts Options) (*Writer, error) {
 // error; an I/O failure is an error (the engine then fails the task with
 // event_sink_io).
 func (tw *Writer) Write(ev event.Event) error {
+	capture := tw.opts.CaptureContent
+	if tw.opts.audited() {
+		if l, ok := tw.opts.eventLevel(&ev); ok {
+			if l == AuditNone && ev.Type == event.ToolOutput {
+				return nil // audit level none keeps no output
+			}
+			capture = l == AuditContent
+		}
+	}
 	if plainText(&ev) {
 		// The bulk of a trace: masked outside the lock, then encoded under
 		// it into the writer's own buffer, with the run's header encoded
 		// once.
 		var text string
-		if tw.opts.CaptureContent {
+		if capture {
 			text = tw.maskString(ev.Text)
 		}
 		tw.mu.Lock()
@@ -147,7 +163,7 @@ func (tw *Writer) Write(ev event.Event) error {
 		if err := tw.open(); err != nil {
 			return err
 		}
-		tw.scratch = appendText(tw.scratch[:0], &ev, tw.opts.CaptureContent, text, tw.header(&ev))
+		tw.scratch = appendText(tw.scratch[:0], &ev, capture, text, tw.header(&ev))
 		err := tw.record(tw.scratch, false)
 		if cap(tw.scratch) > maxScratch {
 			tw.scratch = nil // one long output does not stay pinned
@@ -155,7 +171,7 @@ func (tw *Writer) Write(ev event.Event) error {
 		return err
 	}
 	terminal := ev.Type == event.RunFinished && ev.Agent.Depth == 0 && ev.Agent.ParentAgentID == ""
-	line, err := tw.encode(ev, true)
+	line, err := tw.encodeAs(ev, capture, true)
 	if err != nil {
 		return fmt.Errorf("pablo: trace: encode %s: %w", ev.Type, err)
 	}

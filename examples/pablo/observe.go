@@ -10,7 +10,6 @@ import (
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
-	"github.com/pabloagent/pablo/tracefile"
 )
 
 // observability is what a run records besides its own output: the native
@@ -48,8 +47,7 @@ func openObservability(ctx context.Context, h *host, p *parsed, d *pablo.Deploym
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(h.workDir, path)
 		}
-		t := d.Options().Trace
-		tw, err := d.OpenTrace(path, tracefile.Options{MaxBytes: t.MaxBytes, CaptureContent: t.CaptureContent})
+		tw, err := d.OpenTrace(path, d.TraceOptions())
 		if err != nil {
 			return fail(err)
 		}

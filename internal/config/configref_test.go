@@ -168,7 +168,7 @@ var goExtensions = []string{
 	"options.filesystem.scope", "options.resume.", "options.mcp.servers.NAME.pins",
 	"deployment.narrowing_run_overrides", "deployment.name", "authority[].shell.sandbox.", "authority[].mcp.sandbox.",
 	"authority[].a2a_remotes.NAME.approval",
-	"options.required_roles", "options.mcp.servers.NAME.roles", "authority[].a2a_remotes.NAME.roles",
+	"options.required_roles", "options.audit.level", "options.audit.capabilities", "options.mcp.servers.NAME.roles", "authority[].a2a_remotes.NAME.roles",
 }
 
 func isGoExtension(key string) bool {

@@ -36,6 +36,35 @@ type Options struct {
 	// RequiredRoles, a Go extension (issue 37), holds by capability ID the
 	// roles a task must hold to use it.
 	RequiredRoles map[string][]string `json:"required_roles,omitempty"`
+	// Audit, a Go extension (issue 37), is seed 002's audit level of the
+	// tool profile and of each capability.
+	Audit AuditOptions `json:"audit"`
+}
+
+// AuditOptions are options.audit: how much of each tool's calls the trace
+// keeps (tracefile.AuditLevel).
+type AuditOptions struct {
+	// Level is the tool profile's level: none, metadata or content;
+	// empty: content when trace.capture_content, else metadata.
+	Level string `json:"level,omitempty"`
+	// Capabilities holds a capability's own level, by capability ID.
+	Capabilities map[string]string `json:"capabilities,omitempty"`
+}
+
+// ToolLevel is capability's audit level as a trace applies it: its own,
+// else the tool profile's, else content with trace.capture_content and
+// metadata without.
+func (o *Options) ToolLevel(capability string) string {
+	if l, ok := o.Audit.Capabilities[capability]; ok {
+		return l
+	}
+	if o.Audit.Level != "" {
+		return o.Audit.Level
+	}
+	if o.Trace.CaptureContent {
+		return "content"
+	}
+	return "metadata"
 }
 
 // ToolsOptions is options.tools, a Go extension: how a model's mistakes

@@ -55,6 +55,8 @@ var optionEffects = map[string][]string{
 	"options.tools.on_denial":                {"TestDenialEndsTheTaskUnlessReported"},
 	"options.mcp.servers.*.roles":            {"TestRequiredRolesReachTheAuthority"},
 	"options.required_roles.*":               {"TestRequiredRolesReachTheAuthority"},
+	"options.audit.level":                    {"TestAuditLevelsReachTheTraceGraphAndSnapshot"},
+	"options.audit.capabilities.*":           {"TestAuditLevelsReachTheTraceGraphAndSnapshot"},
 	"options.resume.unknown":                 {"TestResumeUnknownPolicyFailEndsTheTask", "TestResumeUnknownPolicyAskAsksTheApprover"},
 	"options.model.retry.max_attempts":       {"TestModelRetryOptions", "TestRetryOffAndNotSent", "TestRouteRetriesRecordEachAttempt"},
 	"options.model.retry.initial_backoff_ms": {"TestModelRetryOptions", "TestRetryBackoffDoublesUpToTheCap", "TestRouteRetriesRecordEachAttempt"},

@@ -202,6 +202,9 @@ func noDenyApproval(v any) error {
 	return nil
 }
 
+// auditLevels are seed 002's audit levels (tracefile.AuditLevel).
+func auditLevels() []string { return []string{"none", "metadata", "content"} }
+
 // rolesSpec is a list of role names a task must hold (issue 37).
 func rolesSpec() *spec {
 	return list(16, str(1, 64, nil).with(roleValue), nil)
@@ -610,6 +613,12 @@ func optionsTables() *spec {
 		// A Go extension (issue 37): the roles a task must hold to use a
 		// capability (a tool, a memory tool, a Skill), by capability ID.
 		"required_roles", mapOf(64, capabilityKey, rolesSpec()),
+		// A Go extension (issue 37): seed 002's audit level, none,
+		// metadata or content, of the tool profile and per capability.
+		"audit", table(
+			"level", enum(nil, auditLevels()...),
+			"capabilities", mapOf(64, capabilityKey, enum(nil, auditLevels()...)),
+		),
 		"approvals", table(
 			"shell", enum(nil, "required"),
 			"filesystem_write", enum(nil, "required"),

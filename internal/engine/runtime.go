@@ -62,6 +62,9 @@ type Options struct {
 	// ResumeUnknown is what a resumed task does with a call whose outcome
 	// is unknown (options.resume.unknown); empty means UnknownReport.
 	ResumeUnknown UnknownPolicy
+	// AuditLevel, when set, is each tool's audit level (seed 002), which
+	// its snapshot entry records.
+	AuditLevel func(capability string) string
 
 	Secrets     *redact.Set
 	Cleanup     []func() error

@@ -27,8 +27,8 @@ import (
 // snapshotTools are the tool entries of v over catalogs (the catalogs v
 // was built from), computed once per view: a view the runtime shares
 // across tasks costs its digests once.
-func (v *toolView) snapshotTools(catalogs []Catalog) []ledger.SnapshotEntry {
-	v.snapOnce.Do(func() { v.snapTools = v.toolEntries(catalogs) })
+func (v *toolView) snapshotTools(catalogs []Catalog, audit func(string) string) []ledger.SnapshotEntry {
+	v.snapOnce.Do(func() { v.snapTools = v.toolEntries(catalogs, audit) })
 	return v.snapTools
 }
 
@@ -38,7 +38,9 @@ func (v *toolView) snapshotTools(catalogs []Catalog) []ledger.SnapshotEntry {
 // sandbox it runs in and, for an MCP tool, its server's live session (the
 // definition digest a pin compares, the negotiated protocol version).
 // Each MCP server one of them belongs to has its own entry.
-func (v *toolView) toolEntries(catalogs []Catalog) []ledger.SnapshotEntry {
+// A deployment that sets audit levels (audit not nil) records each
+// tool's as its audit_level attribute.
+func (v *toolView) toolEntries(catalogs []Catalog, audit func(string) string) []ledger.SnapshotEntry {
 	type session struct{ server, version, transport, digest string }
 	live := map[authority.ID]session{}
 	for _, c := range catalogs {
@@ -77,6 +79,9 @@ func (v *toolView) toolEntries(catalogs []Catalog) []ledger.SnapshotEntry {
 		}
 		if d.NeedsApproval {
 			attrs["approval"] = "required"
+		}
+		if audit != nil {
+			attrs["audit_level"] = audit(string(id))
 		}
 		out = append(out, e)
 	}
@@ -125,7 +130,7 @@ func setAttr(attrs map[string]string, k, v string) {
 // offers, and its model (a route's entries, or the one model).
 func (s *step) snapshot() *ledger.Snapshot {
 	r := s.t.rt
-	snap := &ledger.Snapshot{Version: ledger.SnapshotVersion, Admitted: slices.Clone(s.view.snapshotTools(s.catalogs))}
+	snap := &ledger.Snapshot{Version: ledger.SnapshotVersion, Admitted: slices.Clone(s.view.snapshotTools(s.catalogs, s.t.rt.opts.AuditLevel))}
 	if r.opts.Deployment != nil {
 		snap.Fingerprint = r.opts.Deployment.Fingerprint
 	}

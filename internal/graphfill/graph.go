@@ -66,9 +66,22 @@ func Graph(ctx context.Context, d *Source, opts graph.Options) (*graph.Graph, er
 	// admitted": every role a rule or the configuration requires, against
 	// the roles the task holds (opts.Roles). A missing role is noted
 	// here; each capability requiring it is denied (role_missing).
-	profile := graph.Node{ID: "tools", Kind: graph.KindToolProfile}
+	profile := graph.Node{ID: "tools", Kind: graph.KindToolProfile, Attributes: map[string]string{}}
 	if required := set.RequiredRoles(); len(required) > 0 {
-		profile.Attributes = map[string]string{"required_roles": strings.Join(required, ",")}
+		profile.Attributes["required_roles"] = strings.Join(required, ",")
+	}
+	// Audit levels (seed 002) are shown where a deployment sets them, so
+	// a graph without them keeps its digest.
+	o := &d.Config.Options
+	audited := o.Audit.Level != "" || len(o.Audit.Capabilities) > 0
+	if audited {
+		profile.Attributes["audit_level"] = o.ToolLevel("")
+	}
+	auditOf := func(capability string) map[string]string {
+		if !audited {
+			return nil
+		}
+		return map[string]string{"audit_level": o.ToolLevel(capability)}
 	}
 	b.Node(profile)
 	if required := set.RequiredRoles(); len(required) > 0 {
@@ -83,7 +96,7 @@ func Graph(ctx context.Context, d *Source, opts graph.Options) (*graph.Graph, er
 	}
 	for _, t := range d.NativeTools() {
 		id := "tool:" + string(t)
-		b.Node(graph.Node{ID: id, Kind: graph.KindTool, Capability: string(t)})
+		b.Node(graph.Node{ID: id, Kind: graph.KindTool, Capability: string(t), Attributes: auditOf(string(t))})
 		b.Edge("tools", id, graph.EdgeOffers)
 		dec, err := d.Decide(ctx, t, nil)
 		if err != nil {
@@ -190,7 +203,11 @@ func Graph(ctx context.Context, d *Source, opts graph.Options) (*graph.Graph, er
 		}
 		for _, t := range h.Tools {
 			tid := "tool:" + string(t.ID)
-			b.Node(graph.Node{ID: tid, Kind: graph.KindMCPTool, Capability: string(t.ID), Attributes: map[string]string{"digest": t.Digest}})
+			tattrs := map[string]string{"digest": t.Digest}
+			if audited {
+				tattrs["audit_level"] = o.ToolLevel(string(t.ID))
+			}
+			b.Node(graph.Node{ID: tid, Kind: graph.KindMCPTool, Capability: string(t.ID), Attributes: tattrs})
 			b.Edge(id, tid, graph.EdgeOffers)
 			if !t.Admitted {
 				b.Set(tid, graph.Denied, graph.Reason{Code: string(t.Code), Layer: t.Layer, Rule: t.RuleID, Detail: oneLineReason(t.Reason)})
@@ -215,7 +232,6 @@ func Graph(ctx context.Context, d *Source, opts graph.Options) (*graph.Graph, er
 
 	// The model route, its models and their credentials.
 	route := "model"
-	o := &d.Config.Options
 	if o.ModelRoute != "" {
 		route = "route:" + o.ModelRoute
 		b.Node(graph.Node{ID: route, Kind: graph.KindRoute, Attributes: map[string]string{"required_capabilities": strings.Join(d.Config.RouteRequirements(o.ModelRoute), ",")}})
