@@ -212,3 +212,38 @@ func TestWhyRefusesWhatIsNoCapability(t *testing.T) {
 		t.Fatalf("fs.read: %+v, %v", e, err)
 	}
 }
+
+// TestGraphShowsASkillAsABundle: a Skill's bundle metadata (owner,
+// version, task kinds, adapters, credentials) are its node's attributes,
+// and each bundle check that fails is a reason: a version that does not
+// resolve, an adapter it was not written for and an output contract of
+// another type than the task's are unsupported, a credential the
+// deployment lacks a missing grant.
+func TestGraphShowsASkillAsABundle(t *testing.T) {
+	meta := func(version, adapters, contract string) string {
+		return "---\nname: review\ndescription: Review things.\nmetadata:\n  owner: support-team\n  version: " + version +
+			"\n  task-kinds: review\n  compatible-adapters: " + adapters + "\n  credentials: tickets\n  output-schema: '" + contract + "'\n---\nRead the evidence.\n"
+	}
+	creds := "[credentials.tickets]\nconsumer = \"mcp.env\"\nsources = [{ kind = \"environment\", name = \"TICKETS\" }]\n"
+	out := "[options.output]\nschema = '{\"type\":\"object\"}'\n"
+	d := graphDeployment(t, "[options.shell]\nenabled = false\n"+graphScriptModel+creds+out, meta("1.2.0", "pablo", `{"type":"object"}`))
+	n := wantState(t, mustGraph(t, d, graph.Options{}), "skill:team/review", graph.Ready, "")
+	for k, v := range map[string]string{"owner": "support-team", "version": "1.2.0", "task_kinds": "review", "compatible_adapters": "pablo", "credentials": "tickets"} {
+		if n.Attributes[k] != v {
+			t.Errorf("attribute %s = %q, want %q", k, n.Attributes[k], v)
+		}
+	}
+	for _, tc := range []struct {
+		doc, skill string
+		state      graph.Readiness
+		code       string
+	}{
+		{creds + out, meta("latest", "pablo", `{"type":"object"}`), graph.Unsupported, "version_unresolved"},
+		{creds + out, meta("1.2.0", "claude-code", `{"type":"object"}`), graph.Unsupported, "adapter_incompatible"},
+		{creds + out, meta("1.2.0", "pablo", `{"type":"array"}`), graph.Unsupported, "output_contract_incompatible"},
+		{out, meta("1.2.0", "pablo", `{"type":"object"}`), graph.MissingGrant, "credential_missing"},
+	} {
+		d := graphDeployment(t, "[options.shell]\nenabled = false\n"+graphScriptModel+tc.doc, tc.skill)
+		wantState(t, mustGraph(t, d, graph.Options{}), "skill:team/review", tc.state, tc.code)
+	}
+}

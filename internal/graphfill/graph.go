@@ -2,6 +2,7 @@ package graphfill
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -356,6 +357,14 @@ func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set
 		if req.OutputSchema != nil {
 			attrs["output_contract"] = string(req.OutputSchema)
 		}
+		// Seed 002's bundle metadata, where the Skill declares it.
+		bundle := s.Bundle()
+		for k, v := range map[string]string{"owner": bundle.Owner, "version": bundle.Version, "task_kinds": strings.Join(bundle.TaskKinds, ","),
+			"compatible_adapters": strings.Join(bundle.CompatibleAdapters, ","), "credentials": strings.Join(bundle.Credentials, ",")} {
+			if v != "" {
+				attrs[k] = v
+			}
+		}
 		b.Node(graph.Node{ID: id, Kind: graph.KindSkill, Capability: s.QualifiedName, Attributes: attrs})
 		if slices.Contains(d.Config.Options.Skills.Activate, s.QualifiedName) {
 			// Selected by its ID: the runtime activates it only when
@@ -383,6 +392,18 @@ func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set
 				state = graph.Unsupported
 			}
 			b.Set(id, state, graph.Reason{Code: string(f.Code), Detail: f.Reason})
+		}
+		target := skills.Target{Adapter: skills.Adapter, Credential: func(n string) bool { _, ok := d.Credentials()[n]; return ok }}
+		if o := d.Config.Options.Output.Schema; o != "" {
+			target.OutputSchema = json.RawMessage(o)
+		}
+		for _, f := range skills.ValidateBundle(s, target) {
+			r := graph.Reason{Code: string(f.Code), Detail: f.Reason}
+			state := graph.Unsupported
+			if f.Code == skills.CodeCredentialMissing {
+				state = graph.MissingGrant
+			}
+			b.Set(id, state, r)
 		}
 		if a, ok := activated[s.QualifiedName]; ok {
 			attrs["instructions_sha256"] = sha256Tag([]byte(a.Instructions))
