@@ -334,21 +334,13 @@ func (s *Sessions) check(req SessionRequest) (SessionSpec, []string, error) {
 	return spec, names, s.checkOwn(spec)
 }
 
-// roles are the roles a session asking for asked holds: the host's when
-// it asks for none, else asked, each of which the host must give.
+// roles are the roles a session asking for asked holds (NarrowRoles).
 func (s *Sessions) roles(asked []string) ([]string, error) {
-	if asked == nil {
-		return slices.Clone(s.opts.Roles), nil
+	roles, err := authority.NarrowRoles(s.opts.Roles, asked)
+	if err != nil {
+		return nil, invalid("%v (pablo acp --role gives a session its roles)", err)
 	}
-	if err := authority.ValidateRoles(asked); err != nil {
-		return nil, invalid("%v", err)
-	}
-	for _, r := range asked {
-		if !slices.Contains(s.opts.Roles, r) {
-			return nil, invalid("the session asks for role %q, which the host does not give (pablo acp --role)", r)
-		}
-	}
-	return slices.Clone(asked), nil
+	return roles, nil
 }
 
 // checkWorkspace accepts a canonical working directory that is the

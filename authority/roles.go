@@ -78,6 +78,24 @@ func (s *Set) WithRolesSet(roles []string) (*Set, error) {
 	return out, nil
 }
 
+// NarrowRoles is what a holder of the roles held keeps when it asks for
+// asked: all of held when asked is nil, else asked, each of which held
+// must hold (another is an error wrapping ErrWiden).
+func NarrowRoles(held, asked []string) ([]string, error) {
+	if asked == nil {
+		return slices.Clone(held), nil
+	}
+	if err := ValidateRoles(asked); err != nil {
+		return nil, err
+	}
+	for _, r := range asked {
+		if !slices.Contains(held, r) {
+			return nil, fmt.Errorf("role %q: %w (it is not given)", r, ErrWiden)
+		}
+	}
+	return slices.Clone(asked), nil
+}
+
 // Roles returns the roles this Set holds, sorted; nil when none were
 // given.
 func (s *Set) Roles() []string { return slices.Clone(s.roles) }
