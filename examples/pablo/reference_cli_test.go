@@ -53,6 +53,7 @@ var referenceCLI = map[string][]string{
 	"--capture-content":         {"TestRunFlagsBecomeTypedOverrides", "TestLockedRunAcceptsNarrowingFlagsOnly", "TestDemoWritesATraceWithContentOnRequest"},
 	"--traceparent":             {"TestRunJoinsTheCallersTrace"},
 	"--tracestate":              {"TestRunJoinsTheCallersTrace"},
+	"--role":                    {"TestRunRoleFlagGivesTheTaskItsRoles"}, // a Go extension (issue 37)
 	"acp: --stdio":              {"TestACPRefusesWhatItCannotServe"},
 	"doctor: --probe":           {"TestDoctorProbeProviderExitCodes", "TestDoctorProbeMCP"},
 
