@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
@@ -25,21 +27,29 @@ var ErrRepository = errors.New("egress: repository hosts")
 // none; a repository without remotes yields no entry, so nothing is
 // reachable. A remote whose host no entry can name fails the read.
 func RepositoryHosts(dir string) ([]string, error) {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	_, commonDir, err := findGitDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s is in no git repository (%v): network \"repository-host-only\" allows the hosts of the workspace repository's remotes; bind a work tree, or use \"allowlist\"", ErrRepository, dir, err)
 	}
-	remotes, err := repo.Remotes()
+	f, err := os.Open(filepath.Join(commonDir, "config"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: read the remotes of %s: %v", ErrRepository, dir, err)
 	}
+	cfg, err := config.ReadConfig(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: read the remotes of %s: %v", ErrRepository, dir, err)
+	}
+	remotes := make([]*config.RemoteConfig, 0, len(cfg.Remotes))
+	for _, r := range cfg.Remotes {
+		remotes = append(remotes, r)
+	}
 	var out []string
 	for _, r := range remotes {
-		cfg := r.Config()
-		for _, u := range cfg.URLs {
+		for _, u := range r.URLs {
 			e, err := remoteEntry(u)
 			if err != nil {
-				return nil, fmt.Errorf("%w: remote %q: %v; remove the remote or use network \"allowlist\"", ErrRepository, cfg.Name, err)
+				return nil, fmt.Errorf("%w: remote %q: %v; remove the remote or use network \"allowlist\"", ErrRepository, r.Name, err)
 			}
 			if e != "" && !slices.Contains(out, e) {
 				out = append(out, e)
@@ -48,6 +58,71 @@ func RepositoryHosts(dir string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// findGitDir finds the repository whose work tree holds dir as git does:
+// the nearest .git from dir up, a directory or a file naming one
+// ("gitdir: PATH", a linked work tree or a submodule); a git directory
+// without HEAD is none. commonDir is where its config lives: the one its
+// commondir file names (a linked work tree's main repository), or itself.
+// It reads the files alone: go-git's repository package would link its
+// every transport (ssh, its agent and known-hosts readers) and their
+// package initialisers into every process, for the remotes' URLs.
+func findGitDir(dir string) (gitDir, commonDir string, err error) {
+	path, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		path = filepath.Dir(path)
+	}
+	for {
+		fi, err := os.Stat(filepath.Join(path, ".git"))
+		if err == nil {
+			gitDir = filepath.Join(path, ".git")
+			if !fi.IsDir() {
+				b, err := os.ReadFile(gitDir)
+				if err != nil {
+					return "", "", err
+				}
+				line, _, _ := strings.Cut(string(b), "\n")
+				named, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir: ")
+				if !ok {
+					return "", "", fmt.Errorf("%s has no gitdir: line", gitDir)
+				}
+				gitDir = strings.TrimSpace(named)
+				if !filepath.IsAbs(gitDir) {
+					gitDir = filepath.Join(path, gitDir)
+				}
+			}
+			break
+		}
+		if !os.IsNotExist(err) {
+			return "", "", err
+		}
+		parent := filepath.Dir(path)
+		if parent == path {
+			return "", "", errors.New("repository does not exist")
+		}
+		path = parent
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
+		return "", "", errors.New("repository does not exist")
+	}
+	commonDir = gitDir
+	switch b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); {
+	case err == nil && strings.TrimSpace(string(b)) != "":
+		commonDir = strings.TrimSpace(string(b))
+		if !filepath.IsAbs(commonDir) {
+			commonDir = filepath.Join(gitDir, commonDir)
+		}
+		if _, err := os.Stat(commonDir); err != nil {
+			return "", "", fmt.Errorf("the repository's common directory: %w", err)
+		}
+	case err != nil && !os.IsNotExist(err):
+		return "", "", err
+	}
+	return gitDir, commonDir, nil
 }
 
 // remoteEntry is the allow entry of one remote URL, "" for a local one.

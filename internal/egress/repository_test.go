@@ -2,6 +2,8 @@ package egress
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -57,5 +59,36 @@ func TestRepositoryHostsAreTheRemotesHosts(t *testing.T) {
 	}
 	if _, err := RepositoryHosts(t.TempDir()); !errors.Is(err, ErrRepository) {
 		t.Errorf("no repository: %v, want ErrRepository", err)
+	}
+}
+
+// TestRepositoryHostsOfALinkedWorkTree: from a directory inside a linked
+// work tree (a .git file naming its git directory, whose commondir names
+// the main repository), the remotes are the main repository's.
+func TestRepositoryHostsOfALinkedWorkTree(t *testing.T) {
+	t.Parallel()
+	main := repoWithRemotes(t, map[string][]string{"origin": {"https://git.example.com/team/repo.git"}})
+	wtGit := filepath.Join(main, ".git", "worktrees", "linked")
+	wt := filepath.Join(t.TempDir(), "linked")
+	for _, d := range []string{wtGit, filepath.Join(wt, "sub")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, body := range map[string]string{
+		filepath.Join(wt, ".git"):         "gitdir: " + wtGit + "\n",
+		filepath.Join(wtGit, "HEAD"):      "ref: refs/heads/linked\n",
+		filepath.Join(wtGit, "commondir"): "../..\n",
+	} {
+		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := RepositoryHosts(filepath.Join(wt, "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"git.example.com"}; !slices.Equal(got, want) {
+		t.Errorf("RepositoryHosts = %q, want %q", got, want)
 	}
 }
