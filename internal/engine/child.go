@@ -514,8 +514,14 @@ func (r *remoteAgent) StartRemote(ctx context.Context, spec children.RemoteSpec)
 		if b, ok := h.(remoteBinder); ok && spec.TaskID == "" {
 			select {
 			case <-b.Bound():
-				s.recordBound(spec.Remote, b)
 			case <-h.Done():
+			}
+			select {
+			case <-b.Bound():
+				// Bound, or bound and settled at once: recorded before
+				// the terminal record either way.
+				s.recordBound(spec.Remote, b)
+			default:
 			}
 		}
 		<-h.Done()
