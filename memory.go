@@ -3,9 +3,6 @@ package pablo
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path"
 	"strings"
 	"time"
 
@@ -74,13 +71,13 @@ func (d *Deployment) memoryOpener() (func(ctx context.Context, now func() time.T
 		if wsErr != nil {
 			return "", wsErr
 		}
-		return writeProposal(ws, name, data)
+		return memory.WriteProposal(ws, memoryProposeDir, name, data)
 	}
 	read := func(rel string) ([]byte, error) {
 		if wsErr != nil {
 			return nil, wsErr
 		}
-		return readProposal(ws, rel)
+		return memory.ReadProposal(ws, rel)
 	}
 	return func(ctx context.Context, now func() time.Time) (*engine.MemoryCatalog, error) {
 		tools, err := memory.OpenTools(ctx, memory.ToolsOptions{Store: store, Ref: o.Ref, Ontology: ont, Grants: grants, WritePatch: write, ReadPatch: read, Now: now})
@@ -89,56 +86,6 @@ func (d *Deployment) memoryOpener() (func(ctx context.Context, now func() time.T
 		}
 		return engine.NewMemoryCatalog(tools, grants), nil
 	}, nil
-}
-
-// writeProposal writes a proposed patch under the workspace's
-// memory-proposals directory, through os.Root so nothing escapes it.
-func writeProposal(ws, name string, data []byte) (string, error) {
-	root, err := os.OpenRoot(ws)
-	if err != nil {
-		return "", err
-	}
-	defer root.Close()
-	if err := root.MkdirAll(memoryProposeDir, 0o755); err != nil {
-		return "", err
-	}
-	rel := path.Join(memoryProposeDir, name)
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return "", err
-	}
-	return rel, f.Close()
-}
-
-// readProposal reads a workspace file for validation through os.Root, so
-// nothing outside the workspace is read, bounded by memory.MaxPatchBytes.
-func readProposal(ws, rel string) ([]byte, error) {
-	root, err := os.OpenRoot(ws)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	// Non-blocking, so a FIFO in the workspace is refused, not waited on.
-	f, err := root.OpenFile(rel, os.O_RDONLY|fsx.OpenFlags, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", rel)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, memory.MaxPatchBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > memory.MaxPatchBytes {
-		return nil, fmt.Errorf("%s is over %d bytes", rel, memory.MaxPatchBytes)
-	}
-	return b, nil
 }
 
 // memoryCatalogs wraps a runtime's per-task catalogs (nil for none) with
@@ -323,7 +270,7 @@ func (d *Deployment) ReviewMemoryProposal(ctx context.Context, patch []byte, opt
 		}
 		scope = g.Scope
 	}
-	base, ok := memoryPatchBase(patch)
+	base, ok := memory.PatchBase(patch)
 	if !ok {
 		return MemoryReview{}, fmt.Errorf("pablo: the patch names no memory commit (a %q line); review a patch memory.update.propose wrote", "Proposed against memory commit")
 	}
@@ -377,18 +324,4 @@ func (d *Deployment) ReviewMemoryProposal(ctx context.Context, patch []byte, opt
 		out.Patch, out.PatchSHA256, out.Files = string(rv.Patch.Text), rv.Patch.SHA256, rv.Patch.Files
 	}
 	return out, nil
-}
-
-// memoryPatchBase reads the commit a proposed patch names.
-func memoryPatchBase(patch []byte) (string, bool) {
-	const lead = "Proposed against memory commit "
-	for _, l := range strings.SplitN(string(patch), "\n", 64) {
-		if c, ok := strings.CutPrefix(l, lead); ok {
-			c = strings.TrimSuffix(c, ".")
-			if len(c) == 40 && strings.Trim(c, "0123456789abcdef") == "" {
-				return c, true
-			}
-		}
-	}
-	return "", false
 }
