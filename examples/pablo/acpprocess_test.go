@@ -19,7 +19,9 @@ import (
 // Measured at ece9545 (the release build, 12 processes, and this test, 6
 // runs; load 10-18 on a shared 2-vCPU VM): VmRSS 20.1-20.6 MiB = RssAnon
 // 2.9-3.2 MiB + RssFile 17.0-17.5 MiB; at 0535dd6 (a 24.7 MB release
-// executable against 39.0 MB) 14.1 MiB = 2.6 + 11.5.
+// executable against 39.0 MB) 14.1 MiB = 2.6 + 11.5. Since 8d58219
+// (go-git's transports unlinked, 14 fewer initialisers) this test reads
+// 19.6-19.7 MiB = 3.0-3.1 + 16.6-16.7 MiB (3 runs, load 9-15).
 //
 // RssFile follows the executable's size, not what acp does: `pablo
 // version` alone peaks at 18.4 MiB (/usr/bin/time -f %M), and the idle acp
