@@ -98,7 +98,10 @@ func plural(t string) string {
 		return "values (see text)"
 	}
 	if base, rest, ok := strings.Cut(t, " ("); ok {
-		return base + "s (" + rest
+		return plural(base) + " (" + rest
+	}
+	if strings.HasPrefix(t, "array of ") {
+		return "arrays of " + strings.TrimPrefix(t, "array of ")
 	}
 	return t + "s"
 }
