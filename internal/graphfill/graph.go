@@ -21,8 +21,11 @@ import (
 
 // authorityClaim matches text in Skill instructions that claims to grant
 // authority. Such a claim is flagged on the Skill's node and never acted
-// on: instructions are task data, and only the host's layers grant.
-var authorityClaim = regexp.MustCompile(`(?i)\b(you (are|have been) (granted|authori[sz]ed|permitted)|grants? you|approval[- ]mode|bypass(es)? (the )?(policy|approvals?|sandbox)|ignore (the |all )?(policy|previous instructions))\b`)
+// on: instructions are task data, and only the host's layers grant. It is
+// compiled where a Skill's instructions are read, not by the package's
+// initialiser: that cost 34 KB and 153 allocations at the start of every
+// pablo process, whatever its command (GODEBUG=inittrace=1).
+const authorityClaim = `(?i)\b(you (are|have been) (granted|authori[sz]ed|permitted)|grants? you|approval[- ]mode|bypass(es)? (the )?(policy|approvals?|sandbox)|ignore (the |all )?(policy|previous instructions))\b`
 
 // graphBuilder is the graph's Builder and the one sandbox launcher every
 // required sandbox is checked with (one bubblewrap run).
@@ -350,6 +353,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set
 		b.Node(graph.Node{ID: id, Kind: graph.KindSkill})
 		b.Set(id, graph.Unsupported, graph.Reason{Code: string(f.Code), Detail: f.Reason})
 	}
+	var claim *regexp.Regexp
 	for _, s := range cat.Skills() {
 		id := "skill:" + s.QualifiedName
 		req := s.Requirements()
@@ -407,7 +411,10 @@ func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set
 		}
 		if a, ok := activated[s.QualifiedName]; ok {
 			attrs["instructions_sha256"] = sha256Tag([]byte(a.Instructions))
-			if m := authorityClaim.FindString(a.Instructions); m != "" {
+			if claim == nil {
+				claim = regexp.MustCompile(authorityClaim)
+			}
+			if m := claim.FindString(a.Instructions); m != "" {
 				b.Note(id, graph.Reason{Code: "authority_claim_flagged",
 					Detail: fmt.Sprintf("the instructions claim authority (%q); instructions are task data and grant nothing", m)})
 			}
