@@ -6,7 +6,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/providers"
@@ -190,6 +192,11 @@ type sharedCeilingTree struct {
 	child   model.Model
 	inGen   chan struct{}
 	release chan struct{}
+	// waiting is closed when the root's call that waits for the children
+	// is generated: its reservation stands before either child reserves,
+	// so the children divide what it leaves rather than racing it.
+	waiting     chan struct{}
+	waitingOnce sync.Once
 }
 
 const sharedCeilingRoot = "Compare the two reports."
@@ -201,6 +208,10 @@ func (m *sharedCeilingTree) Info() model.Info {
 func (m *sharedCeilingTree) Bound(req *model.Request) (model.Bound, error) {
 	if req.Messages[0].Content == sharedCeilingRoot {
 		return model.Bound{InputTokens: 1, OutputTokens: 1, Priced: true, InputCostMicroUSD: 1, OutputPrice: 1_000_000}, nil
+	}
+	select {
+	case <-m.waiting:
+	case <-time.After(30 * time.Second): // a root that never waits fails below
 	}
 	return m.child.(model.Bounder).Bound(req)
 }
@@ -245,6 +256,7 @@ func (m *sharedCeilingTree) Generate(ctx context.Context, req *model.Request, em
 			call("s2", `{"action":"spawn","request":{"input":"report B","capabilities":{"tools":[]}}}`),
 		}
 	case len(ids) == 2 && !waited:
+		m.waitingOnce.Do(func() { close(m.waiting) })
 		resp.ToolCalls = []model.ToolCall{call("w1", `{"action":"wait","agent_ids":[`+strings.Join(ids, ",")+`],"mode":"all","timeout_ms":60000}`)}
 	default:
 		resp.FinishReason, resp.Text = model.FinishStop, "compared"
@@ -273,7 +285,7 @@ func TestTwoChildrenUnderOneRootCeilingNeverOvershootIt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := &sharedCeilingTree{child: child, inGen: make(chan struct{}), release: make(chan struct{})}
+		m := &sharedCeilingTree{child: child, inGen: make(chan struct{}), release: make(chan struct{}), waiting: make(chan struct{})}
 		go func() {
 			<-m.inGen
 			<-m.inGen
