@@ -581,3 +581,48 @@ func TestMissingCredentialSaysHowToSetIt(t *testing.T) {
 		})
 	}
 }
+
+// TestCompiledSchemasCompileATextOnce: contracts built again through one
+// CompiledSchemas over the same schema text share its compiled schema, the
+// contracts they are extended into compile through it too, a text that
+// fails is an error each time, and the cache stays within its bound.
+func TestCompiledSchemasCompileATextOnce(t *testing.T) {
+	s := mustSet(t, Config{Native: []ID{FSRead, FSWrite}})
+	text := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`)
+	var cs CompiledSchemas
+	a, err := cs.NewContracts(s, []ToolSpec{{ID: FSRead, InputSchema: text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cs.NewContracts(s, []ToolSpec{{ID: FSRead, InputSchema: append(json.RawMessage(nil), text...)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.specs[FSRead].schema != b.specs[FSRead].schema {
+		t.Error("the same schema text was compiled twice")
+	}
+	w, err := b.With([]ToolSpec{{ID: FSWrite, InputSchema: text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.specs[FSWrite].schema != a.specs[FSRead].schema {
+		t.Error("With compiled a schema text the cache held")
+	}
+	if d, err := w.Decide(Call{Tool: FSWrite, Arguments: json.RawMessage(`{"n":"x"}`)}); err == nil || d.Allowed {
+		t.Errorf("a shared schema admitted a wrong type: %+v, %v", d, err)
+	}
+	for range 2 {
+		if _, err := cs.NewContracts(s, []ToolSpec{{ID: FSRead, InputSchema: json.RawMessage(`{"type":"object","pattern":1}`)}}); err == nil {
+			t.Error("a schema outside the subset compiled")
+		}
+	}
+	for i := range maxCompiledSchemas + 10 {
+		raw := json.RawMessage(fmt.Sprintf(`{"type":"object","maxProperties":%d}`, i))
+		if _, err := cs.NewContracts(s, []ToolSpec{{ID: FSRead, InputSchema: raw}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(cs.m); n > maxCompiledSchemas {
+		t.Errorf("the cache holds %d schemas, over its bound", n)
+	}
+}

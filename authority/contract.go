@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 
 	"github.com/pabloagent/pablo/internal/schema"
 	"github.com/pabloagent/pablo/internal/textx"
@@ -113,8 +114,59 @@ func (e *ContractError) Is(target error) bool {
 // must be admitted, its arguments must validate against its closed schema,
 // and every resource it names must be inside the caller's authority.
 type Contracts struct {
-	auth  Authority
-	specs map[ID]contract
+	auth     Authority
+	specs    map[ID]contract
+	compiled *CompiledSchemas // nil: compile every schema
+}
+
+// CompiledSchemas keeps argument schemas once compiled, keyed by their
+// text, for contracts built again and again over the same tools: a
+// runtime whose MCP tools follow their servers builds each task's
+// contracts anew, and without it compiled every tool's schema for every
+// task. A schema is compiled by its text alone, so one compiled from the
+// same bytes is the same contract. The zero value is ready; it is safe
+// for concurrent use. It holds at most 1,024 schemas and forgets them all
+// when a new one would pass that bound (a catalog whose servers keep
+// changing their tools costs a compilation again, never unbounded memory).
+type CompiledSchemas struct {
+	mu sync.Mutex
+	m  map[string]*schema.Schema
+}
+
+// maxCompiledSchemas bounds a CompiledSchemas.
+const maxCompiledSchemas = 1024
+
+// compile returns raw's compiled schema, from the cache when raw was
+// compiled before. Errors are not kept.
+func (cs *CompiledSchemas) compile(raw []byte) (*schema.Schema, error) {
+	if cs == nil {
+		return schema.Compile(raw, schema.DefaultLimits())
+	}
+	cs.mu.Lock()
+	sc, ok := cs.m[string(raw)]
+	cs.mu.Unlock()
+	if ok {
+		return sc, nil
+	}
+	sc, err := schema.Compile(raw, schema.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.m == nil || len(cs.m) >= maxCompiledSchemas {
+		cs.m = map[string]*schema.Schema{}
+	}
+	cs.m[string(raw)] = sc
+	return sc, nil
+}
+
+// NewContracts is [NewContracts] with the schemas taken from cs when it
+// compiled the same text before, and compiled into it otherwise; the
+// contracts' [Contracts.With] compiles through cs too.
+func (cs *CompiledSchemas) NewContracts(auth Authority, specs []ToolSpec) (*Contracts, error) {
+	c := &Contracts{auth: auth, specs: make(map[ID]contract, len(specs)), compiled: cs}
+	return c, c.add(specs)
 }
 
 type contract struct {
@@ -137,7 +189,7 @@ func NewContracts(auth Authority, specs []ToolSpec) (*Contracts, error) {
 // c's compiled schemas are shared, not compiled again, and c is unchanged.
 // A spec whose ID c already holds is an error, as in [NewContracts].
 func (c *Contracts) With(specs []ToolSpec) (*Contracts, error) {
-	out := &Contracts{auth: c.auth, specs: make(map[ID]contract, len(c.specs)+len(specs))}
+	out := &Contracts{auth: c.auth, specs: make(map[ID]contract, len(c.specs)+len(specs)), compiled: c.compiled}
 	maps.Copy(out.specs, c.specs)
 	if err := out.add(specs); err != nil {
 		return nil, err
@@ -150,7 +202,7 @@ func (c *Contracts) add(specs []ToolSpec) error {
 		if _, dup := c.specs[s.ID]; dup {
 			return fmt.Errorf("authority: tool %s is declared twice", s.ID)
 		}
-		sc, err := schema.Compile(s.InputSchema, schema.DefaultLimits())
+		sc, err := c.compiled.compile(s.InputSchema)
 		if err != nil {
 			return fmt.Errorf("authority: tool %s: %w", s.ID, err)
 		}
@@ -163,7 +215,7 @@ func (c *Contracts) add(specs []ToolSpec) error {
 // authority; both sets of compiled schemas are shared, not compiled again,
 // and neither is changed. A tool in both is an error.
 func (c *Contracts) Merge(o *Contracts) (*Contracts, error) {
-	out := &Contracts{auth: c.auth, specs: make(map[ID]contract, len(c.specs)+len(o.specs))}
+	out := &Contracts{auth: c.auth, specs: make(map[ID]contract, len(c.specs)+len(o.specs)), compiled: c.compiled}
 	maps.Copy(out.specs, c.specs)
 	for id, k := range o.specs {
 		if _, dup := out.specs[id]; dup {
@@ -178,7 +230,7 @@ func (c *Contracts) Merge(o *Contracts) (*Contracts, error) {
 // auth (a narrower authority: a child's) instead of c's; the compiled
 // schemas are shared, not compiled again, and c is unchanged.
 func (c *Contracts) Under(auth Authority, keep func(ID) bool) *Contracts {
-	out := &Contracts{auth: auth, specs: make(map[ID]contract, len(c.specs))}
+	out := &Contracts{auth: auth, specs: make(map[ID]contract, len(c.specs)), compiled: c.compiled}
 	for id, k := range c.specs {
 		if keep(id) {
 			out.specs[id] = k

@@ -358,9 +358,9 @@ func (s *step) openCatalogs() *event.Outcome {
 	s.shared = v != nil && len(more) == 0
 	switch {
 	case v == nil:
-		v = buildToolView(s.t.auth, r.opts.Secrets, nil, s.catalogs)
+		v = buildToolView(s.t.auth, r.opts.Secrets, &r.compiled, nil, s.catalogs)
 	case len(more) > 0:
-		v = buildToolView(s.t.auth, r.opts.Secrets, v, more)
+		v = buildToolView(s.t.auth, r.opts.Secrets, &r.compiled, v, more)
 	}
 	if v.err != nil {
 		return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailToolExecution, Delivery: outcome.NotSent}

@@ -84,6 +84,11 @@ type Runtime struct {
 	subagentOnce sync.Once
 	subagent     *toolView // the subagent tool's view, compiled once; see subagentView
 
+	// compiled keeps the tools' argument schemas a task's view compiled,
+	// for the next task's view of the same tools (an MCP catalog's view is
+	// built per task; see sharedTools).
+	compiled authority.CompiledSchemas
+
 	reapOnce sync.Once // survivors of the store's earlier hosts, killed before the first task
 
 	// The dispatch snapshot of a root task on the shared view, encoded

@@ -34,11 +34,12 @@ type toolView struct {
 
 // buildToolView builds the view of catalogs, first ones first, on top of
 // base (nil for none), which is left unchanged: its compiled contracts are
-// shared, the new catalogs' compiled. The definitions shown to the model
+// shared, the new catalogs' compiled through compiled (the runtime's: a
+// schema it compiled for an earlier task is not compiled again). The definitions shown to the model
 // are masked with secrets (an MCP server writes its tools' descriptions
 // and schemas, and may write a credential it was given into them); the
 // contracts check the schemas as the catalog declared them.
-func buildToolView(auth authority.Authority, secrets *redact.Set, base *toolView, catalogs []Catalog) *toolView {
+func buildToolView(auth authority.Authority, secrets *redact.Set, compiled *authority.CompiledSchemas, base *toolView, catalogs []Catalog) *toolView {
 	v := &toolView{owner: map[authority.ID]Catalog{}, byWire: map[string]authority.ID{}, refused: map[string]authority.Decision{}, decided: map[authority.ID]authority.Decision{}}
 	if base != nil {
 		v.owner, v.byWire, v.refused, v.decided = maps.Clone(base.owner), maps.Clone(base.byWire), maps.Clone(base.refused), maps.Clone(base.decided)
@@ -66,7 +67,7 @@ func buildToolView(auth authority.Authority, secrets *redact.Set, base *toolView
 		}
 	}
 	if base == nil {
-		v.contracts, v.err = authority.NewContracts(auth, specs)
+		v.contracts, v.err = compiled.NewContracts(auth, specs)
 	} else if v.err = base.err; v.err == nil {
 		v.contracts, v.err = base.contracts.With(specs)
 	}
@@ -111,7 +112,7 @@ func (r *Runtime) sharedTools() *toolView {
 				return
 			}
 		}
-		r.tools = buildToolView(r.opts.Authority, r.opts.Secrets, nil, r.opts.Catalogs)
+		r.tools = buildToolView(r.opts.Authority, r.opts.Secrets, &r.compiled, nil, r.opts.Catalogs)
 	})
 	return r.tools
 }
@@ -182,7 +183,7 @@ func (v *toolView) with(w *toolView, c Catalog) *toolView {
 // with children and shared by every task after it.
 func (r *Runtime) subagentView(sup Catalog) *toolView {
 	r.subagentOnce.Do(func() {
-		r.subagent = buildToolView(r.opts.Authority, r.opts.Secrets, nil, []Catalog{sup})
+		r.subagent = buildToolView(r.opts.Authority, r.opts.Secrets, &r.compiled, nil, []Catalog{sup})
 	})
 	return r.subagent
 }
