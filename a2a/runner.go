@@ -307,13 +307,9 @@ func (r *Runner) exchange(ctx context.Context, call rpcCall, t *tracker, rep *Re
 		if err != nil {
 			return err
 		}
-		env, err := r.c.envelope(call, data)
+		ev, err := r.event(call, data, t)
 		if err != nil {
 			return err
-		}
-		ev, err := call.decode(env.Result)
-		if err != nil {
-			return t.protocol("%s", err)
 		}
 		return t.apply(ev)
 	}
@@ -332,13 +328,9 @@ func (r *Runner) exchange(ctx context.Context, call rpcCall, t *tracker, rep *Re
 			}
 			return err
 		}
-		env, err := r.c.envelope(call, data)
+		ev, err := r.event(call, data, t)
 		if err != nil {
 			return err
-		}
-		ev, err := call.decode(env.Result)
-		if err != nil {
-			return t.protocol("%s", err)
 		}
 		if err := t.apply(ev); err != nil {
 			return err
@@ -367,6 +359,48 @@ type cancelParams struct {
 // errStreamLost is a stream that ended before its task settled.
 var errStreamLost = errors.New("a2a: the stream ended before the remote task settled")
 
+// event decodes one answer of call (a send's result or a stream frame) to
+// its event. A 1.0 answer that is well formed, the common case, is decoded
+// in one pass: its envelope and its result together. Any other answer is
+// decoded again the general way, the envelope, then the result, each
+// checked by its own rules, so a malformed one fails as it always did.
+// (One difference, of no consequence: a frame repeating its "result" key
+// has its results merged here where the general way keeps the last; the
+// merged result is one the peer could have sent whole, and it is checked
+// as every result is.)
+func (r *Runner) event(call rpcCall, data []byte, t *tracker) (sdk.Event, error) {
+	if !call.legacy() {
+		var env struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Result  *oneResult      `json:"result"`
+			Error   json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(data, &env) == nil && env.JSONRPC == "2.0" && sameID(env.ID, call.id) &&
+			env.Result != nil && (len(env.Error) == 0 || string(env.Error) == "null") {
+			if ev, err := env.Result.event(call.stream); err == nil {
+				return ev, nil
+			}
+		}
+	}
+	env, err := r.c.envelope(call, data)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := call.decode(env.Result)
+	if err != nil {
+		return nil, t.protocol("%s", err)
+	}
+	return ev, nil
+}
+
+// sameID reports whether raw, a JSON-RPC id, is the string id written
+// with no escape (as the peers write the IDs Pablo sends); one written
+// otherwise is compared by the general way (see Client.envelope).
+func sameID(raw json.RawMessage, id string) bool {
+	return len(raw) == len(id)+2 && raw[0] == '"' && raw[len(raw)-1] == '"' && string(raw[1:len(raw)-1]) == id
+}
+
 // decode decodes one send result or stream frame in the call's version.
 func (call rpcCall) decode(raw json.RawMessage) (sdk.Event, error) {
 	if call.legacy() {
@@ -380,15 +414,24 @@ func (call rpcCall) decode(raw json.RawMessage) (sdk.Event, error) {
 // artifactUpdate). The decoder's own message is not kept: it can quote
 // the peer.
 func decodeResult(raw json.RawMessage, stream bool) (sdk.Event, error) {
-	var one struct {
-		Task           *sdk.Task                    `json:"task"`
-		Message        *sdk.Message                 `json:"message"`
-		StatusUpdate   *sdk.TaskStatusUpdateEvent   `json:"statusUpdate"`
-		ArtifactUpdate *sdk.TaskArtifactUpdateEvent `json:"artifactUpdate"`
-	}
+	var one oneResult
 	if err := json.Unmarshal(raw, &one); err != nil {
 		return nil, fmt.Errorf("the result does not decode as A2A 1.0")
 	}
+	return one.event(stream)
+}
+
+// oneResult is a 1.0 send result or stream frame's result: exactly one of
+// its fields is set.
+type oneResult struct {
+	Task           *sdk.Task                    `json:"task"`
+	Message        *sdk.Message                 `json:"message"`
+	StatusUpdate   *sdk.TaskStatusUpdateEvent   `json:"statusUpdate"`
+	ArtifactUpdate *sdk.TaskArtifactUpdateEvent `json:"artifactUpdate"`
+}
+
+// event is the one event one holds, checked as decodeResult says.
+func (one *oneResult) event(stream bool) (sdk.Event, error) {
 	var ev sdk.Event
 	n := 0
 	if one.Task != nil {

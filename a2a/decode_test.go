@@ -1,0 +1,89 @@
+package a2a
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// general decodes an answer the general way: the envelope, then the
+// result, each by its own rules (what Runner.event falls back to).
+func general(r *Runner, call rpcCall, data []byte, t *tracker) (sdk.Event, error) {
+	env, err := r.c.envelope(call, data)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := call.decode(env.Result)
+	if err != nil {
+		return nil, t.protocol("%s", err)
+	}
+	return ev, nil
+}
+
+// TestOnePassDecodeMatchesTheGeneralWay: Runner.event's one pass gives
+// each answer the event, or the error, the envelope and the result decoded
+// apart give, well formed or not, streamed or not.
+func TestOnePassDecodeMatchesTheGeneralWay(t *testing.T) {
+	r := newRunner(t, Options{Remotes: []Remote{{Name: "r", CardURL: "http://127.0.0.1:1/card", Endpoint: "http://127.0.0.1:1/rpc"}}})
+	frames := []string{
+		`{"jsonrpc":"2.0","id":"req-1","result":{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}`,
+		`{"jsonrpc":"2.0","id":"req-1","result":{"artifactUpdate":{"taskId":"t1","contextId":"c1","artifact":{"artifactId":"a","parts":[{"text":"hi"}]}}}}`,
+		`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}}`,
+		`{"jsonrpc":"2.0","id":"req-1","result":{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"hi"}]}}}`,
+		`{"jsonrpc":"2.0","id":"req\u002d1","result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}`,
+		`{"jsonrpc":"2.0","id":"req-2","result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1"}}}`,
+		`{"jsonrpc":"1.0","id":"req-1","result":{"task":{"id":"t1"}}}`,
+		`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1"}},"error":{"code":-32000,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":"req-1","result":null,"error":{"code":-32001,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":"req-1","error":"no"}`,
+		`{"jsonrpc":"2.0","id":"req-1","result":null}`,
+		`{"jsonrpc":"2.0","id":"req-1","result":{}}`,
+		`{"jsonrpc":"2.0","id":"req-1","result":5}`,
+		`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1"},"message":{"messageId":"m"}}}`,
+		`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":5}}}`,
+		`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1"}}`,
+		`not json`,
+	}
+	for _, stream := range []bool{true, false} {
+		call := rpcCall{remote: Remote{Name: "r"}, method: "SendStreamingMessage", stream: stream, id: "req-1"}
+		for _, f := range frames {
+			t.Run(fmt.Sprintf("stream=%v/%s", stream, f), func(t *testing.T) {
+				wantEv, wantErr := general(r, call, []byte(f), &tracker{remote: "r", method: call.method})
+				ev, err := r.event(call, []byte(f), &tracker{remote: "r", method: call.method})
+				if fmt.Sprint(err) != fmt.Sprint(wantErr) || reflect.TypeOf(err) != reflect.TypeOf(wantErr) {
+					t.Fatalf("error %v (%T), the general way %v (%T)", err, err, wantErr, wantErr)
+				}
+				if !reflect.DeepEqual(ev, wantEv) {
+					t.Fatalf("event %#v, the general way %#v", ev, wantEv)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkDecodeStreamFrame: one stream frame (an artifact update) to its
+// event, in one pass and the general way.
+func BenchmarkDecodeStreamFrame(b *testing.B) {
+	r := newRunner(b, Options{Remotes: []Remote{{Name: "r", CardURL: "http://127.0.0.1:1/card", Endpoint: "http://127.0.0.1:1/rpc"}}})
+	call := rpcCall{remote: Remote{Name: "r"}, method: "SendStreamingMessage", stream: true, id: "0b7c8a4e-5f7e-4d5a-9a63-2a4c0f0e8f11"}
+	frame := []byte(`{"jsonrpc":"2.0","id":"` + call.id + `","result":{"artifactUpdate":{"taskId":"5c3e0c52-3a7b-4f0e-8d0a-0d3c6a3c9b7e","contextId":"2e1f3c4d-5b6a-4789-8a9b-0c1d2e3f4a5b","artifact":{"artifactId":"result","parts":[{"text":"Reviewed: the diff looks fine.","mediaType":"text/plain"}]},"lastChunk":true}}}`)
+	for _, way := range []string{"one-pass", "general"} {
+		b.Run("way="+way, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if way == "one-pass" {
+					_, err = r.event(call, frame, &tracker{})
+				} else {
+					_, err = general(r, call, frame, &tracker{})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
