@@ -80,10 +80,18 @@ func (s *Store) ChangesFromPatch(ix *Index, text []byte, scope Scope) ([]Propose
 		return bad(0, "%d files, over the %d bound", len(files), MaxProposedChanges)
 	}
 	out := make([]ProposedChange, 0, len(files))
+	seen := make(map[string]bool, len(files))
 	for _, f := range files {
 		if c, err := cleanRepoPath(f.path); err != nil || c != f.path || !under(f.path, ix.graph) {
 			return bad(f.line, "%s is not under a graph path %v", f.path, ix.graph)
 		}
+		// Each section applies to the pinned file, not to the one before
+		// it: a path twice would be carried as two changes no `git am`
+		// takes.
+		if seen[f.path] {
+			return bad(f.line, "%s has a second section; write one section per path", f.path)
+		}
+		seen[f.path] = true
 		var old []string
 		var prev *Record
 		if !f.added {
