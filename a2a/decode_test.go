@@ -1,11 +1,15 @@
 package a2a
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"net/http"
 	"reflect"
 	"testing"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/pabloagent/pablo/ledger/outcome"
 )
 
 // general decodes an answer the general way: the envelope, then the
@@ -86,4 +90,48 @@ func BenchmarkDecodeStreamFrame(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestEveryChildFetchesTheCardAndAChangedOneIsAdmittedAgain: each remote
+// child fetches the card; the same bytes reuse the last admission, a card
+// changed since is admitted again by every rule (here refused: its
+// interface is no longer the configured endpoint), and a refusal is not
+// kept: the good card after it is admitted again.
+func TestEveryChildFetchesTheCardAndAChangedOneIsAdmittedAgain(t *testing.T) {
+	p := newFaultPeer(t)
+	p.setRPC(func(w http.ResponseWriter, req rpcRequest) {
+		result(w, req, task("t1", "c1", "TASK_STATE_COMPLETED", textArtifact("a1", "done")))
+	})
+	r := newRunner(t, Options{Remotes: []Remote{p.remote()}})
+	good := goodCard(p.endpoint())
+	moved := goodCard(p.srv.URL + "/elsewhere")
+	serve := func(card map[string]any) {
+		p.setCard(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(mustJSON(t, card))
+		})
+	}
+	for i, c := range []struct {
+		card map[string]any
+		want outcome.Status
+	}{{good, outcome.Completed}, {good, outcome.Completed}, {moved, outcome.Failed}, {good, outcome.Completed}, {moved, outcome.Failed}} {
+		serve(c.card)
+		h := run(t, r, spec("peer", "x", false))
+		if got := h.Result().Outcome.Status; got != c.want {
+			t.Fatalf("child %d: %s (%+v), want %s", i, got, h.Result().Outcome, c.want)
+		}
+		if c.want == outcome.Completed && h.Report().CardDigest != cardDigest(mustJSON(t, c.card)) {
+			t.Errorf("child %d: card digest %s", i, h.Report().CardDigest)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cardGets != 5 {
+		t.Errorf("%d card fetches for 5 children", p.cardGets)
+	}
+}
+
+func cardDigest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -1,11 +1,13 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
@@ -27,6 +29,16 @@ var (
 // comes back locally.
 type Runner struct {
 	c *Client
+
+	mu       sync.Mutex
+	admitted map[string]admittedCard // by remote name; see card
+}
+
+// admittedCard is the last card a remote's child admitted and the bytes
+// it was admitted from.
+type admittedCard struct {
+	data []byte
+	card *Card
 }
 
 var _ children.RemoteRunner = (*Runner)(nil)
@@ -216,7 +228,7 @@ func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpe
 		// the card request.
 		return ended(ctx, outcome.NotSent)
 	}
-	card, err := r.c.FetchCard(ctx, remote.Name)
+	card, err := r.card(ctx, remote)
 	if ctx.Err() != nil {
 		// Stopped before the request left: nothing is sent.
 		return ended(ctx, outcome.NotSent)
@@ -267,6 +279,36 @@ func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpe
 		r.cancelTask(ctx, remote, card, t.taskID, rep)
 	}
 	return res
+}
+
+// card fetches remote's card for one child, as [Client.FetchCard] does,
+// and admits it: a card fetched with the same bytes as the one the last
+// child of remote admitted is that admission (AdmitCard's result depends
+// on the remote's configuration and the bytes alone), so only a card that
+// changed is checked again. Every child still fetches the card; a refusal
+// is never kept.
+func (r *Runner) card(ctx context.Context, remote Remote) (*Card, error) {
+	data, err := r.c.getCard(ctx, remote)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	last, ok := r.admitted[remote.Name]
+	r.mu.Unlock()
+	if ok && bytes.Equal(last.data, data) {
+		return last.card, nil
+	}
+	card, err := AdmitCard(remote, data)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if r.admitted == nil {
+		r.admitted = map[string]admittedCard{}
+	}
+	r.admitted[remote.Name] = admittedCard{data: data, card: card}
+	r.mu.Unlock()
+	return card, nil
 }
 
 // follow is a resumed remote child: the task the remote bound before the
