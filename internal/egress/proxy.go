@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -18,7 +19,10 @@ import (
 type Decision struct {
 	// Method is CONNECT, or the plain-HTTP request's method.
 	Method string `json:"method"`
-	// Host and Port are what the request asked for.
+	// Host and Port are what the request asked for: Host as the request
+	// spelled it (case and a trailing dot kept), so that a secret a
+	// request carries in a host name is the same text the recorder's
+	// masking knows, never one the proxy case-folded past it.
 	Host string `json:"host"`
 	Port int    `json:"port"`
 	// Allowed says whether the proxy let the request through.
@@ -28,6 +32,8 @@ type Decision struct {
 	// Reason says why a request was denied, or why an allowed one could
 	// not be carried ("" when it was).
 	Reason string `json:"reason,omitempty"`
+
+	target string // the host, normalized, that an allowed request dials
 }
 
 // Resolver resolves names; *net.Resolver is one.
@@ -94,9 +100,9 @@ func (p *Proxy) Decide(method, host string, port int) Decision {
 			d.Reason = "the host is neither a DNS name nor an IP literal"
 			return d
 		}
-		d.Host = name
+		d.target = name
 	} else {
-		d.Host = ip.String()
+		d.target = ip.String()
 	}
 	for _, r := range p.rules {
 		if r.matches(name, ip, port) {
@@ -169,7 +175,7 @@ func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
 		reply(c, http.StatusForbidden, fmt.Sprintf("egress: %s:%d denied: %s", d.Host, d.Port, d.Reason))
 		return
 	}
-	up, err := p.connect(ctx, d.Host, port)
+	up, err := p.connect(ctx, d.target, port)
 	if err != nil {
 		d.Reason = "allowed, but " + err.Error()
 		p.emit(d)
@@ -200,6 +206,16 @@ func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
 	// One plain-HTTP request per connection: the proxy carries no
 	// keep-alive, so each request is decided on its own.
 	req.Close = true
+	// The upstream sees the host that was decided, never a Host header
+	// naming another (RFC 9112 3.2.2: a proxy replaces it): another
+	// virtual host behind an allowed address is another destination.
+	host = req.URL.Hostname()
+	if req.URL.Port() != "" {
+		host = net.JoinHostPort(host, strconv.Itoa(port))
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	req.URL.Host, req.Host = host, ""
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
 	if err := req.Write(up); err != nil {
