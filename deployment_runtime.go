@@ -2,7 +2,6 @@ package pablo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/engine"
-	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
 
 	"go.opentelemetry.io/otel/trace"
@@ -152,14 +150,13 @@ func (d *Deployment) runtimeOptions(ctx context.Context, opts HostOptions) (Runt
 	}
 	ro.Catalogs = append(ro.Catalogs, natives...)
 	if len(o.Skills.Activate) > 0 {
-		cat, msgs, err := d.activateSkills(ctx, set)
+		cat, err := d.activateSkills(ctx, set)
 		if err != nil {
 			return fail(err)
 		}
 		if cat != nil {
 			ro.Catalogs = append(ro.Catalogs, cat)
-			ro.Context = append(ro.Context, msgs...)
-			ro.activations = cat.active.Activations()
+			ro.skills = cat.Skills()
 		}
 	}
 	if len(o.MCP.Servers) > 0 {
@@ -302,50 +299,24 @@ func (d *Deployment) SkillOptions() (skills.Options, error) {
 	return opts, nil
 }
 
-// skillCatalog serves skill.read over the activated Skills.
-type skillCatalog struct {
-	active *skills.Active
-	max    int
-}
-
-func (d *Deployment) activateSkills(ctx context.Context, set *authority.Set) (*skillCatalog, []model.Message, error) {
+func (d *Deployment) activateSkills(ctx context.Context, set *authority.Set) (*engine.SkillCatalog, error) {
 	selection := graphfill.SkillSelection(d.c.Options.Skills.Activate, set)
 	if len(selection) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	opts, err := d.SkillOptions()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cat, err := skills.Discover(ctx, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	active, err := cat.Activate(ctx, selection)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var msgs []model.Message
-	for _, s := range active.Skills() {
-		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: s.Message.Text})
-	}
-	return &skillCatalog{active: active, max: int(d.c.Options.Limits.MaxToolOutputBytes) - 1024}, msgs, nil
-}
-
-func (c *skillCatalog) Tools() []authority.ToolSpec {
-	return []authority.ToolSpec{{ID: authority.SkillRead, Description: skills.ReadToolDescription, InputSchema: json.RawMessage(skills.ReadArgumentsSchema)}}
-}
-
-func (c *skillCatalog) Call(ctx context.Context, call authority.Call) ledger.ToolResult {
-	args, err := skills.ParseReadArguments(call.Arguments)
-	if err != nil {
-		return ledger.ToolResult{Status: outcome.ToolInvalidArguments, Code: outcome.FailInvalidToolArguments}
-	}
-	res, err := c.active.Read(ctx, args, skills.ReadOptions{MaxBytes: c.max})
-	if err != nil {
-		return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: map[string]any{"skill": map[string]any{"error": map[string]any{"code": string(skills.CodeOf(err))}}}}
-	}
-	return ledger.Completed(map[string]any{"skill": map[string]any{"resource": res}})
+	return &engine.SkillCatalog{Active: active, MaxBytes: int(d.c.Options.Limits.MaxToolOutputBytes) - 1024}, nil
 }
 
 // nativeCatalogs opens the workspace tools and shell.run the deployment

@@ -122,10 +122,10 @@ type RuntimeOptions struct {
 	// (options.resume.unknown).
 	ResumeUnknown string
 
-	secrets     *redact.Set
-	auditLevel  func(string) string // a deployment's tool audit levels, when it sets any
-	cleanup     []func() error
-	activations []skills.Activation
+	secrets    *redact.Set
+	auditLevel func(string) string // a deployment's tool audit levels, when it sets any
+	cleanup    []func() error
+	skills     []engine.Skill
 }
 
 // Recovery says which of a model's mistakes go back to it as tool results.
@@ -210,7 +210,7 @@ func newEngine(opts RuntimeOptions) (*engine.Runtime, error) {
 		Context: opts.Context, Limits: opts.Limits, MaxOutputTokens: opts.MaxOutputTokens, Store: opts.Store, NewLedger: opts.NewLedger,
 		Deployment: opts.Deployment, Sink: opts.Sink, Tracer: opts.Tracer, Clock: opts.Clock, NewID: opts.NewID,
 		Children: opts.Children, Remote: opts.Remote, Output: opts.Output.spec(), AuditLevel: opts.auditLevel,
-		Secrets: opts.secrets, Cleanup: opts.cleanup, Activations: opts.activations, ResumeUnknown: engine.UnknownPolicy(opts.ResumeUnknown)}
+		Secrets: opts.secrets, Cleanup: opts.cleanup, Skills: opts.skills, ResumeUnknown: engine.UnknownPolicy(opts.ResumeUnknown)}
 	if opts.Compaction != nil {
 		c := engine.CompactionOptions(*opts.Compaction)
 		eo.Compaction = &c
@@ -282,8 +282,11 @@ func (r *Runtime) Start(ctx context.Context, input string) (*Task, error) {
 // StartTask admits the root task req describes and runs it in the
 // background, as Start does.
 func (r *Runtime) StartTask(ctx context.Context, req TaskRequest) (*Task, error) {
+	if err := skills.ValidateTaskKind(req.Kind); err != nil {
+		return nil, fmt.Errorf("pablo: TaskRequest.Kind: %w", err)
+	}
 	er := engine.Request{Input: req.Input, History: req.History, SessionID: req.SessionID, Workspace: req.Workspace,
-		MCPServers: req.MCPServers, Roles: req.Roles, Approver: req.Approver, Turn: req.turn}
+		MCPServers: req.MCPServers, Roles: req.Roles, Kind: req.Kind, Approver: req.Approver, Turn: req.turn}
 	t := &Task{}
 	if settled := req.settled; settled != nil {
 		// Called before the task's Done closes, so not through Wait.
@@ -365,6 +368,9 @@ type ResumeRequest struct {
 	// TaskRequest.Roles: the ledger does not keep a task's roles, so a
 	// task resumed without them holds none.
 	Roles []string
+	// Kind is the resumed task's kind, as TaskRequest.Kind: the ledger
+	// does not keep it either.
+	Kind string
 
 	history []model.Message                    // a session's turns before the task, from Session.Resume
 	settled func(*TaskObject, []model.Message) // called once the task settled, before Done closes, with its transcript
@@ -391,7 +397,10 @@ func (r *Runtime) Resume(ctx context.Context, taskID string) (*Task, error) {
 // again and charged again. Every charge made before the stop stays
 // charged. The task object's Resume field says what happened.
 func (r *Runtime) ResumeTask(ctx context.Context, taskID string, req ResumeRequest) (*Task, error) {
-	er := engine.ResumeRequest{TaskID: taskID, Approver: req.Approver, Deadline: req.Deadline, History: req.history, Roles: req.Roles}
+	if err := skills.ValidateTaskKind(req.Kind); err != nil {
+		return nil, fmt.Errorf("pablo: ResumeRequest.Kind: %w", err)
+	}
+	er := engine.ResumeRequest{TaskID: taskID, Approver: req.Approver, Deadline: req.Deadline, History: req.history, Roles: req.Roles, Kind: req.Kind}
 	t := &Task{}
 	if settled := req.settled; settled != nil {
 		er.Settled = func(res *engine.Result) { settled(t.object(res), res.Transcript) }

@@ -87,7 +87,7 @@ type (
 
 func wrapCatalog(c ToolCatalog) ToolCatalog {
 	switch c.(type) {
-	case *engine.WorkspaceCatalog, *engine.ShellCatalog, *skillCatalog:
+	case *engine.WorkspaceCatalog, *engine.ShellCatalog, *engine.SkillCatalog:
 		return c // the runtime's own, see above
 	}
 	h, reports := c.(HealthReporter)

@@ -22,6 +22,7 @@ import (
 	"github.com/pabloagent/pablo/model"
 
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/skills"
 )
 
 // SessionOptions configure a [Sessions] handler.
@@ -128,6 +129,10 @@ type SessionRequest struct {
 	// subset of SessionOptions.Roles (a client never gains a role the
 	// host did not give). Nil holds every role of SessionOptions.Roles.
 	Roles []string
+	// Kind is the task kind of the session's prompts (TaskRequest.Kind):
+	// only the Skills for it are activated and readable. Empty keeps
+	// every Skill.
+	Kind string
 }
 
 // SessionTurn is one earlier prompt of a loaded session: its task, its
@@ -236,6 +241,7 @@ type Session struct {
 	servers   []string // nil: every configured server
 	spec      SessionSpec
 	roles     []string // the roles its prompts hold
+	kind      string   // the task kind of its prompts
 
 	mu        sync.Mutex
 	turns     []sessionTurn
@@ -379,8 +385,11 @@ func (s *Sessions) New(ctx context.Context, req SessionRequest) (*Session, error
 	if err != nil {
 		return nil, err
 	}
+	if err := skills.ValidateTaskKind(req.Kind); err != nil {
+		return nil, invalid("%v", err)
+	}
 	x := newSession(s, s.opts.NewID(), spec, servers)
-	x.roles = roles
+	x.roles, x.kind = roles, req.Kind
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.open[x.id]; dup {
@@ -483,6 +492,9 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := skills.ValidateTaskKind(req.Kind); err != nil {
+		return nil, nil, invalid("%v", err)
+	}
 	ws := spec.Workspace
 	tasks, err := s.stored(ctx, id, func(l ledger.SessionLink) bool { return l.SessionID == id })
 	if err != nil {
@@ -495,7 +507,7 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 		return nil, nil, invalid("session %q ran in another workspace", textx.Shorten(id, 128))
 	}
 	x := newSession(s, id, spec, servers)
-	x.roles = roles
+	x.roles, x.kind = roles, req.Kind
 	var turns []SessionTurn
 	for _, t := range tasks {
 		if t.recs, err = s.opts.Store.Records(ctx, t.id); err != nil {
@@ -561,7 +573,7 @@ func (x *Session) Prompt(ctx context.Context, input string, approver Approver) (
 		return nil, err
 	}
 	req := TaskRequest{Input: input, History: x.history(), SessionID: x.id, Workspace: x.workspace, MCPServers: x.servers,
-		Roles: x.roles, Approver: approver, turn: uint64(len(x.turns) + 1)}
+		Roles: x.roles, Kind: x.kind, Approver: approver, turn: uint64(len(x.turns) + 1)}
 	gen := x.gen
 	x.mu.Unlock()
 	keep := func(turn sessionTurn) { x.turns = append(x.turns, turn) }
@@ -595,7 +607,7 @@ func (x *Session) Resume(ctx context.Context, taskID string, approver Approver) 
 		earlier[j] = x.turns[j].messages
 	}
 	prompt := x.turns[i].prompt
-	req := ResumeRequest{Approver: approver, Roles: x.roles, history: engine.History(earlier, x.s.opts.MaxHistoryBytes)}
+	req := ResumeRequest{Approver: approver, Roles: x.roles, Kind: x.kind, history: engine.History(earlier, x.s.opts.MaxHistoryBytes)}
 	gen := x.gen
 	x.mu.Unlock()
 	keep := func(turn sessionTurn) {

@@ -84,6 +84,10 @@ type TaskRequest struct {
 	// be an [authority.RoleBinder] (a deployment's is) when Roles is not
 	// empty. A child holds its parent's roles and never gains one.
 	Roles []string
+	// Kind is the task's kind (`pablo run --kind`): the task activates,
+	// and skill.read reads, only the Skills whose task-kinds list it or
+	// list none. Empty keeps every activated Skill.
+	Kind string
 	// Approver answers the approval requests of this task's calls. Nil
 	// means none can be asked: a call that needs approval is denied.
 	Approver Approver

@@ -27,8 +27,8 @@ func runtimeAdmits(t *testing.T, d *Deployment, host HostOptions, kind, name str
 	case "tool":
 		return rt.e.SharedTool(authority.ID(name))
 	case "skill":
-		for _, a := range rt.opts.activations {
-			if a.QualifiedName == name {
+		for _, a := range rt.opts.skills {
+			if a.Activation.QualifiedName == name {
 				return true
 			}
 		}

@@ -174,6 +174,12 @@ type Options struct {
 	// profile's readiness check "required roles admitted" compares them
 	// with every role the deployment requires. Nil: a task given none.
 	Roles []string
+	// TaskKind is the kind of the task the graph is computed for
+	// (TaskRequest.Kind, pablo run --kind): a Skill whose task-kinds do
+	// not list it is denied with reason task_kind_mismatch (the task
+	// neither activates nor reads it). Empty: a task of no kind, which
+	// takes every Skill.
+	TaskKind string
 	// Bubblewrap is the bubblewrap executable a required sandbox is
 	// checked with (empty: the default path).
 	Bubblewrap string

@@ -59,6 +59,12 @@ func roleFlag() flag {
 	return flag{name: "role", arg: "ROLE", repeat: true, help: "a role the task holds (TaskRequest.Roles): a capability whose rule or configuration requires a role is denied without it, the decision naming the role; repeatable; never adds authority (default: none)"}
 }
 
+// kindFlag is --kind: the task's kind (TaskRequest.Kind), which decides
+// the Skills it activates and reads.
+func kindFlag() flag {
+	return flag{name: "kind", arg: "KIND", help: "the task's kind (TaskRequest.Kind): only the Skills whose task-kinds list it, or list none, are activated and readable through skill.read (default: none, every activated Skill)"}
+}
+
 // jsonFlag is --json with the command's own meaning.
 func jsonFlag(help string) flag { return flag{name: "json", help: help} }
 
@@ -79,6 +85,7 @@ func runFlags() []flag {
 		{name: "allow-write", help: "add fs.write and fs.edit (default: options.filesystem.write)"},
 		{name: "skill", arg: "ROOT/NAME", repeat: true, help: "activate this Skill, replacing skills.activate; repeatable, at most 8; needs --config, and under lock allowed_run_overrides listing skills.activate (default: skills.activate)"},
 		roleFlag(),
+		kindFlag(),
 		{name: "fixture-endpoint", arg: "URL", help: "point the model at a loopback HTTP test server with a fixed key (refused under lock)"},
 		{name: "trace", arg: "PATH", help: "write the native JSONL trace to a new file, mode 0600 (default: trace.path, or none)"},
 		{name: "capture-content", help: "include model and tool content in the trace (default: trace.capture_content)"},
@@ -199,12 +206,14 @@ func commands() []command {
 				jsonFlag("print the graph as JSON"),
 				{name: "probe", help: "start the MCP servers (no tool called) and fetch the A2A remotes' cards (no credential) to include their live health, tools and cards (default: offline)"},
 				roleFlag(),
+				kindFlag(),
 			})},
 		{path: "why", args: "CAPABILITY", schemas: []string{"why.schema.json", "error.schema.json"}, summary: "why a capability is admitted or not: the chain of nodes, layers, rules and missing grants (exit 0 admitted, 1 not)",
 			deployment: true, flags: with([]flag{
 				jsonFlag("print the explanation as JSON"),
 				{name: "probe", help: "start the MCP servers (no tool called) and fetch the A2A remotes' cards (no credential) to include their live health and cards (default: offline)"},
 				roleFlag(),
+				kindFlag(),
 			})},
 		{path: "inspect", summary: "a read-only local web UI: each deployment's dependency cards, why, tools, MCP servers and Skills",
 			flags: []flag{

@@ -231,7 +231,7 @@ func (dr *doctor) run(ctx context.Context, args []string, h *host) {
 	case "a2a":
 		dr.probeA2A(ctx, d, h)
 	}
-	dr.graph(ctx, d, h, fixture != "", p.values["role"])
+	dr.graph(ctx, d, h, fixture != "", p.values["role"], p.one("kind"))
 }
 
 // localModels notes each model endpoint that is plain http to this host's

@@ -30,8 +30,8 @@ func readinessExit(r graph.Readiness) int {
 // each naming its first reason and, as its code, its root cause's; a
 // node policy turned off on purpose (a denied tool or optional server
 // nothing requires) is reported, never failed.
-func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixture bool, roles []string) {
-	g, err := d.Graph(ctx, graph.Options{LookupEnv: h.lookupEnv, Health: dr.health, Cards: dr.cards, HostModel: fixture, Bubblewrap: h.bubblewrap, Roles: roles})
+func (dr *doctor) graph(ctx context.Context, d *pablo.Deployment, h *host, fixture bool, roles []string, kind string) {
+	g, err := d.Graph(ctx, graph.Options{LookupEnv: h.lookupEnv, Health: dr.health, Cards: dr.cards, HostModel: fixture, Bubblewrap: h.bubblewrap, Roles: roles, TaskKind: kind})
 	if err != nil {
 		dr.fail("graph", doctorInvalid, "invalid_configuration", err.Error())
 		return

@@ -9,6 +9,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/mcp"
+	"github.com/pabloagent/pablo/skills"
 )
 
 // graphReportVersion is the version of `pablo graph --json`.
@@ -117,7 +118,10 @@ func probeCards(ctx context.Context, d *pablo.Deployment, h *host) ([]a2a.Probe,
 // the host's environment and bubblewrap, and with probe, live MCP health
 // and A2A cards.
 func graphOptions(ctx context.Context, d *pablo.Deployment, h *host, p *parsed) (graph.Options, error) {
-	opts := graph.Options{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap, Roles: p.values["role"]}
+	opts := graph.Options{LookupEnv: h.lookupEnv, Bubblewrap: h.bubblewrap, Roles: p.values["role"], TaskKind: p.one("kind")}
+	if err := skills.ValidateTaskKind(opts.TaskKind); err != nil {
+		return opts, usagef("--kind: %v", err)
+	}
 	if err := authority.ValidateRoles(opts.Roles); err != nil {
 		return opts, usagef("--role: %v", err)
 	}

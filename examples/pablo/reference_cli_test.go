@@ -54,6 +54,7 @@ var referenceCLI = map[string][]string{
 	"--traceparent":             {"TestRunJoinsTheCallersTrace"},
 	"--tracestate":              {"TestRunJoinsTheCallersTrace"},
 	"--role":                    {"TestRunRoleFlagGivesTheTaskItsRoles"}, // a Go extension (issue 37)
+	"--kind":                    {"TestRunKindFlagFiltersSkills"},        // a Go extension (issue 37)
 	"acp: --stdio":              {"TestACPRefusesWhatItCannotServe"},
 	"doctor: --probe":           {"TestDoctorProbeProviderExitCodes", "TestDoctorProbeMCP"},
 

@@ -31,7 +31,7 @@ func resumeCommand(ctx context.Context, args []string, h *host) error {
 	}
 	id := p.args[0]
 	return hostTask(ctx, h, p, d, true, func(ctx context.Context, rt *pablo.Runtime, approver pablo.Approver) (*pablo.Task, error) {
-		return rt.ResumeTask(ctx, id, pablo.ResumeRequest{Approver: approver, Roles: p.values["role"]})
+		return rt.ResumeTask(ctx, id, pablo.ResumeRequest{Approver: approver, Roles: p.values["role"], Kind: p.one("kind")})
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/skills"
 )
 
 // runOverrides maps run flags to typed deployment overrides.
@@ -95,6 +96,9 @@ func runOverrides(p *parsed) ([]pablo.Override, error) {
 	if err := authority.ValidateRoles(p.values["role"]); err != nil {
 		return nil, usagef("--role: %v", err)
 	}
+	if err := skills.ValidateTaskKind(p.one("kind")); err != nil {
+		return nil, usagef("--kind: %v", err)
+	}
 	more, err := extraOverrides(p)
 	if err != nil {
 		return nil, err
@@ -170,7 +174,7 @@ func writeJSON(h *host, v any) {
 // runTask runs one task of a loaded deployment and reports it.
 func runTask(ctx context.Context, h *host, p *parsed, d *pablo.Deployment, input string) error {
 	return hostTask(ctx, h, p, d, false, func(ctx context.Context, rt *pablo.Runtime, approver pablo.Approver) (*pablo.Task, error) {
-		return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: approver, Roles: p.values["role"]})
+		return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: approver, Roles: p.values["role"], Kind: p.one("kind")})
 	})
 }
 

@@ -97,11 +97,11 @@ func tuiCommand(ctx context.Context, args []string, h *host) error {
 	}
 	tasks := &tuiTasks{ctx: ctx}
 	tasks.start = func(ctx context.Context, input string, a pablo.Approver) (*pablo.Task, error) {
-		return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: a, Roles: p.values["role"]})
+		return rt.StartTask(ctx, pablo.TaskRequest{Input: input, Approver: a, Roles: p.values["role"], Kind: p.one("kind")})
 	}
 	var turns []pablo.SessionTurn
 	if id := p.one("session"); id != "" {
-		session, earlier, err := tuiSession(ctx, h, d, rt, store, id)
+		session, earlier, err := tuiSession(ctx, h, d, rt, store, id, p.one("kind"))
 		if err != nil {
 			return &exitError{code: 2, err: err}
 		}
@@ -183,7 +183,7 @@ func tuiTerminal(h *host) (in, out *os.File, err error) {
 // the deployment's workspace as its working directory: a new one for
 // "new", or the session id the store holds, with its earlier turns. The
 // store, when given, records each task's link to the session.
-func tuiSession(ctx context.Context, h *host, d *pablo.Deployment, rt *pablo.Runtime, store ledger.Store, id string) (*pablo.Session, []pablo.SessionTurn, error) {
+func tuiSession(ctx context.Context, h *host, d *pablo.Deployment, rt *pablo.Runtime, store ledger.Store, id, kind string) (*pablo.Session, []pablo.SessionTurn, error) {
 	if id != "new" && store == nil {
 		return nil, nil, usagef("--session %s continues a session of a ledger: give its --store (or --session new for a new one)", termtext.Printable(id))
 	}
@@ -206,10 +206,10 @@ func tuiSession(ctx context.Context, h *host, d *pablo.Deployment, rt *pablo.Run
 		return nil, nil, err
 	}
 	if id == "new" {
-		s, err := sessions.New(ctx, pablo.SessionRequest{Cwd: ws})
+		s, err := sessions.New(ctx, pablo.SessionRequest{Cwd: ws, Kind: kind})
 		return s, nil, err
 	}
-	return sessions.Load(ctx, id, pablo.SessionRequest{Cwd: ws})
+	return sessions.Load(ctx, id, pablo.SessionRequest{Cwd: ws, Kind: kind})
 }
 
 // tuiTasks runs the UI's tasks, one at a time, and sends what each does

@@ -133,7 +133,7 @@ func TestTUISessionCarriesEarlierPrompts(t *testing.T) {
 		}
 		replayed, _, _ = newTestModel(t)
 		if session != "" {
-			s, turns, err := tuiSession(ctx, &host{}, d, rt, store, session)
+			s, turns, err := tuiSession(ctx, &host{}, d, rt, store, session, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func TestTUISessionCarriesEarlierPrompts(t *testing.T) {
 			t.Errorf("the continued session does not show %q again:\n%s", w, v)
 		}
 	}
-	if _, _, err := tuiSession(ctx, &host{}, d, nil, nil, sessions[0]); err == nil || !strings.Contains(err.Error(), "give its --store") {
+	if _, _, err := tuiSession(ctx, &host{}, d, nil, nil, sessions[0], ""); err == nil || !strings.Contains(err.Error(), "give its --store") {
 		t.Errorf("--session ID without --store: %v", err)
 	}
 }

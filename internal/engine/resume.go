@@ -68,6 +68,10 @@ type ResumeRequest struct {
 	// Roles are the roles the host gives the resumed task, as
 	// Request.Roles: the ledger does not keep a task's roles.
 	Roles []string
+	// Kind is the resumed task's kind, as Request.Kind: the ledger does
+	// not keep it, so a host that started the task with a kind passes it
+	// again.
+	Kind string
 }
 
 // resumeState is what a resumed task continues from: its ledger's
@@ -144,7 +148,7 @@ func (r *Runtime) resumedTask(ctx context.Context, req ResumeRequest) (*Task, er
 	if err := checkConversation(req.History); err != nil {
 		return nil, err
 	}
-	er := Request{Input: input, History: req.History, Approver: req.Approver, Settled: req.Settled, Roles: req.Roles}
+	er := Request{Input: input, History: req.History, Approver: req.Approver, Settled: req.Settled, Roles: req.Roles, Kind: req.Kind}
 	if l := rs.Task.Session; l != nil {
 		er.SessionID, er.Workspace, er.Turn = l.SessionID, l.Workspace, l.Turn
 	}

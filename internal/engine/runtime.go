@@ -66,9 +66,35 @@ type Options struct {
 	// its snapshot entry records.
 	AuditLevel func(capability string) string
 
-	Secrets     *redact.Set
-	Cleanup     []func() error
-	Activations []skills.Activation
+	Secrets *redact.Set
+	Cleanup []func() error
+	// Skills are the activated Skills; each task keeps those for its
+	// kind (Request.Kind, skills.Bundle.ForTaskKind).
+	Skills []Skill
+}
+
+// Skill is one activated Skill as the engine runs it: its activation
+// record, the message that carries its instructions after the task's
+// context, and the task kinds it is for (none: every kind).
+type Skill struct {
+	Activation skills.Activation
+	Message    model.Message
+	TaskKinds  []string
+}
+
+// skillsFor are the Skills a task of kind activates: all of them when
+// kind is empty, else those whose task kinds include kind or are empty.
+func skillsFor(all []Skill, kind string) []Skill {
+	if kind == "" {
+		return all
+	}
+	var out []Skill
+	for _, s := range all {
+		if (skills.Bundle{TaskKinds: s.TaskKinds}).ForTaskKind(kind) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Runtime runs tasks. It is safe for concurrent use: each Start is an

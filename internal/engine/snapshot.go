@@ -134,7 +134,8 @@ func (s *step) snapshot() *ledger.Snapshot {
 	if r.opts.Deployment != nil {
 		snap.Fingerprint = r.opts.Deployment.Fingerprint
 	}
-	for _, a := range r.opts.Activations {
+	for _, sk := range skillsFor(r.opts.Skills, s.t.req.Kind) {
+		a := sk.Activation
 		d := s.conf.auth.Decide(authority.Request{Capability: authority.ID(a.QualifiedName)})
 		if !d.Allowed {
 			continue // a child whose Skills were narrowed away

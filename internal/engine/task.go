@@ -27,6 +27,9 @@ type Request struct {
 	// Roles are the roles the host gives the task: its authority is
 	// bound to them ([authority.RoleBinder]) at admission.
 	Roles []string
+	// Kind is the task's kind: only the Skills for it are activated and
+	// readable (skills.Bundle.ForTaskKind); empty keeps every Skill.
+	Kind string
 	// Approver answers the task's approval requests; nil asks no one.
 	Approver Approver
 	// Turn is the prompt's number in its session.

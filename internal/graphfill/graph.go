@@ -225,7 +225,7 @@ func Graph(ctx context.Context, d *Source, opts graph.Options) (*graph.Graph, er
 		}
 	}
 
-	if err := b.skills(ctx, d, set); err != nil {
+	if err := b.skills(ctx, d, set, opts.TaskKind); err != nil {
 		return nil, err
 	}
 
@@ -317,7 +317,10 @@ func (b *graphBuilder) sandbox(ctx context.Context, d *Source, from, id string, 
 // authority is flagged, never acted on), required tools and MCP servers
 // exist and are admitted, required credentials exist, and the output
 // contract is a usable schema.
-func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set) error {
+//
+// kind is the task's kind: a Skill not for it is denied (task_kind_mismatch)
+// and its instructions are not activated.
+func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set, kind string) error {
 	if len(d.Config.Options.Skills.Roots) == 0 {
 		return nil
 	}
@@ -335,7 +338,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set
 		if act, err := cat.Activate(ctx, selection); err != nil {
 			activateErr = err
 		} else {
-			for _, s := range act.Skills() {
+			for _, s := range act.ForTaskKind(kind).Skills() {
 				activated[s.Skill.QualifiedName] = s
 			}
 		}
@@ -397,15 +400,18 @@ func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set
 			}
 			b.Set(id, state, graph.Reason{Code: string(f.Code), Detail: f.Reason})
 		}
-		target := skills.Target{Adapter: skills.Adapter, Credential: func(n string) bool { _, ok := d.Credentials()[n]; return ok }}
+		target := skills.Target{Adapter: skills.Adapter, TaskKind: kind, Credential: func(n string) bool { _, ok := d.Credentials()[n]; return ok }}
 		if o := d.Config.Options.Output.Schema; o != "" {
 			target.OutputSchema = json.RawMessage(o)
 		}
 		for _, f := range skills.ValidateBundle(s, target) {
 			r := graph.Reason{Code: string(f.Code), Detail: f.Reason}
 			state := graph.Unsupported
-			if f.Code == skills.CodeCredentialMissing {
+			switch f.Code {
+			case skills.CodeCredentialMissing:
 				state = graph.MissingGrant
+			case skills.CodeTaskKindMismatch:
+				state = graph.Denied // for another kind of task
 			}
 			b.Set(id, state, r)
 		}
@@ -418,7 +424,7 @@ func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set
 				b.Note(id, graph.Reason{Code: "authority_claim_flagged",
 					Detail: fmt.Sprintf("the instructions claim authority (%q); instructions are task data and grant nothing", m)})
 			}
-		} else if activateErr != nil && activates(d.Config.Options.Skills.Activate, s) {
+		} else if activateErr != nil && s.Bundle().ForTaskKind(kind) && activates(d.Config.Options.Skills.Activate, s) {
 			b.Set(id, graph.Unsupported, graph.Reason{Code: "skill_activation_failed", Detail: activateErr.Error()})
 		}
 	}
