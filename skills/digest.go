@@ -1,0 +1,155 @@
+package skills
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+)
+
+// A Skill package may be pinned by digest (seed 002's package source
+// format): the digest of its directory is computed here, and a package
+// whose digest is not the pinned one is refused with a *DigestError.
+
+// ErrDigestMismatch reports a Skill package whose digest is not the one
+// it was pinned by.
+var ErrDigestMismatch = errors.New("skills: package digest mismatch")
+
+// CodeDigestMismatch: a pinned package's digest differs.
+const CodeDigestMismatch Code = "digest_mismatch"
+
+// Bounds of a package digest: more entries or bytes fail with
+// ErrLimitExceeded rather than hash without end.
+const (
+	maxDigestEntries = 4096
+	maxDigestBytes   = 64 << 20
+)
+
+// DigestError is a pinned package whose digest differs: it names both.
+type DigestError struct {
+	// Dir is the package directory.
+	Dir string
+	// Expected is the pinned digest, Actual the package's.
+	Expected, Actual string
+}
+
+func (e *DigestError) Error() string {
+	return fmt.Sprintf("skills: package %s has digest %s, not the pinned %s", strconv.Quote(e.Dir), e.Actual, e.Expected)
+}
+
+// Is makes errors.Is(err, ErrDigestMismatch) hold.
+func (e *DigestError) Is(target error) bool { return target == ErrDigestMismatch }
+
+// digestPattern is a pinned digest: sha256: and 64 lowercase hex digits.
+var digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// PackageDigest returns the digest of the Skill package in dir, as
+// "sha256:" and lowercase hex: SHA-256 over each regular file's
+// slash-separated path, size and bytes, in path order. dir itself must not
+// be a symlink; a symlink, device, FIFO or socket inside it fails with
+// ErrUnsafePath (a digest never depends on what a link points to), and
+// more than 4,096 entries or 64 MiB with ErrLimitExceeded.
+func PackageDigest(dir string) (string, error) {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", &Error{Kind: ErrIO, Code: CodeIOError, Path: dir, Reason: "the package cannot be read", Err: err}
+	}
+	if !fi.IsDir() {
+		return "", &Error{Kind: ErrUnsafePath, Code: CodePackageNotDirectory, Path: dir, Reason: "the package is not a directory (a symlink is refused)"}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", &Error{Kind: ErrIO, Code: CodeIOError, Path: dir, Reason: "the package cannot be opened", Err: err}
+	}
+	defer root.Close()
+	type entry struct {
+		path string
+		size int64
+	}
+	var files []entry
+	var total int64
+	entries := 0
+	walk := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return &Error{Kind: ErrIO, Code: CodeIOError, Path: p, Reason: "the package cannot be read", Err: err}
+		}
+		if entries++; entries > maxDigestEntries {
+			return &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded, Path: dir, Reason: fmt.Sprintf("more than %d entries in the package", maxDigestEntries)}
+		}
+		switch t := d.Type(); {
+		case t.IsDir():
+			return nil
+		case !t.IsRegular():
+			return &Error{Kind: ErrUnsafePath, Code: CodePackageSymlink, Path: p, Reason: "the package holds a symlink or special file; a pinned package holds only directories and regular files"}
+		}
+		info, err := d.Info()
+		if err != nil {
+			return &Error{Kind: ErrIO, Code: CodeIOError, Path: p, Reason: "the package cannot be read", Err: err}
+		}
+		if total += info.Size(); total > maxDigestBytes {
+			return &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded, Path: dir, Reason: fmt.Sprintf("the package holds more than %d bytes", maxDigestBytes)}
+		}
+		files = append(files, entry{p, info.Size()})
+		return nil
+	})
+	if walk != nil {
+		return "", walk
+	}
+	slices.SortFunc(files, func(a, b entry) int {
+		switch {
+		case a.path < b.path:
+			return -1
+		case a.path > b.path:
+			return 1
+		}
+		return 0
+	})
+	h := sha256.New()
+	for _, f := range files {
+		file, err := root.Open(f.path)
+		if err != nil {
+			return "", &Error{Kind: ErrIO, Code: CodeIOError, Path: f.path, Reason: "the package cannot be read", Err: err}
+		}
+		fi, err := file.Stat()
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.size {
+			file.Close()
+			return "", &Error{Kind: ErrChanged, Code: CodeChanged, Path: f.path, Reason: "the file changed while the package was hashed"}
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", f.path, f.size)
+		n, err := io.Copy(h, io.LimitReader(file, f.size))
+		file.Close()
+		if err != nil || n != f.size {
+			return "", &Error{Kind: ErrChanged, Code: CodeChanged, Path: f.path, Reason: "the file changed while the package was hashed", Err: err}
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// VerifyPackage checks the Skill package in dir against its pinned digest
+// want ("sha256:" and 64 lowercase hex digits): a malformed pin fails with
+// ErrInvalidOptions, a package that differs with a *DigestError naming
+// the expected and actual digests.
+func VerifyPackage(dir, want string) error {
+	if !digestPattern.MatchString(want) {
+		q := want
+		if len(q) > 80 {
+			q = q[:80]
+		}
+		return &Error{Kind: ErrInvalidOptions, Code: CodeInvalidSelection, Path: dir,
+			Reason: fmt.Sprintf("digest %s: want sha256: and 64 lowercase hex digits", strconv.Quote(q))}
+	}
+	got, err := PackageDigest(dir)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return &DigestError{Dir: dir, Expected: want, Actual: got}
+	}
+	return nil
+}
