@@ -261,3 +261,51 @@ func TestResumeReportsARemoteChildWithoutATaskIDUnknown(t *testing.T) {
 		}
 	}
 }
+
+// A remote child is re-decided on resume against what its parent holds
+// now: the deployment's a2a_remotes entry for the remote requires a role
+// since the stop, which the resumed task is not given, so the child is
+// neither followed (no GetTask of the resume) nor sent again: it settles
+// cancelled saying why, and its parent's wait sees it so.
+func TestResumeRedecidesARemoteChildsDelegation(t *testing.T) {
+	peer := startLoggedPeer(t)
+	px := newCutProxy(t, peer.base)
+	remote := "card_url = \"" + px.base + "/.well-known/agent-card.json\", endpoint = \"" + px.base + "/rpc\""
+	body := func(extra string) string {
+		return "[options.children]\nenabled = true\n[options.a2a.remotes.p]\n" + strings.ReplaceAll(remote, ", ", "\n") +
+			"\n[[authority]]\nid = \"ops\"\n[authority.policy.tools]\ndefault = \"allow\"\n[authority.a2a_remotes]\np = { " + remote + extra + " }\n"
+	}
+	f := newResumeFixture(t, body(""))
+	f.loopback = true
+	id := f.crash(remoteTreeModel{}, func(recs []ledger.Record) (bool, bool) {
+		for i := range recs {
+			if recs[i].Kind == ledger.RecordEvent && recs[i].Event.Type == string(event.RemoteBound) {
+				px.cut.Store(true)
+				return true, true
+			}
+		}
+		return false, false
+	})
+	px.cut.Store(false)
+	f.write(body(`, roles = ["partner"]`))
+	gets, sends := peer.count("GetTask"), peer.sends()
+	if _, err := f.resume(remoteTreeModel{}, id, ResumeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if peer.count("GetTask") != gets || peer.sends() != sends {
+		t.Errorf("the resume reached the remote its parent may no longer delegate to: %v", peer.rpcs)
+	}
+	found := false
+	for _, a := range f.report(id).Agents {
+		if a.ParentID == "" {
+			continue
+		}
+		found = true
+		if a.Outcome == nil || a.Outcome.Status != outcome.Cancelled || !strings.Contains(a.Outcome.Reason, "partner") {
+			t.Errorf("the remote child after the resume: %+v, want it cancelled for the role its parent lacks", a.Outcome)
+		}
+	}
+	if !found {
+		t.Error("no child in the report")
+	}
+}

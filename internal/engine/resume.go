@@ -419,6 +419,17 @@ func (s *step) readmitChild(id, kind string, args json.RawMessage, started bool)
 	if err != nil {
 		return cancelled(err.Error())
 	}
+	// The spawn is decided again against what the parent holds now (its
+	// roles, the layers of the deployment it resumes under): a
+	// delegation it may no longer make is not continued, followed or
+	// sent, whatever the stopped host decided.
+	req := authority.Request{Capability: authority.Subagent}
+	if a.Action == children.ActionSpawnRemote {
+		req.Resources = []authority.Resource{{Kind: authority.ResourceRemote, Value: a.Remote.Remote}}
+	}
+	if d := s.conf.auth.Decide(req); !d.Allowed {
+		return cancelled("its parent may no longer make this delegation: " + d.Reason)
+	}
 	switch {
 	case a.Action == children.ActionSpawn && (!started || kind == string(children.KindLocal)):
 		_, err = s.tree.Readmit(s.ctx, id, a.Request)
