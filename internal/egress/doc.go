@@ -9,7 +9,12 @@
 // ("127.1"); it resolves allowed names itself (the sandbox has no DNS);
 // and it hands every decision (host, port, allowed, the rule, or why not)
 // to its Record function. Each plain-HTTP request is carried on a
-// connection of its own, so every request is decided.
+// connection of its own, so every request is decided, with the decided
+// host as its Host header whatever the client wrote there. A tunnel's
+// bytes are the client's: the proxy does not read the TLS inside a
+// CONNECT, so a ClientHello naming another server (SNI) reaches the
+// allowed address only, and what that address serves under another name
+// is the allow entry's to answer for.
 //
 // Inside the sandbox, the command's HTTP_PROXY and HTTPS_PROXY name
 // [ListenAddr], a loopback listener in the sandbox's own network
