@@ -312,6 +312,9 @@ func (d *Deployment) activateSkills(ctx context.Context, set *authority.Set) (*e
 	if err != nil {
 		return nil, err
 	}
+	if err := skills.VerifyPins(opts, d.c.Options.Skills.Pins); err != nil {
+		return nil, err
+	}
 	active, err := cat.Activate(ctx, selection)
 	if err != nil {
 		return nil, err

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // A Skill package may be pinned by digest (seed 002's package source
@@ -150,6 +153,36 @@ func VerifyPackage(dir, want string) error {
 	}
 	if got != want {
 		return &DigestError{Dir: dir, Expected: want, Actual: got}
+	}
+	return nil
+}
+
+// VerifyPins checks each pinned package (ROOT/NAME to digest,
+// options.skills.pins) under opts' roots, in name order: the first that
+// differs, or names an unknown root, is the error.
+func VerifyPins(opts Options, pins map[string]string) error {
+	for _, qn := range slices.Sorted(maps.Keys(pins)) {
+		if err := VerifyPin(opts, qn, pins[qn]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// VerifyPin checks the package of the Skill qn (ROOT/NAME) under opts'
+// roots against digest want.
+func VerifyPin(opts Options, qn, want string) error {
+	root, name, _ := strings.Cut(qn, "/")
+	dir, ok := opts.Roots[root]
+	if !ok || name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return &Error{Kind: ErrNotFound, Code: CodeNotFound, Skill: qn, Reason: "a pinned Skill names no configured root and package"}
+	}
+	if err := VerifyPackage(filepath.Join(dir, name), want); err != nil {
+		var de *DigestError
+		if errors.As(err, &de) {
+			de.Dir = qn
+		}
+		return err
 	}
 	return nil
 }

@@ -136,6 +136,7 @@ var keyDocs = map[string]string{
 	"options.output.repair.max_feedback_bytes": "The repair message's bound.",
 
 	"options.skills.roots":    "Directories of Agent Skills, by root ID.",
+	"options.skills.pins":     "A Skill package pinned by digest, by `ROOT/NAME` (`\"team/review\" = \"sha256:…\"`, `skills.PackageDigest`): a package whose files differ is refused at activation and denied in the graph (`digest_mismatch`), naming the expected and actual digests.",
 	"options.skills.activate": "Skills (`ROOT/NAME` or a unique short name) active in every task (`--skill` replaces them).",
 
 	"options.mcp.servers":                                "MCP servers by name; their tools are `mcp/NAME/TOOL`.",

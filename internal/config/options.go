@@ -377,6 +377,9 @@ type OutputOptions struct {
 type SkillsOptions struct {
 	Roots    map[string]PathRef `json:"roots"`
 	Activate []string           `json:"activate"`
+	// Pins pins a Skill package by digest, by ROOT/NAME
+	// (skills.VerifyPackage): a package that differs is refused.
+	Pins map[string]string `json:"pins,omitempty"`
 }
 
 // MCPOptions are options.mcp.

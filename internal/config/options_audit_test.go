@@ -120,6 +120,7 @@ var optionEffects = map[string][]string{
 	"options.output.repair.enabled":            {"TestOutputValidationWithOneRepair", "TestOutputWithoutRepairHasNoRepairRecord"},
 	"options.output.repair.max_feedback_bytes": {"TestOutputSpecIsTheDeploymentsOutputOptions"},
 	"options.skills.roots":                     {"TestPresetSkillsDiscoverPresetEvidence"},
+	"options.skills.pins.*":                    {"TestSkillPinnedByDigest"},
 	"options.skills.activate":                  {"TestActivationSelectionRules", "TestActivationReturnsRecordAndUserRoleTaskData"},
 
 	"options.mcp.servers.*.transport":           {"TestEverythingStdio", "TestEverythingStreamableHTTP"},

@@ -202,6 +202,24 @@ func noDenyApproval(v any) error {
 	return nil
 }
 
+// skillPinKey is a pinned Skill's ROOT/NAME.
+func skillPinKey(k string) error {
+	root, name, ok := strings.Cut(k, "/")
+	if !ok || !identRE.MatchString(root) || name == "" || len(name) > 64 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+		return fmt.Errorf("a pinned Skill is ROOT/NAME, got %q", k)
+	}
+	return nil
+}
+
+// skillPinDigest is a pin: sha256: and 64 lowercase hex digits.
+func skillPinDigest(v any) error {
+	d, _ := v.(string)
+	if !strings.HasPrefix(d, "sha256:") || strings.Trim(d[7:], "0123456789abcdef") != "" || len(d) != 71 {
+		return fmt.Errorf("a pin is sha256: and 64 lowercase hex digits")
+	}
+	return nil
+}
+
 // auditLevels are seed 002's audit levels (tracefile.AuditLevel).
 func auditLevels() []string { return []string{"none", "metadata", "content"} }
 
@@ -551,6 +569,9 @@ func optionsTables() *spec {
 		"skills", table(
 			"roots", mapOf(16, keyRE(identRE, "skills root"), pathSpec(nil)),
 			"activate", list(8, str(1, 128, nil), []any{}),
+			// A Go extension (issue 37): seed 002's package pinned by
+			// digest, by ROOT/NAME; a package that differs is refused.
+			"pins", mapOf(8, skillPinKey, str(71, 71, nil).with(skillPinDigest)),
 		),
 		"mcp", table(
 			"servers", mapOf(16, keyRE(identRE, "MCP server name"), mcpServer),

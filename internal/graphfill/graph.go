@@ -3,6 +3,7 @@ package graphfill
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -414,6 +415,15 @@ func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set
 				state = graph.Denied // for another kind of task
 			}
 			b.Set(id, state, r)
+		}
+		if pin, ok := d.Config.Options.Skills.Pins[s.QualifiedName]; ok {
+			if err := skills.VerifyPin(sopts, s.QualifiedName, pin); err != nil {
+				code := "skill_pin_unverified"
+				if errors.Is(err, skills.ErrDigestMismatch) {
+					code = string(skills.CodeDigestMismatch)
+				}
+				b.Set(id, graph.Denied, graph.Reason{Code: code, Detail: err.Error()})
+			}
 		}
 		if a, ok := activated[s.QualifiedName]; ok {
 			attrs["instructions_sha256"] = sha256Tag([]byte(a.Instructions))
