@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
@@ -22,6 +23,10 @@ type treeModel struct {
 	// childTurns are the numbers of tool results each of the child's
 	// requests carried, in order.
 	childTurns []int
+	// spawned, when set, holds the child's first turn until it is closed
+	// (when the root's spawn call has settled), so a kill at the child's
+	// first write finds the spawn's result recorded.
+	spawned chan struct{}
 }
 
 const childTask = "write the two child files"
@@ -43,6 +48,12 @@ func (m *treeModel) Generate(_ context.Context, req *model.Request, _ func(strin
 		m.mu.Unlock()
 		switch len(results) {
 		case 0:
+			if m.spawned != nil {
+				select {
+				case <-m.spawned:
+				case <-time.After(30 * time.Second): // the kill below then fails the test
+				}
+			}
 			r := calls(call("c1", "fs_write", `{"path":"child1.txt","text":"one\n","expected_revision":null}`))
 			return &r, nil
 		case 1:
@@ -68,11 +79,22 @@ func (m *treeModel) Generate(_ context.Context, req *model.Request, _ func(strin
 }
 
 // crashInTheChild runs the tree and kills its host once the child's first
-// write settled, and returns the task ID and the child's agent ID.
+// write settled (the child starts writing only once the root's spawn call
+// settled, so the child's request is in its parent's records), and
+// returns the task ID and the child's agent ID.
 func crashInTheChild(t *testing.T, f *resumeFixture) (string, string) {
 	t.Helper()
-	var write string // the child's first write, by agent and call ID
-	id := f.crash(&treeModel{}, killAt(true, func(c *ledger.CallRecord) bool {
+	var write, spawn string // the child's first write and the root's spawn, by agent and call ID
+	m := &treeModel{spawned: make(chan struct{})}
+	var once sync.Once
+	id := f.crash(m, killAt(true, func(c *ledger.CallRecord) bool {
+		// A settled record names its call by ID only.
+		if c.Name == "subagent" && c.State == ledger.CallAdmitted && spawn == "" {
+			spawn = c.AgentID + "/" + c.CallID
+		}
+		if c.State == ledger.CallSettled && c.AgentID+"/"+c.CallID == spawn {
+			once.Do(func() { close(m.spawned) })
+		}
 		if c.Name == "fs.write" && c.State == ledger.CallAdmitted && write == "" {
 			write = c.AgentID + "/" + c.CallID
 		}
