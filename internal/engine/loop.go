@@ -554,6 +554,34 @@ func (s *step) publish(payload []byte, text string, data *event.EventData) *even
 		ev, err := s.t.root.Append(s.ctx, s.agent, string(typ), payload)
 		return stampOf(ev), err
 	}, s.hdr, text, data)
+	return s.deliver(st, err, text, data)
+}
+
+// publishTool and publishModel are publish for the four events every turn
+// publishes, which the task's log keeps as a tool or a model (a fraction
+// of an event's size) rather than as an event.
+func (s *step) publishTool(payload []byte, tool *eventlog.Tool) *event.Outcome {
+	data := tool.Data()
+	st, err := s.t.log.AddTool(func() (eventlog.Stamp, error) {
+		ev, err := s.t.root.Append(s.ctx, s.agent, string(data.Type), payload)
+		return stampOf(ev), err
+	}, s.hdr, tool)
+	return s.deliver(st, err, "", &data)
+}
+
+func (s *step) publishModel(payload []byte, m *eventlog.Model) *event.Outcome {
+	data := m.Data()
+	st, err := s.t.log.AddModel(func() (eventlog.Stamp, error) {
+		ev, err := s.t.root.Append(s.ctx, s.agent, string(data.Type), payload)
+		return stampOf(ev), err
+	}, s.hdr, m)
+	return s.deliver(st, err, "", &data)
+}
+
+// deliver is the rest of publishing an event the log has (or the ledger
+// refused with err): the readers are woken and the host's sink gets it.
+// data is nil for a text delta, whose text is all it carries.
+func (s *step) deliver(st eventlog.Stamp, err error, text string, data *event.EventData) *event.Outcome {
 	if st.RootSeq != 0 {
 		s.t.wake()
 	}
@@ -572,55 +600,11 @@ func (s *step) publish(payload []byte, text string, data *event.EventData) *even
 		}
 		if err := sink(e); err != nil {
 			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.ResponseReceived,
-				Reason: s.reason("the host's event sink failed on event %s (root_seq %d): %v", typ, st.RootSeq, err)}
+				Reason: s.reason("the host's event sink failed on event %s (root_seq %d): %v", e.Type, st.RootSeq, err)}
 		}
 	}
 	if s.t.log.Low() {
 		// Between events, not inside one's delivery.
-		s.t.log.Grow()
-	}
-	return nil
-}
-
-// publishTool and publishModel are publish for the four events every turn
-// publishes, which the task's log keeps as a tool or a model (a fraction
-// of an event's size) rather than as an event.
-func (s *step) publishTool(payload []byte, tool *eventlog.Tool) *event.Outcome {
-	data := tool.Data()
-	st, err := s.t.log.AddTool(func() (eventlog.Stamp, error) {
-		ev, err := s.t.root.Append(s.ctx, s.agent, string(data.Type), payload)
-		return stampOf(ev), err
-	}, s.hdr, tool)
-	return s.deliver(st, err, &data)
-}
-
-func (s *step) publishModel(payload []byte, m *eventlog.Model) *event.Outcome {
-	data := m.Data()
-	st, err := s.t.log.AddModel(func() (eventlog.Stamp, error) {
-		ev, err := s.t.root.Append(s.ctx, s.agent, string(data.Type), payload)
-		return stampOf(ev), err
-	}, s.hdr, m)
-	return s.deliver(st, err, &data)
-}
-
-// deliver is the rest of publishing an event the log has (or the ledger
-// refused with err): the readers are woken and the host's sink gets it.
-func (s *step) deliver(st eventlog.Stamp, err error, data *event.EventData) *event.Outcome {
-	if st.RootSeq != 0 {
-		s.t.wake()
-	}
-	if err != nil {
-		return s.ledgerOutcome(err)
-	}
-	if sink := s.t.rt.opts.Sink; sink != nil {
-		e := event.Event{SchemaVersion: event.SchemaVersion, Seq: st.Seq, RootSeq: st.RootSeq, TimestampUnixMicros: st.UnixMicros,
-			RunID: s.hdr.RunID, SessionID: s.hdr.SessionID, TraceID: s.hdr.TraceID, Agent: s.hdr.Agent, EventData: *data}
-		if err := sink(e); err != nil {
-			return &event.Outcome{Status: event.StatusFailed, Code: outcome.FailEventSinkIO, Delivery: outcome.ResponseReceived,
-				Reason: s.reason("the host's event sink failed on event %s (root_seq %d): %v", data.Type, st.RootSeq, err)}
-		}
-	}
-	if s.t.log.Low() {
 		s.t.log.Grow()
 	}
 	return nil
