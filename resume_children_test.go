@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
@@ -202,4 +203,85 @@ func writesOf(f *resumeFixture, id, agent string) int {
 		}
 	}
 	return n
+}
+
+// A child's spawn that needs approval when it is decided again on resume
+// (options.approvals requires one for subagent since the stop) is asked
+// through the resume's approver, bound to the spawn: rejected, or with no
+// approver, the child is not continued (its second write never runs) and
+// settles cancelled naming the rule that asked.
+func TestResumeAsksAboutAChildsSpawnThatNowNeedsApproval(t *testing.T) {
+	for _, ap := range []*recordingApprover{{answer: approval.Reject}, nil} {
+		f := newResumeFixture(t, fsWrite+"[options.children]\nenabled = true\n")
+		id, child := crashInTheChild(t, f)
+		f.write(fsWrite + "[options.children]\nenabled = true\n[options.approvals]\nsubagent = \"required\"\n")
+		req := ResumeRequest{}
+		if ap != nil {
+			req.Approver = ap
+		}
+		if _, err := f.resume(&treeModel{}, id, req); err != nil {
+			t.Fatal(err)
+		}
+		if ap != nil && (len(ap.asked) != 1 || ap.asked[0].Tool != "subagent" || ap.asked[0].Delegation == nil) {
+			t.Errorf("the approver was asked %+v, want once about the child's spawn", ap.asked)
+		}
+		if _, err := os.Stat(filepath.Join(f.ws, "child2.txt")); !os.IsNotExist(err) {
+			t.Errorf("the child ran on without its spawn's approval (stat: %v)", err)
+		}
+		for _, a := range f.report(id).Agents {
+			if a.AgentID == child && (a.Outcome == nil || a.Outcome.Status != outcome.Cancelled || !strings.Contains(a.Outcome.Reason, "options.approvals.subagent")) {
+				t.Errorf("child after the resume: %+v, want it cancelled naming the rule", a.Outcome)
+			}
+		}
+		if n := writesOf(f, id, child); n != 1 {
+			t.Errorf("the child's completed writes: %d, want the one before the stop", n)
+		}
+		want := "approval.no_channel"
+		if ap != nil {
+			want = "approval.reject"
+		}
+		if got := approvalSteps(t, f, id); !strings.Contains(got, "event approval.requested") || !strings.Contains(got, want) {
+			t.Errorf("the spawn's approval as recorded: %s, want its request and %s", got, want)
+		}
+	}
+	// Allowed, the child goes on from its records.
+	f := newResumeFixture(t, fsWrite+"[options.children]\nenabled = true\n")
+	id, _ := crashInTheChild(t, f)
+	f.write(fsWrite + "[options.children]\nenabled = true\n[options.approvals]\nsubagent = \"required\"\n")
+	ap := &recordingApprover{answer: approval.AllowOnce}
+	obj, err := f.resume(&treeModel{}, id, ResumeRequest{Approver: ap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.Outcome.Status != "completed" || len(ap.asked) != 1 {
+		t.Errorf("allowed: %+v after %d questions", obj.Outcome, len(ap.asked))
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "child2.txt")); err != nil {
+		t.Errorf("the allowed child did not go on: %v", err)
+	}
+}
+
+// approvalSteps lists task id's approval events and approval decisions
+// as its ledger records them, one "event TYPE" or "decision RULE" each.
+func approvalSteps(t *testing.T, f *resumeFixture, id string) string {
+	t.Helper()
+	b, err := ledger.OpenBolt(f.store, ledger.BoltOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	recs, err := b.Records(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range recs {
+		switch {
+		case r.Kind == ledger.RecordEvent && strings.HasPrefix(r.Event.Type, "approval."):
+			out = append(out, "event "+r.Event.Type)
+		case r.Kind == ledger.RecordDecision && r.Decision.Decision.Layer == "approval":
+			out = append(out, "decision "+r.Decision.Decision.RuleID)
+		}
+	}
+	return strings.Join(out, ", ")
 }

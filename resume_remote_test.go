@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
@@ -303,6 +304,57 @@ func TestResumeRedecidesARemoteChildsDelegation(t *testing.T) {
 		found = true
 		if a.Outcome == nil || a.Outcome.Status != outcome.Cancelled || !strings.Contains(a.Outcome.Reason, "partner") {
 			t.Errorf("the remote child after the resume: %+v, want it cancelled for the role its parent lacks", a.Outcome)
+		}
+	}
+	if !found {
+		t.Error("no child in the report")
+	}
+}
+
+// A remote child's spawn that needs approval when it is decided again on
+// resume is asked through the resume's approver; rejected, nothing reaches
+// the remote (no GetTask, no send) and the child settles cancelled naming
+// the rule that asked.
+func TestResumeAsksAboutARemoteChildsSpawnThatNowNeedsApproval(t *testing.T) {
+	peer := startLoggedPeer(t)
+	px := newCutProxy(t, peer.base)
+	remote := "card_url = \"" + px.base + "/.well-known/agent-card.json\", endpoint = \"" + px.base + "/rpc\""
+	body := func(extra string) string {
+		return "[options.children]\nenabled = true\n" + extra + "[options.a2a.remotes.p]\n" + strings.ReplaceAll(remote, ", ", "\n") +
+			"\n[[authority]]\nid = \"ops\"\n[authority.policy.tools]\ndefault = \"allow\"\n[authority.a2a_remotes]\np = { " + remote + " }\n"
+	}
+	f := newResumeFixture(t, body(""))
+	f.loopback = true
+	id := f.crash(remoteTreeModel{}, func(recs []ledger.Record) (bool, bool) {
+		for i := range recs {
+			if recs[i].Kind == ledger.RecordEvent && recs[i].Event.Type == string(event.RemoteBound) {
+				px.cut.Store(true)
+				return true, true
+			}
+		}
+		return false, false
+	})
+	px.cut.Store(false)
+	f.write(body("[options.approvals]\nsubagent = \"required\"\n"))
+	gets, sends := peer.count("GetTask"), peer.sends()
+	ap := &recordingApprover{answer: approval.Reject}
+	if _, err := f.resume(remoteTreeModel{}, id, ResumeRequest{Approver: ap}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ap.asked) != 1 || ap.asked[0].Delegation == nil || ap.asked[0].Delegation.Remote != "p" {
+		t.Errorf("the approver was asked %+v, want once about the remote spawn", ap.asked)
+	}
+	if peer.count("GetTask") != gets || peer.sends() != sends {
+		t.Errorf("the resume reached the remote without its spawn's approval: %v", peer.rpcs)
+	}
+	found := false
+	for _, a := range f.report(id).Agents {
+		if a.ParentID == "" {
+			continue
+		}
+		found = true
+		if a.Outcome == nil || a.Outcome.Status != outcome.Cancelled || !strings.Contains(a.Outcome.Reason, "options.approvals.subagent") {
+			t.Errorf("the remote child after the resume: %+v, want it cancelled naming the rule", a.Outcome)
 		}
 	}
 	if !found {

@@ -316,6 +316,12 @@ func (c *subagentCatalog) delegation(args json.RawMessage) *approval.Delegation 
 	if err != nil || !a.Action.Delegates() {
 		return nil
 	}
+	return delegationOf(a, c.tree)
+}
+
+// delegationOf is what the parsed delegating arguments a hand on, the
+// capabilities narrowed against tree's parent (nil tree: as asked).
+func delegationOf(a children.Arguments, tree *children.Tree) *approval.Delegation {
 	d := &approval.Delegation{Action: a.Action}
 	if a.Action == children.ActionSpawnRemote {
 		parts, _ := json.Marshal(a.Remote.Parts)
@@ -323,8 +329,8 @@ func (c *subagentCatalog) delegation(args json.RawMessage) *approval.Delegation 
 		return d
 	}
 	d.Capabilities, d.Handoffs = a.Request.Capabilities, a.Request.Handoffs
-	if c.tree != nil {
-		if s, err := children.Narrow(c.tree.Parent(), children.Scope{Capabilities: a.Request.Capabilities, Ceilings: a.Request.Ceilings}); err == nil {
+	if tree != nil {
+		if s, err := children.Narrow(tree.Parent(), children.Scope{Capabilities: a.Request.Capabilities, Ceilings: a.Request.Ceilings}); err == nil {
 			d.Capabilities = s.Capabilities
 		}
 	}

@@ -323,6 +323,7 @@ func (s *step) resumeTurns() *event.Outcome {
 func (s *step) resumeChildren(resps []*model.Response) *event.Outcome {
 	st := s.t.resume
 	spawned := map[string]json.RawMessage{}
+	spawnCall := map[string]string{} // child agent ID → its parent's spawn call ID
 	var order []string
 	last := map[string]children.Snapshot{}
 	for i, resp := range resps {
@@ -348,7 +349,7 @@ func (s *step) resumeChildren(resps []*model.Response) *event.Outcome {
 					args = json.RawMessage("{}")
 				}
 				if sha256Tag(args) == pc.admitted.ArgumentsDigest {
-					spawned[id] = args
+					spawned[id], spawnCall[id] = args, callID(i+1, j)
 					order = append(order, id)
 				}
 			}
@@ -376,7 +377,7 @@ func (s *step) resumeChildren(resps []*model.Response) *event.Outcome {
 			}
 			continue
 		}
-		if o := s.readmitChild(a.AgentID, a.Kind, spawned[a.AgentID], true); o != nil {
+		if o := s.readmitChild(a.AgentID, a.Kind, spawnCall[a.AgentID], spawned[a.AgentID], true); o != nil {
 			orphans[a.AgentID] = o
 		}
 	}
@@ -385,7 +386,7 @@ func (s *step) resumeChildren(resps []*model.Response) *event.Outcome {
 			// Admitted and never started: nothing of it ran (a remote
 			// child's request never left); it starts now, as the spawn's
 			// result told the model.
-			_ = s.readmitChild(id, "", spawned[id], false)
+			_ = s.readmitChild(id, "", spawnCall[id], spawned[id], false)
 		}
 	}
 	return s.settleOrphans(orphans)
@@ -399,13 +400,14 @@ func nonEmpty(r string) any {
 	return r
 }
 
-// readmitChild readmits child id from its spawn arguments args (kind is
-// its recorded agent kind; started, whether it has an agent record), or
+// readmitChild readmits child id from its spawn arguments args, those of
+// its parent's call callID (kind is its recorded agent kind; started,
+// whether it has an agent record), or
 // returns the outcome it settles with instead (see resumeChildren): a
 // local child that cannot be continued is cancelled, saying why; a remote
 // one whose request left but whose task ID is not recorded failed with an
 // unknown outcome.
-func (s *step) readmitChild(id, kind string, args json.RawMessage, started bool) *event.Outcome {
+func (s *step) readmitChild(id, kind, callID string, args json.RawMessage, started bool) *event.Outcome {
 	cancelled := func(why string) *event.Outcome {
 		return &event.Outcome{Status: event.StatusCancelled, Reason: textx.Shorten("host_stopped: the host running the task stopped, and the resume cannot continue this child: "+why, ledger.MaxReasonBytes)}
 	}
@@ -427,8 +429,14 @@ func (s *step) readmitChild(id, kind string, args json.RawMessage, started bool)
 	if a.Action == children.ActionSpawnRemote {
 		req.Resources = []authority.Resource{{Kind: authority.ResourceRemote, Value: a.Remote.Remote}}
 	}
-	if d := s.conf.auth.Decide(req); !d.Allowed {
+	d := s.conf.auth.Decide(req)
+	if !d.Allowed {
 		return cancelled("its parent may no longer make this delegation: " + d.Reason)
+	}
+	if d.NeedsApproval {
+		if why := s.approveSpawn(id, callID, args, a, req, d); why != "" {
+			return cancelled(why)
+		}
 	}
 	switch {
 	case a.Action == children.ActionSpawn && (!started || kind == string(children.KindLocal)):
@@ -451,6 +459,60 @@ func (s *step) readmitChild(id, kind string, args json.RawMessage, started bool)
 		return cancelled(err.Error())
 	}
 	return nil
+}
+
+// approveSpawn asks the task's approver about child id's spawn, which a
+// resume decided again (decision d on req) and which now needs approval:
+// a delegation the stopped host let through unasked is not continued,
+// followed or sent until someone allows it. The request is bound to the
+// spawn (the parent's call callID, its arguments args, a the parsed
+// delegation) and to this resume; it is recorded like any approval, an
+// approval.requested event, each step in the ledger, and an answer. It
+// returns why the child is not continued, empty when it is allowed.
+func (s *step) approveSpawn(id, callID string, args json.RawMessage, a children.Arguments, req authority.Request, d authority.Decision) string {
+	digest := sha256Tag(args)
+	masked, _ := s.t.rt.opts.Secrets.MaskJSON(args)
+	ar := approval.Request{ID: approval.RequestID(s.t.root.ID(), s.agent, callID+"/resume/"+id, digest), TaskID: s.t.root.ID(), AgentID: s.agent, CallID: callID,
+		Tool: authority.Subagent, Arguments: json.RawMessage(masked), ArgumentsDigest: digest, Effect: authority.EffectOf(authority.Subagent, d), Decision: d,
+		Delegation: maskDelegation(delegationOf(a, s.tree), s.t.rt.opts.Secrets)}
+	for _, r := range req.Resources {
+		ar.Resources = append(ar.Resources, authority.Resource{Kind: r.Kind, Value: s.t.rt.opts.Secrets.String(r.Value)})
+	}
+	src := authority.ApprovalSourceOf(d)
+	rule := fmt.Sprintf("its spawn needs approval by layer %q rule %q", src.Layer, src.RuleID)
+	if o := s.emitApprovalRequested(ar); o != nil {
+		return rule + ", and the request could not be recorded"
+	}
+	ap := s.conf.approver
+	if ap == nil {
+		_ = s.recordApproval(ar, approvalNoChannel)
+		return rule + ", and the resume has no approver to ask"
+	}
+	if o := s.recordApproval(ar, approvalAsked); o != nil {
+		return rule + ", and the request could not be recorded"
+	}
+	answer, err := ap.Approve(s.ctx, ar)
+	if o := s.afterApproval(); o != nil {
+		s.recordUnanswered(ar, answer, err)
+		return rule + ", and the task ended before it was answered"
+	}
+	switch {
+	case err != nil:
+		_ = s.recordApproval(ar, approvalNoChannel)
+		return rule + ", and the approver could not answer"
+	case answer == approval.AllowOnce || answer == approval.AllowForTask:
+		// An answer for the task grants this spawn only: the grant a
+		// call's approval records needs the call's own resources.
+		if o := s.recordApproval(ar, answer); o != nil {
+			return rule + ", and its approval could not be recorded"
+		}
+		return ""
+	case answer == approval.RejectForTask:
+	default:
+		answer = approval.Reject
+	}
+	_ = s.recordApproval(ar, answer)
+	return rule + ", and the approver rejected it"
 }
 
 // boundTask is the remote task the remote child id's remote bound before
