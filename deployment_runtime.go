@@ -286,6 +286,12 @@ func (d *Deployment) SkillOptions() (skills.Options, error) {
 		return skills.Options{}, err
 	}
 	opts := skills.Options{Roots: roots}
+	for name, in := range d.c.Options.Skills.Inline {
+		if opts.Inline == nil {
+			opts.Inline = map[string]skills.Inline{}
+		}
+		opts.Inline[name] = skills.Inline(in)
+	}
 	if bounds := d.c.SkillRootBounds(); len(bounds) > 0 {
 		opts.Contained = func(rootID, dir string) bool {
 			for _, b := range bounds {

@@ -190,6 +190,9 @@ func (c *Catalog) openPackage(s Skill) (*os.Root, error) {
 // readInstructions re-reads SKILL.md, checks the frontmatter digest and
 // returns the bounded, UTF-8 body.
 func (c *Catalog) readInstructions(s Skill) ([]byte, error) {
+	if body, ok := c.inline[s.QualifiedName]; ok {
+		return []byte(body), nil // validated by discovery; held in memory
+	}
 	pkg, err := c.openPackage(s)
 	if err != nil {
 		return nil, err

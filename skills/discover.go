@@ -53,6 +53,10 @@ type Options struct {
 	// (authority[].skill_roots). A root it refuses yields a root_denied
 	// finding and is not scanned. WithinDirs builds one from a list.
 	Contained func(rootID, dir string) bool
+	// Inline maps a Skill name to a Skill the deployment gives inline
+	// (options.skills.inline), admitted as InlineRoot/NAME. Contained, when
+	// set, is asked with InlineRoot and an empty directory.
+	Inline map[string]Inline
 }
 
 // WithinDirs returns a Contained check that admits a root only when its
@@ -116,6 +120,7 @@ type Catalog struct {
 	roots    map[string]rootRef
 	findings []Finding
 	dropped  int
+	inline   map[string]string // qualified name → inline instructions
 }
 
 // limits are the discovery bounds; Discover always uses referenceLimits.
@@ -143,6 +148,14 @@ func checkOptions(opts Options) ([]string, error) {
 	if len(opts.Roots) > MaxRoots {
 		return nil, &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded,
 			Reason: fmt.Sprintf("%d skill roots configured; the limit is %d", len(opts.Roots), MaxRoots)}
+	}
+	switch _, clash := opts.Roots[InlineRoot]; {
+	case len(opts.Inline) > MaxSkills:
+		return nil, &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded,
+			Reason: fmt.Sprintf("%d inline Skills configured; the limit is %d", len(opts.Inline), MaxSkills)}
+	case clash && len(opts.Inline) > 0:
+		return nil, &Error{Kind: ErrInvalidOptions, Code: CodeInvalidSelection,
+			Reason: fmt.Sprintf("root ID %q is the inline Skills' root; rename the root", InlineRoot)}
 	}
 	ids := make([]string, 0, len(opts.Roots))
 	for id, dir := range opts.Roots {
@@ -204,6 +217,9 @@ func discover(ctx context.Context, opts Options, lim limits) (*Catalog, error) {
 		if err := d.root(ctx, id, opts.Roots[id], opts.Contained); err != nil {
 			return nil, err
 		}
+	}
+	if err := d.inline(opts); err != nil {
+		return nil, err
 	}
 	d.resolveCollisions()
 	if len(d.cat.skills) > d.lim.skills {

@@ -228,6 +228,9 @@ func (a *Active) Read(ctx context.Context, args ReadArguments, opts ReadOptions)
 		}
 		limit = min(limit, *args.MaxBytes)
 	}
+	if _, ok := a.cat.inline[s.QualifiedName]; ok {
+		return fail(ErrNotFound, CodeNotFound, "an inline Skill has no files; its instructions are all it holds", nil)
+	}
 	dir, err := a.cat.openPackage(s)
 	if err != nil {
 		return Resource{}, err

@@ -354,13 +354,13 @@ func (dr *doctor) credentials(ctx context.Context, d *pablo.Deployment, h *host,
 // Skills, under the reference's 5 s discovery deadline.
 func (dr *doctor) skills(ctx context.Context, d *pablo.Deployment) {
 	sk := d.Options().Skills
-	if len(sk.Roots) == 0 {
-		dr.ok("skills", "no Skills roots are configured")
-		return
-	}
 	opts, err := d.SkillOptions()
 	if err != nil {
 		dr.fail("skills", doctorInvalid, "skills_unavailable", err.Error())
+		return
+	}
+	if len(sk.Roots) == 0 && len(opts.Inline) == 0 {
+		dr.ok("skills", "no Skills roots are configured")
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, doctorSkillsDeadline)

@@ -380,6 +380,23 @@ type SkillsOptions struct {
 	// Pins pins a Skill package by digest, by ROOT/NAME
 	// (skills.VerifyPackage): a package that differs is refused.
 	Pins map[string]string `json:"pins,omitempty"`
+	// Inline holds the Skills given in the deployment, by name
+	// (skills.Inline): admitted as inline/NAME without touching disk.
+	Inline map[string]InlineSkill `json:"inline,omitempty"`
+}
+
+// InlineSkill is options.skills.inline.NAME; its fields are skills.Inline's.
+type InlineSkill struct {
+	Description        string   `json:"description"`
+	Instructions       string   `json:"instructions"`
+	License            string   `json:"license,omitempty"`
+	Compatibility      string   `json:"compatibility,omitempty"`
+	AllowedTools       []string `json:"allowed_tools,omitempty"`
+	Owner              string   `json:"owner,omitempty"`
+	Version            string   `json:"version,omitempty"`
+	TaskKinds          []string `json:"task_kinds,omitempty"`
+	CompatibleAdapters []string `json:"compatible_adapters,omitempty"`
+	Credentials        []string `json:"credentials,omitempty"`
 }
 
 // MCPOptions are options.mcp.

@@ -121,6 +121,7 @@ var optionEffects = map[string][]string{
 	"options.output.repair.max_feedback_bytes": {"TestOutputSpecIsTheDeploymentsOutputOptions"},
 	"options.skills.roots":                     {"TestPresetSkillsDiscoverPresetEvidence"},
 	"options.skills.pins.*":                    {"TestSkillPinnedByDigest"},
+	"options.skills.inline.*":                  {"TestInlineSkillIsActivatedFromTheDeployment"},
 	"options.skills.activate":                  {"TestActivationSelectionRules", "TestActivationReturnsRecordAndUserRoleTaskData"},
 
 	"options.mcp.servers.*.transport":           {"TestEverythingStdio", "TestEverythingStreamableHTTP"},

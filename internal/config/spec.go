@@ -211,6 +211,15 @@ func skillPinKey(k string) error {
 	return nil
 }
 
+// skillInlineName is an inline Skill's NAME: 1 to 64 lowercase letters,
+// digits and hyphens (discovery applies the rest of the name rules).
+func skillInlineName(k string) error {
+	if k == "" || len(k) > 64 || strings.Trim(k, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+		return fmt.Errorf("an inline Skill's name is 1 to 64 lowercase letters, digits and hyphens, got %q", k)
+	}
+	return nil
+}
+
 // skillPinDigest is a pin: sha256: and 64 lowercase hex digits.
 func skillPinDigest(v any) error {
 	d, _ := v.(string)
@@ -572,6 +581,21 @@ func optionsTables() *spec {
 			// A Go extension (issue 37): seed 002's package pinned by
 			// digest, by ROOT/NAME; a package that differs is refused.
 			"pins", mapOf(8, skillPinKey, str(71, 71, nil).with(skillPinDigest)),
+			// A Go extension (issue 37): a Skill given in the deployment,
+			// admitted as inline/NAME and read through the same strict
+			// frontmatter walk as a SKILL.md (skills.Inline).
+			"inline", mapOf(16, skillInlineName, table(
+				"description", str(1, 1024, nil),
+				"instructions", str(1, 256<<10, nil),
+				"license", str(1, 256, nil),
+				"compatibility", str(1, 500, nil),
+				"allowed_tools", list(64, str(1, 256, nil), nil),
+				"owner", str(1, 256, nil),
+				"version", str(1, 64, nil),
+				"task_kinds", list(16, str(1, 64, nil), nil),
+				"compatible_adapters", list(16, str(1, 64, nil), nil),
+				"credentials", list(16, str(1, 64, nil), nil),
+			).need("description", "instructions")),
 		),
 		"mcp", table(
 			"servers", mapOf(16, keyRE(identRE, "MCP server name"), mcpServer),
