@@ -86,25 +86,14 @@ func TestProxyCarriesAllowedRequestsAndRecordsEveryDecision(t *testing.T) {
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	var mu sync.Mutex
 	var got []Decision
-	p, err := New(Options{
+	proxy := serveProxy(t, Options{
 		Allow:    []string{fmt.Sprintf("ok.test:%d", port)},
 		Resolver: mapResolver{"ok.test": "127.0.0.1", "other.test": "127.0.0.1"},
 		Record:   func(d Decision) error { mu.Lock(); got = append(got, d); mu.Unlock(); return nil },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, ln) }()
-	defer func() { cancel(); <-done }()
 
 	exchange := func(req string) string {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", proxy)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,27 +157,16 @@ func TestProxyRefusesWhatItCannotRecord(t *testing.T) {
 	}))
 	defer srv.Close()
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	p, err := New(Options{
+	proxy := serveProxy(t, Options{
 		Allow:    []string{fmt.Sprintf("ok.test:%d", port)},
 		Resolver: mapResolver{"ok.test": "127.0.0.1"},
 		Record:   func(Decision) error { return errors.New("the ledger is closed") },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, ln) }()
-	defer func() { cancel(); <-done }()
 	for _, req := range []string{
 		fmt.Sprintf("GET http://ok.test:%d/plain HTTP/1.1\r\nHost: ok.test\r\n\r\n", port),
 		fmt.Sprintf("CONNECT ok.test:%d HTTP/1.1\r\nHost: ok.test\r\n\r\n", port),
 	} {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", proxy)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,4 +186,23 @@ func TestProxyRefusesWhatItCannotRecord(t *testing.T) {
 	if hits != 0 {
 		t.Errorf("the fixture was reached %d times", hits)
 	}
+}
+
+// serveProxy serves a proxy of opts on a loopback listener until the test
+// ends, and returns the listener's address.
+func serveProxy(t *testing.T, opts Options) string {
+	t.Helper()
+	p, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ln.Addr().String()
 }

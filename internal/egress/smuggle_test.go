@@ -2,7 +2,6 @@ package egress
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -34,7 +33,7 @@ func TestProxyCarriesOnlyWhatItDecided(t *testing.T) {
 	defer srv.Close()
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	var got []Decision
-	p, err := New(Options{
+	proxy := serveProxy(t, Options{
 		Allow:    []string{fmt.Sprintf("ok.test:%d", port)},
 		Resolver: mapResolver{"ok.test": "127.0.0.1"},
 		Record: func(d Decision) error {
@@ -44,19 +43,8 @@ func TestProxyCarriesOnlyWhatItDecided(t *testing.T) {
 			return nil
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, ln) }()
-	defer func() { cancel(); <-done }()
 	exchange := func(req string) string {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", proxy)
 		if err != nil {
 			t.Fatal(err)
 		}
