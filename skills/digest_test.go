@@ -29,12 +29,17 @@ func TestPackagePinnedByDigest(t *testing.T) {
 	if err := VerifyPackage(dir, want); err != nil {
 		t.Fatal(err)
 	}
-	for name, change := range map[string]func(){
-		"byte":   func() { os.WriteFile(filepath.Join(dir, "refs", "a.md"), []byte("b\n"), 0o600) },
-		"added":  func() { os.WriteFile(filepath.Join(dir, "refs", "b.md"), nil, 0o600) },
-		"rename": func() { os.Rename(filepath.Join(dir, "refs", "b.md"), filepath.Join(dir, "refs", "c.md")) },
+	// In order: the rename moves the file the second change added.
+	for _, c := range []struct {
+		name   string
+		change func()
+	}{
+		{"byte", func() { os.WriteFile(filepath.Join(dir, "refs", "a.md"), []byte("b\n"), 0o600) }},
+		{"added", func() { os.WriteFile(filepath.Join(dir, "refs", "b.md"), nil, 0o600) }},
+		{"rename", func() { os.Rename(filepath.Join(dir, "refs", "b.md"), filepath.Join(dir, "refs", "c.md")) }},
 	} {
-		change()
+		name := c.name
+		c.change()
 		err := VerifyPackage(dir, want)
 		var de *DigestError
 		if !errors.Is(err, ErrDigestMismatch) || !errors.As(err, &de) || de.Expected != want || de.Actual == want || !strings.Contains(err.Error(), de.Actual) {
