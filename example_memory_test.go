@@ -17,6 +17,7 @@ import (
 
 	"github.com/pabloagent/pablo"
 	"github.com/pabloagent/pablo/approval"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/event"
 )
 
@@ -314,7 +315,7 @@ func ExampleDeployment_ReviewMemoryProposal() {
 	}
 	fmt.Println("the proposal names vault's edge:", strings.Contains(string(patch), "- vault"))
 
-	rv, err := d.ReviewMemoryProposal(context.Background(), patch, pablo.MemoryReviewOptions{})
+	rv, err := d.ReviewMemoryProposal(context.Background(), patch, deployment.MemoryReviewOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/deployment"
 	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/internal/config"
 	"github.com/pabloagent/pablo/internal/engine"
@@ -192,63 +193,6 @@ func setAttrString(attrs map[string]string, k, v string) {
 	}
 }
 
-// MemoryReviewOptions say how to read a proposed memory patch.
-type MemoryReviewOptions struct {
-	// Kinds and Paths are the scope the patch was proposed under:
-	// memory.update.propose writes its patch against the records as the
-	// proposer's grant sees them. Both empty: the deployment's
-	// options.memory.grants.propose_update. A child's patch, proposed
-	// under a grant its memory scope narrowed, names that narrower scope.
-	Kinds []string
-	Paths []string
-}
-
-// MemoryReview is a proposed memory patch as a reviewer who sees the
-// whole memory reads it: the host, or a person it asks, never the model.
-// It is what the proposer could not be told, since a proposer's answers
-// never depend on the records its grant hides.
-type MemoryReview struct {
-	// Base is the memory commit the patch was proposed against (the
-	// proposing task's pin).
-	Base string `json:"base"`
-	// Changes are the records the patch adds, edits or deletes.
-	Changes []MemoryChange `json:"changes"`
-	// Conflicts are every problem at full scope: the ontology's
-	// violations (when one is configured), IDs and paths any record
-	// already holds, and edges a deletion would leave dangling, records
-	// hidden from the proposer included. Empty when there is none.
-	Conflicts []MemoryConflict `json:"conflicts"`
-	// Patch is the proposal carried onto the files of Base, keeping the
-	// edges and associations the proposer could not see: `git am` or
-	// `git apply` takes it on Base. Empty when a path conflict leaves
-	// nothing to write.
-	Patch string `json:"patch,omitempty"`
-	// PatchSHA256 is Patch's digest, "sha256:" and hex; empty with Patch.
-	PatchSHA256 string `json:"patch_sha256,omitempty"`
-	// Files are the repository paths Patch changes.
-	Files []string `json:"files"`
-}
-
-// MemoryChange is one record a proposed patch adds, edits or deletes.
-type MemoryChange struct {
-	Op   string `json:"op"` // add, edit or delete
-	ID   string `json:"id"`
-	Kind string `json:"kind,omitempty"`
-	Path string `json:"path"`
-}
-
-// MemoryConflict is one problem a reviewed proposal has.
-type MemoryConflict struct {
-	// Code is one of memory.ontology.validate's violation codes
-	// (unknown_kind, missing_field, unknown_edge_kind, edge_endpoint,
-	// dangling_edge, id_collision, ...) or path_taken.
-	Code   string `json:"code"`
-	ID     string `json:"id,omitempty"`
-	Path   string `json:"path,omitempty"`
-	Field  string `json:"field,omitempty"`
-	Reason string `json:"reason"`
-}
-
 // ReviewMemoryProposal reads a patch written by memory.update.propose (a
 // workspace file the task returned, or handed off as an artifact) as a
 // reviewer with full scope: at the commit the patch names, it reports
@@ -257,51 +201,51 @@ type MemoryConflict struct {
 // the memory repository is the reviewer's decision. A patch that is not
 // from propose, names no commit, or does not apply to the records as the
 // proposer's scope saw them is an error.
-func (d *Deployment) ReviewMemoryProposal(ctx context.Context, patch []byte, opts MemoryReviewOptions) (MemoryReview, error) {
+func (d *Deployment) ReviewMemoryProposal(ctx context.Context, patch []byte, opts deployment.MemoryReviewOptions) (deployment.MemoryReview, error) {
 	o := d.c.Options.Memory
 	if !o.Configured() {
-		return MemoryReview{}, fmt.Errorf("pablo: options.memory is not configured")
+		return deployment.MemoryReview{}, fmt.Errorf("pablo: options.memory is not configured")
 	}
 	scope := memory.Scope{Kinds: opts.Kinds, Paths: opts.Paths}
 	if len(scope.Kinds) == 0 && len(scope.Paths) == 0 {
 		g, ok := memoryGrants(o)[memory.ToolPropose]
 		if !ok {
-			return MemoryReview{}, fmt.Errorf("pablo: options.memory.grants.propose_update is not configured; give the proposer's kinds and paths")
+			return deployment.MemoryReview{}, fmt.Errorf("pablo: options.memory.grants.propose_update is not configured; give the proposer's kinds and paths")
 		}
 		scope = g.Scope
 	}
 	base, ok := memory.PatchBase(patch)
 	if !ok {
-		return MemoryReview{}, fmt.Errorf("pablo: the patch names no memory commit (a %q line); review a patch memory.update.propose wrote", "Proposed against memory commit")
+		return deployment.MemoryReview{}, fmt.Errorf("pablo: the patch names no memory commit (a %q line); review a patch memory.update.propose wrote", "Proposed against memory commit")
 	}
 	dir, err := d.c.MemoryRepository()
 	if err != nil {
-		return MemoryReview{}, fmt.Errorf("pablo: options.memory.repository: %w", err)
+		return deployment.MemoryReview{}, fmt.Errorf("pablo: options.memory.repository: %w", err)
 	}
 	store, err := memory.Open(dir, memory.Options{GraphPaths: o.GraphPaths, DocsPaths: o.DocsPaths})
 	if err != nil {
-		return MemoryReview{}, fmt.Errorf("pablo: options.memory.repository: %w", err)
+		return deployment.MemoryReview{}, fmt.Errorf("pablo: options.memory.repository: %w", err)
 	}
 	pin, err := store.Resolve(base)
 	if err != nil {
-		return MemoryReview{}, fmt.Errorf("pablo: the patch's memory commit: %w", err)
+		return deployment.MemoryReview{}, fmt.Errorf("pablo: the patch's memory commit: %w", err)
 	}
 	ix, err := store.Index(ctx, pin)
 	if err != nil {
-		return MemoryReview{}, fmt.Errorf("pablo: memory: %w", err)
+		return deployment.MemoryReview{}, fmt.Errorf("pablo: memory: %w", err)
 	}
 	var ont *memory.Ontology
 	if o.Ontology != nil {
 		p, err := d.c.MemoryOntology()
 		if err != nil {
-			return MemoryReview{}, fmt.Errorf("pablo: options.memory.ontology: %w", err)
+			return deployment.MemoryReview{}, fmt.Errorf("pablo: options.memory.ontology: %w", err)
 		}
 		b, err := fsx.ReadFile(ctx, p, memory.MaxOntologyBytes)
 		if err == nil {
 			ont, err = memory.ParseOntology("ontology", b)
 		}
 		if err != nil {
-			return MemoryReview{}, fmt.Errorf("pablo: options.memory.ontology: %w", err)
+			return deployment.MemoryReview{}, fmt.Errorf("pablo: options.memory.ontology: %w", err)
 		}
 	}
 	rv, err := store.Review(ix, ont, patch, scope)
@@ -309,16 +253,16 @@ func (d *Deployment) ReviewMemoryProposal(ctx context.Context, patch []byte, opt
 		if len(opts.Kinds) == 0 && len(opts.Paths) == 0 && memory.CodeOf(err) == memory.CodeBadProposal {
 			// A child's grant, narrowed by its memory scope, sees records
 			// otherwise than the propose_update grant does.
-			return MemoryReview{}, fmt.Errorf("pablo: memory review: %w (read under options.memory.grants.propose_update; a patch a child proposed under a narrower memory scope needs that scope's kinds and paths)", err)
+			return deployment.MemoryReview{}, fmt.Errorf("pablo: memory review: %w (read under options.memory.grants.propose_update; a patch a child proposed under a narrower memory scope needs that scope's kinds and paths)", err)
 		}
-		return MemoryReview{}, fmt.Errorf("pablo: memory review: %w", err)
+		return deployment.MemoryReview{}, fmt.Errorf("pablo: memory review: %w", err)
 	}
-	out := MemoryReview{Base: pin.Commit, Changes: []MemoryChange{}, Conflicts: []MemoryConflict{}, Files: []string{}}
+	out := deployment.MemoryReview{Base: pin.Commit, Changes: []deployment.MemoryChange{}, Conflicts: []deployment.MemoryConflict{}, Files: []string{}}
 	for _, c := range rv.Changes {
-		out.Changes = append(out.Changes, MemoryChange{Op: c.Op, ID: c.Record.ID, Kind: c.Record.Kind, Path: c.Record.Path})
+		out.Changes = append(out.Changes, deployment.MemoryChange{Op: c.Op, ID: c.Record.ID, Kind: c.Record.Kind, Path: c.Record.Path})
 	}
 	for _, v := range rv.Conflicts {
-		out.Conflicts = append(out.Conflicts, MemoryConflict{Code: v.Code, ID: v.ID, Path: v.Path, Field: v.Field, Reason: v.Reason})
+		out.Conflicts = append(out.Conflicts, deployment.MemoryConflict{Code: v.Code, ID: v.ID, Path: v.Path, Field: v.Field, Reason: v.Reason})
 	}
 	if rv.Patch != nil {
 		out.Patch, out.PatchSHA256, out.Files = string(rv.Patch.Text), rv.Patch.SHA256, rv.Patch.Files

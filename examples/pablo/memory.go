@@ -7,7 +7,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/deployment"
 )
 
 // memoryCommand implements `pablo memory review PATCH`: a patch
@@ -38,7 +38,7 @@ func memoryCommand(ctx context.Context, args []string, h *host) error {
 	if err != nil {
 		return err
 	}
-	rv, err := d.ReviewMemoryProposal(ctx, patch, pablo.MemoryReviewOptions{Kinds: p.values["kinds"], Paths: p.values["paths"]})
+	rv, err := d.ReviewMemoryProposal(ctx, patch, deployment.MemoryReviewOptions{Kinds: p.values["kinds"], Paths: p.values["paths"]})
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -94,7 +94,7 @@ func readPatchFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-func printMemoryReview(h *host, rv pablo.MemoryReview, out string) {
+func printMemoryReview(h *host, rv deployment.MemoryReview, out string) {
 	fmt.Fprintf(h.stdout, "proposed against memory commit %s\n", rv.Base)
 	for _, c := range rv.Changes {
 		fmt.Fprintf(h.stdout, "  %s %s (%s)\n", c.Op, c.ID, c.Path)
