@@ -133,3 +133,56 @@ func TestResumeCommandOfALiveTaskExits3(t *testing.T) {
 		t.Fatalf("exit %d, %s %s", code, out, errOut)
 	}
 }
+
+// Under options.audit fs.write = "none" the ledger keeps no content of
+// the write: `pablo ledger show --json` and the store's file hold
+// neither its text nor its result, the call's settlement references
+// the not-retained marker, and `pablo resume` continues the task
+// without writing again.
+func TestResumeCommandOfACallAtAuditLevelNone(t *testing.T) {
+	dir := t.TempDir()
+	cfg, ws, script := resumeFiles(t, dir)
+	body, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, append(body, "[options.audit]\ncapabilities = { \"fs.write\" = \"none\" }\n"...), 0o600)
+	store := filepath.Join(dir, "ledger.db")
+	id := interruptedTask(t, store, cfg, ws, script)
+	os.WriteFile(filepath.Join(ws, "note.txt"), []byte("kept\n"), 0o600)
+	code, out, errOut := cli(t, "resume", id, "--json", "--store", store, "--script", script, "--config", cfg, "--bind", "workspace="+ws)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "note.txt")); string(b) != "kept\n" {
+		t.Fatalf("the settled write ran again: %q", b)
+	}
+	_, show, _ := cli(t, "ledger", "show", "--json", "--store", store, id)
+	var rep struct {
+		Tasks []ledger.TaskReport `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(show), &rep); err != nil || len(rep.Tasks) != 1 {
+		t.Fatalf("ledger show --json: %v %s", err, show)
+	}
+	var write *ledger.CallReport
+	for i, c := range rep.Tasks[0].Completed {
+		if c.Name == "fs.write" {
+			write = &rep.Tasks[0].Completed[i]
+		}
+	}
+	if write == nil || write.Status != "completed" || write.Result == "" {
+		t.Fatalf("ledger show --json has no settled fs.write: %s", show)
+	}
+	b, err := ledger.OpenBolt(store, ledger.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := b.Result(context.Background(), write.Result)
+	b.Close()
+	if err != nil || !strings.Contains(string(data), `"not_retained":{"audit_level":"none"`) {
+		t.Fatalf("the write's settled result %s (%v), want the not-retained marker", data, err)
+	}
+	raw, _ := os.ReadFile(store)
+	for _, leak := range []string{"hello", "note.txt"} {
+		if strings.Contains(show, leak) || strings.Contains(string(raw), leak) {
+			t.Errorf("the ledger holds the write's %q", leak)
+		}
+	}
+}

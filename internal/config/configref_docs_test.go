@@ -261,7 +261,7 @@ var keyDocs = map[string]string{
 	"authority[].a2a_remotes.NAME.endpoint":       "The remote's endpoint must be this.",
 	"authority[].a2a_remotes.NAME.approval":       "`required`: every spawn_remote to it asks the approver.",
 	"authority[].a2a_remotes.NAME.roles":          "Roles a task must hold to delegate to it.",
-	"options.audit.level":                         "The tool profile's level: `none` (that the call happened and how it ended), `metadata` (byte counts, a result's status) or `content` (arguments, output and result, masked); default `content` with `trace.capture_content`, else `metadata`.",
+	"options.audit.level":                         "The tool profile's level: `none` (that the call happened and how it ended; the ledger keeps a `not_retained` marker in place of its content), `metadata` (byte counts, a result's status) or `content` (arguments, output and result, masked); default `content` with `trace.capture_content`, else `metadata`.",
 	"options.audit.capabilities":                  "By capability ID: that tool's own level, over `level`.",
 	"options.required_roles":                      "By capability ID (a tool, a memory tool, a Skill): roles a task must hold to use it (`TaskRequest.Roles`, `pablo run --role`).",
 	"options.mcp.servers.NAME.roles":              "Roles a task must hold to use any tool of this server.",

@@ -42,7 +42,8 @@ type Options struct {
 }
 
 // AuditOptions are options.audit: how much of each tool's calls the trace
-// keeps (tracefile.AuditLevel).
+// keeps (tracefile.AuditLevel), and whether the ledger retains their
+// content (not at none: engine.AuditNone).
 type AuditOptions struct {
 	// Level is the tool profile's level: none, metadata or content;
 	// empty: content when trace.capture_content, else metadata.

@@ -244,8 +244,17 @@ func (s *step) recordAnswer(req approval.Request, step, late approval.Answer) *e
 
 // emitApprovalRequested is the approval.requested event of req: every
 // call that needs approval has one, then one approval.answered.
+//
+// Under audit level none the ledger's payload carries the not-retained
+// marker for the arguments; the approver and the event's readers see them.
 func (s *step) emitApprovalRequested(req approval.Request) *event.Outcome {
-	return s.emit(event.EventData{Type: event.ApprovalRequested, Approval: s.approvalEvent(req, true)})
+	data := event.EventData{Type: event.ApprovalRequested, Approval: s.approvalEvent(req, true)}
+	if !s.unretained(req.Tool) || len(data.Approval.Arguments) == 0 {
+		return s.emit(data)
+	}
+	kept := *data.Approval
+	kept.Arguments = json.RawMessage(notRetainedArguments)
+	return s.emitAs(data, event.EventData{Type: event.ApprovalRequested, Approval: &kept})
 }
 
 // approvalEvent is req as its events carry it, masked; the request event

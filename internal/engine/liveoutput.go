@@ -26,6 +26,9 @@ type liveCall struct {
 	// failed is the outcome of the first tool.output event the ledger or
 	// the sink refused: the call ends the task once it returns.
 	failed *event.Outcome
+	// unretained: the call's capability is at audit level none, so the
+	// ledger keeps none of its output (emitOutput).
+	unretained bool
 }
 
 // streamOutput emits a tool's live output as tool.output events, bounded per
@@ -57,7 +60,7 @@ func (s *step) streamOutput(stream string, chunk []byte) {
 		text, masked = s.t.rt.opts.Secrets.MaskString(string(chunk))
 	}
 	if text != "" {
-		l.failed = s.emit(event.EventData{Type: event.ToolOutput, CallID: l.id, Name: l.name, Stream: stream, Text: text, Masked: masked})
+		l.failed = s.emitOutput(event.EventData{Type: event.ToolOutput, CallID: l.id, Name: l.name, Stream: stream, Text: text, Masked: masked})
 	}
 }
 
@@ -97,7 +100,7 @@ func (s *step) flushOutput() {
 			text, masked = s.outMasks[i].Flush()
 		}
 		if text != "" && l.failed == nil {
-			l.failed = s.emit(event.EventData{Type: event.ToolOutput, CallID: l.id, Name: l.name, Stream: l.streams[i], Text: text, Masked: masked})
+			l.failed = s.emitOutput(event.EventData{Type: event.ToolOutput, CallID: l.id, Name: l.name, Stream: l.streams[i], Text: text, Masked: masked})
 		}
 	}
 }

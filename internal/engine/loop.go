@@ -472,18 +472,26 @@ func (s *step) emit(data event.EventData) *event.Outcome {
 //
 // The arguments are recorded with their secrets masked; the tool runs with
 // the arguments the model wrote.
-func (s *step) emitToolStarted(id, name string, args json.RawMessage, sandbox string) *event.Outcome {
+//
+// A call whose capability is at audit level none (unretained) is
+// recorded in the ledger with the not-retained marker for its arguments
+// and result; the event's readers and the host's sink get them.
+func (s *step) emitToolStarted(id, name string, args json.RawMessage, sandbox string, unretained bool) *event.Outcome {
 	args, masked := s.t.rt.opts.Secrets.MaskJSON(args)
 	var buf []byte
 	if s.payloads {
-		n := 84 + len(id) + len(name) + len(args)
+		kept := args
+		if unretained {
+			kept = json.RawMessage(notRetainedArguments)
+		}
+		n := 84 + len(id) + len(name) + len(kept)
 		buf = make([]byte, 0, n)
 		buf = append(buf, `{"type":"tool.started","call":{"id":`...)
 		buf = jsonx.AppendString(buf, id)
 		buf = append(buf, `,"name":`...)
 		buf = jsonx.AppendString(buf, name)
 		buf = append(buf, `,"arguments":`...)
-		buf = append(buf, args...)
+		buf = append(buf, kept...)
 		if sandbox != "" {
 			buf = append(buf, `,"sandbox":`...)
 			buf = jsonx.AppendString(buf, sandbox)
@@ -498,16 +506,23 @@ func (s *step) emitToolStarted(id, name string, args json.RawMessage, sandbox st
 }
 
 func (s *step) emitToolFinished(callID, name string, result []byte, masked int) *event.Outcome {
+	return s.emitToolFinishedAs(callID, name, result, result, masked)
+}
+
+// emitToolFinishedAs is emitToolFinished with kept as the result the
+// ledger's payload records (the not-retained marker, under audit level
+// none).
+func (s *step) emitToolFinishedAs(callID, name string, result, kept []byte, masked int) *event.Outcome {
 	var buf []byte
 	if s.payloads {
-		n := 84 + len(callID) + len(name) + len(result)
+		n := 84 + len(callID) + len(name) + len(kept)
 		buf = make([]byte, 0, n)
 		buf = append(buf, `{"type":"tool.finished","call_id":`...)
 		buf = jsonx.AppendString(buf, callID)
 		buf = append(buf, `,"name":`...)
 		buf = jsonx.AppendString(buf, name)
 		buf = append(buf, `,"result":`...)
-		buf = append(buf, result...)
+		buf = append(buf, kept...)
 		buf = appendMasked(buf, masked)
 		buf = append(buf, '}')
 	}

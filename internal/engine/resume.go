@@ -317,18 +317,27 @@ func (s *step) resumeTurns() *event.Outcome {
 //     the parent's current scope, and continues from its own records as
 //     the root does (a child never started starts);
 //   - any other child left open (a remote one, one started with
-//     handoffs, one whose spawn's outcome the root never learned, or any
+//     handoffs, one whose spawn's outcome the root never learned or whose
+//     spawn the ledger did not retain under audit level none, or any
 //     when children are no longer enabled) has its open calls settled by
 //     their classes and is settled cancelled.
 func (s *step) resumeChildren(resps []*model.Response) *event.Outcome {
 	st := s.t.resume
 	spawned := map[string]json.RawMessage{}
 	spawnCall := map[string]string{} // child agent ID → its parent's spawn call ID
+	// unkept: a spawn's request or result was not retained (the
+	// subagent tool at audit level none), so a child may have no spawn
+	// to continue from.
+	unkept := false
 	var order []string
 	last := map[string]children.Snapshot{}
 	for i, resp := range resps {
 		for j, call := range resp.ToolCalls {
 			pc := s.res.calls[callID(i+1, j)]
+			if pc != nil && pc.admitted != nil && pc.admitted.Name == string(authority.Subagent) && isNotRetained(call.Arguments) {
+				unkept = true
+				continue
+			}
 			if pc == nil || pc.admitted == nil || pc.settled == nil || pc.admitted.Name != string(authority.Subagent) ||
 				pc.settled.Status != string(outcome.ToolCompleted) || pc.settled.Result == "" {
 				continue
@@ -375,6 +384,11 @@ func (s *step) resumeChildren(resps []*model.Response) *event.Outcome {
 				}
 				_ = s.tree.Restore(snap)
 			}
+			continue
+		}
+		if spawned[a.AgentID] == nil && unkept {
+			orphans[a.AgentID] = &event.Outcome{Status: event.StatusCancelled, Reason: "host_stopped: the host running the task stopped, and the resume cannot continue this child: " +
+				"the deployment's audit level for the subagent tool is none, so the ledger did not retain its spawn's request"}
 			continue
 		}
 		if o := s.readmitChild(a.AgentID, a.Kind, spawnCall[a.AgentID], spawned[a.AgentID], true); o != nil {
@@ -535,6 +549,13 @@ func (st *resumeState) boundTask(id string) *event.RemoteTask {
 func (s *step) resumeCall(call model.ToolCall, id string) *event.Outcome {
 	pc := s.res.calls[id]
 	switch {
+	case (pc == nil || pc.admitted == nil) && isNotRetained(call.Arguments):
+		// Never admitted, and its arguments were not retained (audit
+		// level none): it cannot run as the model wrote it. The model is
+		// told; nothing is recorded, as nothing of it happened, and a
+		// later resume tells it the same.
+		s.addHistory(model.Message{Role: model.RoleTool, ToolCallID: call.ID, Content: string(unretainedArgumentsResult())})
+		return nil
 	case pc == nil || pc.admitted == nil:
 		// Never admitted: it never left the process. It runs now, like
 		// any call of the turn.
@@ -665,15 +686,20 @@ func (s *step) retryCall(call model.ToolCall, id string, pc *pastCall) *event.Ou
 		args = json.RawMessage("{}")
 	}
 	if sha256Tag(args) != pc.admitted.ArgumentsDigest {
-		// The recorded arguments were masked (they held a secret): the
-		// call cannot be sent as it was admitted. The model is told.
+		// The recorded arguments were masked (they held a secret) or not
+		// retained (audit level none): the call cannot be sent as it was
+		// admitted. The model is told.
 		b, _ := json.Marshal(ledger.RecoverableError("arguments_not_kept", "the host stopped before this call ran, and its arguments held a secret the ledger does not keep: it did not run; call it again").Output)
+		code := "arguments_not_kept"
+		if isNotRetained(call.Arguments) {
+			b, code = unretainedArgumentsResult(), "arguments_not_retained"
+		}
 		ref, err := s.t.root.PutResult(s.ctx, json.RawMessage(b))
 		if err != nil {
 			return s.ledgerOutcome(err)
 		}
 		if err := s.t.root.SettleToolCall(s.ctx, s.agent, id, ledger.ToolSettlement{Status: outcome.ToolRecoverableError, Delivery: outcome.NotSent,
-			Result: ref, Error: "arguments_not_kept", OutputBytes: uint64(len(b))}); err != nil {
+			Result: ref, Error: code, OutputBytes: uint64(len(b))}); err != nil {
 			return s.ledgerFailure(err, outcome.NotSent)
 		}
 		s.addHistory(model.Message{Role: model.RoleTool, ToolCallID: call.ID, Content: string(b)})
@@ -773,7 +799,11 @@ type recordedToolCall struct {
 const recordedTurnKind = "model_response"
 
 // recordResponse stores resp, masked, and returns its reference.
+//
+// The arguments of a call to a capability at audit level none are kept
+// as the not-retained marker (retainedResponse).
 func (s *step) recordResponse(resp *model.Response) (ledger.ResultRef, error) {
+	resp = s.retainedResponse(resp)
 	if b, ok := canonicalResponse(s.t.rt.opts.Secrets, resp); ok {
 		return s.t.root.PutResult(s.ctx, json.RawMessage(b))
 	}

@@ -63,7 +63,8 @@ type Options struct {
 	// is unknown (options.resume.unknown); empty means UnknownReport.
 	ResumeUnknown UnknownPolicy
 	// AuditLevel, when set, is each tool's audit level (seed 002), which
-	// its snapshot entry records.
+	// its snapshot entry records; the ledger retains no content of the
+	// calls of a tool at AuditNone.
 	AuditLevel func(capability string) string
 
 	Secrets *redact.Set

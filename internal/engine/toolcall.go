@@ -215,7 +215,7 @@ func (s *step) admit(cc checkedCall) (admittedCall, *event.Outcome) {
 	if err := s.admitCall(rec); err != nil {
 		return admittedCall{}, s.ledgerOutcome(err)
 	}
-	if o := s.emitToolStarted(rec.ID, string(cc.id), cc.args, cc.decision.Sandbox); o != nil {
+	if o := s.emitToolStarted(rec.ID, string(cc.id), cc.args, cc.decision.Sandbox, s.unretained(cc.id)); o != nil {
 		return admittedCall{}, s.settleUnsent(rec.ID, outcome.ToolEventSinkFailed, "", o)
 	}
 	cc.rec = rec
@@ -366,7 +366,7 @@ func (s *step) dispatch(ac admittedCall) (dispatchedCall, *event.Outcome) {
 		return dispatchedCall{}, s.settleUnsent(callID, outcome.ToolAdmissionFailed, "", s.ledgerOutcome(err))
 	}
 	s.liveMu.Lock()
-	s.live = liveCall{id: callID, name: string(ac.id)}
+	s.live = liveCall{id: callID, name: string(ac.id), unretained: s.unretained(ac.id)}
 	s.liveMu.Unlock()
 	// The workspace tools serialize their mutations across the tree
 	// themselves (fstools' cancellation-aware gate, one per workspace).
@@ -418,7 +418,14 @@ func (s *step) observe(dc dispatchedCall) observation {
 func (s *step) retain(ob observation) *event.Outcome {
 	t, callID, name := s.t, ob.rec.ID, string(ob.id)
 	settle := ob.settle
-	ref, putErr := t.root.PutResult(s.ctx, json.RawMessage(ob.result))
+	// Under audit level none the ledger keeps a marker in place of the
+	// result (its size and digest, and why), in the settlement and in
+	// tool.finished; the model and the event's readers get the result.
+	kept := ob.result
+	if s.unretained(ob.id) {
+		kept = notRetainedJSON(string(settle.Status), ob.result)
+	}
+	ref, putErr := t.root.PutResult(s.ctx, json.RawMessage(kept))
 	if putErr == nil {
 		settle.Result = ref
 	}
@@ -437,7 +444,7 @@ func (s *step) retain(ob observation) *event.Outcome {
 	if ob.streamFailed != nil {
 		return ob.streamFailed
 	}
-	if o := s.emitToolFinished(callID, name, ob.result, ob.masked); o != nil {
+	if o := s.emitToolFinishedAs(callID, name, ob.result, kept, ob.masked); o != nil {
 		return o
 	}
 	if ob.res.Terminal() {
