@@ -51,6 +51,7 @@ func TestOnePassDecodeMatchesTheGeneralWay(t *testing.T) {
 		`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1"}}`,
 		`not json`,
 	}
+	frames = append(frames, onePassSeeds...)
 	for _, stream := range []bool{true, false} {
 		call := rpcCall{remote: Remote{Name: "r"}, method: "SendStreamingMessage", stream: stream, id: "req-1"}
 		for _, f := range frames {
@@ -66,6 +67,74 @@ func TestOnePassDecodeMatchesTheGeneralWay(t *testing.T) {
 			})
 		}
 	}
+}
+
+// onePassSeeds are answers at the one pass's edges: what the fixture peer
+// sends (a task with its history and timestamps, a named artifact, the
+// last chunk), each kind of part, metadata, keys encoding/json would match
+// by case, repeated keys, escapes, nulls and trailing bytes.
+var onePassSeeds = []string{
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-06T00:44:01.893Z"},"history":[{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"echo:benchmark"}]}]}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-12-06T00:44:01.893Z"}}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"artifactUpdate":{"taskId":"t1","contextId":"c1","artifact":{"artifactId":"result","name":"result","parts":[{"text":"benchmark","mediaType":"text/plain"}]},"lastChunk":true}}}`,
+	` {"id":"req-1", "result" : {"artifactUpdate":{"append":false,"taskId":"t1","contextId":"c1","metadata":{"usage":{"tokens":3}},"artifact":{"artifactId":"a","description":"d","extensions":["x"],"metadata":{},"parts":[{"raw":"AQID","filename":"f.bin"},{"data":{"k":[1,2.5,"x"]}},{"url":"https://x.test/a","mediaType":"a/b"},{"text":"t","metadata":{"m":null}}]}}},"jsonrpc":"2.0"}` + "\n",
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1","contextId":"c1","artifacts":[],"history":[],"metadata":{"usage":{"in":"12"}},"status":{"state":"TASK_STATE_UNSPECIFIED","message":{"messageId":"m","parts":[],"role":"ROLE_UNSPECIFIED","referenceTaskIds":["t0"],"extensions":[],"taskId":"t1","contextId":"c1"}}}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"caf\u00e9 \"q\" é"}],"unknown":{"deep":[{"a":[1,{"b":"}"}]}]}}},"extra":[1,"]"]}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"ID":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1","id":"t2","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","Result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"i\u0064":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":null,"contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING","timestamp":"yesterday"}}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}} x`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1","contextId":"c\x"}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1","contextId":"` + "c\xff" + `"}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"message":{"messageId":"m","parts":[{"text":"a","url":"u"}]}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"message":{"messageId":"m","parts":[{"text":"a","url":""}]}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"message":{"messageId":"m","parts":[{"raw":"not base64!"}]}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"message":{"messageId":"m","parts":[{}]}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"artifactUpdate":{"taskId":"t1","contextId":"c1","append":tru}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1","skip":01}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1",}}}`,
+	`{"jsonrpc":"2.0","id":"req-1","error":null,"result":{"task":{"id":"t1"}}}`,
+}
+
+// TestOnePassAdmitsWhatPeersSend: the answers real peers send, the
+// fixture's four events among them, never fall back to the general way.
+func TestOnePassAdmitsWhatPeersSend(t *testing.T) {
+	for _, s := range onePassSeeds[:6] {
+		if _, ok := decodeOnePass([]byte(s), "req-1", true); !ok {
+			t.Errorf("the one pass fell back on %s", s)
+		}
+	}
+}
+
+// FuzzOnePassDecode: what the one pass admits, the general way admits
+// too, as the same event; what it does not admit is the general way's to
+// decide.
+func FuzzOnePassDecode(f *testing.F) {
+	for _, s := range onePassSeeds {
+		f.Add([]byte(s), true)
+	}
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"req-1","result":{"message":{"messageId":"m","parts":[{"text":"hi"}]}}}`), false)
+	r := newRunner(f, Options{Remotes: []Remote{{Name: "r", CardURL: "http://127.0.0.1:1/card", Endpoint: "http://127.0.0.1:1/rpc"}}})
+	f.Fuzz(func(t *testing.T, data []byte, stream bool) {
+		ev, ok := decodeOnePass(data, "req-1", stream)
+		if !ok {
+			if ev != nil {
+				t.Fatal("an event from a pass that failed")
+			}
+			return
+		}
+		call := rpcCall{remote: Remote{Name: "r"}, method: "SendStreamingMessage", stream: stream, id: "req-1"}
+		want, err := general(r, call, data, &tracker{remote: "r", method: call.method})
+		if err != nil {
+			t.Fatalf("the one pass admitted %q, the general way refused it: %v", data, err)
+		}
+		if !reflect.DeepEqual(ev, want) {
+			t.Fatalf("%q: one pass %#v, the general way %#v", data, ev, want)
+		}
+	})
 }
 
 // BenchmarkDecodeStreamFrame: one stream frame (an artifact update) to its

@@ -403,26 +403,13 @@ var errStreamLost = errors.New("a2a: the stream ended before the remote task set
 
 // event decodes one answer of call (a send's result or a stream frame) to
 // its event. A 1.0 answer that is well formed, the common case, is decoded
-// in one pass: its envelope and its result together. Any other answer is
-// decoded again the general way, the envelope, then the result, each
-// checked by its own rules, so a malformed one fails as it always did.
-// (One difference, of no consequence: a frame repeating its "result" key
-// has its results merged here where the general way keeps the last; the
-// merged result is one the peer could have sent whole, and it is checked
-// as every result is.)
+// by hand in one pass (decodeOnePass); any other answer is decoded the
+// general way, the envelope, then the result, each checked by its own
+// rules, so a malformed one fails as it always did.
 func (r *Runner) event(call rpcCall, data []byte, t *tracker) (sdk.Event, error) {
 	if !call.legacy() {
-		var env struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Result  *oneResult      `json:"result"`
-			Error   json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal(data, &env) == nil && env.JSONRPC == "2.0" && sameID(env.ID, call.id) &&
-			env.Result != nil && (len(env.Error) == 0 || string(env.Error) == "null") {
-			if ev, err := env.Result.event(call.stream); err == nil {
-				return ev, nil
-			}
+		if ev, ok := decodeOnePass(data, call.id, call.stream); ok {
+			return ev, nil
 		}
 	}
 	env, err := r.c.envelope(call, data)
@@ -434,13 +421,6 @@ func (r *Runner) event(call rpcCall, data []byte, t *tracker) (sdk.Event, error)
 		return nil, t.protocol("%s", err)
 	}
 	return ev, nil
-}
-
-// sameID reports whether raw, a JSON-RPC id, is the string id written
-// with no escape (as the peers write the IDs Pablo sends); one written
-// otherwise is compared by the general way (see Client.envelope).
-func sameID(raw json.RawMessage, id string) bool {
-	return len(raw) == len(id)+2 && raw[0] == '"' && raw[len(raw)-1] == '"' && string(raw[1:len(raw)-1]) == id
 }
 
 // decode decodes one send result or stream frame in the call's version.
