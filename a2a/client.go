@@ -37,7 +37,12 @@ type Client struct {
 	names   []string
 	hc      *http.Client
 	redact  Masker
+	// targets are the remotes' card URLs and endpoints, parsed once.
+	targets map[string]remoteTargets
 }
+
+// remoteTargets are one remote's card URL and endpoint, parsed.
+type remoteTargets struct{ card, endpoint *target }
 
 // NewClient validates opts and returns a Client over them.
 func NewClient(opts Options) (*Client, error) {
@@ -59,7 +64,11 @@ func NewClient(opts Options) (*Client, error) {
 	if set == nil {
 		set = new(redact.Set)
 	}
-	return &Client{opts: opts, remotes: byName, names: names, hc: hc, redact: set}, nil
+	targets := make(map[string]remoteTargets, len(byName))
+	for name, r := range byName {
+		targets[name] = remoteTargets{card: newTarget(r.CardURL), endpoint: newTarget(r.Endpoint)}
+	}
+	return &Client{opts: opts, remotes: byName, names: names, hc: hc, redact: set, targets: targets}, nil
 }
 
 // Remotes returns the configured remote names, in configuration order.
@@ -94,20 +103,24 @@ func (c *Client) getCard(ctx context.Context, r Remote) ([]byte, error) {
 	refuse := func(reason CardReason, format string, args ...any) ([]byte, error) {
 		return nil, &CardError{Remote: r.Name, Reason: reason, Detail: fmt.Sprintf(format, args...)}
 	}
-	if err := checkURL(r.CardURL, c.opts.AllowLoopbackHTTP); err != nil {
-		return refuse(CardInsecureURL, "card_url %s", err)
+	// A configured card URL was checked when the client was made.
+	prepared := c.targets[r.Name].card
+	if prepared == nil || prepared.raw != r.CardURL {
+		if err := checkURL(r.CardURL, c.opts.AllowLoopbackHTTP); err != nil {
+			return refuse(CardInsecureURL, "card_url %s", err)
+		}
 	}
 	ctx, stop := timerContext(ctx, c.opts.clock(), CardFetchTimeout, errCardTimeout)
 	defer stop()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.CardURL, nil)
+	req, err := c.request(ctx, http.MethodGet, r.CardURL, prepared, nil)
 	if err != nil {
 		return refuse(CardFetchFailed, "card_url does not make a request")
 	}
 	// A public GET: no credential of any kind, whatever the remote's
 	// bearer says. The version header asks a server that serves both
 	// versions for its 1.0 card (one that serves 0.3 alone ignores it).
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("A2A-Version", ProtocolVersion)
+	req.Header[hdrAccept] = []string{"application/json"}
+	req.Header[hdrVersion] = []string{ProtocolVersion}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return refuse(fetchReason(ctx, err), "%s", fetchDetail(ctx, err))
@@ -119,7 +132,7 @@ func (c *Client) getCard(ctx context.Context, r Remote) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return refuse(CardHTTPStatus, "the card URL answered HTTP %d", resp.StatusCode)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxCardBytes+1))
+	data, err := readBounded(resp, MaxCardBytes)
 	if err != nil {
 		return refuse(fetchReason(ctx, err), "reading the card: %s", fetchDetail(ctx, err))
 	}
@@ -199,6 +212,41 @@ type rpcError struct {
 	Data    json.RawMessage `json:"data"`
 }
 
+// The request headers, as http.Header.Set would key them (their canonical
+// form), written straight into the map.
+const (
+	hdrAccept           = "Accept"
+	hdrContentType      = "Content-Type"
+	hdrAuthorization    = "Authorization"
+	hdrVersion          = "A2a-Version"
+	hdrExtensions       = "A2a-Extensions"
+	hdrLegacyExtensions = "X-A2a-Extensions"
+)
+
+// readBounded reads resp's body, at most max bytes and one more to tell a
+// body past its bound, into one buffer sized by the declared length.
+func readBounded(resp *http.Response, max int) ([]byte, error) {
+	size := 512
+	if n := resp.ContentLength; n >= 0 && n <= int64(max) {
+		size = int(n) + 1
+	}
+	b := make([]byte, 0, size)
+	r := io.LimitReader(resp.Body, int64(max)+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
 // errNotSent marks a failure before any byte left the process.
 type notSentError struct{ err error }
 
@@ -212,23 +260,23 @@ func (c *Client) post(ctx context.Context, call rpcCall) (*http.Response, error)
 	perr := func(detail string, code, msgBytes int) error {
 		return &ProtocolError{Remote: call.remote.Name, Method: call.method, Code: code, Detail: detail, PeerMessageBytes: msgBytes}
 	}
-	body, err := json.Marshal(rpcOut{JSONRPC: "2.0", ID: call.id, Method: call.method, Params: call.params})
+	body, err := call.body()
 	if err != nil {
 		return nil, &notSentError{fmt.Errorf("%w: %v", ErrRequest, err)}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, call.remote.Endpoint, bytes.NewReader(body))
+	req, err := c.request(ctx, http.MethodPost, call.remote.Endpoint, c.targets[call.remote.Name].endpoint, body)
 	if err != nil {
 		return nil, &notSentError{perr("the endpoint does not make a request", 0, 0)}
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header[hdrContentType] = []string{"application/json"}
 	if !call.legacy() {
 		// 0.3 defines no version header; its server reads the method.
-		req.Header.Set("A2A-Version", ProtocolVersion)
+		req.Header[hdrVersion] = []string{ProtocolVersion}
 	}
 	if call.stream {
-		req.Header.Set("Accept", "text/event-stream")
+		req.Header[hdrAccept] = []string{"text/event-stream"}
 	} else {
-		req.Header.Set("Accept", "application/json")
+		req.Header[hdrAccept] = []string{"application/json"}
 	}
 	if call.card != nil && call.card.Bearer && call.remote.Bearer != nil {
 		secret, err := c.bearer(ctx, call.remote)
@@ -238,15 +286,15 @@ func (c *Client) post(ctx context.Context, call rpcCall) (*http.Response, error)
 		c.redact.Add(secret.Reveal())
 		// Only here: the request's URL is the configured endpoint, which
 		// the admitted card's one interface equals.
-		req.Header.Set("Authorization", "Bearer "+secret.Reveal())
+		req.Header[hdrAuthorization] = []string{"Bearer " + secret.Reveal()}
 	}
 	if call.card != nil && call.card.TraceContext {
 		// Negotiated: the peer's span becomes a child of the caller's.
 		// Remote IDs stay apart from the trace.
 		if call.legacy() {
-			req.Header.Set("X-A2A-Extensions", TraceExtension)
+			req.Header[hdrLegacyExtensions] = []string{TraceExtension}
 		} else {
-			req.Header.Set("A2A-Extensions", TraceExtension)
+			req.Header[hdrExtensions] = []string{TraceExtension}
 		}
 		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	}
