@@ -267,7 +267,7 @@ func (t *Tree) launch(c *child, ctx context.Context) {
 	} else {
 		c.state = StateRunning
 	}
-	t.broadcastLocked()
+	// No broadcast: a waiter waits for settlement, and a start is none.
 	t.unlock()
 	if stop {
 		h.Cancel()
