@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pabloagent/pablo/approval"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/ledger"
 	"github.com/pabloagent/pablo/ledger/outcome"
 	"github.com/pabloagent/pablo/model"
@@ -284,4 +285,118 @@ func approvalSteps(t *testing.T, f *resumeFixture, id string) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// queueModel is a root that spawns two children in one turn, the second
+// queued behind the first (one active child at a time), then waits for
+// both (again, when the wait's outcome is unknown) and ends with the
+// wait's result. Its first child is treeModel's.
+type queueModel struct {
+	treeModel
+}
+
+const queuedTask = "write the queued child's file"
+
+func (m *queueModel) Generate(ctx context.Context, req *model.Request, send func(string) error) (*model.Response, error) {
+	var results []string
+	for _, msg := range req.Messages {
+		if msg.Role == model.RoleTool {
+			results = append(results, msg.Content)
+		}
+	}
+	switch {
+	case req.Messages[0].Content == childTask:
+		return m.treeModel.Generate(ctx, req, send)
+	case req.Messages[0].Content == queuedTask:
+		if len(results) == 0 {
+			r := calls(call("q", "fs_write", `{"path":"queued.txt","text":"q\n","expected_revision":null}`))
+			return &r, nil
+		}
+		return &doneTurn, nil
+	case len(results) == 0:
+		r := calls(call("s1", "subagent", `{"action":"spawn","request":{"input":"`+childTask+`","capabilities":{"tools":["fs.write"]}}}`),
+			call("s2", "subagent", `{"action":"spawn","request":{"input":"`+queuedTask+`","capabilities":{"tools":["fs.write"]}}}`))
+		return &r, nil
+	case len(results) == 2 || strings.Contains(results[len(results)-1], `"status":"unknown_outcome"`):
+		// The wait again when the host stopped during the first.
+		var ids []string
+		for _, r := range results[:2] {
+			if id := agentIDIn.FindStringSubmatch(r); id != nil {
+				ids = append(ids, `"`+id[1]+`"`)
+			}
+		}
+		r := calls(call("w", "subagent", `{"action":"wait","agent_ids":[`+strings.Join(ids, ",")+`],"mode":"all","timeout_ms":60000}`))
+		return &r, nil
+	}
+	return &model.Response{Text: results[len(results)-1], FinishReason: model.FinishStop}, nil
+}
+
+// A child whose spawn its parent's records hold but which never started
+// (queued behind its sibling when the host died) is decided again on
+// resume like a running one; refused (its spawn's approval rejected, or
+// no approver to ask), it does not start, and it is not left unknown: the
+// ledger lists it cancelled naming the rule, and its parent's wait sees
+// it settled so, as it sees its running sibling.
+func TestResumeSettlesANeverStartedChildItsSpawnRefuses(t *testing.T) {
+	for _, ap := range []*recordingApprover{{answer: approval.Reject}, nil} {
+		f := newResumeFixture(t, fsWrite+"[options.children]\nenabled = true\n")
+		f.capacity = &children.Capacity{Active: 1}
+		var write string
+		spawns := map[string]bool{}
+		m := &queueModel{treeModel{spawned: make(chan struct{})}}
+		id := f.crash(m, killAt(true, func(c *ledger.CallRecord) bool {
+			if c.Name == "subagent" && c.State == ledger.CallAdmitted {
+				spawns[c.AgentID+"/"+c.CallID] = false
+			}
+			if _, ok := spawns[c.AgentID+"/"+c.CallID]; ok && c.State == ledger.CallSettled {
+				spawns[c.AgentID+"/"+c.CallID] = true
+				if len(spawns) == 2 && spawns[c.AgentID+"/call_1_1"] && spawns[c.AgentID+"/call_1_2"] {
+					close(m.spawned)
+				}
+			}
+			if c.Name == "fs.write" && c.State == ledger.CallAdmitted && write == "" {
+				write = c.AgentID + "/" + c.CallID
+			}
+			return c.State == ledger.CallSettled && c.AgentID+"/"+c.CallID == write
+		}))
+		if n := len(f.report(id).Agents); n != 2 {
+			t.Fatalf("agents at the kill: %+v, want the root and its running child (the other queued)", f.report(id).Agents)
+		}
+		f.write(fsWrite + "[options.children]\nenabled = true\n[options.approvals]\nsubagent = \"required\"\n")
+		req := ResumeRequest{}
+		if ap != nil {
+			req.Approver = ap
+		}
+		obj, err := f.resume(&queueModel{}, id, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ap != nil && len(ap.asked) != 2 {
+			t.Errorf("the approver was asked %d times, want once about each child's spawn", len(ap.asked))
+		}
+		if _, err := os.Stat(filepath.Join(f.ws, "queued.txt")); !os.IsNotExist(err) {
+			t.Errorf("the queued child ran without its spawn's approval (stat: %v)", err)
+		}
+		rep := f.report(id)
+		var kids int
+		for _, a := range rep.Agents {
+			if a.ParentID == "" {
+				continue
+			}
+			kids++
+			if a.Outcome == nil || a.Outcome.Status != outcome.Cancelled || !strings.Contains(a.Outcome.Reason, "options.approvals.subagent") {
+				t.Errorf("child %s after the resume: %+v, want it cancelled naming the rule", a.AgentID, a.Outcome)
+			}
+		}
+		if kids != 2 || rep.Outcome == nil || len(rep.Retryable) != 0 {
+			t.Errorf("after the resume: %d children in the ledger, want both settled; its agents %+v, outcome %+v, retryable %+v", kids, rep.Agents, rep.Outcome, rep.Retryable)
+		}
+		out := ""
+		if obj.Outcome.Output != nil {
+			out = *obj.Outcome.Output
+		}
+		if obj.Outcome.Status != "completed" || strings.Count(out, `"status":"cancelled"`) != 2 || strings.Contains(out, "unknown_agent") {
+			t.Errorf("the parent's wait after the resume: %+v %s, want both children settled cancelled", obj.Outcome, out)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pabloagent/pablo/approval"
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/children"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/clock"
 	"github.com/pabloagent/pablo/ledger"
@@ -105,6 +106,9 @@ type resumeFixture struct {
 	clock ledger.Clock
 	// loopback admits remotes on the loopback interface (a fixture peer).
 	loopback bool
+	// capacity, when set, lowers the children's capacity (a deployment
+	// cannot).
+	capacity *children.Capacity
 }
 
 func newResumeFixture(t *testing.T, body string) *resumeFixture {
@@ -138,7 +142,14 @@ func (f *resumeFixture) runtime(m model.Model, wrap func(ledger.Store) ledger.St
 	if wrap != nil {
 		store = wrap(b)
 	}
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Model: m, Store: store, Clock: f.clock})
+	ro, err := d.runtimeOptions(context.Background(), HostOptions{Model: m, Store: store, Clock: f.clock})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if f.capacity != nil && ro.Children != nil {
+		*ro.Children = *f.capacity
+	}
+	rt, err := NewRuntime(ro)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -399,11 +399,49 @@ func (s *step) resumeChildren(resps []*model.Response) *event.Outcome {
 		if !recorded[id] {
 			// Admitted and never started: nothing of it ran (a remote
 			// child's request never left); it starts now, as the spawn's
-			// result told the model.
-			_ = s.readmitChild(id, "", spawnCall[id], spawned[id], false)
+			// result told the model, or settles without starting.
+			if o := s.readmitChild(id, "", spawnCall[id], spawned[id], false); o != nil {
+				if o := s.settleUnstarted(id, spawned[id], o); o != nil {
+					return o
+				}
+			}
 		}
 	}
 	return s.settleOrphans(orphans)
+}
+
+// settleUnstarted settles child id, whose spawn (arguments args) its
+// parent's records hold but which never started, with o, the outcome the
+// resume gave it instead of starting it. The model was told its agent ID,
+// so it is not left unknown: the ledger gets its agent, finished with o
+// (what `ledger show`, recovery and the inspector list), and the parent's
+// supervisor holds it settled (what its wait and inspect see). Nothing of
+// it runs. A ledger that refuses the agent (the root's deadline passed)
+// leaves it to the supervisor alone.
+func (s *step) settleUnstarted(id string, args json.RawMessage, o *event.Outcome) *event.Outcome {
+	kind, input := children.KindLocal, []byte(nil)
+	if s.tree != nil {
+		if a, err := children.ParseArguments(args, s.tree.Remotes()); err == nil {
+			if a.Action == children.ActionSpawnRemote {
+				kind = children.KindRemote
+				input, _ = json.Marshal(a.Remote.Parts)
+			} else {
+				input = []byte(a.Request.Input)
+			}
+		}
+	}
+	if _, err := s.t.root.StartAgent(s.ctx, ledger.AgentSpec{ID: id, ParentID: s.agent, Kind: string(kind), InputDigest: sha256Tag(input)}); err == nil {
+		c := &step{t: s.t, agent: id, payloads: s.payloads, ctx: s.ctx, base: s.base, caller: s.caller, traceID: s.traceID}
+		c.hdr = s.childHeader(id, kind)
+		if got, _ := c.terminal(o); got.Code == outcome.FailEventSinkIO {
+			// The ledger failed: the root cannot settle either.
+			return got
+		}
+	}
+	if s.tree != nil {
+		_ = s.tree.Restore(children.Snapshot{AgentID: id, ParentAgentID: s.agent, Kind: kind, Depth: 1, State: children.StateSettled, Outcome: o})
+	}
+	return nil
 }
 
 // nonEmpty is r as an outcome's rule: nil when empty.
