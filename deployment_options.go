@@ -28,9 +28,10 @@ func (d *Deployment) Options() deployment.Options {
 			Propagators: slices.Clone(o.OTel.Propagators), MaxQueueSize: o.OTel.MaxQueueSize, MaxExportBatchSize: o.OTel.MaxExportBatchSize,
 			ScheduleDelayMS: o.OTel.ScheduleDelayMS, ExportTimeoutMS: o.OTel.ExportTimeoutMS,
 		},
-		Skills: deployment.Skills{Roots: maps.Clone(o.Skills.Roots), Activate: slices.Clone(o.Skills.Activate)},
-		MCP:    deployment.MCP{Servers: make(map[string]deployment.MCPServer, len(o.MCP.Servers))},
-		A2A:    deployment.A2A{Remotes: make(map[string]deployment.A2ARemote, len(o.A2A.Remotes))},
+		Skills: deployment.Skills{Roots: maps.Clone(o.Skills.Roots), Activate: slices.Clone(o.Skills.Activate),
+			Pins: maps.Clone(o.Skills.Pins), Files: maps.Clone(o.Skills.Files)},
+		MCP: deployment.MCP{Servers: make(map[string]deployment.MCPServer, len(o.MCP.Servers))},
+		A2A: deployment.A2A{Remotes: make(map[string]deployment.A2ARemote, len(o.A2A.Remotes))},
 	}
 	for name, s := range o.MCP.Servers {
 		v.MCP.Servers[name] = deployment.MCPServer{
@@ -45,6 +46,14 @@ func (d *Deployment) Options() deployment.Options {
 				IDToken: a.IDToken, IdentityProvider: a.IdentityProvider, IdentityClientID: a.IdentityClientID}
 			v.MCP.Servers[name] = vs
 		}
+	}
+	for name, in := range o.Skills.Inline {
+		if v.Skills.Inline == nil {
+			v.Skills.Inline = map[string]deployment.InlineSkill{}
+		}
+		v.Skills.Inline[name] = deployment.InlineSkill{Description: in.Description, Instructions: in.Instructions, License: in.License,
+			Compatibility: in.Compatibility, AllowedTools: slices.Clone(in.AllowedTools), Owner: in.Owner, Version: in.Version,
+			TaskKinds: slices.Clone(in.TaskKinds), CompatibleAdapters: slices.Clone(in.CompatibleAdapters), Credentials: slices.Clone(in.Credentials)}
 	}
 	for name, r := range o.A2A.Remotes {
 		vr := deployment.A2ARemote{CardURL: r.CardURL, Endpoint: r.Endpoint, TraceContext: r.TraceContext}

@@ -49,6 +49,14 @@ resource_attributes = { "deployment.environment" = "test" }
 propagators = ["tracecontext"]
 [options.skills]
 roots = { team = { base = "config", path = "skills" } }
+files = { review = { base = "config", path = "review.md" } }
+pins = { "file/review" = "sha256:0000000000000000000000000000000000000000000000000000000000000000" }
+[options.skills.inline.triage]
+description = "Triage."
+instructions = "Label it."
+owner = "support"
+version = "1.0.0"
+task_kinds = ["triage"]
 [options.mcp.servers.local]
 transport = "stdio"
 command = "/usr/bin/printf"

@@ -278,14 +278,22 @@ func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (mod
 	return d.httpModel(opts)
 }
 
-// SkillOptions returns the discovery options of this deployment: its roots,
-// bounded by every authority layer's skill_roots.
+// SkillOptions returns the discovery options of this deployment: its
+// roots, inline Skills and single-file Skills, bounded by every authority
+// layer's skill_roots.
 func (d *Deployment) SkillOptions() (skills.Options, error) {
 	roots, err := d.c.SkillRoots()
 	if err != nil {
 		return skills.Options{}, err
 	}
+	files, err := d.c.SkillFiles()
+	if err != nil {
+		return skills.Options{}, err
+	}
 	opts := skills.Options{Roots: roots}
+	if len(files) > 0 {
+		opts.Files = files
+	}
 	for name, in := range d.c.Options.Skills.Inline {
 		if opts.Inline == nil {
 			opts.Inline = map[string]skills.Inline{}

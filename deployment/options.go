@@ -82,6 +82,31 @@ type Skills struct {
 	Roots map[string]PathRef `json:"roots"`
 	// Activate lists the Skills every task activates, by qualified name.
 	Activate []string `json:"activate"`
+	// Pins maps ROOT/NAME (or file/NAME) to the digest its package must
+	// have ("sha256:...").
+	Pins map[string]string `json:"pins,omitempty"`
+	// Inline are the Skills given in the deployment, by name (inline/NAME).
+	Inline map[string]InlineSkill `json:"inline,omitempty"`
+	// Files are the single-file Skills, by name (file/NAME): each a file
+	// holding what a SKILL.md holds.
+	Files map[string]PathRef `json:"files,omitempty"`
+}
+
+// InlineSkill is options.skills.inline.NAME: a Skill given in the
+// deployment, its fields what a SKILL.md's frontmatter and body hold.
+type InlineSkill struct {
+	Description   string   `json:"description"`
+	Instructions  string   `json:"instructions"`
+	License       string   `json:"license,omitempty"`
+	Compatibility string   `json:"compatibility,omitempty"`
+	AllowedTools  []string `json:"allowed_tools,omitempty"`
+	// Owner, Version, TaskKinds, CompatibleAdapters and Credentials are
+	// the bundle fields; they grant nothing.
+	Owner              string   `json:"owner,omitempty"`
+	Version            string   `json:"version,omitempty"`
+	TaskKinds          []string `json:"task_kinds,omitempty"`
+	CompatibleAdapters []string `json:"compatible_adapters,omitempty"`
+	Credentials        []string `json:"credentials,omitempty"`
 }
 
 // MCP is options.mcp: the configured MCP servers.

@@ -187,25 +187,43 @@ func (c *Catalog) openPackage(s Skill) (*os.Root, error) {
 	return pkg, nil
 }
 
+// openSkillFile reopens a Skill's SKILL.md (or its single file) without
+// following symlinks, checking it is where discovery found it.
+func (c *Catalog) openSkillFile(s Skill) (io.ReadCloser, error) {
+	var (
+		f    *os.File
+		prob problem
+		err  error
+	)
+	if ref, ok := c.files[s.QualifiedName]; ok {
+		f, _, prob, err = openSingleFile(ref.path, ref.info)
+	} else {
+		pkg, perr := c.openPackage(s)
+		if perr != nil {
+			return nil, perr
+		}
+		f, _, prob, err = openFileNoFollow(pkg, SkillFile)
+		pkg.Close()
+	}
+	switch prob {
+	case probNone:
+		return f, nil
+	case probIO:
+		return nil, &Error{Kind: ErrIO, Code: CodeIOError, Skill: s.QualifiedName, Path: SkillFile, Reason: "SKILL.md cannot be opened", Err: err}
+	}
+	return nil, &Error{Kind: ErrChanged, Code: CodeChanged, Skill: s.QualifiedName, Path: SkillFile,
+		Reason: "SKILL.md is missing, replaced, a symlink or not a regular file since discovery; restore it and run discovery again"}
+}
+
 // readInstructions re-reads SKILL.md, checks the frontmatter digest and
 // returns the bounded, UTF-8 body.
 func (c *Catalog) readInstructions(s Skill) ([]byte, error) {
 	if body, ok := c.inline[s.QualifiedName]; ok {
 		return []byte(body), nil // validated by discovery; held in memory
 	}
-	pkg, err := c.openPackage(s)
+	f, err := c.openSkillFile(s)
 	if err != nil {
 		return nil, err
-	}
-	defer pkg.Close()
-	f, _, prob, err := openFileNoFollow(pkg, SkillFile)
-	switch prob {
-	case probNone:
-	case probIO:
-		return nil, &Error{Kind: ErrIO, Code: CodeIOError, Skill: s.QualifiedName, Path: SkillFile, Reason: "SKILL.md cannot be opened", Err: err}
-	default:
-		return nil, &Error{Kind: ErrChanged, Code: CodeChanged, Skill: s.QualifiedName, Path: SkillFile,
-			Reason: "SKILL.md is missing, a symlink or not a regular file since discovery; restore it and run discovery again"}
 	}
 	defer f.Close()
 	raw, rest, err := readFrontmatter(f)

@@ -134,18 +134,37 @@ func PackageDigest(dir string) (string, error) {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// treeDigest is PackageDigest's digest of a package held in memory: files
+// maps each regular file's slash-separated path to its bytes.
+func treeDigest(files map[string][]byte) string {
+	h := sha256.New()
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(files[p]))
+		h.Write(files[p])
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// checkDigest reports a malformed pin want with ErrInvalidOptions.
+func checkDigest(where, want string) error {
+	if digestPattern.MatchString(want) {
+		return nil
+	}
+	q := want
+	if len(q) > 80 {
+		q = q[:80]
+	}
+	return &Error{Kind: ErrInvalidOptions, Code: CodeInvalidSelection, Path: where,
+		Reason: fmt.Sprintf("digest %s: want sha256: and 64 lowercase hex digits", strconv.Quote(q))}
+}
+
 // VerifyPackage checks the Skill package in dir against its pinned digest
 // want ("sha256:" and 64 lowercase hex digits): a malformed pin fails with
 // ErrInvalidOptions, a package that differs with a *DigestError naming
 // the expected and actual digests.
 func VerifyPackage(dir, want string) error {
-	if !digestPattern.MatchString(want) {
-		q := want
-		if len(q) > 80 {
-			q = q[:80]
-		}
-		return &Error{Kind: ErrInvalidOptions, Code: CodeInvalidSelection, Path: dir,
-			Reason: fmt.Sprintf("digest %s: want sha256: and 64 lowercase hex digits", strconv.Quote(q))}
+	if err := checkDigest(dir, want); err != nil {
+		return err
 	}
 	got, err := PackageDigest(dir)
 	if err != nil {
@@ -170,10 +189,30 @@ func VerifyPins(opts Options, pins map[string]string) error {
 }
 
 // VerifyPin checks the package of the Skill qn (ROOT/NAME) under opts'
-// roots against digest want.
+// roots against digest want. A single-file Skill (file/NAME) is checked
+// by FileDigest. An inline Skill is no package, so a pin of one fails
+// with ErrInvalidOptions saying so.
 func VerifyPin(opts Options, qn, want string) error {
 	root, name, _ := strings.Cut(qn, "/")
 	dir, ok := opts.Roots[root]
+	switch path, file := opts.Files[name]; {
+	case ok:
+	case root == InlineRoot:
+		return &Error{Kind: ErrInvalidOptions, Code: CodeInvalidSelection, Skill: qn,
+			Reason: "an inline Skill is not a package and has no digest to pin: the deployment's fingerprint covers it; remove the pin"}
+	case root == FileRoot && file:
+		if err := checkDigest(qn, want); err != nil {
+			return err
+		}
+		got, err := FileDigest(path)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return &DigestError{Dir: qn, Expected: want, Actual: got}
+		}
+		return nil
+	}
 	if !ok || name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
 		return &Error{Kind: ErrNotFound, Code: CodeNotFound, Skill: qn, Reason: "a pinned Skill names no configured root and package"}
 	}

@@ -57,6 +57,17 @@ type Options struct {
 	// (options.skills.inline), admitted as InlineRoot/NAME. Contained, when
 	// set, is asked with InlineRoot and an empty directory.
 	Inline map[string]Inline
+	// Files maps a Skill name to the absolute, clean path of a single file
+	// holding what a SKILL.md holds (options.skills.files, resolved by the
+	// configuration layer), admitted as FileRoot/NAME. Contained, when
+	// set, is asked with FileRoot and the file's path.
+	Files map[string]string
+}
+
+// Empty reports whether the options name no Skill source: no root, no
+// inline Skill, no single file.
+func (o Options) Empty() bool {
+	return len(o.Roots) == 0 && len(o.Inline) == 0 && len(o.Files) == 0
 }
 
 // WithinDirs returns a Contained check that admits a root only when its
@@ -120,7 +131,8 @@ type Catalog struct {
 	roots    map[string]rootRef
 	findings []Finding
 	dropped  int
-	inline   map[string]string // qualified name → inline instructions
+	inline   map[string]string  // qualified name → inline instructions
+	files    map[string]fileRef // qualified name → single file
 }
 
 // limits are the discovery bounds; Discover always uses referenceLimits.
@@ -144,18 +156,42 @@ func Discover(ctx context.Context, opts Options) (*Catalog, error) {
 // ValidRootID reports whether id is a valid root ID.
 func ValidRootID(id string) bool { return ids.ValidName(id, MaxRootIDBytes) }
 
+// checkSourcePath refuses a source path the configuration layer did not
+// resolve: it must be absolute, clean UTF-8 of bounded length.
+func checkSourcePath(what, path string) error {
+	switch {
+	case len(path) > MaxRootPathBytes:
+		return &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded,
+			Reason: fmt.Sprintf("%s: path has %d bytes; the limit is %d", what, len(path), MaxRootPathBytes)}
+	case !utf8.ValidString(path) || !filepath.IsAbs(path) || filepath.Clean(path) != path:
+		return &Error{Kind: ErrInvalidOptions, Code: CodeInvalidPath,
+			Reason: fmt.Sprintf("%s: path %s must be an absolute, clean, UTF-8 path resolved by the configuration layer", what, strconv.Quote(path))}
+	}
+	return nil
+}
+
 func checkOptions(opts Options) ([]string, error) {
 	if len(opts.Roots) > MaxRoots {
 		return nil, &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded,
 			Reason: fmt.Sprintf("%d skill roots configured; the limit is %d", len(opts.Roots), MaxRoots)}
 	}
-	switch _, clash := opts.Roots[InlineRoot]; {
-	case len(opts.Inline) > MaxSkills:
-		return nil, &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded,
-			Reason: fmt.Sprintf("%d inline Skills configured; the limit is %d", len(opts.Inline), MaxSkills)}
-	case clash && len(opts.Inline) > 0:
-		return nil, &Error{Kind: ErrInvalidOptions, Code: CodeInvalidSelection,
-			Reason: fmt.Sprintf("root ID %q is the inline Skills' root; rename the root", InlineRoot)}
+	for _, r := range []struct {
+		id, what string
+		n        int
+	}{{InlineRoot, "inline", len(opts.Inline)}, {FileRoot, "single-file", len(opts.Files)}} {
+		switch _, clash := opts.Roots[r.id]; {
+		case r.n > MaxSkills:
+			return nil, &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded,
+				Reason: fmt.Sprintf("%d %s Skills configured; the limit is %d", r.n, r.what, MaxSkills)}
+		case clash && r.n > 0:
+			return nil, &Error{Kind: ErrInvalidOptions, Code: CodeInvalidSelection,
+				Reason: fmt.Sprintf("root ID %q is the %s Skills' root; rename the root", r.id, r.what)}
+		}
+	}
+	for name, path := range opts.Files {
+		if err := checkSourcePath("file "+name, path); err != nil {
+			return nil, err
+		}
 	}
 	ids := make([]string, 0, len(opts.Roots))
 	for id, dir := range opts.Roots {
@@ -219,6 +255,9 @@ func discover(ctx context.Context, opts Options, lim limits) (*Catalog, error) {
 		}
 	}
 	if err := d.inline(opts); err != nil {
+		return nil, err
+	}
+	if err := d.files(opts); err != nil {
 		return nil, err
 	}
 	d.resolveCollisions()

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -231,36 +233,65 @@ func (a *Active) Read(ctx context.Context, args ReadArguments, opts ReadOptions)
 	if _, ok := a.cat.inline[s.QualifiedName]; ok {
 		return fail(ErrNotFound, CodeNotFound, "an inline Skill has no files; its instructions are all it holds", nil)
 	}
-	dir, err := a.cat.openPackage(s)
-	if err != nil {
-		return Resource{}, err
+	finish := func(data []byte) (Resource, error) {
+		if len(data) > limit {
+			return fail(ErrLimitExceeded, CodeTooLarge, fmt.Sprintf("the file has %d bytes; the limit for this call is %d", len(data), limit), nil)
+		}
+		if !utf8.Valid(data) {
+			return fail(ErrEncoding, CodeUnsupportedEncoding, "the file is not UTF-8 text", nil)
+		}
+		sum := sha256.Sum256(data)
+		return Resource{
+			QualifiedName: s.QualifiedName,
+			Path:          args.Path,
+			SHA256:        hex.EncodeToString(sum[:]),
+			Bytes:         len(data),
+			Text:          string(data),
+		}, nil
 	}
-	parts := strings.Split(args.Path, "/")
-	for _, part := range parts[:len(parts)-1] {
-		if err := ctx.Err(); err != nil {
-			dir.Close()
+	var (
+		f     *os.File
+		st    fs.FileInfo
+		prob  problem
+		cause error
+	)
+	if ref, ok := a.cat.files[s.QualifiedName]; ok {
+		if args.Path != SkillFile {
+			return fail(ErrNotFound, CodeNotFound, "a single-file Skill holds only its SKILL.md (the file itself)", nil)
+		}
+		f, st, prob, cause = openSingleFile(ref.path, ref.info)
+	} else {
+		dir, err := a.cat.openPackage(s)
+		if err != nil {
 			return Resource{}, err
 		}
-		next, _, prob, cause := openDirNoFollow(dir, part, nil)
-		dir.Close()
-		switch prob {
-		case probNone:
-			dir = next
-			continue
-		case probMissing:
-			return fail(ErrNotFound, CodeNotFound, "no such file in the Skill package", nil)
-		case probSymlink:
-			return fail(ErrUnsafePath, CodeSymlink, "a path component is a symlink; skill.read never follows symlinks", nil)
-		case probWrongType:
-			return fail(ErrNotFound, CodeNotFound, "a parent path component is not a directory", nil)
-		case probChanged:
-			return fail(ErrChanged, CodeChanged, "a directory changed while it was opened", nil)
-		default:
-			return fail(ErrIO, CodeIOError, "a directory cannot be opened", cause)
+		parts := strings.Split(args.Path, "/")
+		for _, part := range parts[:len(parts)-1] {
+			if err := ctx.Err(); err != nil {
+				dir.Close()
+				return Resource{}, err
+			}
+			next, _, prob, cause := openDirNoFollow(dir, part, nil)
+			dir.Close()
+			switch prob {
+			case probNone:
+				dir = next
+				continue
+			case probMissing:
+				return fail(ErrNotFound, CodeNotFound, "no such file in the Skill package", nil)
+			case probSymlink:
+				return fail(ErrUnsafePath, CodeSymlink, "a path component is a symlink; skill.read never follows symlinks", nil)
+			case probWrongType:
+				return fail(ErrNotFound, CodeNotFound, "a parent path component is not a directory", nil)
+			case probChanged:
+				return fail(ErrChanged, CodeChanged, "a directory changed while it was opened", nil)
+			default:
+				return fail(ErrIO, CodeIOError, "a directory cannot be opened", cause)
+			}
 		}
+		f, st, prob, cause = openFileNoFollow(dir, parts[len(parts)-1])
+		dir.Close()
 	}
-	defer dir.Close()
-	f, st, prob, cause := openFileNoFollow(dir, parts[len(parts)-1])
 	switch prob {
 	case probNone:
 	case probMissing:
@@ -285,15 +316,5 @@ func (a *Active) Read(ctx context.Context, args ReadArguments, opts ReadOptions)
 	if len(data) > limit {
 		return fail(ErrLimitExceeded, CodeTooLarge, fmt.Sprintf("the file has more than %d bytes, the limit for this call", limit), nil)
 	}
-	if !utf8.Valid(data) {
-		return fail(ErrEncoding, CodeUnsupportedEncoding, "the file is not UTF-8 text", nil)
-	}
-	sum := sha256.Sum256(data)
-	return Resource{
-		QualifiedName: s.QualifiedName,
-		Path:          args.Path,
-		SHA256:        hex.EncodeToString(sum[:]),
-		Bytes:         len(data),
-		Text:          string(data),
-	}, nil
+	return finish(data)
 }

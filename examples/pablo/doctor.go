@@ -359,7 +359,7 @@ func (dr *doctor) skills(ctx context.Context, d *pablo.Deployment) {
 		dr.fail("skills", doctorInvalid, "skills_unavailable", err.Error())
 		return
 	}
-	if len(sk.Roots) == 0 && len(opts.Inline) == 0 {
+	if opts.Empty() {
 		dr.ok("skills", "no Skills roots are configured")
 		return
 	}

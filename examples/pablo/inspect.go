@@ -204,7 +204,7 @@ func newInspectStack(ctx context.Context, name string, d *pablo.Deployment, opts
 	if err != nil {
 		return nil, err
 	}
-	if len(sopts.Roots) == 0 && len(sopts.Inline) == 0 {
+	if sopts.Empty() {
 		return s, nil
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -384,6 +384,9 @@ type SkillsOptions struct {
 	// Inline holds the Skills given in the deployment, by name
 	// (skills.Inline): admitted as inline/NAME without touching disk.
 	Inline map[string]InlineSkill `json:"inline,omitempty"`
+	// Files names the single-file Skills, by name: each file holds what
+	// a SKILL.md holds and is admitted as file/NAME (skills.Options.Files).
+	Files map[string]PathRef `json:"files,omitempty"`
 }
 
 // InlineSkill is options.skills.inline.NAME; its fields are skills.Inline's.

@@ -122,6 +122,7 @@ var optionEffects = map[string][]string{
 	"options.skills.roots":                     {"TestPresetSkillsDiscoverPresetEvidence"},
 	"options.skills.pins.*":                    {"TestSkillPinnedByDigest"},
 	"options.skills.inline.*":                  {"TestInlineSkillIsActivatedFromTheDeployment"},
+	"options.skills.files.*":                   {"TestSingleFileSkillIsActivatedFromTheDeployment"},
 	"options.skills.activate":                  {"TestActivationSelectionRules", "TestActivationReturnsRecordAndUserRoleTaskData"},
 
 	"options.mcp.servers.*.transport":           {"TestEverythingStdio", "TestEverythingStreamableHTTP"},

@@ -38,6 +38,9 @@ func (d *Deployment) CheckPaths() error {
 	for _, id := range slices.Sorted(maps.Keys(d.Options.Skills.Roots)) {
 		check("skills.roots."+id, d.Options.Skills.Roots[id], true)
 	}
+	for _, name := range slices.Sorted(maps.Keys(d.Options.Skills.Files)) {
+		check("skills.files."+name, d.Options.Skills.Files[name], false)
+	}
 	if r := d.Options.Memory.Repository; r != nil {
 		check("memory.repository", *r, true)
 	}
@@ -89,6 +92,20 @@ func (d *Deployment) SkillRoots() (map[string]string, error) {
 		roots[id] = dir
 	}
 	return roots, nil
+}
+
+// SkillFiles resolves the configured single-file Skills to paths. A file
+// need not exist here: discovery reports a missing one (source_missing).
+func (d *Deployment) SkillFiles() (map[string]string, error) {
+	files := map[string]string{}
+	for _, name := range sortedKeysOf(d.Options.Skills.Files) {
+		p, err := d.ResolvePath(d.Options.Skills.Files[name])
+		if err != nil {
+			return nil, err
+		}
+		files[name] = p
+	}
+	return files, nil
 }
 
 // SkillRootBounds returns, for every authority layer that writes

@@ -211,13 +211,16 @@ func skillPinKey(k string) error {
 	return nil
 }
 
-// skillInlineName is an inline Skill's NAME: 1 to 64 lowercase letters,
-// digits and hyphens (discovery applies the rest of the name rules).
-func skillInlineName(k string) error {
-	if k == "" || len(k) > 64 || strings.Trim(k, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
-		return fmt.Errorf("an inline Skill's name is 1 to 64 lowercase letters, digits and hyphens, got %q", k)
+// skillName is the NAME of a Skill the deployment gives (what: "an
+// inline Skill"): 1 to 64 lowercase letters, digits and hyphens
+// (discovery applies the rest of the name rules).
+func skillName(what string) func(string) error {
+	return func(k string) error {
+		if k == "" || len(k) > 64 || strings.Trim(k, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return fmt.Errorf("%s's name is 1 to 64 lowercase letters, digits and hyphens, got %q", what, k)
+		}
+		return nil
 	}
-	return nil
 }
 
 // skillPinDigest is a pin: sha256: and 64 lowercase hex digits.
@@ -584,7 +587,7 @@ func optionsTables() *spec {
 			// A Go extension (issue 37): a Skill given in the deployment,
 			// admitted as inline/NAME and read through the same strict
 			// frontmatter walk as a SKILL.md (skills.Inline).
-			"inline", mapOf(16, skillInlineName, table(
+			"inline", mapOf(16, skillName("an inline Skill"), table(
 				"description", str(1, 1024, nil),
 				"instructions", str(1, 256<<10, nil),
 				"license", str(1, 256, nil),
@@ -596,6 +599,9 @@ func optionsTables() *spec {
 				"compatible_adapters", list(16, str(1, 64, nil), nil),
 				"credentials", list(16, str(1, 64, nil), nil),
 			).need("description", "instructions")),
+			// A Go extension (issue 37): a single file holding what a
+			// SKILL.md holds, named explicitly, admitted as file/NAME.
+			"files", mapOf(16, skillName("a single-file Skill"), pathSpec(nil)),
 		),
 		"mcp", table(
 			"servers", mapOf(16, keyRE(identRE, "MCP server name"), mcpServer),

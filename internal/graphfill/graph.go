@@ -322,12 +322,15 @@ func (b *graphBuilder) sandbox(ctx context.Context, d *Source, from, id string, 
 // kind is the task's kind: a Skill not for it is denied (task_kind_mismatch)
 // and its instructions are not activated.
 func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set, kind string) error {
-	if len(d.Config.Options.Skills.Roots) == 0 && len(d.Config.Options.Skills.Inline) == 0 {
+	if d.SkillOptions == nil {
 		return nil
 	}
 	sopts, err := d.SkillOptions()
 	if err != nil {
 		return err
+	}
+	if sopts.Empty() {
+		return nil
 	}
 	cat, err := skills.Discover(ctx, sopts)
 	if err != nil {
