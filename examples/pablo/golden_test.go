@@ -141,6 +141,15 @@ func goldenCases() []goldenCase {
 		readiness("unsatisfiable-route", "[options.shell]\nenabled = false\n[options.models.first]\nprovider = \"vercel\"\nid = \"a\"\ncredential = \"gw\"\ncapabilities = { tool_calls = false }\n[options.models.second]\nprovider = \"openrouter\"\nid = \"b\"\ncredential = \"or\"\n[options.routes.main]\nentries = [{ model = \"first\" }, { model = \"second\" }]\n[options]\nmodel_route = \"main\"\n[credentials.gw]\nconsumer = \"provider.vercel\"\nsources = [{ kind = \"environment\", name = \"PABLO_GOLDEN_ABSENT\" }]\n[credentials.or]\nconsumer = \"provider.openrouter\"\nsources = [{ kind = \"environment\", name = \"PABLO_GOLDEN_ABSENT\" }]\n", "main", false),
 		missingSandbox,
 		readiness("approval-gated", model+"[options.shell]\nenabled = false\n[options.filesystem]\nwrite = true\n"+server+"[options.approvals]\nmcp = \"required\"\n[[authority]]\nid = \"ops\"\n[authority.policy.tools]\ndefault = \"allow\"\nallow = [{ id = \"ops.write\", value = \"fs.write\", approval = \"required\" }, { id = \"ops.read\", value = \"fs.read\" }, { id = \"ops.lookup\", value = \"mcp/records/lookup\" }]\n", "fs.write", false),
+		// Another kind's Skill is denied task_kind_mismatch, and why
+		// exits 1 for it as for any denial; the task's kind's exits 0.
+		goldenCase{"why-task-kind", [][]string{
+			{"write", "$TMP/kind.toml", "schema_version = 1\n" + model + off + "[options.skills]\nactivate = [\"team/triage\"]\n" + skills},
+			{"write", "$TMP/skills/triage/SKILL.md", "---\nname: triage\ndescription: Triage things.\nmetadata:\n  task-kinds: triage\n---\nTriage.\n"},
+			{"why", "team/triage", "--kind", "review", "--config", "$TMP/kind.toml", "--bind", "workspace=$TMP", "--bind", "skills=$TMP/skills"},
+			{"why", "--json", "team/triage", "--kind", "review", "--config", "$TMP/kind.toml", "--bind", "workspace=$TMP", "--bind", "skills=$TMP/skills"},
+			{"why", "team/triage", "--kind", "triage", "--config", "$TMP/kind.toml", "--bind", "workspace=$TMP", "--bind", "skills=$TMP/skills"},
+		}},
 		readiness("rule-example-fails", model+"[options.shell]\nenabled = true\n[options.shell.commands]\ndefault = \"deny\"\nallow = [{ id = \"t.printf\", executable = \"/usr/bin/printf\", args = [\"status\"], match = \"prefix\", examples = { match = [\"/usr/bin/printf push\"] } }]\n", "shell.run", false),
 	)
 	return cases

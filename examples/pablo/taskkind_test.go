@@ -45,11 +45,13 @@ func TestRunKindFlagFiltersSkills(t *testing.T) {
 			}
 		}
 	}
-	if _, out, _ := cli(t, append([]string{"why", "team/triage", "--kind", "review"}, deploy...)...); !strings.Contains(out, "task_kind_mismatch") {
-		t.Errorf("why team/triage --kind review names no task_kind_mismatch:\n%s", out)
+	// Another kind's Skill is not admitted, so why exits 1, as for any
+	// capability it reports denied; the Skill of the task's kind exits 0.
+	if code, out, _ := cli(t, append([]string{"why", "team/triage", "--kind", "review"}, deploy...)...); code != 1 || !strings.Contains(out, "task_kind_mismatch") {
+		t.Errorf("why team/triage --kind review: exit %d, want 1 naming task_kind_mismatch:\n%s", code, out)
 	}
-	if _, out, _ := cli(t, append([]string{"why", "team/triage", "--kind", "triage"}, deploy...)...); strings.Contains(out, "task_kind_mismatch") {
-		t.Errorf("why team/triage --kind triage:\n%s", out)
+	if code, out, _ := cli(t, append([]string{"why", "team/triage", "--kind", "triage"}, deploy...)...); code != 0 || strings.Contains(out, "task_kind_mismatch") {
+		t.Errorf("why team/triage --kind triage: exit %d, want 0:\n%s", code, out)
 	}
 	if code, _, errs := cli(t, append([]string{"run", "go", "--kind", "Two Words"}, deploy...)...); code != 2 || !strings.Contains(errs, "--kind") {
 		t.Errorf("an invalid --kind: exit %d %s", code, errs)

@@ -9,6 +9,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/graph"
 	"github.com/pabloagent/pablo/internal/suggest"
+	"github.com/pabloagent/pablo/skills"
 )
 
 // Why explains capability: a native tool (fs.write), an MCP tool
@@ -101,7 +102,10 @@ func truncateName(s string) string {
 
 // whySkill sets e for the Skill node n as the runtime decides it: admitted
 // when options.skills.activate selects it (by ID or name), the authority
-// admits its ID when selected by ID, and its activation succeeds.
+// admits its ID when selected by ID, its activation succeeds and it is
+// for the task's kind (graph.Options.TaskKind): a task of another kind
+// is neither offered nor activates it (task_kind_mismatch), a denial
+// like any other.
 func (d *Source) whySkill(ctx context.Context, n graph.Node, e *graph.Explanation) error {
 	sel := d.Config.Options.Skills.Activate
 	_, name, _ := strings.Cut(n.Capability, "/")
@@ -109,7 +113,7 @@ func (d *Source) whySkill(ctx context.Context, n graph.Node, e *graph.Explanatio
 	selected := byID || slices.Contains(sel, name)
 	failed := false
 	for _, r := range n.Reasons {
-		failed = failed || r.Code == "skill_activation_failed"
+		failed = failed || r.Code == "skill_activation_failed" || r.Code == string(skills.CodeTaskKindMismatch)
 	}
 	if byID {
 		dec, err := d.Decide(ctx, authority.ID(n.Capability), nil)
