@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"fmt"
 	"net/url"
@@ -160,6 +161,26 @@ func (o *Options) newID() string {
 		return uuid.NewString()
 	}
 	return o.NewID()
+}
+
+// newIDs returns a message ID and a request ID: NewID's, or two random
+// UUIDs (version 4, as uuid.NewString makes them) from one read.
+func (o *Options) newIDs() (string, string) {
+	if o.NewID != nil {
+		msgID := o.NewID()
+		return msgID, o.NewID()
+	}
+	var b [32]byte
+	rand.Read(b[:])
+	return randomUUID(b[:16]), randomUUID(b[16:])
+}
+
+func randomUUID(b []byte) string {
+	var u uuid.UUID
+	copy(u[:], b)
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // variant RFC 4122
+	return u.String()
 }
 
 func (o *Options) maxOutput() int64 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/google/uuid"
 )
 
 // TestRequestBodyIsWhatEncodingJSONWrites: the appended request bodies are
@@ -77,4 +78,20 @@ func BenchmarkRequestBody(b *testing.B) {
 			json.Marshal(rpcOut{JSONRPC: "2.0", ID: call.id, Method: call.method, Params: call.params})
 		}
 	})
+}
+
+// TestRandomIDsAreVersion4UUIDs: the message and request IDs drawn
+// together are distinct version 4 UUIDs.
+func TestRandomIDsAreVersion4UUIDs(t *testing.T) {
+	var o Options
+	a, b := o.newIDs()
+	for _, s := range []string{a, b} {
+		u, err := uuid.Parse(s)
+		if err != nil || u.Version() != 4 || u.Variant() != uuid.RFC4122 || u.String() != s {
+			t.Errorf("%q: %v %v %v", s, err, u.Version(), u.Variant())
+		}
+	}
+	if a == b {
+		t.Errorf("the same ID twice: %s", a)
+	}
 }

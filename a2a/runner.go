@@ -161,8 +161,8 @@ func (r *Runner) StartRemote(ctx context.Context, spec children.RemoteSpec) (chi
 	return h, nil
 }
 
-// message builds the one message sent: the explicit parts, a fresh
-// message ID, the user role, and nothing else.
+// message builds the one message sent: the explicit parts, the user
+// role, and nothing else; run gives it a fresh message ID.
 func (r *Runner) message(req children.RemoteRequest) (*sdk.Message, error) {
 	if len(req.Parts) == 0 || len(req.Parts) > MaxParts {
 		return nil, fmt.Errorf("%w: parts must hold 1..%d parts, got %d", ErrRequest, MaxParts, len(req.Parts))
@@ -211,7 +211,9 @@ func (r *Runner) message(req children.RemoteRequest) (*sdk.Message, error) {
 		part.MediaType, part.Filename = p.MediaType, p.Filename
 		parts = append(parts, &part)
 	}
-	return &sdk.Message{ID: r.c.opts.newID(), Role: sdk.MessageRoleUser, Parts: parts}, nil
+	// The message's ID is drawn by the child's goroutine, with the
+	// request's (see run).
+	return &sdk.Message{Role: sdk.MessageRoleUser, Parts: parts}, nil
 }
 
 // run is one remote child, from the card to its settlement.
@@ -254,7 +256,11 @@ func (r *Runner) run(ctx context.Context, remote Remote, spec children.RemoteSpe
 	// known early: a stop from then on cancels it, and the task is
 	// polled with GetTask until it settles.
 	params.Configuration.ReturnImmediately = !stream
-	call := rpcCall{remote: remote, card: card, params: params, stream: stream, id: r.c.opts.newID()}
+	// Both IDs at once, on the child's goroutine whose stack is grown:
+	// one read of the system's randomness, where the syscall runs deep.
+	var reqID string
+	msg.ID, reqID = r.c.opts.newIDs()
+	call := rpcCall{remote: remote, card: card, params: params, stream: stream, id: reqID}
 	m := methodsOf(card)
 	if stream {
 		call.method = m.stream
