@@ -400,3 +400,70 @@ func TestResumeSettlesANeverStartedChildItsSpawnRefuses(t *testing.T) {
 		}
 	}
 }
+
+// spawnAgainModel is treeModel's root that, once its child settled,
+// spawns the same child again (the same arguments) and waits for it.
+type spawnAgainModel struct {
+	treeModel
+}
+
+func (m *spawnAgainModel) Generate(ctx context.Context, req *model.Request, send func(string) error) (*model.Response, error) {
+	var results []string
+	for _, msg := range req.Messages {
+		if msg.Role == model.RoleTool {
+			results = append(results, msg.Content)
+		}
+	}
+	if req.Messages[0].Content == childTask || len(results) == 0 {
+		return m.treeModel.Generate(ctx, req, send)
+	}
+	settled := 0
+	for _, r := range results {
+		if strings.Contains(r, `"settled":[{`) {
+			settled++
+		}
+	}
+	last := results[len(results)-1]
+	switch {
+	case settled == 1 && strings.Contains(last, `"settled":[{`):
+		r := calls(call("s2", "subagent", `{"action":"spawn","request":{"input":"`+childTask+`","capabilities":{"tools":["fs.write"]}}}`))
+		return &r, nil
+	case settled == 1 && agentIDIn.MatchString(last) && strings.Contains(last, `"action":"spawn"`):
+		r := calls(call("w2", "subagent", `{"action":"wait","agent_ids":["`+agentIDIn.FindStringSubmatch(last)[1]+`"],"mode":"all","timeout_ms":60000}`))
+		return &r, nil
+	case settled >= 2 || settled == 1:
+		return &model.Response{Text: last, FinishReason: model.FinishStop}, nil
+	}
+	return m.treeModel.Generate(ctx, req, send)
+}
+
+// "Allow for this task" answered to a resumed child's spawn that now
+// needs approval is the grant the same answer to the spawn call records:
+// the model's later spawn of the same shape runs without asking (the
+// ledger records it covered by the task's grant), as it would in a task
+// never stopped.
+func TestResumeAllowForTaskOnAReaskedSpawnIsAGrant(t *testing.T) {
+	f := newResumeFixture(t, fsWrite+"[options.children]\nenabled = true\n")
+	id, _ := crashInTheChild(t, f)
+	f.write(fsWrite + "[options.children]\nenabled = true\n[options.approvals]\nsubagent = \"required\"\n")
+	ap := &recordingApprover{answer: approval.AllowForTask}
+	obj, err := f.resume(&spawnAgainModel{}, id, ResumeRequest{Approver: ap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.Outcome.Status != "completed" {
+		t.Fatalf("resumed: %+v", obj.Outcome)
+	}
+	kids := 0
+	for _, a := range f.report(id).Agents {
+		if a.ParentID != "" {
+			kids++
+		}
+	}
+	if len(ap.asked) != 1 || kids != 2 {
+		t.Errorf("the approver was asked %d times for %d children, want once: the second spawn is covered by the answer for the task", len(ap.asked), kids)
+	}
+	if got := approvalSteps(t, f, id); !strings.Contains(got, "decision approval.allow_for_task") || !strings.Contains(got, "decision approval.covered_by_task_grant") {
+		t.Errorf("the approvals as recorded: %s, want the answer for the task, then the spawn it covered", got)
+	}
+}

@@ -519,8 +519,10 @@ func (s *step) readmitChild(id, kind, callID string, args json.RawMessage, start
 // followed or sent until someone allows it. The request is bound to the
 // spawn (the parent's call callID, its arguments args, a the parsed
 // delegation) and to this resume; it is recorded like any approval, an
-// approval.requested event, each step in the ledger, and an answer. It
-// returns why the child is not continued, empty when it is allowed.
+// approval.requested event, each step in the ledger, and an answer; an
+// answer for this task is kept and honoured as the spawn call's own (see
+// step.approve). It returns why the child is not continued, empty when it
+// is allowed.
 func (s *step) approveSpawn(id, callID string, args json.RawMessage, a children.Arguments, req authority.Request, d authority.Decision) string {
 	digest := sha256Tag(args)
 	masked, _ := s.t.rt.opts.Secrets.MaskJSON(args)
@@ -534,6 +536,20 @@ func (s *step) approveSpawn(id, callID string, args json.RawMessage, a children.
 	rule := fmt.Sprintf("its spawn needs approval by layer %q rule %q", src.Layer, src.RuleID)
 	if o := s.emitApprovalRequested(ar); o != nil {
 		return rule + ", and the request could not be recorded"
+	}
+	// An answer for this task given since the resume covers the spawn as
+	// it covers any call of the same shape (the remote it delegates to,
+	// or else its arguments).
+	grant := authority.NewApprovalGrant(authority.Subagent, ar.Effect, req.Resources, digest)
+	if allow, found := s.t.grants.covers(grant); found {
+		if !allow {
+			_ = s.recordApproval(ar, approvalRefused)
+			return rule + ", and an earlier answer for this task rejected it"
+		}
+		if o := s.recordApproval(ar, approvalGranted); o != nil {
+			return rule + ", and its approval could not be recorded"
+		}
+		return ""
 	}
 	ap := s.conf.approver
 	if ap == nil {
@@ -553,13 +569,18 @@ func (s *step) approveSpawn(id, callID string, args json.RawMessage, a children.
 		_ = s.recordApproval(ar, approvalNoChannel)
 		return rule + ", and the approver could not answer"
 	case answer == approval.AllowOnce || answer == approval.AllowForTask:
-		// An answer for the task grants this spawn only: the grant a
-		// call's approval records needs the call's own resources.
+		// An answer for the task is the grant the same answer to the
+		// spawn call records: a later spawn of the same shape, asked
+		// again by this resume or called by the model, runs unasked.
+		if answer == approval.AllowForTask {
+			s.t.grants.add(grant, true)
+		}
 		if o := s.recordApproval(ar, answer); o != nil {
 			return rule + ", and its approval could not be recorded"
 		}
 		return ""
 	case answer == approval.RejectForTask:
+		s.t.grants.add(grant, false)
 	default:
 		answer = approval.Reject
 	}
