@@ -168,6 +168,9 @@ type TaskInfo struct {
 	// Roles are the roles the task holds (TaskRequest.Roles); nil when
 	// the host gave none.
 	Roles []string
+	// Kind is the task's kind (TaskRequest.Kind, a session's kind); empty
+	// when it names none.
+	Kind string
 }
 
 // Runtime runs tasks. It is safe for concurrent use: each Start is an

@@ -59,6 +59,12 @@ type SessionOptions struct {
 	// that names some (SessionRequest.Roles) holds those, each of which
 	// must be one of these. Nil: sessions hold no role.
 	Roles []string
+	// Kind is the task kind the host gives sessions (TaskRequest.Kind of
+	// each prompt, pablo acp --kind): a session that names none is of
+	// this kind, and one that names a kind (SessionRequest.Kind) must name
+	// this one, since another kind's Skills are not a subset of its. Empty
+	// leaves each session its own kind, or none (every Skill).
+	Kind string
 	// MaxSessions bounds the sessions whose prompts run at once (0: 4).
 	// A prompt past it is refused, never queued.
 	MaxSessions int
@@ -130,8 +136,9 @@ type SessionRequest struct {
 	// host did not give). Nil holds every role of SessionOptions.Roles.
 	Roles []string
 	// Kind is the task kind of the session's prompts (TaskRequest.Kind):
-	// only the Skills for it are activated and readable. Empty keeps
-	// every Skill.
+	// only the Skills for it are activated and readable. A session only
+	// narrows: with SessionOptions.Kind set it must be empty (the host's
+	// kind) or equal it. Empty is the host's kind, or none (every Skill).
 	Kind string
 }
 
@@ -206,6 +213,9 @@ func NewSessions(opts SessionOptions) (*Sessions, error) {
 		return nil, fmt.Errorf("pablo: SessionOptions.Roles: %w", err)
 	}
 	opts.Roles = slices.Clone(opts.Roles)
+	if err := skills.ValidateTaskKind(opts.Kind); err != nil {
+		return nil, fmt.Errorf("pablo: SessionOptions.Kind: %w", err)
+	}
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = defaultMaxSessions
 	}
@@ -349,6 +359,25 @@ func (s *Sessions) roles(asked []string) ([]string, error) {
 	return roles, nil
 }
 
+// kind is the task kind of a session asking for asked: the host's kind
+// (SessionOptions.Kind) unless it names one, which must be valid and,
+// when the host gives a kind, that kind. A session narrows from every
+// Skill to one kind's; it never leaves the host's kind for another, nor
+// for none.
+func (s *Sessions) kind(asked string) (string, error) {
+	if err := skills.ValidateTaskKind(asked); err != nil {
+		return "", invalid("%v", err)
+	}
+	host := s.opts.Kind
+	switch {
+	case asked == "":
+		return host, nil
+	case host == "" || asked == host:
+		return asked, nil
+	}
+	return "", invalid("the session asks for task kind %q, but the host's sessions are of kind %q (pablo acp --kind): a session may not leave it", asked, host)
+}
+
 // checkWorkspace accepts a canonical working directory that is the
 // deployment's workspace or inside one of the workspace roots.
 func (s *Sessions) checkWorkspace(ws, asked string) error {
@@ -385,11 +414,12 @@ func (s *Sessions) New(ctx context.Context, req SessionRequest) (*Session, error
 	if err != nil {
 		return nil, err
 	}
-	if err := skills.ValidateTaskKind(req.Kind); err != nil {
-		return nil, invalid("%v", err)
+	kind, err := s.kind(req.Kind)
+	if err != nil {
+		return nil, err
 	}
 	x := newSession(s, s.opts.NewID(), spec, servers)
-	x.roles, x.kind = roles, req.Kind
+	x.roles, x.kind = roles, kind
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.open[x.id]; dup {
@@ -492,8 +522,9 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := skills.ValidateTaskKind(req.Kind); err != nil {
-		return nil, nil, invalid("%v", err)
+	kind, err := s.kind(req.Kind)
+	if err != nil {
+		return nil, nil, err
 	}
 	ws := spec.Workspace
 	tasks, err := s.stored(ctx, id, func(l ledger.SessionLink) bool { return l.SessionID == id })
@@ -507,7 +538,7 @@ func (s *Sessions) Load(ctx context.Context, id string, req SessionRequest) (*Se
 		return nil, nil, invalid("session %q ran in another workspace", textx.Shorten(id, 128))
 	}
 	x := newSession(s, id, spec, servers)
-	x.roles, x.kind = roles, req.Kind
+	x.roles, x.kind = roles, kind
 	var turns []SessionTurn
 	for _, t := range tasks {
 		if t.recs, err = s.opts.Store.Records(ctx, t.id); err != nil {

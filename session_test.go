@@ -420,3 +420,61 @@ func TestSessionRolesNarrowTheHosts(t *testing.T) {
 		t.Errorf("the prompts' tasks held %v, want [oncall support-lead] then [oncall]", seen)
 	}
 }
+
+// TestSessionKindNarrowsTheHosts: a session is of the kind the host gives
+// (SessionOptions.Kind) unless it names one; naming the host's kind is
+// that kind, naming another is refused, and so is an invalid one. A host
+// that gives none leaves each session its own kind, or none.
+func TestSessionKindNarrowsTheHosts(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	set, err := authority.New(authority.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := pablo.NewRuntime(pablo.RuntimeOptions{Model: &echoModel{}, Authority: set,
+		OnStart: func(ti pablo.TaskInfo) { mu.Lock(); seen = append(seen, ti.Kind); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	open := func(host string) *pablo.Sessions {
+		s, err := pablo.NewSessions(pablo.SessionOptions{Runtime: func(context.Context) (*pablo.Runtime, error) { return rt, nil }, Workspace: ws, Kind: host})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ctx := context.Background()
+	prompt := func(s *pablo.Sessions, asked string) error {
+		x, err := s.New(ctx, pablo.SessionRequest{Cwd: ws, Kind: asked})
+		if err != nil {
+			return err
+		}
+		task, err := x.Prompt(ctx, "hi", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task.Wait()
+		return nil
+	}
+	review, free := open("review"), open("")
+	for _, c := range []struct {
+		s     *pablo.Sessions
+		asked string
+	}{{review, ""}, {review, "review"}, {free, ""}, {free, "triage"}} {
+		if err := prompt(c.s, c.asked); err != nil {
+			t.Fatalf("asked %q: %v", c.asked, err)
+		}
+	}
+	wantSessionError(t, prompt(review, "triage"), pablo.SessionInvalid)
+	wantSessionError(t, prompt(free, "Two Words"), pablo.SessionInvalid)
+	if _, err := pablo.NewSessions(pablo.SessionOptions{Runtime: func(context.Context) (*pablo.Runtime, error) { return rt, nil }, Kind: "Two Words"}); err == nil {
+		t.Error("an invalid SessionOptions.Kind is accepted")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(seen, ",") != "review,review,,triage" {
+		t.Errorf("the prompts' tasks were of kinds %q, want review, review, none, triage", seen)
+	}
+}

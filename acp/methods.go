@@ -91,6 +91,24 @@ func sessionRoles(meta map[string]any) ([]string, *sdk.RequestError) {
 	return roles, nil
 }
 
+// sessionKind reads the task kind a session asks for from its request's
+// _meta["pablo/v2"].kind, a string: empty when absent (the session is of
+// the host's kind, pablo acp --kind, or of none). A client only narrows:
+// a kind other than the host's refuses the session (pablo.Sessions
+// checks it, and that it is a valid kind).
+func sessionKind(meta map[string]any) (string, *sdk.RequestError) {
+	v2, _ := meta[ExtV2].(map[string]any)
+	raw, present := v2["kind"]
+	if !present {
+		return "", nil
+	}
+	kind, ok := raw.(string)
+	if !ok {
+		return "", invalidParams(`_meta["pablo/v2"].kind must be a task kind (a string)`)
+	}
+	return kind, nil
+}
+
 func sessionRequest(cwd string, servers []sdk.McpServer, dirs []string) (pablo.SessionRequest, *sdk.RequestError) {
 	req := pablo.SessionRequest{Cwd: cwd}
 	if cwd == "" {
@@ -153,6 +171,9 @@ func (c *conn) newSession(m *message) error {
 	if e == nil {
 		sreq.Roles, e = sessionRoles(req.Meta)
 	}
+	if e == nil {
+		sreq.Kind, e = sessionKind(req.Meta)
+	}
 	if e != nil {
 		if err := c.countSessionless(); err != nil {
 			return err
@@ -206,6 +227,9 @@ func (c *conn) loadSession(m *message, replay bool) error {
 	}
 	if e == nil {
 		sreq.Roles, e = sessionRoles(meta)
+	}
+	if e == nil {
+		sreq.Kind, e = sessionKind(meta)
 	}
 	if e == nil && st != nil {
 		c.mu.Lock()

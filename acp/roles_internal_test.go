@@ -24,3 +24,21 @@ func TestSessionRolesAreReadFromMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionKindIsReadFromMeta: a session's task kind is
+// _meta["pablo/v2"].kind, a string; absent means the host's kind, and
+// anything else is invalid params (whether the kind is valid, and the
+// host's, is the session handler's to say).
+func TestSessionKindIsReadFromMeta(t *testing.T) {
+	if kind, e := sessionKind(nil); kind != "" || e != nil {
+		t.Errorf("no _meta: %q %v", kind, e)
+	}
+	if kind, e := sessionKind(map[string]any{ExtV2: map[string]any{"kind": "review"}}); e != nil || kind != "review" {
+		t.Errorf("a kind: %q %v", kind, e)
+	}
+	for _, bad := range []any{[]any{"review"}, 1, nil} {
+		if _, e := sessionKind(map[string]any{ExtV2: map[string]any{"kind": bad}}); e == nil {
+			t.Errorf("kind %v accepted", bad)
+		}
+	}
+}

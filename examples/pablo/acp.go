@@ -29,7 +29,7 @@ import (
 func acpFlags() []flag {
 	keep := map[string]bool{"store": true, "script": true, "timeout": true, "tool-timeout": true,
 		"max-model-calls": true, "max-tool-calls": true, "max-total-tokens": true, "max-cost-microusd": true, "prompt-caching": true, "no-shell": true,
-		"no-filesystem": true, "allow-write": true, "skill": true, "role": true, "fixture-endpoint": true}
+		"no-filesystem": true, "allow-write": true, "skill": true, "role": true, "kind": true, "fixture-endpoint": true}
 	out := []flag{
 		{name: "stdio", help: "serve ACP v1 on stdin and stdout (required; the only transport)"},
 		{name: "ask", arg: "CAPABILITY", repeat: true, help: "ask the client (session/request_permission) before every call of this capability, such as shell.run; repeatable; adds a question, never authority"},
@@ -38,6 +38,9 @@ func acpFlags() []flag {
 		if keep[f.name] {
 			if f.name == "role" {
 				f.help = "a role every session's prompts hold (a session may ask for fewer in _meta[\"pablo/v2\"].roles, never another); repeatable; never adds authority (default: none)"
+			}
+			if f.name == "kind" {
+				f.help = "the task kind of every session's prompts: only the Skills for it are activated and readable (a session may name this kind in _meta[\"pablo/v2\"].kind, never another); default: none, each session's own kind or every Skill"
 			}
 			if f.name == "store" {
 				f.help = "keep every task's ledger in this bbolt database, created if absent, or the PostgreSQL database of a postgres:// URL without a password; enables session/list and session/load (default: $PABLO_STORE, else no store)"
@@ -142,6 +145,7 @@ func acpCommand(ctx context.Context, args []string, h *host) error {
 		SessionRuntime:   others.Runtime,
 		MaxSessions:      int(first.Options().Interfaces.ACP.MaxSessions),
 		Roles:            p.values["role"],
+		Kind:             p.one("kind"),
 		Store:            store,
 		Clock:            h.clock,
 		NewID:            h.newID,

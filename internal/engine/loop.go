@@ -331,7 +331,7 @@ func (s *step) openCatalogs() *event.Outcome {
 	var more []Catalog
 	if r.opts.OpenCatalogs != nil {
 		var err error
-		opened, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers, Roles: s.t.req.Roles,
+		opened, err := r.opts.OpenCatalogs(s.ctx, TaskInfo{TaskID: s.t.root.ID(), AgentID: s.agent, Ledger: s.t.root, MCPServers: s.t.req.MCPServers, Roles: s.t.req.Roles, Kind: s.t.req.Kind,
 			Elicit: elicitOf(s.conf.approver), Egress: s.recordEgress})
 		more = append(more, opened...)
 		s.catalogs = append(s.catalogs, opened...)

@@ -229,7 +229,7 @@ func (r *Runtime) taskAuthority(roles []string) (authority.Authority, error) {
 func (r *Runtime) launch(ctx context.Context, t *Task) *Task {
 	req := t.req
 	if r.opts.OnStart != nil {
-		r.opts.OnStart(TaskInfo{TaskID: t.root.ID(), AgentID: t.root.RootAgentID(), Ledger: t.root, Roles: t.req.Roles})
+		r.opts.OnStart(TaskInfo{TaskID: t.root.ID(), AgentID: t.root.RootAgentID(), Ledger: t.root, Roles: t.req.Roles, Kind: t.req.Kind})
 	}
 	// The caller's cancellation reaches the task, but the task owns its own
 	// context so that it can settle and record its outcome after a cancel.

@@ -75,6 +75,8 @@ type TaskInfo struct {
 	Egress func(capability string, d authority.EgressDecision) error
 	// Roles are the roles the task holds (Request.Roles).
 	Roles []string
+	// Kind is the task's kind (Request.Kind); empty when it names none.
+	Kind string
 }
 
 // Task is one running root task.

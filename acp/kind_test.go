@@ -1,0 +1,56 @@
+package acp_test
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pabloagent/pablo"
+	"github.com/pabloagent/pablo/acp"
+)
+
+// TestSessionKindComesFromMetaAndOnlyNarrows: a session's task kind is
+// _meta["pablo/v2"].kind on session/new, as its roles are; under a host
+// that gives a kind (pablo acp --kind) a session of no kind or of that
+// kind gets it, another kind or a malformed one is invalid params, and
+// each prompt's task is of the session's kind.
+func TestSessionKindComesFromMetaAndOnlyNarrows(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	fx := newFixture(t, fixtureOptions{script: `{"turns":[{"text":["one"]},{"text":["two"]}]}`,
+		sessions: pablo.SessionOptions{Kind: "review"},
+		runtime: func(o *pablo.RuntimeOptions) {
+			o.OnStart = func(ti pablo.TaskInfo) { mu.Lock(); seen = append(seen, ti.Kind); mu.Unlock() }
+		}})
+	p := serve(t, fx.sessions, acp.Options{Clock: newFakeClock()})
+	p.initialize("pablo/v2")
+	withKind := func(kind any) map[string]any {
+		return map[string]any{"cwd": fx.ws, "mcpServers": []any{}, "_meta": map[string]any{"pablo/v2": map[string]any{"kind": kind}}}
+	}
+	for i, bad := range []any{"triage", 7, "Two Words"} {
+		if f := p.call(10+i, "session/new", withKind(bad)); f.Error == nil || f.Error.Code != -32602 {
+			t.Errorf("kind %v: %s", bad, f.raw)
+		}
+	}
+	named := p.call(20, "session/new", withKind("review"))
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	if named.Error != nil || json.Unmarshal(named.Result, &r) != nil {
+		t.Fatalf("the host's kind: %s", named.raw)
+	}
+	unnamed := p.newSession(21, fx.ws)
+	for i, sid := range []string{r.SessionID, unnamed} {
+		p.request(30+i, "session/prompt", textPrompt(sid, "next"))
+		if _, answer := p.until(30 + i); stopReasonOf(t, answer) != "end_turn" {
+			t.Fatalf("prompt %d: %s", i, answer.raw)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(seen, ",") != "review,review" {
+		t.Errorf("the prompts' tasks were of kinds %q, want review twice", seen)
+	}
+}
