@@ -61,7 +61,8 @@ func checkRemote(req RemoteRequest, remotes []string) error {
 		return errorf(CodeOutOfRange, "remote_request.parts", "1..%d parts, got %d", MaxRemoteParts, n)
 	}
 	for i, p := range req.Parts {
-		field := "remote_request.parts/" + strconv.Itoa(i)
+		// The field is named only when a refusal needs it.
+		field := func() string { return "remote_request.parts/" + strconv.Itoa(i) }
 		set := 0
 		if p.Text != nil {
 			set++
@@ -69,7 +70,7 @@ func checkRemote(req RemoteRequest, remotes []string) error {
 		if p.Data != nil {
 			set++
 			if !json.Valid(p.Data) {
-				return errorf(CodeWrongType, field+"/data", "data is not JSON")
+				return errorf(CodeWrongType, field()+"/data", "data is not JSON")
 			}
 		}
 		if p.Raw != nil {
@@ -78,17 +79,17 @@ func checkRemote(req RemoteRequest, remotes []string) error {
 		if p.URL != "" {
 			set++
 			if len(p.URL) > maxURLBytes {
-				return errorf(CodeOutOfRange, field+"/url", "a url holds at most %d bytes, got %d", maxURLBytes, len(p.URL))
+				return errorf(CodeOutOfRange, field()+"/url", "a url holds at most %d bytes, got %d", maxURLBytes, len(p.URL))
 			}
 		}
 		if set != 1 {
-			return errorf(CodeOutOfRange, field, "a part holds exactly one of text, data, raw and url, got %d", set)
+			return errorf(CodeOutOfRange, field(), "a part holds exactly one of text, data, raw and url, got %d", set)
 		}
 		if len(p.MediaType) > maxMediaTypeBytes {
-			return errorf(CodeOutOfRange, field+"/mediaType", "mediaType holds at most %d bytes, got %d", maxMediaTypeBytes, len(p.MediaType))
+			return errorf(CodeOutOfRange, field()+"/mediaType", "mediaType holds at most %d bytes, got %d", maxMediaTypeBytes, len(p.MediaType))
 		}
 		if len(p.Filename) > maxFilenameBytes {
-			return errorf(CodeOutOfRange, field+"/filename", "filename holds at most %d bytes, got %d", maxFilenameBytes, len(p.Filename))
+			return errorf(CodeOutOfRange, field()+"/filename", "filename holds at most %d bytes, got %d", maxFilenameBytes, len(p.Filename))
 		}
 	}
 	if n := len(req.AcceptedOutputModes); n < 1 || n > MaxOutputModes {

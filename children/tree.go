@@ -274,8 +274,14 @@ func (t *Tree) launch(c *child, ctx context.Context) {
 	}
 	<-h.Done()
 	res = h.Result()
+	// A completed child's result ID is drawn before the lock: drawing
+	// random bytes is a system call, which nothing else should wait on.
+	var resultID string
+	if res.Outcome.Status == outcome.Completed {
+		resultID = t.ids.NewID()
+	}
 	t.lock()
-	t.settleLocked(c, res)
+	t.settleIDLocked(c, res, resultID)
 	t.unlock()
 }
 
@@ -354,7 +360,11 @@ func (t *Tree) exited() {
 // queue place, retains its result within the bounds, gives a completed
 // child its result ID, and starts queued children into free slots. The
 // caller holds the lock.
-func (t *Tree) settleLocked(c *child, res Result) {
+func (t *Tree) settleLocked(c *child, res Result) { t.settleIDLocked(c, res, "") }
+
+// settleIDLocked is settleLocked with the result ID a completed child
+// gets, when the caller drew it ("" draws one).
+func (t *Tree) settleIDLocked(c *child, res Result, resultID string) {
 	if c.state == StateSettled {
 		return
 	}
@@ -376,7 +386,10 @@ func (t *Tree) settleLocked(c *child, res Result) {
 	c.handle = nil
 	c.outputBytes = len(res.Output) + len(res.StructuredOutput)
 	if res.Outcome.Status == outcome.Completed {
-		c.resultID = t.ids.NewID()
+		if resultID == "" {
+			resultID = t.ids.NewID()
+		}
+		c.resultID = resultID
 		t.results[c.resultID] = c
 		switch n := int64(c.outputBytes); {
 		case n > t.capacity.ResultBytes:
