@@ -7,11 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/pabloagent/pablo/approval"
+	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/ledger"
+	"github.com/pabloagent/pablo/model"
 )
 
 // notRetainedWhy is what the ledger's not-retained marker says.
@@ -275,5 +279,168 @@ func TestResumeOfACallWhoseResultWasNotRetained(t *testing.T) {
 	}
 	if l := ledgerText(t, store, task.ID()); strings.Contains(l, "confidential-draft") || !strings.Contains(l, notRetainedWhy) {
 		t.Errorf("the ledger holds the content, or not the marker saying why")
+	}
+}
+
+// streamingTool is a host tool that streams output before its result.
+type streamingTool struct{ calls atomic.Int32 }
+
+func (*streamingTool) Tools() []ToolSpec {
+	return []ToolSpec{{ID: "notes.stream", Description: "Stream a note.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"note":{"type":"string"}},"required":["note"],"additionalProperties":false}`)}}
+}
+
+func (s *streamingTool) Call(ctx context.Context, call ToolInvocation) ToolResult {
+	s.calls.Add(1)
+	if out := ToolOutput(ctx); out != nil {
+		out("stdout", []byte("streamed-chunk-of-the-note\n"))
+	}
+	return ToolCompleted(map[string]any{"text": "result-body-of-the-note"})
+}
+
+// noneFor is an audit-level function setting capability id at none and
+// every other at metadata, as a deployment's options.audit would.
+func noneFor(id string) func(string) string {
+	return func(c string) string {
+		if c == id {
+			return "none"
+		}
+		return "metadata"
+	}
+}
+
+// TestAuditNoneKeepsNoOutputOrApprovalArgumentsInTheLedger: a tool at
+// audit level none that streams output and needs approval leaves
+// neither its streamed text, its arguments (in its approval.requested
+// event, its tool.started event and its model turn) nor its result in
+// the ledger, while the host's sink and the approver see them all.
+func TestAuditNoneKeepsNoOutputOrApprovalArgumentsInTheLedger(t *testing.T) {
+	t.Parallel()
+	set, err := authority.New(authority.Config{Host: []authority.ID{"notes.stream"}, Layers: []authority.Layer{{ID: "ops", Kind: authority.KindAuthority,
+		Dimensions: map[authority.Dimension]*authority.Rules{authority.DimTools: {Default: authority.Deny,
+			Allow: []authority.Rule{{ID: "ops.notes", Value: "notes.stream", Approval: authority.ApprovalRequired}}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := ledger.NewMemoryStore()
+	var live strings.Builder
+	var mu sync.Mutex
+	opts := RuntimeOptions{Model: &turnModel{turns: []model.Response{calls(call("n1", "notes_stream", `{"note":"arguments-of-the-note"}`)), doneTurn}},
+		Authority: set, Catalogs: []ToolCatalog{&streamingTool{}}, Store: store,
+		Sink: func(ev event.Event) error {
+			b, _ := json.Marshal(ev)
+			mu.Lock()
+			live.Write(b)
+			mu.Unlock()
+			return nil
+		}}
+	opts.auditLevel = noneFor("notes.stream")
+	rt, err := NewRuntime(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	ap := &recordingApprover{answer: approval.AllowOnce}
+	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "stream the note", Approver: ap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj := task.Wait(); obj.Outcome.Status != event.StatusCompleted {
+		t.Fatalf("outcome %+v", obj.Outcome)
+	}
+	if len(ap.asked) != 1 || !strings.Contains(string(ap.asked[0].Arguments), "arguments-of-the-note") {
+		t.Fatalf("the approver was asked %+v, want once with the arguments", ap.asked)
+	}
+	l := ledgerText(t, store, task.ID())
+	mu.Lock()
+	seen := live.String()
+	mu.Unlock()
+	for _, content := range []string{"arguments-of-the-note", "streamed-chunk-of-the-note", "result-body-of-the-note"} {
+		if strings.Contains(l, content) {
+			t.Errorf("the ledger holds %s", content)
+		}
+		if !strings.Contains(seen, content) {
+			t.Errorf("the host's sink did not see %s", content)
+		}
+	}
+	recs, _ := store.Records(context.Background(), task.ID())
+	types := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == ledger.RecordEvent {
+			types[r.Event.Type] = true
+			if r.Event.Type == string(event.ApprovalRequested) && !strings.Contains(string(r.Event.Payload), `"arguments":{"not_retained":{"audit_level":"none"}}`) {
+				t.Errorf("approval.requested in the ledger: %s", r.Event.Payload)
+			}
+		}
+	}
+	if !types[string(event.ToolOutput)] || !types[string(event.ApprovalRequested)] {
+		t.Errorf("the ledger's events %v lack tool.output or approval.requested: the test tests nothing", types)
+	}
+}
+
+// A call admitted at audit level none whose host stopped before it was
+// sent is not sent by the resume: its arguments were not retained, so
+// its model is answered arguments_not_retained and its tool never runs.
+func TestResumeDoesNotSendACallWhoseArgumentsWereNotRetained(t *testing.T) {
+	t.Parallel()
+	set, err := authority.New(authority.Config{Host: []authority.ID{"notes.stream"}, Layers: []authority.Layer{{ID: "ops", Kind: authority.KindAuthority,
+		Dimensions: map[authority.Dimension]*authority.Rules{authority.DimTools: {Default: authority.Deny,
+			Allow: []authority.Rule{{ID: "ops.notes", Value: "notes.stream", Approval: authority.ApprovalRequired}}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := ledger.NewMemoryStore()
+	tool := &streamingTool{}
+	ds := &dyingStore{Store: store}
+	opts := RuntimeOptions{Model: &turnModel{turns: []model.Response{calls(call("n1", "notes_stream", `{"note":"renew"}`)), doneTurn}}, Authority: set, Catalogs: []ToolCatalog{tool}, Store: ds}
+	opts.auditLevel = noneFor("notes.stream")
+	rt, err := NewRuntime(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := &recordingApprover{answer: approval.AllowOnce, onAsk: func() { ds.dead.Store(true) }}
+	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "open a ticket", Approver: ap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Wait()
+	rt.Close()
+
+	mdl := &turnModel{turns: []model.Response{doneTurn}}
+	opts = RuntimeOptions{Model: mdl, Authority: set, Catalogs: []ToolCatalog{tool}, Store: store}
+	opts.auditLevel = noneFor("notes.stream")
+	rt, err = NewRuntime(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	resumed, err := rt.ResumeTask(context.Background(), task.ID(), ResumeRequest{Approver: &recordingApprover{answer: approval.AllowOnce}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj := resumed.Wait(); obj.Outcome.Status != event.StatusCompleted {
+		t.Fatalf("outcome %+v", obj.Outcome)
+	}
+	if n := tool.calls.Load(); n != 0 {
+		t.Fatalf("the tool ran %d times, want never", n)
+	}
+	reqs := mdl.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	msgs := reqs[0].Messages
+	if last := msgs[len(msgs)-1]; last.Role != model.RoleTool || !strings.Contains(last.Content, "arguments_not_retained") {
+		t.Fatalf("the model's last message %+v, want arguments_not_retained", last)
+	}
+	rep, err := ledger.RecoverTask(context.Background(), store, task.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range rep.Completed {
+		found = found || c.Name == "notes.stream" && c.Error == "arguments_not_retained"
+	}
+	if !found {
+		t.Errorf("no settlement records arguments_not_retained: %+v", rep.Completed)
 	}
 }
