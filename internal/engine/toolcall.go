@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -603,6 +604,9 @@ const maxResultScratch = 16 << 10
 // appendJSONValue appends v encoded as JSON without HTML escaping, or null
 // when it cannot be encoded.
 func appendJSONValue(buf []byte, v any) []byte {
+	if out, ok := appendPlainJSON(buf, v); ok {
+		return out
+	}
 	w := bytes.NewBuffer(buf)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -611,6 +615,112 @@ func appendJSONValue(buf []byte, v any) []byte {
 	}
 	out := w.Bytes()
 	return out[:len(out)-1] // Encode adds a newline
+}
+
+// appendPlainJSON appends v as encoding/json writes it without HTML
+// escaping, when v is made of the values catalogs return most (nil, bool,
+// int, string, json.RawMessage, []string, []any and map[string]any of
+// them): every MCP result is. It reports false, having appended nothing,
+// for anything else, or a string encoding/json escapes differently (one
+// holding U+2028, U+2029 or invalid UTF-8), which appendJSONValue then encodes by
+// reflection. Walking the value directly spares a result the encoder's
+// reflection on every call.
+func appendPlainJSON(buf []byte, v any) ([]byte, bool) {
+	start := len(buf)
+	out, ok := appendPlain(buf, v)
+	if !ok {
+		return buf[:start], false
+	}
+	return out, true
+}
+
+func appendPlain(buf []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(buf, "null"...), true
+	case bool:
+		return strconv.AppendBool(buf, x), true
+	case int:
+		return strconv.AppendInt(buf, int64(x), 10), true
+	case string:
+		return appendPlainString(buf, x)
+	case json.RawMessage:
+		if x == nil {
+			return append(buf, "null"...), true
+		}
+		// What the encoder does with a RawMessage: compact it, unescaped.
+		w := bytes.NewBuffer(buf)
+		if len(x) == 0 || json.Compact(w, x) != nil {
+			return buf, false
+		}
+		return w.Bytes(), true
+	case []string:
+		if x == nil {
+			return append(buf, "null"...), true
+		}
+		buf = append(buf, '[')
+		for i, e := range x {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			var ok bool
+			if buf, ok = appendPlainString(buf, e); !ok {
+				return buf, false
+			}
+		}
+		return append(buf, ']'), true
+	case []any:
+		if x == nil {
+			return append(buf, "null"...), true
+		}
+		buf = append(buf, '[')
+		for i, e := range x {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			var ok bool
+			if buf, ok = appendPlain(buf, e); !ok {
+				return buf, false
+			}
+		}
+		return append(buf, ']'), true
+	case map[string]any:
+		if x == nil {
+			return append(buf, "null"...), true
+		}
+		var room [8]string
+		keys := room[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		buf = append(buf, '{')
+		for i, k := range keys {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			var ok bool
+			if buf, ok = appendPlainString(buf, k); !ok {
+				return buf, false
+			}
+			buf = append(buf, ':')
+			if buf, ok = appendPlain(buf, x[k]); !ok {
+				return buf, false
+			}
+		}
+		return append(buf, '}'), true
+	}
+	return buf, false
+}
+
+// appendPlainString is jsonx.AppendString, which escapes as encoding/json
+// does except for U+2028, U+2029 and invalid UTF-8 (which the encoder
+// writes as \ufffd, not raw): a string holding any is left to the encoder.
+func appendPlainString(buf []byte, s string) ([]byte, bool) {
+	if strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029") || !utf8.ValidString(s) {
+		return buf, false
+	}
+	return jsonx.AppendString(buf, s), true
 }
 
 // toolOutcome maps a terminal tool status to the task outcome.
