@@ -213,6 +213,9 @@ func framingError(err error) error {
 // decodeMessage parses one frame or event. A frame that is not a JSON
 // object is reported (a framingError), never guessed at.
 func decodeMessage(data []byte) (envelope, error) {
+	if e, ok := decodeCommon(data); ok {
+		return e, nil
+	}
 	var e envelope
 	if string(bytes.TrimSpace(data)) == "null" {
 		// json.Unmarshal leaves a struct alone for null, which would pass
@@ -229,6 +232,52 @@ func decodeMessage(data []byte) (envelope, error) {
 		return e, &peerError{kind: ErrProtocol, msg: fmt.Sprintf("the server sent a message that breaks JSON-RPC 2.0: %v", err)}
 	}
 	return e, nil
+}
+
+// decodeCommon decodes a message as decodeMessage's decoder does, without
+// reflection, when it is written as servers write them (jsonrpc.Split)
+// with no error member and a method that is null or a plain ASCII string;
+// false for any other message, which the decoder then reads and checks.
+// Every response to a call this client makes takes this path, on the
+// reader, between the server's answer and the caller's wake-up.
+func decodeCommon(data []byte) (envelope, bool) {
+	if !json.Valid(data) {
+		return envelope{}, false
+	}
+	m, ok := jsonrpc.Split(data)
+	if !ok || m.Error != nil {
+		return envelope{}, false
+	}
+	var e envelope
+	if m.Method != nil && string(m.Method) != "null" {
+		name := m.Method
+		if len(name) < 2 || name[0] != '"' {
+			return envelope{}, false
+		}
+		name = name[1 : len(name)-1]
+		for _, c := range name {
+			if c < 0x20 || c == '\\' || c >= 0x80 {
+				return envelope{}, false
+			}
+		}
+		method := string(name)
+		e.Method = &method
+	}
+	// The frame's buffer is the reader's to reuse: the values are copied,
+	// into one allocation, each capped at its own length.
+	if n := len(m.ID) + len(m.Params) + len(m.Result); n > 0 {
+		buf := make([]byte, 0, n)
+		take := func(v []byte) json.RawMessage {
+			if v == nil {
+				return nil
+			}
+			start := len(buf)
+			buf = append(buf, v...)
+			return buf[start:len(buf):len(buf)]
+		}
+		e.ID, e.Params, e.Result = take(m.ID), take(m.Params), take(m.Result)
+	}
+	return e, true
 }
 
 // route hands each message of an incoming frame or event, one message or a

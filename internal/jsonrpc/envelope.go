@@ -7,6 +7,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -146,4 +147,97 @@ func skipValue(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// Members are the values of the members a JSON-RPC message defines, as
+// written (a member not written is nil).
+type Members struct {
+	ID, Method, Params, Result, Error []byte
+}
+
+// Split returns the members of msg, a JSON object already known to be
+// valid JSON, when it is written as peers write it: each member JSON-RPC
+// defines spelled as JSON-RPC spells it (no escape, no other case) and
+// written at most once, and the id, when present, a string, a number or
+// null. Other members are skipped. It reports false for any other message,
+// which the caller decodes and checks the general way ([CheckEnvelope]):
+// Split never accepts a message CheckEnvelope refuses. The values are
+// slices of msg; it allocates nothing.
+func Split(msg []byte) (Members, bool) {
+	var m Members
+	i := skipSpace(msg, 0)
+	if i >= len(msg) || msg[i] != '{' {
+		return m, false
+	}
+	i++
+	var seen [len(members)]bool
+	for {
+		i = skipSpace(msg, i)
+		if i >= len(msg) {
+			return m, false
+		}
+		if msg[i] == '}' {
+			return m, true
+		}
+		if msg[i] == ',' {
+			i = skipSpace(msg, i+1)
+		}
+		if i >= len(msg) || msg[i] != '"' {
+			return m, false
+		}
+		end := skipString(msg, i)
+		if end-1 <= i {
+			return m, false
+		}
+		name := msg[i+1 : end-1]
+		i = skipSpace(msg, end)
+		i = skipSpace(msg, i+1) // the colon
+		start := i
+		i = skipValue(msg, i)
+		if start >= i {
+			return m, false
+		}
+		k := -1
+		for j, mem := range members {
+			if string(name) == mem {
+				k = j
+				break
+			}
+		}
+		if k < 0 {
+			// Another spelling of a member, or one written with escapes,
+			// is the general path's to judge.
+			if bytes.IndexByte(name, '\\') >= 0 {
+				return m, false
+			}
+			for _, mem := range members {
+				if strings.EqualFold(string(name), mem) {
+					return m, false
+				}
+			}
+			continue
+		}
+		if seen[k] {
+			return m, false
+		}
+		seen[k] = true
+		v := msg[start:i:i]
+		switch members[k] {
+		case "id":
+			switch c := v[0]; {
+			case c == '"', c == '-', c >= '0' && c <= '9', c == 'n':
+			default:
+				return m, false
+			}
+			m.ID = v
+		case "method":
+			m.Method = v
+		case "params":
+			m.Params = v
+		case "result":
+			m.Result = v
+		case "error":
+			m.Error = v
+		}
+	}
 }
