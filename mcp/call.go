@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/pabloagent/pablo/ledger/outcome"
 
 	"github.com/pabloagent/pablo/authority"
+	"github.com/pabloagent/pablo/internal/jsonx"
 	"github.com/pabloagent/pablo/internal/textx"
 	"github.com/pabloagent/pablo/ledger"
 )
@@ -138,21 +141,14 @@ func (c *Catalog) callParsed(ctx context.Context, t *tool, id authority.ID, argu
 // parseResult accepts text blocks and structured content only, masking
 // known secrets, and checks the output contract.
 func (c *Catalog) parseResult(t *tool, raw json.RawMessage) (*Result, error) {
-	var body struct {
-		Content []struct {
-			Type string  `json:"type"`
-			Text *string `json:"text"`
-		} `json:"content"`
-		Structured json.RawMessage `json:"structuredContent"`
-		IsError    bool            `json:"isError"`
-	}
 	raw, masked := c.secrets.MaskJSON(raw)
 	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
 		// null, an array or a scalar is not a CallToolResult: never read as
 		// an empty success.
 		return nil, &InvalidResultError{Tool: string(t.id), Reason: "the result is not a CallToolResult object"}
 	}
-	if err := json.Unmarshal(raw, &body); err != nil {
+	body, err := decodeCallBody(raw)
+	if err != nil {
 		// A text that is not a string fails here too.
 		return nil, &InvalidResultError{Tool: string(t.id), Reason: "the result is not a CallToolResult object with string texts"}
 	}
@@ -185,6 +181,144 @@ func (c *Catalog) parseResult(t *tool, raw json.RawMessage) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// callBody is a CallToolResult as parseResult reads it.
+type callBody struct {
+	Content    []callBlock     `json:"content"`
+	Structured json.RawMessage `json:"structuredContent"`
+	IsError    bool            `json:"isError"`
+}
+
+// callBlock is one content block of a CallToolResult.
+type callBlock struct {
+	Type string  `json:"type"`
+	Text *string `json:"text"`
+}
+
+// decodeCallBody decodes a result as json.Unmarshal does. A result
+// written as servers write them (its members and its blocks' spelled as
+// the protocol spells them, once each; content an array of objects whose
+// type and text are strings; isError a boolean) is read by one walk of its
+// members, without reflection: every call's result is, on the caller's
+// path. Anything else goes to json.Unmarshal.
+func decodeCallBody(raw []byte) (callBody, error) {
+	if b, ok := decodeCallBodyDirect(raw); ok {
+		return b, nil
+	}
+	var b callBody
+	err := json.Unmarshal(raw, &b)
+	return b, err
+}
+
+func decodeCallBodyDirect(raw []byte) (callBody, bool) {
+	var b callBody
+	if !json.Valid(raw) {
+		return b, false
+	}
+	var seen [3]bool
+	ok := jsonx.EachMember(raw, func(name, v []byte) bool {
+		k := -1
+		switch string(name) {
+		case "content":
+			k = 0
+		case "structuredContent":
+			k = 1
+		case "isError":
+			k = 2
+		default:
+			return !foldsTo(name, "content", "structuredContent", "isError")
+		}
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+		switch k {
+		case 0:
+			b.Content = []callBlock{}
+			return jsonx.EachElement(v, func(e []byte) bool {
+				blk, ok := decodeCallBlock(e)
+				b.Content = append(b.Content, blk)
+				return ok
+			})
+		case 1:
+			b.Structured = bytes.Clone(v)
+		case 2:
+			switch string(v) {
+			case "true":
+				b.IsError = true
+			case "false":
+			default:
+				return false
+			}
+		}
+		return true
+	})
+	return b, ok
+}
+
+// decodeCallBlock reads one content block for decodeCallBodyDirect.
+func decodeCallBlock(e []byte) (callBlock, bool) {
+	var blk callBlock
+	var seen [2]bool
+	ok := jsonx.EachMember(e, func(name, v []byte) bool {
+		switch string(name) {
+		case "type":
+			if seen[0] {
+				return false
+			}
+			seen[0] = true
+			s, ok := decodeString(v)
+			blk.Type = s
+			return ok
+		case "text":
+			if seen[1] {
+				return false
+			}
+			seen[1] = true
+			s, ok := decodeString(v)
+			blk.Text = &s
+			return ok
+		}
+		return !foldsTo(name, "type", "text")
+	})
+	return blk, ok
+}
+
+// decodeString is a JSON string value as encoding/json decodes it: a plain
+// one is copied, one with escapes or non-ASCII bytes is left to the
+// decoder; false for a value that is not a string.
+func decodeString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	plain := true
+	for _, c := range v[1 : len(v)-1] {
+		if c == '\\' || c >= utf8.RuneSelf {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(v[1 : len(v)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(v, &s) == nil
+}
+
+// foldsTo reports whether name, a member name as written, might be one of
+// names to encoding/json, which matches names without regard to case (and
+// unescapes them): such a member is the decoder's to judge.
+func foldsTo(name []byte, names ...string) bool {
+	if bytes.IndexByte(name, '\\') >= 0 {
+		return true
+	}
+	for _, n := range names {
+		if strings.EqualFold(string(name), n) {
+			return true
+		}
+	}
+	return false
 }
 
 // Call implements the engine's ToolCatalog: CallTool without re-validating

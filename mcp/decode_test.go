@@ -77,3 +77,52 @@ func FuzzDirectDecodeIsTheDecoders(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkDirectDecode(t, data) })
 }
+
+var bodySeeds = []string{
+	`{"content":[{"type":"text","text":"hello"}]}`,
+	`{"content":[{"type":"text","text":"a\nb \u00e9 \"q\""},{"type":"text","text":"caf` + "\xc3\xa9" + `","annotations":{"x":[1]}}],"isError":false}`,
+	` { "structuredContent" : {"n": 1, "s": [true, null]}, "content" : [ ] , "isError" : true } `,
+	`{"content":[],"structuredContent":null}`,
+	`{"content":null}`, `{"content":[{"type":"text","text":null}]}`, `{"content":[{"type":null}]}`,
+	`{"Content":[{"type":"text","text":"x"}]}`, `{"content":[{"TYPE":"text"}]}`, `{"content":[{"type":"text","text":"x","text":"y"}]}`,
+	`{"content":[],"content":[{"type":"image"}]}`, `{"isError":1}`, `{"isError":null}`, `{"content":["x"]}`, `{"content":[1,2]}`,
+	"{\"content\":[{\"type\":\"text\",\"text\":\"bad\xff\"}]}", `{"conten\u0074":[]}`, `{"_meta":{"progressToken":1},"content":[{"type":"image","data":"AA=="}]}`,
+	`{"content":[{"type":"text","text":"x"}]}x`, `{"content":[{"type":"text","text":"x"}`, `[]`, `{}`,
+}
+
+// TestDirectResultDecodeIsTheDecoders holds parseResult's direct path to
+// json.Unmarshal: every result it takes decodes to the same body.
+func TestDirectResultDecodeIsTheDecoders(t *testing.T) {
+	direct := 0
+	for _, s := range bodySeeds {
+		if checkDirectBody(t, []byte(s)) {
+			direct++
+		}
+	}
+	if direct < 4 {
+		t.Fatalf("only %d of the seeds took the direct path", direct)
+	}
+}
+
+func checkDirectBody(t *testing.T, raw []byte) bool {
+	t.Helper()
+	got, ok := decodeCallBodyDirect(raw)
+	if !ok {
+		return false
+	}
+	var want callBody
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatalf("%q: the direct path took a result the decoder refuses: %v", raw, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: direct %+v, decoder %+v", raw, got, want)
+	}
+	return true
+}
+
+func FuzzDirectResultDecodeIsTheDecoders(f *testing.F) {
+	for _, s := range bodySeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkDirectBody(t, raw) })
+}
