@@ -135,8 +135,8 @@ func (r *Root) ReserveModelCall(ctx context.Context, agentID string, req ModelCa
 	}
 	a.steps++
 	a.open++
-	a.calls[req.ID] = &call{kind: ModelCallKind, state: CallAdmitted, reserved: true,
-		tokenRes: tb, costRes: cb, tokenBnd: req.TokenBound, costBnd: req.CostBound}
+	a.admit(req.ID, call{kind: ModelCallKind, state: CallAdmitted, reserved: true,
+		tokenRes: tb, costRes: cb, tokenBnd: req.TokenBound, costBnd: req.CostBound})
 	if r.logs() {
 		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &CallRecord{
 			CallID: req.ID, AgentID: a.id, Kind: ModelCallKind, State: CallAdmitted, Step: a.steps, Name: req.Route,
@@ -194,10 +194,74 @@ func (a *agent) checkNewCall(id string) error {
 	if id == "" {
 		return &InvalidError{Field: "call ID", Reason: "must not be empty"}
 	}
-	if _, dup := a.calls[id]; dup {
+	if a.hasCall(id) {
 		return &StateError{What: "call", ID: id, Op: "admit", Reason: "agent " + a.id + " already has a call with this ID"}
 	}
 	return nil
+}
+
+// The tags of a settled call's kind in agent.settled.
+const (
+	tagModel uint8 = iota + 1
+	tagTool
+)
+
+// hasCall reports whether the agent has a call with this ID, open or
+// settled.
+func (a *agent) hasCall(id string) bool {
+	if a.calls[id] != nil {
+		return true
+	}
+	_, ok := a.settledKind(id)
+	return ok
+}
+
+// settledKind returns the kind of the agent's settled call id, and whether
+// it has one.
+func (a *agent) settledKind(id string) (CallKind, bool) {
+	switch tag, ok := a.settled.Tag(id); {
+	case ok && tag == tagModel:
+		return ModelCallKind, true
+	case ok && tag == tagTool:
+		return ToolCallKind, true
+	}
+	k, ok := a.settledOdd[id]
+	return k, ok
+}
+
+// admit opens call id as c, in a call a settled one left when there is
+// one: a task allocates no call a turn.
+func (a *agent) admit(id string, c call) *call {
+	var p *call
+	if n := len(a.free); n > 0 {
+		p, a.free = a.free[n-1], a.free[:n-1]
+	} else {
+		p = new(call)
+	}
+	*p = c
+	a.calls[id] = p
+	return p
+}
+
+// settle marks c, the agent's call id, settled: it leaves the open calls
+// for the settled ones, and is kept for the next admission.
+func (a *agent) settle(id string, c *call) {
+	a.open--
+	delete(a.calls, id)
+	kind := c.kind
+	*c = call{}
+	a.free = append(a.free, c)
+	switch kind {
+	case ModelCallKind:
+		a.settled.Add(id, tagModel)
+	case ToolCallKind:
+		a.settled.Add(id, tagTool)
+	default: // only a resumed record names another kind
+		if a.settledOdd == nil {
+			a.settledOdd = map[string]CallKind{}
+		}
+		a.settledOdd[id] = kind
+	}
 }
 
 // AdmitToolCall implements [Ledger]. For an allowed call it checks the
@@ -228,7 +292,7 @@ func (r *Root) AdmitToolCall(ctx context.Context, agentID string, req ToolCall) 
 	}
 	a.steps++
 	a.open++
-	a.calls[req.ID] = &call{kind: ToolCallKind, state: CallAdmitted, reserved: req.Decision.Allowed}
+	a.admit(req.ID, call{kind: ToolCallKind, state: CallAdmitted, reserved: req.Decision.Allowed})
 	if r.logs() {
 		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &CallRecord{
 			CallID: req.ID, AgentID: a.id, Kind: ToolCallKind, State: CallAdmitted, Step: a.steps, Name: req.Name,
@@ -264,13 +328,17 @@ func (r *Root) lookup(agentID, callID, op string, kind CallKind) (*agent, *call,
 	}
 	c := a.calls[callID]
 	if c == nil {
-		return nil, nil, &StateError{What: "call", ID: callID, Op: op, Reason: reasonUnknown}
+		settledKind, settled := a.settledKind(callID)
+		switch {
+		case !settled:
+			return nil, nil, &StateError{What: "call", ID: callID, Op: op, Reason: reasonUnknown}
+		case kind != "" && settledKind != kind:
+			return nil, nil, &StateError{What: "call", ID: callID, Op: op, State: string(CallSettled), Reason: "it is a " + string(settledKind) + " call"}
+		}
+		return nil, nil, &StateError{What: "call", ID: callID, Op: op, State: string(CallSettled), Reason: "the call was already settled; a call settles exactly once"}
 	}
 	if kind != "" && c.kind != kind {
 		return nil, nil, &StateError{What: "call", ID: callID, Op: op, State: string(c.state), Reason: "it is a " + string(c.kind) + " call"}
-	}
-	if c.state == CallSettled {
-		return nil, nil, &StateError{What: "call", ID: callID, Op: op, State: string(c.state), Reason: "the call was already settled; a call settles exactly once"}
 	}
 	return a, c, nil
 }
@@ -391,8 +459,7 @@ func (r *Root) SettleModelCall(ctx context.Context, agentID, callID string, s Mo
 // settled marks c settled, records rec and releases r.mu (which must be
 // held), then flushes when barrier is set.
 func (r *Root) settled(ctx context.Context, a *agent, c *call, rec CallRecord, barrier bool) error {
-	c.state = CallSettled
-	a.open--
+	a.settle(rec.CallID, c)
 	if r.logs() {
 		kept := rec // allocated only when recorded
 		r.record(Record{Kind: RecordCall, Time: r.clock(), Call: &kept})

@@ -136,7 +136,6 @@ func rebuild(ctx context.Context, opts ResumeOptions, recs []Record) (*Root, err
 		flushEvery: opts.FlushEvery,
 		trusted:    opts.TrustedPayloads,
 		agents:     map[string]*agent{},
-		results:    map[ResultRef]struct{}{},
 	}
 	if r.now == nil {
 		r.start = time.Now()
@@ -201,7 +200,7 @@ func rebuild(ctx context.Context, opts ResumeOptions, recs []Record) (*Root, err
 			}
 		case RecordResult:
 			if rec.Result != nil {
-				r.results[rec.Result.ID] = struct{}{}
+				r.results.Add(string(rec.Result.ID), 0)
 			}
 		case RecordCall:
 			if rec.Call == nil {
@@ -231,13 +230,12 @@ func (r *Root) replayCall(cr *CallRecord) error {
 	c := a.calls[cr.CallID]
 	switch cr.State {
 	case CallAdmitted:
-		if c != nil {
+		if a.hasCall(cr.CallID) {
 			return errors.New("call " + cr.CallID + " admitted twice")
 		}
 		a.steps = max(a.steps, cr.Step)
 		a.open++
-		c = &call{kind: cr.Kind, state: CallAdmitted}
-		a.calls[cr.CallID] = c
+		c = a.admit(cr.CallID, call{kind: cr.Kind, state: CallAdmitted})
 		if cr.Kind == ModelCallKind {
 			tb, _ := cr.TokenBound.Value()
 			cb, _ := cr.CostBound.Value()
@@ -295,8 +293,7 @@ func (r *Root) replayCall(cr *CallRecord) error {
 				}
 			}
 		}
-		c.state = CallSettled
-		a.open--
+		a.settle(cr.CallID, c)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/clock"
 	"github.com/pabloagent/pablo/internal/ids"
+	"github.com/pabloagent/pablo/internal/idset"
 )
 
 // Recorder is the part of a task's ledger a tool catalog is given (the
@@ -189,9 +190,9 @@ type Root struct {
 	n       uint64
 	rootSeq uint64
 	agents  map[string]*agent
-	last    *agent // the agent of the latest call: most calls repeat it
-	results map[ResultRef]struct{}
-	err     error // sticky store failure
+	last    *agent    // the agent of the latest call: most calls repeat it
+	results idset.Set // the refs of the results put
+	err     error     // sticky store failure
 	// volatileN is the highest N written volatile (see RecordProcessGroup).
 	volatileN uint64
 }
@@ -204,8 +205,15 @@ type agent struct {
 	seq          uint64
 	steps        uint64
 	c            counters
-	calls        map[string]*call
-	open         int // unsettled calls
+	calls        map[string]*call // the calls not yet settled
+	// settled holds the IDs of the settled calls, tagged with their kind
+	// (tagModel, tagTool): a settled call is only ever looked up to refuse it, and
+	// the set, unlike a map of the calls, costs the collector nothing as
+	// a long task fills it.
+	settled      idset.Set
+	settledOdd   map[string]CallKind // a settled call of a kind settled has no tag for
+	free         []*call             // settled calls, for admit to reuse
+	open         int                 // unsettled calls
 	liveChildren int
 	finished     bool
 }
@@ -261,7 +269,6 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 		trusted:     opts.TrustedPayloads,
 		resultsOnly: resultsOnly,
 		agents:      map[string]*agent{},
-		results:     map[ResultRef]struct{}{},
 	}
 	if r.now == nil {
 		r.start = time.Now()
@@ -297,7 +304,7 @@ func NewRoot(ctx context.Context, opts Options) (*Root, error) {
 		AgentID: a.id, Kind: "root", InputDigest: opts.InputDigest, Limits: opts.Limits,
 	}})
 	if input != nil {
-		r.results[input.ID] = struct{}{}
+		r.results.Add(string(input.ID), 0)
 		r.record(Record{Kind: RecordResult, Time: now, Result: input})
 	}
 	// Not a barrier: the task's first records become durable with its first
@@ -754,8 +761,7 @@ func (r *Root) PutResult(ctx context.Context, v any) (ResultRef, error) {
 		r.mu.Unlock()
 		return "", err
 	}
-	if _, ok := r.results[ref]; !ok {
-		r.results[ref] = struct{}{}
+	if r.results.Add(string(ref), 0) {
 		r.record(Record{Kind: RecordResult, Time: r.clock(), Result: &ResultRecord{ID: ref, Data: data}})
 	}
 	return ref, r.unlockAccepted(ctx)
@@ -784,7 +790,7 @@ func (r *Root) Result(ctx context.Context, ref ResultRef) (json.RawMessage, erro
 func (r *Root) pendingResult(ref ResultRef) (json.RawMessage, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.results[ref]; !ok {
+	if !r.results.Has(string(ref)) {
 		return nil, false
 	}
 	for i := range r.pending {
@@ -798,8 +804,7 @@ func (r *Root) pendingResult(ref ResultRef) (json.RawMessage, bool) {
 func (r *Root) knowsResult(ref ResultRef) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.results[ref]
-	return ok
+	return r.results.Has(string(ref))
 }
 
 // Accounting implements [Ledger].

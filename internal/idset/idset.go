@@ -1,0 +1,119 @@
+// Package idset holds a set of strings, each with a small tag, that the
+// garbage collector never scans: a task remembers every call ID it has
+// used for as long as it runs, so a set of them grows with the task, and a
+// map of strings would hold a pointer for each, marked again at every
+// collection. Here the index holds hashes and the strings' bytes live in
+// chunks without pointers, so the collector's work does not grow with the
+// set.
+package idset
+
+import (
+	"hash/maphash"
+	"unsafe"
+)
+
+// Set is a set of strings, each with a tag. The zero value is empty and
+// ready to use. A Set is not safe for concurrent use, and must not be
+// copied once used: a copy would share its chunks and write over them.
+type Set struct {
+	_     noCopy
+	seed  maphash.Seed
+	index map[uint64]slot // by the string's hash
+	bytes [][]byte        // the strings, in chunks that never move
+	fill  int             // bytes used in the last chunk
+	// spill holds the rare string whose hash an earlier one already has.
+	spill map[string]uint8
+	n     int
+}
+
+// slot is where a string's bytes are: n bytes at off in bytes[chunk].
+type slot struct {
+	chunk, off, n uint32
+	tag           uint8
+}
+
+// Chunks grow from minChunk to maxChunk bytes; a longer string gets a chunk
+// of its own.
+const (
+	minChunk = 256
+	maxChunk = 64 << 10
+)
+
+// Len is the number of strings in the set.
+func (s *Set) Len() int { return s.n }
+
+// Has reports whether id is in the set.
+func (s *Set) Has(id string) bool {
+	_, ok := s.Tag(id)
+	return ok
+}
+
+// Tag returns id's tag, and whether id is in the set.
+func (s *Set) Tag(id string) (uint8, bool) {
+	if s.n == 0 {
+		return 0, false
+	}
+	if sl, ok := s.index[maphash.String(s.seed, id)]; ok && s.at(sl) == id {
+		return sl.tag, true
+	}
+	tag, ok := s.spill[id]
+	return tag, ok
+}
+
+// Add puts id in the set with tag and reports true, or reports false and
+// changes nothing when id is already in it.
+func (s *Set) Add(id string, tag uint8) bool {
+	if s.index == nil {
+		s.seed = maphash.MakeSeed()
+		s.index = map[uint64]slot{}
+	}
+	h := maphash.String(s.seed, id)
+	sl, taken := s.index[h]
+	if taken && s.at(sl) == id {
+		return false
+	}
+	if _, ok := s.spill[id]; ok {
+		return false
+	}
+	if taken {
+		if s.spill == nil {
+			s.spill = map[string]uint8{}
+		}
+		s.spill[id] = tag
+	} else {
+		s.index[h] = s.store(id, tag)
+	}
+	s.n++
+	return true
+}
+
+// store copies id into the chunks.
+func (s *Set) store(id string, tag uint8) slot {
+	k := len(s.bytes) - 1
+	if k < 0 || len(s.bytes[k])-s.fill < len(id) {
+		size := minChunk
+		if k >= 0 {
+			size = min(2*len(s.bytes[k]), maxChunk)
+		}
+		s.bytes = append(s.bytes, make([]byte, max(size, len(id))))
+		k, s.fill = k+1, 0
+	}
+	sl := slot{chunk: uint32(k), off: uint32(s.fill), n: uint32(len(id)), tag: tag}
+	s.fill += copy(s.bytes[k][s.fill:], id)
+	return sl
+}
+
+// at is the string sl locates, without a copy: only compared, never kept.
+func (s *Set) at(sl slot) string {
+	if sl.n == 0 {
+		return ""
+	}
+	b := s.bytes[sl.chunk][sl.off : sl.off+sl.n]
+	return unsafe.String(&b[0], len(b))
+}
+
+// noCopy makes go vet's copylocks check report a copied Set.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}

@@ -1,0 +1,59 @@
+package idset
+
+import (
+	"fmt"
+	"hash/maphash"
+	"strings"
+	"testing"
+)
+
+func TestSetHoldsEveryStringOnceWithItsTag(t *testing.T) {
+	var s Set
+	if s.Has("a") || s.Len() != 0 {
+		t.Fatal("the zero set is not empty")
+	}
+	long := strings.Repeat("x", maxChunk+10)
+	ids := []string{"", "a", "call_1_0", long}
+	for i := range 5000 {
+		ids = append(ids, fmt.Sprintf("c%d", i))
+	}
+	for i, id := range ids {
+		if !s.Add(id, uint8(i)) {
+			t.Fatalf("Add(%.20q) refused a new string", id)
+		}
+		if s.Add(id, 99) {
+			t.Fatalf("Add(%.20q) accepted it twice", id)
+		}
+	}
+	for i, id := range ids {
+		if tag, ok := s.Tag(id); !ok || tag != uint8(i) {
+			t.Fatalf("Tag(%.20q) = %d, %v; want %d", id, tag, ok, uint8(i))
+		}
+	}
+	if s.Has("c5000") || s.Has("call_1") || s.Len() != len(ids) {
+		t.Fatalf("Len %d, want %d, or a string never added is in the set", s.Len(), len(ids))
+	}
+}
+
+// TestSetKeepsStringsWhoseHashesCollide: two strings with one hash are
+// both kept, each with its own tag (the collision is forced by giving the
+// second the first's slot).
+func TestSetKeepsStringsWhoseHashesCollide(t *testing.T) {
+	var s Set
+	s.Add("first", 1)
+	// Force "second" to collide: index it under "first"'s hash.
+	h := maphash.String(s.seed, "second")
+	s.index[h] = s.index[maphash.String(s.seed, "first")]
+	if s.Has("second") {
+		t.Fatal("a string never added is in the set")
+	}
+	if !s.Add("second", 2) || s.Add("second", 3) {
+		t.Fatal("a colliding string was not added exactly once")
+	}
+	if tag, ok := s.Tag("second"); !ok || tag != 2 {
+		t.Fatalf("Tag(second) = %d, %v", tag, ok)
+	}
+	if tag, ok := s.Tag("first"); !ok || tag != 1 {
+		t.Fatalf("Tag(first) = %d, %v", tag, ok)
+	}
+}
