@@ -44,20 +44,17 @@ func callID(turn, i int) string {
 // host's model may hand out the same response twice): it is copied when
 // an ID changes.
 func (s *step) pairCalls(calls []model.ToolCall, turn int) []model.ToolCall {
-	if s.wireIDs == nil {
-		s.wireIDs = make(map[string]struct{}, len(calls))
-	}
 	out := calls
 	for i := range calls {
 		id := calls[i].ID
-		if _, used := s.wireIDs[id]; used || !usableWireID(id) {
+		if s.wireIDs.Has(id) || !usableWireID(id) {
 			if &out[0] == &calls[0] {
 				out = slices.Clone(calls)
 			}
 			id = s.madeUpWireID(turn, i)
 			out[i].ID = id
 		}
-		s.wireIDs[id] = struct{}{}
+		s.wireIDs.Add(id, 0)
 	}
 	return out
 }
@@ -77,7 +74,7 @@ func (s *step) madeUpWireID(turn, i int) string {
 	base := callID(turn, i)
 	id := base
 	for n := 2; ; n++ {
-		if _, used := s.wireIDs[id]; !used {
+		if !s.wireIDs.Has(id) {
 			return id
 		}
 		id = base + "_" + strconv.Itoa(n)
@@ -86,8 +83,5 @@ func (s *step) madeUpWireID(turn, i int) string {
 
 // noteWireID records a call ID the conversation holds.
 func (s *step) noteWireID(id string) {
-	if s.wireIDs == nil {
-		s.wireIDs = map[string]struct{}{}
-	}
-	s.wireIDs[id] = struct{}{}
+	s.wireIDs.Add(id, 0)
 }

@@ -2,8 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"slices"
 
+	"github.com/pabloagent/pablo/internal/idset"
 	"github.com/pabloagent/pablo/model"
 )
 
@@ -85,8 +85,9 @@ type conversation struct {
 	histBytes uint64          // messageBytes of every message of history
 	histTurns int             // the assistant messages the task has added to history, after the conversation it continues (compaction does not lower it)
 	// wireIDs holds every tool-call ID the conversation has used on the
-	// wire (pairCalls keeps the ones it adds unique).
-	wireIDs   map[string]struct{}
+	// wire (pairCalls keeps the ones it adds unique), in a set the
+	// collector does not scan however long the task.
+	wireIDs   idset.Set
 	defsBytes uint64          // the tool descriptors' measure, while defs is toolDefs
 	toolDefs  []model.ToolDef // the defs defsBytes measures
 }
@@ -103,8 +104,20 @@ func (s *step) transcript() []model.Message {
 	}
 	out := make([]model.Message, 0, 1+len(s.history)-skip)
 	out = append(out, model.Message{Role: model.RoleUser, Content: s.conf.input})
+	// Each message's calls are the transcript's own, not the model's, cut
+	// from one array: a long task's transcript is one allocation, not one
+	// a turn.
+	n := 0
+	for i := range s.history[skip:] {
+		n += len(s.history[skip+i].ToolCalls)
+	}
+	calls := make([]model.ToolCall, 0, n)
 	for _, m := range s.history[skip:] {
-		m.ToolCalls = slices.Clone(m.ToolCalls)
+		if m.ToolCalls != nil {
+			at := len(calls)
+			calls = append(calls, m.ToolCalls...)
+			m.ToolCalls = calls[at:len(calls):len(calls)]
+		}
 		out = append(out, m)
 	}
 	return out
