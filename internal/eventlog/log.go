@@ -32,9 +32,10 @@ func New(readers *sync.Mutex) *Log { return &Log{mu: readers} }
 // rare event that is not a text delta keeps an event.EventData.
 //
 // The four events every turn of a task publishes are kept at a fraction of
-// an event.EventData's size: a tool call's tool.started and tool.finished
-// as a [Tool], a model call's model.started and model.finished as a
-// [Model].
+// an event.EventData's size and without a pointer: a tool call's
+// tool.started and tool.finished as a [Tool], a model call's model.started
+// and model.finished as a [Model], each recorded in pointer-free chunks
+// with its call ID and payload in the text chunks (records.go).
 //
 // And it is appended to without the readers' lock: one appender at a time,
 // under the log's own lock (appendMu, see Add), takes the event's ledger
@@ -55,9 +56,15 @@ type Log struct {
 	entries  [][]logEntry // chunks of fixed length
 	text     [][]byte     // chunks of fixed length
 	data     []*event.EventData
-	tools    seqlog.Log[Tool]
-	models   seqlog.Log[Model]
+	tools    seqlog.Log[toolRec]
+	models   seqlog.Log[modelRec]
 	hdrs     []*Header
+	// What a tool or a model record names instead of holding a pointer:
+	// the distinct short strings (tool names, providers, statuses...),
+	// the routes, and the payloads too long to copy.
+	strs   []string
+	routes []*event.RouteAttempt
+	bigs   [][]byte
 
 	// The appender's own; guarded by appendMu.
 	count   int
@@ -72,6 +79,7 @@ type Log struct {
 	// seldom leaves a chunk unused. A mark of 0 is never reached.
 	entryMark, textMark int
 	low                 atomic.Bool
+	strIdx              map[string]uint32 // strs by value
 }
 
 // Marks: a chunk of n entries is low with min(n/8, entriesLeft) slots
@@ -226,6 +234,10 @@ func (l *Log) append(st Stamp, hdr *Header, text string, data *event.EventData, 
 	if n > 0 && (len(l.text) == 0 || len(l.text[l.t])-l.fill < n) {
 		l.nextText(n)
 	}
+	var tr toolRec
+	if tool != nil {
+		tr = l.toolBytes(tool)
+	}
 	h, knownHdr := l.header(hdr)
 	if data != nil || tool != nil || mdl != nil || !knownHdr {
 		l.mu.Lock()
@@ -233,10 +245,10 @@ func (l *Log) append(st Stamp, hdr *Header, text string, data *event.EventData, 
 			l.data = append(l.data, data)
 		}
 		if tool != nil {
-			l.tools.Append(*tool)
+			l.tools.Append(l.toolRec(tr, tool))
 		}
 		if mdl != nil {
-			l.models.Append(*mdl)
+			l.models.Append(l.modelRec(mdl))
 		}
 		if !knownHdr {
 			l.hdrs = append(l.hdrs, hdr)
@@ -402,10 +414,12 @@ func (l *Log) At(i int) event.Event {
 	en := Entry{Stamp: Stamp{RootSeq: e.rootSeq, Seq: e.seq, UnixMicros: e.micros}, Header: l.hdrs[e.hdr]}
 	switch {
 	case e.data > 0 && e.kind == kindTool:
-		data := l.tools.At(int(e.data - 1)).Data()
+		t := l.tool(l.tools.At(int(e.data - 1)))
+		data := t.Data()
 		en.Data = &data
 	case e.data > 0 && e.kind == kindModel:
-		data := l.models.At(int(e.data - 1)).Data()
+		m := l.model(l.models.At(int(e.data - 1)))
+		data := m.Data()
 		en.Data = &data
 	case e.data > 0:
 		en.Data = l.data[e.data-1]
