@@ -11,9 +11,9 @@
 package ids
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"sync/atomic"
-
-	"github.com/google/uuid"
 )
 
 // Source produces identifiers. Implementations must be safe for concurrent use
@@ -28,8 +28,22 @@ type Source interface {
 // zero value is ready to use.
 type Random struct{}
 
-// NewID returns a random UUIDv4 string.
-func (Random) NewID() string { return uuid.NewString() }
+// NewID returns a random UUIDv4 string. It allocates only the string: a
+// task draws one for every model call.
+func (Random) NewID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:]) // never fails: crypto/rand crashes the program instead
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // the RFC 9562 variant
+	var b [36]byte
+	hex.Encode(b[0:8], u[0:4])
+	hex.Encode(b[9:13], u[4:6])
+	hex.Encode(b[14:18], u[6:8])
+	hex.Encode(b[19:23], u[8:10])
+	hex.Encode(b[24:36], u[10:16])
+	b[8], b[13], b[18], b[23] = '-', '-', '-', '-'
+	return string(b[:])
+}
 
 // Sequential is a deterministic [Source] for tests: the n-th call returns a
 // valid UUIDv4 whose last twelve hex digits hold n, for example
