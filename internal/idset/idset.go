@@ -4,7 +4,8 @@
 // map of strings would hold a pointer for each, marked again at every
 // collection. Here the index holds hashes and the strings' bytes live in
 // chunks without pointers, so the collector's work does not grow with the
-// set.
+// set. A bloom filter in front of the index answers most lookups of a
+// string the set does not hold from memory that stays in cache.
 package idset
 
 import (
@@ -19,8 +20,13 @@ type Set struct {
 	_     noCopy
 	seed  maphash.Seed
 	index map[uint64]slot // by the string's hash
-	bytes [][]byte        // the strings, in chunks that never move
-	fill  int             // bytes used in the last chunk
+	// bloom has two bits set for every hash in index, at 16 bits a string:
+	// small enough to stay in cache as index grows out of it, so that
+	// looking up a string the set does not hold, the usual case (a new
+	// call ID), seldom touches index.
+	bloom []uint64
+	bytes [][]byte // the strings, in chunks that never move
+	fill  int      // bytes used in the last chunk
 	// spill holds the rare string whose hash an earlier one already has.
 	spill map[string]uint8
 	n     int
@@ -53,7 +59,11 @@ func (s *Set) Tag(id string) (uint8, bool) {
 	if s.n == 0 {
 		return 0, false
 	}
-	if sl, ok := s.index[maphash.String(s.seed, id)]; ok && s.at(sl) == id {
+	h := maphash.String(s.seed, id)
+	if !s.mayHave(h) {
+		return 0, false
+	}
+	if sl, ok := s.index[h]; ok && s.at(sl) == id {
 		return sl.tag, true
 	}
 	tag, ok := s.spill[id]
@@ -68,12 +78,16 @@ func (s *Set) Add(id string, tag uint8) bool {
 		s.index = map[uint64]slot{}
 	}
 	h := maphash.String(s.seed, id)
-	sl, taken := s.index[h]
-	if taken && s.at(sl) == id {
-		return false
-	}
-	if _, ok := s.spill[id]; ok {
-		return false
+	var sl slot
+	taken := false
+	if s.mayHave(h) {
+		sl, taken = s.index[h]
+		if taken && s.at(sl) == id {
+			return false
+		}
+		if _, ok := s.spill[id]; ok {
+			return false
+		}
 	}
 	if taken {
 		if s.spill == nil {
@@ -82,9 +96,41 @@ func (s *Set) Add(id string, tag uint8) bool {
 		s.spill[id] = tag
 	} else {
 		s.index[h] = s.store(id, tag)
+		s.mark(h)
 	}
 	s.n++
 	return true
+}
+
+// bitsPerString is the bloom filter's size: two bits of 16 a string set
+// make a false positive about one lookup in 70.
+const bitsPerString = 16
+
+// mayHave reports whether a string of hash h may be in the set: false
+// means it is not.
+func (s *Set) mayHave(h uint64) bool {
+	m := uint64(len(s.bloom))*64 - 1
+	a, b := h&m, (h>>32)&m
+	return len(s.bloom) > 0 && s.bloom[a/64]&(1<<(a%64)) != 0 && s.bloom[b/64]&(1<<(b%64)) != 0
+}
+
+// mark adds hash h to the bloom filter, which doubles, rebuilt from the
+// index, when the set outgrows it.
+func (s *Set) mark(h uint64) {
+	if bits := len(s.bloom) * 64; bits < bitsPerString*len(s.index) {
+		s.bloom = make([]uint64, max(16, 2*len(s.bloom)))
+		for k := range s.index {
+			s.set(k)
+		}
+	}
+	s.set(h)
+}
+
+func (s *Set) set(h uint64) {
+	m := uint64(len(s.bloom))*64 - 1
+	a, b := h&m, (h>>32)&m
+	s.bloom[a/64] |= 1 << (a % 64)
+	s.bloom[b/64] |= 1 << (b % 64)
 }
 
 // store copies id into the chunks.

@@ -44,6 +44,7 @@ func TestSetKeepsStringsWhoseHashesCollide(t *testing.T) {
 	// Force "second" to collide: index it under "first"'s hash.
 	h := maphash.String(s.seed, "second")
 	s.index[h] = s.index[maphash.String(s.seed, "first")]
+	s.mark(h)
 	if s.Has("second") {
 		t.Fatal("a string never added is in the set")
 	}
@@ -55,5 +56,27 @@ func TestSetKeepsStringsWhoseHashesCollide(t *testing.T) {
 	}
 	if tag, ok := s.Tag("first"); !ok || tag != 1 {
 		t.Fatalf("Tag(first) = %d, %v", tag, ok)
+	}
+	if len(s.spill) != 1 {
+		t.Fatalf("%d strings spilled, want the colliding one", len(s.spill))
+	}
+}
+
+// The bloom filter in front of the index never hides a string the set
+// holds, as it doubles.
+func TestSetBloomNeverHidesAString(t *testing.T) {
+	var s Set
+	for i := range 20000 {
+		s.Add(fmt.Sprint("id-", i), 0)
+		if i%997 == 0 {
+			for j := 0; j <= i; j += 101 {
+				if !s.Has(fmt.Sprint("id-", j)) {
+					t.Fatalf("after %d strings, id-%d is hidden", i+1, j)
+				}
+			}
+		}
+	}
+	if s.Has("id-20000") {
+		t.Fatal("a string never added is in the set")
 	}
 }
