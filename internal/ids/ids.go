@@ -32,7 +32,7 @@ type Random struct{}
 // task draws one for every model call.
 func (Random) NewID() string {
 	var u [16]byte
-	_, _ = rand.Read(u[:]) // never fails: crypto/rand crashes the program instead
+	_, _ = rand.Read(u[:])  // never fails: crypto/rand crashes the program instead
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // the RFC 9562 variant
 	var b [36]byte
