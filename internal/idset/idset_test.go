@@ -3,6 +3,7 @@ package idset
 import (
 	"fmt"
 	"hash/maphash"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -43,7 +44,8 @@ func TestSetKeepsStringsWhoseHashesCollide(t *testing.T) {
 	s.Add("first", 1)
 	// Force "second" to collide: index it under "first"'s hash.
 	h := maphash.String(s.seed, "second")
-	s.index[h] = s.index[maphash.String(s.seed, "first")]
+	first, _ := s.find(maphash.String(s.seed, "first"))
+	s.recent[h] = first
 	s.mark(h)
 	if s.Has("second") {
 		t.Fatal("a string never added is in the set")
@@ -78,5 +80,34 @@ func TestSetBloomNeverHidesAString(t *testing.T) {
 	}
 	if s.Has("id-20000") {
 		t.Fatal("a string never added is in the set")
+	}
+}
+
+// A set checked against a map, strings added in random order with some
+// added twice, through many merges: every string is found with its tag
+// and no other is.
+func TestSetMatchesAMap(t *testing.T) {
+	var s Set
+	want := map[string]uint8{}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 30000 {
+		id := fmt.Sprint(r.IntN(40000))
+		_, had := want[id]
+		if added := s.Add(id, uint8(i)); added == had {
+			t.Fatalf("Add(%s) = %v with the string already there %v", id, added, had)
+		}
+		if !had {
+			want[id] = uint8(i)
+		}
+	}
+	for i := range 40000 {
+		id := fmt.Sprint(i)
+		tag, ok := s.Tag(id)
+		if w, in := want[id]; ok != in || tag != w {
+			t.Fatalf("Tag(%s) = %d, %v; want %d, %v", id, tag, ok, w, in)
+		}
+	}
+	if s.Len() != len(want) || len(s.sorted) == 0 {
+		t.Fatalf("Len %d, want %d; %d sorted", s.Len(), len(want), len(s.sorted))
 	}
 }
