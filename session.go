@@ -585,6 +585,11 @@ func replayTurn(ctx context.Context, store ledger.Store, t storedTask) (SessionT
 // ID returns the session ID.
 func (x *Session) ID() string { return x.id }
 
+// Kind returns the task kind of the session's prompts
+// (SessionRequest.Kind, else SessionOptions.Kind); empty when it has
+// none, and every activated Skill is its.
+func (x *Session) Kind() string { return x.kind }
+
 // Prompt starts the session's next task with input, asking approver about
 // calls that need approval. A session runs one prompt at a time: a second
 // while one runs is refused with SessionBusy, and a prompt past

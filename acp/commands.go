@@ -1,7 +1,11 @@
 package acp
 
 import (
+	"slices"
+
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/pabloagent/pablo"
 )
 
 // Command is a slash command the agent offers the editor: an activated
@@ -17,16 +21,29 @@ type Command struct {
 	// Hint, when set, is the placeholder an editor shows for the text
 	// typed after the command.
 	Hint string
+	// TaskKinds, when not empty, are the task kinds the Skill is for
+	// (its task-kinds): a session of another kind is not offered it, as
+	// its tasks do not activate it. Empty offers it to every session.
+	TaskKinds []string
 }
 
 // commands sends the session's available_commands_update, after the
-// response that opened it, when there are commands to offer.
-func (c *conn) commands(sessionID string) error {
-	if len(c.opts.Commands) == 0 {
+// response that opened it, when there are commands to offer it: those
+// for its task kind, or every one for a session of none.
+func (c *conn) commands(s *pablo.Session) error {
+	kind := s.Kind()
+	var offered []Command
+	for _, cmd := range c.opts.Commands {
+		if kind == "" || len(cmd.TaskKinds) == 0 || slices.Contains(cmd.TaskKinds, kind) {
+			offered = append(offered, cmd)
+		}
+	}
+	if len(offered) == 0 {
 		return nil
 	}
-	u := sdk.SessionAvailableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: make([]sdk.AvailableCommand, 0, len(c.opts.Commands))}
-	for _, cmd := range c.opts.Commands {
+	sessionID := s.ID()
+	u := sdk.SessionAvailableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: make([]sdk.AvailableCommand, 0, len(offered))}
+	for _, cmd := range offered {
 		ac := sdk.AvailableCommand{Name: cmd.Name, Description: cmd.Description}
 		if cmd.Hint != "" {
 			ac.Input = &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: cmd.Hint}}

@@ -54,3 +54,49 @@ func TestSessionKindComesFromMetaAndOnlyNarrows(t *testing.T) {
 		t.Errorf("the prompts' tasks were of kinds %q, want review twice", seen)
 	}
 }
+
+// A session of a kind is offered only the commands of the Skills for it
+// (and those for every kind), as its tasks activate only those; a
+// session of none is offered every one.
+func TestSessionsAreOfferedTheCommandsOfTheirKind(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t, fixtureOptions{script: `{"turns":[{"text":["ok"]}]}`})
+	p := serve(t, fx.sessions, acp.Options{Clock: newFakeClock(), Commands: []acp.Command{
+		{Name: "review", Description: "Reviews.", TaskKinds: []string{"review"}},
+		{Name: "triage", Description: "Triages.", TaskKinds: []string{"triage", "intake"}},
+		{Name: "notes", Description: "Any kind."}}})
+	p.initialize("pablo/v2")
+	offered := func(id int, meta map[string]any) string {
+		t.Helper()
+		params := map[string]any{"cwd": fx.ws, "mcpServers": []any{}}
+		if meta != nil {
+			params["_meta"] = map[string]any{"pablo/v2": meta}
+		}
+		if f := p.call(id, "session/new", params); f.Error != nil {
+			t.Fatalf("session/new: %s", f.raw)
+		}
+		next, ok := p.next()
+		if !ok {
+			t.Fatal("no frame after session/new")
+		}
+		var u struct {
+			Update struct {
+				AvailableCommands []struct {
+					Name string `json:"name"`
+				} `json:"availableCommands"`
+			} `json:"update"`
+		}
+		jsonUnmarshal(t, next.Params, &u)
+		var names []string
+		for _, c := range u.Update.AvailableCommands {
+			names = append(names, c.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	if got := offered(2, map[string]any{"kind": "intake"}); got != "triage,notes" {
+		t.Errorf("a session of kind intake is offered %q, want triage,notes", got)
+	}
+	if got := offered(3, nil); got != "review,triage,notes" {
+		t.Errorf("a session of no kind is offered %q, want every command", got)
+	}
+}

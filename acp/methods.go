@@ -194,7 +194,7 @@ func (c *conn) newSession(m *message) error {
 	if err := c.reply(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID())}); err != nil {
 		return err
 	}
-	return c.commands(s.ID())
+	return c.commands(s)
 }
 
 // loadSession reopens a session from the store; with replay its earlier
@@ -261,12 +261,12 @@ func (c *conn) loadSession(m *message, replay bool) error {
 		if err := c.reply(m.ID, sdk.LoadSessionResponse{}); err != nil {
 			return err
 		}
-		return c.commands(s.ID())
+		return c.commands(s)
 	}
 	if err := c.reply(m.ID, sdk.ResumeSessionResponse{}); err != nil {
 		return err
 	}
-	return c.commands(s.ID())
+	return c.commands(s)
 }
 
 // emit writes a projected frame, unless it is over the frame bound: then

@@ -68,9 +68,10 @@ type Options struct {
 	Durable bool
 	// Deployment identifies the deployment in the pablo/v2 metadata.
 	Deployment *event.DeploymentRef
-	// Commands are the slash commands offered to every session (an
+	// Commands are the slash commands offered to each session (an
 	// available_commands_update after session/new, load and resume): the
-	// deployment's activated Skills. None sends no update.
+	// deployment's activated Skills, those for the session's task kind
+	// (Command.TaskKinds). None sends no update.
 	Commands []Command
 }
 

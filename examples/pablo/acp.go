@@ -198,7 +198,7 @@ func skillCommands(ctx context.Context, d *pablo.Deployment) ([]acp.Command, err
 		if s.QualifiedOnly {
 			cmd = s.QualifiedName
 		}
-		out = append(out, acp.Command{Name: cmd, Description: s.Description, Hint: "what to do with the " + s.Name + " Skill"})
+		out = append(out, acp.Command{Name: cmd, Description: s.Description, Hint: "what to do with the " + s.Name + " Skill", TaskKinds: s.Bundle().TaskKinds})
 	}
 	return out, nil
 }
