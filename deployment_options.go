@@ -47,6 +47,16 @@ func (d *Deployment) Options() deployment.Options {
 			v.MCP.Servers[name] = vs
 		}
 	}
+	for name, p := range o.Skills.Packages {
+		if v.Skills.Packages == nil {
+			v.Skills.Packages = map[string]deployment.SkillPackage{}
+		}
+		vp := deployment.SkillPackage{Archive: pathRef(p.Archive), Version: p.Version, Digest: p.Digest}
+		if g := p.Git; g != nil {
+			vp.Git = &deployment.SkillGit{Repo: g.Repo, Ref: g.Ref, Subdir: g.Subdir}
+		}
+		v.Skills.Packages[name] = vp
+	}
 	for name, in := range o.Skills.Inline {
 		if v.Skills.Inline == nil {
 			v.Skills.Inline = map[string]deployment.InlineSkill{}

@@ -279,8 +279,8 @@ func (d *Deployment) configuredModel(ctx context.Context, opts HostOptions) (mod
 }
 
 // SkillOptions returns the discovery options of this deployment: its
-// roots, inline Skills and single-file Skills, bounded by every authority
-// layer's skill_roots.
+// roots, inline, single-file and package Skills, bounded by every
+// authority layer's skill_roots.
 func (d *Deployment) SkillOptions() (skills.Options, error) {
 	roots, err := d.c.SkillRoots()
 	if err != nil {
@@ -290,9 +290,25 @@ func (d *Deployment) SkillOptions() (skills.Options, error) {
 	if err != nil {
 		return skills.Options{}, err
 	}
+	pkgPaths, err := d.c.SkillPackagePaths()
+	if err != nil {
+		return skills.Options{}, err
+	}
 	opts := skills.Options{Roots: roots}
 	if len(files) > 0 {
 		opts.Files = files
+	}
+	for name, p := range d.c.Options.Skills.Packages {
+		if opts.Packages == nil {
+			opts.Packages = map[string]skills.Package{}
+		}
+		sp := skills.Package{Version: p.Version, Digest: p.Digest}
+		if p.Git != nil {
+			sp.Git = &skills.GitSource{Repo: pkgPaths[name], Ref: p.Git.Ref, Subdir: p.Git.Subdir}
+		} else {
+			sp.Archive = pkgPaths[name]
+		}
+		opts.Packages[name] = sp
 	}
 	for name, in := range d.c.Options.Skills.Inline {
 		if opts.Inline == nil {

@@ -90,6 +90,27 @@ type Skills struct {
 	// Files are the single-file Skills, by name (file/NAME): each a file
 	// holding what a SKILL.md holds.
 	Files map[string]PathRef `json:"files,omitempty"`
+	// Packages are the package Skills, by name (package/NAME): each read
+	// from a versioned archive or a git ref and pinned by digest.
+	Packages map[string]SkillPackage `json:"packages,omitempty"`
+}
+
+// SkillPackage is options.skills.packages.NAME: exactly one of Archive and
+// Git, the version its SKILL.md must declare, and the digest that pins it
+// (of the archive's bytes, or of the package's tree at the git ref).
+type SkillPackage struct {
+	Archive *PathRef  `json:"archive,omitempty"`
+	Git     *SkillGit `json:"git,omitempty"`
+	Version string    `json:"version,omitempty"`
+	Digest  string    `json:"digest"`
+}
+
+// SkillGit is a package's git source: a local repository, a ref (a tag, a
+// branch or a full commit hash) and the package's directory in its tree.
+type SkillGit struct {
+	Repo   PathRef `json:"repo"`
+	Ref    string  `json:"ref"`
+	Subdir string  `json:"subdir,omitempty"`
 }
 
 // InlineSkill is options.skills.inline.NAME: a Skill given in the

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -195,6 +196,9 @@ func (c *Catalog) openSkillFile(s Skill) (io.ReadCloser, error) {
 		prob problem
 		err  error
 	)
+	if t, ok := c.trees[s.QualifiedName]; ok {
+		return io.NopCloser(bytes.NewReader(t.files[SkillFile])), nil // verified by its digest; held in memory
+	}
 	if ref, ok := c.files[s.QualifiedName]; ok {
 		f, _, prob, err = openSingleFile(ref.path, ref.info)
 	} else {

@@ -190,8 +190,9 @@ func VerifyPins(opts Options, pins map[string]string) error {
 
 // VerifyPin checks the package of the Skill qn (ROOT/NAME) under opts'
 // roots against digest want. A single-file Skill (file/NAME) is checked
-// by FileDigest. An inline Skill is no package, so a pin of one fails
-// with ErrInvalidOptions saying so.
+// by FileDigest. An inline Skill is no package and a package Skill
+// carries its own digest, so a pin of either fails with
+// ErrInvalidOptions saying so.
 func VerifyPin(opts Options, qn, want string) error {
 	root, name, _ := strings.Cut(qn, "/")
 	dir, ok := opts.Roots[root]
@@ -200,6 +201,9 @@ func VerifyPin(opts Options, qn, want string) error {
 	case root == InlineRoot:
 		return &Error{Kind: ErrInvalidOptions, Code: CodeInvalidSelection, Skill: qn,
 			Reason: "an inline Skill is not a package and has no digest to pin: the deployment's fingerprint covers it; remove the pin"}
+	case root == PackageRoot:
+		return &Error{Kind: ErrInvalidOptions, Code: CodeInvalidSelection, Skill: qn,
+			Reason: "a package in options.skills.packages is pinned by its own digest field; remove the pin from options.skills.pins"}
 	case root == FileRoot && file:
 		if err := checkDigest(qn, want); err != nil {
 			return err

@@ -62,12 +62,17 @@ type Options struct {
 	// configuration layer), admitted as FileRoot/NAME. Contained, when
 	// set, is asked with FileRoot and the file's path.
 	Files map[string]string
+	// Packages maps a Skill name to a package read from a versioned
+	// archive or a git ref and pinned by digest (options.skills.packages),
+	// admitted as PackageRoot/NAME. Contained, when set, is asked with
+	// PackageRoot and the archive's or repository's path.
+	Packages map[string]Package
 }
 
 // Empty reports whether the options name no Skill source: no root, no
-// inline Skill, no single file.
+// inline Skill, no single file, no package.
 func (o Options) Empty() bool {
-	return len(o.Roots) == 0 && len(o.Inline) == 0 && len(o.Files) == 0
+	return len(o.Roots) == 0 && len(o.Inline) == 0 && len(o.Files) == 0 && len(o.Packages) == 0
 }
 
 // WithinDirs returns a Contained check that admits a root only when its
@@ -111,10 +116,18 @@ type Skill struct {
 	// QualifiedOnly is set when another root has a Skill of the same name,
 	// so the short name is ambiguous and only ROOT/NAME selects this one.
 	QualifiedOnly bool `json:"qualified_only,omitempty"`
+	// Source says where a single-file or package Skill was read from
+	// (for a git package, the commit its ref resolved to); nil for a
+	// root's directory and an inline Skill.
+	Source *Source `json:"source,omitempty"`
 }
 
 func (s Skill) clone() Skill {
 	s.Frontmatter = s.Frontmatter.clone()
+	if s.Source != nil {
+		src := *s.Source
+		s.Source = &src
+	}
 	return s
 }
 
@@ -133,6 +146,8 @@ type Catalog struct {
 	dropped  int
 	inline   map[string]string  // qualified name → inline instructions
 	files    map[string]fileRef // qualified name → single file
+	trees    map[string]*tree   // qualified name → package held in memory
+	refused  map[string]error   // qualified name → why its file or package source was not admitted
 }
 
 // limits are the discovery bounds; Discover always uses referenceLimits.
@@ -178,7 +193,7 @@ func checkOptions(opts Options) ([]string, error) {
 	for _, r := range []struct {
 		id, what string
 		n        int
-	}{{InlineRoot, "inline", len(opts.Inline)}, {FileRoot, "single-file", len(opts.Files)}} {
+	}{{InlineRoot, "inline", len(opts.Inline)}, {FileRoot, "single-file", len(opts.Files)}, {PackageRoot, "package", len(opts.Packages)}} {
 		switch _, clash := opts.Roots[r.id]; {
 		case r.n > MaxSkills:
 			return nil, &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded,
@@ -190,6 +205,15 @@ func checkOptions(opts Options) ([]string, error) {
 	}
 	for name, path := range opts.Files {
 		if err := checkSourcePath("file "+name, path); err != nil {
+			return nil, err
+		}
+	}
+	if len(opts.Packages) > MaxPackages {
+		return nil, &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded,
+			Reason: fmt.Sprintf("%d package Skills configured; the limit is %d", len(opts.Packages), MaxPackages)}
+	}
+	for name, p := range opts.Packages {
+		if err := checkPackage(name, p); err != nil {
 			return nil, err
 		}
 	}
@@ -258,6 +282,9 @@ func discover(ctx context.Context, opts Options, lim limits) (*Catalog, error) {
 		return nil, err
 	}
 	if err := d.files(opts); err != nil {
+		return nil, err
+	}
+	if err := d.packages(ctx, opts); err != nil {
 		return nil, err
 	}
 	d.resolveCollisions()
@@ -525,6 +552,9 @@ func (c *Catalog) names(qualified bool) []string {
 func (c *Catalog) index(name string) (int, error) {
 	if strings.Contains(name, "/") {
 		i, ok := slices.BinarySearchFunc(c.skills, name, func(s Skill, n string) int { return strings.Compare(s.QualifiedName, n) })
+		if err, refused := c.refused[name]; !ok && refused {
+			return 0, err
+		}
 		if !ok {
 			return 0, &Error{Kind: ErrNotFound, Code: CodeNotFound, Skill: name,
 				Reason: "no admitted Skill has this qualified name" + suggest.DidYouMean(name, c.names(true)) + "; run `pablo skills list` to see the catalog"}
@@ -539,6 +569,11 @@ func (c *Catalog) index(name string) (int, error) {
 	}
 	switch len(hits) {
 	case 0:
+		for _, root := range []string{FileRoot, PackageRoot} {
+			if err, refused := c.refused[root+"/"+name]; refused {
+				return 0, err
+			}
+		}
 		return 0, &Error{Kind: ErrNotFound, Code: CodeNotFound, Skill: name,
 			Reason: "no admitted Skill has this name" + suggest.DidYouMean(name, c.names(false)) + "; run `pablo skills list` to see the catalog"}
 	case 1:

@@ -95,74 +95,84 @@ func (d *discoverer) files(opts Options) error {
 	for _, name := range slices.Sorted(maps.Keys(opts.Files)) {
 		path := opts.Files[name]
 		if opts.Contained != nil && !opts.Contained(FileRoot, path) {
-			d.finding(FileRoot, name, CodeRootDenied, "the file lies outside every physical skill root the authority layers allow; add its directory to authority skill_roots or remove options.skills.files."+name)
+			d.refuse(FileRoot, name, &Error{Kind: ErrNotFound, Code: CodeRootDenied,
+				Reason: "the file lies outside every physical skill root the authority layers allow; add its directory to authority skill_roots or remove options.skills.files." + name})
 			continue
 		}
 		f, st, prob, _ := openSingleFile(path, nil)
 		switch prob {
 		case probNone:
 		case probMissing:
-			d.finding(FileRoot, name, CodeSourceMissing, "the file does not exist; create it or fix options.skills.files."+name)
+			d.refuse(FileRoot, name, &Error{Kind: ErrNotFound, Code: CodeSourceMissing, Reason: "the file does not exist; create it or fix options.skills.files." + name})
 			continue
 		case probSymlink:
-			d.finding(FileRoot, name, CodeSkillFileSymlink, "the file is a symlink; name the real file instead")
+			d.refuse(FileRoot, name, &Error{Kind: ErrUnsafePath, Code: CodeSkillFileSymlink, Reason: "the file is a symlink; name the real file instead"})
 			continue
 		case probWrongType:
-			d.finding(FileRoot, name, CodeSkillFileNotRegular, "the path is not a regular file")
+			d.refuse(FileRoot, name, &Error{Kind: ErrUnsafePath, Code: CodeSkillFileNotRegular, Reason: "the path is not a regular file"})
 			continue
 		default:
-			d.finding(FileRoot, name, CodeIOError, "the file cannot be opened; check that its directory exists and is readable")
+			d.refuse(FileRoot, name, &Error{Kind: ErrIO, Code: CodeIOError, Reason: "the file cannot be opened; check that its directory exists and is readable"})
 			continue
 		}
 		raw, _, err := readFrontmatter(f)
 		f.Close()
 		if err != nil {
-			d.findingOf(FileRoot, name, err)
+			d.refuse(FileRoot, name, err)
 			continue
 		}
-		qn, err := d.admit(FileRoot, name, "options.skills.files."+name, raw)
-		if err != nil {
+		if err := d.chargeMeta(len(raw)); err != nil {
 			return err
 		}
-		if qn == "" {
+		fm, err := named(name, raw)
+		if err != nil {
+			d.refuse(FileRoot, name, err)
 			continue
 		}
+		s := d.add(FileRoot, "options.skills.files."+name, raw, fm)
+		s.Source = &Source{Format: "file", Locator: path}
 		if d.cat.files == nil {
 			d.cat.files = map[string]fileRef{}
 		}
-		d.cat.files[qn] = fileRef{path: path, info: st}
+		d.cat.files[s.QualifiedName] = fileRef{path: path, info: st}
 	}
 	return nil
 }
 
-// admit decodes raw frontmatter of the Skill root/name, charges it to
-// the metadata limit, appends it to the catalog and returns its qualified
-// name. A broken frontmatter, or a name that is not name, is a finding
-// (and ""); only a crossed global limit is an error.
-func (d *discoverer) admit(root, name, rel string, raw []byte) (string, error) {
-	d.metaSize += len(raw)
-	if d.metaSize > d.lim.metadataBytes {
-		return "", &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded,
+// chargeMeta charges n frontmatter bytes to the catalog's metadata limit.
+func (d *discoverer) chargeMeta(n int) error {
+	if d.metaSize += n; d.metaSize > d.lim.metadataBytes {
+		return &Error{Kind: ErrLimitExceeded, Code: CodeLimitExceeded,
 			Reason: fmt.Sprintf("the Skills hold more than %d bytes of frontmatter; remove Skills or roots", d.lim.metadataBytes)}
 	}
+	return nil
+}
+
+// named decodes the frontmatter raw of a Skill the deployment names and
+// checks its name is that name.
+func named(name string, raw []byte) (Frontmatter, error) {
 	fm, err := decodeFrontmatter(raw)
 	if err != nil {
-		d.findingOf(root, name, err)
-		return "", nil
+		return fm, err
 	}
 	if fm.Name != name {
-		d.finding(root, name, CodeNameMismatch, fmt.Sprintf("name %s does not equal the configured name %s; rename one so they match",
-			strconv.Quote(fm.Name), strconv.Quote(name)))
-		return "", nil
+		return fm, &Error{Kind: ErrInvalidFrontmatter, Code: CodeNameMismatch,
+			Reason: fmt.Sprintf("name %s does not equal the configured name %s; rename one so they match", strconv.Quote(fm.Name), strconv.Quote(name))}
 	}
+	return fm, nil
+}
+
+// add appends an admitted Skill and returns it; the pointer is valid
+// until the next append.
+func (d *discoverer) add(root, rel string, raw []byte, fm Frontmatter) *Skill {
 	sum := sha256.Sum256(raw)
 	d.cat.skills = append(d.cat.skills, Skill{
-		QualifiedName:  root + "/" + name,
+		QualifiedName:  root + "/" + fm.Name,
 		Root:           root,
 		Frontmatter:    fm,
 		RelativePath:   rel,
 		MetadataSHA256: hex.EncodeToString(sum[:]),
 		CatalogBytes:   len(raw),
 	})
-	return root + "/" + name, nil
+	return &d.cat.skills[len(d.cat.skills)-1]
 }

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -166,6 +167,56 @@ func FuzzParseReadArguments(f *testing.F) {
 			if strings.HasPrefix(args.Path, "/") {
 				t.Fatalf("absolute path %q accepted", args.Path)
 			}
+		}
+	})
+}
+
+// FuzzArchive checks that any archive bytes, read as a .tar.gz or a .zip,
+// either fail with one typed error of this package or give a package
+// within every bound: clean relative paths, regular files only, SKILL.md
+// at its root.
+func FuzzArchive(f *testing.F) {
+	skill := "---\nname: review\ndescription: d\n---\nx\n"
+	f.Add(tarGz(f, tarEntry{name: "review/", typ: tar.TypeDir}, tarEntry{name: "review/SKILL.md", body: skill}, tarEntry{name: "review/a/b.md", body: "b"}), false)
+	f.Add(tarGz(f, tarEntry{name: "SKILL.md", body: skill}, tarEntry{name: "../evil", body: "x"}), false)
+	f.Add(tarGz(f, tarEntry{name: "SKILL.md", body: skill}, tarEntry{name: "l", typ: tar.TypeSymlink, link: "/"}), false)
+	f.Add(zipOf(f, zipEntry{name: "SKILL.md", body: skill}, zipEntry{name: "docs/x.md", body: "x"}), true)
+	f.Add(zipOf(f, zipEntry{name: "SKILL.md", body: skill}, zipEntry{name: "/abs", body: "x"}), true)
+	f.Add([]byte{}, false)
+	f.Add([]byte{}, true)
+	f.Fuzz(func(t *testing.T, data []byte, isZip bool) {
+		format := ArchiveTarGzip
+		if isZip {
+			format = ArchiveZip
+		}
+		tr, err := readArchive(data, format)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Code == "" {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+			for _, k := range []error{ErrInvalidPackage, ErrUnsafePath, ErrLimitExceeded} {
+				if errors.Is(err, k) {
+					return
+				}
+			}
+			t.Fatalf("error of an unexpected kind: %v", err)
+		}
+		if _, ok := tr.files[SkillFile]; !ok {
+			t.Fatal("a package without SKILL.md was accepted")
+		}
+		var total int
+		for p, b := range tr.files {
+			if reason := checkResourcePath(p); reason != "" {
+				t.Fatalf("path %q: %s", p, reason)
+			}
+			if len(b) > MaxPackageFileBytes {
+				t.Fatalf("file %q has %d bytes", p, len(b))
+			}
+			total += len(b)
+		}
+		if total > MaxPackageBytes || len(tr.files)+len(tr.dirs) > MaxPackageEntries {
+			t.Fatalf("%d bytes in %d entries", total, len(tr.files)+len(tr.dirs))
 		}
 	})
 }

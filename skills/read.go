@@ -249,6 +249,16 @@ func (a *Active) Read(ctx context.Context, args ReadArguments, opts ReadOptions)
 			Text:          string(data),
 		}, nil
 	}
+	if t, ok := a.cat.trees[s.QualifiedName]; ok {
+		switch data, prob := t.read(args.Path); prob {
+		case probNone:
+			return finish(data)
+		case probWrongType:
+			return fail(ErrUnsafePath, CodeNotFile, "the path is not a regular file", nil)
+		default:
+			return fail(ErrNotFound, CodeNotFound, "no such file in the Skill package", nil)
+		}
+	}
 	var (
 		f     *os.File
 		st    fs.FileInfo

@@ -370,6 +370,18 @@ func (dr *doctor) skills(ctx context.Context, d *pablo.Deployment) {
 		dr.fail("skills", doctorInvalid, "skills_unavailable", err.Error())
 		return
 	}
+	// A file or package the deployment names is configuration, not a scan:
+	// one that does not load (missing, digest, ref or version) fails.
+	for _, f := range cat.Findings() {
+		if f.Root == skills.FileRoot || f.Root == skills.PackageRoot {
+			dr.fail("skills", doctorInvalid, string(f.Code), f.String())
+			return
+		}
+	}
+	if err := skills.VerifyPins(opts, sk.Pins); err != nil {
+		dr.fail("skills", doctorInvalid, string(skills.CodeOf(err)), err.Error())
+		return
+	}
 	if len(sk.Activate) > 0 {
 		if _, err := cat.Activate(ctx, sk.Activate); err != nil {
 			dr.fail("skills", doctorInvalid, "skills_unavailable", err.Error())

@@ -168,7 +168,7 @@ var goExtensions = []string{
 	"options.model.script", "options.models.NAME.script",
 	"options.mcp.servers.NAME.oauth.", "options.mcp.servers.NAME.sandbox.", "options.shell.sandbox.",
 	"options.interfaces.acp.", "options.redaction.", "options.tools.", "options.approvals.", "options.memory.",
-	"options.filesystem.scope", "options.resume.", "options.mcp.servers.NAME.pins", "options.skills.inline", "options.skills.files",
+	"options.filesystem.scope", "options.resume.", "options.mcp.servers.NAME.pins", "options.skills.inline", "options.skills.files", "options.skills.packages",
 	"deployment.narrowing_run_overrides", "deployment.name", "authority[].shell.sandbox.", "authority[].mcp.sandbox.",
 	"authority[].a2a_remotes.NAME.approval",
 	"options.required_roles", "options.audit.level", "options.audit.capabilities", "options.mcp.servers.NAME.roles", "authority[].a2a_remotes.NAME.roles",

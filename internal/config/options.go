@@ -387,6 +387,27 @@ type SkillsOptions struct {
 	// Files names the single-file Skills, by name: each file holds what
 	// a SKILL.md holds and is admitted as file/NAME (skills.Options.Files).
 	Files map[string]PathRef `json:"files,omitempty"`
+	// Packages names the package Skills, by name: each read from a
+	// versioned archive or a git ref, pinned by digest, and admitted as
+	// package/NAME (skills.Options.Packages).
+	Packages map[string]SkillPackage `json:"packages,omitempty"`
+}
+
+// SkillPackage is options.skills.packages.NAME: exactly one of Archive
+// and Git, and the digest that pins it.
+type SkillPackage struct {
+	Archive *PathRef  `json:"archive,omitempty"`
+	Git     *SkillGit `json:"git,omitempty"`
+	Version string    `json:"version,omitempty"`
+	Digest  string    `json:"digest"`
+}
+
+// SkillGit is a package's git source: a local repository, a ref (a tag,
+// a branch or a full commit hash) and the package's directory in its tree.
+type SkillGit struct {
+	Repo   PathRef `json:"repo"`
+	Ref    string  `json:"ref"`
+	Subdir string  `json:"subdir,omitempty"`
 }
 
 // InlineSkill is options.skills.inline.NAME; its fields are skills.Inline's.

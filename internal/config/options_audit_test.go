@@ -123,6 +123,7 @@ var optionEffects = map[string][]string{
 	"options.skills.pins.*":                    {"TestSkillPinnedByDigest"},
 	"options.skills.inline.*":                  {"TestInlineSkillIsActivatedFromTheDeployment"},
 	"options.skills.files.*":                   {"TestSingleFileSkillIsActivatedFromTheDeployment"},
+	"options.skills.packages.*":                {"TestArchivePackageIsActivatedFromTheDeployment", "TestGitPackageIsActivatedFromTheDeployment"},
 	"options.skills.activate":                  {"TestActivationSelectionRules", "TestActivationReturnsRecordAndUserRoleTaskData"},
 
 	"options.mcp.servers.*.transport":           {"TestEverythingStdio", "TestEverythingStreamableHTTP"},

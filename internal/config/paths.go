@@ -41,6 +41,15 @@ func (d *Deployment) CheckPaths() error {
 	for _, name := range slices.Sorted(maps.Keys(d.Options.Skills.Files)) {
 		check("skills.files."+name, d.Options.Skills.Files[name], false)
 	}
+	for _, name := range slices.Sorted(maps.Keys(d.Options.Skills.Packages)) {
+		// A missing archive or repository is the Skill's finding
+		// (source_missing), not the deployment's: only the path is checked.
+		if p := d.Options.Skills.Packages[name]; p.Archive != nil {
+			check("skills.packages."+name+".archive", *p.Archive, false)
+		} else if p.Git != nil {
+			check("skills.packages."+name+".git.repo", p.Git.Repo, false)
+		}
+	}
 	if r := d.Options.Memory.Repository; r != nil {
 		check("memory.repository", *r, true)
 	}
@@ -106,6 +115,28 @@ func (d *Deployment) SkillFiles() (map[string]string, error) {
 		files[name] = p
 	}
 	return files, nil
+}
+
+// SkillPackagePaths resolves each package Skill's archive or repository
+// path, by name.
+func (d *Deployment) SkillPackagePaths() (map[string]string, error) {
+	paths := map[string]string{}
+	for _, name := range sortedKeysOf(d.Options.Skills.Packages) {
+		p := d.Options.Skills.Packages[name]
+		ref := p.Archive
+		if p.Git != nil {
+			ref = &p.Git.Repo
+		}
+		if ref == nil {
+			continue
+		}
+		out, err := d.ResolvePath(*ref)
+		if err != nil {
+			return nil, err
+		}
+		paths[name] = out
+	}
+	return paths, nil
 }
 
 // SkillRootBounds returns, for every authority layer that writes

@@ -223,6 +223,27 @@ func skillName(what string) func(string) error {
 	}
 }
 
+// skillPackageSource is a package's source: exactly one of an archive
+// (.tar.gz, .tgz or .zip, with its version) and a git ref.
+func skillPackageSource(v any) error {
+	m, _ := v.(map[string]any)
+	archive, hasArchive := m["archive"].(map[string]any)
+	_, hasGit := m["git"]
+	switch {
+	case hasArchive == hasGit:
+		return fmt.Errorf("give exactly one of archive (a .tar.gz, .tgz or .zip file) and git (repo and ref)")
+	case hasArchive:
+		p, _ := archive["path"].(string)
+		if l := strings.ToLower(p); !strings.HasSuffix(l, ".tar.gz") && !strings.HasSuffix(l, ".tgz") && !strings.HasSuffix(l, ".zip") {
+			return fmt.Errorf("archive must name a .tar.gz, .tgz or .zip file, got %q", p)
+		}
+		if _, ok := m["version"]; !ok {
+			return fmt.Errorf("version is required with an archive: the version the package's SKILL.md must declare")
+		}
+	}
+	return nil
+}
+
 // skillPinDigest is a pin: sha256: and 64 lowercase hex digits.
 func skillPinDigest(v any) error {
 	d, _ := v.(string)
@@ -602,6 +623,19 @@ func optionsTables() *spec {
 			// A Go extension (issue 37): a single file holding what a
 			// SKILL.md holds, named explicitly, admitted as file/NAME.
 			"files", mapOf(16, skillName("a single-file Skill"), pathSpec(nil)),
+			// A Go extension (issue 37): a package from a versioned
+			// archive or a git ref, pinned by digest, admitted as
+			// package/NAME (skills.Package).
+			"packages", mapOf(8, skillName("a package Skill"), table(
+				"archive", pathSpec(nil),
+				"git", table(
+					"repo", pathSpec(nil),
+					"ref", str(1, 256, nil),
+					"subdir", str(1, 1024, nil),
+				).need("repo", "ref"),
+				"version", str(1, 64, nil),
+				"digest", str(71, 71, nil).with(skillPinDigest),
+			).with(skillPackageSource).need("digest")),
 		),
 		"mcp", table(
 			"servers", mapOf(16, keyRE(identRE, "MCP server name"), mcpServer),

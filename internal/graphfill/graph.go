@@ -358,7 +358,11 @@ func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set
 	for _, f := range cat.Findings() {
 		id := "skill:" + f.Root + "/" + f.Dir
 		b.Node(graph.Node{ID: id, Kind: graph.KindSkill})
-		b.Set(id, graph.Unsupported, graph.Reason{Code: string(f.Code), Detail: f.Reason})
+		state := graph.Unsupported
+		if f.Code == skills.CodeDigestMismatch {
+			state = graph.Denied // as a root package's pin that differs
+		}
+		b.Set(id, state, graph.Reason{Code: string(f.Code), Detail: f.Reason})
 	}
 	var claim *regexp.Regexp
 	for _, s := range cat.Skills() {
@@ -367,6 +371,16 @@ func (b *graphBuilder) skills(ctx context.Context, d *Source, set *authority.Set
 		attrs := map[string]string{"root": s.Root, "metadata_sha256": s.MetadataSHA256}
 		if req.OutputSchema != nil {
 			attrs["output_contract"] = string(req.OutputSchema)
+		}
+		if src := s.Source; src != nil {
+			// Where a file or package Skill came from; a git package's
+			// commit is the one its ref resolved to now.
+			for k, v := range map[string]string{"source": src.Format, "source_ref": src.Ref,
+				"source_commit": src.Commit, "source_subdir": src.Subdir, "source_digest": src.Digest} {
+				if v != "" {
+					attrs[k] = v
+				}
+			}
 		}
 		// Seed 002's bundle metadata, where the Skill declares it.
 		bundle := s.Bundle()
