@@ -223,6 +223,7 @@ func commands() []command {
 				{name: "bind", arg: "NAME=DIR", repeat: true, help: "a named host directory that path objects resolve against, for every stack; repeatable"},
 				{name: "store", arg: "PATH|URL", help: "show the tasks of this bbolt ledger database or the PostgreSQL database of a postgres:// URL without a password, opened read-only (default: $PABLO_STORE, else no Tasks page)"},
 				{name: "listen", arg: "HOST:PORT", help: "the address to serve on; one not on loopback prints a warning (default: 127.0.0.1:0, a free loopback port)"},
+				{name: "allow-host", arg: "NAME", repeat: true, help: "a host name the pages may also be opened by, besides localhost, the --listen host and the listener's IP addresses (any, off loopback): a request addressed to another name is refused with 421 (DNS rebinding defence); repeatable"},
 				{name: "loopback-http", help: "let http://127.0.0.1, http://[::1] and http://localhost stand in for remote endpoints, for every stack (tests; never under lock)"},
 			},
 			notes: []string{

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,6 +82,15 @@ func inspectCommand(ctx context.Context, args []string, h *host) error {
 		return err
 	}
 	srv.token, srv.host = newProbeToken(), h
+	// The names a request may be addressed by besides IP addresses and
+	// localhost: the operator's, and the one it listens on.
+	names := p.values["allow-host"]
+	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err != nil && host != "" {
+		names = append(names, host)
+	}
+	if err := srv.allowHosts(names); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("inspect: listen on %s: %w", addr, err)
@@ -143,6 +153,70 @@ func loadStacks(ctx context.Context, p *parsed, h *host) ([]*inspectStack, error
 func stackName(cfg string) string {
 	base := filepath.Base(cfg)
 	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// allowHosts adds names (host names without a port) to those a request
+// may be addressed to. An IP address or a name with a port or a path is
+// a usage error: an address needs no allowing.
+func (in *inspector) allowHosts(names []string) error {
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, ":/[]@% \t") {
+			return usagef("--allow-host takes a host name without a port, got %q", n)
+		}
+		name := canonicalHost(n)
+		if _, err := netip.ParseAddr(name); err == nil {
+			return usagef("--allow-host takes a host name, got the address %q: every IP address is answered on a listener not on loopback", n)
+		}
+		if in.names == nil {
+			in.names = map[string]bool{}
+		}
+		in.names[name] = true
+	}
+	return nil
+}
+
+// hostAllowed is the DNS rebinding defence, applied to every request: a
+// page a rebound name served (attacker.example resolving to this
+// listener) is of that name's origin and could read every page and post
+// the Probe form, so a request is served only when its Host is one no
+// one else's DNS answer can take over. On a loopback listener that is a
+// loopback address, localhost or a name the operator allowed; on an
+// exposed one, any IP address too (the inspector is read by address).
+func (in *inspector) hostAllowed(hostport string) bool {
+	host := canonicalHost(hostport)
+	if isLoopbackHost(host) || in.names[host] {
+		return true
+	}
+	if !in.exposed {
+		return false
+	}
+	_, err := netip.ParseAddr(host)
+	return err == nil
+}
+
+// hostRefusal is the body of the 421 a request hostAllowed refused gets:
+// which Host was refused and what the inspector answers instead.
+func (in *inspector) hostRefusal(hostport string) string {
+	what := "a loopback address, localhost"
+	if in.exposed {
+		what = "an IP address, localhost"
+	}
+	return fmt.Sprintf("the inspector answers only requests addressed to %s or a name given with --allow-host or --listen, not %q (DNS rebinding defence): open it by its address, or restart it with --allow-host NAME",
+		what, shorten(hostport, 128))
+}
+
+// canonicalHost is the host of a Host header (or --allow-host value):
+// without its port or brackets, lower case, without a final dot.
+func canonicalHost(hostport string) string {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if strings.HasSuffix(host, ".") && !strings.HasSuffix(host, "..") {
+		host = strings.TrimSuffix(host, ".")
+	}
+	return host
 }
 
 // isLoopbackHost reports whether host names only this machine.
@@ -344,9 +418,12 @@ type inspector struct {
 	store ledger.Store
 	// pageSize is how many tasks the Tasks page lists at a time.
 	pageSize int
-	// exposed says the listener is not loopback: the Host check that
-	// defends a loopback listener against DNS rebinding is off.
+	// exposed says the listener is not loopback: a request may be
+	// addressed to any IP address, not only a loopback one (hostAllowed).
 	exposed bool
+	// names are the host names, besides localhost, a request may be
+	// addressed to (--allow-host, the --listen host), lower case.
+	names map[string]bool
 	// token binds the Probe form to this process; host is what a probe
 	// runs with. mu guards the stacks' graphs, which a probe replaces.
 	token string
@@ -405,15 +482,9 @@ func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// button in Chromium). Nothing leaves for another origin either way.
 	hdr.Set("Referrer-Policy", "same-origin")
 	hdr.Set("Cache-Control", "no-store")
-	if !in.exposed {
-		host, _, err := net.SplitHostPort(r.Host)
-		if err != nil {
-			host = r.Host
-		}
-		if !isLoopbackHost(strings.Trim(host, "[]")) {
-			http.Error(w, "the inspector answers only requests addressed to a loopback host (DNS rebinding defence)", http.StatusMisdirectedRequest)
-			return
-		}
+	if !in.hostAllowed(r.Host) {
+		http.Error(w, in.hostRefusal(r.Host), http.StatusMisdirectedRequest)
+		return
 	}
 	if r.URL.Path == "/probe" && r.Method == http.MethodPost {
 		in.probe(w, r)

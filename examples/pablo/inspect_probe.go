@@ -4,11 +4,8 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
-	"strings"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/graph"
@@ -29,14 +26,10 @@ func newProbeToken() string {
 // graph from then on. It is the inspector's only write action: a POST
 // bound to the per-process token, from this origin.
 func (in *inspector) probe(w http.ResponseWriter, r *http.Request) {
-	if !probeHostOK(r.Host) {
-		// Exposed, every Host is served so that the inspector can be read
-		// by any name; but a page a rebound DNS name served is of that
-		// origin, reads the token and posts it back. Only an address no
-		// DNS answer can rebind may start a server.
-		http.Error(w, "a probe is accepted only on a request addressed to an IP address or localhost (DNS rebinding defence)", http.StatusMisdirectedRequest)
-		return
-	}
+	// The request's Host is one no DNS rebinding can take over
+	// (hostAllowed, checked for every request): a page a rebound name
+	// served would be of that name's origin, read the token and post it
+	// back.
 	if origin := r.Header.Get("Origin"); origin != "" {
 		u, err := url.Parse(origin)
 		if err != nil || u.Host != r.Host {
@@ -83,18 +76,4 @@ func (in *inspector) probe(w http.ResponseWriter, r *http.Request) {
 	}
 	in.mu.Unlock()
 	http.Redirect(w, r, "/mcp#stack-"+url.PathEscape(s.Name), http.StatusSeeOther)
-}
-
-// probeHostOK reports whether a request's Host names an IP literal or a
-// loopback name: an address a DNS rebinding cannot take over.
-func probeHostOK(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	host = strings.Trim(host, "[]")
-	if _, err := netip.ParseAddr(host); err == nil {
-		return true
-	}
-	return isLoopbackHost(host)
 }

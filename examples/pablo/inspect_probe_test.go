@@ -11,9 +11,8 @@ import (
 // TestInspectorProbeRefusesEveryCrossSitePost defends the rule that only
 // the inspector's own page starts a probe: a POST from another origin,
 // from an opaque one ("null"), with another process's token, or to a
-// host name a DNS rebinding took over (on a loopback listener, and on an
-// exposed one, where every Host is read but a rebound page can read the
-// token) is refused before the form is read. A probe of a stack that is
+// host name a DNS rebinding took over (on a loopback listener and on an
+// exposed one) is refused before the form is read. A probe of a stack that is
 // not there is the request that got through (404), so nothing starts.
 func TestInspectorProbeRefusesEveryCrossSitePost(t *testing.T) {
 	t.Parallel()
