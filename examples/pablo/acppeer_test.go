@@ -88,7 +88,8 @@ func readmeZedSettings(t testing.TB) zedSettings {
 // prompt continuing the session, two sessions at once, kill -9 and a new
 // process listing and loading the sessions; a prompt cancelled by
 // session/cancel and by $/cancel_request while its shell.run sleeps;
-// permission allow_once, allow_always, reject_once, reject_always and cancel; and the README's Zed command line.
+// permission allow_once, allow_always, reject_once, reject_always and cancel; the README's Zed command line;
+// and a host's task kind (--kind) that a session's _meta may only narrow to.
 // Any SDK log, any stdout line that is not JSON-RPC and any stop reason
 // outside the five fail it.
 func TestACPWithTheTypeScriptClient(t *testing.T) {
@@ -146,7 +147,13 @@ func TestACPWithTheTypeScriptClient(t *testing.T) {
 		}
 		selfcheck[name] = map[string]any{"command": wrapper, "args": []string{}, "want": c.want}
 	}
-	run := []string{"selfcheck", "basic", "cancel", "crash", "permission", "zed"}
+	// Three Skills: one for review, one for triage, one for every kind.
+	for name, kinds := range map[string]string{"review": "\nmetadata:\n  task-kinds: review", "triage": "\nmetadata:\n  task-kinds: triage", "notes": ""} {
+		os.MkdirAll(filepath.Join(dir, "skills", name), 0o700)
+		os.WriteFile(filepath.Join(dir, "skills", name, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: The "+name+" Skill."+kinds+"\n---\nDo it.\n"), 0o600)
+	}
+	kind := acpDeployment(t, dir, "kind", `{"turns":[{"text":["ok"]}]}`, "[options.shell]\nenabled = false\n[options.skills]\nactivate = [\"team/review\", \"team/triage\", \"team/notes\"]\n[options.skills.roots]\nteam = { base = \"source\", path = \"skills\" }\n")
+	run := []string{"selfcheck", "basic", "cancel", "crash", "permission", "zed", "kind"}
 	cfg := map[string]any{
 		"sdk":        peers.sdk,
 		"bin":        bin,
@@ -158,6 +165,7 @@ func TestACPWithTheTypeScriptClient(t *testing.T) {
 		"zed":        map[string]any{"command": bin, "args": zedArgs, "env": zed.Env, "workspace": project},
 		"selfcheck":  selfcheck,
 		"crash":      map[string]any{"args": append([]string{"acp", "--stdio", "--config", cancel, "--store", filepath.Join(dir, "crash.db")}, bind...)},
+		"kind":       map[string]any{"args": append([]string{"acp", "--stdio", "--config", kind, "--kind", "review"}, bind...), "commands": "notes,review"},
 	}
 	arg, _ := json.Marshal(cfg)
 	ctx, stop := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -560,6 +560,31 @@ scenarios.selfcheck = async () => {
   return out;
 };
 
+// kind: `pablo acp --kind review` serves sessions of kind review. A session
+// naming another kind in _meta["pablo/v2"].kind is refused with invalid
+// params; one naming review is offered only the commands of review's Skills
+// (and of those for every kind), and its prompt runs.
+scenarios.kind = async () => {
+  const k = start("kind", cfg.bin, cfg.kind.args, { cwd: cfg.workspace });
+  await initialize(k, { durable: false });
+  const withKind = (kind) => ({ cwd: cfg.workspace, mcpServers: [], _meta: { "pablo/v2": { kind } } });
+  let code;
+  try {
+    await k.request("session/new", withKind("triage"));
+  } catch (err) {
+    code = err?.code;
+  }
+  expect(code === -32602, `kind: a session of another kind than the host's answered ${code}, want -32602`);
+  const s = (await k.request("session/new", withKind("review"))).sessionId;
+  const u = await within("kind: the session's commands", waitForUpdate(k, s, (u) => u.sessionUpdate === "available_commands_update"));
+  const names = (u.availableCommands ?? []).map((c) => c.name).sort().join(",");
+  expect(names === cfg.kind.commands, `kind: a review session is offered ${JSON.stringify(names)}, want ${JSON.stringify(cfg.kind.commands)}`);
+  const r = await k.prompt(s, "go");
+  expect(r.stopReason === "end_turn", `kind: the prompt stopped ${r.stopReason}`);
+  await k.close();
+  return { commands: names };
+};
+
 // isRunning reports whether a process whose command line is exactly
 // marker ("sleep 61.25") runs: the command itself, not the sandbox that
 // starts it, whose command line holds it too.
