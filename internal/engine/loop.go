@@ -653,7 +653,9 @@ func (t *Task) finish(s *step, o *event.Outcome) {
 	session := s.hdr.SessionID
 	obj := &Result{SchemaVersion: event.SchemaVersion, RunID: &id, SessionID: &session, TraceID: &trace, Outcome: o, Accounting: &acc}
 	obj.SnapshotDigest = s.snapDigest
-	obj.Transcript = s.transcript()
+	if t.req.Settled != nil {
+		obj.Transcript = s.transcript()
+	}
 	if t.resume != nil {
 		obj.Resume = &t.resume.info
 	}

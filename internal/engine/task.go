@@ -58,7 +58,9 @@ type Result struct {
 	// messages they were: its input, then the root's turns (assistant
 	// messages and their tool calls, the tool results, output feedback,
 	// a compaction's summary). A session's later prompts carry it. Nil
-	// when the task ended before its input joined its history.
+	// when the task ended before its input joined its history, and when
+	// its request has no Settled, the transcript's one reader: it copies
+	// the task's whole history, which a long task pays for at its end.
 	Transcript []model.Message
 }
 
