@@ -65,6 +65,16 @@ func skillsCommand(ctx context.Context, args []string, h *host) error {
 			return nil
 		}
 		fmt.Fprintf(h.stdout, "%s\n  %s\n  path:     %s\n  metadata: sha256:%s\n", s.QualifiedName, s.Description, s.RelativePath, s.MetadataSHA256)
+		if src := s.Source; src != nil {
+			fmt.Fprintf(h.stdout, "  source:   %s %s", src.Format, src.Locator)
+			if src.Ref != "" {
+				fmt.Fprintf(h.stdout, " at %s (commit %s)", src.Ref, src.Commit)
+			}
+			if src.Digest != "" {
+				fmt.Fprintf(h.stdout, ", %s", src.Digest)
+			}
+			fmt.Fprintln(h.stdout)
+		}
 		if len(s.AllowedTools) > 0 {
 			fmt.Fprintf(h.stdout, "  allowed-tools (requirements only, grant nothing): %s\n", s.AllowedTools)
 		}
