@@ -75,11 +75,13 @@ func (l *loader) preferenceFile(kind, real string) (contribution, error) {
 		switch key {
 		case "schema_version":
 		case "options":
-			// Source paths are relative to the file's own directory, which
-			// is not under the config root: a layer writes workspace,
-			// binding or config paths.
+			// Source paths are relative to the file's own directory and
+			// stand for config paths (REFERENCE §1.5), which stay in the
+			// config root: a layer inside the root may write them, one
+			// outside (the usual user file) writes workspace, binding or
+			// config paths, and a source path in it is refused saying so.
 			rel, _ := filepath.Rel(l.root, filepath.Dir(real))
-			nv, ce := normalize(optionsSpec(), doc.tree[key], "/options", &normCtx{dir: filepath.ToSlash(rel)})
+			nv, ce := normalize(optionsSpec(), doc.tree[key], "/options", &normCtx{dir: filepath.ToSlash(rel), layer: kind})
 			if ce != nil {
 				if ce.Source == "" {
 					ce.Source = display

@@ -73,3 +73,39 @@ func TestLockedDeploymentRefusesPreferenceLayers(t *testing.T) {
 		wantCode(t, err, CodeOverrideForbidden, "")
 	}
 }
+
+// TestPreferenceLayerSourcePathsStayInTheConfigRoot: a source path is
+// relative to its file and stands for a config path (REFERENCE §1.5), so
+// it must land inside the config root, in a preference file as in an
+// imported one. A user or workspace file inside the root may write one
+// (it resolves beside the file); one outside the root (the usual user
+// file) cannot name a file beside itself, and the refusal says why and
+// what to write instead.
+func TestPreferenceLayerSourcePathsStayInTheConfigRoot(t *testing.T) {
+	body := "schema_version = 1\n[options.skills.roots]\nmine = { base = \"source\", path = \"skills\" }\n"
+	for _, set := range []func(*LoadOptions, string){
+		func(o *LoadOptions, p string) { o.UserConfig = p },
+		func(o *LoadOptions, p string) { o.WorkspaceConfig = p },
+	} {
+		_, err := loadString(t, "schema_version = 1\n", func(o *LoadOptions) { set(o, writeLayer(t, body)) })
+		ce := wantCode(t, err, CodeInvalidValue, "/options/skills/roots/mine")
+		if !strings.Contains(ce.Message, "outside the config root") || !strings.Contains(ce.Message, "binding") || ce.Line != 3 {
+			t.Errorf("the refusal does not say why or what to write: %v", ce)
+		}
+	}
+	// Inside the root, the same file names the directory beside it.
+	dir := t.TempDir()
+	entry := filepath.Join(dir, "deployment.toml")
+	os.WriteFile(entry, []byte("schema_version = 1\n"), 0o600)
+	os.MkdirAll(filepath.Join(dir, "prefs", "skills"), 0o700)
+	user := filepath.Join(dir, "prefs", "user.toml")
+	os.WriteFile(user, []byte(body), 0o600)
+	os.Mkdir(filepath.Join(dir, "work"), 0o700)
+	d, err := Load(LoadOptions{Config: entry, UserConfig: user, Bindings: map[string]string{"workspace": filepath.Join(dir, "work")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Options.Skills.Roots["mine"]; got.Base != "config" || got.Path != "prefs/skills" {
+		t.Errorf("the user file's source path resolved to %+v, want config prefs/skills", got)
+	}
+}

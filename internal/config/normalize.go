@@ -25,6 +25,10 @@ type normCtx struct {
 	// dir is the declaring file's directory relative to the config root
 	// ("." for the root itself); source paths are rebased onto it.
 	dir string
+	// layer names the preference file (user, workspace) being read,
+	// whose directory need not lie in the config root; empty for the
+	// entry tree.
+	layer string
 }
 
 // normalize validates v against s and returns its normalized form: the
@@ -307,6 +311,13 @@ func normalizePath(m map[string]any, nc *normCtx) any {
 		}
 		p := path.Clean(path.Join(dir, m["path"].(string)))
 		if p == ".." || strings.HasPrefix(p, "../") {
+			if nc != nil && nc.layer != "" && (nc.dir == ".." || strings.HasPrefix(nc.dir, "../")) {
+				// A source path becomes a config path (REFERENCE §1.5),
+				// which no ".." may leave: only a file inside the root
+				// can name its neighbours so.
+				return fmt.Errorf("source path %q: this %s configuration file lies outside the config root, and a source path stands for a path inside it (it becomes a config path); name the directory with a binding ({ base = \"binding\", name = \"NAME\", path = ... } and --bind NAME=DIR), or write a workspace or config path",
+					shown(m["path"].(string), 80), nc.layer)
+			}
 			return fmt.Errorf("source path %q leaves the config root", shown(m["path"].(string), 80))
 		}
 		out["base"], out["path"] = "config", p
