@@ -202,3 +202,27 @@ func graphNode(t *testing.T, d *Deployment, id string) graph.Node {
 	}
 	return n
 }
+
+// TestSkillRootsBoundNamedSources: an authority layer that bounds
+// skill_roots admits a single-file or package Skill only when its file,
+// archive or repository lies inside them; one outside is root_denied and
+// cannot be activated.
+func TestSkillRootsBoundNamedSources(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	os.Mkdir(filepath.Join(dir, "vendor"), 0o700)
+	os.Mkdir(filepath.Join(dir, "other"), 0o700)
+	digest := writeTarGz(t, filepath.Join(dir, "vendor", "review.tar.gz"), map[string]string{"SKILL.md": packageSkill})
+	os.WriteFile(filepath.Join(dir, "other", "triage.md"), []byte("---\nname: triage\ndescription: Triage.\n---\nLabel it.\n"), 0o600)
+	d := scriptDeployment(t, dir, ws, `{"turns":[{"text":["done"]}]}`, "[options.shell]\nenabled = false\n"+
+		"[options.skills]\nfiles = { triage = { base = \"source\", path = \"other/triage.md\" } }\n"+
+		"[options.skills.packages.review]\narchive = { base = \"source\", path = \"vendor/review.tar.gz\" }\nversion = \"1.2.0\"\ndigest = \""+digest+"\"\n"+
+		"[[authority]]\nid = \"ops\"\nskill_roots = [{ base = \"source\", path = \"vendor\" }]\n")
+	if n := graphNode(t, d, "skill:package/review"); n.State == graph.Denied || n.State == graph.Unsupported {
+		t.Errorf("a package inside skill_roots: %+v", n)
+	}
+	if n := graphNode(t, d, "skill:file/triage"); len(n.Reasons) == 0 || n.Reasons[0].Code != string(skills.CodeRootDenied) {
+		t.Errorf("a file outside skill_roots: %+v", n)
+	}
+}

@@ -170,6 +170,9 @@ func (d *discoverer) packages(ctx context.Context, opts Options) error {
 			continue
 		}
 		t, src, err := loadPackage(ctx, qn, p)
+		if cerr := ctx.Err(); cerr != nil {
+			return stopped(cerr)
+		}
 		if err != nil {
 			d.refuse(PackageRoot, name, err)
 			continue
@@ -209,8 +212,11 @@ func (d *discoverer) packages(ctx context.Context, opts Options) error {
 // with err's code, and err itself for a Lookup or Activate of its name.
 func (d *discoverer) refuse(root, name string, err error) {
 	qn := root + "/" + name
-	var de *DigestError
-	switch e := (*Error)(nil); {
+	var (
+		de *DigestError
+		e  *Error
+	)
+	switch {
 	case errors.As(err, &de):
 		d.finding(root, name, CodeDigestMismatch, de.Error())
 	case errors.As(err, &e):
@@ -228,7 +234,7 @@ func (d *discoverer) refuse(root, name string, err error) {
 	d.cat.refused[qn] = err
 }
 
-// readTreeFile returns a package file held in memory for skill.read.
+// read returns a package file held in memory for skill.read.
 func (t *tree) read(path string) ([]byte, problem) {
 	if data, ok := t.files[path]; ok {
 		return data, probNone
