@@ -147,7 +147,7 @@ type Catalog struct {
 	inline   map[string]string  // qualified name → inline instructions
 	files    map[string]fileRef // qualified name → single file
 	trees    map[string]*tree   // qualified name → package held in memory
-	refused  map[string]error   // qualified name → why its file or package source was not admitted
+	refused  map[string]error   // qualified name → why the Skill the deployment names was not admitted
 }
 
 // limits are the discovery bounds; Discover always uses referenceLimits.
@@ -569,7 +569,7 @@ func (c *Catalog) index(name string) (int, error) {
 	}
 	switch len(hits) {
 	case 0:
-		for _, root := range []string{FileRoot, PackageRoot} {
+		for _, root := range []string{InlineRoot, FileRoot, PackageRoot} {
 			if err, refused := c.refused[root+"/"+name]; refused {
 				return 0, err
 			}

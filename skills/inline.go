@@ -157,7 +157,15 @@ func (d *discoverer) inline(opts Options) error {
 		return nil
 	}
 	if opts.Contained != nil && !opts.Contained(InlineRoot, "") {
-		d.finding(InlineRoot, "", CodeRootDenied, "an authority layer bounds skill_roots, and inline Skills lie in no physical root; remove options.skills.inline or the layer's skill_roots")
+		const reason = "an authority layer bounds skill_roots, and inline Skills lie in no physical root; remove options.skills.inline or the layer's skill_roots"
+		d.finding(InlineRoot, "", CodeRootDenied, reason)
+		if d.cat.refused == nil {
+			d.cat.refused = map[string]error{}
+		}
+		for name := range opts.Inline {
+			qn := InlineRoot + "/" + name
+			d.cat.refused[qn] = &Error{Kind: ErrNotFound, Code: CodeRootDenied, Skill: qn, Reason: reason}
+		}
 		return nil
 	}
 	for _, name := range slices.Sorted(maps.Keys(opts.Inline)) {

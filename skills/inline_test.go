@@ -119,3 +119,15 @@ func TestInlineSkillRootIsReservedAndBoundedByAuthority(t *testing.T) {
 		t.Fatalf("findings = %v, skills = %v", f, cat.Skills())
 	}
 }
+
+func TestInlineSkillDeniedBySkillRootsSaysWhy(t *testing.T) {
+	cat, err := Discover(context.Background(), Options{Inline: map[string]Inline{"triage": {Description: "d", Instructions: "i"}}, Contained: WithinDirs(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"inline/triage", "triage"} {
+		if _, err := cat.Activate(context.Background(), []string{name}); CodeOf(err) != CodeRootDenied || !strings.Contains(err.Error(), "skill_roots") {
+			t.Errorf("activate %s: %v", name, err)
+		}
+	}
+}
