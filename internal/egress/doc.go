@@ -6,7 +6,9 @@
 // tunnel, or an absolute http:// request, only when an allow entry
 // ([ParseAllow]) names the host and port; it refuses IP literals no entry
 // names, and names that a system resolver would read as an address
-// ("127.1"); it resolves allowed names itself (the sandbox has no DNS);
+// ("127.1"); it resolves allowed names itself (the sandbox has no DNS),
+// never dialing a name's link-local, unspecified or multicast address, nor
+// the host's loopback for a name a wildcard allows outside .localhost;
 // and it hands every decision (host, port, allowed, the rule, or why not)
 // to its Record function. Each plain-HTTP request is carried on a
 // connection of its own, so every request is decided, with the decided

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +36,7 @@ type Decision struct {
 	Reason string `json:"reason,omitempty"`
 
 	target string // the host, normalized, that an allowed request dials
+	wild   bool   // the rule that allowed it is a wildcard
 }
 
 // Resolver resolves names; *net.Resolver is one.
@@ -56,7 +59,17 @@ type Options struct {
 	Record func(Decision) error
 	// DialTimeout bounds each outgoing connection; zero means 10s.
 	DialTimeout time.Duration
+
+	headerTimeout time.Duration // how long a request's head may take; zero means 30s
 }
+
+// maxHeadBytes bounds a request's head (request line and headers): the
+// command in the sandbox writes it, the host keeps it in memory.
+const maxHeadBytes = 64 << 10
+
+// errUnreachable is the kind of a name that resolves only to addresses a
+// name may not reach.
+var errUnreachable = errors.New("egress: unreachable by name")
 
 // Proxy is an HTTP proxy that carries CONNECT tunnels and plain-HTTP
 // requests only to allowed hosts and ports. It is immutable once built.
@@ -65,6 +78,7 @@ type Proxy struct {
 	resolver Resolver
 	record   func(Decision) error
 	dial     time.Duration
+	head     time.Duration
 }
 
 // New builds a proxy; an allow entry that cannot be used is an error
@@ -74,12 +88,15 @@ func New(o Options) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{rules: rules, resolver: o.Resolver, record: o.Record, dial: o.DialTimeout}
+	p := &Proxy{rules: rules, resolver: o.Resolver, record: o.Record, dial: o.DialTimeout, head: o.headerTimeout}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver
 	}
 	if p.dial == 0 {
 		p.dial = 10 * time.Second
+	}
+	if p.head == 0 {
+		p.head = 30 * time.Second
 	}
 	return p, nil
 }
@@ -106,7 +123,7 @@ func (p *Proxy) Decide(method, host string, port int) Decision {
 	}
 	for _, r := range p.rules {
 		if r.matches(name, ip, port) {
-			d.Allowed, d.Rule = true, r.Entry
+			d.Allowed, d.Rule, d.wild = true, r.Entry, r.Wildcard
 			return d
 		}
 	}
@@ -147,11 +164,20 @@ func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	defer c.Close()
-	br := bufio.NewReader(c)
+	// The head is bounded in size and in time: the command in the
+	// sandbox writes it, and the host holds it and a goroutine meanwhile.
+	lr := &io.LimitedReader{R: c, N: maxHeadBytes}
+	br := bufio.NewReader(lr)
+	_ = c.SetReadDeadline(time.Now().Add(p.head))
 	req, err := http.ReadRequest(br)
 	if err != nil {
+		if lr.N == 0 {
+			reply(c, http.StatusRequestHeaderFieldsTooLarge, fmt.Sprintf("egress: a request's head is at most %d bytes", maxHeadBytes))
+		}
 		return
 	}
+	_ = c.SetReadDeadline(time.Time{})
+	lr.N = math.MaxInt64
 	var host, portText string
 	if req.Method == http.MethodConnect {
 		host, portText, err = net.SplitHostPort(req.RequestURI)
@@ -175,7 +201,13 @@ func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
 		reply(c, http.StatusForbidden, fmt.Sprintf("egress: %s:%d denied: %s", d.Host, d.Port, d.Reason))
 		return
 	}
-	up, err := p.connect(ctx, d.target, port)
+	up, err := p.connect(ctx, d.target, port, d.wild)
+	if errors.Is(err, errUnreachable) {
+		d.Allowed, d.Rule, d.Reason = false, "", err.Error()
+		p.emit(d)
+		reply(c, http.StatusForbidden, fmt.Sprintf("egress: %s:%d denied: %s", d.Host, d.Port, d.Reason))
+		return
+	}
 	if err != nil {
 		d.Reason = "allowed, but " + err.Error()
 		p.emit(d)
@@ -225,8 +257,9 @@ func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
 }
 
 // connect resolves host itself (an IP literal as it is) and dials the
-// first address that answers.
-func (p *Proxy) connect(ctx context.Context, host string, port int) (net.Conn, error) {
+// first address that answers, of those a name may reach (reachable); wild
+// says a wildcard entry allowed the name.
+func (p *Proxy) connect(ctx context.Context, host string, port int, wild bool) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.dial)
 	defer cancel()
 	var addrs []netip.Addr
@@ -234,6 +267,12 @@ func (p *Proxy) connect(ctx context.Context, host string, port int) (net.Conn, e
 		addrs = []netip.Addr{ip}
 	} else if addrs, err = p.resolver.LookupNetIP(ctx, "ip", host); err != nil || len(addrs) == 0 {
 		return nil, fmt.Errorf("the name does not resolve")
+	} else {
+		all := addrs
+		addrs = slices.DeleteFunc(slices.Clone(addrs), func(a netip.Addr) bool { return !reachable(host, a, wild) })
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("%w: the name resolves only to %v, which a name may not reach (link-local, unspecified or multicast; or the host's loopback, by a name a wildcard allows outside .localhost); an entry naming the IP literal allows it", errUnreachable, all)
+		}
 	}
 	var d net.Dialer
 	var last error
@@ -245,6 +284,26 @@ func (p *Proxy) connect(ctx context.Context, host string, port int) (net.Conn, e
 		last = err
 	}
 	return nil, fmt.Errorf("no address of it answers (%v)", last)
+}
+
+// reachable reports whether a name may reach address a. Never a
+// link-local one (the cloud metadata service answers at 169.254.169.254),
+// an unspecified one (0.0.0.0 reaches the host itself) or a multicast one,
+// whatever the name's DNS says. The host's loopback, where the proxy and
+// the host's own services listen, only by a name an exact entry allows
+// (the operator named it and trusts what its DNS says) or one under
+// .localhost (which always means loopback): a wildcard admits names the
+// asker picks, under DNS another may run.
+func reachable(name string, a netip.Addr, wild bool) bool {
+	a = a.Unmap()
+	switch {
+	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(), a.IsInterfaceLocalMulticast(), a.IsMulticast(), a.IsUnspecified(),
+		a.Is4() && a.As4()[0] == 0:
+		return false
+	case a.IsLoopback():
+		return !wild || name == "localhost" || strings.HasSuffix(name, ".localhost")
+	}
+	return true
 }
 
 func (p *Proxy) emit(d Decision) error {

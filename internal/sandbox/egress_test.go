@@ -98,9 +98,9 @@ func TestSandboxAllowlistReachesOnlyAllowedHostsThroughTheProxy(t *testing.T) {
 	plainSrv := httptest.NewServer(fixture)
 	defer plainSrv.Close()
 	tlsPort, plainPort := tlsSrv.Listener.Addr().(*net.TCPAddr).Port, plainSrv.Listener.Addr().(*net.TCPAddr).Port
-	allow := []string{fmt.Sprintf("allowed.test:%d", tlsPort), fmt.Sprintf("*.plain.test:%d", plainPort)}
+	allow := []string{fmt.Sprintf("allowed.test:%d", tlsPort), fmt.Sprintf("*.plain.localhost:%d", plainPort)}
 	f := startEgress(t, allow,
-		fixtureResolver{"allowed.test": "127.0.0.1", "www.plain.test": "127.0.0.1", "denied.test": "127.0.0.1"})
+		fixtureResolver{"allowed.test": "127.0.0.1", "www.plain.localhost": "127.0.0.1", "denied.test": "127.0.0.1"})
 
 	ws := t.TempDir()
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})
@@ -163,7 +163,7 @@ func TestSandboxAllowlistReachesOnlyAllowedHostsThroughTheProxy(t *testing.T) {
 	}
 	for _, k := range []key{
 		{"allowed.test", tlsPort, true, fmt.Sprintf("allowed.test:%d", tlsPort)},
-		{"www.plain.test", plainPort, true, fmt.Sprintf("*.plain.test:%d", plainPort)},
+		{"www.plain.localhost", plainPort, true, fmt.Sprintf("*.plain.localhost:%d", plainPort)},
 		{"denied.test", tlsPort, false, ""},
 		{"127.0.0.1", tlsPort, false, ""},
 		{"allowed.test", plainPort, false, ""},
@@ -208,7 +208,7 @@ func TestHelperEgressProbe(t *testing.T) {
 		fmt.Printf("%s: failed: %v\n", name, err)
 	}
 	get("allowed-https", fmt.Sprintf("https://allowed.test:%d/", tlsPort))
-	get("allowed-http", fmt.Sprintf("http://www.plain.test:%d/", plainPort))
+	get("allowed-http", fmt.Sprintf("http://www.plain.localhost:%d/", plainPort))
 	get("denied-host", fmt.Sprintf("https://denied.test:%d/", tlsPort))
 	get("ip-literal", fmt.Sprintf("https://127.0.0.1:%d/", tlsPort))
 	get("other-port", fmt.Sprintf("https://allowed.test:%d/", plainPort))

@@ -1,0 +1,167 @@
+package egress
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// listResolver resolves each name to its addresses.
+type listResolver map[string][]string
+
+func (r listResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	for _, a := range r[host] {
+		out = append(out, netip.MustParseAddr(a))
+	}
+	if len(out) == 0 {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return out, nil
+}
+
+// TestProxyKeepsNamesOffTheHostsOwnAddresses defends the rule on what an
+// allowed name resolves to: a name never reaches a link-local address
+// (the cloud metadata service at 169.254.169.254), an unspecified or a
+// multicast one, however its DNS answers; a name a wildcard admits (one
+// whoever asks may choose, and whose DNS another may run) never reaches
+// the host's loopback, where the proxy itself runs, unless it lies under
+// .localhost; an exact name, or an IP literal an entry names, does.
+func TestProxyKeepsNamesOffTheHostsOwnAddresses(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		io.WriteString(w, "fixture")
+	}))
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	var got []Decision
+	proxy := serveProxy(t, Options{
+		Allow: []string{fmt.Sprintf("exact.test:%d", port), fmt.Sprintf("*.wild.test:%d", port),
+			fmt.Sprintf("*.dev.localhost:%d", port), fmt.Sprintf("meta.test:%d", port), fmt.Sprintf("zero.test:%d", port),
+			fmt.Sprintf("mixed.test:%d", port)},
+		Resolver: listResolver{
+			"exact.test":       {"127.0.0.1"},
+			"rebind.wild.test": {"127.0.0.1"},
+			"mapped.wild.test": {"::ffff:127.0.0.1"},
+			"v6.wild.test":     {"::1"},
+			"a.dev.localhost":  {"127.0.0.1"},
+			"meta.test":        {"169.254.169.254"},
+			"zero.test":        {"0.0.0.0"},
+			"mixed.test":       {"169.254.169.254", "127.0.0.1"},
+		},
+		Record: func(d Decision) error { mu.Lock(); got = append(got, d); mu.Unlock(); return nil },
+	})
+	for _, c := range []struct {
+		host string
+		want string
+	}{
+		{"exact.test", "200 "},
+		{"rebind.wild.test", "403 "},
+		{"mapped.wild.test", "403 "},
+		{"v6.wild.test", "403 "},
+		{"a.dev.localhost", "200 "},
+		{"meta.test", "403 "},
+		{"zero.test", "403 "},
+		{"mixed.test", "200 "}, // the metadata address is skipped, loopback is the exact name's
+	} {
+		mu.Lock()
+		hits, got = 0, nil
+		mu.Unlock()
+		out := proxyExchange(t, proxy, fmt.Sprintf("GET http://%s:%d/ HTTP/1.1\r\nHost: x\r\n\r\n", c.host, port))
+		mu.Lock()
+		h, ds := hits, got
+		mu.Unlock()
+		if !strings.HasPrefix(out, c.want) {
+			t.Errorf("%s: %q, want %q", c.host, out, c.want)
+		}
+		if c.want == "403 " {
+			if h != 0 {
+				t.Errorf("%s: refused but the fixture was reached", c.host)
+			}
+			if len(ds) != 1 || ds[0].Allowed || ds[0].Rule != "" || !strings.Contains(ds[0].Reason, "resolves") {
+				t.Errorf("%s: decisions %+v, want one denial saying what the name resolves to", c.host, ds)
+			}
+		}
+	}
+}
+
+// TestProxyBoundsARequestsHead: a request head larger than the proxy
+// reads, or one that never ends, closes the connection: a sandboxed
+// command cannot grow the host's memory, or hold its goroutines, without
+// bound.
+func TestProxyBoundsARequestsHead(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []Decision
+	o := Options{Allow: []string{"ok.test"}, Record: func(d Decision) error { mu.Lock(); got = append(got, d); mu.Unlock(); return nil }}
+	o.headerTimeout = 50 * time.Millisecond
+	proxy := serveProxy(t, o)
+
+	c, err := net.Dial("tcp", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go func() {
+		w := bufio.NewWriter(c)
+		w.WriteString("GET http://ok.test/ HTTP/1.1\r\nX: ")
+		for range 4 * maxHeadBytes / 1024 {
+			if _, err := w.WriteString(strings.Repeat("a", 1024)); err != nil {
+				return
+			}
+		}
+		w.Flush()
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err == nil && resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("an oversized head: %d, want 431 or a closed connection", resp.StatusCode)
+	}
+
+	slow, err := net.Dial("tcp", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	io.WriteString(slow, "GET http://ok.test/ HTTP/1.1\r\n")
+	slow.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadAll(slow); err != nil {
+		t.Errorf("a head that never ends: %v, want the proxy to close the connection", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, d := range got {
+		if d.Allowed {
+			t.Errorf("an unfinished head was decided: %+v", d)
+		}
+	}
+}
+
+func proxyExchange(t *testing.T, proxy, req string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, req)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return "closed: " + err.Error()
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return fmt.Sprintf("%d %s", resp.StatusCode, b)
+}
