@@ -87,8 +87,8 @@ func startEgress(t *testing.T, allow []string, r egress.Resolver) *egressFixture
 // TestSandboxAllowlistReachesOnlyAllowedHostsThroughTheProxy runs the
 // probes of TestHelperEgressProbe in the real sandbox under network
 // allowlist: the allowed HTTPS and HTTP hosts answer through the proxy; a
-// denied host, an IP literal, another port, a direct connection, UDP, DNS
-// and a raw socket each fail; the proxy recorded each request it saw.
+// denied host, an IP literal, another port, a direct connection, UDP, DNS,
+// a raw socket and a host's abstract Unix socket each fail; the proxy recorded each request it saw.
 func TestSandboxAllowlistReachesOnlyAllowedHostsThroughTheProxy(t *testing.T) {
 	t.Parallel()
 	l := needBwrap(t)
@@ -102,6 +102,15 @@ func TestSandboxAllowlistReachesOnlyAllowedHostsThroughTheProxy(t *testing.T) {
 	f := startEgress(t, allow,
 		fixtureResolver{"allowed.test": "127.0.0.1", "www.plain.localhost": "127.0.0.1", "denied.test": "127.0.0.1"})
 
+	// A host service on an abstract Unix socket: those belong to a
+	// network namespace, so the sandbox's own has none of the host's.
+	abstract := fmt.Sprintf("@pablo-egress-test-%d-%d", os.Getpid(), tlsPort)
+	aln, err := net.Listen("unix", abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer aln.Close()
+
 	ws := t.TempDir()
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})
 	if err := os.WriteFile(filepath.Join(ws, "ca.pem"), ca, 0o644); err != nil {
@@ -114,7 +123,7 @@ func TestSandboxAllowlistReachesOnlyAllowedHostsThroughTheProxy(t *testing.T) {
 	p := Profile{Network: Allowlist, Allow: allow, ReadPaths: []string{filepath.Dir(exe)}}
 	c, err := l.Command(p, Spec{
 		Path: exe, Args: []string{exe, "-test.run=^TestHelperEgressProbe$"}, Workspace: ws,
-		Env:    []string{"PATH=/usr/bin:/bin", "PABLO_EGRESS_PROBE=" + fmt.Sprint(tlsPort, " ", plainPort), "HTTPS_PROXY=http://elsewhere.invalid:1"},
+		Env:    []string{"PATH=/usr/bin:/bin", "PABLO_EGRESS_PROBE=" + fmt.Sprint(tlsPort, " ", plainPort, " ", abstract), "HTTPS_PROXY=http://elsewhere.invalid:1"},
 		Egress: &Egress{Socket: f.socket, Forwarder: exe},
 	})
 	if err != nil {
@@ -145,6 +154,7 @@ func TestSandboxAllowlistReachesOnlyAllowedHostsThroughTheProxy(t *testing.T) {
 		"udp: failed",
 		"dns: failed",
 		"raw-socket: failed",
+		"abstract-socket: failed",
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w) {
@@ -182,7 +192,8 @@ func TestHelperEgressProbe(t *testing.T) {
 		t.Skip("runs inside the sandbox only")
 	}
 	var tlsPort, plainPort int
-	fmt.Sscan(spec, &tlsPort, &plainPort)
+	var abstract string
+	fmt.Sscan(spec, &tlsPort, &plainPort, &abstract)
 	pool := x509.NewCertPool()
 	ca, _ := os.ReadFile("ca.pem")
 	pool.AppendCertsFromPEM(ca)
@@ -236,4 +247,6 @@ func TestHelperEgressProbe(t *testing.T) {
 		syscall.Close(fd)
 	}
 	result("raw-socket", err)
+	_, err = d.Dial("unix", abstract)
+	result("abstract-socket", err)
 }
