@@ -155,3 +155,64 @@ func TestGraphShowsRequiredRolesAdmitted(t *testing.T) {
 		})
 	}
 }
+
+// TestASkillRequiringARoleIsTheTasksThatHoldIt: a Skill whose capability
+// requires a role is activated for the deployment, and each task takes it
+// only when it holds the role: a task without it gets neither its
+// instructions nor skill.activated, and skill.read answers as for a Skill
+// never activated; a task holding the role gets all three. why agrees.
+func TestASkillRequiringARoleIsTheTasksThatHoldIt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	sk := filepath.Join(dir, "skills", "review")
+	os.MkdirAll(sk, 0o700)
+	os.WriteFile(filepath.Join(sk, "SKILL.md"), []byte("---\nname: review\ndescription: Review.\n---\nReview-instructions-here.\n"), 0o600)
+	script := `{"turns":[{"tool_calls":[{"id":"r1","name":"skill_read","arguments":{"skill":"team/review","path":"SKILL.md"}}]},{"text":["done"]}]}`
+	d := scriptDeployment(t, dir, ws, script, "[options.shell]\nenabled = false\n[options.tools]\nmax_recoverable_errors = 3\n"+
+		"[options.required_roles]\n\"team/review\" = [\"lead\"]\n[options.skills]\nactivate = [\"team/review\"]\n[options.skills.roots]\nteam = { base = \"source\", path = \"skills\" }\n")
+	for _, tc := range []struct {
+		roles []string
+		held  bool
+	}{{nil, false}, {[]string{"lead"}, true}} {
+		e, err := d.Why(context.Background(), "team/review", graph.Options{Roles: tc.roles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Admitted != tc.held {
+			t.Errorf("why team/review with roles %v: admitted %t, want %t", tc.roles, e.Admitted, tc.held)
+		}
+		rt, err := d.NewRuntime(context.Background(), HostOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, err := rt.StartTask(context.Background(), TaskRequest{Input: "review", Roles: tc.roles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		activated, read := 0, ""
+		for ev := range task.Events() {
+			switch ev.Type {
+			case event.SkillActivated:
+				activated++
+			case event.ToolFinished:
+				read = string(ev.Result)
+			}
+		}
+		obj := task.Wait()
+		rt.Close()
+		if obj.Outcome.Status != event.StatusCompleted {
+			t.Fatalf("roles %v: outcome %+v", tc.roles, obj.Outcome)
+		}
+		if got := activated == 1; got != tc.held {
+			t.Errorf("roles %v: %d skill.activated, want the Skill only with the role", tc.roles, activated)
+		}
+		if got := strings.Contains(read, "Review-instructions-here."); got != tc.held {
+			t.Errorf("roles %v: skill.read answered %s", tc.roles, read)
+		}
+		if !tc.held && !strings.Contains(read, "not_activated") {
+			t.Errorf("roles %v: skill.read answered %s, want not_activated", tc.roles, read)
+		}
+	}
+}

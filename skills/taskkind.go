@@ -41,6 +41,23 @@ func ValidateTaskKind(kind string) error {
 	return nil
 }
 
+// Only returns the subset of a whose activations keep reports true for,
+// in selection order: what an agent may read when its authority admits
+// fewer Skills than were activated (a role it does not hold, a child's
+// narrowed selection). It never reads files and can only remove Skills.
+func (a *Active) Only(keep func(Activation) bool) *Active {
+	if a == nil {
+		return a
+	}
+	n := &Active{cat: a.cat}
+	for _, s := range a.skills {
+		if keep(s.Activation) {
+			n.skills = append(n.skills, s)
+		}
+	}
+	return n
+}
+
 // ForTaskKind returns the subset of a a task of kind activates and reads
 // (Bundle.ForTaskKind), in selection order: a itself when kind is empty.
 // It never reads files and can only remove Skills.

@@ -229,7 +229,7 @@ func (s *step) runChild(ctx context.Context) children.Result {
 	if span.IsRecording() {
 		span.SetAttributes(agentAttributes(s.hdr)...)
 	}
-	s.ctx = WithTaskKind(WithToolEgress(WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput), s.recordEgress), t.req.Kind)
+	s.ctx = WithSkillAuthority(WithTaskKind(WithToolEgress(WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput), s.recordEgress), t.req.Kind), s.conf.auth)
 	s.traceID = s.hdr.TraceID
 	o := s.loop()
 	span.SetAttributes(attribute.String("pablo.outcome", string(o.Status)))
@@ -375,11 +375,8 @@ func (s *step) startSupervisor(v *toolView) (*subagentCatalog, error) {
 	}
 	slices.Sort(parent.Capabilities.MCPServers)
 	parent.Capabilities.Memory = memoryScopeOf(v)
-	for _, sk := range skillsFor(r.opts.Skills, s.t.req.Kind) {
-		a := sk.Activation
-		if s.conf.auth.Decide(authority.Request{Capability: authority.ID(a.QualifiedName)}).Allowed {
-			parent.Capabilities.Skills = append(parent.Capabilities.Skills, a.QualifiedName)
-		}
+	for _, sk := range skillsFor(r.opts.Skills, s.t.req.Kind, s.conf.auth) {
+		parent.Capabilities.Skills = append(parent.Capabilities.Skills, sk.Activation.QualifiedName)
 	}
 	l := r.opts.Limits
 	parent.Ceilings = children.Ceilings{MaxModelCalls: l.ModelCalls, MaxToolCalls: l.ToolCalls, MaxDurationMillis: l.DurationMillis,

@@ -88,7 +88,7 @@ func (t *Task) run(ctx, caller context.Context) {
 	}
 	ctx, span := r.tracer.Start(s.ctx, "invoke_agent", trace.WithAttributes(attribute.String("pablo.run_id", t.root.ID())))
 	s.span = span
-	s.ctx = WithTaskKind(WithToolEgress(WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput), s.recordEgress), t.req.Kind)
+	s.ctx = WithSkillAuthority(WithTaskKind(WithToolEgress(WithToolOutput(s.withGroupRecorder(ctx), s.streamOutput), s.recordEgress), t.req.Kind), s.conf.auth)
 	if span.IsRecording() {
 		span.SetAttributes(agentAttributes(s.hdr)...)
 	}
@@ -126,7 +126,7 @@ func (t *Task) run(ctx, caller context.Context) {
 // task's own context, caller the one its host started it with.
 func newStep(t *Task, ctx, caller context.Context) *step {
 	r := t.rt
-	conf := agentConf{model: r.opts.Model, route: r.opts.Route, auth: t.auth, input: t.req.Input, history: t.req.History, context: taskContext(r.opts.Context, skillsFor(r.opts.Skills, t.req.Kind)),
+	conf := agentConf{model: r.opts.Model, route: r.opts.Route, auth: t.auth, input: t.req.Input, history: t.req.History, context: taskContext(r.opts.Context, skillsFor(r.opts.Skills, t.req.Kind, t.auth)),
 		approver: t.req.Approver, output: r.opts.Output}
 	if n, finite := r.opts.Limits.ContextBytes.Value(); finite {
 		conf.contextBytes = n
@@ -208,7 +208,7 @@ func (s *step) begin() *event.Outcome {
 	if o := s.emit(start); o != nil {
 		return o
 	}
-	for _, sk := range skillsFor(r.opts.Skills, s.t.req.Kind) {
+	for _, sk := range skillsFor(r.opts.Skills, s.t.req.Kind, s.conf.auth) {
 		if s.conf.child || resumed {
 			break // a child's Skills are in its context; their activation is the root's event
 		}

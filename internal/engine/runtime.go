@@ -83,15 +83,14 @@ type Skill struct {
 	TaskKinds  []string
 }
 
-// skillsFor are the Skills a task of kind activates: all of them when
-// kind is empty, else those whose task kinds include kind or are empty.
-func skillsFor(all []Skill, kind string) []Skill {
-	if kind == "" {
-		return all
-	}
+// skillsFor are the Skills a task of kind activates whose agent's
+// authority auth admits them: those whose task kinds include kind or are
+// empty (all of them when kind is empty), less those auth denies (a role
+// the task does not hold, a child's narrowed Skills).
+func skillsFor(all []Skill, kind string, auth authority.Authority) []Skill {
 	var out []Skill
 	for _, s := range all {
-		if (skills.Bundle{TaskKinds: s.TaskKinds}).ForTaskKind(kind) {
+		if (skills.Bundle{TaskKinds: s.TaskKinds}).ForTaskKind(kind) && admitsSkill(auth, s.Activation.QualifiedName) {
 			out = append(out, s)
 		}
 	}

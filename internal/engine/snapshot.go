@@ -134,12 +134,9 @@ func (s *step) snapshot() *ledger.Snapshot {
 	if r.opts.Deployment != nil {
 		snap.Fingerprint = r.opts.Deployment.Fingerprint
 	}
-	for _, sk := range skillsFor(r.opts.Skills, s.t.req.Kind) {
+	for _, sk := range skillsFor(r.opts.Skills, s.t.req.Kind, s.conf.auth) {
 		a := sk.Activation
 		d := s.conf.auth.Decide(authority.Request{Capability: authority.ID(a.QualifiedName)})
-		if !d.Allowed {
-			continue // a child whose Skills were narrowed away
-		}
 		snap.Admitted = append(snap.Admitted, ledger.SnapshotEntry{ID: "skill:" + a.QualifiedName, Kind: graph.KindSkill, Layer: d.Layer, Rule: d.RuleID,
 			Attributes: map[string]string{"path": a.RelativePath, "metadata_sha256": a.MetadataSHA256, "instruction_sha256": a.InstructionSHA256}})
 	}

@@ -28,6 +28,20 @@ func TaskKind(ctx context.Context) string {
 	return k
 }
 
+type skillAuthorityKey struct{}
+
+// WithSkillAuthority returns a context that carries the authority of the
+// agent a tool call serves; skill.read reads only the activated Skills it
+// admits (a role the task does not hold, a child's narrowed Skills).
+func WithSkillAuthority(ctx context.Context, auth authority.Authority) context.Context {
+	return context.WithValue(ctx, skillAuthorityKey{}, auth)
+}
+
+// admitsSkill reports whether auth admits the Skill named qualified.
+func admitsSkill(auth authority.Authority, qualified string) bool {
+	return auth == nil || auth.Decide(authority.Request{Capability: authority.ID(qualified)}).Allowed
+}
+
 // taskContext is what a task is given after its input: the runtime's
 // context, then the instructions of each Skill it activates.
 func taskContext(base []model.Message, active []Skill) []model.Message {
@@ -43,7 +57,8 @@ func taskContext(base []model.Message, active []Skill) []model.Message {
 }
 
 // SkillCatalog serves skill.read over the activated Skills: an agent
-// reads only those of its task's kind (TaskKind).
+// reads only those of its task's kind (TaskKind) its authority admits
+// (WithSkillAuthority).
 type SkillCatalog struct {
 	Active *skills.Active
 	// MaxBytes bounds the file a read returns.
@@ -71,7 +86,11 @@ func (c *SkillCatalog) Call(ctx context.Context, call authority.Call) ledger.Too
 	if err != nil {
 		return ledger.ToolResult{Status: outcome.ToolInvalidArguments, Code: outcome.FailInvalidToolArguments}
 	}
-	res, err := c.Active.ForTaskKind(TaskKind(ctx)).Read(ctx, args, skills.ReadOptions{MaxBytes: c.MaxBytes})
+	active := c.Active.ForTaskKind(TaskKind(ctx))
+	if auth, _ := ctx.Value(skillAuthorityKey{}).(authority.Authority); auth != nil {
+		active = active.Only(func(a skills.Activation) bool { return admitsSkill(auth, a.QualifiedName) })
+	}
+	res, err := active.Read(ctx, args, skills.ReadOptions{MaxBytes: c.MaxBytes})
 	if err != nil {
 		return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: map[string]any{"skill": map[string]any{"error": map[string]any{"code": string(skills.CodeOf(err))}}}}
 	}

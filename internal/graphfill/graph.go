@@ -488,11 +488,15 @@ func sha256Tag(b []byte) string { return string(ledger.RefOf(b)) }
 
 // SkillSelection is what a runtime activates of selection: every entry
 // but the Skills set denies (a denied Skill is left out, never an error).
+// A Skill denied only for a role is activated: each task then takes it
+// when it holds the role (its authority decides, as for its tools).
 func SkillSelection(selection []string, set *authority.Set) []string {
 	out := make([]string, 0, len(selection))
 	for _, e := range selection {
-		if id := authority.ID(e); id.Kind() == authority.KindSkill && !set.Decide(authority.Request{Capability: id}).Allowed {
-			continue
+		if id := authority.ID(e); id.Kind() == authority.KindSkill {
+			if d := set.Decide(authority.Request{Capability: id}); !d.Allowed && d.MissingRole == "" {
+				continue
+			}
 		}
 		out = append(out, e)
 	}
