@@ -23,7 +23,7 @@ func launcherWithCache(t *testing.T, dir string) *Launcher {
 // the files bound one by one.
 func etcArgs(t *testing.T, l *Launcher, p Profile, ws string) (view string, files []string) {
 	t.Helper()
-	a := l.args(p.Normalized(), Spec{Path: "/bin/true", Args: []string{"true"}, Workspace: ws, Dir: ws}, "")
+	a := l.args(p.Normalized(), Spec{Path: "/bin/true", Args: []string{"true"}, Workspace: ws, Dir: ws}, "", nil)
 	for i := 0; i+2 < len(a); i++ {
 		switch {
 		case a[i] == "--ro-bind" && a[i+2] == "/etc":

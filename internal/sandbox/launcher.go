@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -200,9 +201,16 @@ type Command struct {
 	Cmd     *exec.Cmd
 	Profile Profile
 
-	status, statusW *os.File // bubblewrap's JSON status pipe
-	statusRead      []byte   // what was read of it before Finish
-	filter          *os.File // the read end bubblewrap loads the seccomp filter from
+	status, statusW *os.File   // bubblewrap's JSON status pipe
+	statusRead      []byte     // what was read of it before Finish
+	filter          *os.File   // the read end bubblewrap loads the seccomp filter from
+	binds           []*os.File // the directories bound read-only by descriptor
+}
+
+// fdBind is a directory bubblewrap binds read-only from its descriptor.
+type fdBind struct {
+	fd   int
+	dest string
 }
 
 // Command builds the command that runs spec under profile p. A profile
@@ -290,10 +298,29 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 		env = slices.DeleteFunc(env, isProxyVar)
 		env = append(env, "HTTP_PROXY="+proxy, "HTTPS_PROXY="+proxy, "http_proxy="+proxy, "https_proxy="+proxy, "ALL_PROXY="+proxy, "all_proxy="+proxy)
 	}
+	// Under repo-write each submodule is another repository: its
+	// directory, .git file included, is read-only (see gitlinks). It is
+	// opened here without following a link and bound by descriptor, so a
+	// link the command made where the index has a submodule binds
+	// nothing of the host's; a submodule with no directory has nothing
+	// to keep.
+	var binds []*os.File
+	var ro []fdBind
+	if p.Filesystem == RepoWrite {
+		for _, rel := range gitlinks(spec.Workspace) {
+			f, err := openBeneath(spec.Workspace, rel)
+			if err != nil {
+				continue
+			}
+			binds = append(binds, f)
+			ro = append(ro, fdBind{fd: 3 + len(files), dest: filepath.Join(spec.Workspace, filepath.FromSlash(rel))})
+			files = append(files, f)
+		}
+	}
 	// bubblewrap runs with the command's environment, not ours: its init
 	// is PID 1 inside, and /proc/1/environ is readable there.
-	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec, gitDir), Env: env, ExtraFiles: files}
-	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w, filter: filter}, nil
+	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec, gitDir, ro), Env: env, ExtraFiles: files}
+	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w, filter: filter, binds: binds}, nil
 }
 
 // Start starts the command as an owned process group (proc.Start), then
@@ -322,6 +349,10 @@ func (c *Command) Started() {
 		c.filter.Close()
 		c.filter = nil
 	}
+	for _, f := range c.binds {
+		f.Close()
+	}
+	c.binds = nil
 }
 
 // Finish reads bubblewrap's status once its process group is joined, with
@@ -381,7 +412,7 @@ func (c *Command) Close() {
 }
 
 // args is bubblewrap's argument vector for spec under p.
-func (l *Launcher) args(p Profile, spec Spec, gitDir string) []string {
+func (l *Launcher) args(p Profile, spec Spec, gitDir string, ro []fdBind) []string {
 	a := make([]string, 0, 96)
 	a = append(a, l.path,
 		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
@@ -436,6 +467,9 @@ func (l *Launcher) args(p Profile, spec Spec, gitDir string) []string {
 			// The repository's .git, when the workspace holds it, stays
 			// read-only: no hook, config or ref is the command's to write.
 			a = append(a, "--ro-bind", gitDir, gitDir)
+		}
+		for _, b := range ro {
+			a = append(a, "--ro-bind-fd", strconv.Itoa(b.fd), b.dest)
 		}
 	}
 	a = append(a, "--chdir", spec.Dir)

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,4 +32,28 @@ func filterPipe(filter []byte) (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fds[0]), "seccomp-filter"), nil
+}
+
+// openBeneath opens rel, a slash-separated path of a directory beneath
+// dir, as a path descriptor, one component at a time and following no
+// symbolic link: what it opens is a directory of dir's tree whatever the
+// tree's links say, so binding it shows nothing of the host beyond.
+func openBeneath(dir, rel string) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range strings.Split(rel, "/") {
+		if c == "" || c == "." || c == ".." {
+			unix.Close(fd)
+			return nil, os.ErrInvalid
+		}
+		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return nil, err
+		}
+		fd = next
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(dir, rel)), nil
 }

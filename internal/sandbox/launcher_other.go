@@ -12,3 +12,6 @@ func etcView(string) string { return "" }
 
 // filterPipe is never reached where there is no sandbox.
 func filterPipe([]byte) (*os.File, error) { return nil, os.ErrInvalid }
+
+// openBeneath is never reached where there is no sandbox.
+func openBeneath(string, string) (*os.File, error) { return nil, os.ErrInvalid }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,5 +57,70 @@ func TestRepoWriteNeedsAWorkspaceInARepository(t *testing.T) {
 	_, err := l.Command(Profile{Filesystem: RepoWrite}, Spec{Path: "/bin/true", Args: []string{"true"}, Workspace: ws})
 	if !errors.Is(err, ErrInvalidProfile) || !strings.Contains(err.Error(), "no git repository") {
 		t.Fatalf("err %v, want ErrInvalidProfile saying no repository holds it", err)
+	}
+}
+
+// TestRepoWriteKeepsASubmoduleReadOnly: a submodule is another
+// repository. Its .git file, which says where its git directory is, is
+// the command's to rewrite otherwise: pointed at a directory the command
+// writes, with a core.fsmonitor of its own, it would run that command on
+// the host at the next `git status`, which looks into every populated
+// submodule. Under repo-write the submodule's directory is read-only,
+// like its .git, as the workspace tools hold it (another repository); a
+// symbolic link where the index has a submodule binds nothing.
+func TestRepoWriteKeepsASubmoduleReadOnly(t *testing.T) {
+	t.Parallel()
+	l := needBwrap(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	root := t.TempDir()
+	repo, secret := filepath.Join(root, "repo"), filepath.Join(root, "secret")
+	os.MkdirAll(secret, 0o755)
+	os.WriteFile(filepath.Join(secret, "key"), []byte("host secret"), 0o644)
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	sub := filepath.Join(root, "subsrc")
+	os.MkdirAll(sub, 0o755)
+	git(sub, "init", "-q")
+	os.WriteFile(filepath.Join(sub, "f"), []byte("f"), 0o644)
+	git(sub, "add", "f")
+	git(sub, "commit", "-qm", "f")
+	os.MkdirAll(repo, 0o755)
+	git(repo, "init", "-q")
+	git(repo, "submodule", "add", "-q", sub, "vendor/sub")
+	git(repo, "commit", "-qm", "sub")
+	// A gitlink whose directory the command made a symbolic link.
+	git(repo, "update-index", "--add", "--cacheinfo", "160000,"+strings.Repeat("a", 40)+",linked")
+	if err := os.Symlink(secret, filepath.Join(repo, "linked")); err != nil {
+		t.Fatal(err)
+	}
+
+	gitfile, _ := os.ReadFile(filepath.Join(repo, "vendor", "sub", ".git"))
+	for _, c := range []struct {
+		name, script string
+		allowed      bool
+	}{
+		{"work tree", "echo x > tracked.txt", true},
+		{"the submodule's .git file", "printf 'gitdir: ../../evil\\n' > vendor/sub/.git", false},
+		{"the submodule's work tree", "echo x > vendor/sub/f", false},
+		{"no host directory behind the link", "test ! -e linked/key || cat linked/key; echo x > tracked2.txt", true},
+	} {
+		stdout, stderr, code, err := run(t, l, Profile{Filesystem: RepoWrite}, repo, c.script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (code == 0) != c.allowed || strings.Contains(stdout, "host secret") {
+			t.Errorf("%s: exit %d (stdout %q, stderr %q), want allowed %v and no host secret", c.name, code, stdout, stderr, c.allowed)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "vendor", "sub", ".git")); string(b) != string(gitfile) {
+		t.Errorf("the submodule's .git changed: %q", b)
 	}
 }
