@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
@@ -18,12 +19,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // A package may come from a git ref (options.skills.packages NAME.git): a
-// tag, branch or full commit hash of a local repository (a work tree or a
-// bare repository; a path or a file:// URL), optionally a subdirectory of
-// its tree. The tree at the resolved commit is read from the repository's
+// tag, branch or full commit hash of a local repository (a work tree, a
+// linked work tree, a directory whose .git file names its git directory,
+// or a bare repository; a path or a file:// URL), optionally a
+// subdirectory of its tree. The tree at the resolved commit is read from the repository's
 // objects in memory: nothing is checked out, and only go-git's storage and
 // object packages are linked, none of its transports, so reading a package
 // can never fetch. A remote URL is refused (ErrInvalidOptions): clone or
@@ -68,19 +71,76 @@ func gitRepoPath(repo string) (string, error) {
 	return repo, nil
 }
 
+// maxGitPointerBytes bounds a `.git` file and a `commondir` file: each
+// holds one path.
+const maxGitPointerBytes = 4096
+
+// gitMissing is the source_missing error of a repository that cannot be
+// opened.
+func gitMissing(reason string, err error) error {
+	return &Error{Kind: ErrNotFound, Code: CodeSourceMissing, Reason: reason, Err: err}
+}
+
+// readGitPointer reads a small file holding one path (a `.git` file's
+// "gitdir: PATH" line, a `commondir` file's PATH) and returns the path,
+// made absolute against base when relative.
+func readGitPointer(file, prefix, base string) (string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxGitPointerBytes+1))
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	p, ok := strings.CutPrefix(line, prefix)
+	p = strings.TrimSpace(p)
+	if len(b) > maxGitPointerBytes || !ok || p == "" {
+		return "", fmt.Errorf("%s does not hold one %spath line", file, prefix)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	return filepath.Clean(p), nil
+}
+
 // openGitStorage opens the object and ref storage of the repository at
-// dir: dir/.git when it is a directory, else dir itself when bare.
+// dir, as git finds it: dir/.git when it is a directory; the directory a
+// `.git` file names ("gitdir: PATH", relative to dir), as a linked work
+// tree or a separate git directory has; else dir itself when bare. A git
+// directory with a `commondir` file (a linked work tree's) keeps its own
+// HEAD and takes objects, refs and packed-refs from the common directory,
+// as go-git's dotgit.RepositoryFilesystem lays them out. Only files are
+// read: nothing is fetched.
 func openGitStorage(dir string) (*filesystem.Storage, error) {
 	gitDir := filepath.Join(dir, ".git")
-	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
+	fi, err := os.Stat(gitDir)
+	switch {
+	case err == nil && fi.Mode().IsRegular():
+		if gitDir, err = readGitPointer(gitDir, "gitdir: ", dir); err != nil {
+			return nil, gitMissing("the repository's .git file does not name a git directory (want a \"gitdir: PATH\" line)", err)
+		}
+	case err != nil || !fi.IsDir():
 		gitDir = dir
 	}
-	for _, need := range []string{"HEAD", "objects", "refs"} {
-		if _, err := os.Stat(filepath.Join(gitDir, need)); err != nil {
-			return nil, &Error{Kind: ErrNotFound, Code: CodeSourceMissing, Reason: "the repository does not exist or is not a git repository", Err: err}
+	common := gitDir
+	if _, err := os.Stat(filepath.Join(gitDir, "commondir")); err == nil {
+		if common, err = readGitPointer(filepath.Join(gitDir, "commondir"), "", gitDir); err != nil {
+			return nil, gitMissing("the git directory's commondir file does not name a directory", err)
 		}
 	}
-	return filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault()), nil
+	for _, need := range []string{filepath.Join(gitDir, "HEAD"), filepath.Join(common, "objects"), filepath.Join(common, "refs")} {
+		if _, err := os.Stat(need); err != nil {
+			return nil, gitMissing("the repository does not exist or is not a git repository", err)
+		}
+	}
+	var fs billy.Filesystem = osfs.New(gitDir)
+	if common != gitDir {
+		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(common))
+	}
+	return filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), nil
 }
 
 // resolveGitRef resolves ref to a commit: a full commit hash as given, else

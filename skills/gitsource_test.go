@@ -228,3 +228,74 @@ func TestGitPackageRefusedAtItsSource(t *testing.T) {
 		t.Fatalf("the good commit: %s, %v", commit, err)
 	}
 }
+
+// TestGitPackageFromALinkedWorkTreeOrAGitFile: a repository named by a
+// linked work tree (a .git file pointing at .git/worktrees/NAME, whose
+// commondir holds the objects and refs) or by a directory whose .git file
+// names a separate git directory (relative path) is opened as git opens
+// it: the branch resolves through the common refs, HEAD is the work
+// tree's own, and nothing is fetched. A .git file naming nothing is
+// source_missing.
+func TestGitPackageFromALinkedWorkTreeOrAGitFile(t *testing.T) {
+	ctx := context.Background()
+	r := newGitRepo(t)
+	skill := func(v string) gitFile {
+		return gitFile{data: "---\nname: review\ndescription: d\nmetadata:\n  version: " + v + "\n---\nReview " + v + ".\n"}
+	}
+	r.commit(map[string]gitFile{"SKILL.md": skill("1.0.0")})
+	feature := r.commit(map[string]gitFile{"SKILL.md": skill("2.0.0")})
+	r.ref("refs/heads/feature", feature)
+	r.commit(map[string]gitFile{"SKILL.md": skill("3.0.0")}) // main moves on
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// git worktree add WT feature, laid out by hand.
+	wt := filepath.Join(t.TempDir(), "wt")
+	admin := filepath.Join(r.dir, "worktrees", "wt")
+	write(filepath.Join(admin, "HEAD"), "ref: refs/heads/feature\n")
+	write(filepath.Join(admin, "commondir"), "../..\n")
+	write(filepath.Join(admin, "gitdir"), filepath.Join(wt, ".git")+"\n")
+	write(filepath.Join(wt, ".git"), "gitdir: "+admin+"\n")
+	checkout := filepath.Join(t.TempDir(), "review")
+	write(filepath.Join(checkout, "SKILL.md"), skill("2.0.0").data)
+	digest, err := PackageDigest(checkout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// git init --separate-git-dir: a relative gitdir line.
+	sep := filepath.Join(t.TempDir(), "sep")
+	rel, err := filepath.Rel(sep, r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(sep, ".git"), "gitdir: "+rel+"\n")
+
+	for _, c := range []struct{ repo, ref string }{{wt, "HEAD"}, {wt, "feature"}, {"file://" + wt, "feature"}, {sep, "feature"}, {sep, feature.String()}} {
+		cat, err := Discover(ctx, Options{Packages: map[string]Package{"review": {Git: &GitSource{Repo: c.repo, Ref: c.ref}, Version: "2.0.0", Digest: digest}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := cat.Lookup("package/review")
+		if err != nil || s.Source.Commit != feature.String() {
+			t.Fatalf("%s at %s: %+v, %v (findings %v)", c.repo, c.ref, s, err, cat.Findings())
+		}
+	}
+	// The bare repository's own HEAD names no branch that exists; the work
+	// tree's HEAD is its own.
+	if _, _, err := readGitPackage(ctx, GitSource{Repo: r.dir, Ref: "HEAD"}); !errors.Is(err, ErrRefUnresolved) {
+		t.Fatalf("HEAD of the bare repository: %v", err)
+	}
+	for name, text := range map[string]string{"no gitdir line": "not a pointer\n", "gitdir names nothing": "gitdir: " + filepath.Join(t.TempDir(), "none") + "\n"} {
+		bad := filepath.Join(t.TempDir(), "bad")
+		write(filepath.Join(bad, ".git"), text)
+		if _, _, err := readGitPackage(ctx, GitSource{Repo: bad, Ref: "main"}); !errors.Is(err, ErrNotFound) || CodeOf(err) != CodeSourceMissing {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
