@@ -37,6 +37,10 @@ type step struct {
 	misses  int
 	// answer is the tool result of mistake, once computed (mistakeAnswer).
 	answer []byte
+
+	// lastProfile is the last model call's profile name (profileName).
+	lastProfile string
+
 	t      *Task
 	conf   agentConf
 	agent  string

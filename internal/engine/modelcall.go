@@ -60,6 +60,17 @@ type modelCall struct {
 	turn bool
 }
 
+// profileName is "provider/model", the name a model call's calibration is
+// kept under; the last one is kept, so that a turn on the same model as
+// the turn before allocates none.
+func (s *step) profileName(provider, mdl string) string {
+	if p := s.lastProfile; len(p) == len(provider)+1+len(mdl) && p[:len(provider)] == provider && p[len(provider)] == '/' && p[len(provider)+1:] == mdl {
+		return p
+	}
+	s.lastProfile = provider + "/" + mdl
+	return s.lastProfile
+}
+
 // beginCall reserves and dispatches one model call of req, with the
 // worst case bd attests (nil: none), and emits model.started. It returns
 // the request to send: req, or a copy whose output allowance a ceiling
@@ -70,7 +81,7 @@ func (s *step) beginCall(ctx context.Context, provider, mdl string, route *event
 	if o != nil {
 		return nil, nil, o
 	}
-	call := &modelCall{id: id, profile: provider + "/" + mdl, bytes: s.requestBytes(req), items: len(req.Messages) + len(req.Tools)}
+	call := &modelCall{id: id, profile: s.profileName(provider, mdl), bytes: s.requestBytes(req), items: len(req.Messages) + len(req.Tools)}
 	call.text.Reset(r.opts.Secrets)
 	if s.comp != nil {
 		s.comp.profile = call.profile // the entry now selected
