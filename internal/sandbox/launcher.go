@@ -201,17 +201,61 @@ type Command struct {
 	Cmd     *exec.Cmd
 	Profile Profile
 
-	status, statusW *os.File   // bubblewrap's JSON status pipe
-	statusRead      []byte     // what was read of it before Finish
-	filter          *os.File   // the read end bubblewrap loads the seccomp filter from
-	binds           []*os.File // the directories bound read-only by descriptor
+	status, statusW *os.File // bubblewrap's JSON status pipe
+	statusRead      []byte   // what was read of it before Finish
+	filter          *os.File // the read end bubblewrap loads the seccomp filter from
+	binds           []fdBind // the directories bound by descriptor
 }
 
-// fdBind is a directory bubblewrap binds read-only from its descriptor.
+// fdBind is a directory bubblewrap binds from its descriptor onto dest.
 type fdBind struct {
-	fd   int
-	dest string
+	f        *os.File
+	fd       int // its number in the child
+	dest     string
+	readOnly bool
 }
+
+func closeBinds(binds []fdBind) {
+	for _, b := range binds {
+		b.f.Close()
+	}
+}
+
+// repoBinds opens what repo-write binds by descriptor in workspace: each
+// submodule's directory, read-only, and each directory on the way to it,
+// onto itself, parents first. More than maxRepoBinds is an error wrapping
+// ErrInvalidProfile: the command is not run with a submodule left
+// writable.
+func repoBinds(workspace string) ([]fdBind, error) {
+	var out []fdBind
+	seen := map[string]bool{}
+	for _, rel := range gitlinks(workspace) {
+		chain, err := openBeneath(workspace, rel)
+		if err != nil {
+			continue
+		}
+		for i, f := range chain {
+			if seen[f.Name()] {
+				f.Close()
+				continue
+			}
+			seen[f.Name()] = true
+			out = append(out, fdBind{f: f, dest: f.Name(), readOnly: i == len(chain)-1})
+		}
+		if len(out) > maxRepoBinds {
+			closeBinds(out)
+			return nil, fmt.Errorf("%w: filesystem repo-write keeps each submodule read-only, and this repository has more than %d submodule directories to keep: use \"read-only\" or \"workspace-write\"", ErrInvalidProfile, maxRepoBinds)
+		}
+	}
+	// A parent's bind comes before its children's, which it would
+	// otherwise cover.
+	slices.SortStableFunc(out, func(a, b fdBind) int { return strings.Count(a.dest, "/") - strings.Count(b.dest, "/") })
+	return out, nil
+}
+
+// maxRepoBinds bounds the directories repo-write binds by descriptor
+// (submodules and the directories above them).
+const maxRepoBinds = 512
 
 // Command builds the command that runs spec under profile p. A profile
 // that is off gives the unconfined command; a required one fails with the
@@ -264,8 +308,24 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 			return nil, err
 		}
 	}
+	// Under repo-write each submodule is another repository: its
+	// directory, .git file included, is read-only (see gitlinks). Each
+	// directory between the workspace and it is bound onto itself,
+	// writable, only so that it is a mount point, which cannot be moved
+	// aside to put a new directory of the command's where the submodule
+	// was. Each is opened without following a link and bound by
+	// descriptor, so a link the command made on the way binds nothing
+	// of the host's; a submodule with no directory has nothing to keep.
+	var ro []fdBind
+	if p.Filesystem == RepoWrite {
+		var err error
+		if ro, err = repoBinds(spec.Workspace); err != nil {
+			return nil, err
+		}
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
+		closeBinds(ro)
 		return nil, &SetupError{Detail: "status pipe: " + shortErr(err)}
 	}
 	files := []*os.File{w}
@@ -274,6 +334,7 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 		if filter, err = filterPipe(l.filter); err != nil {
 			r.Close()
 			w.Close()
+			closeBinds(ro)
 			return nil, &SetupError{Detail: "seccomp filter pipe: " + shortErr(err)}
 		}
 		files = append(files, filter)
@@ -292,35 +353,21 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 			if filter != nil {
 				filter.Close()
 			}
+			closeBinds(ro)
 			return nil, fmt.Errorf("%w: network allowlist needs the egress proxy's absolute socket path and forwarder binary (Spec.Egress)", ErrInvalidProfile)
 		}
 		proxy := "http://" + egress.ListenAddr
 		env = slices.DeleteFunc(env, isProxyVar)
 		env = append(env, "HTTP_PROXY="+proxy, "HTTPS_PROXY="+proxy, "http_proxy="+proxy, "https_proxy="+proxy, "ALL_PROXY="+proxy, "all_proxy="+proxy)
 	}
-	// Under repo-write each submodule is another repository: its
-	// directory, .git file included, is read-only (see gitlinks). It is
-	// opened here without following a link and bound by descriptor, so a
-	// link the command made where the index has a submodule binds
-	// nothing of the host's; a submodule with no directory has nothing
-	// to keep.
-	var binds []*os.File
-	var ro []fdBind
-	if p.Filesystem == RepoWrite {
-		for _, rel := range gitlinks(spec.Workspace) {
-			f, err := openBeneath(spec.Workspace, rel)
-			if err != nil {
-				continue
-			}
-			binds = append(binds, f)
-			ro = append(ro, fdBind{fd: 3 + len(files), dest: filepath.Join(spec.Workspace, filepath.FromSlash(rel))})
-			files = append(files, f)
-		}
+	for i := range ro {
+		ro[i].fd = 3 + len(files)
+		files = append(files, ro[i].f)
 	}
 	// bubblewrap runs with the command's environment, not ours: its init
 	// is PID 1 inside, and /proc/1/environ is readable there.
 	cmd := &exec.Cmd{Path: l.path, Args: l.args(p, spec, gitDir, ro), Env: env, ExtraFiles: files}
-	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w, filter: filter, binds: binds}, nil
+	return &Command{Cmd: cmd, Profile: p, status: r, statusW: w, filter: filter, binds: ro}, nil
 }
 
 // Start starts the command as an owned process group (proc.Start), then
@@ -349,9 +396,7 @@ func (c *Command) Started() {
 		c.filter.Close()
 		c.filter = nil
 	}
-	for _, f := range c.binds {
-		f.Close()
-	}
+	closeBinds(c.binds)
 	c.binds = nil
 }
 
@@ -469,7 +514,11 @@ func (l *Launcher) args(p Profile, spec Spec, gitDir string, ro []fdBind) []stri
 			a = append(a, "--ro-bind", gitDir, gitDir)
 		}
 		for _, b := range ro {
-			a = append(a, "--ro-bind-fd", strconv.Itoa(b.fd), b.dest)
+			op := "--bind-fd"
+			if b.readOnly {
+				op = "--ro-bind-fd"
+			}
+			a = append(a, op, strconv.Itoa(b.fd), b.dest)
 		}
 	}
 	a = append(a, "--chdir", spec.Dir)

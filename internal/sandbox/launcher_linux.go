@@ -35,25 +35,37 @@ func filterPipe(filter []byte) (*os.File, error) {
 }
 
 // openBeneath opens rel, a slash-separated path of a directory beneath
-// dir, as a path descriptor, one component at a time and following no
-// symbolic link: what it opens is a directory of dir's tree whatever the
-// tree's links say, so binding it shows nothing of the host beyond.
-func openBeneath(dir, rel string) (*os.File, error) {
+// dir, and each directory on the way, as path descriptors (the first
+// component's first, rel's last), one component at a time and following
+// no symbolic link: what it opens is a directory of dir's tree whatever
+// the tree's links say, so binding it shows nothing of the host beyond.
+func openBeneath(dir, rel string) ([]*os.File, error) {
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range strings.Split(rel, "/") {
+	var out []*os.File
+	fail := func(err error) ([]*os.File, error) {
+		for _, f := range out {
+			f.Close()
+		}
+		return nil, err
+	}
+	parts := strings.Split(rel, "/")
+	for i, c := range parts {
 		if c == "" || c == "." || c == ".." {
 			unix.Close(fd)
-			return nil, os.ErrInvalid
+			return fail(os.ErrInvalid)
 		}
 		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
+		if i == 0 {
+			unix.Close(fd)
+		}
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		fd = next
+		out = append(out, os.NewFile(uintptr(fd), filepath.Join(dir, filepath.FromSlash(strings.Join(parts[:i+1], "/")))))
 	}
-	return os.NewFile(uintptr(fd), filepath.Join(dir, rel)), nil
+	return out, nil
 }

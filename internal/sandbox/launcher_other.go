@@ -14,4 +14,4 @@ func etcView(string) string { return "" }
 func filterPipe([]byte) (*os.File, error) { return nil, os.ErrInvalid }
 
 // openBeneath is never reached where there is no sandbox.
-func openBeneath(string, string) (*os.File, error) { return nil, os.ErrInvalid }
+func openBeneath(string, string) ([]*os.File, error) { return nil, os.ErrInvalid }

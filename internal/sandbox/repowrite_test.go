@@ -110,6 +110,7 @@ func TestRepoWriteKeepsASubmoduleReadOnly(t *testing.T) {
 		{"work tree", "echo x > tracked.txt", true},
 		{"the submodule's .git file", "printf 'gitdir: ../../evil\\n' > vendor/sub/.git", false},
 		{"the submodule's work tree", "echo x > vendor/sub/f", false},
+		{"a submodule's parent moved aside", "mv vendor moved && mkdir -p vendor/sub && printf 'gitdir: ../../evil\\n' > vendor/sub/.git", false},
 		{"no host directory behind the link", "test ! -e linked/key || cat linked/key; echo x > tracked2.txt", true},
 	} {
 		stdout, stderr, code, err := run(t, l, Profile{Filesystem: RepoWrite}, repo, c.script)
