@@ -210,30 +210,31 @@ func (s *Snapshot) check() error {
 		return &SnapshotError{Field: "admitted", Reason: fmt.Sprintf("holds %d entries, over the %d a snapshot may", len(s.Admitted), MaxSnapshotEntries)}
 	}
 	for i, e := range s.Admitted {
-		at := "admitted[" + strconv.Itoa(i) + "]"
-		if err := checkSnapshotString(at+".id", e.ID, true); err != nil {
+		// An entry's field is named only when it fails: a snapshot is
+		// checked every time an agent starts.
+		if err := checkEntryString(i, ".id", "", e.ID, true); err != nil {
 			return err
 		}
 		if i > 0 && s.Admitted[i-1].ID >= e.ID {
-			return &SnapshotError{Field: at + ".id", Reason: fmt.Sprintf("%q follows %q: entries are sorted by ID, each ID once", e.ID, s.Admitted[i-1].ID)}
+			return &SnapshotError{Field: entryField(i, ".id", ""), Reason: fmt.Sprintf("%q follows %q: entries are sorted by ID, each ID once", e.ID, s.Admitted[i-1].ID)}
 		}
-		if err := checkSnapshotString(at+".kind", e.Kind, true); err != nil {
+		if err := checkEntryString(i, ".kind", "", e.Kind, true); err != nil {
 			return err
 		}
-		if err := checkSnapshotString(at+".layer", e.Layer, false); err != nil {
+		if err := checkEntryString(i, ".layer", "", e.Layer, false); err != nil {
 			return err
 		}
-		if err := checkSnapshotString(at+".rule", e.Rule, false); err != nil {
+		if err := checkEntryString(i, ".rule", "", e.Rule, false); err != nil {
 			return err
 		}
 		if len(e.Attributes) > MaxSnapshotAttributes {
-			return &SnapshotError{Field: at + ".attributes", Reason: fmt.Sprintf("holds %d attributes, over the %d an entry may", len(e.Attributes), MaxSnapshotAttributes)}
+			return &SnapshotError{Field: entryField(i, ".attributes", ""), Reason: fmt.Sprintf("holds %d attributes, over the %d an entry may", len(e.Attributes), MaxSnapshotAttributes)}
 		}
 		for k, v := range e.Attributes {
-			if err := checkSnapshotString(at+".attributes key", k, true); err != nil {
+			if err := checkEntryString(i, ".attributes key", "", k, true); err != nil {
 				return err
 			}
-			if err := checkSnapshotString(at+".attributes."+k, v, false); err != nil {
+			if err := checkEntryString(i, ".attributes.", k, v, false); err != nil {
 				return err
 			}
 		}
@@ -241,16 +242,39 @@ func (s *Snapshot) check() error {
 	return nil
 }
 
-func checkSnapshotString(field, v string, required bool) error {
-	switch {
-	case required && v == "":
-		return &SnapshotError{Field: field, Reason: "must not be empty"}
-	case !utf8.ValidString(v):
-		return &SnapshotError{Field: field, Reason: "is not valid UTF-8"}
-	case len(v) > MaxSnapshotString:
-		return &SnapshotError{Field: field, Reason: fmt.Sprintf("holds %d bytes, over the %d a snapshot string may", len(v), MaxSnapshotString)}
+// entryField names a field of the i-th admitted entry: field, then name.
+func entryField(i int, field, name string) string {
+	return "admitted[" + strconv.Itoa(i) + "]" + field + name
+}
+
+// checkEntryString is checkSnapshotString for the field of the i-th
+// admitted entry entryField names, built only for the error.
+func checkEntryString(i int, field, name, v string, required bool) error {
+	if reason := snapshotStringProblem(v, required); reason != "" {
+		return &SnapshotError{Field: entryField(i, field, name), Reason: reason}
 	}
 	return nil
+}
+
+func checkSnapshotString(field, v string, required bool) error {
+	if reason := snapshotStringProblem(v, required); reason != "" {
+		return &SnapshotError{Field: field, Reason: reason}
+	}
+	return nil
+}
+
+// snapshotStringProblem is what is wrong with v as a snapshot string, or
+// "".
+func snapshotStringProblem(v string, required bool) string {
+	switch {
+	case required && v == "":
+		return "must not be empty"
+	case !utf8.ValidString(v):
+		return "is not valid UTF-8"
+	case len(v) > MaxSnapshotString:
+		return fmt.Sprintf("holds %d bytes, over the %d a snapshot string may", len(v), MaxSnapshotString)
+	}
+	return ""
 }
 
 // RecordSnapshot implements [Ledger]: it records agentID's dispatch
