@@ -340,18 +340,22 @@ func (c *Catalog) Call(ctx context.Context, call authority.Call) ledger.ToolResu
 		return map[string]any{"mcp": m}
 	}
 	if err == nil {
-		out := map[string]any{"content": res.Text}
+		// payload's map, built in place: a result is made on every call.
+		t := c.tools[call.Tool] // callTool found it
+		m := make(map[string]any, 6)
+		m["server"], m["tool"], m["content"] = t.server, t.name, res.Text
 		if res.Structured != nil {
-			out["structured_content"] = res.Structured
+			m["structured_content"] = res.Structured
 		}
 		if res.Progress > 0 {
-			out["progress"] = res.Progress
+			m["progress"] = res.Progress
 		}
+		out := map[string]any{"mcp": m}
 		if res.IsError {
-			out["is_error"] = true
-			return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: payload(out), Masked: res.Masked}
+			m["is_error"] = true
+			return ledger.ToolResult{Status: outcome.ToolRecoverableError, Output: out, Masked: res.Masked}
 		}
-		return ledger.ToolResult{Status: outcome.ToolCompleted, Output: payload(out), Masked: res.Masked}
+		return ledger.ToolResult{Status: outcome.ToolCompleted, Output: out, Masked: res.Masked}
 	}
 	errOut := func(code string, extra map[string]any) map[string]any {
 		e := map[string]any{"code": code}

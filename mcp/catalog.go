@@ -63,6 +63,9 @@ type tool struct {
 	def    *definition
 	input  *schema.Schema
 	output *schema.Schema
+	// server and name are id's server and tool names as every result's
+	// payload holds them, boxed once rather than on every call.
+	server, name any
 }
 
 // Open starts the servers opts names that its authority admits, initializes
@@ -503,7 +506,8 @@ func (c *Catalog) admitTools(ctx context.Context, srv *server, raws []json.RawMe
 		statuses = append(statuses, st)
 		c.record(ctx, string(st.ID), d, def.digest+" protocol "+srv.sess.version)
 		if d.Allowed {
-			admitted = append(admitted, &tool{id: st.ID, srv: srv, def: def, input: input, output: output})
+			server, name, _ := st.ID.MCP()
+			admitted = append(admitted, &tool{id: st.ID, srv: srv, def: def, input: input, output: output, server: server, name: name})
 		}
 	}
 	return statuses, admitted, degraded
