@@ -420,10 +420,12 @@ func (s *step) retain(ob observation) *event.Outcome {
 	t, callID, name := s.t, ob.rec.ID, string(ob.id)
 	settle := ob.settle
 	// Under audit level none the ledger keeps a marker in place of the
-	// result (its size and digest, and why), in the settlement and in
-	// tool.finished; the model and the event's readers get the result.
+	// result of a call that was sent (its size and digest, and why), in
+	// the settlement and in tool.finished; the model and the event's
+	// readers get the result. A call never sent (an approver's
+	// rejection) has Pablo's own answer as its result, which is kept.
 	kept := ob.result
-	if s.unretained(ob.id) {
+	if s.unretained(ob.id) && settle.Delivery != outcome.NotSent {
 		kept = notRetainedJSON(string(settle.Status), ob.result)
 	}
 	ref, putErr := t.root.PutResult(s.ctx, json.RawMessage(kept))
