@@ -222,6 +222,28 @@ func (c *Catalog) openSkillFile(s Skill) (io.ReadCloser, error) {
 // readInstructions re-reads SKILL.md, checks the frontmatter digest and
 // returns the bounded, UTF-8 body.
 func (c *Catalog) readInstructions(s Skill) ([]byte, error) {
+	body, err := c.instructionPrefix(s, MaxInstructionBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > MaxInstructionBytes {
+		return nil, &Error{Kind: ErrLimitExceeded, Code: CodeTooLarge, Skill: s.QualifiedName, Path: SkillFile,
+			Reason: fmt.Sprintf("instructions exceed %d bytes; move detail into resources read with skill.read", MaxInstructionBytes)}
+	}
+	if !utf8.Valid(body) {
+		return nil, &Error{Kind: ErrEncoding, Code: CodeUnsupportedEncoding, Skill: s.QualifiedName, Path: SkillFile,
+			Reason: "instructions are not valid UTF-8; save SKILL.md as UTF-8"}
+	}
+	return body, nil
+}
+
+// instructionPrefix returns at least the first limit+1 bytes of s's
+// instructions when there are that many (all of them otherwise), from
+// whatever source discovery admitted it from: an inline Skill's body held
+// in memory, a package's SKILL.md held in memory, or a single file's or a
+// root directory's SKILL.md reopened without following symlinks, its
+// frontmatter digest checked against the catalog's.
+func (c *Catalog) instructionPrefix(s Skill, limit int) ([]byte, error) {
 	if body, ok := c.inline[s.QualifiedName]; ok {
 		return []byte(body), nil // validated by discovery; held in memory
 	}
@@ -241,22 +263,45 @@ func (c *Catalog) readInstructions(s Skill) ([]byte, error) {
 			Reason: "the frontmatter digest differs from the one discovery recorded; run discovery again"}
 	}
 	body := append([]byte(nil), rest...)
-	if len(body) <= MaxInstructionBytes {
-		more, err := io.ReadAll(io.LimitReader(f, int64(MaxInstructionBytes+1-len(body))))
+	if len(body) <= limit {
+		more, err := io.ReadAll(io.LimitReader(f, int64(limit+1-len(body))))
 		if err != nil {
 			return nil, &Error{Kind: ErrIO, Code: CodeIOError, Skill: s.QualifiedName, Path: SkillFile, Reason: "SKILL.md cannot be read", Err: err}
 		}
 		body = append(body, more...)
 	}
-	if len(body) > MaxInstructionBytes {
-		return nil, &Error{Kind: ErrLimitExceeded, Code: CodeTooLarge, Skill: s.QualifiedName, Path: SkillFile,
-			Reason: fmt.Sprintf("instructions exceed %d bytes; move detail into resources read with skill.read", MaxInstructionBytes)}
-	}
-	if !utf8.Valid(body) {
-		return nil, &Error{Kind: ErrEncoding, Code: CodeUnsupportedEncoding, Skill: s.QualifiedName, Path: SkillFile,
-			Reason: "instructions are not valid UTF-8; save SKILL.md as UTF-8"}
-	}
 	return body, nil
+}
+
+// Preview returns the start of the instructions of the admitted Skill
+// named name (ROOT/NAME, or a short NAME only one root provides): at most
+// limit bytes, cut at a character boundary, with any invalid UTF-8
+// replaced by U+FFFD, and whether more follow. It serves every source
+// (a root's directory, a single file, an inline Skill, an archive or git
+// package), reads at most limit bytes past the frontmatter and activates
+// nothing; its errors are Lookup's and those of a source changed since
+// discovery. The text is the Skill's own: a page must escape it.
+func (c *Catalog) Preview(name string, limit int) (text string, truncated bool, err error) {
+	i, err := c.index(name)
+	if err != nil {
+		return "", false, err
+	}
+	body, err := c.instructionPrefix(c.skills[i], max(limit, 0))
+	if err != nil {
+		return "", false, err
+	}
+	if len(body) > limit {
+		body, truncated = body[:max(limit, 0)], true
+		for j := len(body) - 1; j >= 0 && j >= len(body)-utf8.UTFMax; j-- {
+			if utf8.RuneStart(body[j]) {
+				if !utf8.FullRune(body[j:]) {
+					body = body[:j] // a character the limit cut
+				}
+				break
+			}
+		}
+	}
+	return strings.ToValidUTF8(string(body), "\uFFFD"), truncated, nil
 }
 
 // Skills returns the activated Skills in selection order.

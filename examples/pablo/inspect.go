@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -234,8 +233,8 @@ type inspectStack struct {
 	d     *pablo.Deployment
 	opts  graph.Options
 	Graph *graph.Graph
-	// Skills are the Skills of the configured roots with an instruction
-	// preview each.
+	// Skills are the stack's admitted Skills, from every source, with an
+	// instruction preview each.
 	Skills []skillView
 	// SkillErrors are discovery findings.
 	SkillErrors []string
@@ -299,28 +298,15 @@ func newInspectStack(ctx context.Context, name string, d *pablo.Deployment, opts
 	return s, nil
 }
 
-// skillPreview reads the start of a Skill's SKILL.md inside its root
-// (never following a path out of it), read-only.
+// skillPreview is the start of a Skill's instructions, whatever its
+// source (a root's directory, a single file, an inline Skill, a package),
+// read-only and bounded by skillPreviewLimit; the template escapes it.
 func skillPreview(cat *skills.Catalog, s skills.Skill) (string, bool) {
-	dir, ok := cat.RootDir(s.Root)
-	if !ok {
-		return "", false
-	}
-	root, err := os.OpenRoot(dir)
+	text, more, err := cat.Preview(s.QualifiedName, skillPreviewLimit)
 	if err != nil {
 		return "", false
 	}
-	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(s.RelativePath))
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, skillPreviewLimit+1))
-	if len(b) > skillPreviewLimit {
-		return strings.ToValidUTF8(string(b[:skillPreviewLimit]), "?"), true
-	}
-	return strings.ToValidUTF8(string(b), "?"), false
+	return text, more
 }
 
 // authorityClaimCode is the graph's reason code for Skill instructions

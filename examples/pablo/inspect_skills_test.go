@@ -1,12 +1,24 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/pabloagent/pablo/skills"
 )
 
 // TestInspectorSkillsPageShowsRequirementsAndContract: a Skill's card on
@@ -125,4 +137,89 @@ func TestInspectStacksTakeTheDeploymentName(t *testing.T) {
 	if _, err := tryInspector(t, append([]string{"--config", bad}, bind...), ""); err == nil || !strings.Contains(err.Error(), "[A-Za-z0-9_.-]") {
 		t.Errorf("deployment.name = \"two words\" loaded: %v", err)
 	}
+}
+
+// TestInspectorSkillsPagePreviewsEverySource: a stack with a Skill from
+// each source format (a root's directory, a single file, an inline Skill,
+// an archive package, a git package) shows each one's instructions on the
+// Skills page, the first 4096 bytes of a long one marked as such, the
+// hostile text in each escaped and inert.
+func TestInspectorSkillsPagePreviewsEverySource(t *testing.T) {
+	tmp := t.TempDir()
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := func(name string) string { return "Steps of " + name + ". " + xssPayloads[4] + "\n" }
+	skill := func(name, text string) string { return "---\nname: " + name + "\ndescription: d\n---\n" + text }
+	write(filepath.Join(tmp, "skills", "dirskill", "SKILL.md"), skill("dirskill", body("dirskill")))
+	long := body("fileskill") + strings.Repeat("y", skillPreviewLimit)
+	write(filepath.Join(tmp, "single.md"), skill("fileskill", long))
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	arc := "---\nname: arcskill\ndescription: d\nmetadata:\n  version: 1.0.0\n---\n" + body("arcskill")
+	tw.WriteHeader(&tar.Header{Name: "SKILL.md", Typeflag: tar.TypeReg, Size: int64(len(arc)), Mode: 0o644})
+	tw.Write([]byte(arc))
+	tw.Close()
+	gz.Close()
+	write(filepath.Join(tmp, "arc.tar.gz"), buf.String())
+	sum := sha256.Sum256(buf.Bytes())
+	// A git package: a repository with one commit holding SKILL.md.
+	repo := filepath.Join(tmp, "repo")
+	r, err := git.PlainInit(repo, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(repo, "SKILL.md"), skill("gitskill", body("gitskill")))
+	wt, err := r.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wt.Add("SKILL.md"); err != nil {
+		t.Fatal(err)
+	}
+	sig := &object.Signature{Name: "t", Email: "t@invalid", When: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	if _, err := wt.Commit("c", &git.CommitOptions{Author: sig, Committer: sig}); err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(tmp, "checkout", "SKILL.md"), skill("gitskill", body("gitskill")))
+	gitDigest, err := skills.PackageDigest(filepath.Join(tmp, "checkout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(tmp, "stack.toml"), "schema_version = 1\n[options.shell]\nenabled = false\n"+
+		"[options.skills.roots]\nteam = { base = \"binding\", name = \"skills\", path = \".\" }\n"+
+		"[options.skills.files]\nfileskill = { base = \"source\", path = \"single.md\" }\n"+
+		"[options.skills.inline.inlskill]\ndescription = \"d\"\ninstructions = "+strconv.Quote(body("inlskill"))+"\n"+
+		"[options.skills.packages.arcskill]\narchive = { base = \"source\", path = \"arc.tar.gz\" }\nversion = \"1.0.0\"\ndigest = \"sha256:"+hex.EncodeToString(sum[:])+"\"\n"+
+		"[options.skills.packages.gitskill]\ngit = { repo = { base = \"source\", path = \"repo\" }, ref = \"master\" }\ndigest = \""+gitDigest+"\"\n")
+	_, page := get(t, newTestInspector(t, []string{"--config", filepath.Join(tmp, "stack.toml"), "--bind", "workspace=" + tmp, "--bind", "skills=" + filepath.Join(tmp, "skills")}, ""), "/skills")
+	names, texts := attrValues(t, page, "data-preview")
+	want := map[string]string{"team/dirskill": body("dirskill"), "file/fileskill": long[:skillPreviewLimit], "inline/inlskill": body("inlskill"),
+		"package/arcskill": body("arcskill"), "package/gitskill": body("gitskill")}
+	got := map[string]string{}
+	for i, n := range names {
+		got[n] = texts[i]
+	}
+	for n, w := range want {
+		if got[n] != w {
+			t.Errorf("the preview of %s is %q, want %q", n, got[n], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("the Skills page previews %q, want the five Skills:\n%s", names, page)
+	}
+	if strings.Count(page, "(first 4096 bytes)") != 1 {
+		t.Errorf("the Skills page does not mark exactly the long preview as cut")
+	}
+	if strings.Contains(page, xssPayloads[4]) {
+		t.Errorf("the Skills page shows a preview raw")
+	}
+	assertInert(t, "/skills", page)
 }
