@@ -444,3 +444,36 @@ func TestResumeDoesNotSendACallWhoseArgumentsWereNotRetained(t *testing.T) {
 		t.Errorf("no settlement records arguments_not_retained: %+v", rep.Completed)
 	}
 }
+
+// Pablo's own answer to a call at audit level none that never left (its
+// approver rejected it) holds nothing of the tool's: the ledger keeps it
+// as the model saw it, not the not-retained marker.
+func TestAuditNoneKeepsTheAnswerToACallNeverSent(t *testing.T) {
+	t.Parallel()
+	set, err := authority.New(authority.Config{Host: []authority.ID{"notes.stream"}, Layers: []authority.Layer{{ID: "ops", Kind: authority.KindAuthority,
+		Dimensions: map[authority.Dimension]*authority.Rules{authority.DimTools: {Default: authority.Deny,
+			Allow: []authority.Rule{{ID: "ops.notes", Value: "notes.stream", Approval: authority.ApprovalRequired}}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := ledger.NewMemoryStore()
+	tool := &streamingTool{}
+	opts := RuntimeOptions{Model: &turnModel{turns: []model.Response{calls(call("n1", "notes_stream", `{"note":"x"}`)), doneTurn}},
+		Authority: set, Catalogs: []ToolCatalog{tool}, Store: store}
+	opts.auditLevel = noneFor("notes.stream")
+	rt, err := NewRuntime(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	task, err := rt.StartTask(context.Background(), TaskRequest{Input: "stream", Approver: &recordingApprover{answer: approval.Reject}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj := task.Wait(); obj.Outcome.Status != event.StatusCompleted || tool.calls.Load() != 0 {
+		t.Fatalf("outcome %+v, %d calls", obj.Outcome, tool.calls.Load())
+	}
+	if l := ledgerText(t, store, task.ID()); !strings.Contains(l, "the approver rejected this call") || strings.Contains(l, notRetainedWhy) {
+		t.Errorf("the ledger does not keep the rejection as the model saw it")
+	}
+}
