@@ -216,3 +216,42 @@ func TestASkillRequiringARoleIsTheTasksThatHoldIt(t *testing.T) {
 		}
 	}
 }
+
+// A child spawned without a Skill its parent holds cannot read it
+// through skill.read: the Skill is not activated for it.
+func TestChildReadsOnlyTheSkillsItWasGiven(t *testing.T) {
+	t.Parallel()
+	script := `{"turns":[
+		{"tool_calls":[{"id":"s1","name":"subagent","arguments":{"action":"spawn","request":{"input":"read it","capabilities":{"tools":["skill.read"],"skills":[]}}}}]},
+		{"tool_calls":[{"id":"w1","name":"subagent","arguments":{"action":"wait","agent_ids":["{{agent_id:s1}}"],"mode":"all","timeout_ms":60000}}]},
+		{"text":["root done"]}],
+		"agents":[{"input":"read it","turns":[
+			{"tool_calls":[{"id":"r1","name":"skill_read","arguments":{"skill":"team/review","path":"SKILL.md"}}]},
+			{"text":["child done"]}]}]}`
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	os.Mkdir(ws, 0o700)
+	sk := filepath.Join(dir, "skills", "review")
+	os.MkdirAll(sk, 0o700)
+	os.WriteFile(filepath.Join(sk, "SKILL.md"), []byte("---\nname: review\ndescription: Review.\n---\nReview-instructions-here.\n"), 0o600)
+	d := scriptDeployment(t, dir, ws, script, "[options.shell]\nenabled = false\n[options.children]\nenabled = true\n[options.tools]\nmax_recoverable_errors = 3\n"+
+		"[options.skills]\nactivate = [\"team/review\"]\n[options.skills.roots]\nteam = { base = \"source\", path = \"skills\" }\n")
+	rt, err := d.NewRuntime(context.Background(), HostOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	obj, events := runTask(t, rt, "go")
+	if obj.Outcome.Status != event.StatusCompleted {
+		t.Fatalf("outcome %+v", obj.Outcome)
+	}
+	read := ""
+	for _, ev := range events {
+		if ev.Type == event.ToolFinished && ev.Name == "skill.read" {
+			read = string(ev.Result)
+		}
+	}
+	if !strings.Contains(read, "not_activated") || strings.Contains(read, "Review-instructions-here.") {
+		t.Fatalf("the child's skill.read answered %q, want not_activated", read)
+	}
+}
