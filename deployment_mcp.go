@@ -24,10 +24,14 @@ func (d *Deployment) MCPOptions(host HostOptions) (mcp.Options, error) {
 	if err != nil {
 		return mcp.Options{}, err
 	}
-	return d.mcpOptions(host, set)
+	return d.mcpOptions(host, set, "")
 }
 
-func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Options, error) {
+// mcpOptions builds the options; remotes is the directory whose
+// repository's remotes a server under network repository-host-only is
+// allowed (remotesRoot, pinned when the runtime is built), "" to find it
+// from the workspace now.
+func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set, remotes string) (mcp.Options, error) {
 	o := &d.c.Options
 	names := make([]string, 0, len(o.MCP.Servers))
 	for name := range o.MCP.Servers {
@@ -75,7 +79,10 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 				if err != nil {
 					return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: network \"repository-host-only\" needs the workspace: %w", name, err)
 				}
-				if profile, err = profile.ResolveRepositoryHosts(workspace); err != nil {
+				if remotes == "" {
+					remotes = remotesRoot(workspace)
+				}
+				if profile, err = profile.ResolveRepositoryHosts(remotes); err != nil {
 					return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: %w", name, err)
 				}
 			}
@@ -124,12 +131,19 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set) (mcp.Optio
 // each task gets fresh sessions and fresh credential resolution for the
 // servers its authority admits. Working directories are resolved once, here.
 func (d *Deployment) mcpCatalogs(host HostOptions, set *authority.Set) (func(ctx context.Context, task TaskInfo) ([]ToolCatalog, error), error) {
-	if _, err := d.mcpOptions(host, set); err != nil {
+	if _, err := d.mcpOptions(host, set, ""); err != nil {
 		return nil, err
+	}
+	// The repository is the one holding the workspace now, as for
+	// shell.run (taskShellCatalogs): a .git a command makes in the
+	// workspace does not choose a later task's remotes.
+	var remotes string
+	if workspace, err := d.resolvePath(config.PathRef{Base: "workspace", Path: "."}); err == nil {
+		remotes = remotesRoot(workspace)
 	}
 	return func(ctx context.Context, task TaskInfo) ([]ToolCatalog, error) {
 		// Fresh credential resolution for every task: a new resolver.
-		opts, err := d.mcpOptions(host, set)
+		opts, err := d.mcpOptions(host, set, remotes)
 		if err != nil {
 			return nil, err
 		}

@@ -400,7 +400,7 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set, for
 		if err != nil {
 			return cats, cleanup, err
 		}
-		runner, err := d.shellRunner(dir, forwarder)
+		runner, err := d.shellRunner(dir, remotesRoot(dir), forwarder)
 		if err != nil {
 			return cats, cleanup, err
 		}

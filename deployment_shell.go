@@ -2,6 +2,8 @@ package pablo
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 
 	"github.com/pabloagent/pablo/internal/egress"
 	"github.com/pabloagent/pablo/internal/engine"
@@ -10,9 +12,11 @@ import (
 	"github.com/pabloagent/pablo/internal/shell"
 )
 
-// shellRunner builds shell.run for a workspace directory.
-// forwarder is HostOptions.EgressForwarder, which network allowlist needs.
-func (d *Deployment) shellRunner(workspace, forwarder string) (*shell.Runner, error) {
+// shellRunner builds shell.run for a workspace directory; remotes is
+// the directory whose repository's remotes network repository-host-only
+// allows (remotesRoot). forwarder is HostOptions.EgressForwarder, which
+// network allowlist needs.
+func (d *Deployment) shellRunner(workspace, remotes, forwarder string) (*shell.Runner, error) {
 	opts, err := d.c.ShellOptions(workspace)
 	if err != nil {
 		return nil, err
@@ -22,7 +26,7 @@ func (d *Deployment) shellRunner(workspace, forwarder string) (*shell.Runner, er
 	// workspace repository's remotes, read now (at each task's start: see
 	// taskShellCatalogs) and shown in the task's snapshot through the
 	// sandbox profile.
-	if opts.Sandbox, err = opts.Sandbox.ResolveRepositoryHosts(workspace); err != nil {
+	if opts.Sandbox, err = opts.Sandbox.ResolveRepositoryHosts(remotes); err != nil {
 		return nil, err
 	}
 	return shell.New(opts)
@@ -48,7 +52,12 @@ func (d *Deployment) taskShellCatalogs(forwarder string, secrets *redact.Set, pr
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.shellRunner(dir, forwarder); err != nil {
+	// The repository is the one holding the workspace now: a command
+	// that makes a .git of its own in the workspace (one below the
+	// repository's root, where no sandbox shows the repository's .git)
+	// does not choose the remotes of the tasks after it.
+	remotes := remotesRoot(dir)
+	if _, err := d.shellRunner(dir, remotes, forwarder); err != nil {
 		// What the first task would meet, told when the runtime is built.
 		return nil, err
 	}
@@ -61,12 +70,26 @@ func (d *Deployment) taskShellCatalogs(forwarder string, secrets *redact.Set, pr
 				return cats, err
 			}
 		}
-		runner, err := d.shellRunner(dir, forwarder)
+		runner, err := d.shellRunner(dir, remotes, forwarder)
 		if err != nil {
 			return cats, err
 		}
 		return append(cats, engine.NewShellCatalog(runner, secrets, pol != nil)), nil
 	}, nil
+}
+
+// remotesRoot is the directory holding the nearest .git at or above
+// workspace (workspace itself when none does), whose remotes network
+// repository-host-only reads.
+func remotesRoot(workspace string) string {
+	for d := workspace; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return workspace
+		}
+	}
 }
 
 // EgressForwarderMain turns the running binary into the in-sandbox

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,5 +67,68 @@ func TestRepositoryHostOnlyReadsTheRemotesAtEachTaskStart(t *testing.T) {
 	s := snapshot()
 	if !strings.Contains(s, "allow=second.example.com from=repository-remotes") || strings.Contains(s, "first.example.com") {
 		t.Errorf("second task's snapshot %s, want second.example.com only", s)
+	}
+}
+
+// TestRepositoryHostOnlyKeepsTheRepositoryOfTheRuntime: with the
+// workspace below its repository's root, a command that makes a .git of
+// its own in the workspace (repo-write shows the repository's .git to no
+// command there, so nothing stops it) does not give the next task the
+// remotes it wrote: the repository is the one that held the workspace
+// when the runtime was built.
+func TestRepositoryHostOnlyKeepsTheRepositoryOfTheRuntime(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "repo")
+	ws := filepath.Join(root, "work")
+	repo, err := git.PlainInit(root, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{"https://first.example.com/r.git"}}); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(ws, 0o755)
+	d := scriptDeployment(t, dir, ws, `{"turns":[{"text":["done"]}]}`,
+		"[options.shell]\nenabled = true\n[options.shell.sandbox]\nnetwork = \"repository-host-only\"\n"+
+			"[options.mcp.servers.local]\ntransport = \"stdio\"\ncommand = \"/bin/true\"\n[options.mcp.servers.local.sandbox]\nnetwork = \"repository-host-only\"\n")
+	store := ledger.NewMemoryStore()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store, EgressForwarder: exe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	remotes := remotesRoot(ws)
+	// What a command of the first task leaves behind.
+	planted, err := git.PlainInit(ws, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := planted.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{"https://planted.example.com/r.git"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A stdio server's options, as each task's opener builds them.
+	set, err := d.Authority()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mo, err := d.mcpOptions(HostOptions{}, set, remotes)
+	if err != nil || len(mo.Servers) != 1 || !slices.Equal(mo.Servers[0].Sandbox.Allow, []string{"first.example.com"}) {
+		t.Errorf("the server's allowlist %+v (%v), want first.example.com only", mo.Servers, err)
+	}
+	obj, _ := runTask(t, rt, "go")
+	recs, err := store.Records(context.Background(), *obj.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Kind == ledger.RecordSnapshot {
+			if s := r.Snapshot.Snapshot; !strings.Contains(s, "allow=first.example.com from=repository-remotes") || strings.Contains(s, "planted") {
+				t.Errorf("the task's snapshot %s, want the runtime's repository's first.example.com only", s)
+			}
+		}
 	}
 }
