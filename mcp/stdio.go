@@ -241,6 +241,13 @@ type lineConn struct {
 	wsem   chan struct{}
 	wbuf   []byte
 	broken error // set when a write stopped mid-frame: the stream is unusable
+	// cut, run by context.AfterFunc when a write's context ends, sets a
+	// write deadline in the past and then sends on cutDone (capacity 1),
+	// which the interrupted write receives. Built by the first write that
+	// needs it, and only touched while holding wsem: a write is made for
+	// every call.
+	cut     func()
+	cutDone chan struct{}
 
 	mu      sync.Mutex
 	pending map[int64]chan reply
@@ -333,17 +340,20 @@ func (c *lineConn) write(ctx context.Context, build func([]byte) []byte) (writte
 	c.wbuf = append(build(c.wbuf[:0]), '\n')
 	d, deadlined := c.w.(interface{ SetWriteDeadline(time.Time) error })
 	var stop func() bool
-	var fired chan struct{}
 	if deadlined && ctx.Done() != nil {
-		fired = make(chan struct{})
-		stop = context.AfterFunc(ctx, func() {
-			_ = d.SetWriteDeadline(time.Unix(1, 0))
-			close(fired)
-		})
+		if c.cut == nil {
+			c.cutDone = make(chan struct{}, 1)
+			c.cut = func() {
+				_ = d.SetWriteDeadline(time.Unix(1, 0))
+				c.cutDone <- struct{}{}
+			}
+		}
+		stop = context.AfterFunc(ctx, c.cut)
 	}
 	n, err := c.w.Write(c.wbuf)
 	if stop != nil && !stop() {
-		<-fired
+		// cut has started: wait until it has set its deadline.
+		<-c.cutDone
 		_ = d.SetWriteDeadline(time.Time{})
 	}
 	if len(c.wbuf) > 64<<10 {
