@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/pabloagent/pablo/event"
@@ -260,6 +261,9 @@ func (s *step) turn() *event.Outcome {
 		return o
 	}
 	turn := s.histTurns // the response is the history's last assistant turn
+	// Room for each call's result at once, rather than doubling the
+	// history as they come.
+	s.history = slices.Grow(s.history, len(resp.ToolCalls))
 	for i, call := range resp.ToolCalls {
 		if o := s.interrupted(); o != nil {
 			return o
