@@ -10,7 +10,6 @@ package idset
 
 import (
 	"hash/maphash"
-	"unsafe"
 )
 
 // Set is a set of strings, each with a tag. The zero value is empty and
@@ -63,7 +62,7 @@ func (s *Set) Tag(id string) (uint8, bool) {
 	if !s.mayHave(h) {
 		return 0, false
 	}
-	if sl, ok := s.index[h]; ok && s.at(sl) == id {
+	if sl, ok := s.index[h]; ok && s.holds(sl, id) {
 		return sl.tag, true
 	}
 	tag, ok := s.spill[id]
@@ -82,7 +81,7 @@ func (s *Set) Add(id string, tag uint8) bool {
 	taken := false
 	if s.mayHave(h) {
 		sl, taken = s.index[h]
-		if taken && s.at(sl) == id {
+		if taken && s.holds(sl, id) {
 			return false
 		}
 		if _, ok := s.spill[id]; ok {
@@ -149,13 +148,10 @@ func (s *Set) store(id string, tag uint8) slot {
 	return sl
 }
 
-// at is the string sl locates, without a copy: only compared, never kept.
-func (s *Set) at(sl slot) string {
-	if sl.n == 0 {
-		return ""
-	}
-	b := s.bytes[sl.chunk][sl.off : sl.off+sl.n]
-	return unsafe.String(&b[0], len(b))
+// holds reports whether sl locates id's bytes. The conversion in the
+// comparison does not copy: the compiler compares the bytes in place.
+func (s *Set) holds(sl slot, id string) bool {
+	return string(s.bytes[sl.chunk][sl.off:sl.off+sl.n]) == id
 }
 
 // noCopy makes go vet's copylocks check report a copied Set.

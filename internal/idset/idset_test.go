@@ -110,3 +110,21 @@ func TestSetMatchesAMap(t *testing.T) {
 		t.Fatalf("Len %d, want %d", s.Len(), len(want))
 	}
 }
+
+// TestLookupsAllocateNothing: comparing a held string's bytes with the
+// one looked up copies neither, so a lookup, and an Add of a string the set
+// holds, allocate nothing.
+func TestLookupsAllocateNothing(t *testing.T) {
+	var s Set
+	for i := range 1000 {
+		s.Add(fmt.Sprintf("call_%d", i), 1)
+	}
+	id := "call_500"
+	if n := testing.AllocsPerRun(100, func() {
+		if !s.Has(id) || s.Add(id, 2) {
+			t.Fatal("call_500 not held")
+		}
+	}); n != 0 {
+		t.Errorf("a lookup allocated %.0f times", n)
+	}
+}
