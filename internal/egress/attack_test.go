@@ -165,3 +165,42 @@ func proxyExchange(t *testing.T, proxy, req string) string {
 	b, _ := io.ReadAll(resp.Body)
 	return fmt.Sprintf("%d %s", resp.StatusCode, b)
 }
+
+// TestProxyBoundsItsConnections: connections past the proxy's bound are
+// answered 503 and closed at once, so a sandboxed command cannot spend
+// the host's descriptors and goroutines without bound; once one closes,
+// another is served.
+func TestProxyBoundsItsConnections(t *testing.T) {
+	t.Parallel()
+	o := Options{Allow: []string{"ok.test"}}
+	o.maxConns = 2
+	proxy := serveProxy(t, o)
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", proxy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET http://ok.test/ HTTP/1.1\r\n") // a head not yet ended
+		held = append(held, c)
+	}
+	// The two held are being served once a third is refused; it may be
+	// accepted before the second's goroutine has its slot, so retry.
+	var out string
+	for range 100 {
+		if out = proxyExchange(t, proxy, "GET http://other.test/ HTTP/1.1\r\nHost: x\r\n\r\n"); strings.HasPrefix(out, "503 ") {
+			break
+		}
+	}
+	if !strings.HasPrefix(out, "503 ") {
+		t.Fatalf("a connection past the bound: %q, want 503", out)
+	}
+	held[0].Close()
+	for range 100 {
+		if out = proxyExchange(t, proxy, "GET http://other.test/ HTTP/1.1\r\nHost: x\r\n\r\n"); strings.HasPrefix(out, "403 ") {
+			return
+		}
+	}
+	t.Errorf("after one closed: %q, want the request decided (403)", out)
+}

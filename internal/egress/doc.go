@@ -10,7 +10,8 @@
 // never dialing a name's link-local, unspecified or multicast address, nor
 // the host's loopback for a name a wildcard allows outside .localhost;
 // and it hands every decision (host, port, allowed, the rule, or why not)
-// to its Record function. Each plain-HTTP request is carried on a
+// to its Record function. It serves at most 256 connections at once, and
+// reads a request's head within 64 KiB and 30 seconds. Each plain-HTTP request is carried on a
 // connection of its own, so every request is decided, with the decided
 // host as its Host header whatever the client wrote there. A tunnel's
 // bytes are the client's: the proxy does not read the TLS inside a

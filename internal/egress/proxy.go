@@ -61,7 +61,13 @@ type Options struct {
 	DialTimeout time.Duration
 
 	headerTimeout time.Duration // how long a request's head may take; zero means 30s
+	maxConns      int           // connections served at once; zero means maxConns
 }
+
+// maxConns bounds the connections a proxy serves at once: each holds a
+// descriptor and a goroutine of the host's, and the sandboxed command
+// opens them.
+const maxConns = 256
 
 // maxHeadBytes bounds a request's head (request line and headers): the
 // command in the sandbox writes it, the host keeps it in memory.
@@ -79,6 +85,7 @@ type Proxy struct {
 	record   func(Decision) error
 	dial     time.Duration
 	head     time.Duration
+	conns    int
 }
 
 // New builds a proxy; an allow entry that cannot be used is an error
@@ -88,7 +95,7 @@ func New(o Options) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{rules: rules, resolver: o.Resolver, record: o.Record, dial: o.DialTimeout, head: o.headerTimeout}
+	p := &Proxy{rules: rules, resolver: o.Resolver, record: o.Record, dial: o.DialTimeout, head: o.headerTimeout, conns: o.maxConns}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver
 	}
@@ -97,6 +104,9 @@ func New(o Options) (*Proxy, error) {
 	}
 	if p.head == 0 {
 		p.head = 30 * time.Second
+	}
+	if p.conns == 0 {
+		p.conns = maxConns
 	}
 	return p, nil
 }
@@ -142,6 +152,7 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	slots := make(chan struct{}, p.conns)
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -150,9 +161,19 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return err
 		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			// Past the bound: refused at once, read nothing of.
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			reply(c, http.StatusServiceUnavailable, fmt.Sprintf("egress: the proxy serves at most %d connections at once", p.conns))
+			c.Close()
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { <-slots }()
 			p.serveConn(ctx, c)
 		}()
 	}
