@@ -100,11 +100,24 @@ func EncodeSnapshot(s *Snapshot) ([]byte, ResultRef, error) {
 	if err := s.check(); err != nil {
 		return nil, "", err
 	}
-	canonical := appendSnapshot(make([]byte, 0, 256*len(s.Admitted)+128), s)
+	canonical := appendSnapshot(make([]byte, 0, snapshotSize(s)), s)
 	if len(canonical) > MaxSnapshotBytes {
 		return nil, "", &SnapshotError{Field: "snapshot", Reason: fmt.Sprintf("its canonical form holds %d bytes, over the %d a snapshot may", len(canonical), MaxSnapshotBytes)}
 	}
 	return canonical, RefOf(canonical), nil
+}
+
+// snapshotSize is the length of s's canonical form when no string in it
+// needs escaping: the buffer appendSnapshot writes it into is made once.
+func snapshotSize(s *Snapshot) int {
+	n := len(`{"admitted":[],"fingerprint":"","version":}`) + len(s.Fingerprint) + 20
+	for _, e := range s.Admitted {
+		n += len(`{"attributes":{},"id":"","kind":"","layer":"","rule":""},`) + len(e.ID) + len(e.Kind) + len(e.Layer) + len(e.Rule)
+		for k, v := range e.Attributes {
+			n += len(`"":"",`) + len(k) + len(v)
+		}
+	}
+	return n
 }
 
 // appendSnapshot writes s, checked, in canonical JSON by hand (it is on
