@@ -10,6 +10,7 @@ import (
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/egress"
 	"github.com/pabloagent/pablo/internal/sandbox"
 	"github.com/pabloagent/pablo/mcp"
 )
@@ -27,10 +28,7 @@ func (d *Deployment) MCPOptions(host HostOptions) (mcp.Options, error) {
 	return d.mcpOptions(host, set, "")
 }
 
-// mcpOptions builds the options; remotes is the directory whose
-// repository's remotes a server under network repository-host-only is
-// allowed (remotesRoot, pinned when the runtime is built), "" to find it
-// from the workspace now.
+// mcpOptions builds the options; remotes is egress.RepositoryRoot's, or "".
 func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set, remotes string) (mcp.Options, error) {
 	o := &d.c.Options
 	names := make([]string, 0, len(o.MCP.Servers))
@@ -80,7 +78,7 @@ func (d *Deployment) mcpOptions(host HostOptions, set *authority.Set, remotes st
 					return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: network \"repository-host-only\" needs the workspace: %w", name, err)
 				}
 				if remotes == "" {
-					remotes = remotesRoot(workspace)
+					remotes = egress.RepositoryRoot(workspace)
 				}
 				if profile, err = profile.ResolveRepositoryHosts(remotes); err != nil {
 					return mcp.Options{}, fmt.Errorf("pablo: MCP server %q: %w", name, err)
@@ -134,12 +132,9 @@ func (d *Deployment) mcpCatalogs(host HostOptions, set *authority.Set) (func(ctx
 	if _, err := d.mcpOptions(host, set, ""); err != nil {
 		return nil, err
 	}
-	// The repository is the one holding the workspace now, as for
-	// shell.run (taskShellCatalogs): a .git a command makes in the
-	// workspace does not choose a later task's remotes.
-	var remotes string
+	var remotes string // pinned now, as for shell.run
 	if workspace, err := d.resolvePath(config.PathRef{Base: "workspace", Path: "."}); err == nil {
-		remotes = remotesRoot(workspace)
+		remotes = egress.RepositoryRoot(workspace)
 	}
 	return func(ctx context.Context, task TaskInfo) ([]ToolCatalog, error) {
 		// Fresh credential resolution for every task: a new resolver.

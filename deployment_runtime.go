@@ -9,6 +9,7 @@ import (
 
 	"github.com/pabloagent/pablo/event"
 	"github.com/pabloagent/pablo/internal/config"
+	"github.com/pabloagent/pablo/internal/egress"
 	"github.com/pabloagent/pablo/internal/engine"
 	"github.com/pabloagent/pablo/model"
 
@@ -400,7 +401,7 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set, for
 		if err != nil {
 			return cats, cleanup, err
 		}
-		runner, err := d.shellRunner(dir, remotesRoot(dir), forwarder)
+		runner, err := d.shellRunner(dir, egress.RepositoryRoot(dir), forwarder)
 		if err != nil {
 			return cats, cleanup, err
 		}

@@ -2,8 +2,6 @@ package pablo
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 
 	"github.com/pabloagent/pablo/internal/egress"
 	"github.com/pabloagent/pablo/internal/engine"
@@ -13,9 +11,7 @@ import (
 )
 
 // shellRunner builds shell.run for a workspace directory; remotes is
-// the directory whose repository's remotes network repository-host-only
-// allows (remotesRoot). forwarder is HostOptions.EgressForwarder, which
-// network allowlist needs.
+// egress.RepositoryRoot's. forwarder is HostOptions.EgressForwarder.
 func (d *Deployment) shellRunner(workspace, remotes, forwarder string) (*shell.Runner, error) {
 	opts, err := d.c.ShellOptions(workspace)
 	if err != nil {
@@ -52,11 +48,8 @@ func (d *Deployment) taskShellCatalogs(forwarder string, secrets *redact.Set, pr
 	if err != nil {
 		return nil, err
 	}
-	// The repository is the one holding the workspace now: a command
-	// that makes a .git of its own in the workspace (one below the
-	// repository's root, where no sandbox shows the repository's .git)
-	// does not choose the remotes of the tasks after it.
-	remotes := remotesRoot(dir)
+	// The repository holding the workspace now (egress.RepositoryRoot).
+	remotes := egress.RepositoryRoot(dir)
 	if _, err := d.shellRunner(dir, remotes, forwarder); err != nil {
 		// What the first task would meet, told when the runtime is built.
 		return nil, err
@@ -76,20 +69,6 @@ func (d *Deployment) taskShellCatalogs(forwarder string, secrets *redact.Set, pr
 		}
 		return append(cats, engine.NewShellCatalog(runner, secrets, pol != nil)), nil
 	}, nil
-}
-
-// remotesRoot is the directory holding the nearest .git at or above
-// workspace (workspace itself when none does), whose remotes network
-// repository-host-only reads.
-func remotesRoot(workspace string) string {
-	for d := workspace; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		if d == filepath.Dir(d) {
-			return workspace
-		}
-	}
 }
 
 // EgressForwarderMain turns the running binary into the in-sandbox

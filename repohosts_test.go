@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
 
+	"github.com/pabloagent/pablo/internal/egress"
 	"github.com/pabloagent/pablo/ledger"
 )
 
@@ -101,7 +102,7 @@ func TestRepositoryHostOnlyKeepsTheRepositoryOfTheRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	remotes := remotesRoot(ws)
+	remotes := egress.RepositoryRoot(ws)
 	// What a command of the first task leaves behind.
 	planted, err := git.PlainInit(ws, false)
 	if err != nil {

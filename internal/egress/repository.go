@@ -167,3 +167,20 @@ func remoteEntry(u string) (string, error) {
 	}
 	return e, nil
 }
+
+// RepositoryRoot is the directory holding the nearest .git at or above
+// workspace (workspace itself when none does): what a host passes to
+// RepositoryHosts at each task's start, found once when its runtime is
+// built. A .git a sandboxed command makes later in a workspace below the
+// repository's root (where no sandbox shows the repository's own) then
+// does not choose the remotes of the tasks after it.
+func RepositoryRoot(workspace string) string {
+	for d := workspace; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return workspace
+		}
+	}
+}
