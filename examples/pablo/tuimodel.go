@@ -122,9 +122,9 @@ type tuiModel struct {
 	toolCalls           int
 	// doing is what the task does now, for the status line.
 	doing  string
-	answer *tuiEntry            // the root answer being streamed
-	tools  map[string]*tuiEntry // call ID → its entry
-	asks   []tuiApprovalMsg     // questions waiting, the first shown
+	answer *tuiEntry                // the root answer being streamed
+	tools  map[tuiCallKey]*tuiEntry // a call → its entry
+	asks   []tuiApprovalMsg         // questions waiting, the first shown
 	// err is why the UI ended on its own (a failed goroutine).
 	err error
 }
@@ -142,7 +142,7 @@ func newTUIModel(backend tuiBackend, now func() time.Time, first string) *tuiMod
 	// k in the input never scrolls.
 	vp.KeyMap = viewport.KeyMap{}
 	return &tuiModel{backend: backend, now: now, first: first, width: 80, height: 24,
-		input: in, history: vp, follow: true, tools: map[string]*tuiEntry{}}
+		input: in, history: vp, follow: true, tools: map[tuiCallKey]*tuiEntry{}}
 }
 
 var (
@@ -313,7 +313,7 @@ func (m *tuiModel) submit(input string) {
 	m.modelCalls, m.toolCalls = 0, 0
 	m.doing = "starting"
 	m.answer = nil
-	m.tools = map[string]*tuiEntry{}
+	m.tools = map[tuiCallKey]*tuiEntry{}
 	m.follow = true
 	m.backend.Submit(input)
 }
@@ -328,6 +328,11 @@ func (m *tuiModel) note(depth int, format string, args ...any) {
 	e := m.add(entryNote, depth)
 	e.text.WriteString(fmt.Sprintf(format, args...))
 }
+
+// tuiCallKey names a call in the task's tree: call IDs ("call_T_I") are
+// each agent's own, so a child's first call has its parent's first
+// call's ID.
+type tuiCallKey struct{ agent, call string }
 
 // event folds one event of the active task into the history and the
 // status line.
@@ -361,14 +366,14 @@ func (m *tuiModel) event(ev event.Event) {
 		m.endAnswer() // text after a call is a new answer
 		e := m.add(entryTool, depth)
 		fmt.Fprintf(&e.text, "%s%s %s", child, termtext.Printable(ev.Call.Name), termtext.Printable(truncate(string(ev.Call.Arguments), 200)))
-		m.tools[ev.Call.ID] = e
+		m.tools[tuiCallKey{ev.Agent.AgentID, ev.Call.ID}] = e
 		m.doing = child + "→ " + termtext.Printable(ev.Call.Name)
 	case event.ToolFinished:
 		var r struct {
 			Status string `json:"status"`
 		}
 		json.Unmarshal(ev.Result, &r)
-		if e := m.tools[ev.CallID]; e != nil {
+		if e := m.tools[tuiCallKey{ev.Agent.AgentID, ev.CallID}]; e != nil {
 			e.status = termtext.Printable(r.Status)
 			e.dirty = true
 		}
@@ -429,7 +434,7 @@ func (m *tuiModel) replay(turn pablo.SessionTurn) {
 	defer m.layout()
 	e := m.add(entryPrompt, 0)
 	e.text.Write(termtext.AppendPrintable(nil, turn.Prompt, true))
-	m.tools = map[string]*tuiEntry{}
+	m.tools = map[tuiCallKey]*tuiEntry{}
 	for _, ev := range turn.Events {
 		m.event(ev)
 	}

@@ -339,3 +339,23 @@ func TestTUIModelLongAnswerRendersEachBlockOnce(t *testing.T) {
 		t.Errorf("the ended answer was rendered %d times, want once", m.renders-before)
 	}
 }
+
+// TestTUIModelKeepsAChildsCallApartFromItsParentsOfOneID: call IDs are
+// each agent's own ("call_1_0" is every agent's first call), so a child's
+// call that starts before its parent's call of the same ID finishes is a
+// different line: each finish settles its own agent's line.
+func TestTUIModelKeepsAChildsCallApartFromItsParentsOfOneID(t *testing.T) {
+	m, _, _ := newTestModel(t)
+	submitTyped(m, "delegate")
+	m.Update(rootEvent(event.EventData{Type: event.ToolStarted, Call: &event.Call{ID: "call_1_0", Name: "subagent", Arguments: json.RawMessage(`{"action":"spawn"}`)}}))
+	m.Update(childEvent(event.EventData{Type: event.ToolStarted, Call: &event.Call{ID: "call_1_0", Name: "fs.write", Arguments: json.RawMessage(`{"path":"a.txt"}`)}}))
+	m.Update(rootEvent(event.EventData{Type: event.ToolFinished, CallID: "call_1_0", Name: "subagent", Result: json.RawMessage(`{"status":"completed"}`)}))
+	v := plain(m)
+	if !strings.Contains(v, `✓ subagent {"action":"spawn"} completed`) || !strings.Contains(v, `│ ⋯ child child123… fs.write {"path":"a.txt"} running`) {
+		t.Errorf("the parent's finish did not settle its own line only:\n%s", v)
+	}
+	m.Update(childEvent(event.EventData{Type: event.ToolFinished, CallID: "call_1_0", Name: "fs.write", Result: json.RawMessage(`{"status":"completed"}`)}))
+	if v := plain(m); !strings.Contains(v, `│ ✓ child child123… fs.write {"path":"a.txt"} completed`) {
+		t.Errorf("the child's finish did not settle its line:\n%s", v)
+	}
+}
