@@ -268,6 +268,11 @@ func decodeCallBlock(e []byte) (callBlock, bool) {
 				return false
 			}
 			seen[0] = true
+			if string(v) == `"text"` {
+				// The type of nearly every block, without a copy.
+				blk.Type = "text"
+				return true
+			}
 			s, ok := decodeString(v)
 			blk.Type = s
 			return ok

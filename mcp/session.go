@@ -257,7 +257,7 @@ func (s *session) callTool(ctx context.Context, name string, arguments json.RawM
 	var raw json.RawMessage
 	var err error
 	if onProgress == nil {
-		raw, err = s.send(ctx, "tools/call", id, json.RawMessage(body))
+		raw, err = s.sendRaw(ctx, "tools/call", id, body)
 	} else {
 		raw, err = s.sendListening(ctx, id, json.RawMessage(body), onProgress)
 	}
@@ -282,7 +282,7 @@ func (s *session) sendListening(ctx context.Context, id int64, body json.RawMess
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		raw, err = s.send(ctx, "tools/call", id, body)
+		raw, err = s.sendRaw(ctx, "tools/call", id, body)
 	}()
 	for waiting := true; waiting; {
 		select {
@@ -316,17 +316,26 @@ func (s *session) request(ctx context.Context, method string, params any) (raw j
 // protocol forbids cancelling). A failure that is not a JSON-RPC error is a
 // *CallError carrying the delivery certainty.
 func (s *session) send(ctx context.Context, method string, id int64, params any) (json.RawMessage, error) {
-	if s.ended.Load() {
-		return nil, &CallError{Tool: method, Kind: ErrSessionEnded, Delivery: string(outcome.NotSent)}
-	}
-	s.requestSpan(ctx, id)
 	body, ok := params.(json.RawMessage)
 	if !ok {
+		if s.ended.Load() {
+			return nil, &CallError{Tool: method, Kind: ErrSessionEnded, Delivery: string(outcome.NotSent)}
+		}
 		var err error
 		if body, err = json.Marshal(params); err != nil {
 			return nil, fmt.Errorf("mcp: encode %s params: %w", method, err)
 		}
 	}
+	return s.sendRaw(ctx, method, id, body)
+}
+
+// sendRaw is send with the params already encoded: a tools/call's, built
+// by hand, are not boxed into an interface on every call.
+func (s *session) sendRaw(ctx context.Context, method string, id int64, body json.RawMessage) (json.RawMessage, error) {
+	if s.ended.Load() {
+		return nil, &CallError{Tool: method, Kind: ErrSessionEnded, Delivery: string(outcome.NotSent)}
+	}
+	s.requestSpan(ctx, id)
 	r, written, err := s.conn.call(ctx, id, method, body)
 	if err != nil {
 		delivery := outcome.NotSent
