@@ -224,14 +224,19 @@ func closeBinds(binds []fdBind) {
 // repoBinds opens what repo-write binds by descriptor in workspace: each
 // submodule's directory, read-only, and each directory on the way to it,
 // onto itself, parents first. More than maxRepoBinds is an error wrapping
-// ErrInvalidProfile: the command is not run with a submodule left
-// writable.
+// ErrInvalidProfile, as is a submodule with no directory: the command is
+// not run with a submodule left writable.
 func repoBinds(workspace string) ([]fdBind, error) {
 	var out []fdBind
+	var missing []string
 	seen := map[string]bool{}
 	for _, rel := range gitlinks(workspace) {
 		chain, err := openBeneath(workspace, rel)
 		if err != nil {
+			// No directory there (or a link, a file): nothing to bind,
+			// and nothing would stop the command making one, .git and
+			// all, that git would look into.
+			missing = append(missing, rel)
 			continue
 		}
 		for i, f := range chain {
@@ -246,6 +251,13 @@ func repoBinds(workspace string) ([]fdBind, error) {
 			closeBinds(out)
 			return nil, fmt.Errorf("%w: filesystem repo-write keeps each submodule read-only, and this repository has more than %d submodule directories to keep: use \"read-only\" or \"workspace-write\"", ErrInvalidProfile, maxRepoBinds)
 		}
+	}
+	if len(missing) > 0 {
+		closeBinds(out)
+		if len(missing) > 5 {
+			missing = append(missing[:5], "...")
+		}
+		return nil, fmt.Errorf("%w: filesystem repo-write keeps each submodule read-only, and these have no directory in the work tree (or a link or a file in its place), where a command could make one with a .git of its own that the host's git would look into: %s; check them out (git submodule update --init), make each an empty directory, or use \"workspace-write\"", ErrInvalidProfile, strings.Join(missing, ", "))
 	}
 	// A parent's bind comes before its children's, which it would
 	// otherwise cover.

@@ -54,7 +54,8 @@ func gitlinks(workspace string) []string {
 	}
 	var out []string
 	for _, e := range idx.Entries {
-		if e.Mode != filemode.Submodule {
+		if e.Mode != filemode.Submodule || e.SkipWorktree {
+			// A sparse checkout's skipped entry: git looks at none.
 			continue
 		}
 		rel, err := filepath.Rel(workspace, filepath.Join(root, filepath.FromSlash(e.Name)))
