@@ -204,3 +204,26 @@ func TestProxyBoundsItsConnections(t *testing.T) {
 	}
 	t.Errorf("after one closed: %q, want the request decided (403)", out)
 }
+
+// TestDecideRefusesAddressesSpelledAsNames: the spellings a system
+// resolver or a URL parser reads as an address, or as another host, are
+// never a name an entry allows; an IDNA name is allowed only in the
+// ASCII form an entry writes.
+func TestDecideRefusesAddressesSpelledAsNames(t *testing.T) {
+	t.Parallel()
+	p, err := New(Options{Allow: []string{"ok.test", "*.ok.test", "xn--mnchen-3ya.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"2130706433", "0x7f.1", "0177.0.0.1", "127.0.0.1.", "1.ok.test.2130706433", "user@ok.test",
+		"ok.test%2e", "ok.test:443", "münchen.test", "ok.test\x00.evil.test", "*.ok.test", ".ok.test", "ok..test"} {
+		if d := p.Decide("CONNECT", h, 443); d.Allowed {
+			t.Errorf("Decide(%q) allowed by %s", h, d.Rule)
+		}
+	}
+	for _, h := range []string{"OK.TEST", "a.ok.test.", "xn--mnchen-3ya.test"} {
+		if d := p.Decide("CONNECT", h, 443); !d.Allowed {
+			t.Errorf("Decide(%q) denied: %s", h, d.Reason)
+		}
+	}
+}
