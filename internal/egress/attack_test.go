@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -224,6 +225,49 @@ func TestDecideRefusesAddressesSpelledAsNames(t *testing.T) {
 	for _, h := range []string{"OK.TEST", "a.ok.test.", "xn--mnchen-3ya.test"} {
 		if d := p.Decide("CONNECT", h, 443); !d.Allowed {
 			t.Errorf("Decide(%q) denied: %s", h, d.Reason)
+		}
+	}
+}
+
+// TestProxyCarriesOneRequestPerConnection: a request smuggled after the
+// first one, by pipelining or by a Content-Length that disagrees with a
+// chunked body, never reaches the upstream: the proxy writes the one
+// request it decided, framed as it read it, and nothing after it.
+func TestProxyCarriesOneRequestPerConnection(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		paths = append(paths, r.URL.Path+" "+string(b))
+		mu.Unlock()
+		io.WriteString(w, "fixture")
+	}))
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	proxy := serveProxy(t, Options{Allow: []string{fmt.Sprintf("ok.test:%d", port)}, Resolver: mapResolver{"ok.test": "127.0.0.1"}})
+	for _, req := range []string{
+		fmt.Sprintf("GET http://ok.test:%d/first HTTP/1.1\r\nHost: ok.test\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: ok.test\r\n\r\n", port),
+		fmt.Sprintf("POST http://ok.test:%d/first HTTP/1.1\r\nHost: ok.test\r\nContent-Length: 60\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: ok.test\r\n\r\n", port),
+	} {
+		mu.Lock()
+		paths = nil
+		mu.Unlock()
+		out := proxyExchange(t, proxy, req)
+		mu.Lock()
+		got := slices.Clone(paths)
+		mu.Unlock()
+		if !strings.HasPrefix(out, "200 ") && !strings.HasPrefix(out, "closed") && !strings.HasPrefix(out, "400 ") {
+			t.Errorf("%q: %q", req, out)
+		}
+		for _, p := range got {
+			if strings.Contains(p, "smuggled") || !strings.HasPrefix(p, "/first") {
+				t.Errorf("%q: the upstream saw %q", req, got)
+			}
+		}
+		if len(got) > 1 {
+			t.Errorf("%q: the upstream saw %d requests: %q", req, len(got), got)
 		}
 	}
 }
