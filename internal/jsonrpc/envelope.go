@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/pabloagent/pablo/internal/jsonx"
 )
 
 // ErrEnvelope marks a message whose envelope breaks JSON-RPC 2.0: a
@@ -44,24 +46,24 @@ var members = [...]string{"jsonrpc", "id", "method", "params", "result", "error"
 // reads the object's top-level members only and allocates only for a name
 // written with escapes.
 func CheckEnvelope(msg []byte) error {
-	i := skipSpace(msg, 0)
+	i := jsonx.SkipSpace(msg, 0)
 	if i >= len(msg) || msg[i] != '{' {
 		return nil // not an object: the caller's decoder has refused it
 	}
 	i++
 	var seen [len(members)]bool
 	for {
-		i = skipSpace(msg, i)
+		i = jsonx.SkipSpace(msg, i)
 		if i >= len(msg) || msg[i] == '}' {
 			return nil
 		}
 		if msg[i] == ',' {
-			i = skipSpace(msg, i+1)
+			i = jsonx.SkipSpace(msg, i+1)
 		}
 		if i >= len(msg) || msg[i] != '"' {
 			return nil // not valid JSON: the caller's decoder has refused it
 		}
-		end := skipString(msg, i)
+		end := jsonx.SkipString(msg, i)
 		if end-1 <= i {
 			return nil
 		}
@@ -71,10 +73,10 @@ func CheckEnvelope(msg []byte) error {
 				return nil
 			}
 		}
-		i = skipSpace(msg, end)
-		i = skipSpace(msg, i+1) // the colon
+		i = jsonx.SkipSpace(msg, end)
+		i = jsonx.SkipSpace(msg, i+1) // the colon
 		start := i
-		i = skipValue(msg, i)
+		i = jsonx.SkipValue(msg, i)
 		for k, m := range members {
 			if !strings.EqualFold(name, m) {
 				continue
@@ -94,61 +96,6 @@ func CheckEnvelope(msg []byte) error {
 	}
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index past the string that starts at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index past the value that starts at b[i]: a
-// string, an object or array (strings inside them skipped whole), or a
-// literal or number (up to the next delimiter).
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ' ' && b[i] != '\t' && b[i] != '\r' && b[i] != '\n' {
-		i++
-	}
-	return i
-}
-
 // Members are the values of the members a JSON-RPC message defines, as
 // written (a member not written is nil).
 type Members struct {
@@ -165,14 +112,14 @@ type Members struct {
 // slices of msg; it allocates nothing.
 func Split(msg []byte) (Members, bool) {
 	var m Members
-	i := skipSpace(msg, 0)
+	i := jsonx.SkipSpace(msg, 0)
 	if i >= len(msg) || msg[i] != '{' {
 		return m, false
 	}
 	i++
 	var seen [len(members)]bool
 	for {
-		i = skipSpace(msg, i)
+		i = jsonx.SkipSpace(msg, i)
 		if i >= len(msg) {
 			return m, false
 		}
@@ -180,20 +127,20 @@ func Split(msg []byte) (Members, bool) {
 			return m, true
 		}
 		if msg[i] == ',' {
-			i = skipSpace(msg, i+1)
+			i = jsonx.SkipSpace(msg, i+1)
 		}
 		if i >= len(msg) || msg[i] != '"' {
 			return m, false
 		}
-		end := skipString(msg, i)
+		end := jsonx.SkipString(msg, i)
 		if end-1 <= i {
 			return m, false
 		}
 		name := msg[i+1 : end-1]
-		i = skipSpace(msg, end)
-		i = skipSpace(msg, i+1) // the colon
+		i = jsonx.SkipSpace(msg, end)
+		i = jsonx.SkipSpace(msg, i+1) // the colon
 		start := i
-		i = skipValue(msg, i)
+		i = jsonx.SkipValue(msg, i)
 		if start >= i {
 			return m, false
 		}

@@ -5,13 +5,13 @@ package jsonx
 // false. obj must already be known to be valid JSON. It reports whether obj
 // is an object and every call returned true.
 func EachMember(obj []byte, fn func(name, value []byte) bool) bool {
-	i := skipSpace(obj, 0)
+	i := SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return false
 	}
 	i++
 	for {
-		i = skipSpace(obj, i)
+		i = SkipSpace(obj, i)
 		if i >= len(obj) {
 			return false
 		}
@@ -19,16 +19,16 @@ func EachMember(obj []byte, fn func(name, value []byte) bool) bool {
 		case '}':
 			return true
 		case ',':
-			i = skipSpace(obj, i+1)
+			i = SkipSpace(obj, i+1)
 		}
 		if i >= len(obj) || obj[i] != '"' {
 			return false
 		}
-		end := skipString(obj, i)
+		end := SkipString(obj, i)
 		name := obj[i+1 : end-1]
-		i = skipSpace(obj, skipSpace(obj, end)+1) // past the colon
+		i = SkipSpace(obj, SkipSpace(obj, end)+1) // past the colon
 		start := i
-		i = skipValue(obj, i)
+		i = SkipValue(obj, i)
 		if start >= i || !fn(name, obj[start:i:i]) {
 			return false
 		}
@@ -39,13 +39,13 @@ func EachMember(obj []byte, fn func(name, value []byte) bool) bool {
 // until fn returns false. arr must already be known to be valid JSON. It
 // reports whether arr is an array and every call returned true.
 func EachElement(arr []byte, fn func(value []byte) bool) bool {
-	i := skipSpace(arr, 0)
+	i := SkipSpace(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return false
 	}
 	i++
 	for {
-		i = skipSpace(arr, i)
+		i = SkipSpace(arr, i)
 		if i >= len(arr) {
 			return false
 		}
@@ -53,25 +53,27 @@ func EachElement(arr []byte, fn func(value []byte) bool) bool {
 		case ']':
 			return true
 		case ',':
-			i = skipSpace(arr, i+1)
+			i = SkipSpace(arr, i+1)
 		}
 		start := i
-		i = skipValue(arr, i)
+		i = SkipValue(arr, i)
 		if start >= i || !fn(arr[start:i:i]) {
 			return false
 		}
 	}
 }
 
-func skipSpace(b []byte, i int) int {
+// SkipSpace returns the index of the first byte at or past b[i] that is
+// not JSON whitespace.
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
 		i++
 	}
 	return i
 }
 
-// skipString returns the index past the string that starts at b[i].
-func skipString(b []byte, i int) int {
+// SkipString returns the index past the string that starts at b[i].
+func SkipString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
 		switch b[i] {
 		case '\\':
@@ -83,21 +85,22 @@ func skipString(b []byte, i int) int {
 	return len(b)
 }
 
-// skipValue returns the index past the valid JSON value that starts at
-// b[i].
-func skipValue(b []byte, i int) int {
+// SkipValue returns the index past the valid JSON value that starts at
+// b[i]: a string, an object or array (strings inside them skipped whole),
+// or a literal or number (up to the next delimiter).
+func SkipValue(b []byte, i int) int {
 	if i >= len(b) {
 		return i
 	}
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		return SkipString(b, i)
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
 			switch b[i] {
 			case '"':
-				i = skipString(b, i)
+				i = SkipString(b, i)
 				continue
 			case '{', '[':
 				depth++
