@@ -157,10 +157,10 @@ func (c *Catalog) parseResult(t *tool, raw json.RawMessage) (*Result, error) {
 		if b.Type != "text" {
 			return nil, &ContentError{Tool: string(t.id), Type: b.Type, Index: i}
 		}
-		if b.Text == nil {
+		if !b.Text.set {
 			return nil, &InvalidResultError{Tool: string(t.id), Reason: fmt.Sprintf("text block %d has no string text", i)}
 		}
-		res.Text = append(res.Text, *b.Text)
+		res.Text = append(res.Text, b.Text.s)
 	}
 	if len(body.Structured) > 0 && string(body.Structured) != "null" {
 		if body.Structured[0] != '{' {
@@ -192,8 +192,30 @@ type callBody struct {
 
 // callBlock is one content block of a CallToolResult.
 type callBlock struct {
-	Type string  `json:"type"`
-	Text *string `json:"text"`
+	Type string    `json:"type"`
+	Text blockText `json:"text"`
+}
+
+// blockText is a content block's text, set when the block has a string
+// one: what a *string would say, without a pointer for every block.
+type blockText struct {
+	s   string
+	set bool
+}
+
+// UnmarshalJSON implements json.Unmarshaler. null unsets the text, as it
+// makes a *string nil.
+func (t *blockText) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*t = blockText{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*t = blockText{s: s, set: true}
+	return nil
 }
 
 // decodeCallBody decodes a result as json.Unmarshal does. A result
@@ -282,7 +304,7 @@ func decodeCallBlock(e []byte) (callBlock, bool) {
 			}
 			seen[1] = true
 			s, ok := decodeString(v)
-			blk.Text = &s
+			blk.Text = blockText{s: s, set: true}
 			return ok
 		}
 		return !foldsTo(name, "type", "text")
