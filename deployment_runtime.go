@@ -390,6 +390,9 @@ func (d *Deployment) nativeCatalogs(set *authority.Set, secrets *redact.Set, for
 			Reserved:  d.reserved,
 			MaskPage:  secrets.MaskWindow,
 			RepoWrite: o.Filesystem.Scope == "repo-write",
+			// Under repository-host-only anywhere, the remotes (a
+			// .git's config) are the next task's allowlist.
+			KeepGitDir: d.c.UsesRepositoryHostOnly(),
 		})
 		if err != nil {
 			return cats, cleanup, err

@@ -2,6 +2,7 @@ package pablo
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,5 +132,55 @@ func TestRepositoryHostOnlyKeepsTheRepositoryOfTheRuntime(t *testing.T) {
 				t.Errorf("the task's snapshot %s, want the runtime's repository's first.example.com only", s)
 			}
 		}
+	}
+}
+
+// TestRepositoryHostOnlyKeepsTheRemotesOutOfTheTasksReach: in a
+// deployment where a stdio server has network repository-host-only, a
+// shell.run command under workspace-write (network deny) cannot write the
+// repository's remotes, which would widen the server's allowlist in the
+// next task, nor can fs.write; the work tree stays writable.
+func TestRepositoryHostOnlyKeepsTheRemotesOutOfTheTasksReach(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
+		t.Skip("needs bubblewrap")
+	}
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "work")
+	repo, err := git.PlainInit(ws, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{"https://first.example.com/r.git"}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(ws, ".git", "config"))
+	script := `{"turns":[{"tool_calls":[{"id":"c1","name":"shell_run","arguments":{"command":"echo '[remote \"x\"]' >> .git/config; echo ok > made.txt","cwd":"."}}]},` +
+		`{"tool_calls":[{"id":"c2","name":"fs_write","arguments":{"path":".git/config","text":"[remote \"x\"]\n\turl = https://evil.example.com/\n","expected_revision":null}}]},{"text":["done"]}]}`
+	d := scriptDeployment(t, dir, ws, script,
+		"[options.filesystem]\nwrite = true\n[options.tools]\nmax_recoverable_errors = 5\n"+
+			"[options.shell]\nenabled = true\n[options.shell.sandbox]\nfilesystem = \"workspace-write\"\n"+
+			"[options.mcp.servers.local]\ntransport = \"stdio\"\ncommand = \"/bin/true\"\nrequired = false\n[options.mcp.servers.local.sandbox]\nnetwork = \"repository-host-only\"\n")
+	// The server never starts (it is /bin/true): no forwarder is run.
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: ledger.NewMemoryStore(), EgressForwarder: "/bin/true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	_, events := runTask(t, rt, "go")
+	var denied bool
+	for _, ev := range events {
+		b, _ := json.Marshal(ev)
+		if strings.Contains(string(b), "builtin.repository_host_only.git_dir") {
+			denied = true
+		}
+	}
+	if !denied {
+		t.Errorf("fs.write into .git/config was not denied by builtin.repository_host_only.git_dir")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "made.txt")); string(b) != "ok\n" {
+		t.Errorf("the command's write in the work tree: %q, want ok", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); string(b) != string(cfg) {
+		t.Errorf(".git/config changed: %q", b)
 	}
 }

@@ -135,6 +135,11 @@ const (
 	// into a repository's .git, at any depth: its hooks, config and refs
 	// are never the task's to write.
 	RuleRepoGitDir = "builtin.repo_write.git_dir"
+	// RuleRemotesGitDir denies a write of the workspace tools into a
+	// repository's .git, at any depth, under a deployment that uses
+	// network repository-host-only: the remotes its config names are the
+	// next task's allowlist.
+	RuleRemotesGitDir = "builtin.repository_host_only.git_dir"
 	// RuleRepoOutside denies a write under filesystem scope repo-write
 	// that would land outside the work tree of the repository holding the
 	// workspace: in a nested repository of its own.

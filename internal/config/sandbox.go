@@ -58,7 +58,18 @@ func (d *Deployment) checkSandboxes(o *Options) error {
 // ShellSandbox is the sandbox every shell.run command of this deployment
 // runs in: options.shell.sandbox narrowed by every authority layer's
 // shell.sandbox. Layers narrow, never widen.
+//
+// Under a deployment that uses network repository-host-only anywhere (this
+// sandbox or a stdio server's), it keeps the repository's git config
+// read-only (sandbox.Profile.KeepGitConfig): a command that wrote a remote
+// would widen the next task's allowlist.
 func (d *Deployment) ShellSandbox() sandbox.Profile {
+	p := d.shellSandbox()
+	p.KeepGitConfig = p.Mode != sandbox.Off && d.UsesRepositoryHostOnly()
+	return p
+}
+
+func (d *Deployment) shellSandbox() sandbox.Profile {
 	p := d.Options.Shell.Sandbox.profile().Normalized()
 	for _, l := range d.layers {
 		p = p.Narrow(l.Shell.Sandbox.ceiling())
@@ -66,10 +77,37 @@ func (d *Deployment) ShellSandbox() sandbox.Profile {
 	return p
 }
 
+// UsesRepositoryHostOnly reports a deployment some of whose sandboxes
+// (shell.run's, a stdio MCP server's, as the layers leave them) has
+// network repository-host-only: its fs tools and every sandbox keep the
+// repository's git config out of the task's reach.
+func (d *Deployment) UsesRepositoryHostOnly() bool {
+	if p := d.shellSandbox(); d.Options.Shell.Enabled && p.Mode != sandbox.Off && p.Network == sandbox.RepositoryHostOnly {
+		return true
+	}
+	for name, s := range d.Options.MCP.Servers {
+		if s.Transport != "stdio" {
+			continue
+		}
+		if p, _ := d.mcpSandbox(name); p.Mode != sandbox.Off && p.Network == sandbox.RepositoryHostOnly {
+			return true
+		}
+	}
+	return false
+}
+
 // MCPSandbox is the sandbox of the stdio MCP server name, narrowed by every
 // authority layer's mcp.sandbox, and the read paths it names (typed paths
 // for the caller to resolve; a layer names none).
+// Like ShellSandbox, it keeps the git config read-only under a deployment
+// that uses repository-host-only anywhere.
 func (d *Deployment) MCPSandbox(name string) (sandbox.Profile, []PathRef) {
+	p, reads := d.mcpSandbox(name)
+	p.KeepGitConfig = p.Mode != sandbox.Off && d.UsesRepositoryHostOnly()
+	return p, reads
+}
+
+func (d *Deployment) mcpSandbox(name string) (sandbox.Profile, []PathRef) {
 	s := d.Options.MCP.Servers[name].Sandbox
 	p := s.profile().Normalized()
 	for _, l := range d.layers {

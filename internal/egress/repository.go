@@ -116,6 +116,12 @@ func findGitDir(dir string) (gitDir, commonDir string, err error) {
 		if !filepath.IsAbs(commonDir) {
 			commonDir = filepath.Join(gitDir, commonDir)
 		}
+		// Only the layout git worktree makes, COMMON/worktrees/NAME: a
+		// commondir a command wrote into a writable .git would otherwise
+		// choose a config of its own, and the next task's remotes.
+		if admin := filepath.Dir(filepath.Clean(gitDir)); filepath.Base(admin) != "worktrees" || filepath.Clean(commonDir) != filepath.Dir(admin) {
+			return "", "", fmt.Errorf("%s names %s as the repository's common directory, which is not the git directory's COMMON/worktrees/NAME layout", filepath.Join(gitDir, "commondir"), commonDir)
+		}
 		if _, err := os.Stat(commonDir); err != nil {
 			return "", "", fmt.Errorf("the repository's common directory: %w", err)
 		}
@@ -124,6 +130,11 @@ func findGitDir(dir string) (gitDir, commonDir string, err error) {
 	}
 	return gitDir, commonDir, nil
 }
+
+// GitDirs returns the git directory of the repository whose work tree
+// holds dir and its common directory (where its config is), found as
+// RepositoryHosts finds them.
+func GitDirs(dir string) (gitDir, commonDir string, err error) { return findGitDir(dir) }
 
 // remoteEntry is the allow entry of one remote URL, "" for a local one.
 func remoteEntry(u string) (string, error) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5"
@@ -90,5 +91,21 @@ func TestRepositoryHostsOfALinkedWorkTree(t *testing.T) {
 	}
 	if want := []string{"git.example.com"}; !slices.Equal(got, want) {
 		t.Errorf("RepositoryHosts = %q, want %q", got, want)
+	}
+}
+
+// TestRepositoryHostsRefusesACommondirOutOfLayout: a commondir a command
+// wrote into a writable .git, naming a directory with a config of its
+// own, would choose the next task's remotes; only git worktree's layout
+// (COMMON/worktrees/NAME) is followed.
+func TestRepositoryHostsRefusesACommondirOutOfLayout(t *testing.T) {
+	t.Parallel()
+	repo := repoWithRemotes(t, map[string][]string{"origin": {"https://git.example.com/team/repo.git"}})
+	evil := filepath.Join(repo, "evil")
+	os.MkdirAll(evil, 0o755)
+	os.WriteFile(filepath.Join(evil, "config"), []byte("[remote \"x\"]\n\turl = https://evil.example.com/x.git\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, ".git", "commondir"), []byte("../evil\n"), 0o644)
+	if got, err := RepositoryHosts(repo); !errors.Is(err, ErrRepository) || !strings.Contains(err.Error(), "layout") {
+		t.Errorf("RepositoryHosts = %q, %v; want ErrRepository naming the layout", got, err)
 	}
 }

@@ -44,11 +44,19 @@ func isGitName(c string) bool { return strings.EqualFold(c, ".git") }
 // a .git, at any depth (hooks, config and refs are never the task's to
 // write). Symbolic links are never followed and ".." is refused before
 // this, so the components are the path itself.
+//
+// Under KeepGitDir the same holds whatever the scope: the remotes a
+// repository's config names are the next task's repository-host-only
+// allowlist.
 func (c *call) repoCheck(rel string, parts []string) error {
-	if !c.t.repoWrite {
+	if !c.t.repoWrite && !c.t.keepGitDir {
 		return nil
 	}
 	for _, p := range parts {
+		if isGitName(p) && !c.t.repoWrite {
+			return &DeniedError{Tool: c.id, Path: rel, Decision: builtinDenial(authority.RuleRemotesGitDir,
+				"this deployment uses network repository-host-only, whose allowlist is the remotes a repository's .git config names: the workspace tools never write into a .git")}
+		}
 		if isGitName(p) {
 			return &DeniedError{Tool: c.id, Path: rel, Decision: builtinDenial(authority.RuleRepoGitDir,
 				"filesystem scope repo-write never writes into a repository's .git (hooks, config, refs); write in the work tree")}

@@ -2,8 +2,10 @@ package fstools
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pabloagent/pablo/authority"
@@ -100,5 +102,50 @@ func TestRepoWriteNeedsARepository(t *testing.T) {
 	}
 	if root, err := RepositoryOf(filepath.Join(sub, "pkg")); err != nil || root != sub {
 		t.Errorf("RepositoryOf(pkg) = %q, %v; want %q", root, err, sub)
+	}
+}
+
+// TestKeepGitDirRefusesWritesIntoDotGit: under a deployment that uses
+// network repository-host-only (KeepGitDir), whatever the scope, fs.write
+// and fs.edit never write into a .git (its config names the remotes, the
+// next task's allowlist), while the work tree stays writable; without it,
+// workspace-write writes there.
+func TestKeepGitDirRefusesWritesIntoDotGit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".git"), 0o755)
+	cfg := "[remote \"origin\"]\n\turl = https://git.example.test/r.git\n"
+	os.WriteFile(filepath.Join(dir, ".git", "config"), []byte(cfg), 0o644)
+	ws, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	for _, keep := range []bool{true, false} {
+		tools, err := New(Options{Workspace: ws, Write: true, Decide: allowAll, KeepGitDir: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tools.Write(bg(), WriteArgs{Path: fmt.Sprintf("src-%v.txt", keep), Text: "x\n"}); err != nil {
+			t.Fatalf("keep %v: write in the work tree: %v", keep, err)
+		}
+		_, err = tools.Write(bg(), WriteArgs{Path: ".git/config.new", Text: cfg})
+		_, err2 := tools.Edit(bg(), EditArgs{Path: ".git/config", ExpectedRevision: strings.Repeat("0", 64), OldText: "git.example.test", NewText: "evil.example.test"})
+		if !keep {
+			if err != nil {
+				t.Errorf("without KeepGitDir: %v, want written", err)
+			}
+			continue
+		}
+		wantDenied(t, err, authority.RuleRemotesGitDir)
+		wantDenied(t, err2, authority.RuleRemotesGitDir)
+		_, err = tools.Write(bg(), WriteArgs{Path: "sub/.Git", Text: "gitdir: ../evil\n"})
+		wantDenied(t, err, authority.RuleRemotesGitDir)
+		if _, err := os.Lstat(filepath.Join(dir, ".git", "config.new")); err == nil {
+			t.Errorf("keep: .git/config.new was written")
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); string(b) != cfg {
+		t.Errorf(".git/config changed: %q", b)
 	}
 }

@@ -52,6 +52,11 @@ type Options struct {
 	// nested in it. New fails when no repository holds the workspace
 	// (ErrNotInRepository).
 	RepoWrite bool
+	// KeepGitDir refuses fs.write and fs.edit into a .git at any depth
+	// (authority.RuleRemotesGitDir): a deployment that uses network
+	// repository-host-only sets it, since the remotes a repository's
+	// config names are the next task's allowlist.
+	KeepGitDir bool
 }
 
 // Tools is one agent's set of workspace tools. It is immutable and safe for
@@ -69,6 +74,8 @@ type Tools struct {
 	hooks hooks
 	// repoWrite is Options.RepoWrite.
 	repoWrite bool
+	// keepGitDir is Options.KeepGitDir.
+	keepGitDir bool
 }
 
 // hooks let tests act between steps; all nil in production.
@@ -103,7 +110,7 @@ func New(opts Options) (*Tools, error) {
 		}
 	}
 	return &Tools{ws: opts.Workspace, write: opts.Write, decide: opts.Decide, limits: l, reserved: opts.Reserved, maskPage: opts.MaskPage,
-		repoWrite: opts.RepoWrite}, nil
+		repoWrite: opts.RepoWrite, keepGitDir: opts.KeepGitDir}, nil
 }
 
 // call is the state of one tool invocation.

@@ -335,6 +335,12 @@ func (l *Launcher) Command(p Profile, spec Spec) (*Command, error) {
 			return nil, err
 		}
 	}
+	if p.Filesystem == WorkspaceWrite && p.KeepGitConfig {
+		// Where the remotes are read from stays read-only (see
+		// gitConfigBinds): the next task's repository-host-only
+		// allowlist is not the command's to widen.
+		ro = gitConfigBinds(spec.Workspace)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		closeBinds(ro)
@@ -525,6 +531,8 @@ func (l *Launcher) args(p Profile, spec Spec, gitDir string, ro []fdBind) []stri
 			// read-only: no hook, config or ref is the command's to write.
 			a = append(a, "--ro-bind", gitDir, gitDir)
 		}
+	}
+	if p.Filesystem == WorkspaceWrite || p.Filesystem == RepoWrite {
 		for _, b := range ro {
 			op := "--bind-fd"
 			if b.readOnly {

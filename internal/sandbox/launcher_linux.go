@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -68,4 +69,49 @@ func openBeneath(dir, rel string) ([]*os.File, error) {
 		out = append(out, os.NewFile(uintptr(fd), filepath.Join(dir, filepath.FromSlash(strings.Join(parts[:i+1], "/")))))
 	}
 	return out, nil
+}
+
+// openFileBeneath is openBeneath for rel, a file beneath dir: the
+// directories on the way, then the file itself, opened without following
+// a link (a link or anything but a regular file there is an error).
+func openFileBeneath(dir, rel string) ([]*os.File, error) {
+	parent, name := path.Split(rel)
+	var chain []*os.File
+	at := dir
+	if parent = strings.TrimSuffix(parent, "/"); parent != "" {
+		var err error
+		if chain, err = openBeneath(dir, parent); err != nil {
+			return nil, err
+		}
+		at = chain[len(chain)-1].Name()
+	}
+	fail := func(err error) ([]*os.File, error) {
+		for _, f := range chain {
+			f.Close()
+		}
+		return nil, err
+	}
+	if name == "" || name == "." || name == ".." {
+		return fail(os.ErrInvalid)
+	}
+	dfd := -1
+	if len(chain) > 0 {
+		dfd = int(chain[len(chain)-1].Fd())
+	} else {
+		var err error
+		if dfd, err = unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			return fail(err)
+		}
+		defer unix.Close(dfd)
+	}
+	fd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fail(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return fail(os.ErrInvalid)
+	}
+	return append(chain, os.NewFile(uintptr(fd), filepath.Join(at, name))), nil
 }

@@ -15,3 +15,6 @@ func filterPipe([]byte) (*os.File, error) { return nil, os.ErrInvalid }
 
 // openBeneath is never reached where there is no sandbox.
 func openBeneath(string, string) ([]*os.File, error) { return nil, os.ErrInvalid }
+
+// openFileBeneath is never reached where there is no sandbox.
+func openFileBeneath(string, string) ([]*os.File, error) { return nil, os.ErrInvalid }

@@ -95,6 +95,15 @@ type Profile struct {
 	// FromRepository says an allowlist's entries were resolved from the
 	// workspace repository's remotes (network repository-host-only).
 	FromRepository bool `json:"from_repository,omitempty"`
+	// KeepGitConfig keeps the files from which the workspace repository's
+	// remotes are read (its .git file, the git directory's config,
+	// config.worktree and commondir, the common directory's config)
+	// read-only under filesystem workspace-write, when they lie in the
+	// workspace. A host sets it on every sandbox of a deployment that uses
+	// network repository-host-only anywhere: a command that wrote a remote
+	// there would widen the next task's allowlist. Under repo-write the
+	// whole .git is read-only already.
+	KeepGitConfig bool `json:"-"`
 }
 
 // Normalized returns p with its defaults written out: mode required,
