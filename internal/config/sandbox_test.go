@@ -175,3 +175,46 @@ func TestFilesystemRepoWriteScopeNeedsWrite(t *testing.T) {
 	_, err = loadString(t, "schema_version = 1\n[options.filesystem]\nwrite = true\nscope = \"repo\"\n")
 	wantCode(t, err, CodeInvalidValue, "/options/filesystem/scope")
 }
+
+// TestRepositoryHostOnlyAnywhereKeepsEverySandboxsGitConfig: a deployment
+// one of whose sandboxes, as the layers leave it, has network
+// repository-host-only keeps the git config read-only in every sandbox
+// (a shell.run command could otherwise widen a server's next allowlist);
+// one with none keeps nothing.
+func TestRepositoryHostOnlyAnywhereKeepsEverySandboxsGitConfig(t *testing.T) {
+	const base = `schema_version = 1
+[options.filesystem]
+write = true
+[options.shell]
+enabled = true
+[options.shell.sandbox]
+filesystem = "workspace-write"
+[options.mcp.servers.s]
+transport = "stdio"
+command = "/bin/true"
+[options.mcp.servers.s.sandbox]
+network = "allowlist"
+allow = ["git.example.com"]
+`
+	for _, c := range []struct {
+		name, extra string
+		want        bool
+	}{
+		{"none", "", false},
+		{"a server's own", "", true},
+		{"a layer narrows a server to it", "[[authority]]\nid = \"a\"\n[authority.mcp.sandbox]\nnetwork = \"repository-host-only\"\n", true},
+	} {
+		doc := base + c.extra
+		if c.name == "a server's own" {
+			doc = strings.Replace(doc, "network = \"allowlist\"\nallow = [\"git.example.com\"]", "network = \"repository-host-only\"", 1)
+		}
+		d, err := loadString(t, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := d.MCPSandbox("s")
+		if got := d.ShellSandbox().KeepGitConfig; got != c.want || p.KeepGitConfig != c.want || d.UsesRepositoryHostOnly() != c.want {
+			t.Errorf("%s: shell keeps %v, server keeps %v, want %v", c.name, got, p.KeepGitConfig, c.want)
+		}
+	}
+}
