@@ -657,35 +657,9 @@ func appendPlain(buf []byte, v any) ([]byte, bool) {
 		}
 		return w.Bytes(), true
 	case []string:
-		if x == nil {
-			return append(buf, "null"...), true
-		}
-		buf = append(buf, '[')
-		for i, e := range x {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			var ok bool
-			if buf, ok = appendPlainString(buf, e); !ok {
-				return buf, false
-			}
-		}
-		return append(buf, ']'), true
+		return appendPlainArray(buf, x, appendPlainString)
 	case []any:
-		if x == nil {
-			return append(buf, "null"...), true
-		}
-		buf = append(buf, '[')
-		for i, e := range x {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			var ok bool
-			if buf, ok = appendPlain(buf, e); !ok {
-				return buf, false
-			}
-		}
-		return append(buf, ']'), true
+		return appendPlainArray(buf, x, appendPlain)
 	case map[string]any:
 		if x == nil {
 			return append(buf, "null"...), true
@@ -713,6 +687,25 @@ func appendPlain(buf []byte, v any) ([]byte, bool) {
 		return append(buf, '}'), true
 	}
 	return buf, false
+}
+
+// appendPlainArray appends x as encoding/json writes a slice (nil as
+// null), each element by each.
+func appendPlainArray[T any](buf []byte, x []T, each func([]byte, T) ([]byte, bool)) ([]byte, bool) {
+	if x == nil {
+		return append(buf, "null"...), true
+	}
+	buf = append(buf, '[')
+	for i, e := range x {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var ok bool
+		if buf, ok = each(buf, e); !ok {
+			return buf, false
+		}
+	}
+	return append(buf, ']'), true
 }
 
 // appendPlainString is jsonx.AppendString, which escapes as encoding/json
