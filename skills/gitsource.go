@@ -106,41 +106,50 @@ func readGitPointer(file, prefix, base string) (string, error) {
 	return filepath.Clean(p), nil
 }
 
-// openGitStorage opens the object and ref storage of the repository at
-// dir, as git finds it: dir/.git when it is a directory; the directory a
+// openGitStorage opens the object and ref storage of a repository whose
+// git and common directories gitDirs found. git finds them at dir/.git when it is a directory; the directory a
 // `.git` file names ("gitdir: PATH", relative to dir), as a linked work
 // tree or a separate git directory has; else dir itself when bare. A git
 // directory with a `commondir` file (a linked work tree's) keeps its own
 // HEAD and takes objects, refs and packed-refs from the common directory,
 // as go-git's dotgit.RepositoryFilesystem lays them out. Only files are
 // read: nothing is fetched.
-func openGitStorage(dir string) (*filesystem.Storage, error) {
-	gitDir := filepath.Join(dir, ".git")
-	fi, err := os.Stat(gitDir)
-	switch {
-	case err == nil && fi.Mode().IsRegular():
-		if gitDir, err = readGitPointer(gitDir, "gitdir: ", dir); err != nil {
-			return nil, gitMissing("the repository's .git file does not name a git directory (want a \"gitdir: PATH\" line)", err)
-		}
-	case err != nil || !fi.IsDir():
-		gitDir = dir
-	}
-	common := gitDir
-	if _, err := os.Stat(filepath.Join(gitDir, "commondir")); err == nil {
-		if common, err = readGitPointer(filepath.Join(gitDir, "commondir"), "", gitDir); err != nil {
-			return nil, gitMissing("the git directory's commondir file does not name a directory", err)
-		}
-	}
-	for _, need := range []string{filepath.Join(gitDir, "HEAD"), filepath.Join(common, "objects"), filepath.Join(common, "refs")} {
-		if _, err := os.Stat(need); err != nil {
-			return nil, gitMissing("the repository does not exist or is not a git repository", err)
-		}
-	}
+func openGitStorage(gitDir, common string) *filesystem.Storage {
 	var fs billy.Filesystem = osfs.New(gitDir)
 	if common != gitDir {
 		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(common))
 	}
-	return filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), nil
+	return filesystem.NewStorage(fs, cache.NewObjectLRUDefault())
+}
+
+// gitDirs returns the git directory of the repository at dir (its .git
+// directory, the one a .git file names, or dir itself when it is bare) and
+// its common directory, where objects and refs live: the one a commondir
+// file names in a linked work tree's git directory, else the git
+// directory itself.
+func gitDirs(dir string) (gitDir, common string, err error) {
+	gitDir = filepath.Join(dir, ".git")
+	fi, err := os.Stat(gitDir)
+	switch {
+	case err == nil && fi.Mode().IsRegular():
+		if gitDir, err = readGitPointer(gitDir, "gitdir: ", dir); err != nil {
+			return "", "", gitMissing("the repository's .git file does not name a git directory (want a \"gitdir: PATH\" line)", err)
+		}
+	case err != nil || !fi.IsDir():
+		gitDir = dir
+	}
+	common = gitDir
+	if _, err := os.Stat(filepath.Join(gitDir, "commondir")); err == nil {
+		if common, err = readGitPointer(filepath.Join(gitDir, "commondir"), "", gitDir); err != nil {
+			return "", "", gitMissing("the git directory's commondir file does not name a directory", err)
+		}
+	}
+	for _, need := range []string{filepath.Join(gitDir, "HEAD"), filepath.Join(common, "objects"), filepath.Join(common, "refs")} {
+		if _, err := os.Stat(need); err != nil {
+			return "", "", gitMissing("the repository does not exist or is not a git repository", err)
+		}
+	}
+	return gitDir, common, nil
 }
 
 // resolveGitRef resolves ref to a commit: a full commit hash as given, else
@@ -185,16 +194,26 @@ func resolveGitRef(st *filesystem.Storage, ref string) (*object.Commit, error) {
 }
 
 // readGitPackage reads the package at g's ref into a tree and returns it
-// with the resolved commit hash.
-func readGitPackage(ctx context.Context, g GitSource) (*tree, string, error) {
+// with the resolved commit hash. within, when not nil, must admit the
+// repository's git and common directories.
+func readGitPackage(ctx context.Context, g GitSource, within func(dir string) bool) (*tree, string, error) {
 	dir, err := gitRepoPath(g.Repo)
 	if err != nil {
 		return nil, "", err
 	}
-	st, err := openGitStorage(dir)
+	gitDir, common, err := gitDirs(dir)
 	if err != nil {
 		return nil, "", err
 	}
+	// A .git file or a commondir may name a git directory elsewhere: what
+	// is read must lie in the allowed roots too, not only the work tree.
+	for _, d := range []string{gitDir, common} {
+		if within != nil && !within(d) {
+			return nil, "", &Error{Kind: ErrNotFound, Code: CodeRootDenied,
+				Reason: "the repository's git directory " + strconv.Quote(d) + " lies outside every physical skill root the authority layers allow; add it to authority skill_roots or keep the repository's .git inside them"}
+		}
+	}
+	st := openGitStorage(gitDir, common)
 	defer st.Close()
 	commit, err := resolveGitRef(st, g.Ref)
 	if err != nil {

@@ -218,13 +218,13 @@ func TestGitPackageRefusedAtItsSource(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := r.commit(tc.files)
-			_, _, err := readGitPackage(ctx, GitSource{Repo: r.dir, Ref: h.String()})
+			_, _, err := readGitPackage(ctx, GitSource{Repo: r.dir, Ref: h.String()}, nil)
 			if !errors.Is(err, tc.kind) {
 				t.Fatalf("err = %v", err)
 			}
 		})
 	}
-	if _, commit, err := readGitPackage(ctx, GitSource{Repo: r.dir, Ref: good.String()}); err != nil || commit != good.String() {
+	if _, commit, err := readGitPackage(ctx, GitSource{Repo: r.dir, Ref: good.String()}, nil); err != nil || commit != good.String() {
 		t.Fatalf("the good commit: %s, %v", commit, err)
 	}
 }
@@ -286,15 +286,35 @@ func TestGitPackageFromALinkedWorkTreeOrAGitFile(t *testing.T) {
 			t.Fatalf("%s at %s: %+v, %v (findings %v)", c.repo, c.ref, s, err, cat.Findings())
 		}
 	}
+	// An authority layer bounding skill_roots to the work tree's directory
+	// does not admit the git directory its .git file names elsewhere; with
+	// the repository's directory allowed too, it does.
+	for _, c := range []struct {
+		allowed []string
+		admit   bool
+	}{{[]string{filepath.Dir(wt)}, false}, {[]string{filepath.Dir(wt), r.dir}, true}} {
+		cat, err := Discover(ctx, Options{Contained: WithinDirs(c.allowed),
+			Packages: map[string]Package{"review": {Git: &GitSource{Repo: wt, Ref: "feature"}, Version: "2.0.0", Digest: digest}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = cat.Lookup("package/review")
+		if got := err == nil; got != c.admit {
+			t.Fatalf("allowed %v: admitted %v, want %v (%v; findings %v)", c.allowed, got, c.admit, err, cat.Findings())
+		}
+		if !c.admit && (len(cat.Findings()) != 1 || cat.Findings()[0].Code != CodeRootDenied) {
+			t.Fatalf("allowed %v: findings %v, want one %s", c.allowed, cat.Findings(), CodeRootDenied)
+		}
+	}
 	// The bare repository's own HEAD names no branch that exists; the work
 	// tree's HEAD is its own.
-	if _, _, err := readGitPackage(ctx, GitSource{Repo: r.dir, Ref: "HEAD"}); !errors.Is(err, ErrRefUnresolved) {
+	if _, _, err := readGitPackage(ctx, GitSource{Repo: r.dir, Ref: "HEAD"}, nil); !errors.Is(err, ErrRefUnresolved) {
 		t.Fatalf("HEAD of the bare repository: %v", err)
 	}
 	for name, text := range map[string]string{"no gitdir line": "not a pointer\n", "gitdir names nothing": "gitdir: " + filepath.Join(t.TempDir(), "none") + "\n"} {
 		bad := filepath.Join(t.TempDir(), "bad")
 		write(filepath.Join(bad, ".git"), text)
-		if _, _, err := readGitPackage(ctx, GitSource{Repo: bad, Ref: "main"}); !errors.Is(err, ErrNotFound) || CodeOf(err) != CodeSourceMissing {
+		if _, _, err := readGitPackage(ctx, GitSource{Repo: bad, Ref: "main"}, nil); !errors.Is(err, ErrNotFound) || CodeOf(err) != CodeSourceMissing {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -97,10 +97,11 @@ func (p Package) locator() string {
 }
 
 // loadPackage reads and verifies one package: its digest, then its tree.
-func loadPackage(ctx context.Context, qn string, p Package) (*tree, Source, error) {
+// within, when not nil, must admit a git package's git directories.
+func loadPackage(ctx context.Context, qn string, p Package, within func(dir string) bool) (*tree, Source, error) {
 	if p.Git != nil {
 		src := Source{Format: "git", Locator: p.locator(), Ref: p.Git.Ref, Subdir: p.Git.Subdir, Version: p.Version}
-		t, commit, err := readGitPackage(ctx, *p.Git)
+		t, commit, err := readGitPackage(ctx, *p.Git, within)
 		if err != nil {
 			return nil, src, err
 		}
@@ -169,7 +170,11 @@ func (d *discoverer) packages(ctx context.Context, opts Options) error {
 				Reason: "the package's archive or repository lies outside every physical skill root the authority layers allow; add its directory to authority skill_roots or remove options.skills.packages." + name})
 			continue
 		}
-		t, src, err := loadPackage(ctx, qn, p)
+		var within func(string) bool
+		if opts.Contained != nil {
+			within = func(dir string) bool { return opts.Contained(PackageRoot, dir) }
+		}
+		t, src, err := loadPackage(ctx, qn, p, within)
 		if cerr := ctx.Err(); cerr != nil {
 			return stopped(cerr)
 		}
