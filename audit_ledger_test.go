@@ -316,12 +316,7 @@ func noneFor(id string) func(string) string {
 // the ledger, while the host's sink and the approver see them all.
 func TestAuditNoneKeepsNoOutputOrApprovalArgumentsInTheLedger(t *testing.T) {
 	t.Parallel()
-	set, err := authority.New(authority.Config{Host: []authority.ID{"notes.stream"}, Layers: []authority.Layer{{ID: "ops", Kind: authority.KindAuthority,
-		Dimensions: map[authority.Dimension]*authority.Rules{authority.DimTools: {Default: authority.Deny,
-			Allow: []authority.Rule{{ID: "ops.notes", Value: "notes.stream", Approval: authority.ApprovalRequired}}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := notesNeedApproval(t)
 	store := ledger.NewMemoryStore()
 	var live strings.Builder
 	var mu sync.Mutex
@@ -383,12 +378,7 @@ func TestAuditNoneKeepsNoOutputOrApprovalArgumentsInTheLedger(t *testing.T) {
 // its model is answered arguments_not_retained and its tool never runs.
 func TestResumeDoesNotSendACallWhoseArgumentsWereNotRetained(t *testing.T) {
 	t.Parallel()
-	set, err := authority.New(authority.Config{Host: []authority.ID{"notes.stream"}, Layers: []authority.Layer{{ID: "ops", Kind: authority.KindAuthority,
-		Dimensions: map[authority.Dimension]*authority.Rules{authority.DimTools: {Default: authority.Deny,
-			Allow: []authority.Rule{{ID: "ops.notes", Value: "notes.stream", Approval: authority.ApprovalRequired}}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := notesNeedApproval(t)
 	store := ledger.NewMemoryStore()
 	tool := &streamingTool{}
 	ds := &dyingStore{Store: store}
@@ -450,12 +440,7 @@ func TestResumeDoesNotSendACallWhoseArgumentsWereNotRetained(t *testing.T) {
 // as the model saw it, not the not-retained marker.
 func TestAuditNoneKeepsTheAnswerToACallNeverSent(t *testing.T) {
 	t.Parallel()
-	set, err := authority.New(authority.Config{Host: []authority.ID{"notes.stream"}, Layers: []authority.Layer{{ID: "ops", Kind: authority.KindAuthority,
-		Dimensions: map[authority.Dimension]*authority.Rules{authority.DimTools: {Default: authority.Deny,
-			Allow: []authority.Rule{{ID: "ops.notes", Value: "notes.stream", Approval: authority.ApprovalRequired}}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := notesNeedApproval(t)
 	store := ledger.NewMemoryStore()
 	tool := &streamingTool{}
 	opts := RuntimeOptions{Model: &turnModel{turns: []model.Response{calls(call("n1", "notes_stream", `{"note":"x"}`)), doneTurn}},
@@ -476,4 +461,17 @@ func TestAuditNoneKeepsTheAnswerToACallNeverSent(t *testing.T) {
 	if l := ledgerText(t, store, task.ID()); !strings.Contains(l, "the approver rejected this call") || strings.Contains(l, notRetainedWhy) {
 		t.Errorf("the ledger does not keep the rejection as the model saw it")
 	}
+}
+
+// notesNeedApproval is an authority that allows notes.stream, each call
+// asking its approver first (rule ops.notes).
+func notesNeedApproval(t *testing.T) *authority.Set {
+	t.Helper()
+	set, err := authority.New(authority.Config{Host: []authority.ID{"notes.stream"}, Layers: []authority.Layer{{ID: "ops", Kind: authority.KindAuthority,
+		Dimensions: map[authority.Dimension]*authority.Rules{authority.DimTools: {Default: authority.Deny,
+			Allow: []authority.Rule{{ID: "ops.notes", Value: "notes.stream", Approval: authority.ApprovalRequired}}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
 }
