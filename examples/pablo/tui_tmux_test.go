@@ -162,7 +162,10 @@ echo "pablo exited $?"
 stty -g > after
 exec sleep 3600
 `), 0o600)
-		tm := newTmux(t, dir, 100, 16, script)
+		// 22 rows: the approval box takes 14, and the root's wait call
+		// and the child's two lines may come in either order, so all
+		// three stay in view; the answer's 24 items still overflow it.
+		tm := newTmux(t, dir, 100, 22, script)
 		tm.childTreeAndScroll()
 		tm.restored(dir)
 		if b, err := os.ReadFile(filepath.Join(dir, "work", "a.txt")); err != nil || string(b) != "hi" {
