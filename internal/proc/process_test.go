@@ -156,18 +156,26 @@ func TestDoubleForkStaysInGroupAndIsKilled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := startReady(t, ctx, "( sleep 60 & ) & wait; echo ready; sleep 60", proc.Options{})
-	before, err := proc.GroupMembers(p.Pgid())
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The subshell may exit before its forked child has exec'd sleep, so
+	// "ready" can come while the grandchild is still named sh: poll for it.
+	var before []proc.Member
 	orphan := false
-	for _, m := range before {
-		if m.Comm == "sleep" && m.PPid != p.Pid() && m.Alive() {
-			orphan = true // the double-forked sleep, re-parented away from the leader
+	for deadline := time.Now().Add(10 * time.Second); !orphan; {
+		var err error
+		if before, err = proc.GroupMembers(p.Pgid()); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !orphan {
-		t.Fatalf("expected a re-parented sleep in the group, found %+v", before)
+		for _, m := range before {
+			if m.Comm == "sleep" && m.PPid != p.Pid() && m.Alive() {
+				orphan = true // the double-forked sleep, re-parented away from the leader
+			}
+		}
+		if !orphan && time.Now().After(deadline) {
+			t.Fatalf("expected a re-parented sleep in the group, found %+v", before)
+		}
+		if !orphan {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 	cancel()
 	if _, err := p.Wait(); err != nil {
