@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -274,14 +275,23 @@ func (tm *tmuxTerm) run(ws string) {
 		t.Errorf("the approved call did not write the file: %v %q", err, b)
 	}
 
-	// A narrower, shorter terminal: the status line and the input are
-	// drawn again at the bottom, cut to the new width.
+	// A narrower, shorter terminal: the history is wrapped again from
+	// its top, and the status line and the input are drawn again at the
+	// bottom, cut to the new width. tmux itself crops each line to the
+	// new width and drops the top rows, so a screen that only looks cut
+	// proves nothing, and the redraw comes when pablo reads SIGWINCH:
+	// wait for the frame that only a redraw draws (the history's first
+	// line back on top, the call's line wrapped with its end shown).
 	tm.tmux("resize-window", "-t", "t", "-x", "60", "-y", "20")
-	tm.waitFor("ready · Enter submits · PgUp/PgDn scroll · Ctrl-End live tai")
-	lines := strings.Split(strings.TrimRight(tm.screen(), "\n"), "\n")
-	if len(lines) != 20 || !strings.HasPrefix(lines[19], "› ") || !strings.HasPrefix(lines[18], "ready") {
-		t.Errorf("after the resize the input is not on the last line of 20:\n%s", strings.Join(lines, "\n"))
-	}
+	tm.waitUntil("the UI redrawn for 60x20", func(s string) bool {
+		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		for i := range lines {
+			lines[i] = strings.TrimRight(lines[i], " ")
+		}
+		return len(lines) == 20 && lines[0] == "› write the notes" &&
+			slices.Contains(lines, `\u001b]52;c;aGk=\u0007","expected_revision":null} completed`) &&
+			lines[18] == "ready · Enter submits · PgUp/PgDn scroll · Ctrl-End live tai" && strings.HasPrefix(lines[19], "› ")
+	})
 
 	// A second submission is a new task (turn 0 again); Ctrl-C while its
 	// question waits cancels it, and the question goes away.
