@@ -157,3 +157,40 @@ func awaitInit(pid, pgid int, deadline time.Time) (gone, ok bool) {
 		}
 	}
 }
+
+// exited reports whether pid, a child of this process, has exited: it is
+// a zombie, or gone. A PID that was reaped and taken over by another
+// process reads as alive, which leaves a cleanup unproven, never proven
+// wrongly.
+func exited(pid int) bool {
+	if st, ok := readStat(strconv.Itoa(pid)); ok {
+		return !st.member.Alive()
+	}
+	return unix.Kill(pid, 0) == unix.ESRCH
+}
+
+// writersGone reports whether every pipe of files (nil entries skipped)
+// has no write end left open anywhere (poll reports POLLHUP): nothing
+// holds it open, and its reader, however late it runs, reaches end of
+// file after the bytes still buffered.
+func writersGone(files []*os.File) bool {
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		rc, err := f.SyscallConn()
+		if err != nil {
+			return false
+		}
+		hup := false
+		err = rc.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(fds, 0)
+			hup = err == nil && n > 0 && fds[0].Revents&unix.POLLHUP != 0
+		})
+		if err != nil || !hup {
+			return false
+		}
+	}
+	return true
+}

@@ -2,7 +2,10 @@
 
 package proc
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // GroupMembers lists the processes of a process group. It needs /proc, so
 // outside Linux it returns ErrUnsupportedPlatform.
@@ -20,3 +23,11 @@ func initAlive(int, int) bool { return true }
 
 // awaitInit needs a pidfd: outside Linux the probe polls.
 func awaitInit(int, int, time.Time) (gone, ok bool) { return false, false }
+
+// exited cannot be decided without /proc: the owner waits for its own
+// reaper alone.
+func exited(int) bool { return false }
+
+// writersGone is not decided outside Linux: the owner waits for its
+// readers alone.
+func writersGone([]*os.File) bool { return false }
