@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -27,17 +27,13 @@ import (
 )
 
 // startEverythingHTTP runs server-everything's Streamable HTTP transport on
-// a loopback port and returns its endpoint.
+// a port the kernel picks and returns its endpoint. (A port picked here
+// and released for the server to take could be taken by another process
+// meanwhile.)
 func startEverythingHTTP(t *testing.T, p peers) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	cmd := exec.Command(p.node, p.everything, "streamableHttp")
-	cmd.Env = []string{"PORT=" + strconv.Itoa(port)}
+	cmd.Env = []string{"PORT=0"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -69,7 +65,41 @@ func startEverythingHTTP(t *testing.T, p peers) string {
 	case <-time.After(20 * time.Second):
 		t.Fatal("server-everything did not start within 20 s")
 	}
+	port := listeningPort(cmd.Process.Pid)
+	if port == 0 {
+		t.Fatal("server-everything said it listens, but holds no listening socket")
+	}
 	return "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
+}
+
+// listeningPort returns the TCP port process pid listens on, 0 if none:
+// its sockets' inodes, from /proc/PID/fd, looked up among the listening
+// sockets of /proc/net/tcp and tcp6.
+func listeningPort(pid int) int {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	fds, _ := os.ReadDir(dir)
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		link, _ := os.Readlink(dir + fd.Name())
+		if inode, ok := strings.CutPrefix(link, "socket:["); ok {
+			inodes[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, _ := os.ReadFile(table)
+		for _, line := range strings.Split(string(b), "\n") {
+			// sl local_address rem_address st ... uid timeout inode
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "0A" || !inodes[f[9]] {
+				continue
+			}
+			_, hex, _ := strings.Cut(f[1], ":")
+			if port, err := strconv.ParseUint(hex, 16, 16); err == nil {
+				return int(port)
+			}
+		}
+	}
+	return 0
 }
 
 func TestEverythingStreamableHTTP(t *testing.T) {
