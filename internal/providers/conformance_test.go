@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pabloagent/pablo/model"
@@ -356,12 +358,7 @@ func TestConformanceNotAnEventStream(t *testing.T) {
 
 // A refused connection proves the request never left.
 func TestConformanceConnectionRefusedIsNotSent(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := refusingAddr(t)
 	for _, a := range adapters() {
 		t.Run(string(a.name), func(t *testing.T) {
 			_, _, err := generate(t, a.build(NewClient(ClientOptions{}), "http://"+addr+"/v1/chat/completions"))
@@ -421,4 +418,25 @@ func TestConformanceCancelledCallReportsTheCause(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refusingAddr returns a loopback address that refuses connections for the
+// rest of the test: a TCP socket bound to it that never listens. (A port
+// released after a listener had it could be taken by another process's
+// listener meanwhile.)
+func refusingAddr(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
