@@ -63,6 +63,11 @@ type session struct {
 	// inflight is the raw name of the tool being called, "" when none.
 	inflight string
 
+	// cancelAllowance bounds the notifications/cancelled send: the
+	// package's constant, which a test may raise before the session is
+	// used.
+	cancelAllowance time.Duration
+
 	ended atomic.Bool
 	// listChanged is set by the server's notifications/tools/list_changed
 	// and cleared when the tools are listed again.
@@ -72,7 +77,7 @@ type session struct {
 // newSession returns a session whose connection the caller attaches once
 // it is started with s.notify as its notification handler.
 func newSession(server string) *session {
-	return &session{server: server}
+	return &session{server: server, cancelAllowance: cancelAllowance}
 }
 
 // notify records progress for the call in flight. It must not block or call
@@ -397,7 +402,7 @@ func (s *session) cancel(id int64, cause error) {
 	if errors.Is(cause, context.DeadlineExceeded) {
 		reason = "the client's deadline passed"
 	}
-	ctx, stop := context.WithTimeout(context.Background(), cancelAllowance)
+	ctx, stop := context.WithTimeout(context.Background(), s.cancelAllowance)
 	defer stop()
 	params := strconv.AppendInt([]byte(`{"requestId":`), id, 10)
 	params = append(params, `,"reason":`...)
