@@ -333,13 +333,13 @@ func TestInspectorLiveTaskInABrowser(t *testing.T) {
 	if err := mem.Append(context.Background(), []ledger.Record{next}); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := c.waitText("4 events so far", 15*time.Second); !ok {
+	if got, ok := c.waitText("4 events so far", chromiumActionTimeout); !ok {
 		t.Fatalf("the page the browser holds never showed the recorded event; it shows:\n%s", got)
 	}
 	c.settled("the reloaded page of a live task", "live-task-reloaded")
 	// The other process ends its lease.
 	store.live.Store(false)
-	if got, ok := c.waitText("interrupted (no terminal outcome recorded)", 15*time.Second); !ok {
+	if got, ok := c.waitText("interrupted (no terminal outcome recorded)", chromiumActionTimeout); !ok {
 		t.Fatalf("the page the browser holds never showed the recovery report; it shows:\n%s", got)
 	}
 	if dom := c.settled("the page of a settled task", "live-task-settled"); strings.Contains(dom, "data-live") || strings.Contains(dom, "http-equiv") {

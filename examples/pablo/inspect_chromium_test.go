@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,12 @@ type chromium struct {
 
 	mu  sync.Mutex
 	ran []string
+	// navs counts the navigations the tab started, loading says one is
+	// under way (started and not yet stopped loading), and abort cancels
+	// the read in flight (see read).
+	navs    int
+	loading bool
+	abort   context.CancelFunc
 }
 
 // newChromium starts the browser for t, or skips t where no chromium
@@ -57,6 +64,18 @@ func newChromium(t *testing.T) *chromium {
 			c.note("a script threw: " + ev.ExceptionDetails.Text)
 		case *runtime.EventConsoleAPICalled:
 			c.note("a script called console." + string(ev.Type))
+		case *page.EventFrameRequestedNavigation, *page.EventFrameStartedNavigating, *page.EventFrameStartedLoading:
+			c.mu.Lock()
+			c.navs++
+			c.loading = true
+			if c.abort != nil {
+				c.abort()
+			}
+			c.mu.Unlock()
+		case *page.EventFrameStoppedLoading:
+			c.mu.Lock()
+			c.loading = false
+			c.mu.Unlock()
 		}
 	}); err != nil {
 		t.Fatalf("start chromium: %v", err)
@@ -106,17 +125,72 @@ func (c *chromium) click(sel, wait, shot string) string {
 	return c.settled("the page "+sel+" leads to", shot)
 }
 
+// read runs reads on one document of the tab, start to end, within
+// chromiumActionTimeout. A page that reloads itself (a live task's) can
+// replace its document while a read runs, and the browser then answers
+// the read with an error, late, or never (a screenshot waits out its
+// deadline): a read that a navigation of the tab overlapped is cancelled
+// and, once the navigation stopped loading, run again on the new
+// document. A read that fails on a document the tab kept fails the test.
+func (c *chromium) read(what string, reads func(ctx context.Context) error) {
+	c.t.Helper()
+	deadline := time.Now().Add(chromiumActionTimeout)
+	for {
+		// Not during a navigation: the browser holds a command back
+		// until the new document is there.
+		for {
+			c.mu.Lock()
+			loading := c.loading
+			c.mu.Unlock()
+			if !loading || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		ctx, cancel := context.WithDeadline(c.ctx, deadline)
+		c.mu.Lock()
+		navs := c.navs
+		c.abort = cancel
+		c.mu.Unlock()
+		err := reads(ctx)
+		c.mu.Lock()
+		moved := c.navs != navs
+		c.abort = nil
+		c.mu.Unlock()
+		cancel()
+		switch {
+		case !moved && err != nil:
+			c.t.Fatalf("chromium: %s: %v", what, err)
+		case !moved:
+			return
+		case time.Now().After(deadline):
+			c.t.Fatalf("chromium: %s: the tab kept navigating away (%v)", what, err)
+		}
+	}
+}
+
 // settled checks the page in the tab: no script ran (no payload marked
 // the document, no dialog, exception or console call), and returns its
-// DOM after saving its screenshot.
+// DOM after saving its screenshot, all of one document.
 func (c *chromium) settled(where, shot string) string {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, chromiumActionTimeout)
-	defer cancel()
-	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[*string](`document.documentElement.getAttribute("data-pwned")`))
-	if err != nil {
-		c.t.Fatalf("chromium: read %s: %v", where, err)
-	}
+	var pwned *string
+	var png []byte
+	var dom string
+	c.read("read "+where, func(ctx context.Context) (err error) {
+		if pwned, err = chromedp.Run(ctx, chromedp.Evaluate[*string](`document.documentElement.getAttribute("data-pwned")`)); err != nil {
+			return err
+		}
+		if shot != "" {
+			if png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err != nil {
+				return fmt.Errorf("screenshot: %w", err)
+			}
+		}
+		if dom, err = chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html"))); err != nil {
+			return fmt.Errorf("the DOM: %w", err)
+		}
+		return nil
+	})
 	if pwned != nil {
 		c.t.Errorf("%s: a payload ran in the browser (data-pwned=%q)", where, *pwned)
 	}
@@ -128,17 +202,9 @@ func (c *chromium) settled(where, shot string) string {
 		c.t.Errorf("%s: %s: the pages run no script", where, r)
 	}
 	if shot != "" {
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			c.t.Fatalf("chromium: screenshot of %s: %v", where, err)
-		}
 		if err := os.WriteFile(filepath.Join(c.shots, shot+".png"), png, 0o644); err != nil {
 			c.t.Fatal(err)
 		}
-	}
-	dom, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
-	if err != nil {
-		c.t.Fatalf("chromium: the DOM of %s: %v", where, err)
 	}
 	return dom
 }
@@ -147,36 +213,33 @@ func (c *chromium) settled(where, shot string) string {
 // matches.
 func (c *chromium) text(sel string) string {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, chromiumActionTimeout)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		c.t.Fatalf("chromium: the text of %s: %v", sel, err)
-	}
+	var s string
+	c.read("the text of "+sel, func(ctx context.Context) (err error) {
+		s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		return err
+	})
 	return s
 }
 
 // textContent is the text of the page in the tab, hidden text included.
 func (c *chromium) textContent() string {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, chromiumActionTimeout)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.textContent`))
-	if err != nil {
-		c.t.Fatalf("chromium: the text of the page: %v", err)
-	}
+	var s string
+	c.read("the text of the page", func(ctx context.Context) (err error) {
+		s, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.textContent`))
+		return err
+	})
 	return s
 }
 
 // location is the URL of the page in the tab.
 func (c *chromium) location() string {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, chromiumActionTimeout)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Location())
-	if err != nil {
-		c.t.Fatalf("chromium: location: %v", err)
-	}
+	var s string
+	c.read("location", func(ctx context.Context) (err error) {
+		s, err = chromedp.Run(ctx, chromedp.Location())
+		return err
+	})
 	return s
 }
 
@@ -188,15 +251,12 @@ func (c *chromium) waitText(want string, within time.Duration) (string, bool) {
 	deadline := time.Now().Add(within)
 	var last string
 	for {
-		ctx, cancel := context.WithTimeout(c.ctx, chromiumActionTimeout)
-		// A read that meets the page mid-reload fails: read again.
-		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-		cancel()
-		if err == nil {
-			last = s
-			if strings.Contains(s, want) {
-				return s, true
-			}
+		c.read("the text of the page", func(ctx context.Context) (err error) {
+			last, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+			return err
+		})
+		if strings.Contains(last, want) {
+			return last, true
 		}
 		if time.Now().After(deadline) {
 			return last, false
