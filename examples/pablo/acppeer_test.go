@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,7 +110,11 @@ func TestACPWithTheTypeScriptClient(t *testing.T) {
 	bind := []string{"--bind", "workspace=" + ws}
 	const reply = "hello from pablo"
 	basic := acpDeployment(t, dir, "basic", `{"turns":[{"text":["hello ","from pablo"]}]}`, "")
-	cancel := acpDeployment(t, dir, "cancel", `{"turns":[{"text":["sleeping"],"tool_calls":[{"name":"shell_run","arguments":{"command":"sleep 61.25","cwd":"."}}]},{"text":["woke"]}]}`, "")
+	// The client finds the cancel scenario's command by its command line
+	// among the host's processes: one of its own, not the same test's in
+	// another test process.
+	sleep := fmt.Sprintf("sleep 61.%07d", os.Getpid())
+	cancel := acpDeployment(t, dir, "cancel", `{"turns":[{"text":["sleeping"],"tool_calls":[{"name":"shell_run","arguments":{"command":"`+sleep+`","cwd":"."}}]},{"text":["woke"]}]}`, "")
 	permission := acpDeployment(t, dir, "permission", `{"turns":[{"tool_calls":[{"name":"fs_read","arguments":{"path":"a.txt"}}]},{"tool_calls":[{"name":"fs_read","arguments":{"path":"a.txt"}}]},{"text":["done"]}]}`, "")
 
 	zed := readmeZedSettings(t)
@@ -160,7 +165,7 @@ func TestACPWithTheTypeScriptClient(t *testing.T) {
 		"workspace":  ws,
 		"run":        run,
 		"basic":      map[string]any{"args": append([]string{"acp", "--stdio", "--config", basic, "--store", filepath.Join(dir, "ledger.db")}, bind...), "reply": reply},
-		"cancel":     map[string]any{"args": append([]string{"acp", "--stdio", "--config", cancel}, bind...), "marker": "sleep 61.25"},
+		"cancel":     map[string]any{"args": append([]string{"acp", "--stdio", "--config", cancel}, bind...), "marker": sleep},
 		"permission": map[string]any{"args": append([]string{"acp", "--stdio", "--config", permission, "--ask", "fs.read", "--store", filepath.Join(dir, "permission.db")}, bind...)},
 		"zed":        map[string]any{"command": bin, "args": zedArgs, "env": zed.Env, "workspace": project},
 		"selfcheck":  selfcheck,

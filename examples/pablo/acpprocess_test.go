@@ -71,7 +71,10 @@ func TestACPProcessEndsCleanly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const marker = "97.125" // a sleep no other test runs
+	// A sleep no other test runs, nor this test in another test process
+	// on the host (the pid, of fixed width: one marker is never part of
+	// another).
+	marker := fmt.Sprintf("97.%07d", os.Getpid())
 	cfg := acpDeployment(t, dir, "sleep", `{"turns":[{"tool_calls":[{"name":"shell_run","arguments":{"command":"sleep `+marker+`","cwd":"."}}]},{"text":["woke"]}]}`, "")
 	initialize := func(p *acpProcess) {
 		t.Helper()

@@ -586,7 +586,7 @@ scenarios.kind = async () => {
 };
 
 // isRunning reports whether a process whose command line is exactly
-// marker ("sleep 61.25") runs: the command itself, not the sandbox that
+// marker (the cancel scenario's sleep) runs: the command itself, not the sandbox that
 // starts it, whose command line holds it too.
 async function isRunning(marker) {
   return readdirSync("/proc").some((pid) => {
