@@ -315,7 +315,7 @@ func TestDoctorProbeMCP(t *testing.T) {
 transport = "stdio"
 command = "`+bin+`"
 args = ["-mode", "`+c.mode+`"]
-startup_timeout_ms = 5000
+startup_timeout_ms = 30000
 `)
 			code, rep, all := doctorJSON(t, map[string]string{"LOCAL_KEY": "k-123456"}, "--config", cfg, "--bind", "workspace="+ws, "--probe", "mcp")
 			if code != c.exit {

@@ -79,7 +79,7 @@ func TestMCPProbeExitsAsDoctorForEveryServerState(t *testing.T) {
 transport = "stdio"
 command = "` + fault + `"
 args = ["-mode", "` + mode + `"]
-startup_timeout_ms = 10000
+startup_timeout_ms = 30000
 required = ` + strconv.FormatBool(required) + "\n" + extra
 	}
 	states := []struct {
