@@ -67,6 +67,8 @@ type crashTask struct {
 	dir, ws, cfg, counterLog string
 	// env is added to each command's environment; args to `pablo run`'s.
 	env, args []string
+	// killed is when killAt killed the host.
+	killed time.Time
 }
 
 const crashScript = `{"turns":[
@@ -150,6 +152,7 @@ func (c *crashTask) killAt(t *testing.T, bin, store, spec string) {
 		if strings.TrimSpace(got) != spec {
 			t.Fatalf("the host stopped at %q, want %q", got, spec)
 		}
+		c.killed = time.Now()
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
 	case err := <-exited:
@@ -270,6 +273,15 @@ func (r *crashReport) class(match func(recoveredRef) bool) (string, recoveredRef
 // PostgreSQL leases with the clock moved this far, so no test waits a
 // lease out.
 const leaseExpired = "PABLO_FAULT_SKEW=2m"
+
+// atKill is the environment of a second host whose clock reads the
+// moment killAt killed the host, whose lease (renewed a third of its 30 s
+// before at the latest) is live then: however long the test took to get
+// here since, on a loaded host longer than the lease's 20 s left, such a
+// host must find the task taken.
+func (c *crashTask) atKill() string {
+	return "PABLO_FAULT_SKEW=" + (-time.Since(c.killed)).String()
+}
 
 // exitCode is a finished command's exit code (0 for a nil error, -1 when
 // it did not run).

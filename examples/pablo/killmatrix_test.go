@@ -140,13 +140,13 @@ func TestKillAtEveryBarrierLeavesAPostgresLedgerThatTellsWhatHappened(t *testing
 				t.Fatalf("want one task without an outcome: %+v", rep)
 			}
 			live := exec.Command(bin, "ledger", "recover", "--store", u, rep.Tasks[0].TaskID)
-			live.Env = append(os.Environ(), c.env...)
+			live.Env = append(append(os.Environ(), c.env...), c.atKill())
 			if out, err := live.CombinedOutput(); exitCode(err) != 3 {
 				t.Errorf("recover while the dead host's lease is live: %v %s, want exit 3", err, out)
 			}
 			was := c.effects(t)
 			checkKillPoint(t, spec, &rep, was)
-			if code, obj := c.resume(t, bin, u, rep.Tasks[0].TaskID); code != 3 {
+			if code, obj := c.resume(t, bin, u, rep.Tasks[0].TaskID, c.atKill()); code != 3 {
 				t.Errorf("resume while the dead host's lease is live: exit %d %s, want 3", code, obj.raw)
 			}
 			_, obj := c.resume(t, bin, u, rep.Tasks[0].TaskID, leaseExpired)
