@@ -162,7 +162,13 @@ loop:
 				}
 				break loop
 			}
-			next <- struct{}{}
+			select {
+			case next <- struct{}{}:
+			case <-c.work.Done():
+				// A stalled write cancelled the work, and the reader may
+				// have returned instead of waiting for next: the writer
+				// has failed, which the loop's next select sees.
+			}
 		}
 	}
 	if err != nil {
