@@ -15,8 +15,12 @@ import (
 // readers are held back by the capture's lock until well past the
 // allowance; were they released sooner, the test would prove less, but
 // could not fail.
+//
+// It does not run in parallel: a process another test forks holds a copy
+// of every descriptor of this one from its fork to its exec, and one that
+// is between the two when the allowance runs out holds the pipes' write
+// ends open, which is a held pipe, truly, for that instant.
 func TestLateReadersAreNotAHeldPipe(t *testing.T) {
-	t.Parallel()
 	const allowance = 10 * time.Millisecond
 	cmd := exec.Command("/bin/sh", "-c", "read x; printf out; printf err >&2")
 	p, err := Start(context.Background(), cmd, Options{PipeStdin: true, CleanupAllowance: allowance, MaxStdout: 64, MaxStderr: 64})
