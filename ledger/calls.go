@@ -106,7 +106,9 @@ const (
 // ReserveModelCall implements [Ledger]: it checks the deadline, model_calls,
 // context_bytes, total_tokens and cost for the agent and every ancestor,
 // reserves one model call and the full attested bounds, and records the call
-// as admitted (durable at the next barrier: its Dispatch).
+// as admitted, durable at the task's next barrier: its own Dispatch, or
+// an earlier barrier another agent of the task reaches first. A crash
+// between the two leaves the call admitted, never dispatched: retryable.
 func (r *Root) ReserveModelCall(ctx context.Context, agentID string, req ModelCall) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
