@@ -505,8 +505,14 @@ func TestNoGoroutineOrProcessLeak(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if m, _ := proc.GroupMembers(pgid); len(m) > 0 && m[0].Alive() {
-			t.Fatalf("process group %d survived", pgid)
+		m, err := proc.GroupMembers(pgid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m {
+			if p.Alive() {
+				t.Fatalf("process group %d survived: %+v", pgid, m)
+			}
 		}
 	}
 	settleGoroutines(t, before)
