@@ -24,14 +24,7 @@ func gitConfigBinds(workspace string) []fdBind {
 		if err != nil {
 			continue
 		}
-		for i, f := range chain {
-			if seen[f.Name()] {
-				f.Close()
-				continue
-			}
-			seen[f.Name()] = true
-			out = append(out, fdBind{f: f, dest: f.Name(), readOnly: i == len(chain)-1})
-		}
+		out = appendChain(out, seen, chain)
 	}
 	slices.SortStableFunc(out, func(a, b fdBind) int { return strings.Count(a.dest, "/") - strings.Count(b.dest, "/") })
 	return out

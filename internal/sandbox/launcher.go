@@ -239,14 +239,7 @@ func repoBinds(workspace string) ([]fdBind, error) {
 			missing = append(missing, rel)
 			continue
 		}
-		for i, f := range chain {
-			if seen[f.Name()] {
-				f.Close()
-				continue
-			}
-			seen[f.Name()] = true
-			out = append(out, fdBind{f: f, dest: f.Name(), readOnly: i == len(chain)-1})
-		}
+		out = appendChain(out, seen, chain)
 		if len(out) > maxRepoBinds {
 			closeBinds(out)
 			return nil, fmt.Errorf("%w: filesystem repo-write keeps each submodule read-only, and this repository has more than %d submodule directories to keep: use \"read-only\" or \"workspace-write\"", ErrInvalidProfile, maxRepoBinds)
@@ -263,6 +256,22 @@ func repoBinds(workspace string) ([]fdBind, error) {
 	// otherwise cover.
 	slices.SortStableFunc(out, func(a, b fdBind) int { return strings.Count(a.dest, "/") - strings.Count(b.dest, "/") })
 	return out, nil
+}
+
+// appendChain adds the binds of chain (what openBeneath or
+// openFileBeneath opened, from the workspace down) to out: each entry
+// bound onto itself, writable, but the last, the one kept, read-only; an
+// entry seen already is closed.
+func appendChain(out []fdBind, seen map[string]bool, chain []*os.File) []fdBind {
+	for i, f := range chain {
+		if seen[f.Name()] {
+			f.Close()
+			continue
+		}
+		seen[f.Name()] = true
+		out = append(out, fdBind{f: f, dest: f.Name(), readOnly: i == len(chain)-1})
+	}
+	return out
 }
 
 // maxRepoBinds bounds the directories repo-write binds by descriptor
