@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/pabloagent/pablo/authority"
 	"github.com/pabloagent/pablo/deployment"
@@ -37,7 +36,7 @@ func memoryGrants(o config.MemoryOptions) map[string]memory.Grant {
 // memoryOpener opens the memory repository once and returns what opens a
 // task's memory catalog, pinned when the task starts. Tasks on one commit
 // share its index.
-func (d *Deployment) memoryOpener() (func(ctx context.Context, now func() time.Time) (*engine.MemoryCatalog, error), error) {
+func (d *Deployment) memoryOpener() (func(ctx context.Context, clk ledger.Clock) (*engine.MemoryCatalog, error), error) {
 	o := d.c.Options.Memory
 	dir, err := d.c.MemoryRepository()
 	if err != nil {
@@ -80,8 +79,8 @@ func (d *Deployment) memoryOpener() (func(ctx context.Context, now func() time.T
 		}
 		return memory.ReadProposal(ws, rel)
 	}
-	return func(ctx context.Context, now func() time.Time) (*engine.MemoryCatalog, error) {
-		tools, err := memory.OpenTools(ctx, memory.ToolsOptions{Store: store, Ref: o.Ref, Ontology: ont, Grants: grants, WritePatch: write, ReadPatch: read, Now: now})
+	return func(ctx context.Context, clk ledger.Clock) (*engine.MemoryCatalog, error) {
+		tools, err := memory.OpenTools(ctx, memory.ToolsOptions{Store: store, Ref: o.Ref, Ontology: ont, Grants: grants, WritePatch: write, ReadPatch: read, Clock: clk})
 		if err != nil {
 			return nil, fmt.Errorf("pablo: memory: %w", err)
 		}
@@ -96,10 +95,6 @@ func (d *Deployment) memoryCatalogs(clk ledger.Clock, prev func(context.Context,
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now
-	if clk != nil {
-		now = clk.Now
-	}
 	return func(ctx context.Context, task TaskInfo) ([]ToolCatalog, error) {
 		var cats []ToolCatalog
 		if prev != nil {
@@ -109,7 +104,7 @@ func (d *Deployment) memoryCatalogs(clk ledger.Clock, prev func(context.Context,
 				return cats, err
 			}
 		}
-		mc, err := open(ctx, now)
+		mc, err := open(ctx, clk)
 		if err != nil {
 			return cats, err
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pabloagent/pablo/internal/clock"
 )
 
 // The proposer's grants in these tests: services and teams, every path.
@@ -46,7 +48,7 @@ func proposerCall(t *testing.T, files map[string]tfile, tool string, args string
 			}
 			return nil, errors.New("no such file")
 		},
-		Now: func() time.Time { return time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC) },
+		Clock: clock.NewManual(time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -429,7 +431,7 @@ func TestEveryToolAnswersAlikeWithOrWithoutAHiddenRecord(t *testing.T) {
 				}
 				return nil, errors.New("no such file")
 			},
-			Now: func() time.Time { return time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC) },
+			Clock: clock.NewManual(time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)),
 		})
 		if err != nil {
 			t.Fatal(err)

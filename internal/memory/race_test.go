@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+
+	"github.com/pabloagent/pablo/internal/clock"
 )
 
 // TestTasksOnOnePinReadConcurrently defends the rule that every task on a
@@ -63,7 +65,7 @@ func TestTasksOnOnePinReadConcurrently(t *testing.T) {
 					written[name] = data
 					return name, nil
 				},
-				Now: func() time.Time { return time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC) },
+				Clock: clock.NewManual(time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)),
 			})
 			if err != nil {
 				errs <- err

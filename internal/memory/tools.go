@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"time"
+
+	"github.com/pabloagent/pablo/internal/clock"
 )
 
 // The six memory tools of seed 002, by capability ID.
@@ -46,8 +47,9 @@ type ToolsOptions struct {
 	// ReadPatch reads a workspace file (a proposed patch) for validation,
 	// at most MaxPatchBytes.
 	ReadPatch func(path string) ([]byte, error)
-	// Now is the clock a patch's Date is read from.
-	Now func() time.Time
+	// Clock is the clock a patch's Date is read from; nil means the
+	// system clock.
+	Clock clock.Clock
 }
 
 // Tools are the memory tools of one task, pinned to one commit.
@@ -74,8 +76,8 @@ func OpenTools(ctx context.Context, opts ToolsOptions) (*Tools, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = clock.System{}
 	}
 	return &Tools{opts: opts, pin: pin, ix: ix}, nil
 }
@@ -205,7 +207,7 @@ func (t *Tools) Call(ctx context.Context, id string, args json.RawMessage) (any,
 		if err := decode(args, &p); err != nil {
 			return nil, err
 		}
-		p.Date = t.opts.Now()
+		p.Date = t.opts.Clock.Now()
 		patch, err := t.opts.Store.Propose(t.ix, p, g.Scope)
 		if err != nil {
 			return nil, err
