@@ -56,6 +56,9 @@ type approvalRun struct {
 	approvals []string // "call rule" for each approval record
 	// events are the approval events, as "type call answer channel late".
 	events []string
+	// eventTimes and recordTimes are the times of every event and of
+	// every ledger record, in order.
+	eventTimes, recordTimes []time.Time
 }
 
 func runApprovals(t *testing.T, script string, clk ledger.Clock, limits ledger.Limits, answer func(ctx context.Context, req approval.Request) approval.Answer) approvalRun {
@@ -97,6 +100,7 @@ func runApprovals(t *testing.T, script string, clk ledger.Clock, limits ledger.L
 	run.results = map[string]string{}
 	requests := map[string]string{} // request ID → call ID
 	for ev := range task.Events() {
+		run.eventTimes = append(run.eventTimes, time.UnixMicro(ev.TimestampUnixMicros).UTC())
 		if ev.Type == event.ToolFinished {
 			run.results[ev.CallID] = string(ev.Result)
 		}
@@ -116,6 +120,7 @@ func runApprovals(t *testing.T, script string, clk ledger.Clock, limits ledger.L
 		t.Fatal(err)
 	}
 	for _, r := range recs {
+		run.recordTimes = append(run.recordTimes, r.Time)
 		if r.Kind == ledger.RecordDecision && r.Decision.Decision.Layer == "approval" {
 			call, _, _ := strings.Cut(strings.TrimPrefix(r.Decision.Decision.Reason, "call "), " ")
 			run.approvals = append(run.approvals, call+" "+r.Decision.Decision.RuleID)
@@ -242,6 +247,35 @@ func TestApprovalAfterTheDeadlineDenies(t *testing.T) {
 	}
 	if got := strings.Join(run.events, "|"); got != "approval.requested call_1_1|approval.answered call_1_1 unanswered approver allow_once" {
 		t.Errorf("approval events %s", got)
+	}
+}
+
+// TestOneClockTimesEveryEventAndRecord: the runtime's one injected clock
+// (RuntimeOptions.Clock) is what every event, every ledger record and the
+// task's deadline read, never the system's: with the clock set years
+// away, and moved 90 s while the approval waits, each time is one of the
+// two instants it read, the earlier ones before the answer, and the call
+// runs within the deadline the same clock set.
+func TestOneClockTimesEveryEventAndRecord(t *testing.T) {
+	start := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	answered := start.Add(90 * time.Second)
+	clk := clock.NewManual(start)
+	run := runApprovals(t, calls("call_1_1=N-1"), clk, ledger.Limits{DurationMillis: ledger.Max(120_000)}, func(_ context.Context, req approval.Request) approval.Answer {
+		clk.Move(90 * time.Second)
+		return approval.AllowOnce
+	})
+	if run.obj.Outcome.Status != event.StatusCompleted || strings.Join(run.read, ",") != "N-1" {
+		t.Fatalf("outcome %+v, read %v: want completed within the clock's deadline, N-1 read", run.obj.Outcome, run.read)
+	}
+	for what, times := range map[string][]time.Time{"event": run.eventTimes, "record": run.recordTimes} {
+		if len(times) == 0 || !times[0].Equal(start) || !times[len(times)-1].Equal(answered) {
+			t.Errorf("%s times run %v, want from %v to %v", what, times, start, answered)
+		}
+		for i, at := range times {
+			if !at.Equal(start) && !at.Equal(answered) || i > 0 && at.Before(times[i-1]) {
+				t.Errorf("%s %d at %v: not an instant of the injected clock, or out of order", what, i, at)
+			}
+		}
 	}
 }
 
