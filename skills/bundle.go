@@ -3,6 +3,7 @@ package skills
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -44,8 +45,11 @@ const (
 	// CodeTaskKindMismatch: the Skill names its task kinds and the task's
 	// is not one of them.
 	CodeTaskKindMismatch Code = "task_kind_mismatch"
-	// CodeOutputContractIncompatible: the Skill's output contract and the
-	// task's output schema disagree on the answer's JSON type.
+	// CodeOutputContractIncompatible: an answer the Skill's output
+	// contract admits can fail the task's output schema by its shape: a
+	// JSON type that differs (at the top, in a property both declare, or
+	// in an array's items), or a property the task requires that the
+	// contract does not.
 	CodeOutputContractIncompatible Code = "output_contract_incompatible"
 )
 
@@ -134,21 +138,105 @@ func ValidateBundle(s Skill, t Target) []Finding {
 		add(CodeTaskKindMismatch, fmt.Sprintf("the Skill is for task kinds %s, not %s", strings.Join(b.TaskKinds, ", "), strconv.Quote(t.TaskKind)))
 	}
 	if contract := s.Requirements().OutputSchema; contract != nil && t.OutputSchema != nil {
-		if a, b := schemaType(contract), schemaType(t.OutputSchema); a != "" && b != "" && a != b {
-			add(CodeOutputContractIncompatible, fmt.Sprintf("the Skill's output contract is a JSON %s and the task's output schema a JSON %s", a, b))
+		var c, k map[string]any
+		if json.Unmarshal(contract, &c) == nil && json.Unmarshal(t.OutputSchema, &k) == nil {
+			if why := shapeConflict(c, k, "", 0); why != "" {
+				add(CodeOutputContractIncompatible, "the Skill's output contract "+why)
+			}
 		}
 	}
 	return out
 }
 
-// schemaType is a schema's top-level "type" when it names one type.
-func schemaType(schema json.RawMessage) string {
-	var v struct {
-		Type any `json:"type"`
-	}
-	if json.Unmarshal(schema, &v) != nil {
+// maxShapeDepth bounds how deep shapeConflict compares two schemas.
+const maxShapeDepth = 32
+
+// shapeConflict says how an answer the contract admits can fail the
+// task's schema by its shape, or "" when the two agree as far as their
+// types and required properties tell: the JSON types differ (each naming
+// one), the task requires a property the contract does not, or a property
+// both declare, or the items of arrays both are, conflict in turn. What
+// the two schemas do not both say (formats, bounds, patterns) is not
+// compared: the output check decides that on the answer itself.
+func shapeConflict(contract, task map[string]any, at string, depth int) string {
+	if depth > maxShapeDepth {
 		return ""
 	}
-	s, _ := v.Type.(string)
+	where := "the answer"
+	if at != "" {
+		where = strconv.Quote(at)
+	}
+	a, b := schemaType(contract), schemaType(task)
+	if a != "" && b != "" && a != b && (a != "integer" || b != "number") {
+		return fmt.Sprintf("makes %s a JSON %s and the task's output schema a JSON %s", where, a, b)
+	}
+	switch {
+	case a == "object" && b == "object":
+		cprops, _ := contract["properties"].(map[string]any)
+		tprops, _ := task["properties"].(map[string]any)
+		creq := stringSet(contract["required"])
+		for _, name := range sortedStrings(task["required"]) {
+			if !creq[name] {
+				return fmt.Sprintf("does not require %s, which the task's output schema requires", strconv.Quote(join(at, name)))
+			}
+		}
+		for _, name := range sortedKeys(tprops) {
+			cp, _ := cprops[name].(map[string]any)
+			tp, _ := tprops[name].(map[string]any)
+			if cp == nil || tp == nil {
+				continue
+			}
+			if why := shapeConflict(cp, tp, join(at, name), depth+1); why != "" {
+				return why
+			}
+		}
+	case a == "array" && b == "array":
+		ci, _ := contract["items"].(map[string]any)
+		ti, _ := task["items"].(map[string]any)
+		if ci != nil && ti != nil {
+			return shapeConflict(ci, ti, at+"[]", depth+1)
+		}
+	}
+	return ""
+}
+
+// schemaType is a schema's "type" when it names one type.
+func schemaType(schema map[string]any) string {
+	s, _ := schema["type"].(string)
 	return s
+}
+
+// join is the path of property name under at.
+func join(at, name string) string {
+	if at == "" {
+		return name
+	}
+	return at + "." + name
+}
+
+// stringSet is a JSON array's strings, as a set.
+func stringSet(v any) map[string]bool {
+	set := map[string]bool{}
+	for _, s := range sortedStrings(v) {
+		set[s] = true
+	}
+	return set
+}
+
+// sortedStrings is a JSON array's strings, sorted.
+func sortedStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sortedKeys is a JSON object's keys, sorted.
+func sortedKeys(m map[string]any) []string {
+	return slices.Sorted(maps.Keys(m))
 }

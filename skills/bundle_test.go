@@ -82,3 +82,69 @@ func TestValidateBundleChecksVersionCredentialsAdapterKindAndContract(t *testing
 		t.Error("the version finding does not quote the version")
 	}
 }
+
+// TestOutputContractShapeAgainstTheTasksSchema: a contract is compatible
+// with the task's output schema when every answer it admits has the shape
+// the task requires: the same JSON types where both name one (an integer
+// is a number), every property the task requires required by the
+// contract, down properties both declare and the items of arrays. Where
+// one schema says nothing, nothing is compared; the finding names the
+// property that conflicts.
+func TestOutputContractShapeAgainstTheTasksSchema(t *testing.T) {
+	t.Parallel()
+	task := `{"type":"object","required":["summary","items"],"properties":{"summary":{"type":"string"},"score":{"type":"number"},"items":{"type":"array","items":{"type":"object","required":["id"],"properties":{"id":{"type":"string"}}}}}}`
+	for _, tc := range []struct {
+		name, contract, want string
+	}{
+		{"the same schema", task, ""},
+		{"more required, more declared", `{"type":"object","required":["summary","items","extra"],"properties":{"summary":{"type":"string","maxLength":200},"extra":{"type":"boolean"},"score":{"type":"integer"}}}`, ""},
+		{"untyped", `{}`, ""},
+		{"another top type", `{"type":"string"}`, "makes the answer a JSON string"},
+		{"a required property left optional", `{"type":"object","required":["summary"]}`, `does not require "items"`},
+		{"a property of another type", `{"type":"object","required":["summary","items"],"properties":{"summary":{"type":"array"}}}`, `makes "summary" a JSON array and the task's output schema a JSON string`},
+		{"an item without the id", `{"type":"object","required":["summary","items"],"properties":{"items":{"type":"array","items":{"type":"object"}}}}`, `does not require "items[].id"`},
+		{"items of another type", `{"type":"object","required":["summary","items"],"properties":{"items":{"type":"array","items":{"type":"string"}}}}`, `makes "items[]" a JSON string`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c, k map[string]any
+			if err := json.Unmarshal([]byte(tc.contract), &c); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(task), &k); err != nil {
+				t.Fatal(err)
+			}
+			got := shapeConflict(c, k, "", 0)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("conflict %q, want one containing %q", got, tc.want)
+			}
+		})
+	}
+	// The contract's integer where the task wants a number holds (an
+	// integer is a number); the reverse does not.
+	num := map[string]any{"type": "number"}
+	integer := map[string]any{"type": "integer"}
+	if shapeConflict(integer, num, "", 0) != "" || shapeConflict(num, integer, "", 0) == "" {
+		t.Error("integer and number are not ordered as JSON Schema orders them")
+	}
+	// A schema nested past the bound is not walked further, and the
+	// conflict below the bound goes unseen rather than recursing forever.
+	deepC, deepT := map[string]any{"type": "string"}, map[string]any{"type": "boolean"}
+	for range maxShapeDepth + 4 {
+		deepC = map[string]any{"type": "array", "items": deepC}
+		deepT = map[string]any{"type": "array", "items": deepT}
+	}
+	if got := shapeConflict(deepC, deepT, "", 0); got != "" {
+		t.Errorf("a conflict past the depth bound was reported: %q", got)
+	}
+}
+
+// TestValidateBundleNamesTheConflictingProperty: the finding's reason
+// names where the contract and the task's schema part.
+func TestValidateBundleNamesTheConflictingProperty(t *testing.T) {
+	t.Parallel()
+	s := Skill{Root: "r", Frontmatter: Frontmatter{Name: "a", Metadata: map[string]string{MetadataOutputSchema: `{"type":"object","required":["summary"]}`}}}
+	got := ValidateBundle(s, Target{OutputSchema: json.RawMessage(`{"type":"object","required":["summary","verdict"]}`)})
+	if len(got) != 1 || got[0].Code != CodeOutputContractIncompatible || !strings.Contains(got[0].Reason, `"verdict"`) {
+		t.Errorf("findings %+v, want one output_contract_incompatible naming \"verdict\"", got)
+	}
+}

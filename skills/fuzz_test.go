@@ -220,3 +220,21 @@ func FuzzArchive(f *testing.F) {
 		}
 	})
 }
+
+// FuzzShapeConflict: any two JSON documents, as a contract and a task's
+// output schema, are compared without a panic, and a schema never
+// conflicts with itself.
+func FuzzShapeConflict(f *testing.F) {
+	f.Add([]byte(`{"type":"object","required":["a"],"properties":{"a":{"type":"array","items":{"type":"integer"}}}}`), []byte(`{"type":"object","required":["a","b"]}`))
+	f.Add([]byte(`{"type":["string","null"],"required":7,"properties":[]}`), []byte(`{"type":"object","properties":{"a":null}}`))
+	f.Fuzz(func(t *testing.T, contract, task []byte) {
+		var c, k map[string]any
+		if json.Unmarshal(contract, &c) != nil || json.Unmarshal(task, &k) != nil {
+			return
+		}
+		shapeConflict(c, k, "", 0)
+		if why := shapeConflict(k, k, "", 0); why != "" {
+			t.Fatalf("a schema conflicts with itself: %s", why)
+		}
+	})
+}
