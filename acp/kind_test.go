@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,42 +18,53 @@ import (
 // each prompt's task is of the session's kind.
 func TestSessionKindComesFromMetaAndOnlyNarrows(t *testing.T) {
 	t.Parallel()
+	seen := metaNarrows(t, pablo.SessionOptions{Kind: "review"}, "kind", func(ti pablo.TaskInfo) string { return ti.Kind },
+		[]any{"triage", 7, "Two Words"}, "review")
+	if got := strings.Join(seen, ","); got != "review,review" {
+		t.Errorf("the prompts' tasks were of kinds %q, want review twice", got)
+	}
+}
+
+// metaNarrows runs the session/new of _meta["pablo/v2"][key] under a host
+// giving sessions: each bad value is invalid params; a session naming good
+// and one naming nothing each take a prompt, and what of each prompt's
+// task shows (of its TaskInfo) is returned, in that order.
+func metaNarrows(t *testing.T, sessions pablo.SessionOptions, key string, shows func(pablo.TaskInfo) string, bad []any, good any) []string {
+	t.Helper()
 	var mu sync.Mutex
 	var seen []string
 	fx := newFixture(t, fixtureOptions{script: `{"turns":[{"text":["one"]},{"text":["two"]}]}`,
-		sessions: pablo.SessionOptions{Kind: "review"},
+		sessions: sessions,
 		runtime: func(o *pablo.RuntimeOptions) {
-			o.OnStart = func(ti pablo.TaskInfo) { mu.Lock(); seen = append(seen, ti.Kind); mu.Unlock() }
+			o.OnStart = func(ti pablo.TaskInfo) { mu.Lock(); seen = append(seen, shows(ti)); mu.Unlock() }
 		}})
 	p := serve(t, fx.sessions, acp.Options{Clock: newFakeClock()})
 	p.initialize("pablo/v2")
-	withKind := func(kind any) map[string]any {
-		return map[string]any{"cwd": fx.ws, "mcpServers": []any{}, "_meta": map[string]any{"pablo/v2": map[string]any{"kind": kind}}}
+	with := func(v any) map[string]any {
+		return map[string]any{"cwd": fx.ws, "mcpServers": []any{}, "_meta": map[string]any{"pablo/v2": map[string]any{key: v}}}
 	}
-	for i, bad := range []any{"triage", 7, "Two Words"} {
-		if f := p.call(10+i, "session/new", withKind(bad)); f.Error == nil || f.Error.Code != -32602 {
-			t.Errorf("kind %v: %s", bad, f.raw)
+	for i, v := range bad {
+		if f := p.call(10+i, "session/new", with(v)); f.Error == nil || f.Error.Code != -32602 {
+			t.Errorf("%s %v: %s", key, v, f.raw)
 		}
 	}
-	named := p.call(20, "session/new", withKind("review"))
+	named := p.call(50, "session/new", with(good))
 	var r struct {
 		SessionID string `json:"sessionId"`
 	}
 	if named.Error != nil || json.Unmarshal(named.Result, &r) != nil {
-		t.Fatalf("the host's kind: %s", named.raw)
+		t.Fatalf("%s %v, which the host gives: %s", key, good, named.raw)
 	}
-	unnamed := p.newSession(21, fx.ws)
+	unnamed := p.newSession(51, fx.ws)
 	for i, sid := range []string{r.SessionID, unnamed} {
-		p.request(30+i, "session/prompt", textPrompt(sid, "next"))
-		if _, answer := p.until(30 + i); stopReasonOf(t, answer) != "end_turn" {
+		p.request(60+i, "session/prompt", textPrompt(sid, "next"))
+		if _, answer := p.until(60 + i); stopReasonOf(t, answer) != "end_turn" {
 			t.Fatalf("prompt %d: %s", i, answer.raw)
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if strings.Join(seen, ",") != "review,review" {
-		t.Errorf("the prompts' tasks were of kinds %q, want review twice", seen)
-	}
+	return slices.Clone(seen)
 }
 
 // A session of a kind is offered only the commands of the Skills for it
