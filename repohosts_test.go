@@ -38,15 +38,7 @@ func TestRepositoryHostOnlyReadsTheRemotesAtEachTaskStart(t *testing.T) {
 	d := scriptDeployment(t, dir, ws, `{"turns":[{"text":["done"]}]}`,
 		"[options.shell]\nenabled = true\n[options.shell.sandbox]\nnetwork = \"repository-host-only\"\n")
 	store := ledger.NewMemoryStore()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store, EgressForwarder: exe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := forwardingRuntime(t, d, store)
 	snapshot := func() string {
 		t.Helper()
 		obj, _ := runTask(t, rt, "go")
@@ -94,15 +86,7 @@ func TestRepositoryHostOnlyKeepsTheRepositoryOfTheRuntime(t *testing.T) {
 		"[options.shell]\nenabled = true\n[options.shell.sandbox]\nnetwork = \"repository-host-only\"\n"+
 			"[options.mcp.servers.local]\ntransport = \"stdio\"\ncommand = \"/bin/true\"\n[options.mcp.servers.local.sandbox]\nnetwork = \"repository-host-only\"\n")
 	store := ledger.NewMemoryStore()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store, EgressForwarder: exe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := forwardingRuntime(t, d, store)
 	remotes := egress.RepositoryRoot(ws)
 	// What a command of the first task leaves behind.
 	planted, err := git.PlainInit(ws, false)
@@ -183,4 +167,20 @@ func TestRepositoryHostOnlyKeepsTheRemotesOutOfTheTasksReach(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); string(b) != string(cfg) {
 		t.Errorf(".git/config changed: %q", b)
 	}
+}
+
+// forwardingRuntime is d's runtime over store, with this test binary as
+// the egress forwarder, closed when t ends.
+func forwardingRuntime(t *testing.T, d *Deployment, store ledger.Store) *Runtime {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := d.NewRuntime(context.Background(), HostOptions{Store: store, EgressForwarder: exe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
 }
