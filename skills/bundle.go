@@ -174,13 +174,13 @@ func shapeConflict(contract, task map[string]any, at string, depth int) string {
 	case a == "object" && b == "object":
 		cprops, _ := contract["properties"].(map[string]any)
 		tprops, _ := task["properties"].(map[string]any)
-		creq := stringSet(contract["required"])
+		creq := sortedStrings(contract["required"])
 		for _, name := range sortedStrings(task["required"]) {
-			if !creq[name] {
+			if !slices.Contains(creq, name) {
 				return fmt.Sprintf("does not require %s, which the task's output schema requires", strconv.Quote(join(at, name)))
 			}
 		}
-		for _, name := range sortedKeys(tprops) {
+		for _, name := range slices.Sorted(maps.Keys(tprops)) {
 			cp, _ := cprops[name].(map[string]any)
 			tp, _ := tprops[name].(map[string]any)
 			if cp == nil || tp == nil {
@@ -214,15 +214,6 @@ func join(at, name string) string {
 	return at + "." + name
 }
 
-// stringSet is a JSON array's strings, as a set.
-func stringSet(v any) map[string]bool {
-	set := map[string]bool{}
-	for _, s := range sortedStrings(v) {
-		set[s] = true
-	}
-	return set
-}
-
 // sortedStrings is a JSON array's strings, sorted.
 func sortedStrings(v any) []string {
 	list, _ := v.([]any)
@@ -234,9 +225,4 @@ func sortedStrings(v any) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// sortedKeys is a JSON object's keys, sorted.
-func sortedKeys(m map[string]any) []string {
-	return slices.Sorted(maps.Keys(m))
 }
